@@ -1,0 +1,174 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"sync"
+)
+
+// Cache holds the results of read-only, cacheable tool calls, keyed on the
+// tool and its normalized arguments. It is safe for the agents of one run
+// to share. A mutation of a path invalidates the entries whose scope is that
+// path, one of its parent directories, or lies under it; shell invalidates
+// everything; an entry older than MaxAge rounds of the agent that stored it
+// is evicted.
+type Cache struct {
+	mu      sync.Mutex
+	maxAge  int
+	entries map[string]*cacheEntry
+	rounds  map[string]int // agent → current round
+	stats   map[string]*CacheStats
+	total   CacheStats
+}
+
+type cacheEntry struct {
+	res    Result
+	scopes []string // workspace-relative, slash-separated; "." is the root
+	agent  string
+	round  int
+}
+
+// CacheStats counts hits and misses.
+type CacheStats struct {
+	Hits   int64 `json:"hits"`
+	Misses int64 `json:"misses"`
+}
+
+// DefaultCacheMaxAge is the entry lifetime in rounds when not configured.
+const DefaultCacheMaxAge = 10
+
+// NewCache returns an empty cache whose entries live maxAge rounds.
+func NewCache(maxAge int) *Cache {
+	if maxAge <= 0 {
+		maxAge = DefaultCacheMaxAge
+	}
+	return &Cache{maxAge: maxAge, entries: map[string]*cacheEntry{},
+		rounds: map[string]int{}, stats: map[string]*CacheStats{}}
+}
+
+// CacheKey is the key of a call: the tool name and its arguments with
+// object keys sorted and insignificant whitespace removed.
+func CacheKey(tool string, args json.RawMessage) string {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return tool + "\x00" + string(args)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return tool + "\x00" + string(args)
+	}
+	return tool + "\x00" + string(b)
+}
+
+// Get returns the cached result for key, counting a hit or a miss for agent.
+func (c *Cache) Get(agent, key string) (Result, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.statsFor(agent)
+	e, ok := c.entries[key]
+	if ok && c.rounds[e.agent]-e.round > c.maxAge {
+		delete(c.entries, key)
+		ok = false
+	}
+	if !ok {
+		st.Misses++
+		c.total.Misses++
+		return Result{}, false
+	}
+	st.Hits++
+	c.total.Hits++
+	r := e.res
+	r.Cached = true
+	return r, true
+}
+
+// Put stores res for key; scopes are the workspace-relative paths the
+// result depends on.
+func (c *Cache) Put(agent, key string, res Result, scopes []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries[key] = &cacheEntry{res: res, scopes: scopes, agent: agent, round: c.rounds[agent]}
+}
+
+// Invalidate drops every entry whose scope overlaps one of paths.
+func (c *Cache) Invalidate(paths []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, e := range c.entries {
+		if overlaps(e.scopes, paths) {
+			delete(c.entries, k)
+		}
+	}
+}
+
+// InvalidateAll empties the cache (after shell, which may touch anything).
+func (c *Cache) InvalidateAll() {
+	c.mu.Lock()
+	clear(c.entries)
+	c.mu.Unlock()
+}
+
+// Len is the number of entries held.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+// Stats returns the run-wide counters.
+func (c *Cache) Stats() CacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total
+}
+
+// AgentStats returns one agent's counters.
+func (c *Cache) AgentStats(agent string) CacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return *c.statsFor(agent)
+}
+
+func (c *Cache) statsFor(agent string) *CacheStats {
+	st := c.stats[agent]
+	if st == nil {
+		st = &CacheStats{}
+		c.stats[agent] = st
+	}
+	return st
+}
+
+// setRound records agent's round and evicts the entries it stored that are
+// now too old.
+func (c *Cache) setRound(agent string, round int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rounds[agent] = round
+	for k, e := range c.entries {
+		if e.agent == agent && round-e.round > c.maxAge {
+			delete(c.entries, k)
+		}
+	}
+}
+
+func overlaps(scopes, paths []string) bool {
+	for _, s := range scopes {
+		for _, p := range paths {
+			if within(p, s) || within(s, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// within reports whether p is dir or lies under it.
+func within(p, dir string) bool {
+	if dir == "." || p == dir {
+		return true
+	}
+	return strings.HasPrefix(p, dir+"/")
+}

@@ -1,0 +1,77 @@
+package tools
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Tier says when a tool is shown to the model.
+type Tier int
+
+const (
+	// TierAlways tools are in every prompt of the kinds that allow them.
+	TierAlways Tier = iota + 1
+	// TierOnRelevance tools are added when the task makes them relevant.
+	TierOnRelevance
+	// TierOnDemand tools are offered only when asked for.
+	TierOnDemand
+)
+
+func (t Tier) String() string {
+	switch t {
+	case TierAlways:
+		return "always"
+	case TierOnRelevance:
+		return "on-relevance"
+	case TierOnDemand:
+		return "on-demand"
+	}
+	return "unknown"
+}
+
+// Parallel is a tool's policy for running beside other calls of one turn.
+type Parallel int
+
+const (
+	// ParallelSafe calls run concurrently with anything.
+	ParallelSafe Parallel = iota
+	// Sequential calls run one at a time within a session (shell).
+	Sequential
+	// PerPath calls are serialized, in call order, with other calls that
+	// touch one of the same paths.
+	PerPath
+)
+
+func (p Parallel) String() string {
+	switch p {
+	case ParallelSafe:
+		return "parallel"
+	case Sequential:
+		return "sequential"
+	case PerPath:
+		return "per-path"
+	}
+	return "unknown"
+}
+
+// Spec describes a tool: everything the framework needs to present it to a
+// model and to run it under the right policies.
+type Spec struct {
+	Name        string
+	Description string // the model-facing description (an embedded .md)
+	Schema      json.RawMessage
+	ReadOnly    bool
+	Parallel    Parallel
+	Cacheable   bool
+	Truncation  Truncation
+	Tier        Tier
+}
+
+// Summary is the first line of the description, for listings.
+func (s Spec) Summary() string {
+	d := strings.TrimSpace(s.Description)
+	if i := strings.IndexByte(d, '\n'); i >= 0 {
+		d = d[:i]
+	}
+	return strings.TrimSpace(d)
+}
