@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -24,7 +25,8 @@ type Cache struct {
 
 type cacheEntry struct {
 	res    Result
-	scopes []string // workspace-relative, slash-separated; "." is the root
+	reads  map[string][sha256.Size]byte // files the call registered as read
+	scopes []string                     // workspace-relative, slash-separated; "." is the root
 	agent  string
 	round  int
 }
@@ -63,8 +65,9 @@ func CacheKey(tool string, args json.RawMessage) string {
 	return tool + "\x00" + string(b)
 }
 
-// Get returns the cached result for key, counting a hit or a miss for agent.
-func (c *Cache) Get(agent, key string) (Result, bool) {
+// Get returns the cached result for key and the read-tracker hashes its
+// call recorded, counting a hit or a miss for agent.
+func (c *Cache) Get(agent, key string) (Result, map[string][sha256.Size]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.statsFor(agent)
@@ -76,21 +79,21 @@ func (c *Cache) Get(agent, key string) (Result, bool) {
 	if !ok {
 		st.Misses++
 		c.total.Misses++
-		return Result{}, false
+		return Result{}, nil, false
 	}
 	st.Hits++
 	c.total.Hits++
 	r := e.res
 	r.Cached = true
-	return r, true
+	return r, e.reads, true
 }
 
 // Put stores res for key; scopes are the workspace-relative paths the
-// result depends on.
-func (c *Cache) Put(agent, key string, res Result, scopes []string) {
+// result depends on, reads the files it registered as read.
+func (c *Cache) Put(agent, key string, res Result, scopes []string, reads map[string][sha256.Size]byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.entries[key] = &cacheEntry{res: res, scopes: scopes, agent: agent, round: c.rounds[agent]}
+	c.entries[key] = &cacheEntry{res: res, reads: reads, scopes: scopes, agent: agent, round: c.rounds[agent]}
 }
 
 // Invalidate drops every entry whose scope overlaps one of paths.

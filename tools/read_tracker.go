@@ -30,6 +30,19 @@ func (t *ReadTracker) Record(abs string, content []byte) {
 	t.mu.Unlock()
 }
 
+func (t *ReadTracker) recordHash(abs string, h [sha256.Size]byte) {
+	t.mu.Lock()
+	t.reads[abs] = h
+	t.mu.Unlock()
+}
+
+func (t *ReadTracker) hash(abs string) ([sha256.Size]byte, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h, ok := t.reads[abs]
+	return h, ok
+}
+
 // Forget drops abs (after it was deleted or moved).
 func (t *ReadTracker) Forget(abs string) {
 	t.mu.Lock()

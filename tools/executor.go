@@ -1,0 +1,294 @@
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// CallInfo describes one call for the started/finished callbacks.
+type CallInfo struct {
+	Index       int             `json:"index"`
+	ID          string          `json:"id"`
+	Name        string          `json:"name"`
+	Args        json.RawMessage `json:"args"`
+	Duration    time.Duration   `json:"duration"`
+	OutputBytes int             `json:"output_bytes"`
+	Cached      bool            `json:"cached"`
+	Truncated   bool            `json:"truncated"`
+	IsError     bool            `json:"is_error"`
+}
+
+// Hooks are called around every call, from the goroutine running it; they
+// must be safe for concurrent use and must not block for long.
+type Hooks struct {
+	OnStart  func(CallInfo)
+	OnFinish func(CallInfo, Result)
+}
+
+// Executor runs the tool calls of one model turn for one session: calls run
+// concurrently, except Sequential tools (one at a time, in call order) and
+// calls touching a path that an earlier mutating call of the turn touches
+// (serialized in call order). Each call gets the timeout, cache, truncation
+// and panic policies; results come back in call order.
+type Executor struct {
+	// Tools are the tools the agent may call.
+	Tools *Registry
+	// Known, if set, is the full registry: a call to a tool in Known but
+	// not in Tools is refused as not allowed for Kind, naming the allowed
+	// tools.
+	Known   *Registry
+	Kind    string
+	Session *Session
+	Hooks   Hooks
+	Log     zerolog.Logger
+}
+
+type pending struct {
+	call    messages.ToolCall
+	tool    Tool
+	spec    Spec
+	scopes  []string // workspace-relative
+	abs     []string // the same paths, absolute
+	refused *Result
+	done    chan struct{}
+	deps    []chan struct{}
+}
+
+// Run executes calls and returns one result per call, in call order. It
+// returns when every call has finished; a cancelled ctx makes the calls
+// still running end with a cancellation result.
+func (e *Executor) Run(ctx context.Context, calls []messages.ToolCall) []Result {
+	ps := make([]*pending, len(calls))
+	for i, c := range calls {
+		ps[i] = e.prepare(c)
+	}
+	schedule(ps)
+	results := make([]Result, len(calls))
+	if len(ps) == 1 {
+		results[0] = e.runOne(ctx, 0, ps[0])
+		return results
+	}
+	for i, p := range ps {
+		go func() {
+			for _, d := range p.deps {
+				<-d
+			}
+			results[i] = e.runOne(ctx, i, p)
+			close(p.done)
+		}()
+	}
+	for _, p := range ps {
+		<-p.done
+	}
+	return results
+}
+
+func (e *Executor) prepare(c messages.ToolCall) *pending {
+	p := &pending{call: c, done: make(chan struct{})}
+	t, ok := e.Tools.Get(c.Name)
+	if !ok {
+		r := e.refusal(c.Name)
+		p.refused = &r
+		return p
+	}
+	p.tool, p.spec = t, t.Spec()
+	for _, raw := range t.Paths(c.Args) {
+		if abs, err := e.Session.Workspace.Resolve(raw); err == nil {
+			p.abs = append(p.abs, abs)
+			p.scopes = append(p.scopes, e.Session.Workspace.Rel(abs))
+		}
+	}
+	return p
+}
+
+func (e *Executor) refusal(name string) Result {
+	if e.Known != nil {
+		if _, ok := e.Known.Get(name); ok {
+			kind := e.Kind
+			if kind == "" {
+				kind = "this"
+			}
+			return Errorf("tool %q is not allowed for %s agents; allowed tools: %s", name, kind, strings.Join(e.Tools.Names(), ", "))
+		}
+	}
+	return e.Tools.unknownTool(name)
+}
+
+// schedule sets each call's dependencies on earlier calls.
+func schedule(ps []*pending) {
+	var lastSeq *pending
+	for i, p := range ps {
+		if p.tool == nil {
+			continue
+		}
+		if p.spec.Parallel == Sequential {
+			if lastSeq != nil {
+				p.deps = append(p.deps, lastSeq.done)
+			}
+			lastSeq = p
+			continue
+		}
+		for _, q := range ps[:i] {
+			if q.tool == nil || q.spec.Parallel == Sequential {
+				continue
+			}
+			mut := !p.spec.ReadOnly || !q.spec.ReadOnly
+			if mut && overlaps(p.scopes, q.scopes) {
+				p.deps = append(p.deps, q.done)
+			}
+		}
+	}
+}
+
+func (e *Executor) runOne(ctx context.Context, idx int, p *pending) Result {
+	info := CallInfo{Index: idx, ID: p.call.ID, Name: p.call.Name, Args: p.call.Args}
+	if e.Hooks.OnStart != nil {
+		e.Hooks.OnStart(info)
+	}
+	start := time.Now()
+	res := e.execute(ctx, p)
+	info.Duration = time.Since(start)
+	info.OutputBytes = len(res.Text)
+	info.Cached, info.Truncated, info.IsError = res.Cached, res.Truncated, res.IsError
+	if e.Hooks.OnFinish != nil {
+		e.Hooks.OnFinish(info, res)
+	}
+	return res
+}
+
+func (e *Executor) execute(ctx context.Context, p *pending) Result {
+	if p.refused != nil {
+		return *p.refused
+	}
+	if err := ctx.Err(); err != nil {
+		return cancelled(p.spec.Name, err)
+	}
+	s := e.Session
+	cacheable := p.spec.Cacheable && p.spec.ReadOnly && s.Cache != nil
+	var key string
+	if cacheable {
+		key = CacheKey(p.spec.Name, p.call.Args)
+		if r, reads, ok := s.Cache.Get(s.Agent, key); ok {
+			for abs, h := range reads {
+				s.Reads.recordHash(abs, h)
+			}
+			return r
+		}
+	}
+	if p.spec.Parallel == Sequential {
+		s.shellMu.Lock()
+		defer s.shellMu.Unlock()
+	}
+	res, err := e.invoke(ctx, p)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return cancelled(p.spec.Name, ctx.Err())
+	case errors.Is(err, context.DeadlineExceeded):
+		res = Errorf("tool %s timed out after %s", p.spec.Name, e.timeoutFor(p.spec))
+	case err != nil:
+		e.Log.Error().Err(err).Str("tool", p.spec.Name).Msg("tool failed")
+		res = Errorf("tool %s failed: %v", p.spec.Name, err)
+	}
+	if !p.spec.ReadOnly && s.Cache != nil {
+		switch {
+		case p.spec.Parallel == Sequential:
+			s.Cache.InvalidateAll()
+		case len(p.scopes) > 0:
+			s.Cache.Invalidate(p.scopes)
+		case !res.IsError:
+			s.Cache.InvalidateAll()
+		}
+	}
+	res = e.truncate(p.spec, res)
+	if cacheable && !res.IsError {
+		s.Cache.Put(s.Agent, key, res, p.scopes, e.readsOf(p))
+	}
+	return res
+}
+
+// invoke runs the tool under its timeout and turns a panic into an error.
+func (e *Executor) invoke(ctx context.Context, p *pending) (res Result, err error) {
+	ctx, cancel := context.WithTimeout(ctx, e.timeoutFor(p.spec))
+	defer cancel()
+	defer func() {
+		if v := recover(); v != nil {
+			e.Log.Error().Str("tool", p.spec.Name).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("tool panicked")
+			res, err = Errorf("tool %s crashed: %v (this is a bug in the tool, not in your call; try another approach)", p.spec.Name, v), nil
+		}
+	}()
+	res, err = p.tool.Run(ctx, e.Session, p.call.Args)
+	if err == nil && ctx.Err() == context.DeadlineExceeded && !res.IsError {
+		// The tool returned normally but only because its context ended.
+		err = ctx.Err()
+	}
+	return res, err
+}
+
+// maxSequentialTimeout bounds tools that time themselves (shell allows up
+// to 600 s): the executor's own timeout is only a backstop for them.
+const maxSequentialTimeout = 11 * time.Minute
+
+func (e *Executor) timeoutFor(spec Spec) time.Duration {
+	if spec.Parallel == Sequential {
+		return maxSequentialTimeout
+	}
+	return e.Session.Config.timeout()
+}
+
+func (e *Executor) truncate(spec Spec, res Result) Result {
+	tr := e.Session.Config.truncation(spec.Name, spec.Truncation)
+	cut := tr.Apply(res.Text)
+	if !cut.Truncated {
+		return res
+	}
+	path := ""
+	if e.Session.Spill != nil {
+		p, err := e.Session.Spill.Save(spec.Name, res.Text)
+		if err != nil {
+			e.Log.Warn().Err(err).Str("tool", spec.Name).Msg("spill truncated output")
+		} else {
+			path = p
+		}
+	}
+	text := cut.Text
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	res.Text = text + tr.Notice(cut, path)
+	res.Truncated, res.SpillPath = true, path
+	return res
+}
+
+// readsOf collects the read-tracker hashes a call recorded, so a cache hit
+// by another session registers the same reads (and stays exact about what
+// content the model saw).
+func (e *Executor) readsOf(p *pending) map[string][sha256.Size]byte {
+	var m map[string][sha256.Size]byte
+	for _, abs := range p.abs {
+		if h, ok := e.Session.Reads.hash(abs); ok {
+			if m == nil {
+				m = map[string][sha256.Size]byte{}
+			}
+			m[abs] = h
+		}
+	}
+	return m
+}
+
+func cancelled(tool string, err error) Result {
+	return Errorf("tool %s cancelled: %v", tool, err)
+}
+
+// String renders a CallInfo for logs.
+func (c CallInfo) String() string {
+	return fmt.Sprintf("%s#%d %s (%d bytes)", c.Name, c.Index, c.Duration, c.OutputBytes)
+}
