@@ -1,0 +1,216 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+//go:embed apply_patch.md
+var applyPatchDoc string
+
+// ApplyPatchParams are apply_patch's arguments.
+type ApplyPatchParams struct {
+	Patch string `json:"patch" jsonschema:"the whole patch, from '*** Begin Patch' to '*** End Patch'"`
+}
+
+// TouchedPaths returns every path the patch's file headers name, Move
+// targets included, from a cheap scan that does not parse hunks.
+func (p ApplyPatchParams) TouchedPaths() []string { return patchPaths(p.Patch) }
+
+var _ PathLister = ApplyPatchParams{}
+
+// ApplyPatch returns the apply_patch tool: it adds, updates, moves and
+// deletes files from one patch in the Codex format, all or nothing.
+func ApplyPatch() Tool {
+	return New(Spec{
+		Name:        "apply_patch",
+		Description: applyPatchDoc,
+		ReadOnly:    false,
+		Parallel:    PerPath,
+		Tier:        TierAlways,
+		Truncation:  HeadLines(200),
+	}, runApplyPatch)
+}
+
+func runApplyPatch(ctx context.Context, s *Session, p ApplyPatchParams) (Result, error) {
+	doc, err := parsePatch(p.Patch)
+	if err != nil {
+		return Errorf("apply_patch: the patch is malformed, nothing was written: %v", err), nil
+	}
+	pl := newPatchPlan(s)
+	var summary []string
+	added, removed := 0, 0
+	for _, op := range doc.ops {
+		line, err := pl.apply(op)
+		if err != nil {
+			return Errorf("apply_patch: nothing was written: %v", err), nil
+		}
+		summary = append(summary, line)
+		a, r := op.lineCounts()
+		added += a
+		removed += r
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if err := pl.commit(); err != nil {
+		return Errorf("apply_patch: %v", err), nil
+	}
+	return Text(strings.Join(summary, "\n")).
+		WithMeta("files", summary).
+		WithMeta("lines_added", added).
+		WithMeta("lines_removed", removed), nil
+}
+
+// lineCounts is how many lines an operation adds and removes, for
+// metadata (a deleted file's lines are not known here and count as 0).
+func (op fileOp) lineCounts() (added, removed int) {
+	if op.kind == opAdd {
+		return len(op.lines), 0
+	}
+	for _, h := range op.hunks {
+		for _, l := range h.lines {
+			switch l.op {
+			case '+':
+				added++
+			case '-':
+				removed++
+			}
+		}
+	}
+	return added, removed
+}
+
+// fileState is one file as the patch plan sees it: how it was on disk
+// and how the patch leaves it.
+type fileState struct {
+	abs, display string
+	existed      bool // a regular file on disk before the patch
+	orig         []byte
+	mode         fs.FileMode // permission bits, kept on rewrite
+	exists       bool        // after the operations planned so far
+	content      []byte
+}
+
+// patchPlan computes every file's new content in memory before anything
+// is written.
+type patchPlan struct {
+	s     *Session
+	files map[string]*fileState
+	order []string // absolute paths in first-touched order
+}
+
+func newPatchPlan(s *Session) *patchPlan {
+	return &patchPlan{s: s, files: map[string]*fileState{}}
+}
+
+// file resolves path (confined to the workspace) and returns its state,
+// reading it from disk the first time.
+func (pl *patchPlan) file(path string) (*fileState, error) {
+	abs, err := pl.s.Workspace.Resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	if st, ok := pl.files[abs]; ok {
+		return st, nil
+	}
+	st := &fileState{abs: abs, display: pl.s.Workspace.Display(abs), mode: 0o644}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("%s: %v", st.display, err)
+	case fi.IsDir():
+		return nil, fmt.Errorf("%s is a directory, not a file", st.display)
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file", st.display)
+	default:
+		if st.orig, err = os.ReadFile(abs); err != nil {
+			return nil, fmt.Errorf("read %s: %v", st.display, err)
+		}
+		st.existed, st.exists, st.mode = true, true, fi.Mode().Perm()
+		st.content = st.orig
+	}
+	pl.files[abs] = st
+	pl.order = append(pl.order, abs)
+	return st, nil
+}
+
+// mustHaveRead enforces read-before-write for a file that exists on disk.
+func (pl *patchPlan) mustHaveRead(st *fileState) error {
+	if !st.existed {
+		return nil
+	}
+	return pl.s.Reads.Check(st.abs, st.display)
+}
+
+// apply plans one operation and returns its summary line.
+func (pl *patchPlan) apply(op fileOp) (string, error) {
+	st, err := pl.file(op.path)
+	if err != nil {
+		return "", err
+	}
+	switch op.kind {
+	case opAdd:
+		if st.exists {
+			if err := pl.mustHaveRead(st); err != nil {
+				return "", fmt.Errorf("*** Add File: %s would overwrite an existing file: %v", st.display, err)
+			}
+		}
+		st.exists = true
+		st.content = []byte(fileText{lines: op.lines, finalEOL: true}.join())
+		return "A " + st.display, nil
+	case opDelete:
+		if !st.exists {
+			return "", fmt.Errorf("*** Delete File: %s does not exist", st.display)
+		}
+		if err := pl.mustHaveRead(st); err != nil {
+			return "", fmt.Errorf("*** Delete File: %v", err)
+		}
+		st.exists, st.content = false, nil
+		return "D " + st.display, nil
+	}
+	return pl.update(op, st)
+}
+
+func (pl *patchPlan) update(op fileOp, st *fileState) (string, error) {
+	if !st.exists {
+		return "", fmt.Errorf("*** Update File: %s does not exist (use *** Add File: to create a file)", st.display)
+	}
+	if bytes.IndexByte(st.content, 0) >= 0 {
+		return "", fmt.Errorf("*** Update File: %s is a binary file; apply_patch edits text files only", st.display)
+	}
+	ft := splitText(string(st.content))
+	lines, err := applyHunks(ft.lines, op.hunks)
+	if err != nil {
+		return "", fmt.Errorf("%s: %v; re-read the file with read_file and copy its context lines exactly", st.display, err)
+	}
+	ft.lines = lines
+	content := []byte(ft.join())
+	if op.moveTo == "" {
+		st.content = content
+		return "M " + st.display, nil
+	}
+	dst, err := pl.file(op.moveTo)
+	if err != nil {
+		return "", err
+	}
+	if dst == st {
+		st.content = content
+		return "M " + st.display, nil
+	}
+	if dst.exists {
+		if err := pl.mustHaveRead(dst); err != nil {
+			return "", fmt.Errorf("*** Move to: %s would overwrite an existing file: %v", dst.display, err)
+		}
+	}
+	dst.exists, dst.content, dst.mode = true, content, st.mode
+	st.exists, st.content = false, nil
+	return "R " + st.display + " -> " + dst.display, nil
+}

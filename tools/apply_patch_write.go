@@ -1,0 +1,142 @@
+package tools
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// commit writes the plan: each changed file through a temporary file and a
+// rename (so no reader sees half a file), each deleted file removed. If an
+// I/O step fails midway, every step already taken is undone and the error
+// says so; the read tracker is updated only on success.
+func (pl *patchPlan) commit() error {
+	var done []*fileState
+	var madeDirs []string
+	for _, abs := range pl.order {
+		st := pl.files[abs]
+		var err error
+		switch {
+		case st.exists && st.existed && bytes.Equal(st.content, st.orig):
+			continue // unchanged (or changed back)
+		case st.exists:
+			var dirs []string
+			dirs, err = mkdirs(filepath.Dir(abs))
+			madeDirs = append(madeDirs, dirs...)
+			if err == nil {
+				err = writeAtomic(abs, st.content, st.mode)
+			}
+		case st.existed:
+			err = os.Remove(abs)
+		default:
+			continue // added and deleted again within the patch
+		}
+		if err != nil {
+			failed := rollback(done, madeDirs)
+			msg := fmt.Sprintf("writing %s failed: %v; ", st.display, pathErrText(err))
+			if len(failed) > 0 {
+				return fmt.Errorf("%sthe rollback could not restore %s, check them by hand", msg, strings.Join(failed, ", "))
+			}
+			return fmt.Errorf("%severy change of this patch was rolled back, nothing was written", msg)
+		}
+		done = append(done, st)
+	}
+	for _, abs := range pl.order {
+		if st := pl.files[abs]; st.exists {
+			pl.s.Reads.Record(abs, st.content)
+		} else {
+			pl.s.Reads.Forget(abs)
+		}
+	}
+	return nil
+}
+
+// pathErrText drops the absolute path from an *fs.PathError: the caller
+// names the file as the model knows it.
+func pathErrText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Op + ": " + pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// rollback undoes done in reverse order and removes the directories it
+// created; it returns the display paths it could not restore.
+func rollback(done []*fileState, madeDirs []string) []string {
+	var failed []string
+	for i := len(done) - 1; i >= 0; i-- {
+		st := done[i]
+		var err error
+		if st.existed {
+			err = writeAtomic(st.abs, st.orig, st.mode)
+		} else {
+			err = os.Remove(st.abs)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			failed = append(failed, st.display)
+		}
+	}
+	for i := len(madeDirs) - 1; i >= 0; i-- {
+		_ = os.Remove(madeDirs[i]) // only removes it if empty, as it should be
+	}
+	return failed
+}
+
+// mkdirs creates dir and its missing parents and returns the ones it
+// created, outermost first.
+func mkdirs(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d {
+			break
+		}
+		missing = append([]string{d}, missing...)
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	var made []string
+	for _, d := range missing {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return made, err
+		}
+		made = append(made, d)
+	}
+	return made, nil
+}
+
+// writeAtomic replaces abs with data through a temporary file in the same
+// directory, with permission bits mode.
+func writeAtomic(abs string, data []byte, mode fs.FileMode) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".patch-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err = f.Chmod(mode); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, abs)
+}

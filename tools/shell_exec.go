@@ -1,0 +1,187 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// killGrace is how long a process group gets between SIGTERM and SIGKILL.
+const killGrace = 2 * time.Second
+
+// shellRun is one command to run.
+type shellRun struct {
+	command   string
+	dir       string
+	timeout   time.Duration
+	outputCap int
+}
+
+// shellOutcome is what became of it.
+type shellOutcome struct {
+	exitCode  int
+	output    string
+	total     int64 // bytes the command wrote, including any dropped
+	timedOut  bool
+	cancelled bool
+	duration  time.Duration
+}
+
+// findShell returns bash, or sh when bash is not installed.
+func findShell() (string, error) {
+	if p, err := exec.LookPath("bash"); err == nil {
+		return p, nil
+	}
+	p, err := exec.LookPath("sh")
+	if err != nil {
+		return "", errors.New("neither bash nor sh was found in PATH")
+	}
+	return p, nil
+}
+
+// exec runs the command in its own process group with stdout and stderr
+// on one pipe (so their interleaving is kept) and stdin on /dev/null. On
+// timeout or cancellation the group gets SIGTERM, then SIGKILL after a
+// grace period. When the command ends, whatever it left running in its
+// group (background jobs) is stopped the same way, so nothing outlives
+// the call. The error is non-nil only when the command could not start.
+func (r shellRun) exec(ctx context.Context) (shellOutcome, error) {
+	sh, err := findShell()
+	if err != nil {
+		return shellOutcome{}, err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return shellOutcome{}, fmt.Errorf("create output pipe: %w", err)
+	}
+	cmd := exec.Command(sh, "-c", r.command)
+	cmd.Dir = r.dir
+	cmd.Env = scrubEnv(os.Environ())
+	cmd.Stdout, cmd.Stderr = pw, pw // stdin stays nil: /dev/null
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	err = cmd.Start()
+	_ = pw.Close() // the child holds its own copy
+	if err != nil {
+		_ = pr.Close()
+		return shellOutcome{}, err
+	}
+	pgid := cmd.Process.Pid // Setpgid: the shell leads a group of its own id
+
+	buf := newCapBuffer(r.outputCap)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		chunk := make([]byte, 32*1024)
+		for {
+			n, err := pr.Read(chunk)
+			buf.Write(chunk[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+	waitDone := make(chan struct{})
+	go func() {
+		_ = cmd.Wait() // the status is read from cmd.ProcessState
+		close(waitDone)
+	}()
+
+	var out shellOutcome
+	timer := time.NewTimer(r.timeout)
+	defer timer.Stop()
+	select {
+	case <-waitDone:
+	case <-timer.C:
+		out.timedOut = true
+	case <-ctx.Done():
+		out.cancelled = true
+	}
+	if out.timedOut || out.cancelled {
+		signalGroup(pgid, syscall.SIGTERM)
+		waitOrTimeout(waitDone, killGrace)
+		signalGroup(pgid, syscall.SIGKILL)
+		<-waitDone
+	}
+	out.duration = time.Since(start)
+	out.exitCode = exitCode(cmd.ProcessState)
+
+	// Stop what the command left behind; the pipe reaches EOF once every
+	// process holding it has exited.
+	signalGroup(pgid, syscall.SIGTERM)
+	waitOrTimeout(readDone, killGrace)
+	signalGroup(pgid, syscall.SIGKILL)
+	if !waitOrTimeout(readDone, killGrace) {
+		// A process that left the group (setsid) still holds the pipe.
+		_ = pr.Close()
+		<-readDone
+	} else {
+		_ = pr.Close()
+	}
+	out.output, out.total = buf.String(), buf.total
+	return out, nil
+}
+
+// signalGroup sends sig to every process of group pgid. ESRCH (the group
+// is already empty) is the normal case and ignored.
+func signalGroup(pgid int, sig syscall.Signal) {
+	_ = syscall.Kill(-pgid, sig)
+}
+
+// waitOrTimeout waits for ch to close, at most d; it reports whether it did.
+func waitOrTimeout(ch <-chan struct{}, d time.Duration) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// exitCode is the exit status, or 128+signal for a process killed by a
+// signal, as shells report it.
+func exitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// secretEnvWords mark environment variables that never reach a command:
+// a name containing one of them (in any case) is dropped.
+var secretEnvWords = []string{"API_KEY", "APIKEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE_KEY"}
+
+// scrubEnv returns env without the variables whose names look secret.
+func scrubEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		upper := strings.ToUpper(name)
+		secret := false
+		for _, w := range secretEnvWords {
+			if strings.Contains(upper, w) {
+				secret = true
+				break
+			}
+		}
+		if !secret {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
