@@ -1,0 +1,171 @@
+package convo
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/troupe-ai/troupe/internal/llm"
+)
+
+// CheckpointVersion is the version of the checkpoint file format.
+const CheckpointVersion = 1
+
+// CheckpointFile is the name of an agent's checkpoint in its directory.
+const CheckpointFile = "checkpoint.json"
+
+// Checkpoint is everything needed to resume one agent: who it is, where it
+// was, its conversation and what it has spent so far. State holds the agent
+// loop's own extra state, opaque here.
+type Checkpoint struct {
+	Version      int             `json:"v"`
+	Run          string          `json:"run"`
+	Agent        string          `json:"agent"`
+	Parent       string          `json:"parent,omitempty"` // empty for the root agent
+	Kind         string          `json:"kind"`
+	Task         string          `json:"task"`
+	Round        int             `json:"round"`
+	Phase        string          `json:"phase,omitempty"`
+	Conversation *Conversation   `json:"conversation"`
+	Usage        llm.Usage       `json:"usage"` // totals so far
+	Cost         float64         `json:"cost"`  // USD so far
+	Model        string          `json:"model"`
+	SavedAt      time.Time       `json:"saved_at"`
+	State        json.RawMessage `json:"state,omitempty"`
+}
+
+// DataDir is the data directory of a workspace: <root>/.troupe.
+func DataDir(workspaceRoot string) string { return filepath.Join(workspaceRoot, ".troupe") }
+
+// RunDir is <dataDir>/runs/<run>. The run ID must be a single path element.
+func RunDir(dataDir, run string) (string, error) {
+	if err := checkID("run", run); err != nil {
+		return "", err
+	}
+	return filepath.Join(dataDir, "runs", run), nil
+}
+
+// CheckpointDir is <dataDir>/runs/<run>/<agent>, where an agent's
+// checkpoint lives. Both IDs must be single path elements.
+func CheckpointDir(dataDir, run, agent string) (string, error) {
+	rd, err := RunDir(dataDir, run)
+	if err != nil {
+		return "", err
+	}
+	if err := checkID("agent", agent); err != nil {
+		return "", err
+	}
+	return filepath.Join(rd, agent), nil
+}
+
+// checkID refuses an ID that would not name one directory below its parent.
+func checkID(what, id string) error {
+	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, `/\`+"\x00") {
+		return fmt.Errorf("%s id %q: must be a non-empty name without path separators, \".\" or \"..\"", what, id)
+	}
+	return nil
+}
+
+// validate reports what makes cp unusable as a checkpoint.
+func (cp *Checkpoint) validate() error {
+	switch {
+	case cp.Version != CheckpointVersion:
+		return fmt.Errorf("version %d, want %d", cp.Version, CheckpointVersion)
+	case cp.Run == "" || cp.Agent == "":
+		return errors.New("missing run or agent id")
+	case cp.Conversation == nil:
+		return errors.New("missing conversation")
+	case cp.Round < 0:
+		return fmt.Errorf("round %d", cp.Round)
+	}
+	return nil
+}
+
+// SaveCheckpoint writes cp to <dir>/checkpoint.json atomically: a
+// temporary file in dir, written and fsynced, then renamed over the old
+// one, so a reader sees the old or the new checkpoint, never a part. It
+// sets cp.Version and cp.SavedAt. dir is created if needed. On error the
+// previous checkpoint is intact and no temporary file is left.
+func SaveCheckpoint(dir string, cp *Checkpoint) error {
+	cp.Version = CheckpointVersion
+	cp.SavedAt = time.Now().UTC()
+	if err := cp.validate(); err != nil {
+		return fmt.Errorf("save checkpoint in %s: %w", dir, err)
+	}
+	data, err := json.MarshalIndent(cp, "", " ")
+	if err != nil {
+		return fmt.Errorf("save checkpoint in %s: encode: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	return writeAtomic(filepath.Join(dir, CheckpointFile), data)
+}
+
+// writeAtomic writes data to path through a temporary file in the same
+// directory, fsync and rename, then fsyncs the directory.
+func writeAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("save checkpoint: write %s: %w", tmp, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("save checkpoint: sync %s: %w", tmp, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("save checkpoint: close %s: %w", tmp, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
+	}
+	// The rename is durable once the directory is synced. Some file systems
+	// refuse to sync a directory; the checkpoint is in place either way.
+	if d, derr := os.Open(dir); derr == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// LoadCheckpoint reads <dir>/checkpoint.json. A missing file is
+// ErrNoCheckpoint; one that cannot be decoded or checked is
+// ErrCorruptCheckpoint, with the file's path and the problem.
+func LoadCheckpoint(dir string) (*Checkpoint, error) {
+	path := filepath.Join(dir, CheckpointFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s does not exist", ErrNoCheckpoint, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load checkpoint: %w", err)
+	}
+	return decodeCheckpoint(path, data)
+}
+
+func decodeCheckpoint(path string, data []byte) (*Checkpoint, error) {
+	var cp Checkpoint
+	if err := json.Unmarshal(data, &cp); err != nil {
+		return nil, fmt.Errorf("%w: %s (%d bytes) is corrupt or truncated: %v; delete it to start afresh",
+			ErrCorruptCheckpoint, path, len(data), err)
+	}
+	if err := cp.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorruptCheckpoint, path, err)
+	}
+	return &cp, nil
+}
