@@ -101,10 +101,21 @@ func (e *Executor) prepare(c messages.ToolCall) *pending {
 		return p
 	}
 	p.tool, p.spec = t, t.Spec()
+	if p.spec.ReadOnly && !p.spec.Cacheable {
+		return p // no scopes needed: never serialized, never cached
+	}
+	ws := e.Session.Workspace
 	for _, raw := range t.Paths(c.Args) {
-		if abs, err := e.Session.Workspace.Resolve(raw); err == nil {
+		// Mutations resolve symlinks so that two spellings of one file are
+		// serialized; reads only need a lexical scope for the cache, which
+		// spares a walk of lstat calls on every read.
+		resolve := ws.Resolve
+		if p.spec.ReadOnly {
+			resolve = ws.Lexical
+		}
+		if abs, err := resolve(raw); err == nil {
 			p.abs = append(p.abs, abs)
-			p.scopes = append(p.scopes, e.Session.Workspace.Rel(abs))
+			p.scopes = append(p.scopes, ws.Rel(abs))
 		}
 	}
 	return p

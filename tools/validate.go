@@ -44,9 +44,14 @@ func validateArgs(schema *jsonschema.Schema, raw json.RawMessage) ([]byte, error
 func check(s *jsonschema.Schema, v any, at string) (any, error) {
 	typ := s.Type
 	if typ == "" && len(s.Types) > 0 {
-		typ = s.Types[0]
 		if v == nil && slices.Contains(s.Types, "null") {
 			return v, nil
+		}
+		for _, t := range s.Types {
+			if t != "null" {
+				typ = t
+				break
+			}
 		}
 	}
 	field := func() string {

@@ -70,6 +70,20 @@ func (w *Workspace) Resolve(p string) (string, error) {
 	return real, nil
 }
 
+// Lexical is Resolve without following symlinks: the path joined to the
+// root and cleaned, refused when it leaves the root lexically. It is for
+// bookkeeping (cache scopes), never for opening files.
+func (w *Workspace) Lexical(p string) (string, error) {
+	abs := filepath.Clean(p)
+	if !filepath.IsAbs(p) {
+		abs = filepath.Join(w.root, p)
+	}
+	if !w.contains(abs) {
+		return "", fmt.Errorf("%w: %q (workspace root is %s)", ErrOutsideWorkspace, p, w.root)
+	}
+	return abs, nil
+}
+
 // Rel returns abs relative to the root with forward slashes ("." for the
 // root itself). abs must be inside the workspace.
 func (w *Workspace) Rel(abs string) string {

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit codes shared by the commands.
+const (
+	exitOK        = 0
+	exitFailed    = 1 // a tool returned an error result, or the agent failed
+	exitUsage     = 2 // bad flags, arguments or config
+	exitLimit     = 3 // round or budget limit reached
+	exitInterrupt = 130
+)
+
+// errUsage marks errors that are the caller's: exit code 2.
+var errUsage = errors.New("usage")
+
+func usageErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+const topUsage = `orchestrator: run teams of LLM agents as actors
+
+Usage:
+  orchestrator tools list
+  orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--json]
+  orchestrator tools call --script FILE [--workspace DIR]
+  orchestrator version
+`
+
+// run is the whole program: it returns the process exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topUsage)
+		return exitUsage
+	}
+	var code int
+	var err error
+	switch args[0] {
+	case "tools":
+		code, err = cmdTools(ctx, args[1:], stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, "orchestrator", version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, topUsage)
+	default:
+		err = usageErr("unknown command %q", args[0])
+	}
+	if err != nil {
+		if errors.Is(err, errUsage) {
+			fmt.Fprintf(stderr, "orchestrator: %s\n\n%s", strings.TrimPrefix(err.Error(), "usage: "), topUsage)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "orchestrator: %v\n", err)
+		if code == exitOK {
+			code = exitFailed
+		}
+	}
+	return code
+}
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// flagSet parses flags that may appear anywhere among positional arguments
+// ("tools call NAME ARGS --json" as well as "--json tools call ...").
+type flagSet struct {
+	values map[string]string // flags taking a value
+	bools  map[string]bool
+}
+
+func newFlagSet(valueFlags, boolFlags []string) *flagSet {
+	f := &flagSet{values: map[string]string{}, bools: map[string]bool{}}
+	for _, n := range valueFlags {
+		f.values[n] = ""
+	}
+	for _, n := range boolFlags {
+		f.bools[n] = false
+	}
+	return f
+}
+
+// parse returns the positional arguments. "--" ends flag parsing.
+func (f *flagSet) parse(args []string) ([]string, error) {
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(pos, args[i+1:]...), nil
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" || isNumberish(a) {
+			pos = append(pos, a)
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if _, ok := f.bools[name]; ok {
+			f.bools[name] = !hasVal || val == "true" || val == "1"
+			continue
+		}
+		if _, ok := f.values[name]; !ok {
+			return nil, usageErr("unknown flag %s", a)
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				return nil, usageErr("flag %s needs a value", a)
+			}
+			i++
+			val = args[i]
+		}
+		f.values[name] = val
+	}
+	return pos, nil
+}
+
+func isNumberish(s string) bool {
+	return len(s) > 1 && s[0] == '-' && s[1] >= '0' && s[1] <= '9'
+}
