@@ -1,0 +1,321 @@
+package tools
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+//go:embed read_file.md
+var readFileDoc string
+
+const (
+	// readFileDefaultLimit is how many lines read_file shows by default.
+	readFileDefaultLimit = 2000
+	// readFileMaxLineChars is where read_file cuts a long line.
+	readFileMaxLineChars = 500
+	// binarySniffBytes is how much of a file decides whether it is binary.
+	binarySniffBytes = 8192
+	// maxTrackedFileBytes bounds the files whose content read_file keeps to
+	// register the read (the tracker hashes the whole content); larger
+	// files are streamed and shown but cannot be edited with our tools.
+	maxTrackedFileBytes = 64 << 20
+)
+
+// ReadSpan is one inclusive range of lines in a read_file call.
+type ReadSpan struct {
+	Start int `json:"start" jsonschema:"first line of the range, 1-based"`
+	End   int `json:"end" jsonschema:"last line of the range, inclusive; a line past the end of the file means up to the last line"`
+}
+
+// ReadFileParams are read_file's arguments.
+type ReadFileParams struct {
+	Path   string     `json:"path" jsonschema:"file path, relative to the workspace root"`
+	Offset int        `json:"offset,omitempty" jsonschema:"first line to read, 1-based (default 1)"`
+	Limit  int        `json:"limit,omitempty" jsonschema:"maximum number of lines to show (default 2000)"`
+	Spans  []ReadSpan `json:"spans,omitempty" jsonschema:"several line ranges to read in one call, instead of offset; overlapping or adjacent ranges are merged"`
+}
+
+// TouchedPaths names the file read.
+func (p ReadFileParams) TouchedPaths() []string { return []string{p.Path} }
+
+// ReadFile returns the read_file tool.
+func ReadFile() Tool {
+	return New(Spec{Name: "read_file", Description: readFileDoc, ReadOnly: true, Cacheable: true,
+		Parallel: ParallelSafe, Tier: TierAlways}, runReadFile,
+		Minimum("offset", 1), Minimum("limit", 1), readSpansSchema)
+}
+
+// readSpansSchema makes spans a plain array (the generator emits
+// ["null","array"]) with 1-based bounds on its items, so that the
+// framework's validation reaches into each span.
+func readSpansSchema(s *jsonschema.Schema) {
+	p := s.Properties["spans"]
+	if p == nil {
+		return
+	}
+	p.Type, p.Types = "array", nil
+	if p.Items != nil {
+		one := 1.0
+		for _, name := range []string{"start", "end"} {
+			if q := p.Items.Properties[name]; q != nil {
+				q.Minimum = &one
+			}
+		}
+	}
+}
+
+func runReadFile(ctx context.Context, s *Session, p ReadFileParams) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	abs, err := s.Workspace.Resolve(p.Path)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	display := s.Workspace.Display(abs)
+	fi, err := os.Stat(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fileNotFound(s, abs, display), nil
+		}
+		return Errorf("cannot read %s: %v", display, err), nil
+	}
+	if fi.IsDir() {
+		return Errorf("%s is a directory, not a file; use list_dir to see what it contains", display), nil
+	}
+	if !fi.Mode().IsRegular() {
+		return Errorf("%s is not a regular file (%s); read_file reads regular files only", display, fi.Mode().Type()), nil
+	}
+	ranges, res, ok := readRanges(p)
+	if !ok {
+		return res, nil
+	}
+	limit := p.Limit
+	if limit == 0 {
+		limit = readFileDefaultLimit
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return Errorf("cannot read %s: %v", display, err), nil
+	}
+	defer f.Close()
+	keep := &keepBuffer{max: maxTrackedFileBytes}
+	if fi.Size() <= maxTrackedFileBytes {
+		keep.buf = make([]byte, 0, fi.Size())
+	}
+	r := bufio.NewReaderSize(io.TeeReader(f, keep), 64*1024)
+	sniff, _ := r.Peek(binarySniffBytes)
+	if looksBinary(sniff) {
+		n, err := io.Copy(io.Discard, r)
+		if err != nil {
+			return Errorf("cannot read %s: %v", display, err), nil
+		}
+		if !keep.over {
+			s.Reads.Record(abs, keep.buf)
+		}
+		return Text(fmt.Sprintf("Binary file %s (%d bytes, %s); not shown", display, n, detectType(sniff))).
+			WithMeta("path", display).WithMeta("binary", true), nil
+	}
+	w := readWindow{ranges: ranges, limit: limit}
+	if err := w.scan(ctx, r); err != nil {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		return Errorf("cannot read %s: %v", display, err), nil
+	}
+	if !keep.over {
+		s.Reads.Record(abs, keep.buf)
+	}
+	return w.result(p, display), nil
+}
+
+// readRanges turns offset/limit or spans into sorted, merged, 1-based
+// inclusive ranges; ok is false with an error result on bad input.
+func readRanges(p ReadFileParams) ([]ReadSpan, Result, bool) {
+	if len(p.Spans) == 0 {
+		off := max(p.Offset, 1)
+		limit := p.Limit
+		if limit == 0 {
+			limit = readFileDefaultLimit
+		}
+		return []ReadSpan{{Start: off, End: off + limit - 1}}, Result{}, true
+	}
+	if p.Offset != 0 {
+		return nil, Errorf("give either offset or spans, not both: spans already say which lines to read"), false
+	}
+	spans := append([]ReadSpan(nil), p.Spans...)
+	for i, sp := range spans {
+		if sp.Start < 1 || sp.End < sp.Start {
+			return nil, Errorf("spans[%d]: start must be at least 1 and end at least start, got start=%d end=%d", i, sp.Start, sp.End), false
+		}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].Start < spans[j].Start })
+	merged := spans[:1]
+	for _, sp := range spans[1:] {
+		last := &merged[len(merged)-1]
+		if sp.Start <= last.End+1 {
+			last.End = max(last.End, sp.End)
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	return merged, Result{}, true
+}
+
+// readWindow walks a file's lines once, formatting those inside its
+// ranges (up to limit lines) and counting all of them.
+type readWindow struct {
+	ranges []ReadSpan
+	limit  int
+
+	out      strings.Builder
+	total    int // lines in the file
+	shown    int // lines formatted
+	lastShow int // number of the last line formatted (0: none)
+	next     int // first line in the ranges left unshown because of limit (0: none)
+}
+
+func (w *readWindow) scan(ctx context.Context, r *bufio.Reader) error {
+	ri := 0
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(chunk) > 0 {
+			complete := chunk[len(chunk)-1] == '\n'
+			lineNo := w.total + 1
+			for ri < len(w.ranges) && w.ranges[ri].End < lineNo {
+				ri++
+			}
+			if ri < len(w.ranges) && w.ranges[ri].Start <= lineNo {
+				if cap := 4*readFileMaxLineChars + 8; len(line) < cap {
+					line = append(line, chunk[:min(len(chunk), cap-len(line))]...)
+				}
+			}
+			if complete || err == io.EOF {
+				w.total = lineNo
+				if ri < len(w.ranges) && w.ranges[ri].Start <= lineNo {
+					w.emit(lineNo, line)
+				}
+				line = line[:0]
+				if lineNo%8192 == 0 {
+					if cerr := ctx.Err(); cerr != nil {
+						return cerr
+					}
+				}
+			}
+		}
+		switch {
+		case err == nil, errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == io.EOF:
+			return nil
+		default:
+			return err
+		}
+	}
+}
+
+// emit formats line n (its raw bytes, possibly cut short) if the limit
+// allows; otherwise it remembers n as where to continue.
+func (w *readWindow) emit(n int, raw []byte) {
+	if w.shown >= w.limit {
+		if w.next == 0 {
+			w.next = n
+		}
+		return
+	}
+	if w.lastShow != 0 && n != w.lastShow+1 {
+		w.out.WriteString("...\n")
+	}
+	raw = trimEOL(raw)
+	text := strings.ToValidUTF8(string(raw), "\uFFFD")
+	cut := false
+	if utf8.RuneCountInString(text) > readFileMaxLineChars {
+		i, count := 0, 0
+		for i < len(text) && count < readFileMaxLineChars {
+			_, size := utf8.DecodeRuneInString(text[i:])
+			i += size
+			count++
+		}
+		text, cut = text[:i], true
+	}
+	w.out.WriteByte('L')
+	w.out.WriteString(strconv.Itoa(n))
+	w.out.WriteString(": ")
+	w.out.WriteString(text)
+	if cut {
+		fmt.Fprintf(&w.out, "... [line truncated at %d chars]", readFileMaxLineChars)
+	}
+	w.out.WriteByte('\n')
+	w.shown++
+	w.lastShow = n
+}
+
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
+}
+
+// result renders the scanned window, or an error when the requested lines
+// lie past the end of the file.
+func (w *readWindow) result(p ReadFileParams, display string) Result {
+	if w.total == 0 {
+		return Text(fmt.Sprintf("(empty file: %s)", display)).WithMeta("path", display).WithMeta("total_lines", 0)
+	}
+	if len(p.Spans) == 0 && w.ranges[0].Start > w.total {
+		return Errorf("offset %d is past the end of %s, which has %d lines; use an offset from 1 to %d",
+			w.ranges[0].Start, display, w.total, w.total)
+	}
+	for i, sp := range p.Spans {
+		if sp.Start > w.total {
+			return Errorf("spans[%d] starts at line %d, past the end of %s, which has %d lines",
+				i, sp.Start, display, w.total)
+		}
+	}
+	if w.next == 0 && len(p.Spans) == 0 && w.lastShow < w.total {
+		w.next = w.lastShow + 1
+	}
+	if w.next != 0 {
+		fmt.Fprintf(&w.out, "[truncated: %d total lines in file; use offset=%d to continue]\n", w.total, w.next)
+	}
+	text := strings.TrimSuffix(w.out.String(), "\n")
+	return Text(text).WithMeta("path", display).WithMeta("total_lines", w.total).
+		WithMeta("shown_lines", w.shown).WithMeta("truncated", w.next != 0)
+}
+
+// keepBuffer keeps what is written to it up to max bytes; past that it
+// drops its content and reports over.
+type keepBuffer struct {
+	buf  []byte
+	max  int
+	over bool
+}
+
+func (k *keepBuffer) Write(p []byte) (int, error) {
+	if k.over {
+		return len(p), nil
+	}
+	if len(k.buf)+len(p) > k.max {
+		k.buf, k.over = nil, true
+		return len(p), nil
+	}
+	k.buf = append(k.buf, p...)
+	return len(p), nil
+}
