@@ -13,6 +13,12 @@ import (
 func Builtin() []Tool {
 	return []Tool{
 		// Each tool file adds its constructor here.
+		ReadFile(),
+		EditFile(),
+		WriteFile(),
+		ListDir(),
+		Think(),
+		Todo(),
 	}
 }
 

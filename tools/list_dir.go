@@ -1,0 +1,186 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/troupe-ai/troupe/internal/ignore"
+)
+
+//go:embed list_dir.md
+var listDirDoc string
+
+const (
+	listDirDefaultDepth = 2
+	listDirDefaultLimit = 50
+	// listDirMaxNameChars is where list_dir cuts a long entry name.
+	listDirMaxNameChars = 500
+)
+
+// ListDirParams are list_dir's arguments.
+type ListDirParams struct {
+	Path   string `json:"path,omitempty" jsonschema:"directory to list, relative to the workspace root (default the root)"`
+	Depth  int    `json:"depth,omitempty" jsonschema:"how many levels to descend; 1 lists only the directory's own entries (default 2)"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"maximum number of entries to show (default 50)"`
+	Offset int    `json:"offset,omitempty" jsonschema:"first entry to show, 1-based, counted in tree order (default 1)"`
+}
+
+// TouchedPaths names the directory listed.
+func (p ListDirParams) TouchedPaths() []string {
+	if p.Path == "" {
+		return []string{"."}
+	}
+	return []string{p.Path}
+}
+
+// ListDir returns the list_dir tool.
+func ListDir() Tool {
+	return New(Spec{Name: "list_dir", Description: listDirDoc, ReadOnly: true, Cacheable: true,
+		Parallel: ParallelSafe, Tier: TierAlways}, runListDir,
+		Minimum("depth", 1), Minimum("limit", 1), Minimum("offset", 1))
+}
+
+func runListDir(ctx context.Context, s *Session, p ListDirParams) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	abs, err := s.Workspace.Resolve(p.Path)
+	if err != nil {
+		return Errorf("%v", err), nil
+	}
+	display := s.Workspace.Display(abs)
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		msg := "Directory not found: " + display
+		if names := similarNames(s, abs); len(names) > 0 {
+			msg += "\nDid you mean: " + strings.Join(names, ", ") + "?"
+		}
+		return Errorf("%s", msg), nil
+	case err != nil:
+		return Errorf("cannot list %s: %v", display, err), nil
+	case !fi.IsDir():
+		return Errorf("%s is a file, not a directory; use read_file to read it", display), nil
+	}
+	w := dirWalk{
+		ctx:     ctx,
+		matcher: ignore.NewMatcher(s.Workspace.Root()),
+		depth:   listDirDefaultDepth,
+		first:   max(p.Offset, 1),
+		limit:   listDirDefaultLimit,
+	}
+	if p.Depth > 0 {
+		w.depth = p.Depth
+	}
+	if p.Limit > 0 {
+		w.limit = p.Limit
+	}
+	if err := w.walk(abs); err != nil {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		return Errorf("cannot list %s: %v", display, err), nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Absolute path: %s", display)
+	switch {
+	case w.seen == 0:
+		b.WriteString("\n(empty directory)")
+	case w.first > w.seen:
+		return Errorf("offset %d is past the end: %s has %d entries up to depth %d; use an offset from 1 to %d",
+			w.first, display, w.seen, w.depth, w.seen), nil
+	}
+	for _, l := range w.lines {
+		b.WriteByte('\n')
+		b.WriteString(l)
+	}
+	if w.more {
+		last := w.first + w.limit - 1
+		fmt.Fprintf(&b, "\nMore than %d entries found; use offset=%d to see more", last, last+1)
+	}
+	return Text(b.String()).WithMeta("path", display).WithMeta("entries", len(w.lines)).
+		WithMeta("truncated", w.more), nil
+}
+
+// dirWalk lists a tree depth first, children sorted by name, counting
+// entries in that order and keeping the lines of the requested page. It
+// stops as soon as it knows whether entries follow the page.
+type dirWalk struct {
+	ctx     context.Context
+	matcher *ignore.Matcher
+	depth   int
+	first   int // 1-based index of the first entry to keep
+	limit   int
+
+	seen  int // entries counted so far
+	lines []string
+	more  bool // entries exist after the page
+}
+
+// errListDirPageDone ends a walk that has seen enough.
+var errListDirPageDone = errors.New("list_dir: page complete")
+
+func (w *dirWalk) walk(root string) error {
+	err := w.dir(root, 0)
+	if errors.Is(err, errListDirPageDone) {
+		return nil
+	}
+	return err
+}
+
+func (w *dirWalk) dir(dir string, level int) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil && level == 0 {
+		return err
+	}
+	// Below the top, an unreadable directory is shown without contents.
+	for _, e := range entries {
+		name := e.Name()
+		full := filepath.Join(dir, name)
+		typ := e.Type()
+		isDir := typ.IsDir()
+		if name == ".git" || w.matcher.Match(full, isDir) {
+			continue
+		}
+		w.seen++
+		if w.seen >= w.first+w.limit {
+			w.more = true
+			return errListDirPageDone
+		}
+		if w.seen >= w.first {
+			w.lines = append(w.lines, strings.Repeat("  ", level)+entryLabel(name, typ))
+		}
+		if isDir && level+1 < w.depth {
+			if err := w.dir(full, level+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// entryLabel is an entry's name, cut when very long, with / after a
+// directory and @ after a symlink.
+func entryLabel(name string, typ fs.FileMode) string {
+	if utf8.RuneCountInString(name) > listDirMaxNameChars {
+		name = string([]rune(name)[:listDirMaxNameChars]) + "..."
+	}
+	name = strings.ToValidUTF8(name, "\uFFFD")
+	switch {
+	case typ&fs.ModeSymlink != 0:
+		return name + "@"
+	case typ.IsDir():
+		return name + "/"
+	}
+	return name
+}
