@@ -160,7 +160,7 @@ func (pl *patchPlan) apply(op fileOp) (string, error) {
 	case opAdd:
 		if st.exists {
 			if err := pl.mustHaveRead(st); err != nil {
-				return "", fmt.Errorf("*** Add File: %s would overwrite an existing file: %v", st.display, err)
+				return "", fmt.Errorf("*** Add File: %s would replace an existing file: %v", st.display, err)
 			}
 		}
 		st.exists = true
@@ -168,10 +168,10 @@ func (pl *patchPlan) apply(op fileOp) (string, error) {
 		return "A " + st.display, nil
 	case opDelete:
 		if !st.exists {
-			return "", fmt.Errorf("*** Delete File: %s does not exist", st.display)
+			return "", fmt.Errorf("cannot delete %s: no such file", st.display)
 		}
 		if err := pl.mustHaveRead(st); err != nil {
-			return "", fmt.Errorf("*** Delete File: %v", err)
+			return "", fmt.Errorf("cannot delete %s: %v", st.display, err)
 		}
 		st.exists, st.content = false, nil
 		return "D " + st.display, nil
@@ -207,7 +207,7 @@ func (pl *patchPlan) update(op fileOp, st *fileState) (string, error) {
 	}
 	if dst.exists {
 		if err := pl.mustHaveRead(dst); err != nil {
-			return "", fmt.Errorf("*** Move to: %s would overwrite an existing file: %v", dst.display, err)
+			return "", fmt.Errorf("*** Move to: %s would replace an existing file: %v", dst.display, err)
 		}
 	}
 	dst.exists, dst.content, dst.mode = true, content, st.mode

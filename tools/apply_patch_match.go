@@ -103,7 +103,7 @@ func applyHunks(lines []string, hunks []hunk) ([]string, error) {
 		if h.header != "" {
 			at := seek(lines, []string{h.header}, cursor, false)
 			if at < 0 {
-				return nil, miss(fmt.Sprintf("names the line %q after \"@@\", which was not found after line %d", h.header, cursor))
+				return nil, miss(fmt.Sprintf("names the line %q after \"@@\", which was not found from line %d on", h.header, cursor+1))
 			}
 			cursor = at + 1
 		}
@@ -131,7 +131,7 @@ func applyHunks(lines []string, hunks []hunk) ([]string, error) {
 			}
 		}
 		if at < 0 {
-			return nil, miss(fmt.Sprintf("does not match the file: its %d context and removed lines were not found in order after line %d", len(old), cursor))
+			return nil, miss(fmt.Sprintf("does not match the file: its %d context and removed lines were not found in order from line %d on", len(old), cursor+1))
 		}
 		edits = append(edits, edit{at: at, n: len(old), repl: hunkNew(hl, lines[at:at+len(old)])})
 		cursor = at + len(old)

@@ -75,11 +75,11 @@ type hunk struct {
 type patchError struct {
 	line     int
 	expected string
-	got      string
+	got      string // the offending line, quoted, or a description
 }
 
 func (e *patchError) Error() string {
-	return fmt.Sprintf("line %d of the patch: expected %s, got %q", e.line, e.expected, e.got)
+	return fmt.Sprintf("line %d of the patch: expected %s, got %s", e.line, e.expected, e.got)
 }
 
 // heredocOpen matches a first line such as `apply_patch <<'EOF'`, which
@@ -122,14 +122,14 @@ func parsePatch(text string) (*patchDoc, error) {
 		}
 	}
 	if first > last || strings.TrimSpace(lines[first]) != beginPatch {
-		got := ""
+		got := "nothing"
 		if first <= last {
-			got = lines[first]
+			got = fmt.Sprintf("%q", lines[first])
 		}
 		return nil, &patchError{line: first + 1, expected: fmt.Sprintf("%q as the first line", beginPatch), got: got}
 	}
 	if first == last || strings.TrimSpace(lines[last]) != endPatch {
-		return nil, &patchError{line: last + 1, expected: fmt.Sprintf("%q as the last line", endPatch), got: lines[last]}
+		return nil, &patchError{line: last + 1, expected: fmt.Sprintf("%q as the last line", endPatch), got: fmt.Sprintf("%q", lines[last])}
 	}
 	p := &parser{lines: lines, pos: first + 1, end: last}
 	return p.parse()
@@ -145,7 +145,7 @@ type parser struct {
 func (p *parser) errorf(expected string) error {
 	got := "the end of the patch"
 	if p.pos < p.end {
-		got = p.lines[p.pos]
+		got = fmt.Sprintf("%q", p.lines[p.pos])
 	}
 	return &patchError{line: p.pos + 1, expected: expected, got: got}
 }
@@ -298,7 +298,7 @@ func (p *parser) parseHunk(first bool) (hunk, error) {
 		p.pos++
 	}
 	if len(h.lines) == 0 {
-		return h, &patchError{line: h.line, expected: "a hunk with at least one ' ', '-' or '+' line", got: p.lines[h.line-1]}
+		return h, &patchError{line: h.line, expected: "at least one ' ', '-' or '+' line in the hunk", got: fmt.Sprintf("none after %q", p.lines[h.line-1])}
 	}
 	return h, nil
 }
