@@ -97,7 +97,7 @@ func SaveCheckpoint(dir string, cp *Checkpoint) error {
 	if err := cp.validate(); err != nil {
 		return fmt.Errorf("save checkpoint in %s: %w", dir, err)
 	}
-	data, err := json.MarshalIndent(cp, "", " ")
+	data, err := json.Marshal(cp)
 	if err != nil {
 		return fmt.Errorf("save checkpoint in %s: encode: %w", dir, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/messages"
 )
 
 // conversationVersion is the version of the JSON form of a Conversation.
@@ -14,9 +15,9 @@ const conversationVersion = 1
 
 // conversationJSON is the JSON form of a Conversation.
 type conversationJSON struct {
-	V             int     `json:"v"`
-	Config        Config  `json:"config"`
-	Entries       []Entry `json:"entries"`
+	V             int         `json:"v"`
+	Config        Config      `json:"config"`
+	Entries       []entryJSON `json:"entries"`
 	CharsPerToken float64 `json:"chars_per_token"`
 	Calibrated    bool    `json:"calibrated,omitempty"`
 	Round         int     `json:"round"`
@@ -27,8 +28,12 @@ type conversationJSON struct {
 // MarshalJSON writes the conversation with its limits, calibration and
 // advisory state, so a resumed agent continues where it stopped.
 func (c *Conversation) MarshalJSON() ([]byte, error) {
+	entries := make([]entryJSON, len(c.entries))
+	for i, e := range c.entries {
+		entries[i] = toEntryJSON(e)
+	}
 	return json.Marshal(conversationJSON{
-		V: conversationVersion, Config: c.cfg, Entries: c.entries,
+		V: conversationVersion, Config: c.cfg, Entries: entries,
 		CharsPerToken: c.ratio, Calibrated: c.calibrated, Round: c.round,
 		AdviseFired: c.fired[AdvisoryAdvise], WarnFired: c.fired[AdvisoryWarn],
 	})
@@ -50,7 +55,10 @@ func (c *Conversation) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("conversation: %w", err)
 	}
 	msgs := make([]llm.Message, len(j.Entries))
-	for i, e := range j.Entries {
+	entries := make([]Entry, len(j.Entries))
+	for i, ej := range j.Entries {
+		e := ej.entry()
+		entries[i] = e
 		switch {
 		case e.Round < 0 || e.Round > j.Round:
 			return fmt.Errorf("conversation: entry %d: round %d outside 0..%d", i, e.Round, j.Round)
@@ -67,7 +75,7 @@ func (c *Conversation) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("conversation: %w", err)
 	}
-	out := Conversation{cfg: j.Config.withDefaults(), entries: j.Entries, round: j.Round,
+	out := Conversation{cfg: j.Config.withDefaults(), entries: entries, round: j.Round,
 		calibrated: j.Calibrated, pending: pending}
 	out.ratio = j.CharsPerToken
 	if math.IsNaN(out.ratio) || out.ratio == 0 {
@@ -75,9 +83,8 @@ func (c *Conversation) UnmarshalJSON(data []byte) error {
 	}
 	out.ratio = clampRatio(out.ratio)
 	out.fired[AdvisoryAdvise], out.fired[AdvisoryWarn] = j.AdviseFired, j.WarnFired
-	for i := range out.entries {
-		out.entries[i].Chars = MessageChars(out.entries[i].Message)
-		out.chars += out.entries[i].Chars
+	for _, e := range out.entries {
+		out.chars += e.Chars
 	}
 	*c = out
 	return nil
@@ -94,4 +101,56 @@ func (c *Conversation) Clone() *Conversation {
 		out.pending[i].Args = slices.Clone(tc.Args)
 	}
 	return &out
+}
+
+// entryJSON is the JSON form of an Entry. Tool-call arguments are kept as
+// strings, byte for byte: a model may send arguments that are not valid
+// JSON (the tool answers with an error result), and re-encoding valid ones
+// would change their spacing and so their size.
+type entryJSON struct {
+	Role         llm.Role   `json:"role"`
+	Content      string     `json:"content,omitempty"`
+	Reasoning    string     `json:"reasoning,omitempty"`
+	ToolCalls    []callJSON `json:"tool_calls,omitempty"`
+	ToolCallID   string     `json:"tool_call_id,omitempty"`
+	Name         string     `json:"name,omitempty"`
+	Round        int        `json:"round"`
+	Tool         string     `json:"tool,omitempty"`
+	Args         string     `json:"args,omitempty"`
+	Pinned       bool       `json:"pinned,omitempty"`
+	Cleared      bool       `json:"cleared,omitempty"`
+	ClearedChars int        `json:"cleared_chars,omitempty"`
+	Summary      bool       `json:"summary,omitempty"`
+}
+
+type callJSON struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Args string `json:"args"`
+}
+
+func toEntryJSON(e Entry) entryJSON {
+	m := e.Message
+	j := entryJSON{Role: m.Role, Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID,
+		Name: m.Name, Round: e.Round, Tool: e.Tool, Args: e.Args, Pinned: e.Pinned, Cleared: e.Cleared,
+		ClearedChars: e.ClearedChars, Summary: e.Summary}
+	for _, tc := range m.ToolCalls {
+		j.ToolCalls = append(j.ToolCalls, callJSON{ID: tc.ID, Name: tc.Name, Args: string(tc.Args)})
+	}
+	return j
+}
+
+func (j entryJSON) entry() Entry {
+	m := llm.Message{Role: j.Role, Content: j.Content, Reasoning: j.Reasoning, ToolCallID: j.ToolCallID, Name: j.Name}
+	for _, tc := range j.ToolCalls {
+		call := messages.ToolCall{ID: tc.ID, Name: tc.Name}
+		if tc.Args != "" {
+			call.Args = json.RawMessage(tc.Args)
+		}
+		m.ToolCalls = append(m.ToolCalls, call)
+	}
+	e := Entry{Message: m, Round: j.Round, Tool: j.Tool, Args: j.Args, Pinned: j.Pinned, Cleared: j.Cleared,
+		ClearedChars: j.ClearedChars, Summary: j.Summary}
+	e.Chars = MessageChars(m)
+	return e
 }

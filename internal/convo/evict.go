@@ -35,8 +35,9 @@ type Eviction struct {
 // Evict clears tool results while the estimate is at or above
 // Config.EvictAt: oldest first, skipping results younger than Config.MinAge
 // rounds, results of protected tools, pinned messages and results already
-// cleared. Each is replaced by a ClearedFormat line. It stops as soon as the
-// estimate is below the threshold.
+// cleared, and results already shorter than their note. Each is replaced
+// by a ClearedFormat line. It stops as soon as the estimate is below the
+// threshold.
 func (c *Conversation) Evict() Eviction {
 	return c.evict(c.cfg.MinAge)
 }
@@ -53,9 +54,13 @@ func (c *Conversation) evict(minAge int) Eviction {
 			c.round-e.Round < minAge || c.cfg.protected(e.Tool) {
 			continue
 		}
-		before := e.Chars
 		n := utf8.RuneCountInString(e.Message.Content)
-		c.setContent(i, fmt.Sprintf(ClearedFormat, e.Tool, e.Args, n, e.Round))
+		line := fmt.Sprintf(ClearedFormat, e.Tool, e.Args, n, e.Round)
+		if utf8.RuneCountInString(line) >= n {
+			continue // shorter than its note: clearing would only lose it
+		}
+		before := e.Chars
+		c.setContent(i, line)
 		e.Cleared, e.ClearedChars = true, n
 		ev.Count++
 		ev.CharsFreed += before - e.Chars
