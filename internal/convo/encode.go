@@ -18,11 +18,11 @@ type conversationJSON struct {
 	V             int         `json:"v"`
 	Config        Config      `json:"config"`
 	Entries       []entryJSON `json:"entries"`
-	CharsPerToken float64 `json:"chars_per_token"`
-	Calibrated    bool    `json:"calibrated,omitempty"`
-	Round         int     `json:"round"`
-	AdviseFired   bool    `json:"advise_fired,omitempty"`
-	WarnFired     bool    `json:"warn_fired,omitempty"`
+	CharsPerToken float64     `json:"chars_per_token"`
+	Calibrated    bool        `json:"calibrated,omitempty"`
+	Round         int         `json:"round"`
+	AdviseFired   bool        `json:"advise_fired,omitempty"`
+	WarnFired     bool        `json:"warn_fired,omitempty"`
 }
 
 // MarshalJSON writes the conversation with its limits, calibration and
