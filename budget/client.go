@@ -33,16 +33,13 @@ func (c *Client) PID() *actor.PID { return c.pid }
 
 // Acquire reserves a lease and blocks until it is granted, fails, or ctx
 // ends. onQueued, if not nil, is called (on this goroutine) when the
-// request has to wait, so the caller can emit a budget.waiting event. A
-// ctx deadline earlier than req.Deadline becomes the request's deadline. If
-// ctx is cancelled the queued request is withdrawn; if it was granted in
-// the meantime, the lease is released, so nothing leaks.
+// request has to wait, so the caller can emit a budget.waiting event. When
+// ctx ends first (cancelled, or its deadline passed: then the error also
+// wraps ErrAcquireTimeout) the queued request is withdrawn; if it was
+// granted in the meantime, the lease is released, so nothing leaks.
 func (c *Client) Acquire(ctx context.Context, req Acquire, onQueued func(Queued)) (Lease, error) {
 	if err := ctx.Err(); err != nil {
 		return Lease{}, fmt.Errorf("acquire for %s: %w", req.Agent, err)
-	}
-	if dl, ok := ctx.Deadline(); ok && (req.Deadline.IsZero() || dl.Before(req.Deadline)) {
-		req.Deadline = dl
 	}
 	// A throwaway inbox actor receives the Queued notice and the Granted
 	// answer: a future would complete on the first of them.
