@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	_ "embed"
 	"errors"
@@ -181,10 +182,11 @@ type readWindow struct {
 	limit  int
 
 	out      strings.Builder
-	total    int // lines in the file
-	shown    int // lines formatted
-	lastShow int // number of the last line formatted (0: none)
-	next     int // first line in the ranges left unshown because of limit (0: none)
+	total    int    // lines in the file
+	shown    int    // lines formatted
+	lastShow int    // number of the last line formatted (0: none)
+	next     int    // first line in the ranges left unshown because of limit (0: none)
+	num      []byte // scratch for a line's "L{n}: " prefix
 }
 
 func (w *readWindow) scan(ctx context.Context, r *bufio.Reader) error {
@@ -240,21 +242,21 @@ func (w *readWindow) emit(n int, raw []byte) {
 		w.out.WriteString("...\n")
 	}
 	raw = trimEOL(raw)
-	text := strings.ToValidUTF8(string(raw), "\uFFFD")
-	cut := false
-	if utf8.RuneCountInString(text) > readFileMaxLineChars {
-		i, count := 0, 0
-		for i < len(text) && count < readFileMaxLineChars {
-			_, size := utf8.DecodeRuneInString(text[i:])
-			i += size
-			count++
-		}
-		text, cut = text[:i], true
+	if !utf8.Valid(raw) {
+		raw = bytes.ToValidUTF8(raw, []byte("\uFFFD"))
 	}
-	w.out.WriteByte('L')
-	w.out.WriteString(strconv.Itoa(n))
-	w.out.WriteString(": ")
-	w.out.WriteString(text)
+	cut := false
+	if utf8.RuneCount(raw) > readFileMaxLineChars {
+		i := 0
+		for range readFileMaxLineChars {
+			_, size := utf8.DecodeRune(raw[i:])
+			i += size
+		}
+		raw, cut = raw[:i], true
+	}
+	w.num = append(strconv.AppendInt(append(w.num[:0], 'L'), int64(n), 10), ':', ' ')
+	w.out.Write(w.num)
+	w.out.Write(raw)
 	if cut {
 		fmt.Fprintf(&w.out, "... [line truncated at %d chars]", readFileMaxLineChars)
 	}
