@@ -33,6 +33,20 @@ func (l AdvisoryLevel) String() string {
 	return "none"
 }
 
+// MarshalText writes the level's name, so events carry "advise" or "warn".
+func (l AdvisoryLevel) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText reads a name MarshalText wrote.
+func (l *AdvisoryLevel) UnmarshalText(b []byte) error {
+	for v := NoAdvisory; v < numLevels; v++ {
+		if v.String() == string(b) {
+			*l = v
+			return nil
+		}
+	}
+	return fmt.Errorf("advisory level %q: want none, advise or warn", b)
+}
+
 // Advisory is the budget notice AppendToolResults added, for a
 // budget.advisory event. Level is NoAdvisory when none fired.
 type Advisory struct {

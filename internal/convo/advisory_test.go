@@ -1,6 +1,7 @@
 package convo
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -148,5 +149,17 @@ func TestAdvisoryLevelString(t *testing.T) {
 		if l.String() != want {
 			t.Errorf("%d.String() = %q, want %q", l, l.String(), want)
 		}
+		b, err := json.Marshal(Advisory{Level: l})
+		if err != nil || !strings.Contains(string(b), `"level":"`+want+`"`) {
+			t.Errorf("json of level %d = %s, %v", l, b, err)
+		}
+		var back Advisory
+		if err := json.Unmarshal(b, &back); err != nil || back.Level != l {
+			t.Errorf("level %d read back as %d, %v", l, back.Level, err)
+		}
+	}
+	var l AdvisoryLevel
+	if err := l.UnmarshalText([]byte("panic")); err == nil {
+		t.Error("unknown level name accepted")
 	}
 }
