@@ -17,7 +17,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	_ = c.AppendSystem("You are an explore agent.")  // 8 + 25 chars
+	_ = c.AppendSystem("You are an explore agent.") // 8 + 25 chars
 	_ = c.AppendTask("Where is the config loaded?") // 8 + 27 chars
 	// In the loop: c.Fit(ctx, summarizer) before the request, then
 	// resp := client.Complete(ctx, llm.Request{Messages: c.Messages()...}),
