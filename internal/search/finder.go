@@ -1,0 +1,231 @@
+package search
+
+import (
+	"bytes"
+	"strings"
+)
+
+// finder finds candidate positions of a pattern in a buffer: every match
+// contains a position it returns. A finder keeps state for the buffer it
+// was reset on and must be asked for increasing positions; it belongs to
+// one goroutine.
+type finder interface {
+	reset(data []byte)
+	// next returns a candidate position >= from, or -1 when none is left.
+	next(from int) int
+	// sure reports whether the last position next returned starts an
+	// occurrence of the literal itself (not merely a candidate).
+	sure() bool
+}
+
+// newFinder returns a finder for a literal set, or nil for none.
+func newFinder(lits []literal) finder {
+	switch len(lits) {
+	case 0:
+		return nil
+	case 1:
+		return literalFinder(lits[0])
+	}
+	m := &multiFinder{subs: make([]finder, len(lits)), pos: make([]int, len(lits)), sur: make([]bool, len(lits))}
+	for i, l := range lits {
+		m.subs[i] = literalFinder(l)
+	}
+	return m
+}
+
+func literalFinder(l literal) finder {
+	if !l.fold {
+		return &exactFinder{lit: []byte(l.text)}
+	}
+	k := anchorIndex(l.text)
+	if k < 0 {
+		k = 0
+	}
+	c := l.text[k]
+	return &foldFinder{lit: []byte(l.text), k: k, lo: c, up: upper(c), wide: l.unicodeFold}
+}
+
+// exactFinder finds a byte string.
+type exactFinder struct {
+	lit  []byte
+	data []byte
+}
+
+func (f *exactFinder) reset(data []byte) { f.data = data }
+
+func (f *exactFinder) sure() bool { return true }
+
+func (f *exactFinder) next(from int) int {
+	if from > len(f.data) {
+		return -1
+	}
+	i := bytes.Index(f.data[from:], f.lit)
+	if i < 0 {
+		return -1
+	}
+	return from + i
+}
+
+// foldFinder finds an ASCII string regardless of case. It scans for one
+// anchor byte (the rarest of the literal, in both cases, with IndexByte)
+// and compares the rest around each hit. A literal holding k or s can also
+// match through the Kelvin sign or the long s; for such a literal (wide)
+// an anchor hit that fails the ASCII comparison but has non-ASCII bytes
+// nearby is returned as an unsure candidate.
+type foldFinder struct {
+	lit    []byte // lower case
+	k      int    // index of the anchor byte in lit
+	lo, up byte   // the anchor in both cases (equal for a non-letter)
+	wide   bool
+
+	data     []byte
+	nlo, nup int // next known position of each anchor case; -2 unknown, -1 none
+	isSure   bool
+}
+
+func (f *foldFinder) reset(data []byte) { f.data, f.nlo, f.nup = data, -2, -2 }
+
+func (f *foldFinder) sure() bool { return f.isSure }
+
+func (f *foldFinder) next(from int) int {
+	for {
+		p := f.anchor(from + f.k)
+		if p < 0 {
+			return -1
+		}
+		start := p - f.k
+		if start < from {
+			if f.wide && nonASCIINear(f.data, p, 3*len(f.lit)) {
+				f.isSure = false
+				return p
+			}
+			from = start + 1
+			continue
+		}
+		if start+len(f.lit) <= len(f.data) && equalFoldASCII(f.data[start:start+len(f.lit)], f.lit) {
+			f.isSure = true
+			return start
+		}
+		if f.wide && nonASCIINear(f.data, p, 3*len(f.lit)) {
+			f.isSure = false
+			return p
+		}
+		from = start + 1
+	}
+}
+
+// anchor returns the first position >= at holding the anchor byte in
+// either case.
+func (f *foldFinder) anchor(at int) int {
+	if at > len(f.data) {
+		return -1
+	}
+	f.nlo = advance(f.data, f.nlo, at, f.lo)
+	if f.lo == f.up {
+		return f.nlo
+	}
+	f.nup = advance(f.data, f.nup, at, f.up)
+	switch {
+	case f.nlo < 0:
+		return f.nup
+	case f.nup < 0:
+		return f.nlo
+	}
+	return min(f.nlo, f.nup)
+}
+
+// advance moves a cached position of c to the first at or after at.
+func advance(data []byte, cur, at int, c byte) int {
+	if cur == -1 || cur >= at {
+		return cur
+	}
+	i := bytes.IndexByte(data[at:], c)
+	if i < 0 {
+		return -1
+	}
+	return at + i
+}
+
+// multiFinder finds the first of several literals, remembering where each
+// was last seen so a scan stays linear.
+type multiFinder struct {
+	subs []finder
+	pos  []int  // -2 unknown, -1 none
+	sur  []bool // sure() of each sub's position
+	last int    // the sub that gave the last position
+}
+
+func (m *multiFinder) sure() bool { return m.sur[m.last] }
+
+func (m *multiFinder) reset(data []byte) {
+	for i, s := range m.subs {
+		s.reset(data)
+		m.pos[i] = -2
+	}
+}
+
+func (m *multiFinder) next(from int) int {
+	best := -1
+	for i, s := range m.subs {
+		if m.pos[i] == -2 || (m.pos[i] >= 0 && m.pos[i] < from) {
+			m.pos[i] = s.next(from)
+			m.sur[i] = s.sure()
+		}
+		if p := m.pos[i]; p >= 0 && (best < 0 || p < best) {
+			best, m.last = p, i
+		}
+	}
+	return best
+}
+
+// nonASCIINear reports whether data holds a byte >= 0x80 within d bytes
+// of p.
+func nonASCIINear(data []byte, p, d int) bool {
+	for _, c := range data[max(0, p-d):min(len(data), p+d+1)] {
+		if c >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+func equalFoldASCII(b, lower []byte) bool {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func upper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
+}
+
+// byteRank orders bytes from rare to common in source text; the anchor of
+// a case-insensitive literal is its rarest byte. Bytes not listed are rare.
+const byteRank = "zqjxkvbywgpfmucldhrsnioate_ .,()\t\n"
+
+// anchorIndex picks the anchor of a lower-case literal: its rarest byte,
+// never k or s (their case folding reaches beyond ASCII). -1 if the
+// literal has no other byte.
+func anchorIndex(lit string) int {
+	best, bestRank := -1, 1<<30
+	for i := 0; i < len(lit); i++ {
+		c := lit[i]
+		if c == 'k' || c == 's' {
+			continue
+		}
+		rank := strings.IndexByte(byteRank, c) // -1 (rarest) for unlisted
+		if rank < bestRank {
+			best, bestRank = i, rank
+		}
+	}
+	return best
+}
