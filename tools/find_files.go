@@ -73,7 +73,7 @@ func runFindFiles(ctx context.Context, s *Session, p FindFilesParams) (Result, e
 		return Errorf("search %s: %v", display, err), nil
 	}
 	if len(found) == 0 {
-		return Text("No files match " + p.Pattern).WithMeta("files", 0), nil
+		return Text("No files match "+p.Pattern).WithMeta("files", 0), nil
 	}
 	limit := findFilesDefaultLimit
 	if p.Limit > 0 {

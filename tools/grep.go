@@ -97,7 +97,7 @@ func runGrep(ctx context.Context, s *Session, p GrepParams) (Result, error) {
 		return Errorf("search %s: %v", g.display(), err), nil
 	}
 	if len(hits) == 0 {
-		return Text("No matches for " + p.Pattern).WithMeta("files", 0), nil
+		return Text("No matches for "+p.Pattern).WithMeta("files", 0), nil
 	}
 	var out Result
 	switch opts.Mode {
