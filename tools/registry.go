@@ -19,6 +19,8 @@ func Builtin() []Tool {
 		ListDir(),
 		Think(),
 		Todo(),
+		Grep(),
+		FindFiles(),
 	}
 }
 
