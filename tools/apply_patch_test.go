@@ -24,7 +24,7 @@ func runPatch(t *testing.T, s *Session, patch string) Result {
 }
 
 // readWS returns a workspace file's content, failing the test if absent.
-func readWS(t *testing.T, s *Session, rel string) string {
+func patchFile(t *testing.T, s *Session, rel string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(s.Workspace.Root(), rel))
 	if err != nil {
@@ -33,13 +33,13 @@ func readWS(t *testing.T, s *Session, rel string) string {
 	return string(b)
 }
 
-func exists(s *Session, rel string) bool {
+func patchExists(s *Session, rel string) bool {
 	_, err := os.Lstat(filepath.Join(s.Workspace.Root(), rel))
 	return err == nil
 }
 
 // markRead records a file as read, as read_file would.
-func markRead(t *testing.T, s *Session, rel string) {
+func patchMarkRead(t *testing.T, s *Session, rel string) {
 	t.Helper()
 	abs := filepath.Join(s.Workspace.Root(), rel)
 	b, err := os.ReadFile(abs)
@@ -55,7 +55,7 @@ func TestApplyPatchAllOperations(t *testing.T) {
 	writeFile(t, s, "src/app.go", "package main\n\nfunc main() {\n\trun()\n}\n")
 	writeFile(t, s, "old/name.txt", "alpha\nbeta\ngamma\n")
 	writeFile(t, s, "gone.txt", "bye\n")
-	markRead(t, s, "gone.txt")
+	patchMarkRead(t, s, "gone.txt")
 
 	r := runPatch(t, s, `*** Begin Patch
 *** Add File: docs/new.md
@@ -82,16 +82,16 @@ func TestApplyPatchAllOperations(t *testing.T) {
 	}
 	golden(t, "apply_patch/all_operations", r.Text)
 
-	if got, want := readWS(t, s, "docs/new.md"), "# Title\n\nbody\n"; got != want {
+	if got, want := patchFile(t, s, "docs/new.md"), "# Title\n\nbody\n"; got != want {
 		t.Errorf("docs/new.md = %q, want %q", got, want)
 	}
-	if got, want := readWS(t, s, "src/app.go"), "package main\n\nfunc main() {\n\tif err := run(); err != nil {\n\t\tpanic(err)\n\t}\n}\n"; got != want {
+	if got, want := patchFile(t, s, "src/app.go"), "package main\n\nfunc main() {\n\tif err := run(); err != nil {\n\t\tpanic(err)\n\t}\n}\n"; got != want {
 		t.Errorf("src/app.go = %q, want %q", got, want)
 	}
-	if got, want := readWS(t, s, "renamed/name.txt"), "alpha\nBETA\ngamma\n"; got != want {
+	if got, want := patchFile(t, s, "renamed/name.txt"), "alpha\nBETA\ngamma\n"; got != want {
 		t.Errorf("renamed/name.txt = %q, want %q", got, want)
 	}
-	if exists(s, "old/name.txt") || exists(s, "gone.txt") {
+	if patchExists(s, "old/name.txt") || patchExists(s, "gone.txt") {
 		t.Error("moved or deleted file still exists")
 	}
 	// Written files count as read: a later edit needs no re-read.
@@ -136,7 +136,7 @@ func TestApplyPatchParseErrors(t *testing.T) {
 				t.Fatalf("malformed patch accepted: %s", r.Text)
 			}
 			golden(t, "apply_patch/parse_"+name, r.Text)
-			if got := readWS(t, s, "a.txt"); got != "a\n" {
+			if got := patchFile(t, s, "a.txt"); got != "a\n" {
 				t.Errorf("a.txt changed to %q by a malformed patch", got)
 			}
 		})
@@ -168,10 +168,10 @@ func TestApplyPatchAtomicOnMismatch(t *testing.T) {
 		t.Fatalf("mismatching patch applied: %s", r.Text)
 	}
 	golden(t, "apply_patch/hunk_mismatch", r.Text)
-	if got := readWS(t, s, "one.txt"); got != "1\n2\n3\n" {
+	if got := patchFile(t, s, "one.txt"); got != "1\n2\n3\n" {
 		t.Errorf("one.txt = %q; the failed patch must leave it untouched", got)
 	}
-	if exists(s, "three.txt") {
+	if patchExists(s, "three.txt") {
 		t.Error("three.txt was created by a failed patch")
 	}
 }
@@ -197,10 +197,10 @@ func TestApplyPatchRollbackOnWriteFailure(t *testing.T) {
 		t.Fatalf("patch applied: %s", r.Text)
 	}
 	golden(t, "apply_patch/rollback", r.Text)
-	if got := readWS(t, s, "m.txt"); got != "keep\nme\n" {
+	if got := patchFile(t, s, "m.txt"); got != "keep\nme\n" {
 		t.Errorf("m.txt = %q, want its original content after rollback", got)
 	}
-	if exists(s, "d") {
+	if patchExists(s, "d") {
 		t.Error("directory d created by the failed patch was not removed")
 	}
 	if s.Reads.WasRead(filepath.Join(s.Workspace.Root(), "m.txt")) {
@@ -216,7 +216,7 @@ func TestApplyPatchKeepsCRLF(t *testing.T) {
 	if r.IsError {
 		t.Fatal(r.Text)
 	}
-	if got, want := readWS(t, s, "win.txt"), "one\r\n2\r\n2b\r\nthree\r\n"; got != want {
+	if got, want := patchFile(t, s, "win.txt"), "one\r\n2\r\n2b\r\nthree\r\n"; got != want {
 		t.Errorf("win.txt = %q, want %q", got, want)
 	}
 }
@@ -255,7 +255,7 @@ func TestApplyPatchKeepsModes(t *testing.T) {
 			t.Errorf("%s mode = %v, want %v", rel, fi.Mode().Perm(), want)
 		}
 	}
-	if exists(s, "run.sh") {
+	if patchExists(s, "run.sh") {
 		t.Error("run.sh still exists after the move")
 	}
 }
@@ -272,26 +272,26 @@ func TestApplyPatchReadBeforeOverwriteOrDelete(t *testing.T) {
 	golden(t, "apply_patch/delete_needs_read", r.Text)
 	r2 := runPatch(t, s, add)
 	golden(t, "apply_patch/add_over_existing_needs_read", r2.Text)
-	if !r.IsError || !r2.IsError || !exists(s, "x.txt") || readWS(t, s, "y.txt") != "why\n" {
+	if !r.IsError || !r2.IsError || !patchExists(s, "x.txt") || patchFile(t, s, "y.txt") != "why\n" {
 		t.Fatal("delete or overwrite of an unread file went through")
 	}
 
 	// A read that went stale (the file changed since) does not count.
-	markRead(t, s, "x.txt")
+	patchMarkRead(t, s, "x.txt")
 	writeFile(t, s, "x.txt", "changed behind your back\n")
 	if r := runPatch(t, s, del); !r.IsError || !strings.Contains(r.Text, "changed on disk") {
 		t.Fatalf("delete after a stale read: %s", r.Text)
 	}
 
-	markRead(t, s, "x.txt")
-	markRead(t, s, "y.txt")
+	patchMarkRead(t, s, "x.txt")
+	patchMarkRead(t, s, "y.txt")
 	if r := runPatch(t, s, del); r.IsError || r.Text != "D x.txt" {
 		t.Fatalf("delete after read: %s", r.Text)
 	}
 	if r := runPatch(t, s, add); r.IsError || r.Text != "A y.txt" {
 		t.Fatalf("add over a read file: %s", r.Text)
 	}
-	if exists(s, "x.txt") || readWS(t, s, "y.txt") != "replaced\n" {
+	if patchExists(s, "x.txt") || patchFile(t, s, "y.txt") != "replaced\n" {
 		t.Error("delete or overwrite after a read did not happen")
 	}
 	// Update needs no read: its context lines prove the model knows the file.
@@ -370,7 +370,7 @@ func TestApplyPatchTolerance(t *testing.T) {
 			if r.IsError {
 				t.Fatal(r.Text)
 			}
-			if got := readWS(t, s, "f"); got != c.want {
+			if got := patchFile(t, s, "f"); got != c.want {
 				t.Errorf("f = %q, want %q", got, c.want)
 			}
 		})
@@ -401,7 +401,7 @@ func TestApplyPatchLocatesHunks(t *testing.T) {
 		t.Fatal(r.Text)
 	}
 	want := "func a() {\n\treturn nil\n}\n\nfunc b() {\n\treturn errB\n}\n\nfunc c() {\n\treturn errC\n}\n// appended\n"
-	if got := readWS(t, s, "g.go"); got != want {
+	if got := patchFile(t, s, "g.go"); got != want {
 		t.Errorf("g.go =\n%s\nwant\n%s", got, want)
 	}
 
@@ -456,7 +456,7 @@ func TestApplyPatchConfinement(t *testing.T) {
 					t.Errorf("%s created outside the workspace", p)
 				}
 			}
-			if readWS(t, s, "in.txt") != "in\n" {
+			if patchFile(t, s, "in.txt") != "in\n" {
 				t.Error("in.txt changed by a refused patch")
 			}
 		})

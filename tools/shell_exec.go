@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -60,6 +61,7 @@ func (r shellRun) exec(ctx context.Context) (shellOutcome, error) {
 		return shellOutcome{}, fmt.Errorf("create output pipe: %w", err)
 	}
 	cmd := exec.Command(sh, "-c", r.command)
+	cmd.Args[0] = filepath.Base(sh) // messages say "bash: ...", not the install path
 	cmd.Dir = r.dir
 	cmd.Env = scrubEnv(os.Environ())
 	cmd.Stdout, cmd.Stderr = pw, pw // stdin stays nil: /dev/null
