@@ -21,6 +21,8 @@ func Builtin() []Tool {
 		Todo(),
 		Grep(),
 		FindFiles(),
+		ApplyPatch(),
+		Shell(),
 	}
 }
 
