@@ -249,6 +249,9 @@ func (e *Executor) invoke(ctx context.Context, p *pending) (res Result, err erro
 const maxSequentialTimeout = 11 * time.Minute
 
 func (e *Executor) timeoutFor(spec Spec) time.Duration {
+	if spec.Timeout > 0 {
+		return spec.Timeout
+	}
 	if spec.Parallel == Sequential {
 		return maxSequentialTimeout
 	}

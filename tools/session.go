@@ -57,6 +57,9 @@ type Session struct {
 	Cache     *Cache
 	Spill     *Spiller
 	Config    Config
+	// Delegator spawns and manages child agents for the delegation tools;
+	// nil for agents that may not delegate.
+	Delegator Delegator
 
 	round   atomic.Int64
 	shellMu sync.Mutex // Sequential tools run one at a time per session

@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"strings"
+	"time"
 )
 
 // Tier says when a tool is shown to the model.
@@ -65,6 +66,9 @@ type Spec struct {
 	Cacheable   bool
 	Truncation  Truncation
 	Tier        Tier
+	// Timeout overrides the executor's per-call timeout for this tool
+	// (delegate waits for a whole child agent).
+	Timeout time.Duration
 }
 
 // Summary is the first line of the description, for listings.

@@ -1,0 +1,211 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/tools"
+)
+
+// agentSpec is what a new agent actor is started with.
+type agentSpec struct {
+	id, parent  string
+	kind        Kind
+	task        string
+	context     string // the parent's context, injected as a system message
+	model       string // explicit model override ("" routes by kind)
+	parentModel string
+	depth       int
+	background  bool
+	resume      *convo.Checkpoint
+	// done is called once, on the actor's goroutine, when the agent ends.
+	done func(AgentResult)
+}
+
+// agent is one agent actor. Its fields are touched only by its own
+// Receive, except the conversation, which belongs to the one step
+// goroutine running at a time (model step or tool step) and comes back
+// with its completion message.
+type agent struct {
+	rt   *runtime
+	spec agentSpec
+	log  zerolog.Logger
+	ev   *agentEvents
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	self   *actor.PID
+
+	conv         *convo.Conversation
+	session      *tools.Session
+	phase        string
+	round        int
+	planRounds   int
+	model        string
+	usage        llm.Usage
+	cost         float64
+	toolCalls    int64
+	bestText     string
+	busy         bool // a step goroutine owns the conversation
+	currentTool  string
+	wrapUp       bool // the budget is exhausted: the next round is the last
+	finalRound   bool
+	lastCall     string // doom-loop detection: the last call's signature
+	repeats      int
+	pendingInput []string
+	ended        bool
+	plan         *tools.Plan
+	kids         *children
+	// Copies of loop state taken for the checkpoint of the running tool
+	// step (the step goroutine reads these, never the live fields).
+	planRoundsAt int
+	bestTextAt   string
+}
+
+func newAgent(rt *runtime, spec agentSpec) *agent {
+	return &agent{rt: rt, spec: spec,
+		log: rt.log.With().Str("agent", spec.id).Str("kind", spec.kind.Name).Logger()}
+}
+
+// Receive handles the agent's messages. Nothing here blocks: model calls
+// and tool batches run in goroutines that report back as messages.
+func (a *agent) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		a.start(c)
+	case *startRound:
+		a.startRound(c)
+	case *modelDone:
+		a.onModel(c, m)
+	case *toolsDone:
+		a.onTools(c, m)
+	case *toolActivity:
+		if m.started {
+			a.currentTool = m.name
+		} else if a.currentTool == m.name {
+			a.currentTool = ""
+		}
+	case *Cancel:
+		a.onCancel(c, m)
+	case *Status:
+		c.Respond(a.status())
+	case *SendInput:
+		a.pendingInput = append(a.pendingInput, m.Message)
+		c.Respond(&SendInputReply{Accepted: !a.ended})
+	case *stepPanic:
+		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError,
+			Err: fmt.Sprintf("internal error in %s: %v", m.where, m.value)})
+	case *actor.Stopping:
+		if a.cancel != nil {
+			a.cancel()
+		}
+	case *actor.Stopped:
+		if !a.ended {
+			// Stopped from outside (a parent's cancel or shutdown): still
+			// report, so nobody waits forever.
+			a.ended = true
+			a.deliver(AgentResult{Status: StatusCancelled, Reason: ReasonCancelled, Text: a.bestText})
+		}
+	default:
+		a.receiveDelegation(c, m)
+	}
+}
+
+// start prepares the agent's session and conversation and starts round 1
+// (or the round after a checkpoint's).
+func (a *agent) start(c actor.Context) {
+	a.self = c.Self()
+	a.ctx, a.cancel = context.WithCancel(a.rt.ctx)
+	a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log)
+	a.session = a.rt.newSession(a.spec.id)
+	if a.mayDelegate() {
+		a.session.Delegator = agentDelegator{a}
+	}
+	a.phase = PhaseExecute
+	if a.spec.kind.PlanFirst && a.rt.settings.planFirst(a.spec.kind.Name) {
+		a.phase = PhasePlan
+	}
+	if err := a.initConversation(); err != nil {
+		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Err: err.Error()})
+		return
+	}
+	a.ev.emit("agent.started", map[string]any{
+		"task": a.spec.task, "depth": a.spec.depth, "phase": a.phase, "round": a.round,
+		"tools": a.toolNames(), "resumed": a.spec.resume != nil, "background": a.spec.background,
+	})
+	c.Send(c.Self(), &startRound{})
+}
+
+func (a *agent) initConversation() error {
+	if cp := a.spec.resume; cp != nil {
+		a.conv = cp.Conversation
+		a.round, a.usage, a.cost, a.model = cp.Round, cp.Usage, cp.Cost, cp.Model
+		if cp.Phase != "" {
+			a.phase = cp.Phase
+		}
+		var st checkpointState
+		if len(cp.State) > 0 {
+			if err := jsonUnmarshal(cp.State, &st); err != nil {
+				return fmt.Errorf("resume %s: checkpoint state: %w", a.spec.id, err)
+			}
+		}
+		a.planRounds, a.bestText = st.PlanRounds, st.BestText
+		a.ev.setSeq(st.Seq)
+		return nil
+	}
+	conv, err := convo.New(a.rt.convoConfig(a.rt.defaultModelFor(a.spec)))
+	if err != nil {
+		return fmt.Errorf("conversation: %w", err)
+	}
+	if err := conv.AppendSystem(a.systemPrompt()); err != nil {
+		return err
+	}
+	if a.spec.context != "" {
+		if err := conv.AppendSystem("Context from parent task:\n" + a.spec.context); err != nil {
+			return err
+		}
+	}
+	if err := conv.AppendTask(a.spec.task); err != nil {
+		return err
+	}
+	a.conv = conv
+	return nil
+}
+
+// toolNames is the kind's tool set in the current phase.
+func (a *agent) toolNames() []string {
+	if a.phase == PhasePlan {
+		return planningTools(a.spec.kind, a.rt.readOnlyTool)
+	}
+	return a.spec.kind.Tools
+}
+
+func (a *agent) systemPrompt() string {
+	k := a.spec.kind
+	prompt := k.Prompt
+	if prompt == "" {
+		prompt = fmt.Sprintf("You are a %s agent. %s", k.Name, k.Description)
+	}
+	return prompt + "\n\n" + tools.Guidance(a.rt.registryFor(k.Tools))
+}
+
+func (a *agent) status() *StatusReply {
+	return &StatusReply{Agent: a.spec.id, Kind: a.spec.kind.Name, Round: a.round, Phase: a.phase,
+		PromptTokens: a.usage.PromptTokens, CompletionTokens: a.usage.CompletionTokens,
+		Cost: a.cost, CurrentTool: a.currentTool, Model: a.model, Ended: a.ended}
+}
+
+func (a *agent) onCancel(c actor.Context, m *Cancel) {
+	a.log.Debug().Str("reason", m.Reason).Msg("cancel")
+	a.cancel()
+	a.kids.cancelAll(c)
+	if !a.busy {
+		a.finish(c, AgentResult{Status: StatusCancelled, Reason: ReasonCancelled, Text: a.bestText})
+	}
+	// Otherwise the running step ends on the cancelled context and its
+	// completion message finishes the agent.
+}

@@ -1,0 +1,254 @@
+package actors
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/google/uuid"
+	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/tools"
+)
+
+// child is a parent's record of one child agent.
+type child struct {
+	id         string
+	kind       string
+	model      string
+	pid        *actor.PID
+	background bool
+	done       chan struct{} // closed when result is set
+	result     AgentResult
+	panicked   string // the panic reason, from HandleFailure
+}
+
+// children tracks an agent's children. Only the parent actor touches the
+// map; the done channels are how the tool goroutines wait.
+type children struct {
+	byID map[string]*child
+	// pendingFinish is the parent's own result, held while it waits for
+	// background children (on_parent_finish: wait).
+	pendingFinish *AgentResult
+}
+
+// Messages between a parent's tool goroutines and the parent actor.
+type (
+	spawnChild struct {
+		spec agentSpec
+	}
+	spawned struct {
+		ch  *child
+		err error
+	}
+	lookupChild struct{ id string }
+	childEnded  struct {
+		id     string
+		result AgentResult
+	}
+)
+
+func (k *children) cancelAll(c actor.Context) {
+	if k == nil {
+		return
+	}
+	for _, ch := range k.byID {
+		if !isClosed(ch.done) {
+			c.Send(ch.pid, &Cancel{Reason: "parent cancelled"})
+		}
+	}
+}
+
+// settle is called when the parent ends: running children are cancelled
+// (their results still arrive, and their leases come back).
+func (k *children) settle(c actor.Context, a *agent) {
+	if k == nil {
+		return
+	}
+	for _, ch := range k.byID {
+		if !isClosed(ch.done) {
+			a.ev.emit(messages.EvtAgentCancelled, map[string]any{"child": ch.id, "reason": "parent ended"})
+			c.Send(ch.pid, &Cancel{Reason: "parent ended"})
+		}
+	}
+}
+
+func (k *children) running() int {
+	if k == nil {
+		return 0
+	}
+	n := 0
+	for _, ch := range k.byID {
+		if !isClosed(ch.done) {
+			n++
+		}
+	}
+	return n
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// receiveDelegation handles the parent side of the child protocol.
+func (a *agent) receiveDelegation(c actor.Context, msg any) {
+	switch m := msg.(type) {
+	case *spawnChild:
+		c.Respond(a.spawn(c, m.spec))
+	case *lookupChild:
+		if a.kids == nil || a.kids.byID[m.id] == nil {
+			c.Respond(&spawned{err: fmt.Errorf("no agent %q among the agents you started; known: %s", m.id, a.kidIDs())})
+			return
+		}
+		c.Respond(&spawned{ch: a.kids.byID[m.id]})
+	case *childEnded:
+		a.onChildEnded(c, m)
+	case *actor.Terminated:
+		// A child stopped; its result came (or comes) through childEnded.
+	}
+}
+
+func (a *agent) kidIDs() string {
+	if a.kids == nil || len(a.kids.byID) == 0 {
+		return "none"
+	}
+	ids := make([]string, 0, len(a.kids.byID))
+	for id := range a.kids.byID {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return strings.Join(ids, ", ")
+}
+
+// spawn starts a child actor; the lease was acquired by the caller.
+func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
+	if a.ended {
+		return &spawned{err: fmt.Errorf("agent %s has ended", a.spec.id)}
+	}
+	if a.kids == nil {
+		a.kids = &children{byID: map[string]*child{}}
+	}
+	ch := &child{id: spec.id, kind: spec.kind.Name, background: spec.background, done: make(chan struct{})}
+	parent := c.Self()
+	root := a.rt.system.Root
+	spec.done = func(r AgentResult) { root.Send(parent, &childEnded{id: spec.id, result: r}) }
+	props := actor.PropsFromProducer(func() actor.Actor { return newAgent(a.rt, spec) },
+		actor.WithSupervisor(childStrategy()))
+	pid, err := c.SpawnNamed(props, spec.id)
+	if err != nil {
+		return &spawned{err: fmt.Errorf("spawn %s: %w", spec.id, err)}
+	}
+	ch.pid, ch.model = pid, a.rt.pickModel(spec, 1)
+	a.kids.byID[spec.id] = ch
+	a.ev.emit(messages.EvtAgentSpawned, map[string]any{"child": spec.id, "kind": spec.kind.Name,
+		"model": ch.model, "task": clip(spec.task, 500), "background": spec.background, "depth": spec.depth})
+	return &spawned{ch: ch}
+}
+
+func (a *agent) onChildEnded(c actor.Context, m *childEnded) {
+	if a.kids == nil {
+		return
+	}
+	ch := a.kids.byID[m.id]
+	if ch == nil || isClosed(ch.done) {
+		return
+	}
+	ch.result = m.result
+	if ch.panicked != "" {
+		ch.result.Status, ch.result.Reason = StatusFailed, ReasonError
+		ch.result.Err = "agent crashed: " + ch.panicked
+	}
+	close(ch.done)
+	if a.kids.pendingFinish != nil && a.kids.running() == 0 {
+		r := *a.kids.pendingFinish
+		a.kids.pendingFinish = nil
+		a.finish(c, r)
+	}
+}
+
+// HandleFailure makes the agent its children's supervisor: a child whose
+// Receive panicked is stopped, never restarted (a restart would drop the
+// failing message and reset the conversation), and its parent records
+// why, so the waiting call gets an error result.
+func (a *agent) HandleFailure(sys *actor.ActorSystem, sup actor.Supervisor, who *actor.PID,
+	rs *actor.RestartStatistics, reason, msg any) {
+	if a.kids != nil {
+		for _, ch := range a.kids.byID {
+			if ch.pid != nil && ch.pid.Equal(who) {
+				ch.panicked = fmt.Sprint(reason)
+			}
+		}
+	}
+	a.log.Error().Str("child", who.Id).Interface("reason", reason).Str("message", fmt.Sprintf("%T", msg)).Msg("child agent crashed; stopping it")
+	sup.StopChildren(who)
+}
+
+// newChildSpec validates a delegate request and builds the child's spec.
+func (a *agent) newChildSpec(req tools.DelegateRequest) (agentSpec, error) {
+	kind, ok := a.rt.kinds[req.Type]
+	if !ok || req.Type == KindRoot {
+		return agentSpec{}, fmt.Errorf("unknown agent type %q; available: %s", req.Type, strings.Join(a.rt.delegableKinds(), ", "))
+	}
+	if a.phase == PhasePlan && !kind.ReadOnly {
+		return agentSpec{}, fmt.Errorf("%s agents can only be delegated after submit_plan; while planning, delegate read-only types (%s)",
+			req.Type, strings.Join(a.rt.readOnlyKinds(), ", "))
+	}
+	depth := a.spec.depth + 1
+	if depth > a.rt.settings.maxDepth() {
+		return agentSpec{}, fmt.Errorf("delegation depth limit reached (%d)", a.rt.settings.maxDepth())
+	}
+	if !kind.MayDelegate || depth >= a.rt.settings.maxDepth() {
+		kind.Tools = slices.DeleteFunc(slices.Clone(kind.Tools), func(t string) bool { return slices.Contains(DelegationTools, t) })
+	}
+	id := fmt.Sprintf("%s-%s", kind.Name, strings.ReplaceAll(uuid.NewString(), "-", "")[:8])
+	return agentSpec{id: id, parent: a.spec.id, kind: kind, task: req.Task, context: req.Context,
+		model: req.Model, parentModel: a.model, depth: depth, background: req.Background}, nil
+}
+
+func (rt *runtime) delegableKinds() []string {
+	var out []string
+	for n := range rt.kinds {
+		if n != KindRoot {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (rt *runtime) readOnlyKinds() []string {
+	var out []string
+	for n, k := range rt.kinds {
+		if k.ReadOnly && n != KindRoot {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// mayDelegate reports whether this agent gets the delegation tools.
+func (a *agent) mayDelegate() bool {
+	return a.spec.kind.MayDelegate && a.spec.depth < a.rt.settings.maxDepth()
+}
+
+func delegationTools() []tools.Tool { return tools.DelegationTools() }
+
+// capText cuts a child's result for its parent, saying so.
+func capText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := s[:n]
+	for len(cut) > 0 && !utf8Start(s[len(cut)]) {
+		cut = cut[:len(cut)-1]
+	}
+	return cut + fmt.Sprintf("\n[result truncated: showing first %d of %d chars; ask the agent for a shorter answer or use a background agent and check_agent]", len(cut), len(s))
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,167 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/tools"
+)
+
+// agentDelegator implements tools.Delegator for one agent. Its methods run
+// on the agent's tool-step goroutine; they reach the agent actor through
+// requests, never its fields, except the spec and phase, which do not
+// change while a tool step runs.
+type agentDelegator struct{ a *agent }
+
+var _ tools.Delegator = agentDelegator{}
+
+const actorAskTimeout = 30 * time.Second
+
+func (d agentDelegator) Delegate(ctx context.Context, req tools.DelegateRequest) (tools.ChildReport, error) {
+	a := d.a
+	spec, err := a.newChildSpec(req)
+	if err != nil {
+		return tools.ChildReport{}, err
+	}
+	if a.rt.budget != nil {
+		lease, err := a.rt.budget.Acquire(ctx, budget.Acquire{Agent: spec.id, Parent: a.spec.id,
+			Kind: spec.kind.Name, Estimate: a.rt.settings.estimate(spec.kind.Name)},
+			func(q budget.Queued) { a.ev.emit(messages.EvtBudgetWaiting, q.Wire(spec.kind.Name)) })
+		if err != nil {
+			if ctx.Err() != nil {
+				return tools.ChildReport{}, ctx.Err()
+			}
+			return tools.ChildReport{}, fmt.Errorf("no budget for a new %s agent: %v", spec.kind.Name, err)
+		}
+		a.ev.emit(messages.EvtBudgetAcquired, lease.Wire())
+	}
+	res, err := a.rt.system.Root.RequestFuture(a.self, &spawnChild{spec: spec}, actorAskTimeout).Result()
+	sp, _ := res.(*spawned)
+	if err == nil && sp != nil {
+		err = sp.err
+	}
+	if err != nil {
+		d.releaseUnused(spec.id)
+		return tools.ChildReport{}, fmt.Errorf("start %s agent: %v", spec.kind.Name, err)
+	}
+	ch := sp.ch
+	if a.rt.budget != nil {
+		if err := a.rt.budget.Attach(ctx, spec.id, ch.pid); err != nil && ctx.Err() == nil {
+			a.log.Warn().Err(err).Str("child", spec.id).Msg("attach lease")
+		}
+	}
+	if req.Background {
+		return tools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: ch.model, Status: StatusRunning}, nil
+	}
+	select {
+	case <-ch.done:
+		return d.report(ch), nil
+	case <-ctx.Done():
+		a.rt.system.Root.Send(ch.pid, &Cancel{Reason: "parent call cancelled"})
+		return tools.ChildReport{}, ctx.Err()
+	}
+}
+
+// StatusRunning is a live child's status in check_agent.
+const StatusRunning = "running"
+
+func (d agentDelegator) releaseUnused(agent string) {
+	if d.a.rt.budget == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = d.a.rt.budget.Release(ctx, budget.Release{Agent: agent})
+}
+
+func (d agentDelegator) lookup(ctx context.Context, id string) (*child, error) {
+	res, err := d.a.rt.system.Root.RequestFuture(d.a.self, &lookupChild{id: id}, actorAskTimeout).Result()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("look up agent %s: %v", id, err)
+	}
+	sp := res.(*spawned)
+	return sp.ch, sp.err
+}
+
+func (d agentDelegator) Check(ctx context.Context, id string, block bool, timeout time.Duration) (tools.ChildReport, error) {
+	ch, err := d.lookup(ctx, id)
+	if err != nil {
+		return tools.ChildReport{}, err
+	}
+	if block {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		select {
+		case <-ch.done:
+		case <-t.C:
+		case <-ctx.Done():
+			return tools.ChildReport{}, ctx.Err()
+		}
+	}
+	if isClosed(ch.done) {
+		return d.report(ch), nil
+	}
+	rep := tools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: ch.model, Status: StatusRunning}
+	if res, err := d.a.rt.system.Root.RequestFuture(ch.pid, &Status{}, 2*time.Second).Result(); err == nil {
+		if st, ok := res.(*StatusReply); ok {
+			rep.Rounds, rep.CurrentTool = st.Round, st.CurrentTool
+			rep.Tokens, rep.Cost = st.PromptTokens+st.CompletionTokens, st.Cost
+		}
+	}
+	return rep, nil
+}
+
+func (d agentDelegator) SendInput(ctx context.Context, id, message string) error {
+	ch, err := d.lookup(ctx, id)
+	if err != nil {
+		return err
+	}
+	if isClosed(ch.done) {
+		return fmt.Errorf("agent %s has already ended (%s); its result is available with check_agent", id, ch.result.Status)
+	}
+	res, err := d.a.rt.system.Root.RequestFuture(ch.pid, &SendInput{Message: message}, actorAskTimeout).Result()
+	if err != nil {
+		return fmt.Errorf("agent %s did not take the message: %v", id, err)
+	}
+	if r, ok := res.(*SendInputReply); !ok || !r.Accepted {
+		return fmt.Errorf("agent %s has already ended", id)
+	}
+	return nil
+}
+
+func (d agentDelegator) Cancel(ctx context.Context, id string) (tools.ChildReport, error) {
+	ch, err := d.lookup(ctx, id)
+	if err != nil {
+		return tools.ChildReport{}, err
+	}
+	if !isClosed(ch.done) {
+		d.a.rt.system.Root.Send(ch.pid, &Cancel{Reason: "cancel_agent"})
+		select {
+		case <-ch.done:
+		case <-ctx.Done():
+			return tools.ChildReport{}, ctx.Err()
+		}
+	}
+	return d.report(ch), nil
+}
+
+// report renders an ended child's result for its parent, capped.
+func (d agentDelegator) report(ch *child) tools.ChildReport {
+	r := ch.result
+	return tools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: firstNonEmpty(r.Model, ch.model),
+		Status: r.Status, Reason: r.Reason, Text: capText(r.Text, d.a.rt.settings.resultCap()), Plan: r.Plan,
+		Err: r.Err, Rounds: r.Rounds, Tokens: r.Usage.Total(), Cost: r.Cost}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,75 @@
+package actors
+
+import (
+	"encoding/json"
+
+	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/tools"
+)
+
+// spawnPlanEntry is one child of a planned fan-out.
+type spawnPlanEntry struct {
+	Type            string  `json:"type"`
+	Model           string  `json:"model"`
+	EstimatedTokens int64   `json:"estimated_tokens"`
+	EstimatedCost   float64 `json:"estimated_cost"`
+}
+
+// screenFanout handles a turn that delegates more children than the
+// fan-out threshold: it emits spawn.plan and lets the fan-out policy
+// decide. It returns the indices of the delegate calls refused.
+func (a *agent) screenFanout(calls []messages.ToolCall) map[int]tools.Result {
+	var idx []int
+	var plan []spawnPlanEntry
+	var tokens int64
+	var cost float64
+	for i, c := range calls {
+		if c.Name != "delegate" {
+			continue
+		}
+		var p tools.DelegateParams
+		_ = json.Unmarshal(c.Args, &p)
+		idx = append(idx, i)
+		e := spawnPlanEntry{Type: p.Type, EstimatedTokens: a.rt.settings.estimate(p.Type)}
+		if k, ok := a.rt.kinds[p.Type]; ok {
+			e.Model = a.rt.pickModel(agentSpec{kind: k, model: p.Model, parentModel: a.model}, 1)
+		}
+		if a.rt.models.Cost != nil {
+			e.EstimatedCost = a.rt.models.Cost(e.Model, llm.Usage{PromptTokens: int(e.EstimatedTokens)})
+		}
+		tokens += e.EstimatedTokens
+		cost += e.EstimatedCost
+		plan = append(plan, e)
+	}
+	limit := a.rt.settings.fanoutThreshold()
+	if len(idx) <= limit {
+		return nil
+	}
+	policy := a.rt.settings.FanoutPolicy
+	if policy == "" {
+		policy = PolicyAuto
+	}
+	data := map[string]any{"round": a.round, "children": plan, "count": len(idx), "threshold": limit,
+		"estimated_tokens": tokens, "estimated_cost": cost, "policy": policy}
+	a.ev.emit(messages.EvtSpawnPlan, data)
+	approved, by := true, "policy"
+	switch policy {
+	case PolicyDeny:
+		approved = false
+	case PolicyAsk:
+		args, _ := json.Marshal(data)
+		req := ApprovalRequest{Run: a.rt.run, Agent: a.spec.id, Kind: a.spec.kind.Name, Tool: "spawn.plan", Args: args}
+		a.ev.emit(messages.EvtApprovalRequested, req)
+		approved, by = a.rt.approve(a.ctx, req)
+	}
+	a.ev.emit(messages.EvtApprovalDecided, map[string]any{"tool": "spawn.plan", "approved": approved, "by": by})
+	if approved {
+		return nil
+	}
+	refused := map[int]tools.Result{}
+	for _, i := range idx {
+		refused[i] = tools.Errorf("fan-out refused: this turn starts %d agents, over the limit of %d, and the fan-out policy said no (%s). Delegate at most %d at a time, or do more in each.", len(idx), limit, by, limit)
+	}
+	return refused
+}

@@ -1,0 +1,89 @@
+package actors
+
+import (
+	"context"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// finish ends the agent once: it settles its children, emits its final
+// event, releases its budget lease, hands its result to whoever waits and
+// stops the actor.
+func (a *agent) finish(c actor.Context, r AgentResult) {
+	if a.ended {
+		return
+	}
+	if r.Status == StatusCompleted && a.rt.settings.OnParentFinish == "wait" && a.kids.running() > 0 {
+		// Finish once the background children have ended (onChildEnded).
+		a.kids.pendingFinish = &r
+		return
+	}
+	a.ended = true
+	a.cancel()
+	r.Agent, r.Kind, r.Rounds = a.spec.id, a.spec.kind.Name, a.round
+	r.Usage, r.Cost, r.ToolCalls, r.Model = a.usage, a.cost, a.toolCalls, a.model
+	if r.Plan == nil {
+		r.Plan = a.plan
+	}
+	a.kids.settle(c, a)
+	typ := messages.EvtAgentFinished
+	switch r.Status {
+	case StatusFailed:
+		typ = messages.EvtAgentFailed
+	case StatusCancelled:
+		typ = messages.EvtAgentCancelled
+	}
+	data := map[string]any{"status": r.Status, "reason": r.Reason, "rounds": r.Rounds,
+		"usage": r.Usage, "cost": r.Cost, "tool_calls": r.ToolCalls, "text": clip(r.Text, 2000)}
+	if r.Err != "" {
+		data["error"] = r.Err
+	}
+	if r.Plan != nil {
+		data["plan"] = r.Plan
+	}
+	if f := findingsOf(a.spec.kind.Name, r.Text); len(f) > 0 {
+		data["findings"] = f
+	}
+	if a.ev == nil { // failed before start completed
+		a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log)
+	}
+	a.ev.emit(typ, data)
+	if a.rt.budget != nil {
+		go a.release(r.Usage.Total())
+	}
+	a.deliver(r)
+	c.Stop(c.Self())
+}
+
+// release returns the agent's unused reservation. It runs in a goroutine:
+// the budget actor answers through a future.
+func (a *agent) release(used int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rel, err := a.rt.budget.Release(ctx, budget.Release{Agent: a.spec.id, Used: int64(used)})
+	if err != nil {
+		a.log.Warn().Err(err).Msg("release budget lease")
+		return
+	}
+	if !rel.Already {
+		a.ev.emit(messages.EvtBudgetReleased, rel.Wire())
+	}
+}
+
+func (a *agent) deliver(r AgentResult) {
+	if a.spec.done != nil {
+		done := a.spec.done
+		a.spec.done = nil
+		done(r)
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

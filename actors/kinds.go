@@ -1,0 +1,114 @@
+package actors
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Kind is a type of agent: the tools it may call, the model it runs on,
+// whether it may delegate and how it is prompted. The restriction is
+// enforced by the actor: a call outside Tools gets an error result.
+type Kind struct {
+	Name        string   `yaml:"name" json:"name"`
+	Description string   `yaml:"description" json:"description"`
+	Tools       []string `yaml:"tools" json:"tools"`
+	// Model names the model; "" follows ModelRole.
+	Model string `yaml:"model" json:"model,omitempty"`
+	// ModelRole is "cheap" (the cheapest configured model), "parent" (the
+	// delegating agent's model) or "default".
+	ModelRole   string `yaml:"model_role" json:"model_role,omitempty"`
+	MayDelegate bool   `yaml:"may_delegate" json:"may_delegate"`
+	// PlanFirst runs a planning phase (read-only tools + submit_plan)
+	// before the execution phase.
+	PlanFirst bool `yaml:"plan_first" json:"plan_first"`
+	// Prompt is the kind's system prompt; the tool guidance is appended.
+	Prompt string `yaml:"prompt" json:"prompt,omitempty"`
+	// ReadOnly kinds may be delegated during a parent's planning phase.
+	ReadOnly bool `yaml:"read_only" json:"read_only"`
+}
+
+// The built-in kind names.
+const (
+	KindRoot     = "root"
+	KindExplore  = "explore"
+	KindPlanner  = "planner"
+	KindWorker   = "worker"
+	PhasePlan    = "planning"
+	PhaseExecute = "executing"
+)
+
+var (
+	exploreTools = []string{"find_files", "grep", "list_dir", "read_file", "think"}
+	plannerTools = []string{"find_files", "grep", "list_dir", "read_file", "submit_plan", "think"}
+	workerTools  = []string{"apply_patch", "edit_file", "find_files", "grep", "list_dir", "read_file", "shell", "think", "todo", "write_file"}
+	// DelegationTools are the tools of agents that may delegate.
+	DelegationTools = []string{"cancel_agent", "check_agent", "delegate", "send_input"}
+)
+
+// BuiltinKinds returns the four built-in kinds of DESIGN.md §3.
+func BuiltinKinds() map[string]Kind {
+	root := append(append(slices.Clone(workerTools), DelegationTools...), "submit_plan")
+	slices.Sort(root)
+	return map[string]Kind{
+		KindRoot: {Name: KindRoot, Description: "the run's top agent: plans, delegates and acts",
+			Tools: root, ModelRole: "default", MayDelegate: true, PlanFirst: true, Prompt: rootPrompt},
+		KindExplore: {Name: KindExplore, Description: "cheap read-only agent that answers one question about the code with path:line findings",
+			Tools: exploreTools, ModelRole: "cheap", ReadOnly: true, Prompt: explorePrompt},
+		KindPlanner: {Name: KindPlanner, Description: "read-only agent that studies the code and returns a structured plan",
+			Tools: plannerTools, ModelRole: "parent", ReadOnly: true, Prompt: plannerPrompt},
+		KindWorker: {Name: KindWorker, Description: "agent that makes changes: edits files and runs commands",
+			Tools: workerTools, ModelRole: "parent", PlanFirst: true, Prompt: workerPrompt},
+	}
+}
+
+// planningTools is a kind's tool set in its planning phase: its read-only
+// tools plus submit_plan (and delegation of read-only kinds, which the
+// delegate tool itself enforces).
+func planningTools(k Kind, readOnly func(string) bool) []string {
+	var out []string
+	for _, t := range k.Tools {
+		if readOnly(t) || slices.Contains(DelegationTools, t) {
+			out = append(out, t)
+		}
+	}
+	if !slices.Contains(out, "submit_plan") {
+		out = append(out, "submit_plan")
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Validate reports the first problem with a kind definition.
+func (k Kind) Validate(known func(tool string) bool) error {
+	if k.Name == "" || strings.ContainsAny(k.Name, " .*>/") {
+		return fmt.Errorf("kind %q: name must be a single word", k.Name)
+	}
+	if len(k.Tools) == 0 {
+		return fmt.Errorf("kind %s: no tools", k.Name)
+	}
+	for _, t := range k.Tools {
+		if !known(t) && !slices.Contains(DelegationTools, t) {
+			return fmt.Errorf("kind %s: unknown tool %q", k.Name, t)
+		}
+	}
+	switch k.ModelRole {
+	case "", "cheap", "parent", "default":
+	default:
+		return fmt.Errorf("kind %s: model_role must be cheap, parent or default, got %q", k.Name, k.ModelRole)
+	}
+	return nil
+}
+
+const rootPrompt = `You are the lead agent of a team working in a software repository. Solve the user's task completely.
+Work in two phases. First plan: investigate with the read-only tools (and, for broad questions, several explore agents in parallel), then call submit_plan. Then execute the plan: make the changes, verify them, and finish with a concise answer for the user. Your final message (a turn without tool calls) ends your work, so only write it when you are done.`
+
+const explorePrompt = `You are an explore agent: you answer one question about a codebase, reading only. You cannot change files.
+Search efficiently (grep in files mode, then read the parts that matter) and stop as soon as you can answer.
+Finish with your findings: short statements, each with a path:line reference, e.g. "Retries are configured in internal/llm/retry.go:42". No preamble.`
+
+const plannerPrompt = `You are a planner agent: you study the code and produce a plan, reading only. You cannot change files.
+When you understand enough, call submit_plan with a short summary and concrete steps; each step lists the files it touches and the agent kind suited to it (explore, worker, planner). Submitting the plan ends your work.`
+
+const workerPrompt = `You are a worker agent: you carry out one well-defined change in a software repository.
+Plan briefly, then make the change with the edit tools, verify it (build or test with shell when there is a way), and finish with a short report of what you changed (paths) and how you verified it.`

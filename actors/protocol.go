@@ -1,0 +1,112 @@
+package actors
+
+import (
+	"encoding/json"
+
+	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/tools"
+)
+
+// Agent end states.
+const (
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+)
+
+// Reasons an agent ended.
+const (
+	ReasonFinished        = "finished"
+	ReasonRoundLimit      = "round_limit"
+	ReasonBudgetExhausted = "budget_exhausted"
+	ReasonError           = "error"
+	ReasonCancelled       = "cancelled"
+	ReasonPlanSubmitted   = "plan_submitted"
+)
+
+// AgentResult is how an agent ended: its final text (or best text so far),
+// why it ended, and what it spent.
+type AgentResult struct {
+	Agent     string      `json:"agent"`
+	Kind      string      `json:"kind"`
+	Status    string      `json:"status"`
+	Reason    string      `json:"reason"`
+	Text      string      `json:"text"`
+	Plan      *tools.Plan `json:"plan,omitempty"`
+	Err       string      `json:"error,omitempty"`
+	Rounds    int         `json:"rounds"`
+	Usage     llm.Usage   `json:"usage"`
+	Cost      float64     `json:"cost"`
+	ToolCalls int64       `json:"tool_calls"`
+	Model     string      `json:"model,omitempty"`
+}
+
+// Cancel asks an agent to stop: its running model call or tools are
+// cancelled, its children too, and it ends with status cancelled.
+type Cancel struct{ Reason string }
+
+// Status asks an agent for a StatusReply; it is answered at once, whatever
+// the agent is doing.
+type Status struct{}
+
+// StatusReply is an agent's state.
+type StatusReply struct {
+	Agent            string  `json:"agent"`
+	Kind             string  `json:"kind"`
+	Round            int     `json:"round"`
+	Phase            string  `json:"phase"`
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	Cost             float64 `json:"cost"`
+	CurrentTool      string  `json:"current_tool,omitempty"`
+	Model            string  `json:"model,omitempty"`
+	Ended            bool    `json:"ended"`
+}
+
+// SendInput adds a message to an agent's conversation before its next
+// round (steering).
+type SendInput struct{ Message string }
+
+// SendInputReply answers SendInput.
+type SendInputReply struct{ Accepted bool }
+
+// Internal messages of the round loop.
+type (
+	startRound struct{}
+	modelDone  struct {
+		resp        llm.Response
+		err         error
+		maintenance convo.Maintenance
+		maintErr    error
+		budgetState messages.BudgetState
+		model       string
+	}
+	toolsDone struct {
+		calls    []messages.ToolCall
+		results  []tools.Result
+		advisory convo.Advisory
+		ckpt     string // checkpoint path, "" if none was written
+		ckptErr  error
+		err      error // the conversation refused the results (a bug)
+		switched bool  // submit_plan moved the agent to execution
+	}
+	toolActivity struct {
+		name    string
+		started bool
+	}
+	stepPanic struct {
+		where string
+		value any
+	}
+)
+
+// checkpointState is the loop's own state kept in Checkpoint.State.
+type checkpointState struct {
+	PlanRounds int    `json:"plan_rounds,omitempty"`
+	BestText   string `json:"best_text,omitempty"`
+	Seq        uint64 `json:"seq"`
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

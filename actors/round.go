@@ -1,0 +1,172 @@
+package actors
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// executionPrompt switches an agent from planning to execution.
+const executionPrompt = "Planning is over. Carry out the plan now with the full tool set: make the changes, verify them, and finish with a concise answer (a message without tool calls ends your work)."
+
+// forcedExecutionPrompt is used when the planning rounds ran out.
+const forcedExecutionPrompt = "The planning phase has reached its round limit without submit_plan. Proceed with execution now using the full tool set, following the best plan you have."
+
+func (a *agent) startRound(c actor.Context) {
+	if a.ended {
+		return
+	}
+	if a.ctx.Err() != nil {
+		a.finish(c, AgentResult{Status: StatusCancelled, Reason: ReasonCancelled, Text: a.bestText})
+		return
+	}
+	if a.round >= a.rt.settings.maxRounds() {
+		a.finish(c, AgentResult{Status: StatusCompleted, Reason: ReasonRoundLimit, Text: a.bestText})
+		return
+	}
+	a.round++
+	if a.phase == PhasePlan {
+		a.planRounds++
+		if a.planRounds > a.rt.settings.planningRounds() {
+			a.switchToExecution(forcedExecutionPrompt)
+		}
+	}
+	for _, in := range a.pendingInput {
+		if err := a.conv.AppendUser(a.round, "Message from your parent agent:\n"+in); err != nil {
+			a.log.Error().Err(err).Msg("append input")
+		}
+	}
+	a.pendingInput = nil
+	if a.wrapUp && !a.finalRound {
+		a.finalRound = true
+		if err := a.conv.AppendUser(a.round, budget.WrapUpAdvisory); err != nil {
+			a.log.Error().Err(err).Msg("append wrap-up")
+		}
+	}
+	a.session.SetRound(a.round)
+	a.model = a.rt.pickModel(a.spec, a.round)
+	a.ev.emit(messages.EvtRoundStarted, map[string]any{"round": a.round, "phase": a.phase,
+		"model": a.model, "estimate": a.conv.Estimate(), "messages": a.conv.Len()})
+	a.busy = true
+	req := llm.Request{Model: a.model, Tools: a.rt.registryFor(a.toolNames()).ToolSpecs(),
+		Agent: a.spec.id, Run: a.rt.run, Kind: a.spec.kind.Name}
+	go a.modelStep(a.conv, req)
+}
+
+func (a *agent) switchToExecution(prompt string) {
+	a.phase = PhaseExecute
+	if err := a.conv.AppendUser(a.round, prompt); err != nil {
+		a.log.Error().Err(err).Msg("append execution prompt")
+	}
+	a.ev.emit(messages.EvtPhaseChanged, map[string]any{"phase": a.phase, "round": a.round})
+}
+
+// modelStep runs off the mailbox: it fits the conversation into the
+// context window, calls the model and charges the budget, then reports.
+func (a *agent) modelStep(conv *convo.Conversation, req llm.Request) {
+	root := a.rt.system.Root
+	defer func() {
+		if v := recover(); v != nil {
+			a.log.Error().Interface("panic", v).Bytes("stack", debug.Stack()).Msg("model step panicked")
+			root.Send(a.self, &stepPanic{where: "model step", value: v})
+		}
+	}()
+	var done modelDone
+	done.model = req.Model
+	done.maintenance, done.maintErr = conv.Fit(a.ctx, convo.Summarizer{Client: a.rt.client,
+		Model: req.Model, Run: a.rt.run, Agent: a.spec.id, Kind: a.spec.kind.Name})
+	req.Messages = conv.Messages()
+	done.resp, done.err = a.rt.client.Complete(a.ctx, req, nil)
+	if done.err == nil && a.rt.budget != nil {
+		used := int64(done.resp.Usage.Total())
+		if c := done.maintenance.Compaction; c != nil {
+			used += int64(c.Usage.Total())
+		}
+		rep, err := a.rt.budget.Usage(a.ctx, budget.Usage{Agent: a.spec.id, Tokens: used,
+			Cost: done.resp.Cost, TopUp: a.rt.settings.topUp(a.spec.kind.Name)})
+		switch {
+		case err != nil && a.ctx.Err() == nil:
+			a.log.Warn().Err(err).Msg("budget usage")
+		case err == nil:
+			done.budgetState = rep.State
+		}
+	}
+	root.Send(a.self, &done)
+}
+
+func (a *agent) onModel(c actor.Context, m *modelDone) {
+	a.busy = false
+	a.emitMaintenance(m.maintenance, m.maintErr)
+	if m.err != nil {
+		if a.ctx.Err() != nil {
+			a.finish(c, AgentResult{Status: StatusCancelled, Reason: ReasonCancelled, Text: a.bestText})
+			return
+		}
+		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Text: a.bestText, Err: describeModelErr(m.err)})
+		return
+	}
+	resp := m.resp
+	a.usage.PromptTokens += resp.Usage.PromptTokens
+	a.usage.CompletionTokens += resp.Usage.CompletionTokens
+	a.usage.CachedTokens += resp.Usage.CachedTokens
+	a.cost += resp.Cost
+	if c := m.maintenance.Compaction; c != nil {
+		a.usage.PromptTokens += c.Usage.PromptTokens
+		a.usage.CompletionTokens += c.Usage.CompletionTokens
+		a.cost += c.Cost
+	}
+	a.conv.Calibrate(resp.Usage.PromptTokens)
+	msg := resp.Message
+	names := make([]string, len(msg.ToolCalls))
+	for i, tc := range msg.ToolCalls {
+		names[i] = tc.Name
+	}
+	a.ev.emit(messages.EvtLLMResponse, map[string]any{"round": a.round, "model": resp.Model,
+		"usage": resp.Usage, "cost": resp.Cost, "finish_reason": resp.FinishReason,
+		"tool_calls": names, "text_chars": len(msg.Content), "attempts": resp.Attempts,
+		"total_tokens": a.usage.Total(), "total_cost": a.cost})
+	if msg.Content != "" {
+		a.bestText = msg.Content
+	}
+	if m.budgetState == messages.BudgetStateExhausted {
+		a.wrapUp = true
+	}
+	if len(msg.ToolCalls) == 0 {
+		a.finish(c, AgentResult{Status: StatusCompleted, Reason: ReasonFinished, Text: msg.Content})
+		return
+	}
+	if a.finalRound {
+		a.finish(c, AgentResult{Status: StatusCompleted, Reason: ReasonBudgetExhausted, Text: a.bestText})
+		return
+	}
+	if err := a.conv.AppendAssistant(a.round, msg); err != nil {
+		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Err: fmt.Sprintf("model answer rejected: %v", err)})
+		return
+	}
+	a.busy = true
+	go a.toolStep(a.conv, a.round, msg.ToolCalls, a.checkpointSnapshot())
+}
+
+func (a *agent) emitMaintenance(m convo.Maintenance, err error) {
+	if m.Eviction.Count > 0 {
+		a.ev.emit(messages.EvtContextEvicted, m.Eviction)
+	}
+	if m.Compaction != nil {
+		a.ev.emit(messages.EvtContextCompacted, m.Compaction)
+	}
+	if m.Fallback.Count > 0 {
+		a.ev.emit(messages.EvtContextEvicted, map[string]any{"fallback": true, "count": m.Fallback.Count,
+			"chars_freed": m.Fallback.CharsFreed, "estimate_after": m.Fallback.EstimateAfter})
+	}
+	if err != nil && a.ctx.Err() == nil {
+		a.log.Warn().Err(err).Msg("context compaction failed; evicted instead")
+	}
+}
+
+// describeModelErr keeps the provider's own words, which say what to fix.
+func describeModelErr(err error) string { return err.Error() }

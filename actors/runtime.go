@@ -1,0 +1,122 @@
+package actors
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/tools"
+)
+
+// Models says which model each agent runs on.
+type Models struct {
+	// Default is the model of the root and of kinds with role "default".
+	Default string
+	// Cheap is the model of kinds with role "cheap" (explore); "" = Default.
+	Cheap string
+	// Route, if set, picks the model for a kind and round (round-based
+	// overrides, cheap-orchestrator, per-kind models); it overrides the
+	// roles but not a kind's own Model nor an explicit delegate model.
+	Route func(kind string, round int) string
+	// Cost prices a usage on a model (for spawn.plan estimates); optional.
+	Cost func(model string, u llm.Usage) float64
+	// Window gives a model's context window in tokens; nil or 0 → 128000.
+	Window func(model string) int
+}
+
+// runtime is what every agent of a run shares. It is built once by Run and
+// read concurrently; the cache, the budget client and the emitters are
+// safe for concurrent use.
+type runtime struct {
+	ctx      context.Context
+	run      string
+	node     string
+	system   *actor.ActorSystem
+	client   llm.Client
+	models   Models
+	kinds    map[string]Kind
+	known    *tools.Registry
+	ws       *tools.Workspace
+	toolCfg  tools.Config
+	cache    *tools.Cache
+	spill    *tools.Spiller
+	settings Settings
+	events   Emitter
+	budget   *budget.Client
+	approver Approver
+	dataDir  string
+	log      zerolog.Logger
+}
+
+func (rt *runtime) newSession(agent string) *tools.Session {
+	return &tools.Session{Agent: agent, Workspace: rt.ws, Reads: tools.NewReadTracker(),
+		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg}
+}
+
+func (rt *runtime) registryFor(names []string) *tools.Registry { return rt.known.Filter(names) }
+
+func (rt *runtime) readOnlyTool(name string) bool {
+	t, ok := rt.known.Get(name)
+	return ok && t.Spec().ReadOnly
+}
+
+// defaultModelFor is the model an agent starts on (round 1).
+func (rt *runtime) defaultModelFor(spec agentSpec) string { return rt.pickModel(spec, 1) }
+
+// pickModel routes: an explicit delegate model, then the kind's own model,
+// then the router, then the kind's role.
+func (rt *runtime) pickModel(spec agentSpec, round int) string {
+	switch {
+	case spec.model != "":
+		return spec.model
+	case spec.kind.Model != "":
+		return spec.kind.Model
+	case rt.models.Route != nil:
+		if m := rt.models.Route(spec.kind.Name, round); m != "" {
+			return m
+		}
+	}
+	switch spec.kind.ModelRole {
+	case "cheap":
+		if rt.models.Cheap != "" {
+			return rt.models.Cheap
+		}
+	case "parent":
+		if spec.parentModel != "" {
+			return spec.parentModel
+		}
+	}
+	return rt.models.Default
+}
+
+func (rt *runtime) window(model string) int {
+	if rt.models.Window != nil {
+		if w := rt.models.Window(model); w > 0 {
+			return w
+		}
+	}
+	return 128_000
+}
+
+func (rt *runtime) convoConfig(model string) convo.Config {
+	protected := rt.settings.ProtectedTools
+	if protected == nil {
+		protected = []string{"todo", "submit_plan"}
+	}
+	return convo.Config{Window: rt.window(model), Protected: protected, RecentMessages: rt.settings.RecentMessages}
+}
+
+func (rt *runtime) saveCheckpoint(ck *convo.Checkpoint) (string, error) {
+	dir, err := convo.CheckpointDir(rt.dataDir, rt.run, ck.Agent)
+	if err != nil {
+		return "", err
+	}
+	if err := convo.SaveCheckpoint(dir, ck); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, convo.CheckpointFile), nil
+}

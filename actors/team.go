@@ -1,0 +1,206 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/tools"
+)
+
+// RootAgentID is the ID of every run's root agent.
+const RootAgentID = "root"
+
+// Options configure one run of a team.
+type Options struct {
+	Run       string // default: a new UUID
+	Node      string // this process's node name, for events
+	Workspace string
+	Task      string
+	Client    llm.Client
+	Models    Models
+	// Kinds are the agent kinds; nil → BuiltinKinds.
+	Kinds    map[string]Kind
+	Settings Settings
+	Tools    tools.Config
+	// Budget limits the run; Tokens 0 → 10 million.
+	Budget   budget.Limits
+	Events   Emitter
+	Approver Approver
+	Log      zerolog.Logger
+	// Resume continues the root agent from this checkpoint (same run ID).
+	Resume *convo.Checkpoint
+	// DataDir holds checkpoints and spill files; default <workspace>/.troupe.
+	DataDir string
+	// ExtraTools are added to the built-in tools (custom tools, tests).
+	ExtraTools []tools.Tool
+}
+
+// Result is a run's outcome: the root agent's result and the run's totals.
+type Result struct {
+	Run string `json:"run"`
+	AgentResult
+	Wall       time.Duration            `json:"wall_ns"`
+	Budget     *messages.BudgetSnapshot `json:"budget,omitempty"`
+	Checkpoint string                   `json:"checkpoint_dir,omitempty"`
+}
+
+// Run runs a team on a task until the root agent ends, and returns its
+// result. Cancelling ctx cancels the whole tree (each agent ends with its
+// best text so far) and returns once every agent has stopped and every
+// lease is released; the last checkpoint stays for `orchestrator resume`.
+func Run(ctx context.Context, o Options) (Result, error) {
+	start := time.Now()
+	rt, err := newRuntime(ctx, &o)
+	if err != nil {
+		return Result{}, err
+	}
+	defer rt.system.Shutdown()
+	runEv := newAgentEvents(rt.events, rt.run, "run", "", "run", rt.node, rt.log)
+	runEv.emit(messages.EvtRunStarted, map[string]any{"task": o.Task, "workspace": rt.ws.Root(),
+		"model": o.Models.Default, "resumed": o.Resume != nil})
+
+	bpid, err := budget.Spawn(rt.system.Root, rt.run, o.Budget, budget.WithLogger(rt.log))
+	if err != nil {
+		return Result{}, fmt.Errorf("start budget actor: %w", err)
+	}
+	rt.budget = budget.NewClient(rt.system.Root, bpid)
+	defer budget.Stop(rt.system.Root, bpid)
+
+	kind := rt.kinds[KindRoot]
+	// The root reserves the whole run: its children draw from its lease.
+	est := o.Budget.Tokens
+	lease, err := rt.budget.Acquire(ctx, budget.Acquire{Agent: RootAgentID, Kind: KindRoot, Estimate: est}, nil)
+	if err != nil {
+		return Result{}, fmt.Errorf("acquire root budget: %w", err)
+	}
+	runEv.emit(messages.EvtBudgetAcquired, lease.Wire())
+
+	results := make(chan AgentResult, 1)
+	spec := agentSpec{id: RootAgentID, kind: kind, task: o.Task, resume: o.Resume,
+		done: func(r AgentResult) { results <- r }}
+	if o.Resume != nil {
+		spec.task = o.Resume.Task
+	}
+	pid := rt.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return newAgent(rt, spec) },
+		actor.WithSupervisor(childStrategy())), "agent-root")
+	if err := rt.budget.Attach(ctx, RootAgentID, pid); err != nil && ctx.Err() == nil {
+		rt.log.Warn().Err(err).Msg("attach root lease")
+	}
+
+	var res AgentResult
+	select {
+	case res = <-results:
+	case <-ctx.Done():
+		rt.system.Root.Send(pid, &Cancel{Reason: "run cancelled"})
+		res = <-results
+	}
+	_ = rt.system.Root.StopFuture(pid).Wait()
+
+	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(start)}
+	if snap, err := snapshotAfterRelease(rt.budget); err == nil {
+		out.Budget = &snap
+	}
+	if dir, err := convo.RunDir(rt.dataDir, rt.run); err == nil {
+		out.Checkpoint = dir
+	}
+	if res.Status == StatusCompleted && res.Reason == ReasonFinished && !o.Settings.KeepCheckpoints {
+		if err := convo.RemoveRun(rt.dataDir, rt.run); err != nil {
+			rt.log.Warn().Err(err).Msg("remove checkpoints")
+		}
+		out.Checkpoint = ""
+	}
+	runEv.emit(messages.EvtRunFinished, map[string]any{"status": res.Status, "reason": res.Reason,
+		"usage": res.Usage, "cost": res.Cost, "rounds": res.Rounds, "wall_ms": out.Wall.Milliseconds(),
+		"budget": out.Budget})
+	return out, nil
+}
+
+// snapshotAfterRelease waits (briefly, by polling the actor) for the
+// leases of ended agents to come back, then returns the snapshot.
+func snapshotAfterRelease(c *budget.Client) (messages.BudgetSnapshot, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		snap, err := c.Snapshot(ctx)
+		if err != nil || snap.Slots == 0 || ctx.Err() != nil {
+			return snap, err
+		}
+		select {
+		case <-ctx.Done():
+			return snap, nil
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
+	if o.Task == "" && o.Resume == nil {
+		return nil, errors.New("run: empty task")
+	}
+	if o.Client == nil {
+		return nil, errors.New("run: no model client")
+	}
+	if o.Run == "" {
+		o.Run = uuid.NewString()
+	}
+	if o.Resume != nil {
+		o.Run = o.Resume.Run
+	}
+	if o.Budget.Tokens == 0 {
+		o.Budget.Tokens = 10_000_000
+	}
+	ws, err := tools.NewWorkspace(o.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	if o.DataDir == "" {
+		o.DataDir = convo.DataDir(ws.Root())
+	}
+	if o.Tools.DataDir == "" {
+		o.Tools.DataDir = o.DataDir
+	}
+	kinds := o.Kinds
+	if kinds == nil {
+		kinds = BuiltinKinds()
+	}
+	if _, ok := kinds[KindRoot]; !ok {
+		return nil, errors.New("run: no root kind")
+	}
+	known := tools.NewRegistry(append(append(tools.Builtin(), tools.SubmitPlan()), append(delegationTools(), o.ExtraTools...)...)...)
+	for _, k := range kinds {
+		if err := k.Validate(func(t string) bool { _, ok := known.Get(t); return ok }); err != nil {
+			return nil, fmt.Errorf("run: %w", err)
+		}
+	}
+	events := o.Events
+	if events == nil {
+		events = Emitters{}
+	}
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		if o.Log.GetLevel() == zerolog.Disabled {
+			return slog.New(slog.NewTextHandler(io.Discard, nil))
+		}
+		return slog.New(zerolog.NewSlogHandler(o.Log.Level(zerolog.WarnLevel)))
+	}))
+	return &runtime{ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
+		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
+		cache: tools.NewCache(o.Tools.CacheMaxAge), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
+		settings: o.Settings, events: events, approver: o.Approver, dataDir: o.DataDir, log: o.Log}, nil
+}
+
+// childStrategy stops a failed agent, never restarts it: a restart would
+// drop the failing message and reset the conversation.
+func childStrategy() actor.SupervisorStrategy {
+	return actor.NewOneForOneStrategy(0, time.Second, func(any) actor.Directive { return actor.StopDirective })
+}

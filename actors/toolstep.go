@@ -1,0 +1,207 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/tools"
+)
+
+// toolStep runs off the mailbox: it screens the calls (doom loop, approval),
+// executes the rest through the executor, appends the results to the
+// conversation and writes the round's checkpoint, then reports.
+func (a *agent) toolStep(conv *convo.Conversation, round int, calls []messages.ToolCall, ck *convo.Checkpoint) {
+	root := a.rt.system.Root
+	defer func() {
+		if v := recover(); v != nil {
+			a.log.Error().Interface("panic", v).Bytes("stack", debug.Stack()).Msg("tool step panicked")
+			root.Send(a.self, &stepPanic{where: "tool step", value: v})
+		}
+	}()
+	done := &toolsDone{calls: calls, results: make([]tools.Result, len(calls))}
+	var run []messages.ToolCall
+	var idx []int
+	fanout := a.screenFanout(calls)
+	for i, call := range calls {
+		if r, refused := fanout[i]; refused {
+			done.results[i] = r
+			continue
+		}
+		if r, refused := a.screen(call); refused {
+			done.results[i] = r
+			continue
+		}
+		run = append(run, call)
+		idx = append(idx, i)
+	}
+	if len(run) > 0 {
+		ex := a.executor()
+		for j, r := range ex.Run(a.ctx, run) {
+			done.results[idx[j]] = r
+		}
+	}
+	trs := make([]convo.ToolResult, len(calls))
+	for i, call := range calls {
+		trs[i] = convo.ToolResult{CallID: call.ID, Content: done.results[i].Text}
+		if done.results[i].IsError && trs[i].Content == "" {
+			trs[i].Content = "error"
+		}
+	}
+	done.advisory, done.err = conv.AppendToolResults(trs)
+	if done.err == nil && ck.Phase == PhasePlan && a.spec.kind.Name != KindPlanner && planAccepted(calls, done.results) {
+		// Switch here, while this goroutine owns the conversation, so the
+		// checkpoint already holds the execution prompt and phase.
+		done.switched = true
+		ck.Phase = PhaseExecute
+		done.err = conv.AppendUser(round, executionPrompt)
+	}
+	if done.err == nil {
+		// Written even when cancelled: the cancelled calls are in the
+		// conversation as error results, so a resumed agent redoes them.
+		st, _ := json.Marshal(checkpointState{PlanRounds: a.planRoundsAt, BestText: a.bestTextAt, Seq: a.ev.current()})
+		ck.State = st
+		ck.Conversation = conv.Clone()
+		done.ckpt, done.ckptErr = a.rt.saveCheckpoint(ck)
+	}
+	root.Send(a.self, done)
+}
+
+// screen refuses a call before it runs: a doom loop, or a mutating tool the
+// approval policy denies. It runs on the tool-step goroutine, one call at a
+// time in call order, and owns lastCall/repeats while the step runs.
+func (a *agent) screen(call messages.ToolCall) (tools.Result, bool) {
+	sig := call.Name + "\x00" + tools.CacheKey(call.Name, call.Args)
+	if sig == a.lastCall {
+		a.repeats++
+	} else {
+		a.lastCall, a.repeats = sig, 1
+	}
+	if n := a.rt.settings.doomRepeats(); a.repeats >= n {
+		a.ev.emit(messages.EvtDoomLoop, map[string]any{"round": a.round, "tool": call.Name,
+			"args": json.RawMessage(orEmpty(call.Args)), "repeats": a.repeats})
+		return tools.Errorf("doom loop: you have called %s with the same arguments %d times in a row, and the result will not change. Do something different: change the arguments, use another tool, or finish with what you have.", call.Name, a.repeats), true
+	}
+	t, ok := a.rt.known.Get(call.Name)
+	if !ok || t.Spec().ReadOnly {
+		return tools.Result{}, false
+	}
+	switch a.rt.settings.approval(call.Name) {
+	case PolicyDeny:
+		a.ev.emit(messages.EvtApprovalDecided, map[string]any{"tool": call.Name, "approved": false, "by": "policy"})
+		return tools.Errorf("tool %s is denied by this run's approval policy; do without it or finish and say what is needed", call.Name), true
+	case PolicyAsk:
+		req := ApprovalRequest{Run: a.rt.run, Agent: a.spec.id, Kind: a.spec.kind.Name, Tool: call.Name, Args: call.Args}
+		a.ev.emit(messages.EvtApprovalRequested, req)
+		start := time.Now()
+		ok, by := a.rt.approve(a.ctx, req)
+		a.ev.emit(messages.EvtApprovalDecided, map[string]any{"tool": call.Name, "approved": ok, "by": by,
+			"waited_ms": time.Since(start).Milliseconds()})
+		if !ok {
+			return tools.Errorf("the user did not approve this %s call (%s); do not retry it unchanged", call.Name, by), true
+		}
+	}
+	return tools.Result{}, false
+}
+
+func orEmpty(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("{}")
+	}
+	return b
+}
+
+// executor builds the executor for the current phase's tool set, with
+// hooks that emit tool events and keep Status's current tool up to date.
+func (a *agent) executor() *tools.Executor {
+	root := a.rt.system.Root
+	return &tools.Executor{
+		Tools: a.rt.registryFor(a.toolNames()), Known: a.rt.known, Kind: a.spec.kind.Name,
+		Session: a.session, Log: a.log,
+		Hooks: tools.Hooks{
+			OnStart: func(ci tools.CallInfo) {
+				root.Send(a.self, &toolActivity{name: ci.Name, started: true})
+				a.ev.emit(messages.EvtToolStarted, map[string]any{"round": a.round, "call_id": ci.ID,
+					"tool": ci.Name, "args": json.RawMessage(orEmpty(ci.Args))})
+			},
+			OnFinish: func(ci tools.CallInfo, r tools.Result) {
+				root.Send(a.self, &toolActivity{name: ci.Name})
+				data := map[string]any{"round": a.round, "call_id": ci.ID, "tool": ci.Name,
+					"duration_ms": float64(ci.Duration.Microseconds()) / 1000, "output_bytes": ci.OutputBytes,
+					"cached": ci.Cached, "truncated": ci.Truncated, "is_error": ci.IsError}
+				if a.session.Cache != nil {
+					data["cache_hits"] = a.session.Cache.AgentStats(a.spec.id).Hits
+				}
+				if r.Metadata != nil {
+					data["metadata"] = r.Metadata
+				}
+				a.ev.emit(messages.EvtToolFinished, data)
+			},
+		},
+	}
+}
+
+func (a *agent) onTools(c actor.Context, m *toolsDone) {
+	a.busy = false
+	a.toolCalls += int64(len(m.calls))
+	if m.err != nil {
+		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Text: a.bestText, Err: m.err.Error()})
+		return
+	}
+	if m.advisory.Level != convo.NoAdvisory {
+		a.ev.emit(messages.EvtBudgetAdvisory, m.advisory)
+	}
+	switch {
+	case m.ckptErr != nil:
+		a.log.Warn().Err(m.ckptErr).Msg("checkpoint")
+	case m.ckpt != "":
+		a.ev.emit(messages.EvtCheckpointSaved, map[string]any{"round": a.round, "path": m.ckpt})
+	}
+	if a.ctx.Err() != nil {
+		a.finish(c, AgentResult{Status: StatusCancelled, Reason: ReasonCancelled, Text: a.bestText})
+		return
+	}
+	for i, call := range m.calls {
+		if call.Name != "submit_plan" || m.results[i].IsError {
+			continue
+		}
+		plan, _ := m.results[i].Metadata["plan"].(tools.Plan)
+		a.plan = &plan
+		if a.spec.kind.Name == KindPlanner {
+			a.finish(c, AgentResult{Status: StatusCompleted, Reason: ReasonPlanSubmitted, Text: plan.Render(), Plan: &plan})
+			return
+		}
+	}
+	if m.switched {
+		a.phase = PhaseExecute
+		a.ev.emit(messages.EvtPhaseChanged, map[string]any{"phase": a.phase, "round": a.round, "by": "submit_plan"})
+	}
+	if a.finalRound {
+		a.finish(c, AgentResult{Status: StatusCompleted, Reason: ReasonBudgetExhausted, Text: a.bestText})
+		return
+	}
+	c.Send(c.Self(), &startRound{})
+}
+
+// checkpointSnapshot captures the loop state for the round's checkpoint;
+// the tool step adds the conversation once the results are in.
+func (a *agent) checkpointSnapshot() *convo.Checkpoint {
+	a.planRoundsAt, a.bestTextAt = a.planRounds, a.bestText
+	return &convo.Checkpoint{Run: a.rt.run, Agent: a.spec.id, Parent: a.spec.parent, Kind: a.spec.kind.Name,
+		Task: a.spec.task, Round: a.round, Phase: a.phase, Usage: a.usage, Cost: a.cost, Model: a.model}
+}
+
+func planAccepted(calls []messages.ToolCall, results []tools.Result) bool {
+	for i, c := range calls {
+		if c.Name == "submit_plan" && !results[i].IsError {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *agent) describe() string { return fmt.Sprintf("%s %s", a.spec.kind.Name, a.spec.id) }

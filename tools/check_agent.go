@@ -1,0 +1,36 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"time"
+)
+
+//go:embed check_agent.md
+var checkAgentDoc string
+
+// CheckAgentParams are check_agent's arguments.
+type CheckAgentParams struct {
+	AgentID string `json:"agent_id" jsonschema:"the ID delegate returned"`
+	Block   bool   `json:"block,omitempty" jsonschema:"wait until the agent ends (default false)"`
+	Timeout int    `json:"timeout,omitempty" jsonschema:"seconds to wait with block=true (default 60, max 600)"`
+}
+
+// CheckAgent returns the check_agent tool.
+func CheckAgent() Tool {
+	return New(Spec{Name: "check_agent", Description: checkAgentDoc, ReadOnly: true, Parallel: ParallelSafe,
+		Tier: TierAlways, Truncation: Head(16 * 1024), Timeout: 11 * time.Minute}, runCheckAgent, Minimum("timeout", 1), Maximum("timeout", 600))
+}
+
+func runCheckAgent(ctx context.Context, s *Session, p CheckAgentParams) (Result, error) {
+	d, refuse := delegatorOf(s)
+	if refuse != nil {
+		return *refuse, nil
+	}
+	timeout := 60 * time.Second
+	if p.Timeout > 0 {
+		timeout = time.Duration(p.Timeout) * time.Second
+	}
+	rep, err := d.Check(ctx, p.AgentID, p.Block, timeout)
+	return delegationResult(ctx, rep, err)
+}

@@ -1,0 +1,46 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"strings"
+	"time"
+)
+
+//go:embed delegate.md
+var delegateDoc string
+
+// DelegateParams are delegate's arguments.
+type DelegateParams struct {
+	Task       string `json:"task" jsonschema:"the sub-task, self-contained: what to find or do and what to return"`
+	Type       string `json:"type" jsonschema:"agent type: explore, planner, worker or a custom type"`
+	Context    string `json:"context,omitempty" jsonschema:"what the child needs to know from your work so far"`
+	Model      string `json:"model,omitempty" jsonschema:"model for the child (default: chosen by type)"`
+	Background bool   `json:"background,omitempty" jsonschema:"return the agent ID at once instead of waiting (default false)"`
+}
+
+// Delegate returns the delegate tool.
+func Delegate() Tool {
+	return New(Spec{Name: "delegate", Description: delegateDoc, ReadOnly: true, Parallel: ParallelSafe,
+		Tier: TierAlways, Truncation: Head(16 * 1024), Timeout: 24 * time.Hour}, runDelegate)
+}
+
+func runDelegate(ctx context.Context, s *Session, p DelegateParams) (Result, error) {
+	d, refuse := delegatorOf(s)
+	if refuse != nil {
+		return *refuse, nil
+	}
+	if strings.TrimSpace(p.Task) == "" {
+		return Errorf("task is empty: say what the agent should find or do"), nil
+	}
+	if strings.TrimSpace(p.Type) == "" {
+		return Errorf("type is empty: use explore, planner, worker or a custom type"), nil
+	}
+	rep, err := d.Delegate(ctx, DelegateRequest{Task: p.Task, Type: strings.TrimSpace(p.Type), Context: p.Context,
+		Model: p.Model, Background: p.Background})
+	if err == nil && p.Background {
+		r := Text("Started agent " + rep.AgentID + " (" + rep.Kind + ") in the background. Use check_agent with agent_id=" + rep.AgentID + " to get its result.")
+		return r.WithMeta("agent_id", rep.AgentID).WithMeta("status", rep.Status).WithMeta("kind", rep.Kind), nil
+	}
+	return delegationResult(ctx, rep, err)
+}
