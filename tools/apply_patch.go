@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -96,6 +97,7 @@ type fileState struct {
 	mode         fs.FileMode // permission bits, kept on rewrite
 	exists       bool        // after the operations planned so far
 	content      []byte
+	link         string // a symbolic link's target, for a link being deleted
 }
 
 // patchPlan computes every file's new content in memory before anything
@@ -150,8 +152,53 @@ func (pl *patchPlan) mustHaveRead(st *fileState) error {
 	return pl.s.Reads.Check(st.abs, st.display)
 }
 
+// symlink returns the state of path itself when it is a symbolic link
+// (inside the workspace, pointing inside it), so that deleting it removes
+// the link rather than the file it points to.
+func (pl *patchPlan) symlink(path string) (*fileState, bool, error) {
+	path = filepath.Clean(path)
+	if _, err := pl.s.Workspace.Resolve(path); err != nil {
+		return nil, false, err
+	}
+	parent, err := pl.s.Workspace.Resolve(filepath.Dir(path))
+	if err != nil {
+		return nil, false, err
+	}
+	abs := filepath.Join(parent, filepath.Base(path))
+	if st, ok := pl.files[abs]; ok {
+		return st, st.link != "", nil
+	}
+	fi, err := os.Lstat(abs)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return nil, false, nil
+	}
+	target, err := os.Readlink(abs)
+	if err != nil {
+		return nil, false, fmt.Errorf("read link %s: %v", pl.s.Workspace.Display(abs), err)
+	}
+	st := &fileState{abs: abs, display: pl.s.Workspace.Display(abs), existed: true, exists: true, link: target}
+	pl.files[abs] = st
+	pl.order = append(pl.order, abs)
+	return st, true, nil
+}
+
 // apply plans one operation and returns its summary line.
 func (pl *patchPlan) apply(op fileOp) (string, error) {
+	if op.kind == opDelete || op.moveTo != "" {
+		link, ok, err := pl.symlink(op.path)
+		switch {
+		case err != nil:
+			return "", err
+		case ok && op.moveTo != "":
+			return "", fmt.Errorf("%s is a symbolic link; apply_patch does not move links (use shell mv, or update the file it points to)", link.display)
+		case ok && !link.exists:
+			return "", fmt.Errorf("cannot delete %s: no such file", link.display)
+		case ok:
+			// A link holds no content to lose, so no prior read is needed.
+			link.exists = false
+			return "D " + link.display, nil
+		}
+	}
 	st, err := pl.file(op.path)
 	if err != nil {
 		return "", err
@@ -189,7 +236,7 @@ func (pl *patchPlan) update(op fileOp, st *fileState) (string, error) {
 	ft := splitText(string(st.content))
 	lines, err := applyHunks(ft.lines, op.hunks)
 	if err != nil {
-		return "", fmt.Errorf("%s: %v; re-read the file with read_file and copy its context lines exactly", st.display, err)
+		return "", fmt.Errorf("%s: %v\nRe-read the file with read_file and copy its context lines exactly.", st.display, err)
 	}
 	ft.lines = lines
 	content := []byte(ft.join())

@@ -131,7 +131,8 @@ func applyHunks(lines []string, hunks []hunk) ([]string, error) {
 			}
 		}
 		if at < 0 {
-			return nil, miss(fmt.Sprintf("does not match the file: its %d context and removed lines were not found in order from line %d on", len(old), cursor+1))
+			return nil, miss(fmt.Sprintf("does not match the file: these %d context and removed lines were not found in order from line %d on:\n%s",
+				len(old), cursor+1, quoteLines(old, 8)))
 		}
 		edits = append(edits, edit{at: at, n: len(old), repl: hunkNew(hl, lines[at:at+len(old)])})
 		cursor = at + len(old)
@@ -205,4 +206,17 @@ func (ft fileText) join() string {
 		s += eol
 	}
 	return s
+}
+
+// quoteLines shows up to max lines, indented, for an error message.
+func quoteLines(lines []string, max int) string {
+	var b strings.Builder
+	for i, l := range lines {
+		if i == max {
+			fmt.Fprintf(&b, "    ... (%d more)\n", len(lines)-max)
+			break
+		}
+		b.WriteString("    " + l + "\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -460,5 +461,113 @@ func TestApplyPatchConfinement(t *testing.T) {
 				t.Error("in.txt changed by a refused patch")
 			}
 		})
+	}
+}
+
+func TestApplyPatchFileErrors(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"update_missing":   "*** Begin Patch\n*** Update File: nope.txt\n@@\n-a\n+b\n*** End Patch",
+		"delete_missing":   "*** Begin Patch\n*** Delete File: nope.txt\n*** End Patch",
+		"update_binary":    "*** Begin Patch\n*** Update File: bin.dat\n@@\n-a\n+b\n*** End Patch",
+		"update_dir":       "*** Begin Patch\n*** Update File: dir\n@@\n-a\n+b\n*** End Patch",
+		"move_onto_unread": "*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n@@\n-a\n+A\n*** End Patch",
+		"move_symlink":     "*** Begin Patch\n*** Update File: link\n*** Move to: c.txt\n*** End Patch",
+	}
+	for name, patch := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := newTestSession(t)
+			writeFile(t, s, "a.txt", "a\n")
+			writeFile(t, s, "b.txt", "b\n")
+			writeFile(t, s, "bin.dat", "a\x00\n")
+			writeFile(t, s, "dir/x", "x\n")
+			if err := os.Symlink("a.txt", filepath.Join(s.Workspace.Root(), "link")); err != nil {
+				t.Fatal(err)
+			}
+			r := runPatch(t, s, patch)
+			if !r.IsError {
+				t.Fatalf("accepted: %s", r.Text)
+			}
+			golden(t, "apply_patch/file_"+name, r.Text)
+			if patchFile(t, s, "a.txt") != "a\n" || patchFile(t, s, "b.txt") != "b\n" {
+				t.Error("a refused patch changed a file")
+			}
+		})
+	}
+}
+
+// Deleting a symbolic link removes the link, not the file it points to.
+func TestApplyPatchDeletesSymlinkItself(t *testing.T) {
+	t.Parallel()
+	s := newTestSession(t)
+	writeFile(t, s, "real.txt", "content\n")
+	if err := os.Symlink("real.txt", filepath.Join(s.Workspace.Root(), "alias.txt")); err != nil {
+		t.Fatal(err)
+	}
+	r := runPatch(t, s, "*** Begin Patch\n*** Delete File: alias.txt\n*** End Patch")
+	if r.IsError || r.Text != "D alias.txt" {
+		t.Fatalf("delete link: %s", r.Text)
+	}
+	if patchExists(s, "alias.txt") || patchFile(t, s, "real.txt") != "content\n" {
+		t.Error("the link survived or its target was harmed")
+	}
+}
+
+// Several operations on one file in one patch apply in order.
+func TestApplyPatchSameFileTwice(t *testing.T) {
+	t.Parallel()
+	s := newTestSession(t)
+	r := runPatch(t, s, `*** Begin Patch
+*** Add File: n.txt
++one
++two
+*** Update File: n.txt
+@@
+ one
+-two
++2
+*** Update File: n.txt
+*** Move to: m.txt
+@@
+-one
++1
+*** End Patch`)
+	if r.IsError {
+		t.Fatal(r.Text)
+	}
+	golden(t, "apply_patch/same_file_twice", r.Text)
+	if patchExists(s, "n.txt") || patchFile(t, s, "m.txt") != "1\n2\n" {
+		t.Errorf("m.txt = %q", patchFile(t, s, "m.txt"))
+	}
+}
+
+func BenchmarkApplyPatch(b *testing.B) {
+	ws, err := NewWorkspace(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := NewSession("bench", ws, Config{DataDir: b.TempDir()})
+	var file, patch strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&file, "line %d of a longer source file\n", i)
+	}
+	patch.WriteString("*** Begin Patch\n*** Update File: big.txt\n")
+	for i := 100; i < 2000; i += 200 {
+		fmt.Fprintf(&patch, "@@\n line %d of a longer source file\n-line %d of a longer source file\n+changed %d\n line %d of a longer source file\n", i, i+1, i+1, i+2)
+	}
+	patch.WriteString("*** End Patch\n")
+	args, _ := json.Marshal(map[string]string{"patch": patch.String()})
+	path := filepath.Join(ws.Root(), "big.txt")
+	tool := ApplyPatch()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := os.WriteFile(path, []byte(file.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		r, err := tool.Run(b.Context(), s, args)
+		if err != nil || r.IsError {
+			b.Fatalf("%v %s", err, r.Text)
+		}
 	}
 }

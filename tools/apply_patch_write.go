@@ -72,9 +72,12 @@ func rollback(done []*fileState, madeDirs []string) []string {
 	for i := len(done) - 1; i >= 0; i-- {
 		st := done[i]
 		var err error
-		if st.existed {
+		switch {
+		case st.link != "":
+			err = os.Symlink(st.link, st.abs)
+		case st.existed:
 			err = writeAtomic(st.abs, st.orig, st.mode)
-		} else {
+		default:
 			err = os.Remove(st.abs)
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -383,3 +383,32 @@ func TestShellBlocklistRefusesWithoutRunning(t *testing.T) {
 		t.Errorf("invalid rule: %s", r.Text)
 	}
 }
+
+func BenchmarkShellEcho(b *testing.B) {
+	ws, err := NewWorkspace(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := NewSession("bench", ws, Config{DataDir: b.TempDir()})
+	tool := Shell()
+	args := json.RawMessage(`{"command":"echo hello"}`)
+	for b.Loop() {
+		r, err := tool.Run(b.Context(), s, args)
+		if err != nil || r.Text != "[exit: 0]\nhello\n" {
+			b.Fatalf("%v %q", err, r.Text)
+		}
+	}
+}
+
+func BenchmarkShellBlocklist(b *testing.B) {
+	rules, err := compileBlocklist(DefaultShellBlocklist)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := "cd sub && go test ./... 2>/dev/null | tee out.log > /dev/null; rm -rf ./build"
+	for b.Loop() {
+		if blockedBy(rules, cmd) != "" {
+			b.Fatal("blocked")
+		}
+	}
+}
