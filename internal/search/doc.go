@@ -13,8 +13,9 @@
 //
 // Grep reads files in 64 KB chunks and treats a file as binary from the
 // chunk holding its first NUL byte: a file whose first chunk holds one is
-// skipped, and a later one drops the file unless a files-mode search has
-// already found its match (ripgrep's behaviour). Patterns are RE2 (Go's
+// skipped; a later one ends the search of the file, and what was found
+// before it stands in files and content mode but not in count mode, which
+// is what ripgrep prints in each case. Patterns are RE2 (Go's
 // regexp). Outside multiline mode a pattern can never match a line end
 // (classes lose \n, a literal \n is an error), so it runs over whole
 // chunks at once and every match lies within a line. Before the regular

@@ -13,9 +13,15 @@ import (
 // Searching tens of thousands of small files, that is most of the cost.
 type rawFile struct{ fd int }
 
-func openFile(path string) (*rawFile, error) {
+// openFile opens path for reading. nonblock keeps the open from waiting
+// on a special file (a pipe with no writer) that is not expected.
+func openFile(path string, nonblock bool) (*rawFile, error) {
+	flags := syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NOCTTY
+	if nonblock {
+		flags |= syscall.O_NONBLOCK
+	}
 	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOCTTY|syscall.O_NONBLOCK, 0)
+		fd, err := syscall.Open(path, flags, 0)
 		if err == syscall.EINTR {
 			continue
 		}

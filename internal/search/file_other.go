@@ -10,7 +10,7 @@ import (
 // rawFile is an *os.File where plain system calls are not available.
 type rawFile struct{ *os.File }
 
-func openFile(path string) (*rawFile, error) {
+func openFile(path string, _ bool) (*rawFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

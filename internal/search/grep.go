@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -46,8 +47,8 @@ func Grep(ctx context.Context, t Target, p *Pattern, o GrepOptions) ([]Hit, erro
 	scanners := make([]*scanner, n)
 	found := make([][]Hit, n)
 	err := walk(stopped, t, false, func(w int, e Entry) error {
-		if !e.Type.IsRegular() {
-			return nil
+		if !e.Type.IsRegular() && !(explicit && e.Type&fs.ModeNamedPipe != 0) {
+			return nil // links and devices met in the walk; a pipe named as the target is read
 		}
 		if !explicit && !o.Filter.Allow(e.Name, relTo(t.Root, e.Path), relTo(t.Path, e.Path)) {
 			return nil
@@ -55,7 +56,7 @@ func Grep(ctx context.Context, t Target, p *Pattern, o GrepOptions) ([]Hit, erro
 		if scanners[w] == nil {
 			scanners[w] = newScanner(p, o.Mode, o.Invert, o.KeepLines, stopped)
 		}
-		h, ok, err := scanners[w].file(e.Path)
+		h, ok, err := scanners[w].file(e.Path, e.Type.IsRegular())
 		if ok {
 			found[w] = append(found[w], h)
 		}
@@ -75,8 +76,8 @@ func Grep(ctx context.Context, t Target, p *Pattern, o GrepOptions) ([]Hit, erro
 // file searches one file; ok says whether it has a selected line. Only a
 // cancellation is an error: files that vanish or cannot be read are
 // skipped, as ripgrep skips them (with a message we do not need).
-func (s *scanner) file(path string) (Hit, bool, error) {
-	f, err := openFile(path)
+func (s *scanner) file(path string, regular bool) (Hit, bool, error) {
+	f, err := openFile(path, regular)
 	if err != nil {
 		return Hit{}, false, nil
 	}
@@ -85,7 +86,11 @@ func (s *scanner) file(path string) (Hit, bool, error) {
 	if errors.Is(err, errStopped) {
 		return Hit{}, false, err
 	}
-	if err != nil || s.count == 0 {
+	// A file found binary after some lines matched keeps them in content
+	// mode, whose lines ripgrep would have printed already, but not in
+	// count mode, whose total it never prints.
+	partial := errors.Is(err, errBinary) && s.mode == ModeLines && !s.p.multiline
+	if (err != nil && !partial) || s.count == 0 {
 		return Hit{}, false, nil
 	}
 	h := Hit{Path: path, Count: s.count, NLines: s.nline}

@@ -82,6 +82,7 @@ func CompilePattern(pattern string, o PatternOptions) (*Pattern, error) {
 			return nil, &PatternError{Pattern: pattern, Code: err.Error()}
 		}
 	}
+	crlfEnds(ast)
 	ast = ast.Simplify()
 	re, err := regexp.Compile(ast.String())
 	if err != nil {
@@ -134,6 +135,22 @@ func confineToLine(re *syntax.Regexp) error {
 		}
 	}
 	return nil
+}
+
+// crlfEnds lets $ match before a \r\n line end as before \n: every end
+// of line assertion becomes \r?$ (ripgrep's --crlf).
+func crlfEnds(re *syntax.Regexp) {
+	if re.Op == syntax.OpEndLine {
+		cr := &syntax.Regexp{Op: syntax.OpLiteral, Rune: []rune{'\r'}}
+		*re = syntax.Regexp{Op: syntax.OpConcat, Sub: []*syntax.Regexp{
+			{Op: syntax.OpQuest, Sub: []*syntax.Regexp{cr}},
+			{Op: syntax.OpEndLine, Flags: re.Flags},
+		}}
+		return
+	}
+	for _, sub := range re.Sub {
+		crlfEnds(sub)
+	}
 }
 
 // removeNewline removes \n from a class given as sorted rune ranges.
