@@ -157,7 +157,9 @@ func request[T any](ctx context.Context, c *Client, msg any, what string) (T, er
 	}
 	timeout := DefaultRequestTimeout
 	if dl, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(dl))
+		if timeout = min(timeout, time.Until(dl)); timeout <= 0 {
+			return zero, fmt.Errorf("%s: %w", what, context.DeadlineExceeded)
+		}
 	}
 	res, err := c.root.RequestFuture(c.pid, msg, timeout).Result()
 	switch {

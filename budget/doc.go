@@ -44,12 +44,15 @@
 // top-up could be had (Usage.TopUp or a TopUp message asks the parent's
 // pool for more, granted in part, in full, or not at all, never waiting).
 // An exhausted agent gets WrapUpAdvisory for one final round and then ends
-// with budget_exhausted. A response can overshoot a lease: the excess is
-// taken from the parent's pool at once (and from the run's, up the tree),
-// so the run exceeds a limit by at most the responses in flight when it
-// is reached. When the run's tokens, dollars, tool calls or wall time run
-// out, every lease answers StateExhausted, queued acquires fail with
-// ErrBudgetExhausted and new ones are refused.
+// with budget_exhausted. A response can overshoot a lease (its size is
+// known only afterwards): an agent passes its grant by at most the response
+// that used it up plus its wrap-up round, and the excess is taken from the
+// parent's pool at once (and from the run's, up the tree), so it shrinks
+// what others can reserve. When the run's real usage reaches its tokens,
+// dollars or tool calls, or its wall time passes, every lease answers
+// StateExhausted, queued acquires fail with ErrBudgetExhausted and new
+// ones are refused; the run's total then passes the limit by at most the
+// responses of the agents live at that moment (in flight plus wrap-up).
 //
 // # Ending and death
 //

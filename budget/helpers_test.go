@@ -40,12 +40,23 @@ type fixture struct {
 // the test at its end (and at every f.ok call).
 func start(t testing.TB, limits Limits) *fixture {
 	t.Helper()
+	return startWith(t, limits, true)
+}
+
+// startWith is start with the invariant check optional: benchmarks leave
+// it off, as it walks the whole ledger after every message.
+func startWith(t testing.TB, limits Limits, check bool) *fixture {
+	t.Helper()
 	f := &fixture{sys: newSystem(t)}
-	pid, err := Spawn(f.sys.Root, "run1", limits, withInvariantCheck(func(err error) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.broken = append(f.broken, err)
-	}))
+	var opts []Option
+	if check {
+		opts = append(opts, withInvariantCheck(func(err error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.broken = append(f.broken, err)
+		}))
+	}
+	pid, err := Spawn(f.sys.Root, "run1", limits, opts...)
 	if err != nil {
 		t.Fatalf("Spawn: %v", err)
 	}

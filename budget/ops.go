@@ -168,7 +168,7 @@ func (a *budgetActor) exhaust(c actor.Context, by string) {
 	for _, w := range a.waiters {
 		a.fail(c, w, fmt.Errorf("acquire for %s: run over its %s limit: %w", w.req.Agent, by, ErrBudgetExhausted))
 	}
-	a.waiters = a.waiters[:0]
+	a.waiters = nil
 }
 
 // release ends a lease (and its live descendants'), or withdraws a queued
