@@ -126,7 +126,7 @@ func (a *agent) start(c actor.Context) {
 		a.session.Delegator = agentDelegator{a}
 	}
 	a.phase = PhaseExecute
-	if a.spec.kind.PlanFirst && a.rt.settings.planFirst(a.spec.kind.Name) {
+	if a.spec.kind.PlanFirst && a.rt.settings.PlansFirst(a.spec.kind.Name) {
 		a.phase = PhasePlan
 	}
 	if err := a.initConversation(); err != nil {

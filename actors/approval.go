@@ -31,7 +31,7 @@ func (rt *runtime) approve(ctx context.Context, req ApprovalRequest) (bool, stri
 	if rt.approver == nil {
 		return false, "no approver (headless run)"
 	}
-	ctx, cancel := context.WithTimeout(ctx, rt.settings.approvalTimeout())
+	ctx, cancel := context.WithTimeout(ctx, rt.settings.ApprovalWait())
 	defer cancel()
 	ok, err := rt.approver.Approve(ctx, req)
 	switch {

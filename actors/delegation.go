@@ -199,10 +199,10 @@ func (a *agent) newChildSpec(req tools.DelegateRequest) (agentSpec, error) {
 			req.Type, strings.Join(a.rt.readOnlyKinds(), ", "))
 	}
 	depth := a.spec.depth + 1
-	if depth > a.rt.settings.maxDepth() {
-		return agentSpec{}, fmt.Errorf("delegation depth limit reached (%d)", a.rt.settings.maxDepth())
+	if depth > a.rt.settings.DepthLimit() {
+		return agentSpec{}, fmt.Errorf("delegation depth limit reached (%d)", a.rt.settings.DepthLimit())
 	}
-	if !kind.MayDelegate || depth >= a.rt.settings.maxDepth() {
+	if !kind.MayDelegate || depth >= a.rt.settings.DepthLimit() {
 		kind.Tools = slices.DeleteFunc(slices.Clone(kind.Tools), func(t string) bool { return slices.Contains(DelegationTools, t) })
 	}
 	id := fmt.Sprintf("%s-%s", kind.Name, strings.ReplaceAll(uuid.NewString(), "-", "")[:8])
@@ -234,7 +234,7 @@ func (rt *runtime) readOnlyKinds() []string {
 
 // mayDelegate reports whether this agent gets the delegation tools.
 func (a *agent) mayDelegate() bool {
-	return a.spec.kind.MayDelegate && a.spec.depth < a.rt.settings.maxDepth()
+	return a.spec.kind.MayDelegate && a.spec.depth < a.rt.settings.DepthLimit()
 }
 
 func delegationTools() []tools.Tool { return tools.DelegationTools() }

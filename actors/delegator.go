@@ -28,7 +28,7 @@ func (d agentDelegator) Delegate(ctx context.Context, req tools.DelegateRequest)
 	}
 	if a.rt.budget != nil {
 		lease, err := a.rt.budget.Acquire(ctx, budget.Acquire{Agent: spec.id, Parent: a.spec.id,
-			Kind: spec.kind.Name, Estimate: a.rt.settings.estimate(spec.kind.Name)},
+			Kind: spec.kind.Name, Estimate: a.rt.settings.EstimateFor(spec.kind.Name)},
 			func(q budget.Queued) { a.ev.emit(messages.EvtBudgetWaiting, q.Wire(spec.kind.Name)) })
 		if err != nil {
 			if ctx.Err() != nil {
@@ -155,7 +155,7 @@ func (d agentDelegator) Cancel(ctx context.Context, id string) (tools.ChildRepor
 func (d agentDelegator) report(ch *child) tools.ChildReport {
 	r := ch.result
 	return tools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: firstNonEmpty(r.Model, ch.model),
-		Status: r.Status, Reason: r.Reason, Text: capText(r.Text, d.a.rt.settings.resultCap()), Plan: r.Plan,
+		Status: r.Status, Reason: r.Reason, Text: capText(r.Text, d.a.rt.settings.ResultLimit()), Plan: r.Plan,
 		Err: r.Err, Rounds: r.Rounds, Tokens: r.Usage.Total(), Cost: r.Cost}
 }
 

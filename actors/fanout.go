@@ -31,7 +31,7 @@ func (a *agent) screenFanout(calls []messages.ToolCall) map[int]tools.Result {
 		var p tools.DelegateParams
 		_ = json.Unmarshal(c.Args, &p)
 		idx = append(idx, i)
-		e := spawnPlanEntry{Type: p.Type, EstimatedTokens: a.rt.settings.estimate(p.Type)}
+		e := spawnPlanEntry{Type: p.Type, EstimatedTokens: a.rt.settings.EstimateFor(p.Type)}
 		if k, ok := a.rt.kinds[p.Type]; ok {
 			e.Model = a.rt.pickModel(agentSpec{kind: k, model: p.Model, parentModel: a.model}, 1)
 		}
@@ -42,7 +42,7 @@ func (a *agent) screenFanout(calls []messages.ToolCall) map[int]tools.Result {
 		cost += e.EstimatedCost
 		plan = append(plan, e)
 	}
-	limit := a.rt.settings.fanoutThreshold()
+	limit := a.rt.settings.FanoutLimit()
 	if len(idx) <= limit {
 		return nil
 	}

@@ -25,14 +25,14 @@ func (a *agent) startRound(c actor.Context) {
 		a.finish(c, AgentResult{Status: StatusCancelled, Reason: ReasonCancelled, Text: a.bestText})
 		return
 	}
-	if a.round >= a.rt.settings.maxRounds() {
+	if a.round >= a.rt.settings.RoundLimit() {
 		a.finish(c, AgentResult{Status: StatusCompleted, Reason: ReasonRoundLimit, Text: a.bestText})
 		return
 	}
 	a.round++
 	if a.phase == PhasePlan {
 		a.planRounds++
-		if a.planRounds > a.rt.settings.planningRounds() {
+		if a.planRounds > a.rt.settings.PlanningLimit() {
 			a.switchToExecution(forcedExecutionPrompt)
 		}
 	}
@@ -88,7 +88,7 @@ func (a *agent) modelStep(conv *convo.Conversation, req llm.Request) {
 			used += int64(c.Usage.Total())
 		}
 		rep, err := a.rt.budget.Usage(a.ctx, budget.Usage{Agent: a.spec.id, Tokens: used,
-			Cost: done.resp.Cost, TopUp: a.rt.settings.topUp(a.spec.kind.Name)})
+			Cost: done.resp.Cost, TopUp: a.rt.settings.TopUpFor(a.spec.kind.Name)})
 		switch {
 		case err != nil && a.ctx.Err() == nil:
 			a.log.Warn().Err(err).Msg("budget usage")

@@ -1,95 +1,13 @@
 package actors
 
-import "time"
+import "github.com/troupe-ai/troupe/internal/config"
 
-// Approval policies for mutating tools.
+// Settings are the agent-loop knobs of a run (config.Agent).
+type Settings = config.Agent
+
+// Approval policies for mutating tools and fan-outs.
 const (
-	PolicyAuto = "auto"
-	PolicyAsk  = "ask"
-	PolicyDeny = "deny"
+	PolicyAuto = config.PolicyAuto
+	PolicyAsk  = config.PolicyAsk
+	PolicyDeny = config.PolicyDeny
 )
-
-// Settings are the agent-loop knobs of a run. Zero fields take defaults.
-type Settings struct {
-	MaxRounds      int `yaml:"max_rounds" json:"max_rounds"`           // default 50
-	PlanningRounds int `yaml:"planning_rounds" json:"planning_rounds"` // default 6
-	// PlanFirst overrides the kinds' plan-then-execute default, per kind.
-	PlanFirst   map[string]bool `yaml:"plan_first" json:"plan_first,omitempty"`
-	DoomRepeats int             `yaml:"doom_repeats" json:"doom_repeats"` // default 3
-	// Approval maps a mutating tool to auto, ask or deny (default auto).
-	Approval        map[string]string `yaml:"approval" json:"approval,omitempty"`
-	ApprovalTimeout time.Duration     `yaml:"approval_timeout" json:"approval_timeout"` // headless deny after, default 2m
-	KeepCheckpoints bool              `yaml:"keep_checkpoints" json:"keep_checkpoints"`
-	// ProtectedTools' results are never evicted from the context.
-	ProtectedTools []string `yaml:"protected_tools" json:"protected_tools,omitempty"`
-	RecentMessages int      `yaml:"recent_messages" json:"recent_messages"`
-	// TopUp is how many tokens an agent asks for when its lease runs out
-	// (default: a quarter of its kind's estimate).
-	TopUp int64 `yaml:"top_up" json:"top_up"`
-	// Estimates are the tokens reserved per kind when it starts.
-	Estimates map[string]int64 `yaml:"estimates" json:"estimates,omitempty"`
-
-	// Delegation.
-	ResultCap       int    `yaml:"result_cap" json:"result_cap"`             // default 4000 chars
-	MaxDepth        int    `yaml:"max_depth" json:"max_depth"`               // default 1: only the root delegates
-	FanoutThreshold int    `yaml:"fanout_threshold" json:"fanout_threshold"` // default 8
-	FanoutPolicy    string `yaml:"fanout_policy" json:"fanout_policy"`       // auto|ask|deny, default auto
-	OnParentFinish  string `yaml:"on_parent_finish" json:"on_parent_finish"` // cancel|wait, default cancel
-}
-
-func (s Settings) maxRounds() int       { return def(s.MaxRounds, 50) }
-func (s Settings) planningRounds() int  { return def(s.PlanningRounds, 6) }
-func (s Settings) doomRepeats() int     { return def(s.DoomRepeats, 3) }
-func (s Settings) resultCap() int       { return def(s.ResultCap, 4000) }
-func (s Settings) maxDepth() int        { return def(s.MaxDepth, 1) }
-func (s Settings) fanoutThreshold() int { return def(s.FanoutThreshold, 8) }
-
-func (s Settings) planFirst(kind string) bool {
-	if v, ok := s.PlanFirst[kind]; ok {
-		return v
-	}
-	return true
-}
-
-func (s Settings) approval(tool string) string {
-	if p, ok := s.Approval[tool]; ok {
-		return p
-	}
-	return PolicyAuto
-}
-
-func (s Settings) approvalTimeout() time.Duration {
-	if s.ApprovalTimeout > 0 {
-		return s.ApprovalTimeout
-	}
-	return 2 * time.Minute
-}
-
-// DefaultEstimates are the tokens reserved per kind when not configured.
-var DefaultEstimates = map[string]int64{
-	KindRoot: 400_000, KindExplore: 60_000, KindPlanner: 100_000, KindWorker: 200_000,
-}
-
-func (s Settings) estimate(kind string) int64 {
-	if v := s.Estimates[kind]; v > 0 {
-		return v
-	}
-	if v := DefaultEstimates[kind]; v > 0 {
-		return v
-	}
-	return 100_000
-}
-
-func (s Settings) topUp(kind string) int64 {
-	if s.TopUp > 0 {
-		return s.TopUp
-	}
-	return s.estimate(kind) / 4
-}
-
-func def(v, d int) int {
-	if v > 0 {
-		return v
-	}
-	return d
-}

@@ -179,7 +179,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	}
 	known := tools.NewRegistry(append(append(tools.Builtin(), tools.SubmitPlan()), append(delegationTools(), o.ExtraTools...)...)...)
 	for _, k := range kinds {
-		if err := k.Validate(func(t string) bool { _, ok := known.Get(t); return ok }); err != nil {
+		if err := validateKind(k, func(t string) bool { _, ok := known.Get(t); return ok }); err != nil {
 			return nil, fmt.Errorf("run: %w", err)
 		}
 	}

@@ -81,7 +81,7 @@ func (a *agent) screen(call messages.ToolCall) (tools.Result, bool) {
 	} else {
 		a.lastCall, a.repeats = sig, 1
 	}
-	if n := a.rt.settings.doomRepeats(); a.repeats >= n {
+	if n := a.rt.settings.DoomLimit(); a.repeats >= n {
 		a.ev.emit(messages.EvtDoomLoop, map[string]any{"round": a.round, "tool": call.Name,
 			"args": json.RawMessage(orEmpty(call.Args)), "repeats": a.repeats})
 		return tools.Errorf("doom loop: you have called %s with the same arguments %d times in a row, and the result will not change. Do something different: change the arguments, use another tool, or finish with what you have.", call.Name, a.repeats), true
@@ -90,7 +90,7 @@ func (a *agent) screen(call messages.ToolCall) (tools.Result, bool) {
 	if !ok || t.Spec().ReadOnly {
 		return tools.Result{}, false
 	}
-	switch a.rt.settings.approval(call.Name) {
+	switch a.rt.settings.ApprovalFor(call.Name) {
 	case PolicyDeny:
 		a.ev.emit(messages.EvtApprovalDecided, map[string]any{"tool": call.Name, "approved": false, "by": "policy"})
 		return tools.Errorf("tool %s is denied by this run's approval policy; do without it or finish and say what is needed", call.Name), true

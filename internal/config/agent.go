@@ -1,0 +1,111 @@
+package config
+
+import "time"
+
+// Approval policies for mutating tools and fan-outs.
+const (
+	PolicyAuto = "auto"
+	PolicyAsk  = "ask"
+	PolicyDeny = "deny"
+)
+
+// Agent holds the agent-loop knobs of a run. Zero fields take defaults.
+type Agent struct {
+	MaxRounds      int `yaml:"max_rounds" json:"max_rounds"`           // default 50
+	PlanningRounds int `yaml:"planning_rounds" json:"planning_rounds"` // default 6
+	// PlanFirst overrides the kinds' plan-then-execute default, per kind.
+	PlanFirst   map[string]bool `yaml:"plan_first" json:"plan_first,omitempty"`
+	DoomRepeats int             `yaml:"doom_repeats" json:"doom_repeats"` // default 3
+	// Approval maps a mutating tool to auto, ask or deny (default auto).
+	Approval        map[string]string `yaml:"approval" json:"approval,omitempty"`
+	ApprovalTimeout time.Duration     `yaml:"approval_timeout" json:"approval_timeout"` // headless deny after, default 2m
+	KeepCheckpoints bool              `yaml:"keep_checkpoints" json:"keep_checkpoints"`
+	// ProtectedTools' results are never evicted from the context.
+	ProtectedTools []string `yaml:"protected_tools" json:"protected_tools,omitempty"`
+	RecentMessages int      `yaml:"recent_messages" json:"recent_messages"`
+	// TopUp is how many tokens an agent asks for when its lease runs out
+	// (default: a quarter of its kind's estimate).
+	TopUp int64 `yaml:"top_up" json:"top_up"`
+	// Estimates are the tokens reserved per kind when it starts.
+	Estimates map[string]int64 `yaml:"estimates" json:"estimates,omitempty"`
+
+	// Delegation.
+	ResultCap       int    `yaml:"result_cap" json:"result_cap"`             // default 4000 chars
+	MaxDepth        int    `yaml:"max_depth" json:"max_depth"`               // default 1: only the root delegates
+	FanoutThreshold int    `yaml:"fanout_threshold" json:"fanout_threshold"` // default 8
+	FanoutPolicy    string `yaml:"fanout_policy" json:"fanout_policy"`       // auto|ask|deny, default auto
+	OnParentFinish  string `yaml:"on_parent_finish" json:"on_parent_finish"` // cancel|wait, default cancel
+}
+
+// RoundLimit is the most rounds an agent runs.
+func (s Agent) RoundLimit() int { return def(s.MaxRounds, 50) }
+
+// PlanningLimit is the most rounds of a planning phase.
+func (s Agent) PlanningLimit() int { return def(s.PlanningRounds, 6) }
+
+// DoomLimit is how many identical calls in a row make a doom loop.
+func (s Agent) DoomLimit() int { return def(s.DoomRepeats, 3) }
+
+// ResultLimit caps a foreground child's result, in characters.
+func (s Agent) ResultLimit() int { return def(s.ResultCap, 4000) }
+
+// DepthLimit is the deepest delegation level (1: only the root delegates).
+func (s Agent) DepthLimit() int { return def(s.MaxDepth, 1) }
+
+// FanoutLimit is the fan-out size above which spawn.plan asks the policy.
+func (s Agent) FanoutLimit() int { return def(s.FanoutThreshold, 8) }
+
+// PlansFirst reports whether kind starts with a planning phase.
+func (s Agent) PlansFirst(kind string) bool {
+	if v, ok := s.PlanFirst[kind]; ok {
+		return v
+	}
+	return true
+}
+
+// ApprovalFor is the approval policy of a mutating tool.
+func (s Agent) ApprovalFor(tool string) string {
+	if p, ok := s.Approval[tool]; ok {
+		return p
+	}
+	return PolicyAuto
+}
+
+// ApprovalWait is how long an approval may wait before it counts as no.
+func (s Agent) ApprovalWait() time.Duration {
+	if s.ApprovalTimeout > 0 {
+		return s.ApprovalTimeout
+	}
+	return 2 * time.Minute
+}
+
+// DefaultEstimates are the tokens reserved per kind when not configured.
+var DefaultEstimates = map[string]int64{
+	"root": 400_000, "explore": 60_000, "planner": 100_000, "worker": 200_000,
+}
+
+// EstimateFor is the token reservation of a new agent of kind.
+func (s Agent) EstimateFor(kind string) int64 {
+	if v := s.Estimates[kind]; v > 0 {
+		return v
+	}
+	if v := DefaultEstimates[kind]; v > 0 {
+		return v
+	}
+	return 100_000
+}
+
+// TopUpFor is how many tokens an agent of kind asks for when its lease runs out.
+func (s Agent) TopUpFor(kind string) int64 {
+	if s.TopUp > 0 {
+		return s.TopUp
+	}
+	return s.EstimateFor(kind) / 4
+}
+
+func def(v, d int) int {
+	if v > 0 {
+		return v
+	}
+	return d
+}

@@ -1,0 +1,242 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/troupe-ai/troupe/configs"
+)
+
+// Config is troupe's whole configuration.
+type Config struct {
+	Model  Model           `yaml:"model"`
+	Agent  Agent           `yaml:"agent"`
+	Tools  Tools           `yaml:"tools"`
+	Budget Budget          `yaml:"budget"`
+	Kinds  map[string]Kind `yaml:"kinds"`
+	NATS   NATS            `yaml:"nats"`
+}
+
+// Model configures model access.
+type Model struct {
+	BaseURL        string            `yaml:"base_url"`
+	APIKey         string            `yaml:"api_key"`
+	Default        string            `yaml:"default"`
+	Cheap          string            `yaml:"cheap"`
+	Stream         bool              `yaml:"stream"`
+	MaxAttempts    int               `yaml:"max_attempts"`
+	RequestTimeout time.Duration     `yaml:"request_timeout"`
+	Headers        map[string]string `yaml:"headers"`
+	ContextWindows map[string]int    `yaml:"context_windows"`
+	Pricing        map[string]Price  `yaml:"pricing"`
+	Routing        Routing           `yaml:"routing"`
+}
+
+// Price is a model's price in USD per million tokens.
+type Price struct {
+	Input       float64 `yaml:"input"`
+	CachedInput float64 `yaml:"cached_input"`
+	Output      float64 `yaml:"output"`
+}
+
+// Routing picks models per agent kind and round.
+type Routing struct {
+	Strategy   string            `yaml:"strategy"` // single|per-kind|cheap-orchestrator|rounds
+	PerKind    map[string]string `yaml:"per_kind"`
+	CheapUntil int               `yaml:"cheap_until"`
+	Rounds     []RoundModel      `yaml:"rounds"`
+}
+
+// RoundModel runs rounds From..To (inclusive; To 0 = open) on Model.
+type RoundModel struct {
+	From  int    `yaml:"from"`
+	To    int    `yaml:"to"`
+	Model string `yaml:"model"`
+}
+
+// The routing strategies.
+const (
+	RouteSingle            = "single"
+	RoutePerKind           = "per-kind"
+	RouteCheapOrchestrator = "cheap-orchestrator"
+	RouteRounds            = "rounds"
+)
+
+// Tools configures the tool framework.
+type Tools struct {
+	Timeout        time.Duration `yaml:"timeout"`
+	CacheMaxAge    int           `yaml:"cache_max_age"`
+	SpillMaxAge    time.Duration `yaml:"spill_max_age"`
+	ShellBlocklist []string      `yaml:"shell_blocklist"`
+}
+
+// Budget is the run's budget (see package budget).
+type Budget struct {
+	Tokens         int64          `yaml:"tokens"`
+	USD            float64        `yaml:"usd"`
+	ToolCalls      int64          `yaml:"tool_calls"`
+	WallTime       time.Duration  `yaml:"wall_time"`
+	MaxConcurrent  int            `yaml:"max_concurrent"`
+	PerKind        map[string]int `yaml:"per_kind"`
+	AcquireTimeout time.Duration  `yaml:"acquire_timeout"`
+}
+
+// NATS says where the bus is; an empty URL starts an embedded server.
+type NATS struct {
+	URL    string `yaml:"url"`
+	Prefix string `yaml:"prefix"`
+}
+
+// Sources say where Load looks. Empty fields are skipped.
+type Sources struct {
+	// File is --config: it must exist.
+	File string
+	// Home and Workspace are probed for config.yaml files that may be absent.
+	Home      string
+	Workspace string
+	// Getenv reads the environment (os.Getenv in the programs).
+	Getenv func(string) string
+}
+
+// Load builds the configuration from the defaults, the files and the
+// environment of src. Flags are the caller's to apply afterwards.
+func Load(src Sources) (Config, error) {
+	var c Config
+	if err := decodeInto(&c, configs.Default, "configs/default.yaml"); err != nil {
+		return Config{}, err
+	}
+	var optional []string
+	if src.Home != "" {
+		optional = append(optional, filepath.Join(src.Home, ".config", "troupe", "config.yaml"))
+	}
+	if src.Workspace != "" {
+		optional = append(optional, filepath.Join(src.Workspace, ".troupe", "config.yaml"))
+	}
+	for _, p := range optional {
+		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return Config{}, fmt.Errorf("config %s: %w", p, err)
+		}
+		if err := decodeInto(&c, data, p); err != nil {
+			return Config{}, err
+		}
+	}
+	if src.File != "" {
+		data, err := os.ReadFile(src.File)
+		if err != nil {
+			return Config{}, fmt.Errorf("config %s: %w", src.File, err)
+		}
+		if err := decodeInto(&c, data, src.File); err != nil {
+			return Config{}, err
+		}
+	}
+	if src.Getenv != nil {
+		c.applyEnv(src.Getenv)
+	}
+	return c, nil
+}
+
+// decodeInto overlays a YAML document on c; keys it does not set keep
+// their values, unknown keys are errors.
+func decodeInto(c *Config, data []byte, name string) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil {
+		return fmt.Errorf("config %s: %w", name, err)
+	}
+	return nil
+}
+
+func (c *Config) applyEnv(getenv func(string) string) {
+	set := func(dst *string, key string) {
+		if v := getenv(key); v != "" {
+			*dst = v
+		}
+	}
+	set(&c.Model.APIKey, "OPENAI_API_KEY")
+	set(&c.Model.BaseURL, "OPENAI_BASE_URL")
+	set(&c.Model.Default, "TROUPE_MODEL")
+	set(&c.Model.Cheap, "TROUPE_CHEAP_MODEL")
+	set(&c.NATS.URL, "TROUPE_NATS_URL")
+}
+
+// Validate reports the first problem, naming the field.
+func (c Config) Validate() error {
+	switch {
+	case c.Model.BaseURL == "":
+		return errors.New("model.base_url: empty")
+	case c.Model.Default == "":
+		return errors.New("model.default: empty (set it, TROUPE_MODEL or --model)")
+	case c.Model.MaxAttempts < 1:
+		return fmt.Errorf("model.max_attempts: must be at least 1, got %d", c.Model.MaxAttempts)
+	case c.Model.RequestTimeout < 0:
+		return errors.New("model.request_timeout: negative")
+	case c.Budget.Tokens <= 0:
+		return fmt.Errorf("budget.tokens: must be positive, got %d", c.Budget.Tokens)
+	case c.Budget.USD < 0:
+		return errors.New("budget.usd: negative")
+	case c.Agent.MaxRounds < 0:
+		return fmt.Errorf("agent.max_rounds: negative")
+	case c.Agent.DoomRepeats == 1:
+		return errors.New("agent.doom_repeats: 1 would refuse every call; use 2 or more")
+	}
+	for m, p := range c.Model.Pricing {
+		if p.Input < 0 || p.Output < 0 || p.CachedInput < 0 {
+			return fmt.Errorf("model.pricing.%s: negative price", m)
+		}
+	}
+	for m, w := range c.Model.ContextWindows {
+		if w < 1000 {
+			return fmt.Errorf("model.context_windows.%s: %d is too small (at least 1000 tokens)", m, w)
+		}
+	}
+	r := c.Model.Routing
+	if !slices.Contains([]string{RouteSingle, RoutePerKind, RouteCheapOrchestrator, RouteRounds}, r.Strategy) {
+		return fmt.Errorf("model.routing.strategy: must be single, per-kind, cheap-orchestrator or rounds, got %q", r.Strategy)
+	}
+	for i, rm := range r.Rounds {
+		if rm.From < 1 || (rm.To != 0 && rm.To < rm.From) || rm.Model == "" {
+			return fmt.Errorf("model.routing.rounds[%d]: need from >= 1, to >= from (or 0), and a model", i)
+		}
+	}
+	policies := []string{PolicyAuto, PolicyAsk, PolicyDeny}
+	for tool, p := range c.Agent.Approval {
+		if !slices.Contains(policies, p) {
+			return fmt.Errorf("agent.approval.%s: must be auto, ask or deny, got %q", tool, p)
+		}
+	}
+	if c.Agent.FanoutPolicy != "" && !slices.Contains(policies, c.Agent.FanoutPolicy) {
+		return fmt.Errorf("agent.fanout_policy: must be auto, ask or deny, got %q", c.Agent.FanoutPolicy)
+	}
+	if p := c.Agent.OnParentFinish; p != "" && p != "cancel" && p != "wait" {
+		return fmt.Errorf("agent.on_parent_finish: must be cancel or wait, got %q", p)
+	}
+	for name, k := range c.Kinds {
+		if k.Name != "" && k.Name != name {
+			return fmt.Errorf("kinds.%s: name %q differs from its key", name, k.Name)
+		}
+	}
+	return nil
+}
+
+// Window is the context window of model (default 128000).
+func (m Model) Window(model string) int {
+	if w := m.ContextWindows[model]; w > 0 {
+		return w
+	}
+	return 128_000
+}

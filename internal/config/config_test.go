@@ -1,0 +1,129 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestDefaultsLoadAndValidate(t *testing.T) {
+	t.Parallel()
+	c, err := Load(Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("defaults invalid: %v", err)
+	}
+	if c.Model.Default == "" || c.Model.Cheap == "" || !c.Model.Stream || c.Model.MaxAttempts != 4 {
+		t.Errorf("model defaults %+v", c.Model)
+	}
+	if c.Agent.RoundLimit() != 50 || c.Agent.DepthLimit() != 1 || c.Agent.ResultLimit() != 4000 || c.Agent.FanoutLimit() != 8 {
+		t.Errorf("agent defaults %+v", c.Agent)
+	}
+	if c.Tools.Timeout != 60*time.Second || c.Budget.PerKind["explore"] != 16 {
+		t.Errorf("tools/budget defaults %+v %+v", c.Tools, c.Budget)
+	}
+	if p := c.Model.Pricing["gpt-4.1-mini"]; p.Input != 0.40 || p.Output != 1.60 {
+		t.Errorf("pricing %+v", p)
+	}
+}
+
+func TestLayering(t *testing.T) {
+	t.Parallel()
+	home, ws := t.TempDir(), t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(home, ".config", "troupe", "config.yaml"), "model:\n  default: home-model\n  cheap: home-cheap\nagent:\n  max_rounds: 7\n")
+	write(filepath.Join(ws, ".troupe", "config.yaml"), "model:\n  default: ws-model\n")
+	file := filepath.Join(t.TempDir(), "c.yaml")
+	write(file, "model:\n  headers: {X-Title: troupe}\nbudget:\n  tokens: 1234\n")
+	c, err := Load(Sources{Home: home, Workspace: ws, File: file,
+		Getenv: env(map[string]string{"TROUPE_CHEAP_MODEL": "env-cheap", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1", "OPENAI_API_KEY": "sk-env"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for got, want := range map[string]string{
+		c.Model.Default: "ws-model", c.Model.Cheap: "env-cheap", c.Model.BaseURL: "http://127.0.0.1:1/v1",
+		c.Model.APIKey: "sk-env", c.Model.Headers["X-Title"]: "troupe",
+	} {
+		if got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+	if c.Agent.MaxRounds != 7 || c.Budget.Tokens != 1234 {
+		t.Errorf("file layers lost: rounds %d tokens %d", c.Agent.MaxRounds, c.Budget.Tokens)
+	}
+	// Keys a layer does not set keep the default's values.
+	if c.Model.MaxAttempts != 4 || c.Budget.PerKind["worker"] != 4 {
+		t.Errorf("defaults lost under layers: %+v", c.Model)
+	}
+}
+
+func TestBadFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cases := map[string]string{
+		"model:\n  defualt: x\n":   "field defualt not found",
+		"budget:\n  tokens: lots\n": "cannot unmarshal",
+		"model: [1, 2]\n":          "cannot unmarshal",
+	}
+	i := 0
+	for body, want := range cases {
+		i++
+		p := filepath.Join(dir, "bad"+string(rune('0'+i))+".yaml")
+		os.WriteFile(p, []byte(body), 0o644)
+		_, err := Load(Sources{File: p})
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%q: %v, want an error naming the file and %q", body, err, want)
+		}
+	}
+	if _, err := Load(Sources{File: filepath.Join(dir, "missing.yaml")}); err == nil {
+		t.Error("missing --config file accepted")
+	}
+}
+
+func TestValidateNamesTheField(t *testing.T) {
+	t.Parallel()
+	base, err := Load(Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		mut  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Model.Default = "" }, "model.default"},
+		{func(c *Config) { c.Model.MaxAttempts = 0 }, "model.max_attempts"},
+		{func(c *Config) { c.Budget.Tokens = 0 }, "budget.tokens"},
+		{func(c *Config) { c.Model.Routing.Strategy = "fastest" }, "model.routing.strategy"},
+		{func(c *Config) { c.Model.Routing.Rounds = []RoundModel{{From: 3, To: 2, Model: "m"}} }, "model.routing.rounds[0]"},
+		{func(c *Config) { c.Agent.Approval = map[string]string{"shell": "maybe"} }, "agent.approval.shell"},
+		{func(c *Config) { c.Agent.FanoutPolicy = "sometimes" }, "agent.fanout_policy"},
+		{func(c *Config) { c.Agent.OnParentFinish = "abandon" }, "agent.on_parent_finish"},
+		{func(c *Config) { c.Model.Pricing = map[string]Price{"m": {Input: -1}} }, "model.pricing.m"},
+		{func(c *Config) { c.Model.ContextWindows = map[string]int{"m": 10} }, "model.context_windows.m"},
+		{func(c *Config) { c.Agent.DoomRepeats = 1 }, "agent.doom_repeats"},
+	}
+	for _, tc := range cases {
+		c := base
+		c.Agent.Approval = nil
+		c.Model.Pricing = map[string]Price{}
+		c.Model.ContextWindows = map[string]int{}
+		tc.mut(&c)
+		if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("want error naming %s, got %v", tc.want, err)
+		}
+	}
+}
