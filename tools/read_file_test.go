@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 )
 
 // callFileTool runs tool with JSON args in s and fails the test on a Go
@@ -245,6 +246,58 @@ func checkToolConfined(t *testing.T, tool Tool, args func(path string) string) {
 	if _, err := os.Stat(filepath.Join(outside, "new.txt")); err == nil {
 		t.Errorf("a file was created outside the workspace")
 	}
+}
+
+// FuzzReadFile reads arbitrary content with arbitrary windows: the tool
+// must answer without a Go error, number the lines it shows in increasing
+// order, and never show a line longer than the cap.
+func FuzzReadFile(f *testing.F) {
+	f.Add("a\nb\r\nc", 1, 2, 0, 0)
+	f.Add("\n\n\n", 2, 0, 1, 3)
+	f.Add(strings.Repeat("é", 700)+"\n", 0, 0, 0, 0)
+	f.Add("x\xff\xfe\n", 1, 1, 2, 1)
+	tool := ReadFile()
+	f.Fuzz(func(t *testing.T, content string, offset, limit, start, end int) {
+		s := newTestSession(t)
+		writeFile(t, s, "f", content)
+		args := map[string]any{"path": "f"}
+		if offset != 0 {
+			args["offset"] = offset
+		}
+		if limit != 0 {
+			args["limit"] = limit
+		}
+		if start != 0 || end != 0 {
+			delete(args, "offset")
+			args["spans"] = []map[string]int{{"start": start, "end": end}, {"start": end, "end": end + 3}}
+		}
+		raw, err := json.Marshal(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := callFileTool(t, s, tool, string(raw))
+		if res.IsError || strings.HasPrefix(res.Text, "Binary file") || strings.HasPrefix(res.Text, "(empty file") {
+			return
+		}
+		last := 0
+		for _, l := range strings.Split(res.Text, "\n") {
+			if l == "..." || strings.HasPrefix(l, "[truncated: ") {
+				continue
+			}
+			var n int
+			if _, err := fmt.Sscanf(l, "L%d:", &n); err != nil {
+				t.Fatalf("line %q is not numbered", l)
+			}
+			if n <= last {
+				t.Fatalf("line %d follows line %d", n, last)
+			}
+			last = n
+			text := strings.TrimSuffix(strings.SplitN(l, ": ", 2)[1], "... [line truncated at 500 chars]")
+			if utf8.RuneCountInString(text) > readFileMaxLineChars {
+				t.Fatalf("line %d shows %d chars", n, utf8.RuneCountInString(text))
+			}
+		}
+	})
 }
 
 // BenchmarkReadFile100k reads a 100,000-line file with the default window

@@ -51,6 +51,9 @@ func runWriteFile(ctx context.Context, s *Session, p WriteFileParams) (Result, e
 		if !fi.Mode().IsRegular() {
 			return Errorf("%s is not a regular file (%s); write_file replaces regular files only", display, fi.Mode().Type()), nil
 		}
+		if fi.Size() > maxTrackedFileBytes {
+			return Errorf("%s is too large to replace with write_file (%d bytes, limit %d): its read cannot be checked", display, fi.Size(), maxTrackedFileBytes), nil
+		}
 		if err := s.Reads.Check(abs, display); err != nil {
 			return Errorf("%v", err), nil
 		}
