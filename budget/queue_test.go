@@ -3,6 +3,7 @@ package budget
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -137,17 +138,29 @@ func TestReleaseWithdrawsQueuedAcquire(t *testing.T) {
 }
 
 func TestWallTime(t *testing.T) {
-	f := start(t, Limits{Tokens: 100, WallTime: 30 * time.Millisecond})
+	f := start(t, Limits{Tokens: 100, WallTime: 20 * time.Millisecond})
+	checkFor(t, waitLong, 5*time.Millisecond, func() error {
+		if s := f.snap(t); s.ExhaustedBy != "wall_time" {
+			return fmt.Errorf("exhausted by %q", s.ExhaustedBy)
+		}
+		return nil
+	})
+	if _, err := f.cl.Acquire(ctxT(t), Acquire{Agent: "late", Kind: "root", Estimate: 1}, nil); !errors.Is(err, ErrBudgetExhausted) {
+		t.Fatalf("acquire after the wall time: %v", err)
+	}
+}
+
+func TestWallTimeFailsWaiters(t *testing.T) {
+	f := start(t, Limits{Tokens: 100, WallTime: time.Hour})
 	f.acquire(t, "a", "", "root", 100)
 	p := f.acquireAsync(ctxT(t), Acquire{Agent: "b", Kind: "root", Estimate: 50})
+	p.mustQueue(t)
+	f.sys.Root.Send(f.cl.PID(), &wallTimeUp{}) // what the wall-time timer sends
 	if r := p.wait(t); !errors.Is(r.err, ErrBudgetExhausted) {
 		t.Fatalf("acquire waiting when the wall time ran out: %v", r.err)
 	}
 	if u, _ := f.cl.Usage(ctxT(t), Usage{Agent: "a", Tokens: 1}); u.State != StateExhausted {
 		t.Fatalf("usage after the wall time: %+v", u)
-	}
-	if s := f.snap(t); s.ExhaustedBy != "wall_time" {
-		t.Fatalf("exhausted by %q", s.ExhaustedBy)
 	}
 }
 
