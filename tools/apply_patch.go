@@ -127,14 +127,14 @@ func (pl *patchPlan) file(path string) (*fileState, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, fmt.Errorf("%s: %v", st.display, err)
+		return nil, fmt.Errorf("%s: %s", st.display, pathErrText(err))
 	case fi.IsDir():
 		return nil, fmt.Errorf("%s is a directory, not a file", st.display)
 	case !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("%s is not a regular file", st.display)
 	default:
 		if st.orig, err = os.ReadFile(abs); err != nil {
-			return nil, fmt.Errorf("read %s: %v", st.display, err)
+			return nil, fmt.Errorf("read %s: %s", st.display, pathErrText(err))
 		}
 		st.existed, st.exists, st.mode = true, true, fi.Mode().Perm()
 		st.content = st.orig
@@ -174,7 +174,7 @@ func (pl *patchPlan) symlink(path string) (*fileState, bool, error) {
 	}
 	target, err := os.Readlink(abs)
 	if err != nil {
-		return nil, false, fmt.Errorf("read link %s: %v", pl.s.Workspace.Display(abs), err)
+		return nil, false, fmt.Errorf("read link %s: %s", pl.s.Workspace.Display(abs), pathErrText(err))
 	}
 	st := &fileState{abs: abs, display: pl.s.Workspace.Display(abs), existed: true, exists: true, link: target}
 	pl.files[abs] = st

@@ -473,6 +473,7 @@ func TestApplyPatchFileErrors(t *testing.T) {
 		"update_dir":       "*** Begin Patch\n*** Update File: dir\n@@\n-a\n+b\n*** End Patch",
 		"move_onto_unread": "*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n@@\n-a\n+A\n*** End Patch",
 		"move_symlink":     "*** Begin Patch\n*** Update File: link\n*** Move to: c.txt\n*** End Patch",
+		"add_under_file":   "*** Begin Patch\n*** Add File: a.txt/inner.txt\n+x\n*** End Patch",
 	}
 	for name, patch := range cases {
 		t.Run(name, func(t *testing.T) {
