@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"crypto/sha256"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -74,6 +75,11 @@ func runEditFile(ctx context.Context, s *Session, p EditFileParams) (Result, err
 	raw, err := os.ReadFile(abs)
 	if err != nil {
 		return Errorf("cannot read %s: %v", display, err), nil
+	}
+	// Check read the file once already; make sure these are the very bytes
+	// it accepted, or a change in between would be edited unseen.
+	if h, ok := s.Reads.hash(abs); !ok || sha256.Sum256(raw) != h {
+		return Errorf("file %s changed on disk while it was being edited: read it again with read_file, then retry", display), nil
 	}
 	content := string(raw)
 	if p.OldString == "" {

@@ -112,8 +112,8 @@ func runReadFile(ctx context.Context, s *Session, p ReadFileParams) (Result, err
 		return Errorf("cannot read %s: %v", display, err), nil
 	}
 	defer f.Close()
-	keep := &keepBuffer{max: maxTrackedFileBytes}
-	if fi.Size() <= maxTrackedFileBytes {
+	keep := &keepBuffer{max: maxTrackedFileBytes, over: fi.Size() > maxTrackedFileBytes}
+	if !keep.over {
 		keep.buf = make([]byte, 0, fi.Size())
 	}
 	r := bufio.NewReaderSize(io.TeeReader(f, keep), 64*1024)

@@ -154,6 +154,35 @@ func TestReadFileLargeFileStreams(t *testing.T) {
 	}
 }
 
+// TestFileToolsHugeFile uses a sparse file just over the size whose reads
+// are registered: read_file still shows it, the writing tools refuse it
+// with a clear reason instead of a misleading "not read".
+func TestFileToolsHugeFile(t *testing.T) {
+	t.Parallel()
+	s := newTestSession(t)
+	// Text beyond the binary sniff, then zeros up to the size.
+	abs := writeFile(t, s, "huge.txt", numberedTextLines(1000))
+	if err := os.Truncate(abs, maxTrackedFileBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	res := callFileTool(t, s, ReadFile(), `{"path":"huge.txt","limit":2}`)
+	want := "L1: line 1\nL2: line 2\n[truncated: 1001 total lines in file; use offset=3 to continue]"
+	if res.IsError || res.Text != want {
+		t.Fatalf("read_file: got %q, want %q", res.Text, want)
+	}
+	if s.Reads.WasRead(abs) {
+		t.Fatal("a file over the tracked size was registered as read")
+	}
+	res = callFileTool(t, s, EditFile(), `{"path":"huge.txt","old_string":"line 1","new_string":"x"}`)
+	if !res.IsError || !strings.Contains(res.Text, "too large for edit_file") {
+		t.Fatalf("edit_file: got %+v", res)
+	}
+	res = callFileTool(t, s, WriteFile(), `{"path":"huge.txt","content":"x"}`)
+	if !res.IsError || !strings.Contains(res.Text, "too large to replace with write_file") {
+		t.Fatalf("write_file: got %+v", res)
+	}
+}
+
 func TestReadFileVeryLongLine(t *testing.T) {
 	t.Parallel()
 	s := newTestSession(t)
