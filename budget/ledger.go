@@ -45,6 +45,9 @@ type node struct {
 	acquiredAt time.Time
 	releasedAt time.Time
 	descendant int // number of agents ever leased below this one
+
+	returned int64 // tokens given back to the parent when the lease ended
+	explicit bool  // a Release for this agent was handled
 }
 
 func (n *node) live() bool { return n.state != StateReleased }

@@ -185,26 +185,30 @@ func (a *budgetActor) release(c actor.Context, m *Release) *Released {
 	if m.Used < 0 {
 		return &Released{Agent: m.Agent, Err: fmt.Errorf("%w: Release.Used must be >= 0 for %s, got %d", ErrInvalidRequest, m.Agent, m.Used)}
 	}
-	already := !n.live()
+	already := n.explicit
+	n.explicit = true
 	if extra := m.Used - n.own.tok; extra > 0 {
-		if already {
-			a.chargeEnded(n, spend{tok: extra})
-		} else {
+		if n.live() {
 			charge(n, spend{tok: extra})
+		} else {
+			a.chargeEnded(n, spend{tok: extra})
+			n.returned = max(0, n.returned-extra)
 		}
 		a.checkLimits(c)
 	}
-	var returned int64
-	if !already {
-		returned = a.releaseTree(c, n, time.Now())
+	if n.live() {
+		a.releaseTree(c, n, time.Now())
 		a.serve(c)
 	}
-	return &Released{Agent: n.id, Used: n.own.wire(), Returned: returned, Already: already}
+	r := &Released{Agent: n.id, Used: n.own.wire(), Already: already}
+	if !already {
+		r.Returned = n.returned
+	}
+	return r
 }
 
-// releaseTree releases n's live descendants, deepest first, then n. It
-// returns the tokens n gave back to its parent.
-func (a *budgetActor) releaseTree(c actor.Context, n *node, now time.Time) int64 {
+// releaseTree releases n's live descendants, deepest first, then n.
+func (a *budgetActor) releaseTree(c actor.Context, n *node, now time.Time) {
 	kids := make([]*node, 0, len(n.children))
 	for _, k := range n.children {
 		kids = append(kids, k)
@@ -213,14 +217,13 @@ func (a *budgetActor) releaseTree(c actor.Context, n *node, now time.Time) int64
 	for _, k := range kids {
 		a.releaseTree(c, k, now)
 	}
-	returned := settle(n, now)
+	n.returned = settle(n, now)
 	a.slots--
 	a.kindSlots[n.kind]--
 	if a.kindSlots[n.kind] == 0 {
 		delete(a.kindSlots, n.kind)
 	}
 	a.unbind(c, n)
-	return returned
 }
 
 // attach sets the actor holding a lease.

@@ -125,12 +125,16 @@ type Release struct {
 	Used  int64
 }
 
-// Released answers Release.
+// Released answers Release. Already reports that an earlier Release for
+// the agent was handled (and then Returned is 0). A lease that ended on its
+// own first (its holder died, or an ancestor was released) reports Already
+// false on its first Release, with what it returned then, so the agent
+// still emits its budget.released event whichever came first.
 type Released struct {
 	Agent    string
 	Used     messages.BudgetUsage
 	Returned int64 // reserved tokens given back to the parent's pool
-	Already  bool  // the lease had been released before
+	Already  bool
 	Err      error
 }
 

@@ -50,11 +50,23 @@ func TestHolderDeathReturnsLeaseAndDescendants(t *testing.T) {
 	if s.Slots != 0 || s.Reserved != 0 || s.Available != 970 {
 		t.Fatalf("after the root's holder died: %+v", s)
 	}
+	// The agent's own Release comes after: it still learns what its lease
+	// gave back (minus the 5 tokens it had not reported), once.
+	rel := f.release(t, "e", 35)
+	if rel.Already || rel.Returned != 15 || rel.Used.Tokens != 35 {
+		t.Fatalf("first release after the lease ended with its ancestor = %+v", rel)
+	}
+	if rel = f.release(t, "e", 35); !rel.Already || rel.Returned != 0 {
+		t.Fatalf("second release = %+v", rel)
+	}
+	if s := f.snap(t); s.Available != 965 || s.Used.Tokens != 35 {
+		t.Fatalf("run after the late release: available %d used %d", s.Available, s.Used.Tokens)
+	}
 	// w's holder dies later: its lease is already back, nothing changes.
 	if err := f.sys.Root.StopFuture(h2).Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if s2 := f.snap(t); s2.Available != 970 || s2.Slots != 0 {
+	if s2 := f.snap(t); s2.Available != 965 || s2.Slots != 0 {
 		t.Fatalf("late death of a released holder changed the ledger: %+v", s2)
 	}
 }
