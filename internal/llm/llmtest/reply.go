@@ -43,11 +43,8 @@ func (s *Server) answer(rec *Recorded, t Turn) answer {
 			if c.ID == "" {
 				c.ID = "call_" + strconv.FormatInt(s.callSeq.Add(1), 10)
 			}
-			if len(c.Args) == 0 {
-				c.Args = json.RawMessage("{}")
-			}
 			a.calls[i] = c
-			completion += len(c.Name) + len(c.Args)
+			completion += len(c.Name) + len(c.arguments())
 		}
 	}
 	if t.Usage != nil {
@@ -120,7 +117,7 @@ func writeCompletion(w http.ResponseWriter, a answer, f *Failure) bool {
 		msg.Content = &a.text
 	}
 	for _, c := range a.calls {
-		args := string(c.Args)
+		args := c.arguments()
 		msg.ToolCalls = append(msg.ToolCalls, wireToolCall{ID: c.ID, Type: "function",
 			Function: wireFunction{Name: c.Name, Arguments: &args}})
 	}

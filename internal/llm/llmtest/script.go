@@ -63,11 +63,25 @@ type Turn struct {
 }
 
 // ToolCall is one tool call a scripted turn makes. ID is generated (unique
-// per server) when empty.
+// per server) when empty. Args is sent as the arguments string; RawArgs,
+// when set, is sent instead, verbatim and unchecked, to play a model that
+// writes broken JSON.
 type ToolCall struct {
-	ID   string          `json:"id,omitempty"`
-	Name string          `json:"name"`
-	Args json.RawMessage `json:"args"`
+	ID      string          `json:"id,omitempty"`
+	Name    string          `json:"name"`
+	Args    json.RawMessage `json:"args,omitempty"`
+	RawArgs string          `json:"raw_args,omitempty"`
+}
+
+// arguments is the arguments string sent for c.
+func (c ToolCall) arguments() string {
+	switch {
+	case c.RawArgs != "":
+		return c.RawArgs
+	case len(c.Args) == 0:
+		return "{}"
+	}
+	return string(c.Args)
 }
 
 // Usage is a token count as the provider reports it.

@@ -31,7 +31,7 @@ func (a *answer) chunks() [][]byte {
 		index := i
 		add(&wireMsg{ToolCalls: []wireToolCall{{Index: &index, ID: c.ID, Type: "function",
 			Function: wireFunction{Name: c.Name, Arguments: &empty}}}}, nil)
-		for _, p := range split(string(c.Args), pieces) {
+		for _, p := range split(c.arguments(), pieces) {
 			add(&wireMsg{ToolCalls: []wireToolCall{{Index: &index, Function: wireFunction{Arguments: &p}}}}, nil)
 		}
 	}

@@ -1,0 +1,172 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/rs/zerolog"
+)
+
+// OpenAIClient calls an OpenAI-compatible Chat Completions API through
+// openai-go. It retries transient failures itself (the SDK's retries are
+// off). It is safe for concurrent use.
+type OpenAIClient struct {
+	cfg        Config
+	chat       openai.ChatCompletionService
+	log        zerolog.Logger
+	secret     redactor
+	openAIHost bool
+}
+
+var _ Client = (*OpenAIClient)(nil)
+
+// NewClient returns a client for cfg (zero fields take their defaults).
+// Nothing is read from the environment: openai-go's OPENAI_* variables are
+// ignored, so cfg always wins, and an empty APIKey sends no Authorization
+// header at all (Ollama, llama.cpp and vLLM need none).
+func NewClient(cfg Config, log zerolog.Logger) (*OpenAIClient, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: newTransport()}
+	}
+	opts := []option.RequestOption{
+		option.WithBaseURL(cfg.BaseURL),
+		option.WithHTTPClient(hc),
+		option.WithMaxRetries(0),
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	for k, v := range cfg.Headers {
+		opts = append(opts, option.WithHeader(k, v))
+	}
+	return &OpenAIClient{
+		cfg: cfg,
+		// The chat service alone, not openai.NewClient: NewClient reads
+		// OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID and more from the
+		// environment, which must not override or add to cfg.
+		chat:       openai.NewChatCompletionService(opts...),
+		log:        log,
+		secret:     redactor(cfg.APIKey),
+		openAIHost: isOpenAIHost(cfg.BaseURL),
+	}, nil
+}
+
+// newTransport is http.DefaultTransport's setup with room for many idle
+// connections to one host: hundreds of agents share one provider, and the
+// default of 2 idle connections per host would open and close a connection
+// for most calls.
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 512
+	t.MaxIdleConnsPerHost = 256
+	t.IdleConnTimeout = 90 * time.Second
+	t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	return t
+}
+
+// Config returns the client's configuration with defaults applied.
+func (c *OpenAIClient) Config() Config { return c.cfg }
+
+// Complete sends req and returns the whole answer, retrying transient
+// failures (429, 408, 409, 5xx, network errors, a stream cut before [DONE],
+// a malformed chunk) up to MaxAttempts with backoff, honouring Retry-After.
+// Permanent failures return an *APIError at once. When ctx ends, Complete
+// returns promptly with an error wrapping ctx.Err().
+//
+// onDelta, if not nil, receives content and reasoning fragments as they
+// stream in (never an empty Delta otherwise). If an attempt that already
+// delivered fragments fails and is retried, onDelta receives one empty
+// Delta{} before the next attempt's fragments: a reset marker meaning
+// "discard what this call streamed so far". The returned Response always
+// holds only the successful attempt's answer.
+func (c *OpenAIClient) Complete(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
+	model := req.Model
+	if model == "" {
+		model = c.cfg.Model
+	}
+	p, err := c.buildParams(model, req)
+	if err != nil {
+		return Response{}, err
+	}
+	opts := callHeaders(req)
+	log := c.log.With().Str("model", model).Str("agent", req.Agent).Logger()
+	start := time.Now()
+	for attempt := 1; ; attempt++ {
+		resp, emitted, err := c.attempt(ctx, p, opts, onDelta)
+		if err == nil {
+			return c.finish(resp, model, attempt, start, &log), nil
+		}
+		err = c.classify(ctx, err)
+		if ctx.Err() != nil {
+			return Response{Attempts: attempt}, fmt.Errorf("llm: complete: %w", ctx.Err())
+		}
+		retry, retryAfter := isTransient(err)
+		if !retry {
+			return Response{Attempts: attempt}, c.secret.wrap(err)
+		}
+		if attempt >= c.cfg.MaxAttempts {
+			return Response{Attempts: attempt}, c.secret.wrap(fmt.Errorf("%w (gave up after %d attempts)", err, attempt))
+		}
+		wait := c.backoff(attempt, retryAfter)
+		log.Warn().Int("attempt", attempt).Dur("wait", wait).Str("error", c.secret.scrub(err.Error())).Msg("model call failed; retrying")
+		if emitted {
+			onDelta(Delta{})
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return Response{Attempts: attempt}, fmt.Errorf("llm: complete: %w", err)
+		}
+	}
+}
+
+// attempt makes one attempt bounded by RequestTimeout.
+func (c *OpenAIClient) attempt(ctx context.Context, p openai.ChatCompletionNewParams, opts []option.RequestOption,
+	onDelta func(Delta)) (Response, bool, error) {
+	actx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	if c.cfg.Stream {
+		return c.streamOnce(actx, p, opts, onDelta)
+	}
+	resp, err := c.completeOnce(actx, p, opts)
+	return resp, false, err
+}
+
+// finish fills the bookkeeping fields of a successful response.
+func (c *OpenAIClient) finish(resp Response, model string, attempts int, start time.Time, log *zerolog.Logger) Response {
+	resp.Attempts = attempts
+	cost, ok := c.cfg.Pricing.Priced(model, resp.Usage)
+	if !ok && resp.Model != "" {
+		cost, _ = c.cfg.Pricing.Priced(resp.Model, resp.Usage)
+	}
+	resp.Cost = cost
+	if resp.Model == "" {
+		resp.Model = model
+	}
+	log.Debug().Int("attempts", attempts).Int("prompt_tokens", resp.Usage.PromptTokens).
+		Int("completion_tokens", resp.Usage.CompletionTokens).Int("cached_tokens", resp.Usage.CachedTokens).
+		Int("tool_calls", len(resp.Message.ToolCalls)).Float64("cost_usd", cost).
+		Dur("latency", time.Since(start)).Str("finish", resp.FinishReason).Msg("model call")
+	return resp
+}
+
+// callHeaders are the per-call headers identifying the caller.
+func callHeaders(req Request) []option.RequestOption {
+	opts := make([]option.RequestOption, 0, 4)
+	for _, h := range [...]struct{ name, value string }{
+		{"X-Troupe-Agent", req.Agent}, {"X-Troupe-Run", req.Run}, {"X-Troupe-Kind", req.Kind},
+	} {
+		if h.value != "" {
+			opts = append(opts, option.WithHeader(h.name, h.value))
+		}
+	}
+	return opts
+}

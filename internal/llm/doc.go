@@ -1,0 +1,37 @@
+// Package llm is troupe's access to models: one Client interface
+// (types.go) and its implementation over openai-go's Chat Completions, which
+// reaches OpenAI, OpenRouter, vLLM, Ollama, llama.cpp server and LM Studio by
+// base URL.
+//
+// OpenAIClient streams by default (with stream_options.include_usage) and
+// sends a Request's tools as function tools with parallel tool calls. Tool
+// calls are assembled by index after the stream ends; reasoning text sent as
+// reasoning_content (DeepSeek, vLLM) or reasoning (OpenRouter, Ollama) is
+// kept in Message.Reasoning. The caller is named to the provider by the
+// X-Troupe-Agent, X-Troupe-Run and X-Troupe-Kind headers.
+//
+// Retries are ours, not the SDK's: a 408, 409, 429 or 5xx answer, a network
+// error, an attempt timeout, a stream that ends before [DONE] and a malformed
+// chunk are retried up to Config.MaxAttempts, with exponential backoff and
+// full jitter, or after the provider's Retry-After / retry-after-ms when it
+// sends one (honoured up to Config.MaxRetryAfter even above MaxBackoff).
+// Other statuses (400, 401, 403, 404, 422) return an *APIError at once with
+// the provider's status, message and code. When the caller's context ends,
+// the call returns promptly with an error wrapping context.Canceled or
+// context.DeadlineExceeded. Response.Attempts counts the attempts made.
+//
+// Streamed fragments reach the caller's onDelta as they arrive. A retried
+// attempt that had already streamed fragments is followed by one empty
+// Delta{}, meaning "discard this call's fragments so far"; the Response holds
+// only the successful attempt's answer.
+//
+// The API key is sent only as a bearer token: it is never logged, and any
+// echo of it in a provider's error text is replaced by "[redacted]". The
+// client reads no environment variables; the config layer passes values in.
+//
+// Router picks a model per agent kind and round (single, per-kind,
+// cheap-orchestrator, rounds; an explicit per-call model wins). Pricing turns
+// Usage into USD (cached prompt tokens at their own rate), CostTracker sums
+// it per agent, model and run, and Config.ContextWindow gives a model's
+// window.
+package llm

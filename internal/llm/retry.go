@@ -1,0 +1,143 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+)
+
+// backoff is the wait before attempt+1 after attempt failed: the
+// provider's Retry-After when it gave one (capped by MaxRetryAfter, which
+// may exceed MaxBackoff), else a uniformly random wait up to
+// InitialBackoff·2^(attempt-1), capped by MaxBackoff (full jitter).
+func (c *OpenAIClient) backoff(attempt int, retryAfter time.Duration) time.Duration {
+	if retryAfter > 0 {
+		return min(retryAfter, c.cfg.MaxRetryAfter)
+	}
+	ceiling := c.cfg.InitialBackoff
+	for i := 1; i < attempt && ceiling < c.cfg.MaxBackoff; i++ {
+		ceiling *= 2
+	}
+	ceiling = min(ceiling, c.cfg.MaxBackoff)
+	if ceiling <= 0 {
+		return 0
+	}
+	return rand.N(ceiling + 1)
+}
+
+// sleep waits d or until ctx ends (then its error).
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// parseRetryAfter reads retry-after-ms (milliseconds) or Retry-After
+// (seconds or an HTTP date); 0 when absent or unreadable.
+func parseRetryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e9 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s > 0 && s < 1e6 {
+			return time.Duration(s * float64(time.Second))
+		}
+		return 0
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// classify turns an attempt's error into an *APIError, a transient error,
+// or a context error. callCtx is the caller's context: when it has ended,
+// its error wins; an attempt that merely ran out its own timeout is
+// transient.
+func (c *OpenAIClient) classify(callCtx context.Context, err error) error {
+	if callCtx.Err() != nil {
+		return callCtx.Err()
+	}
+	var oe *openai.Error
+	if errors.As(err, &oe) {
+		return c.apiError(oe)
+	}
+	var se *ssestream.StreamError
+	if errors.As(err, &se) {
+		// An error event in the middle of a stream (OpenRouter and others
+		// report upstream failures so): transient, with the provider's text.
+		return transient(fmt.Errorf("model API: error event in stream: %s", c.secret.scrub(clip(string(se.Event.Data), 300))))
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return transient(fmt.Errorf("model API: attempt timed out after %s", c.cfg.RequestTimeout))
+	}
+	var te *transientError
+	if errors.As(err, &te) {
+		return err
+	}
+	if errors.Is(err, ErrBadRequest) {
+		return err
+	}
+	// Connection refused/reset, EOF, TLS trouble: worth another attempt.
+	return transient(fmt.Errorf("model API: %w", err))
+}
+
+// apiError converts the SDK's error, keeping the provider's message and
+// code and dropping any echo of the API key.
+func (c *OpenAIClient) apiError(oe *openai.Error) *APIError {
+	e := &APIError{
+		Status:    oe.StatusCode,
+		Message:   c.secret.scrub(oe.Message),
+		Code:      c.secret.scrub(oe.Code),
+		Type:      oe.Type,
+		Retryable: retryableStatus(oe.StatusCode),
+	}
+	if e.Message == "" {
+		// A body that is not OpenAI's {"error":{...}} (e.g. {"detail": ...}
+		// or {"error": "text"}): show it raw, short.
+		e.Message = c.secret.scrub(clip(strings.TrimSpace(oe.RawJSON()), 300))
+	}
+	if oe.Response != nil {
+		e.RetryAfter = parseRetryAfter(oe.Response.Header, time.Now())
+		switch strings.ToLower(oe.Response.Header.Get("X-Should-Retry")) {
+		case "true":
+			e.Retryable = true
+		case "false":
+			e.Retryable = false
+		}
+	}
+	return e
+}
+
+// clip shortens s to at most n bytes, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+		n--
+	}
+	return s[:n] + "…"
+}

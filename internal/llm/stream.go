@@ -1,0 +1,217 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// assembledCall is one tool call put together from stream deltas.
+type assembledCall struct {
+	id, name string
+	args     string
+}
+
+// assembler puts a streamed answer together. It is our own rather than
+// openai-go's ChatCompletionAccumulator because that one silently rejects
+// chunks whose id differs from the first (which some OpenAI-compatible
+// servers send) and tracks much we do not need. Tool calls are merged by
+// their index; a delta with a new id at a used index starts a new call
+// (servers that omit the index send every call at index 0). Calls are
+// read only after the stream ends, never from partial state.
+type assembler struct {
+	content   strings.Builder
+	reasoning strings.Builder
+	calls     []*assembledCall
+	byIndex   map[int64]*assembledCall
+	finish    string
+	model     string
+	usage     *openai.CompletionUsage
+}
+
+// add folds one chunk in and returns its text fragments.
+func (a *assembler) add(ch *openai.ChatCompletionChunk) Delta {
+	if ch.Model != "" {
+		a.model = ch.Model
+	}
+	if ch.JSON.Usage.Valid() {
+		u := ch.Usage
+		a.usage = &u
+	}
+	var d Delta
+	for i := range ch.Choices {
+		c := &ch.Choices[i]
+		if c.Index != 0 { // we ask for one choice; ignore any other
+			continue
+		}
+		if c.FinishReason != "" {
+			a.finish = c.FinishReason
+		}
+		d.Content += c.Delta.Content
+		d.Reasoning += reasoningOf(c.Delta.RawJSON())
+		for _, tc := range c.Delta.ToolCalls {
+			a.addCall(tc)
+		}
+	}
+	a.content.WriteString(d.Content)
+	a.reasoning.WriteString(d.Reasoning)
+	return d
+}
+
+func (a *assembler) addCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
+	if a.byIndex == nil {
+		a.byIndex = make(map[int64]*assembledCall)
+	}
+	call := a.byIndex[tc.Index]
+	if call == nil || (tc.ID != "" && call.id != "" && tc.ID != call.id) {
+		call = &assembledCall{}
+		a.byIndex[tc.Index] = call
+		a.calls = append(a.calls, call)
+	}
+	if call.id == "" {
+		call.id = tc.ID
+	}
+	if call.name == "" {
+		call.name = tc.Function.Name
+	}
+	call.args += tc.Function.Arguments
+}
+
+// calls returns the finished calls in order, dropping fragments that never
+// got a name (nothing could run them).
+func (a *assembler) finishedCalls() []assembledCall {
+	out := make([]assembledCall, 0, len(a.calls))
+	for i, c := range a.calls {
+		if c.name == "" {
+			continue
+		}
+		if c.id == "" {
+			c.id = fmt.Sprintf("call_%d", i) // some local servers send none
+		}
+		out = append(out, *c)
+	}
+	return out
+}
+
+// doneWatcher wraps a stream's body and notes whether a "data: [DONE]" line
+// went by and whether the body ended cleanly (io.EOF).
+type doneWatcher struct {
+	done   atomic.Bool
+	eof    atomic.Bool
+	line   []byte // the start of the current line, up to 16 bytes
+	inBody io.ReadCloser
+}
+
+func (w *doneWatcher) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	res, err := next(req)
+	if err == nil && res != nil && res.Body != nil && res.StatusCode < 300 {
+		w.inBody = res.Body
+		res.Body = w
+	}
+	return res, err
+}
+
+// Read passes bytes through, watching line starts for the end marker.
+func (w *doneWatcher) Read(p []byte) (int, error) {
+	n, err := w.inBody.Read(p)
+	for _, b := range p[:n] {
+		if b == '\n' || b == '\r' {
+			w.endLine()
+			continue
+		}
+		if len(w.line) < 16 {
+			w.line = append(w.line, b)
+		}
+	}
+	if errors.Is(err, io.EOF) {
+		w.endLine()
+		w.eof.Store(true)
+	}
+	return n, err
+}
+
+func (w *doneWatcher) endLine() {
+	l := strings.TrimSpace(string(w.line))
+	if l == "data: [DONE]" || l == "data:[DONE]" {
+		w.done.Store(true)
+	}
+	w.line = w.line[:0]
+}
+
+// Close closes the wrapped body.
+func (w *doneWatcher) Close() error { return w.inBody.Close() }
+
+// streamOnce makes one streaming attempt. emitted reports whether onDelta
+// was given anything (so a retry must tell it to start over).
+func (c *OpenAIClient) streamOnce(ctx context.Context, p openai.ChatCompletionNewParams, opts []option.RequestOption,
+	onDelta func(Delta)) (resp Response, emitted bool, err error) {
+	watch := &doneWatcher{}
+	opts = append(opts, option.WithMiddleware(watch.middleware))
+	s := c.chat.NewStreaming(ctx, p, opts...)
+	defer s.Close()
+	var a assembler
+	for s.Next() {
+		ch := s.Current()
+		d := a.add(&ch)
+		if onDelta != nil && (d.Content != "" || d.Reasoning != "") {
+			onDelta(d)
+			emitted = true
+		}
+	}
+	if err := s.Err(); err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &syn) || errors.As(err, &typ) {
+			return resp, emitted, transient(fmt.Errorf("%w: %v", ErrMalformedChunk, err))
+		}
+		return resp, emitted, err
+	}
+	// A stream without [DONE] is cut, unless the server ended the body
+	// cleanly after a finish reason (a few local servers omit [DONE]).
+	if !watch.done.Load() && !(a.finish != "" && watch.eof.Load()) {
+		return resp, emitted, transient(ErrStreamIncomplete)
+	}
+	resp.Message = Message{Role: RoleAssistant, Content: a.content.String(), Reasoning: a.reasoning.String(),
+		ToolCalls: toolCalls(a.finishedCalls())}
+	resp.FinishReason = a.finish
+	resp.Model = a.model
+	if a.usage != nil {
+		resp.Usage = usageOf(*a.usage)
+	}
+	return resp, emitted, nil
+}
+
+// completeOnce makes one non-streaming attempt.
+func (c *OpenAIClient) completeOnce(ctx context.Context, p openai.ChatCompletionNewParams, opts []option.RequestOption) (Response, error) {
+	cc, err := c.chat.New(ctx, p, opts...)
+	if err != nil {
+		return Response{}, err
+	}
+	if len(cc.Choices) == 0 {
+		return Response{}, transient(ErrEmptyResponse)
+	}
+	choice := cc.Choices[0]
+	calls := make([]assembledCall, 0, len(choice.Message.ToolCalls))
+	for i, tc := range choice.Message.ToolCalls {
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%d", i)
+		}
+		calls = append(calls, assembledCall{id: id, name: tc.Function.Name, args: tc.Function.Arguments})
+	}
+	return Response{
+		Message: Message{Role: RoleAssistant, Content: choice.Message.Content,
+			Reasoning: reasoningOf(choice.Message.RawJSON()), ToolCalls: toolCalls(calls)},
+		Usage:        usageOf(cc.Usage),
+		FinishReason: choice.FinishReason,
+		Model:        cc.Model,
+	}, nil
+}
