@@ -27,8 +27,8 @@ func TestLeaseLifecycle(t *testing.T) {
 	}
 
 	u, err := f.cl.Usage(ctxT(t), Usage{Agent: "root", Tokens: 50, Cost: 0.01, ToolCalls: 2})
-	if err != nil || u.State != StateOK || u.Remaining != 200 || u.Used != 50 {
-		t.Fatalf("root usage = %+v, %v; want ok, 200 left, 50 used", u, err)
+	if err != nil || u.State != StateOK || u.Remaining != 200 || u.Used != 50 || u.Lent != 150 {
+		t.Fatalf("root usage = %+v, %v; want ok, 200 left, 50 used, 150 lent", u, err)
 	}
 	u, err = f.cl.Usage(ctxT(t), Usage{Agent: "c1", Tokens: 100, ToolCalls: 3})
 	if err != nil || u.State != StateOK || u.Remaining != 50 {

@@ -117,8 +117,12 @@ func (a *budgetActor) restate(n *node) {
 }
 
 func (a *budgetActor) stateOf(n *node, topped int64) *UsageReply {
-	return &UsageReply{State: n.state, Remaining: n.available().tok, Used: n.own.tok,
+	r := &UsageReply{State: n.state, Remaining: n.available().tok, Used: n.own.tok,
 		Granted: n.granted.tok, ToppedUp: topped}
+	for _, k := range n.children {
+		r.Lent += k.footprint().tok
+	}
+	return r
 }
 
 // chargeEnded books spending reported after a lease ended: the lease's

@@ -94,13 +94,17 @@ type Usage struct {
 }
 
 // UsageReply answers Usage (and TopUp): the lease's State after the charge,
-// the tokens it has Remaining for its own use and its children, its Used
-// tokens so far, and the tokens a top-up added (ToppedUp).
+// the tokens it has Remaining for its own use and new children (its grant
+// minus what it used minus what its live children hold), its Used tokens
+// so far, its Granted total, the tokens its live children hold (Lent: their
+// unused part comes back when they end) and the tokens a top-up added
+// (ToppedUp).
 type UsageReply struct {
 	State     State
 	Remaining int64
 	Used      int64
 	Granted   int64
+	Lent      int64
 	ToppedUp  int64
 	Err       error
 }
