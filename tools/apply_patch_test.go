@@ -182,11 +182,17 @@ func TestApplyPatchRollbackOnWriteFailure(t *testing.T) {
 	t.Parallel()
 	s := newTestSession(t)
 	writeFile(t, s, "m.txt", "keep\nme\n")
+	del := writeFile(t, s, "del.txt", "deleted then restored\n")
+	if err := os.Chmod(del, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	patchMarkRead(t, s, "del.txt")
 	r := runPatch(t, s, `*** Begin Patch
 *** Update File: m.txt
 -keep
 +changed
  me
+*** Delete File: del.txt
 *** Add File: d/e/n
 +file
 *** Add File: d/e/n/x
@@ -201,6 +207,9 @@ func TestApplyPatchRollbackOnWriteFailure(t *testing.T) {
 	}
 	if patchExists(s, "d") {
 		t.Error("directory d created by the failed patch was not removed")
+	}
+	if fi, err := os.Stat(del); err != nil || fi.Mode().Perm() != 0o640 || patchFile(t, s, "del.txt") != "deleted then restored\n" {
+		t.Errorf("deleted file not restored with its content and mode: %v", err)
 	}
 	if s.Reads.WasRead(filepath.Join(s.Workspace.Root(), "m.txt")) {
 		t.Error("a rolled-back write was recorded as read")

@@ -10,13 +10,19 @@ import (
 	"strings"
 )
 
+// undoStep is one completed write step: a file written or removed, or a
+// directory created.
+type undoStep struct {
+	file *fileState
+	dir  string
+}
+
 // commit writes the plan: each changed file through a temporary file and a
 // rename (so no reader sees half a file), each deleted file removed. If an
-// I/O step fails midway, every step already taken is undone and the error
-// says so; the read tracker is updated only on success.
+// I/O step fails midway, every step already taken is undone, newest first,
+// and the error says so; the read tracker is updated only on success.
 func (pl *patchPlan) commit() error {
-	var done []*fileState
-	var madeDirs []string
+	var done []undoStep
 	for _, abs := range pl.order {
 		st := pl.files[abs]
 		var err error
@@ -26,7 +32,9 @@ func (pl *patchPlan) commit() error {
 		case st.exists:
 			var dirs []string
 			dirs, err = mkdirs(filepath.Dir(abs))
-			madeDirs = append(madeDirs, dirs...)
+			for _, d := range dirs {
+				done = append(done, undoStep{dir: d})
+			}
 			if err == nil {
 				err = writeAtomic(abs, st.content, st.mode)
 			}
@@ -36,14 +44,14 @@ func (pl *patchPlan) commit() error {
 			continue // added and deleted again within the patch
 		}
 		if err != nil {
-			failed := rollback(done, madeDirs)
+			failed := rollback(done)
 			msg := fmt.Sprintf("writing %s failed: %v; ", st.display, pathErrText(err))
 			if len(failed) > 0 {
 				return fmt.Errorf("%sthe rollback could not restore %s, check them by hand", msg, strings.Join(failed, ", "))
 			}
 			return fmt.Errorf("%severy change of this patch was rolled back, nothing was written", msg)
 		}
-		done = append(done, st)
+		done = append(done, undoStep{file: st})
 	}
 	for _, abs := range pl.order {
 		if st := pl.files[abs]; st.exists {
@@ -65,12 +73,17 @@ func pathErrText(err error) string {
 	return err.Error()
 }
 
-// rollback undoes done in reverse order and removes the directories it
-// created; it returns the display paths it could not restore.
-func rollback(done []*fileState, madeDirs []string) []string {
+// rollback undoes done, newest first (so a directory created for a new
+// file is gone before a file of the same name is restored), and returns
+// the display paths it could not restore.
+func rollback(done []undoStep) []string {
 	var failed []string
 	for i := len(done) - 1; i >= 0; i-- {
-		st := done[i]
+		st := done[i].file
+		if st == nil {
+			_ = os.Remove(done[i].dir) // removes it only if empty, as it should be
+			continue
+		}
 		var err error
 		switch {
 		case st.link != "":
@@ -83,9 +96,6 @@ func rollback(done []*fileState, madeDirs []string) []string {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			failed = append(failed, st.display)
 		}
-	}
-	for i := len(madeDirs) - 1; i >= 0; i-- {
-		_ = os.Remove(madeDirs[i]) // only removes it if empty, as it should be
 	}
 	return failed
 }
