@@ -127,6 +127,7 @@ type dirWalk struct {
 // errListDirPageDone ends a walk that has seen enough.
 var errListDirPageDone = errors.New("list_dir: page complete")
 
+// walk lists root's tree until the page is complete or the tree ends.
 func (w *dirWalk) walk(root string) error {
 	err := w.dir(root, 0)
 	if errors.Is(err, errListDirPageDone) {
@@ -135,15 +136,18 @@ func (w *dirWalk) walk(root string) error {
 	return err
 }
 
+// dir lists one directory's entries at indentation level, descending
+// into subdirectories while the depth allows.
 func (w *dirWalk) dir(dir string, level int) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
 	entries, err := os.ReadDir(dir)
+	// Below the top, an unreadable directory is shown with what could be
+	// read of it (ReadDir returns that with its error), often nothing.
 	if err != nil && level == 0 {
 		return err
 	}
-	// Below the top, an unreadable directory is shown without contents.
 	for _, e := range entries {
 		name := e.Name()
 		full := filepath.Join(dir, name)
