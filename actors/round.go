@@ -11,6 +11,9 @@ import (
 	"github.com/troupe-ai/troupe/messages"
 )
 
+// SummarizerKind is the X-Troupe-Kind of context-compaction requests.
+const SummarizerKind = "summarizer"
+
 // executionPrompt switches an agent from planning to execution.
 const executionPrompt = "Planning is over. Carry out the plan now with the full tool set: make the changes, verify them, and finish with a concise answer (a message without tool calls ends your work)."
 
@@ -78,8 +81,11 @@ func (a *agent) modelStep(conv *convo.Conversation, req llm.Request) {
 	}()
 	var done modelDone
 	done.model = req.Model
+	// The summary is a side request: it gets its own agent and kind
+	// headers so that logs (and scripted servers) tell it from the agent's
+	// own rounds.
 	done.maintenance, done.maintErr = conv.Fit(a.ctx, convo.Summarizer{Client: a.rt.client,
-		Model: req.Model, Run: a.rt.run, Agent: a.spec.id, Kind: a.spec.kind.Name})
+		Model: req.Model, Run: a.rt.run, Agent: a.spec.id + "-summary", Kind: SummarizerKind})
 	req.Messages = conv.Messages()
 	done.resp, done.err = a.rt.client.Complete(a.ctx, req, nil)
 	if done.err == nil && a.rt.budget != nil {

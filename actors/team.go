@@ -55,75 +55,117 @@ type Result struct {
 	Checkpoint string                   `json:"checkpoint_dir,omitempty"`
 }
 
+// Team is a running team: its root agent and the run's budget actor.
+type Team struct {
+	rt      *runtime
+	o       Options
+	start   time.Time
+	runEv   *agentEvents
+	bpid    *actor.PID
+	root    *actor.PID
+	results chan AgentResult
+}
+
 // Run runs a team on a task until the root agent ends, and returns its
 // result. Cancelling ctx cancels the whole tree (each agent ends with its
 // best text so far) and returns once every agent has stopped and every
 // lease is released; the last checkpoint stays for `orchestrator resume`.
 func Run(ctx context.Context, o Options) (Result, error) {
-	start := time.Now()
-	rt, err := newRuntime(ctx, &o)
+	t, err := Start(ctx, o)
 	if err != nil {
 		return Result{}, err
 	}
-	defer rt.system.Shutdown()
-	runEv := newAgentEvents(rt.events, rt.run, "run", "", "run", rt.node, rt.log)
-	runEv.emit(messages.EvtRunStarted, map[string]any{"task": o.Task, "workspace": rt.ws.Root(),
+	return t.Wait(ctx)
+}
+
+// Start starts a team and returns at once; Wait collects the result.
+func Start(ctx context.Context, o Options) (*Team, error) {
+	rt, err := newRuntime(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	t := &Team{rt: rt, o: o, start: time.Now(), results: make(chan AgentResult, 1),
+		runEv: newAgentEvents(rt.events, rt.run, "run", "", "run", rt.node, rt.log)}
+	t.runEv.emit(messages.EvtRunStarted, map[string]any{"task": o.Task, "workspace": rt.ws.Root(),
 		"model": o.Models.Default, "resumed": o.Resume != nil})
-
-	bpid, err := budget.Spawn(rt.system.Root, rt.run, o.Budget, budget.WithLogger(rt.log))
+	t.bpid, err = budget.Spawn(rt.system.Root, rt.run, o.Budget, budget.WithLogger(rt.log))
 	if err != nil {
-		return Result{}, fmt.Errorf("start budget actor: %w", err)
+		rt.system.Shutdown()
+		return nil, fmt.Errorf("start budget actor: %w", err)
 	}
-	rt.budget = budget.NewClient(rt.system.Root, bpid)
-	defer budget.Stop(rt.system.Root, bpid)
-
-	kind := rt.kinds[KindRoot]
+	rt.budget = budget.NewClient(rt.system.Root, t.bpid)
 	// The root reserves the whole run: its children draw from its lease.
-	est := o.Budget.Tokens
-	lease, err := rt.budget.Acquire(ctx, budget.Acquire{Agent: RootAgentID, Kind: KindRoot, Estimate: est}, nil)
+	lease, err := rt.budget.Acquire(ctx, budget.Acquire{Agent: RootAgentID, Kind: KindRoot, Estimate: o.Budget.Tokens}, nil)
 	if err != nil {
-		return Result{}, fmt.Errorf("acquire root budget: %w", err)
+		t.shutdown()
+		return nil, fmt.Errorf("acquire root budget: %w", err)
 	}
-	runEv.emit(messages.EvtBudgetAcquired, lease.Wire())
-
-	results := make(chan AgentResult, 1)
-	spec := agentSpec{id: RootAgentID, kind: kind, task: o.Task, resume: o.Resume,
-		done: func(r AgentResult) { results <- r }}
+	t.runEv.emit(messages.EvtBudgetAcquired, lease.Wire())
+	spec := agentSpec{id: RootAgentID, kind: rt.kinds[KindRoot], task: o.Task, resume: o.Resume,
+		done: func(r AgentResult) { t.results <- r }}
 	if o.Resume != nil {
 		spec.task = o.Resume.Task
 	}
-	pid := rt.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return newAgent(rt, spec) },
+	t.root = rt.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return newAgent(rt, spec) },
 		actor.WithSupervisor(childStrategy())), "agent-root")
-	if err := rt.budget.Attach(ctx, RootAgentID, pid); err != nil && ctx.Err() == nil {
+	if err := rt.budget.Attach(ctx, RootAgentID, t.root); err != nil && ctx.Err() == nil {
 		rt.log.Warn().Err(err).Msg("attach root lease")
 	}
+	return t, nil
+}
 
+// Run is the team's run ID.
+func (t *Team) Run() string { return t.rt.run }
+
+// Status asks the root agent for its state; it answers even mid-call.
+func (t *Team) Status(ctx context.Context) (*StatusReply, error) {
+	res, err := t.rt.system.Root.RequestFuture(t.root, &Status{}, 5*time.Second).Result()
+	if err != nil {
+		return nil, fmt.Errorf("status: %w", err)
+	}
+	return res.(*StatusReply), nil
+}
+
+// Cancel cancels the whole tree; Wait returns once it has stopped.
+func (t *Team) Cancel() { t.rt.system.Root.Send(t.root, &Cancel{Reason: "run cancelled"}) }
+
+// Wait waits for the root agent to end (cancelling the tree if ctx ends
+// first), settles the budget and returns the run's result. Call it once.
+func (t *Team) Wait(ctx context.Context) (Result, error) {
 	var res AgentResult
 	select {
-	case res = <-results:
+	case res = <-t.results:
 	case <-ctx.Done():
-		rt.system.Root.Send(pid, &Cancel{Reason: "run cancelled"})
-		res = <-results
+		t.Cancel()
+		res = <-t.results
 	}
-	_ = rt.system.Root.StopFuture(pid).Wait()
-
-	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(start)}
+	_ = t.rt.system.Root.StopFuture(t.root).Wait()
+	rt := t.rt
+	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(t.start)}
 	if snap, err := snapshotAfterRelease(rt.budget); err == nil {
 		out.Budget = &snap
 	}
 	if dir, err := convo.RunDir(rt.dataDir, rt.run); err == nil {
 		out.Checkpoint = dir
 	}
-	if res.Status == StatusCompleted && res.Reason == ReasonFinished && !o.Settings.KeepCheckpoints {
+	if res.Status == StatusCompleted && res.Reason == ReasonFinished && !t.o.Settings.KeepCheckpoints {
 		if err := convo.RemoveRun(rt.dataDir, rt.run); err != nil {
 			rt.log.Warn().Err(err).Msg("remove checkpoints")
 		}
 		out.Checkpoint = ""
 	}
-	runEv.emit(messages.EvtRunFinished, map[string]any{"status": res.Status, "reason": res.Reason,
+	t.runEv.emit(messages.EvtRunFinished, map[string]any{"status": res.Status, "reason": res.Reason,
 		"usage": res.Usage, "cost": res.Cost, "rounds": res.Rounds, "wall_ms": out.Wall.Milliseconds(),
 		"budget": out.Budget})
+	t.shutdown()
 	return out, nil
+}
+
+func (t *Team) shutdown() {
+	if t.bpid != nil {
+		_ = budget.Stop(t.rt.system.Root, t.bpid)
+	}
+	t.rt.system.Shutdown()
 }
 
 // snapshotAfterRelease waits (briefly, by polling the actor) for the
