@@ -15,10 +15,11 @@ import (
 // sandbox are the real boundary.
 var DefaultShellBlocklist = []string{
 	// rm -rf /, rm -fr /*, rm -rf --no-preserve-root /, sudo rm -r "/" ...:
-	// rm whose arguments (in the same simple command) include / or /*.
-	`(?P<rm_root>(?:^|[\s;&|(/])rm[ \t]+(?:[^\s;&|]+[ \t]+)*["']?/\*?["']?(?:[\s;&|)]|$))`,
+	// rm whose arguments (in the same simple command) include / or /*,
+	// also inside quotes or $(...) (bash -c "rm -rf /").
+	`(?P<rm_root>(?:^|[\s;&|(/"'\x60])rm[ \t]+(?:[^\s;&|]+[ \t]+)*["']?/\*?["']?(?:[\s;&|)]|$))`,
 	// mkfs and mkfs.ext4, mkfs.xfs, /sbin/mkfs.vfat ...
-	`(?P<mkfs>(?:^|[\s;&|(/])mkfs(?:\.[\w.-]+)?(?:[\s;&|)]|$))`,
+	`(?P<mkfs>(?:^|[\s;&|(/"'\x60])mkfs(?:\.[\w.-]+)?(?:[\s;&|)]|$))`,
 	// > /dev/sda, >> /dev/sdb1, >| /dev/nvme0n1, dd ... of=/dev/sda; the
 	// harmless /dev/null, /dev/stdout, /dev/stderr and /dev/tty stay allowed.
 	`(?P<write_to_device>(?:>>?\|?[ \t]*|\bof=)["']?/dev/` + notOneOf(devAllowed, devNameChars) + `)`,
