@@ -29,7 +29,7 @@ type Compaction struct {
 	MessagesAfter  int       `json:"messages_after"`
 	EstimateBefore int       `json:"estimate_before"`
 	EstimateAfter  int       `json:"estimate_after"`
-	Summarized     int       `json:"summarized"` // messages folded into the summary
+	Summarized     int       `json:"summarized"` // messages folded into the summary (pinned ones are kept)
 	SummaryChars   int       `json:"summary_chars"`
 	Model          string    `json:"model"`
 	Usage          llm.Usage `json:"usage"`
@@ -80,7 +80,7 @@ func (c *Conversation) Compact(ctx context.Context, s Summarizer) (Compaction, e
 		return Compaction{}, err
 	}
 	st.MessagesAfter, st.EstimateAfter = len(c.entries), c.Estimate()
-	st.Summarized = end - start
+	st.Summarized = st.MessagesBefore - st.MessagesAfter + 1
 	st.SummaryChars = len([]rune(summary))
 	c.rearm()
 	return st, nil
