@@ -3,7 +3,6 @@ package actors_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +32,7 @@ func tc(name, args string) llmtest.ToolCall {
 }
 
 func calls(cs ...llmtest.ToolCall) llmtest.Turn { return llmtest.Turn{ToolCalls: cs} }
-func say(s string) llmtest.Turn               { return llmtest.Turn{Text: s} }
+func say(s string) llmtest.Turn                 { return llmtest.Turn{Text: s} }
 
 func script(agents ...llmtest.AgentScript) llmtest.Script { return llmtest.Script{Agents: agents} }
 
@@ -136,4 +135,3 @@ func dataOf(t *testing.T, ev messages.Event) map[string]any {
 	return m
 }
 
-var _ = fmt.Sprint
