@@ -2,11 +2,14 @@ package tools
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/troupe-ai/troupe/messages"
 )
 
 func TestApplyPatchPaths(t *testing.T) {
@@ -114,5 +117,30 @@ func TestApplyPatchDeletesSymlinkItself(t *testing.T) {
 	}
 	if patchExists(s, "alias.txt") || patchFile(t, s, "real.txt") != "content\n" {
 		t.Error("the link survived or its target was harmed")
+	}
+}
+
+// Through the executor, two patches of one turn that touch the same file
+// run in call order (TouchedPaths feeds its per-path scheduling).
+func TestApplyPatchThroughExecutor(t *testing.T) {
+	t.Parallel()
+	s := newTestSession(t)
+	e := &Executor{Tools: NewRegistry(ApplyPatch()), Session: s}
+	call := func(id, patch string) messages.ToolCall {
+		args, _ := json.Marshal(map[string]string{"patch": patch})
+		return messages.ToolCall{ID: id, Name: "apply_patch", Args: args}
+	}
+	var calls []messages.ToolCall
+	calls = append(calls, call("c0", "*** Begin Patch\n*** Add File: seq.txt\n+0\n*** End Patch"))
+	for i := 1; i <= 5; i++ {
+		calls = append(calls, call(fmt.Sprintf("c%d", i), fmt.Sprintf("*** Begin Patch\n*** Update File: seq.txt\n@@\n %d\n+%d\n*** End of File\n*** End Patch", i-1, i)))
+	}
+	for i, r := range e.Run(t.Context(), calls) {
+		if r.IsError {
+			t.Errorf("call %d: %s", i, r.Text)
+		}
+	}
+	if got := patchFile(t, s, "seq.txt"); got != "0\n1\n2\n3\n4\n5\n" {
+		t.Errorf("seq.txt = %q: patches did not run in call order", got)
 	}
 }

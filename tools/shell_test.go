@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/troupe-ai/troupe/messages"
 )
 
 // shellCall runs the shell tool with args the way the executor does.
@@ -315,5 +317,24 @@ func BenchmarkShellEcho(b *testing.B) {
 		if err != nil || r.Text != "[exit: 0]\nhello\n" {
 			b.Fatalf("%v %q", err, r.Text)
 		}
+	}
+}
+
+// Through the executor, long output keeps its head ("[exit: N]") and its
+// tail, and the whole of it is saved to a spill file.
+func TestShellThroughExecutor(t *testing.T) {
+	t.Parallel()
+	s := newTestSession(t)
+	e := &Executor{Tools: NewRegistry(Shell()), Session: s}
+	rs := e.Run(t.Context(), []messages.ToolCall{{ID: "c1", Name: "shell", Args: json.RawMessage(`{"command":"seq 1 50000; echo FAILED at the end >&2; exit 1"}`)}})
+	r := rs[0]
+	if r.IsError || !r.Truncated || r.SpillPath == "" {
+		t.Fatalf("want a truncated, spilled, non-error result; got error=%v truncated=%v spill=%q", r.IsError, r.Truncated, r.SpillPath)
+	}
+	if !strings.HasPrefix(r.Text, "[exit: 1]\n1\n2\n") || !strings.Contains(r.Text, "50000\nFAILED at the end\n") {
+		t.Errorf("head or tail lost:\n%.200s\n...\n%s", r.Text, r.Text[max(0, len(r.Text)-300):])
+	}
+	if len(r.Text) > 31*1024 {
+		t.Errorf("kept %d bytes, more than the 30 KB budget", len(r.Text))
 	}
 }
