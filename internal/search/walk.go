@@ -100,6 +100,10 @@ func (w *walker) work(id int) {
 			if err != nil {
 				break
 			}
+			if w.stopped.Load() {
+				err = errStopped
+				break
+			}
 			err = w.visit(id, e)
 		}
 		w.done(err)
