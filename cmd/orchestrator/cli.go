@@ -27,10 +27,17 @@ func usageErr(format string, args ...any) error {
 const topUsage = `orchestrator: run teams of LLM agents as actors
 
 Usage:
+  orchestrator run [--workspace DIR] [--model M] [--config FILE] [--max-rounds N] [--json] [--yes] "task"
+  orchestrator resume [RUN] [--workspace DIR] [--json]
   orchestrator tools list
   orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--json]
   orchestrator tools call --script FILE [--workspace DIR]
   orchestrator version
+
+Model: OPENAI_API_KEY and OPENAI_BASE_URL (any OpenAI-compatible endpoint),
+--model or TROUPE_MODEL; see configs/default.yaml for everything else.
+Exit codes: 0 done, 1 failed, 2 usage or config error, 3 round or budget
+limit reached, 130 interrupted.
 `
 
 // run is the whole program: it returns the process exit code.
@@ -44,6 +51,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "tools":
 		code, err = cmdTools(ctx, args[1:], stdout, stderr)
+	case "run":
+		code, err = cmdRun(ctx, args[1:], processEnv(stdin), stdout, stderr, false)
+	case "resume":
+		code, err = cmdRun(ctx, args[1:], processEnv(stdin), stdout, stderr, true)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "orchestrator", version)
 	case "help", "-h", "--help":

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func runCLI(t *testing.T, args ...string) (int, string, string) {
@@ -129,5 +130,17 @@ func TestToolsCallScriptSharesOneSession(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ws, "new.txt")); !os.IsNotExist(err) {
 		t.Error("line 1 of a malformed script ran")
+	}
+}
+
+// checkFor polls cond for up to 30 s.
+func checkFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 30s")
+		}
+		<-time.After(2 * time.Millisecond)
 	}
 }

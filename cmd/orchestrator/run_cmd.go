@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// runFlags are the flags of run and resume.
+var runValueFlags = []string{"workspace", "model", "config", "max-rounds", "log-level"}
+var runBoolFlags = []string{"json", "keep-checkpoints", "yes"}
+
+// runEnv is what run needs from the process, injectable for tests.
+type runEnv struct {
+	getenv      func(string) string
+	home        string
+	stdin       io.Reader
+	interactive bool // stdin is a terminal: ask for approvals there
+}
+
+func processEnv(stdin io.Reader) runEnv {
+	home, _ := os.UserHomeDir()
+	interactive := false
+	if f, ok := stdin.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			interactive = true
+		}
+	}
+	return runEnv{getenv: os.Getenv, home: home, stdin: stdin, interactive: interactive}
+}
+
+func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Writer, resume bool) (int, error) {
+	fs := newFlagSet(runValueFlags, runBoolFlags)
+	pos, err := fs.parse(args)
+	if err != nil {
+		return exitUsage, err
+	}
+	ws := fs.values["workspace"]
+	if ws == "" {
+		ws = "."
+	}
+	var task string
+	var cp *convo.Checkpoint
+	if resume {
+		if len(pos) > 1 {
+			return exitUsage, usageErr("resume [RUN] [--workspace DIR]")
+		}
+		run := ""
+		if len(pos) == 1 {
+			run = pos[0]
+		}
+		c, path, err := convo.LatestCheckpoint(convo.DataDir(absOr(ws)), run)
+		if err != nil {
+			return exitUsage, usageErr("resume: %v", err)
+		}
+		fmt.Fprintf(stderr, "resuming run %s from %s (round %d)\n", c.Run, path, c.Round)
+		cp = c
+	} else {
+		if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
+			return exitUsage, usageErr(`run [--workspace DIR] [--model M] [--config FILE] [--max-rounds N] [--json] "task"`)
+		}
+		task = pos[0]
+	}
+	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: env.home, Workspace: absOr(ws), Getenv: env.getenv})
+	if err != nil {
+		return exitUsage, usageErr("%v", err)
+	}
+	if m := fs.values["model"]; m != "" {
+		cfg.Model.Default = m
+	}
+	if v := fs.values["max-rounds"]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return exitUsage, usageErr("--max-rounds: want a positive number, got %q", v)
+		}
+		cfg.Agent.MaxRounds = n
+	}
+	if fs.bools["keep-checkpoints"] {
+		cfg.Agent.KeepCheckpoints = true
+	}
+	if err := cfg.Validate(); err != nil {
+		return exitUsage, usageErr("config: %v", err)
+	}
+	log := zerolog.Nop()
+	if lvl := fs.values["log-level"]; lvl != "" {
+		l, err := zerolog.ParseLevel(lvl)
+		if err != nil {
+			return exitUsage, usageErr("--log-level: %v", err)
+		}
+		log = zerolog.New(zerolog.ConsoleWriter{Out: stderr, TimeFormat: time.TimeOnly, NoColor: true}).Level(l).With().Timestamp().Logger()
+	}
+	opts, err := teamOptions(cfg, ws, log)
+	if err != nil {
+		return exitUsage, usageErr("%v", err)
+	}
+	opts.Task, opts.Resume = task, cp
+	progress := &progressLine{w: stderr}
+	opts.Events = actors.Emitters{progress, actors.LogEmitter{Log: log}}
+	switch {
+	case fs.bools["yes"]:
+		opts.Approver = yesApprover{}
+	case env.interactive:
+		opts.Approver = &actors.TerminalApprover{In: env.stdin, Out: stderr}
+	}
+	res, err := actors.Run(ctx, opts)
+	if err != nil {
+		return exitUsage, usageErr("%v", err)
+	}
+	interrupted := ctx.Err() != nil
+	if fs.bools["json"] {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return exitFailed, err
+		}
+	} else {
+		printText(stdout, res.Text)
+		fmt.Fprintf(stderr, "%s · %d rounds · %d in / %d out tokens · $%.4f · %s\n", res.Status,
+			res.Rounds, res.Usage.PromptTokens, res.Usage.CompletionTokens, res.Cost, res.Wall.Round(time.Millisecond))
+	}
+	switch {
+	case interrupted:
+		fmt.Fprintf(stderr, "interrupted; the run is checkpointed. Resume with:\n  orchestrator resume %s --workspace %s\n", res.Run, ws)
+		return exitInterrupt, nil
+	case res.Status == actors.StatusFailed:
+		if res.Err != "" {
+			fmt.Fprintf(stderr, "agent failed: %s\n", res.Err)
+		}
+		return exitFailed, nil
+	case res.Reason == actors.ReasonRoundLimit || res.Reason == actors.ReasonBudgetExhausted:
+		fmt.Fprintf(stderr, "stopped: %s; resume with: orchestrator resume %s --workspace %s\n", res.Reason, res.Run, ws)
+		return exitLimit, nil
+	case res.Status == actors.StatusCancelled:
+		return exitInterrupt, nil
+	}
+	return exitOK, nil
+}
+
+func absOr(dir string) string {
+	if wd, err := os.Getwd(); err == nil && !strings.HasPrefix(dir, "/") {
+		return wd + "/" + dir
+	}
+	return dir
+}
+
+// yesApprover approves everything (--yes).
+type yesApprover struct{}
+
+func (yesApprover) Approve(context.Context, actors.ApprovalRequest) (bool, error) { return true, nil }
+
+// progressLine prints one compact line per root round on stderr.
+type progressLine struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (p *progressLine) Emit(ev messages.Event) {
+	if ev.Agent != actors.RootAgentID || ev.Type != messages.EvtLLMResponse {
+		if ev.Type == messages.EvtAgentSpawned {
+			var d struct{ Child, Kind, Model string }
+			_ = json.Unmarshal(ev.Data, &d)
+			p.mu.Lock()
+			fmt.Fprintf(p.w, "  + %s agent %s on %s\n", d.Kind, d.Child, d.Model)
+			p.mu.Unlock()
+		}
+		return
+	}
+	var d struct {
+		Round       int      `json:"round"`
+		ToolCalls   []string `json:"tool_calls"`
+		TotalTokens int      `json:"total_tokens"`
+		TotalCost   float64  `json:"total_cost"`
+	}
+	if err := json.Unmarshal(ev.Data, &d); err != nil {
+		return
+	}
+	tools := "answer"
+	if len(d.ToolCalls) > 0 {
+		tools = summarizeCalls(d.ToolCalls)
+	}
+	p.mu.Lock()
+	fmt.Fprintf(p.w, "round %d · %s · %d tokens · $%.4f\n", d.Round, tools, d.TotalTokens, d.TotalCost)
+	p.mu.Unlock()
+}
+
+// summarizeCalls renders ["read_file","read_file","grep"] as "read_file×2, grep".
+func summarizeCalls(names []string) string {
+	var order []string
+	count := map[string]int{}
+	for _, n := range names {
+		if count[n] == 0 {
+			order = append(order, n)
+		}
+		count[n]++
+	}
+	parts := make([]string, len(order))
+	for i, n := range order {
+		parts[i] = n
+		if count[n] > 1 {
+			parts[i] = fmt.Sprintf("%s×%d", n, count[n])
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+)
+
+func scripted(t *testing.T, turns ...llmtest.Turn) *llmtest.Server {
+	t.Helper()
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{Kind: "root"}, Turns: turns}}})
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func testEnv(srv *llmtest.Server, home string) runEnv {
+	vars := map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "sk-test-secret-123"}
+	return runEnv{getenv: func(k string) string { return vars[k] }, home: home, stdin: strings.NewReader("")}
+}
+
+func runCmd(t *testing.T, ctx context.Context, env runEnv, resume bool, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code, err := cmdRun(ctx, args, env, &out, &errb, resume)
+	if err != nil {
+		errb.WriteString(err.Error())
+	}
+	return code, out.String(), errb.String()
+}
+
+func TestRunPrintsAnswerProgressAndTotals(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644)
+	srv := scripted(t,
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}, {Name: "read_file", Args: json.RawMessage(`{"path":"a.txt","offset":1}`)}}},
+		llmtest.Turn{Text: "It says alpha."})
+	code, out, errs := runCmd(t, t.Context(), testEnv(srv, t.TempDir()), false, "--workspace", ws, "--model", "m1", "what does a.txt say?")
+	if code != exitOK || out != "It says alpha.\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %s", code, out, errs)
+	}
+	if !strings.Contains(errs, "round 1 · read_file×2 · ") || !strings.Contains(errs, "round 2 · answer") || !strings.Contains(errs, "completed · 2 rounds") {
+		t.Errorf("progress/totals on stderr:\n%s", errs)
+	}
+	if strings.Contains(errs+out, "sk-test-secret-123") {
+		t.Error("the API key leaked into output")
+	}
+	if r := srv.Requests(); r[0].Model != "m1" || r[0].Header.Get("Authorization") != "Bearer sk-test-secret-123" {
+		t.Errorf("model %q auth %q", r[0].Model, r[0].Header.Get("Authorization"))
+	}
+}
+
+func TestRunJSONAndExitCodes(t *testing.T) {
+	srv := scripted(t, llmtest.Turn{Text: "fine"})
+	code, out, _ := runCmd(t, t.Context(), testEnv(srv, t.TempDir()), false, "--workspace", t.TempDir(), "--json", "hi")
+	var res map[string]any
+	if code != exitOK || json.Unmarshal([]byte(out), &res) != nil || res["text"] != "fine" || res["status"] != "completed" {
+		t.Fatalf("exit %d json %s", code, out)
+	}
+	// A model that refuses the key: exit 1 with the provider's message.
+	bad := scripted(t, llmtest.Turn{Fail: &llmtest.Failure{Kind: llmtest.FailStatus, Status: 401, Message: "bad key"}})
+	code, _, errs := runCmd(t, t.Context(), testEnv(bad, t.TempDir()), false, "--workspace", t.TempDir(), "hi")
+	if code != exitFailed || !strings.Contains(errs, "bad key") {
+		t.Errorf("401: exit %d, %s", code, errs)
+	}
+	// Round limit: exit 3.
+	loop := scripted(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "think", Args: json.RawMessage(`{"thought":"a"}`)}}},
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "think", Args: json.RawMessage(`{"thought":"b"}`)}}})
+	code, _, errs = runCmd(t, t.Context(), testEnv(loop, t.TempDir()), false, "--workspace", t.TempDir(), "--max-rounds", "1", "hi")
+	if code != exitLimit || !strings.Contains(errs, "round_limit") {
+		t.Errorf("round limit: exit %d, %s", code, errs)
+	}
+	// Usage and config errors: exit 2.
+	for _, args := range [][]string{{}, {"--max-rounds", "zero", "x"}, {"--config", "/nonexistent.yaml", "x"}, {"a", "b"}} {
+		if code, _, _ := runCmd(t, t.Context(), testEnv(srv, t.TempDir()), false, args...); code != exitUsage {
+			t.Errorf("%v: exit %d", args, code)
+		}
+	}
+	noKey := runEnv{getenv: func(string) string { return "" }, home: t.TempDir(), stdin: strings.NewReader("")}
+	if code, _, errs := runCmd(t, t.Context(), noKey, false, "--workspace", t.TempDir(), "x"); code != exitUsage || !strings.Contains(errs, "OPENAI_API_KEY") {
+		t.Errorf("no key: exit %d %s", code, errs)
+	}
+}
+
+// Interrupted: exit 130 and a resume hint; resume finishes the run.
+func TestRunInterruptedThenResumed(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644)
+	srv := scripted(t,
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}}},
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "shell", Args: json.RawMessage(`{"command":"sleep 300"}`)}}},
+		llmtest.Turn{Text: "resumed and done"})
+	ctx, cancel := context.WithCancel(t.Context())
+	env := testEnv(srv, t.TempDir())
+	done := make(chan struct{})
+	var code int
+	var errs string
+	go func() {
+		defer close(done)
+		code, _, errs = runCmd(t, ctx, env, false, "--workspace", ws, "--yes", "read then sleep")
+	}()
+	checkFor(t, func() bool { return len(srv.Requests()) == 2 }) // the shell call is running
+	cancel()
+	<-done
+	if code != exitInterrupt || !strings.Contains(errs, "orchestrator resume ") {
+		t.Fatalf("interrupt: exit %d\n%s", code, errs)
+	}
+	code, out, errs := runCmd(t, t.Context(), env, true, "--workspace", ws)
+	if code != exitOK || out != "resumed and done\n" {
+		t.Fatalf("resume: exit %d %q\n%s", code, out, errs)
+	}
+}

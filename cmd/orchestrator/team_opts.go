@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/tools"
+)
+
+// teamOptions turns a validated config into the options of a run.
+func teamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actors.Options, error) {
+	m := cfg.Model
+	pricing := llm.Pricing{}
+	for name, p := range m.Pricing {
+		pricing[name] = llm.Price{Input: p.Input, CachedInput: p.CachedInput, Output: p.Output}
+	}
+	if m.APIKey == "" && m.BaseURL == llm.DefaultBaseURL {
+		return actors.Options{}, fmt.Errorf("no API key: set OPENAI_API_KEY, or point OPENAI_BASE_URL at a local server (Ollama, vLLM, llama.cpp, LM Studio)")
+	}
+	client, err := llm.NewClient(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Default, Stream: m.Stream,
+		MaxAttempts: m.MaxAttempts, RequestTimeout: m.RequestTimeout, Headers: m.Headers,
+		ContextWindows: m.ContextWindows, Pricing: pricing}, log)
+	if err != nil {
+		return actors.Options{}, fmt.Errorf("model client: %w", err)
+	}
+	route, err := router(m)
+	if err != nil {
+		return actors.Options{}, err
+	}
+	kinds, err := loadKinds(cfg, workspace)
+	if err != nil {
+		return actors.Options{}, err
+	}
+	b := cfg.Budget
+	return actors.Options{
+		Workspace: workspace, Client: client, Kinds: kinds, Settings: cfg.Agent, Log: log,
+		Models: actors.Models{Default: m.Default, Cheap: m.Cheap, Route: route, Window: m.Window, Cost: pricing.Cost},
+		Tools: tools.Config{Timeout: cfg.Tools.Timeout, ShellBlocklist: cfg.Tools.ShellBlocklist,
+			CacheMaxAge: cfg.Tools.CacheMaxAge, SpillMaxAge: cfg.Tools.SpillMaxAge},
+		Budget: budget.Limits{Tokens: b.Tokens, USD: b.USD, ToolCalls: b.ToolCalls, WallTime: b.WallTime,
+			MaxConcurrent: b.MaxConcurrent, PerKind: b.PerKind, AcquireTimeout: b.AcquireTimeout},
+	}, nil
+}
+
+// router builds the model router. Round-based strategies (cheap-orchestrator,
+// rounds) steer the root, the orchestrator; other kinds follow per_kind or
+// their role.
+func router(m config.Model) (func(kind string, round int) string, error) {
+	r := m.Routing
+	var rounds []llm.RoundRoute
+	for _, rr := range r.Rounds {
+		rounds = append(rounds, llm.RoundRoute{From: rr.From, To: rr.To, Model: rr.Model})
+	}
+	rt, err := llm.NewRouter(llm.RouteConfig{Strategy: r.Strategy, Default: m.Default, Cheap: m.Cheap,
+		PerKind: r.PerKind, CheapUntil: r.CheapUntil, Rounds: rounds})
+	if err != nil {
+		return nil, fmt.Errorf("config: model.routing: %w", err)
+	}
+	roundBased := r.Strategy == config.RouteCheapOrchestrator || r.Strategy == config.RouteRounds
+	return func(kind string, round int) string {
+		if roundBased && kind != actors.KindRoot {
+			if pk, ok := r.PerKind[kind]; ok {
+				return rt.Pick(kind, round, pk)
+			}
+			return "" // the kind's role decides
+		}
+		return rt.Model(kind, round)
+	}, nil
+}
+
+// loadKinds merges the built-in kinds, the config's kinds and the agent
+// definition files of ~/.config/troupe/agents and <workspace>/.troupe/agents
+// (later ones win).
+func loadKinds(cfg config.Config, workspace string) (map[string]actors.Kind, error) {
+	kinds := actors.BuiltinKinds()
+	for name, k := range cfg.Kinds {
+		k.Name = name
+		kinds[name] = k
+	}
+	var dirs []string
+	if home, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(home, ".config", "troupe", "agents"))
+	}
+	dirs = append(dirs, filepath.Join(workspace, ".troupe", "agents"))
+	defs, err := actors.LoadAgentDefs(dirs...)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range defs {
+		kinds[k.Name] = k
+	}
+	return kinds, nil
+}
