@@ -75,9 +75,9 @@ func TestBadFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cases := map[string]string{
-		"model:\n  defualt: x\n":   "field defualt not found",
+		"model:\n  defualt: x\n":    "field defualt not found",
 		"budget:\n  tokens: lots\n": "cannot unmarshal",
-		"model: [1, 2]\n":          "cannot unmarshal",
+		"model: [1, 2]\n":           "cannot unmarshal",
 	}
 	i := 0
 	for body, want := range cases {
