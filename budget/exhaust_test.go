@@ -29,6 +29,11 @@ func TestStressExhaustion(t *testing.T) {
 	for _, s := range sentinels {
 		f.acquire(t, s, "", "root", 100)
 	}
+	// Three long-lived leads give every other agent a parent to draw from.
+	leads := []string{"lead0", "lead1", "lead2"}
+	for _, l := range leads {
+		f.acquire(t, l, "", "root", 5000)
+	}
 	reg := &registry{}
 	runOver := make(chan struct{})
 	var afterOver, lateOK atomic.Int64
@@ -62,7 +67,9 @@ func TestStressExhaustion(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, uint64(i)))
 			id := fmt.Sprintf("x%03d", i)
 			req := Acquire{Agent: id, Kind: "worker", Estimate: 1000 + rng.Int64N(3000)}
-			if p, ok := reg.pick(rng); ok {
+			if i%2 == 0 {
+				req.Parent, req.Estimate = leads[i%3], 500+rng.Int64N(1500)
+			} else if p, ok := reg.pick(rng); ok {
 				req.Parent, req.Estimate = p.id, 1+rng.Int64N(p.est/2)
 			}
 			lease, err := f.cl.Acquire(context.Background(), req, nil)
@@ -122,13 +129,26 @@ func TestStressExhaustion(t *testing.T) {
 	if n := lateOK.Load(); n > 0 {
 		t.Errorf("%d of %d usage reports sent after the run was seen exhausted were answered OK", n, afterOver.Load())
 	}
+	nested := 0
 	for _, a := range s.Agents {
 		if over := a.Used.Tokens - a.Granted; over > 2*maxResp {
 			t.Errorf("%s used %d of a %d grant: more than the exhausting response and the wrap-up past it", a.Agent, a.Used.Tokens, a.Granted)
 		}
+		// A sub-tree stays within its root's grant but for each member's
+		// own overshoot.
+		if over := a.Subtree.Tokens - a.Granted; over > 2*maxResp*int64(1+a.Descendants) {
+			t.Errorf("%s's sub-tree (%d agents) used %d of a %d grant", a.Agent, 1+a.Descendants, a.Subtree.Tokens, a.Granted)
+		}
+		if a.Descendants > 0 {
+			nested++
+		}
+	}
+	if nested == 0 {
+		t.Error("no agent had children: the sub-tree bound was not exercised")
 	}
 	if bound := limits.Tokens + maxResp*(1+2*int64(limits.MaxConcurrent)); s.Used.Tokens > bound {
 		t.Errorf("run used %d tokens, over its %d limit by more than the responses in flight (bound %d)", s.Used.Tokens, limits.Tokens, bound)
 	}
-	t.Logf("run used %d of %d tokens; %d usage reports after the run was seen exhausted", s.Used.Tokens, limits.Tokens, afterOver.Load())
+	t.Logf("run used %d of %d tokens; %d agents with children; %d usage reports after the run was seen exhausted",
+		s.Used.Tokens, limits.Tokens, nested, afterOver.Load())
 }
