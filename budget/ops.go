@@ -119,6 +119,9 @@ func (a *budgetActor) restate(n *node) {
 func (a *budgetActor) stateOf(n *node, topped int64) *UsageReply {
 	r := &UsageReply{State: n.state, Remaining: n.available().tok, Used: n.own.tok,
 		Granted: n.granted.tok, ToppedUp: topped}
+	if !n.live() {
+		r.Remaining = 0
+	}
 	for _, k := range n.children {
 		r.Lent += k.footprint().tok
 	}

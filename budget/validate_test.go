@@ -95,7 +95,7 @@ func TestLateUsageAfterReleaseIsBooked(t *testing.T) {
 	f.acquire(t, "w", "root", "worker", 100)
 	f.release(t, "w", 40)
 	u, err := f.cl.Usage(ctxT(t), Usage{Agent: "w", Tokens: 25})
-	if err != nil || u.State != StateReleased || u.Used != 65 {
+	if err != nil || u.State != StateReleased || u.Used != 65 || u.Remaining != 0 {
 		t.Fatalf("late usage = %+v, %v", u, err)
 	}
 	s := f.snap(t)
