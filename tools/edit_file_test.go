@@ -1,11 +1,15 @@
 package tools
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/troupe-ai/troupe/messages"
 )
 
 // editOutcome renders a result and the file it acted on for a golden file,
@@ -255,4 +259,48 @@ func FuzzEditFileLoose(f *testing.F) {
 			prev = m.end
 		}
 	})
+}
+
+// TestFileToolsThroughExecutor runs the file tools as an agent's turns do,
+// through the real executor with its cache: a cached read is served again,
+// an edit invalidates it, two edits of one file in one turn are applied in
+// call order, and a new file shows up in a directory listing at once.
+func TestFileToolsThroughExecutor(t *testing.T) {
+	t.Parallel()
+	s := newTestSession(t)
+	writeFile(t, s, "f.txt", "alpha\nbeta\n")
+	ex := &Executor{Tools: NewRegistry(ReadFile(), EditFile(), WriteFile(), ListDir()), Session: s}
+	turn := func(pairs ...string) []Result {
+		t.Helper()
+		var cs []messages.ToolCall
+		for i := 0; i+1 < len(pairs); i += 2 {
+			cs = append(cs, messages.ToolCall{ID: fmt.Sprint(i), Name: pairs[i], Args: json.RawMessage(pairs[i+1])})
+		}
+		rs := ex.Run(context.Background(), cs)
+		for i, r := range rs {
+			if r.IsError {
+				t.Fatalf("%s: %s", pairs[2*i], r.Text)
+			}
+		}
+		return rs
+	}
+	read := `{"path":"f.txt"}`
+	if r := turn("read_file", read)[0]; r.Text != "L1: alpha\nL2: beta" || r.Cached {
+		t.Fatalf("first read: %+v", r)
+	}
+	if r := turn("read_file", read)[0]; !r.Cached {
+		t.Fatalf("second read was not served from the cache: %+v", r)
+	}
+	turn("edit_file", `{"path":"f.txt","old_string":"alpha","new_string":"ALPHA"}`,
+		"edit_file", `{"path":"f.txt","old_string":"ALPHA\nbeta","new_string":"ALPHA\nBETA"}`)
+	if r := turn("read_file", read)[0]; r.Text != "L1: ALPHA\nL2: BETA" || r.Cached {
+		t.Fatalf("read after the edits: %+v", r)
+	}
+	if r := turn("list_dir", `{}`)[0]; r.Text != "Absolute path: .\nf.txt" {
+		t.Fatalf("listing: %q", r.Text)
+	}
+	turn("write_file", `{"path":"g.txt","content":"new\n"}`)
+	if r := turn("list_dir", `{}`)[0]; r.Text != "Absolute path: .\nf.txt\ng.txt" || r.Cached {
+		t.Fatalf("listing after write_file: %+v", r)
+	}
 }
