@@ -134,4 +134,3 @@ func dataOf(t *testing.T, ev messages.Event) map[string]any {
 	}
 	return m
 }
-

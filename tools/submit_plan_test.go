@@ -24,7 +24,7 @@ func TestSubmitPlan(t *testing.T) {
 		`{"summary":"x","steps":[{"title":""}]}`:               "step 1 has an empty title",
 		`{"summary":"x","steps":[{"title":"a","files":[""]}]}`: "step 1 lists an empty file path",
 		`{"summary":"x"}`:                                      `field "steps" is required`,
-		`{"summary":"x","steps":[{"title":"a","name":"b"}]}`:               `unknown field "steps[0].name"`,
+		`{"summary":"x","steps":[{"title":"a","name":"b"}]}`:   `unknown field "steps[0].name"`,
 	} {
 		r, _ := SubmitPlan().Run(t.Context(), s, json.RawMessage(args))
 		if !r.IsError || !contains(r.Text, want) {

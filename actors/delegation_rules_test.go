@@ -1,0 +1,206 @@
+package actors_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// panicky is a user-supplied emitter with a bug: it panics on an explore
+// agent's first round, inside that agent's Receive.
+type panicky struct{ rec *actors.Recorder }
+
+func (p panicky) Emit(ev messages.Event) {
+	p.rec.Emit(ev)
+	if ev.Kind == actors.KindExplore && ev.Type == messages.EvtRoundStarted {
+		panic("emitter bug")
+	}
+}
+
+func TestChildPanicBecomesErrorResult(t *testing.T) {
+	rec := &actors.Recorder{}
+	srv := llmtest.New(script(
+		kind("root", calls(delegate("explore", "look around", false)), say("carried on after the crash")),
+		kind("explore", say("unreachable")),
+	))
+	defer srv.Close()
+	o := options(t, srv, workspace(t, fixtureRepo), "explore", rec)
+	o.Events = panicky{rec}
+	res := run(t, o)
+	if res.Status != actors.StatusCompleted || res.Text != "carried on after the crash" {
+		t.Fatalf("root %+v", res.AgentResult)
+	}
+	r := lastTool(requestsOf(srv, "root")[1])
+	if !strings.Contains(r, "Status: failed") || !strings.Contains(r, "agent crashed: emitter bug") {
+		t.Errorf("delegate result after the child's panic: %q", r)
+	}
+	if res.Budget == nil || res.Budget.Slots != 0 || res.Budget.Reserved != 0 {
+		t.Errorf("crashed child's lease not returned: %+v", res.Budget)
+	}
+}
+
+func TestCancelRootStopsEveryDescendant(t *testing.T) {
+	rec := &actors.Recorder{}
+	slow := llmtest.Turn{Text: "never", Latency: llmtest.Duration(5 * time.Minute)}
+	srv := llmtest.New(script(
+		kind("root", calls(delegate("explore", "a", true), delegate("explore", "b", true), delegate("explore", "c", true), delegate("explore", "d", false))),
+		kind("explore", slow),
+	))
+	defer srv.Close()
+	team, err := actors.Start(t.Context(), options(t, srv, workspace(t, fixtureRepo), "fan out", rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, 30*time.Second, func() error {
+		if n := srv.InFlight(); n != 4 {
+			return fmt.Errorf("%d explore requests in flight", n)
+		}
+		return nil
+	})
+	team.Cancel()
+	res, err := team.Wait(t.Context())
+	if err != nil || res.Status != actors.StatusCancelled {
+		t.Fatalf("%+v %v", res, err)
+	}
+	cancelled := map[string]bool{}
+	for _, ev := range rec.OfType(messages.EvtAgentCancelled) {
+		if ev.Kind == actors.KindExplore {
+			cancelled[ev.Agent] = true
+		}
+	}
+	if len(cancelled) != 4 {
+		t.Errorf("%d explore agents ended cancelled, want 4", len(cancelled))
+	}
+	if b := res.Budget; b == nil || b.Slots != 0 || b.Reserved != 0 {
+		t.Errorf("leases after cancel: %+v", b)
+	}
+	checkFor(t, 10*time.Second, func() error {
+		if n := srv.InFlight(); n != 0 {
+			return fmt.Errorf("%d requests still in flight", n)
+		}
+		return nil
+	})
+}
+
+// Kinds are enforced by the actor; workers wait for the execution phase;
+// only the root delegates by default.
+func TestDelegationRules(t *testing.T) {
+	rec := &actors.Recorder{}
+	srv := llmtest.New(script(
+		kind("root",
+			calls(delegate("worker", "too early", false), delegate("wizard", "no such type", false), delegate("explore", "try to edit", false)),
+			say("ok")),
+		kind("explore",
+			calls(tc("edit_file", `{"path":"README.md","old_string":"app","new_string":"hacked"}`), tc("delegate", `{"type":"explore","task":"nested"}`)),
+			say("could not edit")),
+	))
+	defer srv.Close()
+	res := run(t, options(t, srv, workspace(t, fixtureRepo), "rules", rec))
+	if res.Text != "ok" {
+		t.Fatalf("%+v", res.AgentResult)
+	}
+	out := toolResults(requestsOf(srv, "root")[1])
+	if len(out) != 3 {
+		t.Fatalf("results %q", out)
+	}
+	if !strings.Contains(out[0], "worker agents can only be delegated after submit_plan") {
+		t.Errorf("worker in planning: %q", out[0])
+	}
+	if !strings.Contains(out[1], `unknown agent type "wizard"; available: explore, planner, worker`) {
+		t.Errorf("unknown type: %q", out[1])
+	}
+	ex := requestsOf(srv, "explore")
+	refused := toolResults(ex[1])
+	if len(refused) != 2 || !strings.Contains(refused[0], `tool "edit_file" is not allowed for explore agents; allowed tools: find_files, grep, list_dir, read_file, think`) ||
+		!strings.Contains(refused[1], `tool "delegate" is not allowed for explore agents`) {
+		t.Errorf("explore's forbidden calls: %q", refused)
+	}
+	if has(ex[0].Tools, "delegate") || has(ex[0].Tools, "edit_file") {
+		t.Errorf("explore was offered %s", toolNames(ex[0]))
+	}
+}
+
+// A fan-out over the threshold emits spawn.plan; the deny policy refuses it.
+func TestFanoutOverThresholdDenied(t *testing.T) {
+	rec := &actors.Recorder{}
+	var many []llmtest.ToolCall
+	for i := range 3 {
+		many = append(many, delegate("explore", fmt.Sprintf("part %d", i), false))
+	}
+	srv := llmtest.New(script(kind("root", calls(many...), say("fine, fewer then"))))
+	defer srv.Close()
+	o := options(t, srv, workspace(t, fixtureRepo), "fan out", rec)
+	o.Settings.FanoutThreshold, o.Settings.FanoutPolicy = 2, actors.PolicyDeny
+	res := run(t, o)
+	if res.Text != "fine, fewer then" {
+		t.Fatalf("%+v", res.AgentResult)
+	}
+	plan := rec.OfType(messages.EvtSpawnPlan)
+	if len(plan) != 1 || dataOf(t, plan[0])["count"] != 3.0 || dataOf(t, plan[0])["estimated_tokens"] != 180000.0 {
+		t.Fatalf("spawn.plan events: %v", plan)
+	}
+	for _, r := range toolResults(requestsOf(srv, "root")[1]) {
+		if !strings.Contains(r, "fan-out refused: this turn starts 3 agents, over the limit of 2") {
+			t.Errorf("result %q", r)
+		}
+	}
+	if len(requestsOf(srv, "explore")) != 0 {
+		t.Error("explore agents ran despite the deny policy")
+	}
+}
+
+// Explore agents reading the same files share the run's cache.
+func TestExploreAgentsShareTheCache(t *testing.T) {
+	rec := &actors.Recorder{}
+	srv := llmtest.New(script(
+		kind("root", calls(delegate("explore", "one", false)), calls(delegate("explore", "two", false)), say("done")),
+		kind("explore", calls(tc("read_file", `{"path":"internal/db/db.go"}`)), say("db.go:4 opens it")),
+	))
+	defer srv.Close()
+	res := run(t, options(t, srv, workspace(t, fixtureRepo), "twice", rec))
+	if res.Text != "done" {
+		t.Fatalf("%+v", res.AgentResult)
+	}
+	var cached []bool
+	for _, ev := range rec.OfType(messages.EvtToolFinished) {
+		if ev.Kind == actors.KindExplore {
+			cached = append(cached, dataOf(t, ev)["cached"] == true)
+		}
+	}
+	if len(cached) != 2 || cached[0] || !cached[1] {
+		t.Errorf("cached flags of the two explore reads: %v", cached)
+	}
+}
+
+// An exhausted budget gives the agent one final round with the wrap-up
+// advisory, then ends it with what it has.
+func TestBudgetExhaustedWrapsUp(t *testing.T) {
+	usage := &llmtest.Usage{PromptTokens: 600, CompletionTokens: 100}
+	turn := func(tc llmtest.ToolCall) llmtest.Turn { return llmtest.Turn{Text: "partial", ToolCalls: []llmtest.ToolCall{tc}, Usage: usage} }
+	srv := llmtest.New(script(kind("root",
+		turn(tc("think", `{"thought":"1"}`)), turn(tc("think", `{"thought":"2"}`)),
+		turn(tc("think", `{"thought":"3"}`)), turn(tc("think", `{"thought":"4"}`)),
+	)))
+	defer srv.Close()
+	o := options(t, srv, workspace(t, nil), "spend", &actors.Recorder{})
+	o.Settings = noPlan()
+	o.Settings.TopUp = 1
+	o.Budget.Tokens = 1000
+	res := run(t, o)
+	if res.Reason != actors.ReasonBudgetExhausted || res.Text != "partial" {
+		t.Fatalf("%+v", res.AgentResult)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3 (two rounds, then the final one)", len(reqs))
+	}
+	last := reqs[2].Messages[len(reqs[2].Messages)-1]
+	if last.Role != "user" || !strings.Contains(last.Content, "token budget is exhausted") {
+		t.Errorf("final round lacks the wrap-up advisory: %+v", last)
+	}
+}
