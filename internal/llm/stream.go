@@ -172,6 +172,11 @@ func (c *OpenAIClient) streamOnce(ctx context.Context, p openai.ChatCompletionNe
 		if errors.As(err, &syn) || errors.As(err, &typ) {
 			return resp, emitted, transient(fmt.Errorf("%w: %v", ErrMalformedChunk, err))
 		}
+		if watch.inBody != nil && ctx.Err() == nil {
+			// The stream had begun: the body broke off (unexpected EOF,
+			// connection reset).
+			return resp, emitted, transient(fmt.Errorf("%w: %v", ErrStreamIncomplete, err))
+		}
 		return resp, emitted, err
 	}
 	// A stream without [DONE] is cut, unless the server ended the body

@@ -111,27 +111,29 @@ type wireCompletion struct {
 }
 
 // writeCompletion writes a non-streaming answer, or the failure f.
-func writeCompletion(w http.ResponseWriter, a answer, f *Failure) bool {
+func writeCompletion(w http.ResponseWriter, a answer, f *Failure, c *commit) {
 	msg := &wireMsg{Role: "assistant", ReasoningContent: a.reasoning}
 	if a.text != "" || len(a.calls) == 0 {
 		msg.Content = &a.text
 	}
-	for _, c := range a.calls {
-		args := c.arguments()
-		msg.ToolCalls = append(msg.ToolCalls, wireToolCall{ID: c.ID, Type: "function",
-			Function: wireFunction{Name: c.Name, Arguments: &args}})
+	for _, tc := range a.calls {
+		args := tc.arguments()
+		msg.ToolCalls = append(msg.ToolCalls, wireToolCall{ID: tc.ID, Type: "function",
+			Function: wireFunction{Name: tc.Name, Arguments: &args}})
 	}
 	body, _ := json.Marshal(wireCompletion{ID: a.id, Object: "chat.completion", Created: created, Model: a.model,
 		Choices: []wireChoice{{Message: msg, FinishReason: &a.finishReasn}}, Usage: a.wireUsage()})
 	if f != nil && f.Kind == FailDrop {
-		return !hangUp(w)
+		c.done(false)
+		hangUp(w)
+		return
 	}
 	if f != nil && f.Kind == FailMalformed {
 		body = body[:len(body)/2]
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_, err := w.Write(body)
-	return err == nil
+	c.done(true)
+	_, _ = w.Write(body)
 }
 
 // writeError writes an OpenAI-style error with f's status and fields.
@@ -176,8 +178,8 @@ func errorType(status int) string {
 	}
 }
 
-// hangUp closes the connection under w without an answer; true if it did.
-func hangUp(w http.ResponseWriter) bool {
+// hangUp closes the connection under w without ending the answer.
+func hangUp(w http.ResponseWriter) {
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		// HTTP/2 or a writer that cannot be hijacked: abort the handler,
@@ -185,7 +187,6 @@ func hangUp(w http.ResponseWriter) bool {
 		panic(http.ErrAbortHandler)
 	}
 	_ = conn.Close()
-	return true
 }
 
 // split cuts s into up to n pieces on rune boundaries (one piece when short).

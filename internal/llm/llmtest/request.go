@@ -19,10 +19,12 @@ const (
 type Recorded struct {
 	Seq      int       // order of arrival, from 1
 	Received time.Time // when the request arrived
-	Answered time.Time // when the answer (or failure) was fully written; zero if none was
-	Agent    string    // X-Troupe-Agent header
-	Kind     string    // X-Troupe-Kind header
-	Run      string    // X-Troupe-Run header
+	// Answered is when the end of the answer (or the error) began to be
+	// written; zero if none was (dropped, abandoned).
+	Answered time.Time
+	Agent    string // X-Troupe-Agent header
+	Kind     string // X-Troupe-Kind header
+	Run      string // X-Troupe-Run header
 	Header   http.Header
 	Model    string
 	Stream   bool

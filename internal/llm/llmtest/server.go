@@ -114,7 +114,10 @@ func (s *Server) Close() {
 }
 
 // Requests returns every request received so far, in order of arrival. A
-// request is listed once it has been answered (or abandoned).
+// request is listed just before the last bytes of its answer are written
+// (or when it is abandoned), so a client that has received its whole answer
+// or its error finds the request here; one still waiting out its latency is
+// counted by InFlight instead.
 func (s *Server) Requests() []Recorded {
 	s.mu.Lock()
 	out := slices.Clone(s.records)
@@ -147,21 +150,24 @@ func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	rec := Recorded{Seq: int(s.seq.Add(1)), Received: time.Now(), Script: -1}
 	s.inFlight.Add(1)
-	defer s.record(&rec)
+	// The request is recorded just before the last bytes of its answer are
+	// written, so a client that has its answer finds it in Requests.
+	c := &commit{s: s, rec: &rec}
+	defer c.done(false)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err == nil {
 		err = decodeRequest(&rec, r.Header, body)
 	}
 	if err != nil {
 		rec.Err = err.Error()
+		c.done(true)
 		writeError(w, http.StatusBadRequest, &Failure{Message: "llmtest: " + err.Error(), Type: "invalid_request_error"})
-		rec.Answered = time.Now()
 		return
 	}
 	if s.scriptErr != nil {
 		rec.Err = s.scriptErr.Error()
+		c.done(true)
 		writeError(w, http.StatusBadRequest, &Failure{Message: s.scriptErr.Error(), Type: "invalid_request_error", Code: "invalid_script"})
-		rec.Answered = time.Now()
 		return
 	}
 	turn := s.nextTurn(&rec)
@@ -170,9 +176,43 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		rec.Canceled = true
 		return
 	}
-	if s.play(w, &rec, turn) {
-		rec.Answered = time.Now()
+	if f := turn.Fail; f != nil && f.Kind == FailStatus {
+		c.done(true)
+		writeError(w, f.Status, f)
+		return
 	}
+	a := s.answer(&rec, turn)
+	rec.Reply.ToolCalls = a.calls
+	if rec.Stream {
+		writeStream(w, a, turn.Fail, c)
+	} else {
+		writeCompletion(w, a, turn.Fail, c)
+	}
+}
+
+// commit records a request once.
+type commit struct {
+	s    *Server
+	rec  *Recorded
+	once bool
+}
+
+// done records the request; answered stamps Answered first.
+func (c *commit) done(answered bool) {
+	if c.once {
+		return
+	}
+	c.once = true
+	if answered {
+		c.rec.Answered = time.Now()
+	}
+	c.s.record(c.rec)
+}
+
+// gone records a request whose client went away mid-answer.
+func (c *commit) gone() {
+	c.rec.Canceled = true
+	c.done(false)
 }
 
 // nextTurn picks the turn answering rec and advances the agent's cursor.
@@ -261,19 +301,4 @@ func (s *Server) wait(ctx context.Context, d time.Duration) bool {
 	case <-s.closing:
 		return false
 	}
-}
-
-// play writes turn as the answer to rec; false if the exchange was cut on
-// purpose (a dropped connection) or by the client.
-func (s *Server) play(w http.ResponseWriter, rec *Recorded, turn Turn) bool {
-	if f := turn.Fail; f != nil && f.Kind == FailStatus {
-		writeError(w, f.Status, f)
-		return true
-	}
-	a := s.answer(rec, turn)
-	rec.Reply.ToolCalls = a.calls
-	if rec.Stream {
-		return writeStream(w, a, turn.Fail)
-	}
-	return writeCompletion(w, a, turn.Fail)
 }

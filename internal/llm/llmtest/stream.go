@@ -45,9 +45,8 @@ func (a *answer) chunks() [][]byte {
 }
 
 // writeStream writes a streamed answer as server-sent events, flushing after
-// each event, or breaks it as f says. False if the client went away or the
-// connection was dropped on purpose.
-func writeStream(w http.ResponseWriter, a answer, f *Failure) bool {
+// each event, or breaks it as f says.
+func writeStream(w http.ResponseWriter, a answer, f *Failure, c *commit) {
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -59,26 +58,28 @@ func writeStream(w http.ResponseWriter, a answer, f *Failure) bool {
 		limit = f.AfterChunks
 	}
 	buf := make([]byte, 0, 512)
-	for _, c := range chunks[:limit] {
-		buf = append(append(append(buf[:0], "data: "...), c...), "\n\n"...)
+	for _, ch := range chunks[:limit] {
+		buf = append(append(append(buf[:0], "data: "...), ch...), "\n\n"...)
 		if _, err := w.Write(buf); err != nil {
-			return false
+			c.gone()
+			return
 		}
 		if err := rc.Flush(); err != nil {
-			return false
+			c.gone()
+			return
 		}
 	}
+	tail := "data: [DONE]\n\n"
 	switch {
 	case f != nil && f.Kind == FailDrop:
+		c.done(false)
 		hangUp(w)
-		return false
+		return
 	case f != nil && f.Kind == FailMalformed:
-		if _, err := w.Write([]byte("data: {\"id\":\"" + a.id + "\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\n\n")); err != nil {
-			return false
-		}
+		tail = "data: {\"id\":\"" + a.id + "\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\n\n" + tail
 	}
-	if _, err := w.Write([]byte("data: [DONE]\n\n")); err != nil {
-		return false
+	c.done(true)
+	if _, err := w.Write([]byte(tail)); err == nil {
+		_ = rc.Flush()
 	}
-	return rc.Flush() == nil
 }
