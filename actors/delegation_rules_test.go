@@ -181,7 +181,9 @@ func TestExploreAgentsShareTheCache(t *testing.T) {
 // advisory, then ends it with what it has.
 func TestBudgetExhaustedWrapsUp(t *testing.T) {
 	usage := &llmtest.Usage{PromptTokens: 600, CompletionTokens: 100}
-	turn := func(tc llmtest.ToolCall) llmtest.Turn { return llmtest.Turn{Text: "partial", ToolCalls: []llmtest.ToolCall{tc}, Usage: usage} }
+	turn := func(tc llmtest.ToolCall) llmtest.Turn {
+		return llmtest.Turn{Text: "partial", ToolCalls: []llmtest.ToolCall{tc}, Usage: usage}
+	}
 	srv := llmtest.New(script(kind("root",
 		turn(tc("think", `{"thought":"1"}`)), turn(tc("think", `{"thought":"2"}`)),
 		turn(tc("think", `{"thought":"3"}`)), turn(tc("think", `{"thought":"4"}`)),
@@ -202,5 +204,42 @@ func TestBudgetExhaustedWrapsUp(t *testing.T) {
 	last := reqs[2].Messages[len(reqs[2].Messages)-1]
 	if last.Role != "user" || !strings.Contains(last.Content, "token budget is exhausted") {
 		t.Errorf("final round lacks the wrap-up advisory: %+v", last)
+	}
+}
+
+// A parent whose lease is mostly lent to a running child is not out of
+// budget: the child's unused reservation comes back.
+func TestLentBudgetIsNotExhaustion(t *testing.T) {
+	var srv *llmtest.Server
+	rootAnswered := func(n int) bool { return len(requestsOf(srv, "root")) >= n }
+	srv = llmtest.New(script(
+		kind("root",
+			calls(delegate("explore", "background look", true)),
+			llmtest.Turn{Usage: &llmtest.Usage{PromptTokens: 15_000, CompletionTokens: 100},
+				Dynamic: func(req llmtest.Recorded) llmtest.Turn {
+					return llmtest.Turn{Usage: &llmtest.Usage{PromptTokens: 15_000, CompletionTokens: 100},
+						ToolCalls: []llmtest.ToolCall{tc("check_agent", fmt.Sprintf(`{"agent_id":%q,"block":true}`, backgroundIDs(req)[0]))}}
+				}},
+			say("finished with the child's answer")),
+		kind("explore", llmtest.Turn{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+			for !rootAnswered(2) { // hold the lease until the root's big round is charged
+				<-time.After(time.Millisecond)
+			}
+			return say("found it")
+		}}),
+	))
+	defer srv.Close()
+	o := options(t, srv, workspace(t, fixtureRepo), "lend", &actors.Recorder{})
+	o.Budget.Tokens = 70_000 // explore reserves 60k of it
+	res := run(t, o)
+	if res.Reason != actors.ReasonFinished || res.Text != "finished with the child's answer" {
+		t.Fatalf("%+v", res.AgentResult)
+	}
+	for _, r := range requestsOf(srv, "root") {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "token budget is exhausted") {
+				t.Fatalf("root told to wrap up while its tokens were only lent: round %d", r.Round)
+			}
+		}
 	}
 }

@@ -81,6 +81,7 @@ type (
 		maintenance convo.Maintenance
 		maintErr    error
 		budgetState messages.BudgetState
+		budgetLent  int64 // tokens of this agent's lease held by live children
 		model       string
 	}
 	toolsDone struct {

@@ -99,7 +99,7 @@ func (a *agent) modelStep(conv *convo.Conversation, req llm.Request) {
 		case err != nil && a.ctx.Err() == nil:
 			a.log.Warn().Err(err).Msg("budget usage")
 		case err == nil:
-			done.budgetState = rep.State
+			done.budgetState, done.budgetLent = rep.State, rep.Lent
 		}
 	}
 	root.Send(a.self, &done)
@@ -139,7 +139,7 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 	if msg.Content != "" {
 		a.bestText = msg.Content
 	}
-	if m.budgetState == messages.BudgetStateExhausted {
+	if m.budgetState == messages.BudgetStateExhausted && m.budgetLent == 0 {
 		a.wrapUp = true
 	}
 	if len(msg.ToolCalls) == 0 {

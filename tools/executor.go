@@ -288,6 +288,10 @@ func (e *Executor) truncate(spec Spec, res Result) Result {
 func (e *Executor) readsOf(p *pending) map[string][sha256.Size]byte {
 	var m map[string][sha256.Size]byte
 	for _, abs := range p.abs {
+		// Read-only scopes are lexical; the tracker keys real paths.
+		if real, err := e.Session.Workspace.Resolve(abs); err == nil {
+			abs = real
+		}
 		if h, ok := e.Session.Reads.hash(abs); ok {
 			if m == nil {
 				m = map[string][sha256.Size]byte{}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -283,4 +285,31 @@ func BenchmarkExecutorOverhead(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*4)/1000, "µs/call")
 	})
+}
+
+// A read served from the shared cache registers the read in the second
+// session too, also when the path goes through a symlinked directory, so
+// that session may edit the file.
+func TestCacheHitRegistersReadThroughSymlink(t *testing.T) {
+	t.Parallel()
+	a := newTestSession(t)
+	writeFile(t, a, "real/f.txt", "one\n")
+	if err := os.Symlink(filepath.Join(a.Workspace.Root(), "real"), filepath.Join(a.Workspace.Root(), "link")); err != nil {
+		t.Fatal(err)
+	}
+	b := &Session{Agent: "b", Workspace: a.Workspace, Reads: NewReadTracker(), Todos: &TodoList{}, Cache: a.Cache, Spill: a.Spill}
+	reg := NewRegistry(Builtin()...)
+	exA := &Executor{Tools: reg, Session: a}
+	exB := &Executor{Tools: reg, Session: b}
+	read := calls("read_file", `{"path":"link/f.txt"}`)
+	if r := exA.Run(t.Context(), read)[0]; r.IsError || r.Cached {
+		t.Fatalf("first read: %+v", r)
+	}
+	if r := exB.Run(t.Context(), read)[0]; !r.Cached {
+		t.Fatalf("second session's read not served from the cache")
+	}
+	r := exB.Run(t.Context(), calls("edit_file", `{"path":"link/f.txt","old_string":"one","new_string":"two"}`))[0]
+	if r.IsError {
+		t.Fatalf("edit after a cached read refused: %s", r.Text)
+	}
 }
