@@ -1,12 +1,14 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -18,6 +20,7 @@ import (
 type assembledCall struct {
 	id, name string
 	args     string
+	index    int64
 }
 
 // assembler puts a streamed answer together. It is our own rather than
@@ -72,7 +75,7 @@ func (a *assembler) addCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
 	}
 	call := a.byIndex[tc.Index]
 	if call == nil || (tc.ID != "" && call.id != "" && tc.ID != call.id) {
-		call = &assembledCall{}
+		call = &assembledCall{index: tc.Index}
 		a.byIndex[tc.Index] = call
 		a.calls = append(a.calls, call)
 	}
@@ -85,9 +88,11 @@ func (a *assembler) addCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
 	call.args += tc.Function.Arguments
 }
 
-// calls returns the finished calls in order, dropping fragments that never
-// got a name (nothing could run them).
+// finishedCalls returns the calls ordered by index (calls sharing an index
+// in order of arrival), dropping fragments that never got a name (nothing
+// could run them).
 func (a *assembler) finishedCalls() []assembledCall {
+	slices.SortStableFunc(a.calls, func(x, y *assembledCall) int { return cmp.Compare(x.index, y.index) })
 	out := make([]assembledCall, 0, len(a.calls))
 	for i, c := range a.calls {
 		if c.name == "" {

@@ -22,6 +22,9 @@ type Script struct {
 type AgentScript struct {
 	Match Matcher `json:"match"`
 	Turns []Turn  `json:"turns"`
+	// Repeat starts the turns over after the last one instead of answering
+	// ExhaustedText (for benchmarks and open-ended demos).
+	Repeat bool `json:"repeat,omitempty"`
 }
 
 // Matcher selects the requests an AgentScript answers. Every non-empty field

@@ -228,7 +228,8 @@ func (s *Server) nextTurn(rec *Recorded) Turn {
 	if agent == "" {
 		agent = "script#" + strconv.Itoa(idx)
 	}
-	turns := s.script.Agents[idx].Turns
+	as := &s.script.Agents[idx]
+	turns := as.Turns
 	s.mu.Lock()
 	c := s.cursors[cursorKey{idx, agent}]
 	if c == nil {
@@ -237,6 +238,9 @@ func (s *Server) nextTurn(rec *Recorded) Turn {
 	}
 	rec.Round = c.round + 1
 	var turn Turn
+	if as.Repeat && c.next >= len(turns) && len(turns) > 0 {
+		c.next = 0
+	}
 	if c.next >= len(turns) {
 		rec.Exhausted = true
 		turn = Text(ExhaustedText)

@@ -238,6 +238,29 @@ func TestRoundsPerAgentAndExhaustion(t *testing.T) {
 	}
 }
 
+func TestRepeat(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Fallback: true}, Repeat: true, Turns: []llmtest.Turn{llmtest.Text("a"), llmtest.Text("b")}},
+	}})
+	defer srv.Close()
+	c := client(srv)
+	var got []string
+	for range 5 {
+		cc, err := c.Chat.Completions.New(t.Context(), params("t"), as("r", "root")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, cc.Choices[0].Message.Content)
+	}
+	if strings.Join(got, "") != "ababa" {
+		t.Errorf("answers = %v", got)
+	}
+	if r := srv.Requests(); r[4].Round != 5 || r[4].Exhausted {
+		t.Errorf("fifth request: round %d exhausted %v", r[4].Round, r[4].Exhausted)
+	}
+}
+
 func TestMatchers(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
