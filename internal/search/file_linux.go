@@ -13,25 +13,6 @@ import (
 // Searching tens of thousands of small files, that is most of the cost.
 type rawFile struct{ fd int }
 
-// openFile opens path for reading. nonblock keeps the open from waiting
-// on a special file (a pipe with no writer) that is not expected.
-func openFile(path string, nonblock bool) (*rawFile, error) {
-	flags := syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NOCTTY
-	if nonblock {
-		flags |= syscall.O_NONBLOCK
-	}
-	for {
-		fd, err := syscall.Open(path, flags, 0)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return &rawFile{fd: fd}, nil
-	}
-}
-
 func (f *rawFile) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil

@@ -29,11 +29,11 @@ func Find(ctx context.Context, t Target, g *Glob) ([]Found, error) {
 		if !g.Match(e.Name, relTo(t.Root, e.Path), relTo(t.Path, e.Path)) {
 			return nil
 		}
-		fi, err := os.Lstat(e.Path)
+		mt, dir, err := lstatEntry(e)
 		if err != nil {
 			return nil // gone since the directory was read
 		}
-		found[w] = append(found[w], Found{Path: e.Path, Dir: fi.IsDir(), ModTime: fi.ModTime()})
+		found[w] = append(found[w], Found{Path: e.Path, Dir: dir, ModTime: mt})
 		return nil
 	})
 	if stopped.Load() && ctx.Err() != nil {

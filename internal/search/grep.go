@@ -56,7 +56,7 @@ func Grep(ctx context.Context, t Target, p *Pattern, o GrepOptions) ([]Hit, erro
 		if scanners[w] == nil {
 			scanners[w] = newScanner(p, o.Mode, o.Invert, o.KeepLines, stopped)
 		}
-		h, ok, err := scanners[w].file(e.Path, e.Type.IsRegular())
+		h, ok, err := scanners[w].file(e)
 		if ok {
 			found[w] = append(found[w], h)
 		}
@@ -76,8 +76,8 @@ func Grep(ctx context.Context, t Target, p *Pattern, o GrepOptions) ([]Hit, erro
 // file searches one file; ok says whether it has a selected line. Only a
 // cancellation is an error: files that vanish or cannot be read are
 // skipped, as ripgrep skips them (with a message we do not need).
-func (s *scanner) file(path string, regular bool) (Hit, bool, error) {
-	f, err := openFile(path, regular)
+func (s *scanner) file(e Entry) (Hit, bool, error) {
+	f, err := openEntry(e, e.Type.IsRegular())
 	if err != nil {
 		return Hit{}, false, nil
 	}
@@ -93,7 +93,7 @@ func (s *scanner) file(path string, regular bool) (Hit, bool, error) {
 	if (err != nil && !partial) || s.count == 0 {
 		return Hit{}, false, nil
 	}
-	h := Hit{Path: path, Count: s.count, NLines: s.nline}
+	h := Hit{Path: e.Path, Count: s.count, NLines: s.nline}
 	if s.mode == ModeLines {
 		h.Lines = slices.Clone(s.lines)
 	}

@@ -25,7 +25,7 @@ func ReadLines(ctx context.Context, path string, matches []int, before, after in
 	if len(matches) == 0 {
 		return nil, nil
 	}
-	f, err := openFile(path, true)
+	f, err := openEntry(Entry{Path: path, dir: noDir}, true)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ type Entry struct {
 	Path string      // absolute
 	Name string      // base name
 	Type fs.FileMode // type bits only: 0 for a regular file, fs.ModeDir, fs.ModeSymlink, ...
+	dir  dirHandle   // the open directory holding it, valid during the visit
 }
 
 // visitFunc handles one entry on a walker goroutine (0 <= worker <
@@ -53,7 +54,7 @@ func walk(stopped *atomic.Bool, t Target, dirs bool, visit visitFunc) error {
 		return err
 	}
 	if !fi.IsDir() {
-		return visit(0, Entry{Path: t.Path, Name: filepath.Base(t.Path), Type: fi.Mode().Type()})
+		return visit(0, Entry{Path: t.Path, Name: filepath.Base(t.Path), Type: fi.Mode().Type(), dir: noDir})
 	}
 	w := &walker{stopped: stopped, dirs: dirs, visit: visit, match: ignore.NewMatcher(t.Root),
 		stack: []string{t.Path}, pending: 1}
@@ -83,60 +84,89 @@ type walker struct {
 }
 
 func (w *walker) work(id int) {
-	var subdirs []string
-	var files []Entry
+	var l lister
 	for {
 		dir, ok := w.pop()
 		if !ok {
 			return
 		}
-		subdirs, files = w.read(dir, subdirs[:0], files[:0])
+		h, subdirs, files := w.read(&l, dir)
 		w.push(subdirs)
 		var err error
-		if w.stopped.Load() {
-			err = errStopped
-		}
 		for _, e := range files {
-			if err != nil {
-				break
-			}
 			if w.stopped.Load() {
 				err = errStopped
 				break
 			}
-			err = w.visit(id, e)
+			if err = w.visit(id, e); err != nil {
+				break
+			}
 		}
+		h.close()
 		w.done(err)
 	}
 }
 
-// read lists dir, keeping the entries that are neither hidden nor ignored.
-func (w *walker) read(dir string, subdirs []string, files []Entry) ([]string, []Entry) {
-	f, err := os.Open(dir)
+// lister is one goroutine's scratch space for reading directories.
+type lister struct {
+	buf     []byte
+	names   []listed
+	subdirs []string
+	files   []Entry
+}
+
+type listed struct {
+	name string
+	typ  fs.FileMode
+}
+
+// read lists dir and keeps the entries that are neither hidden nor
+// ignored. The returned handle stays open for the visits of the files; the
+// slices are reused by the next read.
+func (w *walker) read(l *lister, dir string) (dirHandle, []string, []Entry) {
+	l.names, l.subdirs, l.files = l.names[:0], l.subdirs[:0], l.files[:0]
+	h, err := openDir(dir)
 	if err != nil {
-		return subdirs, files
+		return noDir, nil, nil
 	}
-	ents, _ := f.ReadDir(-1)
-	f.Close()
-	for _, de := range ents {
-		name := de.Name()
-		if name[0] == '.' {
-			continue // hidden; .git with it
+	if l.buf == nil {
+		l.buf = make([]byte, 32<<10)
+	}
+	var pr ignore.Presence
+	err = h.list(l.buf, func(name string, typ fs.FileMode) {
+		switch name {
+		case ".gitignore":
+			pr.Gitignore = true
+		case ".ignore":
+			pr.Ignore = true
+		case ".git":
+			pr.Git = true
 		}
-		p := dir + string(filepath.Separator) + name
-		typ := de.Type()
-		if w.match.Match(p, typ.IsDir()) {
+		if name[0] != '.' { // hidden entries, .git with them, are skipped
+			l.names = append(l.names, listed{name, typ})
+		}
+	})
+	if err != nil && len(l.names) == 0 {
+		h.close()
+		return noDir, nil, nil
+	}
+	w.match.Prime(dir, pr)
+	rules := w.match.Dir(dir)
+	for _, e := range l.names {
+		isDir := e.typ.IsDir()
+		if rules.Match(e.name, isDir) {
 			continue
 		}
-		if typ.IsDir() {
-			subdirs = append(subdirs, p)
+		p := dir + string(filepath.Separator) + e.name
+		if isDir {
+			l.subdirs = append(l.subdirs, p)
 			if !w.dirs {
 				continue
 			}
 		}
-		files = append(files, Entry{Path: p, Name: name, Type: typ})
+		l.files = append(l.files, Entry{Path: p, Name: e.name, Type: e.typ, dir: h})
 	}
-	return subdirs, files
+	return h, l.subdirs, l.files
 }
 
 func (w *walker) pop() (string, bool) {

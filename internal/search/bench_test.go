@@ -1,0 +1,60 @@
+package search
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+)
+
+// BenchmarkGrepGoroot searches the Go distribution's source tree, the tree
+// tests/bench/search.sh compares with ripgrep on.
+func BenchmarkGrepGoroot(b *testing.B) {
+	root := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(root); err != nil {
+		b.Skipf("no Go source tree at %s", root)
+	}
+	for _, c := range []struct {
+		name, pattern string
+		mode          Mode
+	}{
+		{"literal", "ErrUnexpectedEOF", ModeFiles},
+		{"smartcase", "bufio", ModeFiles},
+		{"alternation", "MarshalJSON|UnmarshalJSON", ModeFiles},
+		{"regex", `[A-Z][a-z]+Overflow`, ModeFiles},
+		{"noliteral", `\w+\(\w+ \*\w+\)`, ModeFiles},
+		{"count", `errors\.Is`, ModeCount},
+	} {
+		p, err := CompilePattern(c.pattern, PatternOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Grep(b.Context(), Target{Root: root, Path: root, Workers: benchWorkers()}, p, GrepOptions{Mode: c.mode}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFindGoroot walks the Go source tree for a glob.
+func BenchmarkFindGoroot(b *testing.B) {
+	root := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(root); err != nil {
+		b.Skipf("no Go source tree at %s", root)
+	}
+	g, _ := CompileGlob("*_test.go", true)
+	for b.Loop() {
+		if _, err := Find(b.Context(), Target{Root: root, Path: root}, g); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchWorkers() int {
+	n, _ := strconv.Atoi(os.Getenv("SEARCH_WORKERS"))
+	return n
+}
