@@ -237,8 +237,6 @@ func (a *agent) mayDelegate() bool {
 	return a.spec.kind.MayDelegate && a.spec.depth < a.rt.settings.DepthLimit()
 }
 
-func delegationTools() []tools.Tool { return tools.DelegationTools() }
-
 // capText cuts a child's result for its parent, saying so.
 func capText(s string, n int) string {
 	if len(s) <= n {

@@ -219,7 +219,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	if _, ok := kinds[KindRoot]; !ok {
 		return nil, errors.New("run: no root kind")
 	}
-	known := tools.NewRegistry(append(append(tools.Builtin(), tools.SubmitPlan()), append(delegationTools(), o.ExtraTools...)...)...)
+	known := tools.NewRegistry(append(tools.All(), o.ExtraTools...)...)
 	for _, k := range kinds {
 		if err := validateKind(k, func(t string) bool { _, ok := known.Get(t); return ok }); err != nil {
 			return nil, fmt.Errorf("run: %w", err)

@@ -26,6 +26,13 @@ func Builtin() []Tool {
 	}
 }
 
+// All returns every tool an agent can be given: the built-in tools,
+// submit_plan and the delegation tools (which work only in agents that may
+// delegate).
+func All() []Tool {
+	return append(append(Builtin(), SubmitPlan()), DelegationTools()...)
+}
+
 // Registry is a set of tools looked up by name, sorted by name so prompts
 // are deterministic.
 type Registry struct {

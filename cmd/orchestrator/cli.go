@@ -27,6 +27,7 @@ func usageErr(format string, args ...any) error {
 const topUsage = `orchestrator: run teams of LLM agents as actors
 
 Usage:
+  orchestrator demo [--workspace DIR] [--keep]     an offline swarm against a scripted model
   orchestrator run [--workspace DIR] [--model M] [--config FILE] [--max-rounds N] [--json] [--yes] "task"
   orchestrator resume [RUN] [--workspace DIR] [--json]
   orchestrator tools list
@@ -51,6 +52,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "tools":
 		code, err = cmdTools(ctx, args[1:], stdout, stderr)
+	case "demo":
+		code, err = cmdDemo(ctx, args[1:], stdout, stderr)
 	case "run":
 		code, err = cmdRun(ctx, args[1:], processEnv(stdin), stdout, stderr, false)
 	case "resume":

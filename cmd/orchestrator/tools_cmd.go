@@ -32,7 +32,7 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 func toolsList(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTIER\tACCESS\tDESCRIPTION")
-	for _, s := range tools.NewRegistry(tools.Builtin()...).Specs() {
+	for _, s := range tools.NewRegistry(tools.All()...).Specs() {
 		access := "read-only"
 		if !s.ReadOnly {
 			access = "mutating"
@@ -52,7 +52,7 @@ func toolSession(dir string) (*tools.Session, *tools.Executor, error) {
 		return nil, nil, usageErr("%v", err)
 	}
 	s := tools.NewSession("cli", ws, tools.Config{DataDir: filepath.Join(ws.Root(), ".troupe")})
-	reg := tools.NewRegistry(tools.Builtin()...)
+	reg := tools.NewRegistry(tools.All()...)
 	return s, &tools.Executor{Tools: reg, Session: s}, nil
 }
 

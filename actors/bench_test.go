@@ -1,0 +1,213 @@
+package actors_test
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// timedClient measures the time spent inside the real model client, so a
+// benchmark can subtract it from wall time. It is a decorator around the
+// real client, not a stand-in for it.
+type timedClient struct {
+	llm.Client
+	nanos atomic.Int64
+}
+
+func (c *timedClient) Complete(ctx context.Context, req llm.Request, d func(llm.Delta)) (llm.Response, error) {
+	start := time.Now()
+	r, err := c.Client.Complete(ctx, req, d)
+	c.nanos.Add(int64(time.Since(start)))
+	return r, err
+}
+
+// toolNanos sums tool durations from tool.finished events.
+type toolNanos struct{ n atomic.Int64 }
+
+func (t *toolNanos) Emit(ev messages.Event) {
+	if ev.Type != messages.EvtToolFinished {
+		return
+	}
+	s := string(ev.Data)
+	i := strings.Index(s, `"duration_ms":`)
+	if i < 0 {
+		return
+	}
+	s = s[i+len(`"duration_ms":`):]
+	if j := strings.IndexAny(s, ",}"); j >= 0 {
+		if ms, err := strconv.ParseFloat(s[:j], 64); err == nil {
+			t.n.Add(int64(ms * 1e6))
+		}
+	}
+}
+
+func benchOptions(b *testing.B, srv *llmtest.Server, events actors.Emitter) (actors.Options, *timedClient) {
+	tcl := &timedClient{Client: newClient(b, srv)}
+	return actors.Options{Workspace: b.TempDir(), Task: "bench", Client: tcl, Budget: budget.Limits{Tokens: 1 << 40},
+		Models: actors.Models{Default: "big-model", Cheap: "small-model"}, Events: events, Log: zerolog.Nop(),
+		Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}, DoomRepeats: 1 << 30, MaxRounds: 1 << 30}}, tcl
+}
+
+// BenchmarkRoundOrchestration: one agent, zero-latency model, two no-op
+// tool calls per round, in runs of 20 rounds (a realistic conversation
+// length; start-up is counted in). Reports orchestration per round: wall
+// time minus time inside the model client and inside the tools.
+func BenchmarkRoundOrchestration(b *testing.B) {
+	const perRun = 20
+	var wall, model, tool time.Duration
+	for range b.N {
+		turns := make([]llmtest.Turn, 0, perRun)
+		for range perRun - 1 {
+			turns = append(turns, calls(tc("think", `{"thought":"a"}`), tc("think", `{"thought":"b"}`)))
+		}
+		turns = append(turns, say("done"))
+		srv := llmtest.New(script(kind("root", turns...)))
+		tools := &toolNanos{}
+		o, tcl := benchOptions(b, srv, tools)
+		start := time.Now()
+		res, err := actors.Run(context.Background(), o)
+		wall += time.Since(start)
+		srv.Close()
+		if err != nil || res.Text != "done" {
+			b.Fatalf("%v %+v", err, res.AgentResult)
+		}
+		model += time.Duration(tcl.nanos.Load())
+		tool += time.Duration(tools.n.Load())
+	}
+	rounds := float64(b.N * perRun)
+	b.ReportMetric(float64(wall.Microseconds())/rounds, "µs-wall/round")
+	b.ReportMetric(float64(model.Microseconds())/rounds, "µs-model/round")
+	b.ReportMetric(float64((wall-model-tool).Microseconds())/rounds, "µs-orchestration/round")
+}
+
+// spawnTimer records when each delegate call started, per root round.
+type spawnTimer struct {
+	mu     sync.Mutex
+	starts []time.Time
+}
+
+func (s *spawnTimer) Emit(ev messages.Event) {
+	if ev.Type == messages.EvtToolStarted && ev.Agent == actors.RootAgentID {
+		s.mu.Lock()
+		s.starts = append(s.starts, ev.Time)
+		s.mu.Unlock()
+	}
+}
+
+// BenchmarkSpawnToFirstRequest: a local child from its parent's delegate
+// call to its first model request arriving at the server (budget lease,
+// actor spawn, session, system prompt, request build, HTTP). Runs of 10
+// delegations keep the parent's conversation realistic.
+func BenchmarkSpawnToFirstRequest(b *testing.B) {
+	const perRun = 10
+	var total time.Duration
+	for range b.N {
+		turns := make([]llmtest.Turn, 0, perRun+1)
+		for range perRun {
+			turns = append(turns, calls(delegate("explore", "look", false)))
+		}
+		turns = append(turns, say("done"))
+		srv := llmtest.New(script(kind("root", turns...), kind("explore", say("nothing here"))))
+		st := &spawnTimer{}
+		o, _ := benchOptions(b, srv, st)
+		res, err := actors.Run(context.Background(), o)
+		srv.Close()
+		if err != nil || res.Text != "done" {
+			b.Fatalf("%v %+v", err, res.AgentResult)
+		}
+		explores := requestsOf(srv, "explore")
+		if len(explores) != perRun || len(st.starts) != perRun {
+			b.Fatalf("%d children, %d delegate calls", len(explores), len(st.starts))
+		}
+		for i, r := range explores { // one child per round, in order
+			total += r.Received.Sub(st.starts[i])
+		}
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N*perRun), "µs-spawn-to-request")
+}
+
+func rssKB(field string) int64 {
+	data, _ := os.ReadFile("/proc/self/status")
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, field+":") {
+			n, _ := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// BenchmarkSwarm: 1,000 concurrent explore agents × 5 rounds against a
+// zero-latency server. Memory per waiting agent is measured with every
+// agent parked in its first model call; conversation bytes are excluded.
+func BenchmarkSwarm(b *testing.B) {
+	const agents, rounds = 1000, 5
+	for range b.N {
+		gate := make(chan struct{})
+		var parked atomic.Int32
+		exploreTurns := []llmtest.Turn{{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+			parked.Add(1)
+			<-gate
+			return calls(tc("think", `{"thought":"1"}`))
+		}}}
+		for i := 2; i < rounds; i++ {
+			exploreTurns = append(exploreTurns, calls(tc("think", `{"thought":"`+strconv.Itoa(i)+`"}`)))
+		}
+		exploreTurns = append(exploreTurns, say("found nothing"))
+		fan := make([]llmtest.ToolCall, agents)
+		for i := range fan {
+			fan[i] = delegate("explore", "part "+strconv.Itoa(i), false)
+		}
+		srv := llmtest.New(script(kind("root", calls(fan...), say("merged")), kind("explore", exploreTurns...)))
+		o, tcl := benchOptions(b, srv, nil)
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		team, err := actors.Start(context.Background(), o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for parked.Load() < agents {
+			<-time.After(time.Millisecond)
+		}
+		runtime.GC()
+		var during runtime.MemStats
+		runtime.ReadMemStats(&during)
+		goroutines := runtime.NumGoroutine()
+		close(gate)
+		res, err := team.Wait(context.Background())
+		wall := time.Since(start)
+		srv.Close()
+		if err != nil || res.Text != "merged" {
+			b.Fatalf("%v %+v", err, res.AgentResult)
+		}
+		if n := len(requestsOf(srv, "explore")); n != agents*rounds {
+			b.Fatalf("%d explore requests", n)
+		}
+		// Conversation bytes per agent: system prompt, task, nothing else yet.
+		conv := int64(len(requestsOf(srv, "explore")[0].Messages[0].Content) + 64)
+		perAgent := (int64(during.HeapAlloc) - int64(before.HeapAlloc)) / agents
+		modelPerRound := float64(tcl.nanos.Load()) / float64(agents*rounds)
+		b.ReportMetric(wall.Seconds(), "s-wall")
+		b.ReportMetric(float64(wall.Microseconds())/float64(agents*rounds), "µs-wall/agent-round")
+		b.ReportMetric(modelPerRound/1e3, "µs-model-call/round")
+		b.ReportMetric(float64(perAgent)/1024, "KB-heap/waiting-agent")
+		b.ReportMetric(float64(perAgent-conv)/1024, "KB-heap/waiting-agent-excl-conv")
+		b.ReportMetric(float64(goroutines)/agents, "goroutines/waiting-agent")
+		b.ReportMetric(float64(rssKB("VmHWM"))/1024, "MB-peak-RSS")
+	}
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+)
+
+//go:embed demo/script.json demo/repo
+var demoFS embed.FS
+
+const demoTask = "Find where discounts are applied and make sure a percentage above 100 can never produce a negative total."
+
+// cmdDemo runs a real team (actors, tools, budget, HTTP streaming) on a
+// small repository, against the scripted OpenAI-compatible server instead
+// of a model: it needs no API key and no network.
+func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlagSet([]string{"workspace"}, []string{"keep"})
+	pos, err := fs.parse(args)
+	if err != nil {
+		return exitUsage, err
+	}
+	if len(pos) > 0 {
+		return exitUsage, usageErr("demo [--workspace DIR] [--keep]")
+	}
+	ws := fs.values["workspace"]
+	if ws == "" {
+		if ws, err = os.MkdirTemp("", "troupe-demo-"); err != nil {
+			return exitFailed, err
+		}
+		if !fs.bools["keep"] {
+			defer os.RemoveAll(ws)
+		}
+	}
+	if err := writeDemoRepo(ws); err != nil {
+		return exitFailed, err
+	}
+	raw, err := demoFS.ReadFile("demo/script.json")
+	if err != nil {
+		return exitFailed, err
+	}
+	script, err := llmtest.ParseScript(raw)
+	if err != nil {
+		return exitFailed, fmt.Errorf("demo script: %w", err)
+	}
+	srv := llmtest.New(script)
+	defer srv.Close()
+	pricing := llm.Pricing{"demo-large": {Input: 2.0, CachedInput: 0.5, Output: 8.0}, "demo-small": {Input: 0.1, CachedInput: 0.025, Output: 0.4}}
+	client, err := llm.NewClient(llm.Config{BaseURL: srv.URL(), Model: "demo-large", Stream: true, Pricing: pricing}, zerolog.Nop())
+	if err != nil {
+		return exitFailed, err
+	}
+	fmt.Fprintf(stderr, "troupe demo: the MODEL IS SCRIPTED (a local OpenAI-compatible server at %s plays a recorded conversation).\n", srv.URL())
+	fmt.Fprintf(stderr, "Everything else is real: agent actors, parallel tools on the files in %s, the budget actor, streaming HTTP.\n\n", ws)
+	fmt.Fprintf(stderr, "task: %s\n\n", demoTask)
+	res, err := actors.Run(ctx, actors.Options{Workspace: ws, Task: demoTask, Client: client,
+		Models: actors.Models{Default: "demo-large", Cheap: "demo-small", Cost: pricing.Cost},
+		Events: newEventPrinter(stderr), Log: zerolog.Nop()})
+	if err != nil {
+		return exitFailed, err
+	}
+	fmt.Fprintln(stderr)
+	printText(stdout, res.Text)
+	fmt.Fprintf(stderr, "\n%s · %d rounds · %d in / %d out tokens · $%.4f · %s\n", res.Status, res.Rounds,
+		res.Usage.PromptTokens, res.Usage.CompletionTokens, res.Cost, res.Wall.Round(time.Millisecond))
+	if res.Budget != nil {
+		fmt.Fprintf(stderr, "whole run: %d agents · %d tokens · $%.4f\n", len(res.Budget.Agents), res.Budget.Used.Tokens, res.Budget.Used.CostUSD)
+		for _, k := range []string{"root", "explore", "planner", "worker"} {
+			if kt, ok := res.Budget.ByKind[k]; ok {
+				fmt.Fprintf(stderr, "  %-8s %d agents · %d tokens · $%.4f\n", k, kt.Agents, kt.Used.Tokens, kt.Used.CostUSD)
+			}
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "discount.go")); err == nil {
+		fmt.Fprintf(stderr, "\ndiscount.go after the run:\n%s", indent(string(b)))
+	}
+	if res.Status != actors.StatusCompleted {
+		return exitFailed, nil
+	}
+	return exitOK, nil
+}
+
+func writeDemoRepo(dir string) error {
+	return fs.WalkDir(demoFS, "demo/repo", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := demoFS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(p, "demo/repo/"), ".txt") // go.mod.txt → go.mod
+		return os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	})
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
+}
