@@ -91,6 +91,8 @@ func (cp *Checkpoint) validate() error {
 // one, so a reader sees the old or the new checkpoint, never a part. It
 // sets cp.Version and cp.SavedAt. dir is created if needed. On error the
 // previous checkpoint is intact and no temporary file is left.
+// cp.Conversation must not change while it runs: to save from another
+// goroutine than the conversation's owner, give it a Clone.
 func SaveCheckpoint(dir string, cp *Checkpoint) error {
 	cp.Version = CheckpointVersion
 	cp.SavedAt = time.Now().UTC()
