@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
 )
 
@@ -60,6 +61,7 @@ type agent struct {
 	ended        bool
 	plan         *tools.Plan
 	kids         *children
+	ckpt         *checkpointer
 	// Copies of loop state taken for the checkpoint of the running tool
 	// step (the step goroutine reads these, never the live fields).
 	planRoundsAt int
@@ -105,10 +107,10 @@ func (a *agent) Receive(c actor.Context) {
 		}
 	case *actor.Stopped:
 		if !a.ended {
-			// Stopped from outside (a parent's cancel or shutdown): still
-			// report, so nobody waits forever.
+			// Stopped from outside (its parent ended or the system shut
+			// down): end like any agent, so nobody waits forever.
 			a.ended = true
-			a.deliver(AgentResult{Status: StatusCancelled, Reason: ReasonCancelled, Text: a.bestText})
+			a.finalize(AgentResult{Status: StatusCancelled, Reason: ReasonCancelled, Text: a.bestText})
 		}
 	default:
 		a.receiveDelegation(c, m)
@@ -122,6 +124,13 @@ func (a *agent) start(c actor.Context) {
 	a.ctx, a.cancel = context.WithCancel(a.rt.ctx)
 	a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log)
 	a.session = a.rt.newSession(a.spec.id)
+	a.ckpt = newCheckpointer(a.rt.saveCheckpoint, func(ck *convo.Checkpoint, path string, err error) {
+		if err != nil {
+			a.log.Warn().Err(err).Int("round", ck.Round).Msg("checkpoint")
+			return
+		}
+		a.ev.emit(messages.EvtCheckpointSaved, map[string]any{"round": ck.Round, "path": path})
+	})
 	if a.mayDelegate() {
 		a.session.Delegator = agentDelegator{a}
 	}

@@ -22,13 +22,21 @@ func (a *agent) finish(c actor.Context, r AgentResult) {
 		return
 	}
 	a.ended = true
+	a.kids.settle(c, a)
+	a.finalize(r)
+	c.Stop(c.Self())
+}
+
+// finalize is the end of every agent, however it ends (finish, or a stop
+// from outside): one final event, the lease released, the result delivered
+// once the last checkpoint is on disk.
+func (a *agent) finalize(r AgentResult) {
 	a.cancel()
 	r.Agent, r.Kind, r.Rounds = a.spec.id, a.spec.kind.Name, a.round
 	r.Usage, r.Cost, r.ToolCalls, r.Model = a.usage, a.cost, a.toolCalls, a.model
 	if r.Plan == nil {
 		r.Plan = a.plan
 	}
-	a.kids.settle(c, a)
 	typ := messages.EvtAgentFinished
 	switch r.Status {
 	case StatusFailed:
@@ -47,15 +55,20 @@ func (a *agent) finish(c actor.Context, r AgentResult) {
 	if f := findingsOf(a.spec.kind.Name, r.Text); len(f) > 0 {
 		data["findings"] = f
 	}
-	if a.ev == nil { // failed before start completed
+	if a.ev == nil { // ended before start completed
 		a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log)
 	}
 	a.ev.emit(typ, data)
 	if a.rt.budget != nil {
 		go a.release(r.Usage.Total())
 	}
-	a.deliver(r)
-	c.Stop(c.Self())
+	ck := a.ckpt
+	go func() {
+		if ck != nil {
+			ck.flush()
+		}
+		a.deliver(r)
+	}()
 }
 
 // release returns the agent's unused reservation. It runs in a goroutine:

@@ -88,8 +88,6 @@ type (
 		calls    []messages.ToolCall
 		results  []tools.Result
 		advisory convo.Advisory
-		ckpt     string // checkpoint path, "" if none was written
-		ckptErr  error
 		err      error // the conversation refused the results (a bug)
 		switched bool  // submit_plan moved the agent to execution
 	}

@@ -66,7 +66,7 @@ func (a *agent) toolStep(conv *convo.Conversation, round int, calls []messages.T
 		st, _ := json.Marshal(checkpointState{PlanRounds: a.planRoundsAt, BestText: a.bestTextAt, Seq: a.ev.current()})
 		ck.State = st
 		ck.Conversation = conv.Clone()
-		done.ckpt, done.ckptErr = a.rt.saveCheckpoint(ck)
+		a.ckpt.enqueue(ck)
 	}
 	root.Send(a.self, done)
 }
@@ -154,12 +154,6 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 	}
 	if m.advisory.Level != convo.NoAdvisory {
 		a.ev.emit(messages.EvtBudgetAdvisory, m.advisory)
-	}
-	switch {
-	case m.ckptErr != nil:
-		a.log.Warn().Err(m.ckptErr).Msg("checkpoint")
-	case m.ckpt != "":
-		a.ev.emit(messages.EvtCheckpointSaved, map[string]any{"round": a.round, "path": m.ckpt})
 	}
 	if a.ctx.Err() != nil {
 		a.finish(c, AgentResult{Status: StatusCancelled, Reason: ReasonCancelled, Text: a.bestText})
