@@ -156,9 +156,9 @@ func (c *Conversation) replaceSpan(start, end int, summary string) error {
 // written; Fallback is the extra eviction done when compaction was needed
 // but failed (or still left the estimate over the threshold).
 type Maintenance struct {
-	Eviction   Eviction
-	Compaction *Compaction
-	Fallback   Eviction
+	Eviction   Eviction    `json:"eviction"`
+	Compaction *Compaction `json:"compaction,omitempty"`
+	Fallback   Eviction    `json:"fallback"`
 }
 
 // Over reports whether the estimate is at or above Config.EvictAt.
