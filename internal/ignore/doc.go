@@ -17,11 +17,15 @@
 // nested repository (a directory holding .git) do not apply inside it,
 // except those of .ignore files. Unlike ripgrep, .gitignore files apply even
 // when the workspace is not a git repository: an unpacked archive with a
-// .gitignore is meant to be read the same way.
+// .gitignore is meant to be read the same way. Rule files above the root are
+// never read (ripgrep reads those up to the repository root): the matcher,
+// like every tool, stays inside the workspace.
 //
 // A .git directory, and everything under it, is always ignored. Hidden
 // files are not this package's business: callers decide whether to show
-// them. Rule files are read lazily, once per directory, and cached; a
+// them. Rule files are read lazily, once per directory, and cached (a
+// walker that has listed a directory can say which exist with Prime, and
+// match a directory's entries without locks through Dir); a
 // Matcher is safe for concurrent use. Rule files that change after they
 // were read are not re-read: make a new Matcher per search.
 package ignore
