@@ -84,7 +84,8 @@ func (c *OpenAIClient) Config() Config { return c.cfg }
 // returns promptly with an error wrapping ctx.Err().
 //
 // onDelta, if not nil, receives content and reasoning fragments as they
-// stream in (never an empty Delta otherwise). If an attempt that already
+// stream in (never an empty Delta otherwise); without streaming it receives
+// the whole answer as one fragment. If an attempt that already
 // delivered fragments fails and is retried, onDelta receives one empty
 // Delta{} before the next attempt's fragments: a reset marker meaning
 // "discard what this call streamed so far". The returned Response always
@@ -115,7 +116,7 @@ func (c *OpenAIClient) Complete(ctx context.Context, req Request, onDelta func(D
 			return Response{Attempts: attempt}, c.secret.wrap(err)
 		}
 		if attempt >= c.cfg.MaxAttempts {
-			return Response{Attempts: attempt}, c.secret.wrap(fmt.Errorf("%w (gave up after %d attempts)", err, attempt))
+			return Response{Attempts: attempt}, c.secret.wrap(fmt.Errorf("%w (gave up after %s)", err, plural(attempt, "attempt")))
 		}
 		wait := c.backoff(attempt, retryAfter)
 		log.Warn().Int("attempt", attempt).Dur("wait", wait).Str("error", c.secret.scrub(err.Error())).Msg("model call failed; retrying")
@@ -137,6 +138,11 @@ func (c *OpenAIClient) attempt(ctx context.Context, p openai.ChatCompletionNewPa
 		return c.streamOnce(actx, p, opts, onDelta)
 	}
 	resp, err := c.completeOnce(actx, p, opts)
+	if err == nil && onDelta != nil && (resp.Message.Content != "" || resp.Message.Reasoning != "") {
+		// Not streaming: the whole answer arrives as one fragment, so live
+		// output works the same either way.
+		onDelta(Delta{Content: resp.Message.Content, Reasoning: resp.Message.Reasoning})
+	}
 	return resp, false, err
 }
 
@@ -169,4 +175,12 @@ func callHeaders(req Request) []option.RequestOption {
 		}
 	}
 	return opts
+}
+
+// plural renders "1 attempt", "3 attempts".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -137,8 +137,8 @@ func TestNonStreaming(t *testing.T) {
 	if resp.Message.Content != "plain" || resp.Message.Reasoning != "hm" || resp.Usage.CachedTokens != 4 || resp.Model != "m-other" {
 		t.Errorf("resp = %+v", resp)
 	}
-	if len(d.all) != 0 {
-		t.Errorf("non-streaming call emitted deltas: %+v", d.all)
+	if len(d.all) != 1 || d.all[0] != (llm.Delta{Content: "plain", Reasoning: "hm"}) {
+		t.Errorf("non-streaming call gave deltas %+v, want the whole answer once", d.all)
 	}
 	r := srv.Requests()[0]
 	if r.Stream || r.IncludeUsage || r.Model != "m-other" || r.MaxTokens != 256 {

@@ -125,9 +125,10 @@ func toolParam(t messages.ToolSpec) (openai.ChatCompletionToolUnionParam, error)
 }
 
 // toolCalls converts the model's tool calls. Arguments that are not valid
-// JSON (weak models do that) are kept verbatim as a JSON string, so the
+// JSON (weak models do that) are kept verbatim inside a JSON string, so the
 // message still marshals and the tool layer reports "arguments must be an
-// object" with the text the model wrote; empty arguments become {}.
+// object" with the text the model wrote; empty arguments become {}. Sent
+// back in history, the model sees exactly the (trimmed) text it wrote.
 func toolCalls(calls []assembledCall) []messages.ToolCall {
 	if len(calls) == 0 {
 		return nil
@@ -139,9 +140,11 @@ func toolCalls(calls []assembledCall) []messages.ToolCall {
 		switch {
 		case args == "":
 			raw = json.RawMessage("{}")
-		case json.Valid([]byte(args)):
+		case args[0] != '"' && json.Valid([]byte(args)):
 			raw = json.RawMessage(args)
 		default:
+			// Broken JSON, or a bare JSON string: kept as a JSON string
+			// holding the text, which toParam unwraps when sending back.
 			raw, _ = json.Marshal(args)
 		}
 		out = append(out, messages.ToolCall{ID: tc.id, Name: tc.name, Args: raw})
@@ -150,7 +153,8 @@ func toolCalls(calls []assembledCall) []messages.ToolCall {
 }
 
 // invalidArgs reports arguments stored as a JSON string by toolCalls and
-// returns the text inside.
+// returns the text inside. (Valid arguments are never a bare JSON string:
+// toolCalls wraps those too, so the unwrapping is exact.)
 func invalidArgs(raw json.RawMessage) (string, bool) {
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", false

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -52,7 +53,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // (seconds or an HTTP date); 0 when absent or unreadable.
 func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e9 {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < float64(maxRetryAfterHeader/time.Millisecond) {
 			return time.Duration(ms * float64(time.Millisecond))
 		}
 	}
@@ -61,16 +62,22 @@ func parseRetryAfter(h http.Header, now time.Time) time.Duration {
 		return 0
 	}
 	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 && s < 1e6 {
+		if s > 0 && s < maxRetryAfterHeader.Seconds() {
 			return time.Duration(s * float64(time.Second))
 		}
 		return 0
 	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 && d < maxRetryAfterHeader {
+			return d
+		}
 	}
 	return 0
 }
+
+// maxRetryAfterHeader bounds a believable Retry-After; beyond it the
+// header is treated as absent (MaxRetryAfter caps the believable ones).
+const maxRetryAfterHeader = 1e6 * time.Second
 
 // classify turns an attempt's error into an *APIError, a transient error,
 // or a context error. callCtx is the caller's context: when it has ended,
@@ -101,6 +108,11 @@ func (c *OpenAIClient) classify(callCtx context.Context, err error) error {
 		return err
 	}
 	// Connection refused/reset, EOF, TLS trouble: worth another attempt.
+	// net/http's error names the URL; show it without query or user info.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return transient(fmt.Errorf("model API: %s %s: %w", ue.Op, redactURL(ue.URL), ue.Err))
+	}
 	return transient(fmt.Errorf("model API: %w", err))
 }
 

@@ -182,6 +182,27 @@ func TestStreamCutIsRetried(t *testing.T) {
 	}
 }
 
+func TestErrorEventIsRetried(t *testing.T) {
+	t.Parallel()
+	fail := llmtest.Turn{Text: "partial", Fail: &llmtest.Failure{Kind: llmtest.FailErrorEvent, AfterChunks: 2, Message: "upstream overloaded"}}
+	for _, stream := range []bool{true, false} {
+		srv := llmtest.New(script(fail, llmtest.Text("recovered")))
+		resp, err := newClient(t, srv, func(cfg *llm.Config) { cfg.Stream = stream }).Complete(t.Context(), request("q"), nil)
+		if err != nil || resp.Attempts != 2 || resp.Message.Content != "recovered" {
+			t.Errorf("stream=%v: attempts %d content %q err %v", stream, resp.Attempts, resp.Message.Content, err)
+		}
+		srv.Close()
+
+		// With one attempt, the provider's message is in the error.
+		srv = llmtest.New(script(fail))
+		_, err = newClient(t, srv, func(cfg *llm.Config) { cfg.Stream = stream; cfg.MaxAttempts = 1 }).Complete(t.Context(), request("q"), nil)
+		if err == nil || !strings.Contains(err.Error(), "upstream overloaded") {
+			t.Errorf("stream=%v: err = %v", stream, err)
+		}
+		srv.Close()
+	}
+}
+
 func TestNonStreamingBreaksAreRetried(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.New(script(llmtest.Dropped(0), llmtest.Malformed(0), llmtest.Text("ok")))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/tidwall/gjson"
 )
 
 // assembledCall is one tool call put together from stream deltas.
@@ -206,6 +207,10 @@ func (c *OpenAIClient) completeOnce(ctx context.Context, p openai.ChatCompletion
 		return Response{}, err
 	}
 	if len(cc.Choices) == 0 {
+		// Some gateways answer 200 with {"error": {...}} when upstream fails.
+		if msg := gjson.Get(cc.RawJSON(), "error.message"); msg.Exists() {
+			return Response{}, transient(fmt.Errorf("%w: provider error: %s", ErrEmptyResponse, c.secret.scrub(clip(msg.String(), 300))))
+		}
 		return Response{}, transient(ErrEmptyResponse)
 	}
 	choice := cc.Choices[0]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,31 @@ func TestStreamBreaks(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestErrorEvent(t *testing.T) {
+	t.Parallel()
+	fail := llmtest.Turn{Text: "partial answer", Fail: &llmtest.Failure{Kind: llmtest.FailErrorEvent, AfterChunks: 2,
+		Message: "upstream overloaded", Code: "502"}}
+	srv := llmtest.New(script1(fail, fail))
+	defer srv.Close()
+	c := client(srv)
+	_, _, err := stream(t, c, params("t"))
+	if err == nil || !strings.Contains(err.Error(), "upstream overloaded") {
+		t.Errorf("streamed error event: err = %v", err)
+	}
+	// Not streaming: HTTP 200 with only an error body, no choices.
+	cc, err := c.Chat.Completions.New(t.Context(), params("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cc.Choices) != 0 || !strings.Contains(cc.RawJSON(), "upstream overloaded") {
+		t.Errorf("non-streaming error body = %s", cc.RawJSON())
+	}
+}
+
+func script1(turns ...llmtest.Turn) llmtest.Script {
+	return llmtest.Script{Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{Fallback: true}, Turns: turns}}}
 }
 
 func TestNonStreamingBreaks(t *testing.T) {

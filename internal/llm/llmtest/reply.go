@@ -131,6 +131,9 @@ func writeCompletion(w http.ResponseWriter, a answer, f *Failure, c *commit) {
 	if f != nil && f.Kind == FailMalformed {
 		body = body[:len(body)/2]
 	}
+	if f != nil && f.Kind == FailErrorEvent {
+		body = errorBody(http.StatusBadGateway, f)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	c.done(true)
 	_, _ = w.Write(body)
@@ -138,6 +141,7 @@ func writeCompletion(w http.ResponseWriter, a answer, f *Failure, c *commit) {
 
 // writeError writes an OpenAI-style error with f's status and fields.
 func writeError(w http.ResponseWriter, status int, f *Failure) {
+	body := errorBody(status, f)
 	if f.RetryAfter > 0 {
 		d := time.Duration(f.RetryAfter)
 		if d%time.Second == 0 {
@@ -146,6 +150,13 @@ func writeError(w http.ResponseWriter, status int, f *Failure) {
 			w.Header().Set("Retry-After-Ms", strconv.FormatInt(d.Milliseconds(), 10))
 		}
 	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// errorBody is OpenAI's {"error": {...}} for f; status picks the defaults.
+func errorBody(status int, f *Failure) []byte {
 	typ := f.Type
 	if typ == "" {
 		typ = errorType(status)
@@ -160,9 +171,7 @@ func writeError(w http.ResponseWriter, status int, f *Failure) {
 	}
 	body, _ := json.Marshal(map[string]any{"error": map[string]any{
 		"message": msg, "type": typ, "param": nil, "code": code}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	return body
 }
 
 func errorType(status int) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -107,10 +108,15 @@ const (
 	// FailDrop sends Failure.AfterChunks good chunks, then closes the
 	// connection without ending the stream (no response when not streaming).
 	FailDrop FailureKind = "drop"
+	// FailErrorEvent sends Failure.AfterChunks good chunks, then an SSE
+	// event {"error": {...}} and ends the stream, as OpenRouter does when an
+	// upstream fails mid-answer; not streaming, it answers HTTP 200 with
+	// only the {"error": {...}} body, as some gateways do.
+	FailErrorEvent FailureKind = "error_event"
 )
 
-// Failure is an injected failure. For FailStatus, Message, Code and Type
-// fill the error body, and RetryAfter, when set, is sent as "Retry-After: N"
+// Failure is an injected failure. For FailStatus and FailErrorEvent,
+// Message, Code and Type fill the error body, and RetryAfter, when set, is sent as "Retry-After: N"
 // if it is a whole number of seconds, else as "retry-after-ms: N".
 type Failure struct {
 	Kind        FailureKind `json:"kind"`
@@ -149,6 +155,9 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	var ms float64
 	if err := json.Unmarshal(b, &ms); err != nil {
 		return fmt.Errorf("duration %s: want a string such as \"250ms\" or a number of milliseconds", b)
+	}
+	if math.Abs(ms) > float64(math.MaxInt64/int64(time.Millisecond)) {
+		return fmt.Errorf("duration %s ms: out of range", b)
 	}
 	*d = Duration(ms * float64(time.Millisecond))
 	return nil
@@ -235,12 +244,12 @@ func (f Failure) validate() error {
 		if f.Status < 400 || f.Status > 599 {
 			return fmt.Errorf("fail.status %d: want an HTTP error status 400-599", f.Status)
 		}
-	case FailMalformed, FailDrop:
+	case FailMalformed, FailDrop, FailErrorEvent:
 		if f.AfterChunks < 0 {
 			return fmt.Errorf("fail.after_chunks %d is negative", f.AfterChunks)
 		}
 	default:
-		return fmt.Errorf("fail.kind %q: want %q, %q or %q", f.Kind, FailStatus, FailMalformed, FailDrop)
+		return fmt.Errorf("fail.kind %q: want %q, %q, %q or %q", f.Kind, FailStatus, FailMalformed, FailDrop, FailErrorEvent)
 	}
 	if f.RetryAfter < 0 {
 		return fmt.Errorf("fail.retry_after %s is negative", time.Duration(f.RetryAfter))

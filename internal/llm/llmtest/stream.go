@@ -77,6 +77,8 @@ func writeStream(w http.ResponseWriter, a answer, f *Failure, c *commit) {
 		return
 	case f != nil && f.Kind == FailMalformed:
 		tail = "data: {\"id\":\"" + a.id + "\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\n\n" + tail
+	case f != nil && f.Kind == FailErrorEvent:
+		tail = "data: " + string(errorBody(http.StatusBadGateway, f)) + "\n\n"
 	}
 	c.done(true)
 	if _, err := w.Write([]byte(tail)); err == nil {
