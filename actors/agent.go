@@ -166,7 +166,7 @@ func (a *agent) initConversation() error {
 		a.ev.setSeq(st.Seq)
 		return nil
 	}
-	conv, err := convo.New(a.rt.convoConfig(a.rt.defaultModelFor(a.spec)))
+	conv, err := convo.New(a.rt.convoConfig(a.rt.defaultModelFor(a.spec), a.spec.kind.Tools))
 	if err != nil {
 		return fmt.Errorf("conversation: %w", err)
 	}

@@ -102,12 +102,19 @@ func (rt *runtime) window(model string) int {
 	return 128_000
 }
 
-func (rt *runtime) convoConfig(model string) convo.Config {
+// convoConfig sizes a conversation for model; the tool schemas sent with
+// every request count in its estimate.
+func (rt *runtime) convoConfig(model string, toolNames []string) convo.Config {
 	protected := rt.settings.ProtectedTools
 	if protected == nil {
 		protected = []string{"todo", "submit_plan"}
 	}
-	return convo.Config{Window: rt.window(model), Protected: protected, RecentMessages: rt.settings.RecentMessages}
+	fixed := 0
+	for _, ts := range rt.registryFor(toolNames).ToolSpecs() {
+		fixed += len(ts.Name) + len(ts.Description) + len(ts.Parameters)
+	}
+	return convo.Config{Window: rt.window(model), Protected: protected, RecentMessages: rt.settings.RecentMessages,
+		FixedChars: fixed}
 }
 
 func (rt *runtime) saveCheckpoint(ck *convo.Checkpoint) (string, error) {
