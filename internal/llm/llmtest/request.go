@@ -25,9 +25,11 @@ type Recorded struct {
 	Agent    string // X-Troupe-Agent header
 	Kind     string // X-Troupe-Kind header
 	Run      string // X-Troupe-Run header
-	Header   http.Header
-	Model    string
-	Stream   bool
+	// Header holds every request header, Authorization included: assert
+	// on it, never print it.
+	Header http.Header
+	Model  string
+	Stream bool
 	// IncludeUsage reports stream_options.include_usage.
 	IncludeUsage bool
 	// ParallelToolCalls is the request's parallel_tool_calls (nil if absent).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"slices"
@@ -88,7 +89,8 @@ func Open(script Script) (*Server, error) {
 		writeError(w, http.StatusNotFound, &Failure{Message: "llmtest: no route for " + r.Method + " " + r.URL.Path +
 			"; the server answers POST /v1/chat/completions", Type: "invalid_request_error", Code: "not_found"})
 	})
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// Dropped connections are on purpose; keep net/http's log quiet.
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	s.served.Add(1)
 	go func() {
 		defer s.served.Done()
@@ -257,8 +259,7 @@ func (s *Server) nextTurn(rec *Recorded) Turn {
 		return turn
 	}
 	// A dynamic turn runs outside the lock (it may call Requests).
-	turn = turn.Dynamic(*rec)
-	turn.Dynamic = nil
+	turn = playDynamic(turn.Dynamic, *rec)
 	if err := turn.validate(); err != nil {
 		turn = Status(http.StatusInternalServerError, "llmtest: dynamic turn: "+err.Error())
 	}
@@ -267,6 +268,18 @@ func (s *Server) nextTurn(rec *Recorded) Turn {
 		c.round++
 		s.mu.Unlock()
 	}
+	return turn
+}
+
+// playDynamic calls fn, turning a panic into a 500 answer that names it.
+func playDynamic(fn func(Recorded) Turn, rec Recorded) (turn Turn) {
+	defer func() {
+		if p := recover(); p != nil {
+			turn = Status(http.StatusInternalServerError, fmt.Sprintf("llmtest: dynamic turn panicked: %v", p))
+		}
+	}()
+	turn = fn(rec)
+	turn.Dynamic = nil
 	return turn
 }
 

@@ -331,6 +331,26 @@ func TestDynamicTurnEchoes(t *testing.T) {
 	}
 }
 
+func TestDynamicTurnPanicIsAnError(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{Fallback: true},
+		Turns: []llmtest.Turn{{Dynamic: func(llmtest.Recorded) llmtest.Turn { panic("test bug") }}, llmtest.Text("next")}}}})
+	defer srv.Close()
+	c := client(srv)
+	_, err := c.Chat.Completions.New(t.Context(), params("t"))
+	if err == nil || !strings.Contains(err.Error(), "500") {
+		t.Fatalf("err = %v, want a 500", err)
+	}
+	if r := srv.Requests()[0]; r.Reply.Fail == nil || !strings.Contains(r.Reply.Fail.Message, "dynamic turn panicked: test bug") {
+		t.Errorf("recorded reply %+v", r.Reply)
+	}
+	// The failure did not complete the round; the script goes on.
+	cc, err := c.Chat.Completions.New(t.Context(), params("t"))
+	if err != nil || cc.Choices[0].Message.Content != "next" {
+		t.Fatalf("after the panic: %v", err)
+	}
+}
+
 func TestConcurrentAgents(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
