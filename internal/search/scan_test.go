@@ -2,7 +2,9 @@ package search
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -168,4 +170,54 @@ func TestScanReadError(t *testing.T) {
 	if err := s.scan(r); err != io.ErrUnexpectedEOF {
 		t.Errorf("scan returned %v, want the reader's error", err)
 	}
+}
+
+// FuzzPattern checks arbitrary patterns: compiling never panics, and a
+// pattern that compiles selects, through the literal prefilter and the
+// chunked scan, exactly the lines the plain regular expression selects
+// when run on each line alone.
+func FuzzPattern(f *testing.F) {
+	for _, seed := range []struct{ pattern, text string }{
+		{"foo|bar", "foo\nxbarx\nbaz\n"},
+		{`(?i)Straße`, "STRASSE\nstraße\n"},
+		{`a(b|c)+d`, "abcbd\nad\n"},
+		{`^\s*$`, "\n  \nx\n"},
+		{`[[:upper:]]\w+`, "Hello\nhello\n"},
+		{`(?:ks)+`, "KSks\n\u212aſ\n"},
+		{`\Qa.b\E`, "a.b\naxb\n"},
+		{`x{2,}y?`, "xx\nx\n"},
+	} {
+		f.Add(seed.pattern, seed.text)
+	}
+	f.Fuzz(func(t *testing.T, pattern, text string) {
+		p, err := CompilePattern(pattern, PatternOptions{})
+		if err != nil {
+			var pe *PatternError
+			if !errors.As(err, &pe) {
+				t.Fatalf("CompilePattern(%q) failed without a PatternError: %v", pattern, err)
+			}
+			return
+		}
+		prefix := ""
+		if p.CaseInsensitive() {
+			prefix = "(?i)"
+		}
+		ref, err := regexp.Compile(prefix + pattern)
+		if err != nil {
+			t.Fatalf("%q compiles for us but not as %q: %v", pattern, prefix+pattern, err)
+		}
+		text = strings.NewReplacer("\r", "", "\x00", "").Replace(text)
+		var want []int
+		if text != "" {
+			for i, l := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+				if ref.MatchString(l) {
+					want = append(want, i+1)
+				}
+			}
+		}
+		s := scanLines(t, p, text, false, ModeLines)
+		if !slices.Equal(s.lines, want) {
+			t.Errorf("pattern %q on %q: lines %v, want %v", pattern, text, s.lines, want)
+		}
+	})
 }
