@@ -60,3 +60,19 @@ func TestLoadAgentDefsLaterDirWins(t *testing.T) {
 		t.Errorf("bad file: %v", err)
 	}
 }
+
+// FuzzParseAgentDef: no input panics; an accepted definition is usable.
+func FuzzParseAgentDef(f *testing.F) {
+	for _, s := range []string{"---\nname: a\ntools: Read, Bash\n---\nbody", "---\nname: b\ntools: [x, y]\nmodel: haiku\n---\n", "---\n---\n", "", "---\nname: [\n---"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		k, err := ParseAgentDef(b)
+		if err != nil {
+			return
+		}
+		if k.Name == "" || strings.ContainsAny(k.Name, " .*>/") || len(k.Tools) == 0 || !slices.Contains(k.Tools, "think") {
+			t.Fatalf("accepted a bad kind: %+v", k)
+		}
+	})
+}
