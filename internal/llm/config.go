@@ -122,9 +122,15 @@ func (c Config) Validate() error {
 	case c.RequestTimeout < 0:
 		return fmt.Errorf("llm config: request_timeout: negative")
 	}
-	for k := range c.Headers {
-		if k == "" || strings.ContainsAny(k, " :\r\n") {
+	if strings.ContainsFunc(c.APIKey, badHeaderRune) || strings.Contains(c.APIKey, " ") {
+		return fmt.Errorf("llm config: api_key contains spaces or control characters (a trailing newline from a file?)")
+	}
+	for k, v := range c.Headers {
+		if k == "" || strings.ContainsAny(k, " :") || strings.ContainsFunc(k, badHeaderRune) {
 			return fmt.Errorf("llm config: headers: invalid header name %q", k)
+		}
+		if strings.ContainsFunc(v, badHeaderRune) {
+			return fmt.Errorf("llm config: headers.%s: value contains control characters", k)
 		}
 		if strings.EqualFold(k, "Authorization") {
 			return fmt.Errorf("llm config: headers: set the API key with api_key, not an Authorization header")
@@ -137,6 +143,9 @@ func (c Config) Validate() error {
 	}
 	return c.Pricing.Validate()
 }
+
+// badHeaderRune reports a character that cannot appear in a header.
+func badHeaderRune(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }
 
 // redactURL drops the user info and query of a URL, where keys hide.
 func redactURL(raw string) string {

@@ -28,6 +28,9 @@ func TestConfigValidate(t *testing.T) {
 		{"timeout", func(c *llm.Config) { c.RequestTimeout = -1 }, "request_timeout: negative"},
 		{"header name", func(c *llm.Config) { c.Headers = map[string]string{"X Bad": "v"} }, `invalid header name "X Bad"`},
 		{"authorization header", func(c *llm.Config) { c.Headers = map[string]string{"authorization": "Bearer x"} }, "not an Authorization header"},
+		{"key with newline", func(c *llm.Config) { c.APIKey = "sk-abc\n" }, "api_key contains spaces or control characters"},
+		{"key with space", func(c *llm.Config) { c.APIKey = "Bearer sk-abc" }, "api_key contains spaces"},
+		{"header value", func(c *llm.Config) { c.Headers = map[string]string{"X-Title": "a\r\nInjected: 1"} }, "headers.X-Title: value contains control characters"},
 		{"window", func(c *llm.Config) { c.ContextWindows = map[string]int{"qwen": 0} }, "context_windows.qwen: must be positive"},
 		{"price", func(c *llm.Config) { c.Pricing = llm.Pricing{"qwen": {Input: -1}} }, "pricing.qwen: negative price"},
 	}

@@ -199,6 +199,9 @@ func TestErrorEventIsRetried(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "upstream overloaded") {
 			t.Errorf("stream=%v: err = %v", stream, err)
 		}
+		if stream && !strings.Contains(err.Error(), "error event in stream") {
+			t.Errorf("error event not named as such: %v", err)
+		}
 		srv.Close()
 	}
 }

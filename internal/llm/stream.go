@@ -14,6 +14,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/tidwall/gjson"
 )
 
@@ -160,7 +161,7 @@ func (w *doneWatcher) Close() error { return w.inBody.Close() }
 func (c *OpenAIClient) streamOnce(ctx context.Context, p openai.ChatCompletionNewParams, opts []option.RequestOption,
 	onDelta func(Delta)) (resp Response, emitted bool, err error) {
 	watch := &doneWatcher{}
-	opts = append(opts, option.WithMiddleware(watch.middleware))
+	opts = append(slices.Clip(opts), option.WithMiddleware(watch.middleware))
 	s := c.chat.NewStreaming(ctx, p, opts...)
 	defer s.Close()
 	var a assembler
@@ -175,15 +176,19 @@ func (c *OpenAIClient) streamOnce(ctx context.Context, p openai.ChatCompletionNe
 	if err := s.Err(); err != nil {
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError
-		if errors.As(err, &syn) || errors.As(err, &typ) {
+		var event *ssestream.StreamError
+		switch {
+		case errors.As(err, &syn) || errors.As(err, &typ):
 			return resp, emitted, transient(fmt.Errorf("%w: %v", ErrMalformedChunk, err))
-		}
-		if watch.inBody != nil && ctx.Err() == nil {
+		case errors.As(err, &event):
+			return resp, emitted, err // the provider's error event; classify reports it
+		case watch.inBody != nil && ctx.Err() == nil:
 			// The stream had begun: the body broke off (unexpected EOF,
 			// connection reset).
 			return resp, emitted, transient(fmt.Errorf("%w: %v", ErrStreamIncomplete, err))
+		default:
+			return resp, emitted, err
 		}
-		return resp, emitted, err
 	}
 	// A stream without [DONE] is cut, unless the server ended the body
 	// cleanly after a finish reason (a few local servers omit [DONE]).
