@@ -4,8 +4,9 @@
 //
 // Each query runs as a whole process on both sides (the orchestrator's
 // `tools call` against rg or fd), alternating ours and theirs, several
-// times; the table shows the median wall time of each, their ratio, and
-// whether the results are identical as sets (of paths, of "path: N"
+// times; the table shows the median wall time of each and their ratio,
+// the same for CPU time (user + system, steadier than wall time on a
+// shared machine), and whether the results are identical as sets (of paths, of "path: N"
 // counts, or of line keys in content mode). When a result is too big to
 // print whole (find_files caps at 1000 paths), the totals are compared
 // instead, from the tool's metadata.
@@ -62,8 +63,8 @@ func main() {
 		os.Exit(2)
 	}
 	fmt.Printf("tree: %s, %d runs per side, alternating; median wall time of the whole process\n\n", *dir, *runs)
-	fmt.Println("| query | ours (ms) | theirs (ms) | ratio | identical |")
-	fmt.Println("|---|---:|---:|---:|---|")
+	fmt.Println("| query | ours (ms) | theirs (ms) | ratio | ours CPU (ms) | theirs CPU (ms) | CPU ratio | identical |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---|")
 	failed := false
 	for _, q := range queries {
 		ext := map[string]string{"rg": *rg, "fd": *fd}[q.ext]
@@ -94,27 +95,27 @@ func measure(q query, ours, ext, dir string, runs int) (string, error) {
 			extCmd = append([]string{ext, "--no-config", "--no-require-git"}, q.xargs...)
 		}
 	}
-	var tOurs, tTheirs []time.Duration
+	var tOurs, tTheirs, cOurs, cTheirs []time.Duration
 	var outOurs, outTheirs []byte
 	for range runs {
-		d, out, err := timed(ourCmd, dir)
+		d, cpu, out, err := timed(ourCmd, dir)
 		if err != nil {
 			return "", fmt.Errorf("ours: %w", err)
 		}
-		tOurs, outOurs = append(tOurs, d), out
+		tOurs, cOurs, outOurs = append(tOurs, d), append(cOurs, cpu), out
 		if extCmd != nil {
-			d, out, err = timed(extCmd, dir)
+			d, cpu, out, err = timed(extCmd, dir)
 			if err != nil {
 				return "", fmt.Errorf("%s: %w", q.ext, err)
 			}
-			tTheirs, outTheirs = append(tTheirs, d), out
+			tTheirs, cTheirs, outTheirs = append(tTheirs, d), append(cTheirs, cpu), out
 		}
 	}
-	mo := median(tOurs)
+	mo, co := median(tOurs), median(cOurs)
 	if extCmd == nil {
-		return fmt.Sprintf("| %s | %.1f | n/a | n/a | n/a |", q.label, ms(mo)), nil
+		return fmt.Sprintf("| %s | %.1f | n/a | n/a | %.1f | n/a | n/a | n/a |", q.label, ms(mo), ms(co)), nil
 	}
-	mt := median(tTheirs)
+	mt, ct := median(tTheirs), median(cTheirs)
 	same, note, err := agree(q, outOurs, outTheirs)
 	if err != nil {
 		return "", err
@@ -126,12 +127,14 @@ func measure(q query, ours, ext, dir string, runs int) (string, error) {
 	if note != "" {
 		verdict += " (" + note + ")"
 	}
-	return fmt.Sprintf("| %s | %.1f | %.1f | %.2f | %s |", q.label, ms(mo), ms(mt), float64(mo)/float64(mt), verdict), nil
+	return fmt.Sprintf("| %s | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f | %s |", q.label, ms(mo), ms(mt),
+		float64(mo)/float64(mt), ms(co), ms(ct), float64(co)/float64(max(ct, time.Millisecond)), verdict), nil
 }
 
-// timed runs a command in dir and returns its wall time and output. Exit
-// status 1 with no output is rg's and fd's "nothing found".
-func timed(argv []string, dir string) (time.Duration, []byte, error) {
+// timed runs a command in dir and returns its wall time, its CPU time and
+// its output. Exit status 1 with no output is rg's and fd's "nothing
+// found".
+func timed(argv []string, dir string) (time.Duration, time.Duration, []byte, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	var out bytes.Buffer
@@ -143,7 +146,11 @@ func timed(argv []string, dir string) (time.Duration, []byte, error) {
 	if errors.As(err, &exit) && exit.ExitCode() == 1 && out.Len() == 0 {
 		err = nil
 	}
-	return d, out.Bytes(), err
+	var cpu time.Duration
+	if cmd.ProcessState != nil {
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	return d, cpu, out.Bytes(), err
 }
 
 func median(ds []time.Duration) time.Duration {
