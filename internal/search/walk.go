@@ -21,7 +21,7 @@ type Target struct {
 	// is given; the hidden and ignored entries below it are skipped.
 	Path string
 	// Workers bounds the goroutines reading directories and files; zero
-	// means one per CPU.
+	// means one per CPU (GOMAXPROCS), at least two.
 	Workers int
 }
 
