@@ -85,11 +85,13 @@ type (
 		model       string
 	}
 	toolsDone struct {
-		calls    []messages.ToolCall
-		results  []tools.Result
-		advisory convo.Advisory
-		err      error // the conversation refused the results (a bug)
-		switched bool  // submit_plan moved the agent to execution
+		calls       []messages.ToolCall
+		results     []tools.Result
+		advisory    convo.Advisory
+		err         error                // the conversation refused the results (a bug)
+		switched    bool                 // submit_plan moved the agent to execution
+		budgetState messages.BudgetState // after charging the batch's tool calls
+		budgetLent  int64
 	}
 	toolActivity struct {
 		name    string

@@ -143,7 +143,11 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 		a.wrapUp = true
 	}
 	if len(msg.ToolCalls) == 0 {
-		a.finish(c, AgentResult{Status: StatusCompleted, Reason: ReasonFinished, Text: msg.Content})
+		reason := ReasonFinished
+		if a.finalRound {
+			reason = ReasonBudgetExhausted // its answer under the wrap-up advisory
+		}
+		a.finish(c, AgentResult{Status: StatusCompleted, Reason: reason, Text: msg.Content})
 		return
 	}
 	if a.finalRound {

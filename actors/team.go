@@ -88,6 +88,11 @@ func Start(ctx context.Context, o Options) (*Team, error) {
 		runEv: newAgentEvents(rt.events, rt.run, "run", "", "run", rt.node, rt.log)}
 	t.runEv.emit(messages.EvtRunStarted, map[string]any{"task": o.Task, "workspace": rt.ws.Root(),
 		"model": o.Models.Default, "resumed": o.Resume != nil})
+	go func() { // old spill files go; the run does not wait for it
+		if n, err := rt.spill.Sweep(time.Now()); err != nil || n > 0 {
+			rt.log.Debug().Err(err).Int("removed", n).Msg("spill sweep")
+		}
+	}()
 	t.bpid, err = budget.Spawn(rt.system.Root, rt.run, o.Budget, budget.WithLogger(rt.log))
 	if err != nil {
 		rt.system.Shutdown()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
@@ -43,6 +44,12 @@ func (a *agent) toolStep(conv *convo.Conversation, round int, calls []messages.T
 		ex := a.executor()
 		for j, r := range ex.Run(a.ctx, run) {
 			done.results[idx[j]] = r
+		}
+		if a.rt.budget != nil && a.ctx.Err() == nil {
+			rep, err := a.rt.budget.Usage(a.ctx, budget.Usage{Agent: a.spec.id, ToolCalls: int64(len(run))})
+			if err == nil {
+				done.budgetState, done.budgetLent = rep.State, rep.Lent
+			}
 		}
 	}
 	trs := make([]convo.ToolResult, len(calls))
@@ -151,6 +158,9 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 	if m.err != nil {
 		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Text: a.bestText, Err: m.err.Error()})
 		return
+	}
+	if m.budgetState == messages.BudgetStateExhausted && m.budgetLent == 0 {
+		a.wrapUp = true // e.g. the run's tool-call limit was reached
 	}
 	if m.advisory.Level != convo.NoAdvisory {
 		a.ev.emit(messages.EvtBudgetAdvisory, m.advisory)

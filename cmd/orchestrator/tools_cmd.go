@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
@@ -52,6 +53,7 @@ func toolSession(dir string) (*tools.Session, *tools.Executor, error) {
 		return nil, nil, usageErr("%v", err)
 	}
 	s := tools.NewSession("cli", ws, tools.Config{DataDir: filepath.Join(ws.Root(), ".troupe")})
+	_, _ = s.Spill.Sweep(time.Now())
 	reg := tools.NewRegistry(tools.All()...)
 	return s, &tools.Executor{Tools: reg, Session: s}, nil
 }

@@ -1,0 +1,136 @@
+package actors_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// Approval: deny refuses without running; ask goes to the approver (here
+// the terminal approver reading a scripted terminal), which may say yes or no.
+func TestApprovalPolicies(t *testing.T) {
+	write := func(name string) llmtest.Turn {
+		return calls(tc("write_file", fmt.Sprintf(`{"path":%q,"content":"x\n"}`, name)))
+	}
+	cases := []struct {
+		policy, answer string
+		wantFile       bool
+		wantText       string
+	}{
+		{actors.PolicyDeny, "", false, "denied by this run's approval policy"},
+		{actors.PolicyAsk, "y\n", true, "Wrote 1 lines to a.txt"},
+		{actors.PolicyAsk, "n\n", false, "did not approve this write_file call (denied by the user)"},
+		{actors.PolicyAuto, "", true, "Wrote 1 lines to a.txt"},
+	}
+	for _, c := range cases {
+		t.Run(c.policy+strings.TrimSpace(c.answer), func(t *testing.T) {
+			srv := llmtest.New(script(kind("root", write("a.txt"), say("ok"))))
+			defer srv.Close()
+			rec := &actors.Recorder{}
+			ws := workspace(t, nil)
+			o := options(t, srv, ws, "write", rec)
+			o.Settings = noPlan()
+			o.Settings.Approval = map[string]string{"write_file": c.policy}
+			var prompt strings.Builder
+			if c.answer != "" {
+				o.Approver = &actors.TerminalApprover{In: strings.NewReader(c.answer), Out: &prompt}
+			}
+			run(t, o)
+			_, err := os.Stat(filepath.Join(ws, "a.txt"))
+			if (err == nil) != c.wantFile {
+				t.Errorf("file written = %v, want %v", err == nil, c.wantFile)
+			}
+			if got := lastTool(srv.Requests()[1]); !strings.Contains(got, c.wantText) {
+				t.Errorf("result %q, want %q", got, c.wantText)
+			}
+			if c.policy == actors.PolicyAsk {
+				if len(rec.OfType(messages.EvtApprovalRequested)) != 1 || !strings.Contains(prompt.String(), "wants to run write_file") {
+					t.Errorf("no approval.requested event or prompt: %q", prompt.String())
+				}
+			}
+			if c.policy != actors.PolicyAuto && len(rec.OfType(messages.EvtApprovalDecided)) != 1 {
+				t.Error("no approval.decided event")
+			}
+		})
+	}
+	// Headless (no approver): ask is a no.
+	srv := llmtest.New(script(kind("root", write("b.txt"), say("ok"))))
+	defer srv.Close()
+	o := options(t, srv, workspace(t, nil), "write", &actors.Recorder{})
+	o.Settings = noPlan()
+	o.Settings.Approval = map[string]string{"write_file": actors.PolicyAsk}
+	run(t, o)
+	if got := lastTool(srv.Requests()[1]); !strings.Contains(got, "no approver (headless run)") {
+		t.Errorf("headless ask: %q", got)
+	}
+}
+
+// The run's tool-call limit ends agents like an exhausted token budget.
+func TestToolCallLimitWrapsUp(t *testing.T) {
+	think := calls(tc("think", `{"thought":"1"}`), tc("think", `{"thought":"2"}`))
+	srv := llmtest.New(script(kind("root", think, calls(tc("think", `{"thought":"3"}`)), say("stopped"))))
+	defer srv.Close()
+	o := options(t, srv, workspace(t, nil), "think", &actors.Recorder{})
+	o.Settings = noPlan()
+	o.Budget.ToolCalls = 2
+	res := run(t, o)
+	reqs := srv.Requests()
+	last := reqs[len(reqs)-1].Messages
+	if !strings.Contains(last[len(last)-1].Content, "token budget is exhausted") {
+		t.Errorf("no wrap-up after the tool-call limit: %+v", last[len(last)-1])
+	}
+	if res.Text != "stopped" || res.Reason != actors.ReasonBudgetExhausted {
+		t.Errorf("%+v", res.AgentResult)
+	}
+}
+
+// A parent that finishes while a background child runs cancels it by
+// default, or waits for it with on_parent_finish: wait.
+func TestParentFinishWithBackgroundChild(t *testing.T) {
+	for _, mode := range []string{"cancel", "wait"} {
+		t.Run(mode, func(t *testing.T) {
+			var srv *llmtest.Server
+			rootDone := func() bool { return len(requestsOf(srv, "root")) >= 2 }
+			srv = llmtest.New(script(
+				kind("root", calls(delegate("explore", "slow look", true)), say("parent done")),
+				kind("explore", llmtest.Turn{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+					if mode == "cancel" {
+						return llmtest.Turn{Text: "late", Latency: llmtest.Duration(5 * time.Minute)}
+					}
+					for !rootDone() {
+						<-time.After(time.Millisecond)
+					}
+					return say("child done")
+				}}),
+			))
+			defer srv.Close()
+			rec := &actors.Recorder{}
+			o := options(t, srv, workspace(t, fixtureRepo), "bg", rec)
+			o.Settings.OnParentFinish = mode
+			res := run(t, o)
+			if res.Text != "parent done" || res.Status != actors.StatusCompleted {
+				t.Fatalf("%+v", res.AgentResult)
+			}
+			var child []messages.Event
+			for _, ev := range rec.Events() {
+				if ev.Kind == actors.KindExplore && (ev.Type == messages.EvtAgentFinished || ev.Type == messages.EvtAgentCancelled) {
+					child = append(child, ev)
+				}
+			}
+			want := map[string]string{"cancel": messages.EvtAgentCancelled, "wait": messages.EvtAgentFinished}[mode]
+			if len(child) != 1 || child[0].Type != want {
+				t.Errorf("child's final events %v, want one %s", child, want)
+			}
+			if b := res.Budget; b == nil || b.Slots != 0 {
+				t.Errorf("leases left: %+v", b)
+			}
+		})
+	}
+}
