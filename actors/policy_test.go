@@ -75,7 +75,7 @@ func TestApprovalPolicies(t *testing.T) {
 // The run's tool-call limit ends agents like an exhausted token budget.
 func TestToolCallLimitWrapsUp(t *testing.T) {
 	think := calls(tc("think", `{"thought":"1"}`), tc("think", `{"thought":"2"}`))
-	srv := llmtest.New(script(kind("root", think, calls(tc("think", `{"thought":"3"}`)), say("stopped"))))
+	srv := llmtest.New(script(kind("root", think, say("stopped"))))
 	defer srv.Close()
 	o := options(t, srv, workspace(t, nil), "think", &actors.Recorder{})
 	o.Settings = noPlan()
