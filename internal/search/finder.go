@@ -208,9 +208,11 @@ func upper(c byte) byte {
 	return c
 }
 
-// byteRank orders bytes from rare to common in source text; the anchor of
-// a case-insensitive literal is its rarest byte. Bytes not listed are rare.
-const byteRank = "zqjxkvbywgpfmucldhrsnioate_ .,()\t\n"
+// byteRank orders bytes from rare to common in source code (measured on
+// Go's own source, letters folded); the anchor of a case-insensitive
+// literal is its rarest byte. Bytes not listed, non-ASCII ones among them,
+// count as rarest.
+const byteRank = "@~$?^#`>|j<'%&;+!zq\\*-7][958364kw:2v_}{1y\"=bg/h)(m.xu0p,fdlco\nasi\tnrte "
 
 // anchorIndex picks the anchor of a lower-case literal: its rarest byte,
 // never k or s (their case folding reaches beyond ASCII). -1 if the
