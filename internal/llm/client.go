@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -134,10 +135,19 @@ func (c *OpenAIClient) attempt(ctx context.Context, p openai.ChatCompletionNewPa
 	onDelta func(Delta)) (Response, bool, error) {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
+	x := &exchange{stream: c.cfg.Stream}
+	opts = append(slices.Clip(opts), option.WithMiddleware(x.middleware))
 	if c.cfg.Stream {
-		return c.streamOnce(actx, p, opts, onDelta)
+		resp, emitted, err := c.streamOnce(actx, p, opts, x, onDelta)
+		if se := c.asStatusError(x, err); se != nil {
+			err = se
+		}
+		return resp, emitted, err
 	}
 	resp, err := c.completeOnce(actx, p, opts)
+	if se := c.asStatusError(x, err); se != nil {
+		return resp, false, se
+	}
 	if err == nil && onDelta != nil && (resp.Message.Content != "" || resp.Message.Reasoning != "") {
 		// Not streaming: the whole answer arrives as one fragment, so live
 		// output works the same either way.

@@ -105,8 +105,8 @@ func TestDoneWatcher(t *testing.T) {
 		if err != nil || string(got) != tc.body {
 			t.Fatalf("%s: read %q, %v", tc.name, got, err)
 		}
-		if w.done.Load() != tc.done || w.eof.Load() != tc.eof {
-			t.Errorf("%s: done=%v eof=%v, want %v %v", tc.name, w.done.Load(), w.eof.Load(), tc.done, tc.eof)
+		if w.done != tc.done || w.eof != tc.eof {
+			t.Errorf("%s: done=%v eof=%v, want %v %v", tc.name, w.done, w.eof, tc.done, tc.eof)
 		}
 	}
 }

@@ -48,6 +48,12 @@ func TestPricingCost(t *testing.T) {
 			}
 		})
 	}
+	if pr, ok := p.Lookup("no-cache"); !ok || pr.Output != 2 {
+		t.Errorf("Lookup(no-cache) = %+v, %v", pr, ok)
+	}
+	if _, ok := p.Lookup("mystery"); ok {
+		t.Error("Lookup found an unknown model")
+	}
 	var nilPricing llm.Pricing
 	if c, ok := nilPricing.Priced("x", llm.Usage{PromptTokens: 5}); c != 0 || ok {
 		t.Errorf("nil pricing: %v %v", c, ok)

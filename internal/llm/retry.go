@@ -87,6 +87,10 @@ func (c *OpenAIClient) classify(callCtx context.Context, err error) error {
 	if callCtx.Err() != nil {
 		return callCtx.Err()
 	}
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae
+	}
 	var oe *openai.Error
 	if errors.As(err, &oe) {
 		return c.apiError(oe)
@@ -116,31 +120,14 @@ func (c *OpenAIClient) classify(callCtx context.Context, err error) error {
 	return transient(fmt.Errorf("model API: %w", err))
 }
 
-// apiError converts the SDK's error, keeping the provider's message and
-// code and dropping any echo of the API key.
+// apiError converts the SDK's error when no answer was seen by the
+// exchange (it always is in practice; this is the safe fallback).
 func (c *OpenAIClient) apiError(oe *openai.Error) *APIError {
-	e := &APIError{
-		Status:    oe.StatusCode,
-		Message:   c.secret.scrub(oe.Message),
-		Code:      c.secret.scrub(oe.Code),
-		Type:      oe.Type,
-		Retryable: retryableStatus(oe.StatusCode),
-	}
-	if e.Message == "" {
-		// A body that is not OpenAI's {"error":{...}} (e.g. {"detail": ...}
-		// or {"error": "text"}): show it raw, short.
-		e.Message = c.secret.scrub(clip(strings.TrimSpace(oe.RawJSON()), 300))
-	}
+	var h http.Header
 	if oe.Response != nil {
-		e.RetryAfter = parseRetryAfter(oe.Response.Header, time.Now())
-		switch strings.ToLower(oe.Response.Header.Get("X-Should-Retry")) {
-		case "true":
-			e.Retryable = true
-		case "false":
-			e.Retryable = false
-		}
+		h = oe.Response.Header
 	}
-	return e
+	return c.statusError(oe.StatusCode, h, []byte(`{"error":`+oe.RawJSON()+`}`))
 }
 
 // clip shortens s to at most n bytes, marking the cut.

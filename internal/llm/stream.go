@@ -6,11 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -108,60 +105,10 @@ func (a *assembler) finishedCalls() []assembledCall {
 	return out
 }
 
-// doneWatcher wraps a stream's body and notes whether a "data: [DONE]" line
-// went by and whether the body ended cleanly (io.EOF).
-type doneWatcher struct {
-	done   atomic.Bool
-	eof    atomic.Bool
-	line   []byte // the start of the current line, up to 16 bytes
-	inBody io.ReadCloser
-}
-
-func (w *doneWatcher) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	res, err := next(req)
-	if err == nil && res != nil && res.Body != nil && res.StatusCode < 300 {
-		w.inBody = res.Body
-		res.Body = w
-	}
-	return res, err
-}
-
-// Read passes bytes through, watching line starts for the end marker.
-func (w *doneWatcher) Read(p []byte) (int, error) {
-	n, err := w.inBody.Read(p)
-	for _, b := range p[:n] {
-		if b == '\n' || b == '\r' {
-			w.endLine()
-			continue
-		}
-		if len(w.line) < 16 {
-			w.line = append(w.line, b)
-		}
-	}
-	if errors.Is(err, io.EOF) {
-		w.endLine()
-		w.eof.Store(true)
-	}
-	return n, err
-}
-
-func (w *doneWatcher) endLine() {
-	l := strings.TrimSpace(string(w.line))
-	if l == "data: [DONE]" || l == "data:[DONE]" {
-		w.done.Store(true)
-	}
-	w.line = w.line[:0]
-}
-
-// Close closes the wrapped body.
-func (w *doneWatcher) Close() error { return w.inBody.Close() }
-
 // streamOnce makes one streaming attempt. emitted reports whether onDelta
 // was given anything (so a retry must tell it to start over).
 func (c *OpenAIClient) streamOnce(ctx context.Context, p openai.ChatCompletionNewParams, opts []option.RequestOption,
-	onDelta func(Delta)) (resp Response, emitted bool, err error) {
-	watch := &doneWatcher{}
-	opts = append(slices.Clip(opts), option.WithMiddleware(watch.middleware))
+	x *exchange, onDelta func(Delta)) (resp Response, emitted bool, err error) {
 	s := c.chat.NewStreaming(ctx, p, opts...)
 	defer s.Close()
 	var a assembler
@@ -182,7 +129,7 @@ func (c *OpenAIClient) streamOnce(ctx context.Context, p openai.ChatCompletionNe
 			return resp, emitted, transient(fmt.Errorf("%w: %v", ErrMalformedChunk, err))
 		case errors.As(err, &event):
 			return resp, emitted, err // the provider's error event; classify reports it
-		case watch.inBody != nil && ctx.Err() == nil:
+		case x.watch != nil && ctx.Err() == nil:
 			// The stream had begun: the body broke off (unexpected EOF,
 			// connection reset).
 			return resp, emitted, transient(fmt.Errorf("%w: %v", ErrStreamIncomplete, err))
@@ -192,7 +139,7 @@ func (c *OpenAIClient) streamOnce(ctx context.Context, p openai.ChatCompletionNe
 	}
 	// A stream without [DONE] is cut, unless the server ended the body
 	// cleanly after a finish reason (a few local servers omit [DONE]).
-	if !watch.done.Load() && !(a.finish != "" && watch.eof.Load()) {
+	if x.watch == nil || !x.watch.done && !(a.finish != "" && x.watch.eof) {
 		return resp, emitted, transient(ErrStreamIncomplete)
 	}
 	resp.Message = Message{Role: RoleAssistant, Content: a.content.String(), Reasoning: a.reasoning.String(),

@@ -406,6 +406,36 @@ func TestConcurrentAgents(t *testing.T) {
 	}
 }
 
+func TestContentPartsAndModels(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{TaskContains: "two parts"},
+		Turns: []llmtest.Turn{llmtest.Text("matched")}}}})
+	defer srv.Close()
+	c := client(srv)
+	p := openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{
+		openai.UserMessage([]openai.ChatCompletionContentPartUnionParam{
+			openai.TextContentPart("in two "), openai.TextContentPart("parts")})}}
+	cc, err := c.Chat.Completions.New(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc.Choices[0].Message.Content != "matched" || srv.Requests()[0].Task != "in two parts" {
+		t.Errorf("content parts: answer %q task %q", cc.Choices[0].Message.Content, srv.Requests()[0].Task)
+	}
+	page, err := c.Models.List(t.Context())
+	if err != nil || len(page.Data) != 1 || page.Data[0].ID != "llmtest" {
+		t.Errorf("models: %+v, %v", page, err)
+	}
+	res, err := http.Get(srv.URL() + "/nope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown path: status %d", res.StatusCode)
+	}
+}
+
 func TestBadRequestBody(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.New(llmtest.Script{})

@@ -1,0 +1,134 @@
+package llm
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// maxErrorBody caps how much of an error answer is read.
+const maxErrorBody = 64 << 10
+
+// exchange watches one attempt's HTTP response through an openai-go
+// middleware: the status and headers, an error answer's body, and for a
+// stream whether it reached its [DONE]. The SDK cannot be relied on for the
+// error: a body like Ollama's {"error": "text"} makes it return a JSON
+// decoding error that has lost the status.
+type exchange struct {
+	stream  bool
+	status  int
+	header  http.Header
+	errBody []byte
+	watch   *doneWatcher // a streaming 2xx body
+}
+
+func (x *exchange) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	res, err := next(req)
+	if err != nil || res == nil {
+		return res, err
+	}
+	x.status, x.header = res.StatusCode, res.Header
+	switch {
+	case res.Body == nil:
+	case res.StatusCode >= 400:
+		body, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		_ = res.Body.Close()
+		x.errBody = body
+		res.Body = io.NopCloser(bytes.NewReader(body))
+	case x.stream && res.StatusCode < 300:
+		x.watch = &doneWatcher{inBody: res.Body}
+		res.Body = x.watch
+	}
+	return res, nil
+}
+
+// statusError turns an error answer into an *APIError, reading OpenAI's
+// {"error": {"message", "code", "type"}} or, from other servers,
+// {"error": "text"} (Ollama), {"detail": ...} (vLLM, FastAPI) or
+// {"message": ...}, else the body itself, short. The API key is scrubbed.
+func (c *OpenAIClient) statusError(status int, h http.Header, body []byte) *APIError {
+	e := &APIError{Status: status, Retryable: retryableStatus(status)}
+	if v := gjson.GetBytes(body, "error"); v.IsObject() {
+		e.Message = v.Get("message").String()
+		e.Code = v.Get("code").String()
+		e.Type = v.Get("type").String()
+	}
+	if e.Message == "" {
+		e.Message = foreignErrorMessage(body)
+	}
+	e.Message, e.Code = c.secret.scrub(e.Message), c.secret.scrub(e.Code)
+	if h != nil {
+		e.RetryAfter = parseRetryAfter(h, time.Now())
+		switch strings.ToLower(h.Get("X-Should-Retry")) {
+		case "true":
+			e.Retryable = true
+		case "false":
+			e.Retryable = false
+		}
+	}
+	return e
+}
+
+func foreignErrorMessage(body []byte) string {
+	for _, path := range [...]string{"error", "detail", "message", "detail.0.msg"} {
+		if v := gjson.GetBytes(body, path); v.Type == gjson.String && v.Str != "" {
+			return clip(v.Str, 500)
+		}
+	}
+	return clip(strings.TrimSpace(string(body)), 300)
+}
+
+// asStatusError returns the *APIError for an attempt that got an error
+// answer, whatever error the SDK made of it; nil otherwise.
+func (c *OpenAIClient) asStatusError(x *exchange, err error) error {
+	if x.status < 400 || err == nil || errors.Is(err, ErrBadRequest) {
+		return nil
+	}
+	return c.statusError(x.status, x.header, x.errBody)
+}
+
+// doneWatcher wraps a stream's body and notes whether a "data: [DONE]" line
+// went by and whether the body ended cleanly (io.EOF).
+// It is read by the goroutine that reads the stream, then inspected by the
+// same goroutine after the stream ends.
+type doneWatcher struct {
+	done   bool
+	eof    bool
+	line   []byte // the start of the current line, up to 16 bytes
+	inBody io.ReadCloser
+}
+
+// Read passes bytes through, watching line starts for the end marker.
+func (w *doneWatcher) Read(p []byte) (int, error) {
+	n, err := w.inBody.Read(p)
+	for _, b := range p[:n] {
+		if b == '\n' || b == '\r' {
+			w.endLine()
+			continue
+		}
+		if len(w.line) < 16 {
+			w.line = append(w.line, b)
+		}
+	}
+	if errors.Is(err, io.EOF) {
+		w.endLine()
+		w.eof = true
+	}
+	return n, err
+}
+
+func (w *doneWatcher) endLine() {
+	l := strings.TrimSpace(string(w.line))
+	if l == "data: [DONE]" || l == "data:[DONE]" {
+		w.done = true
+	}
+	w.line = w.line[:0]
+}
+
+// Close closes the wrapped body.
+func (w *doneWatcher) Close() error { return w.inBody.Close() }
