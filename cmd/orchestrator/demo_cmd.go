@@ -74,14 +74,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	printText(stdout, res.Text)
 	fmt.Fprintf(stderr, "\n%s · %d rounds · %d in / %d out tokens · $%.4f · %s\n", res.Status, res.Rounds,
 		res.Usage.PromptTokens, res.Usage.CompletionTokens, res.Cost, res.Wall.Round(time.Millisecond))
-	if res.Budget != nil {
-		fmt.Fprintf(stderr, "whole run: %d agents · %d tokens · $%.4f\n", len(res.Budget.Agents), res.Budget.Used.Tokens, res.Budget.Used.CostUSD)
-		for _, k := range []string{"root", "explore", "planner", "worker"} {
-			if kt, ok := res.Budget.ByKind[k]; ok {
-				fmt.Fprintf(stderr, "  %-8s %d agents · %d tokens · $%.4f\n", k, kt.Agents, kt.Used.Tokens, kt.Used.CostUSD)
-			}
-		}
-	}
+	printRunSummary(stderr, res.Budget)
 	if b, err := os.ReadFile(filepath.Join(ws, "discount.go")); err == nil {
 		fmt.Fprintf(stderr, "\ndiscount.go after the run:\n%s", indent(string(b)))
 	}

@@ -129,6 +129,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		printText(stdout, res.Text)
 		fmt.Fprintf(stderr, "%s · %d rounds · %d in / %d out tokens · $%.4f · %s\n", res.Status,
 			res.Rounds, res.Usage.PromptTokens, res.Usage.CompletionTokens, res.Cost, res.Wall.Round(time.Millisecond))
+		printRunSummary(stderr, res.Budget)
 	}
 	switch {
 	case interrupted:
