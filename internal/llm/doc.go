@@ -16,7 +16,10 @@
 // full jitter, or after the provider's Retry-After / retry-after-ms when it
 // sends one (honoured up to Config.MaxRetryAfter even above MaxBackoff).
 // Other statuses (400, 401, 403, 404, 422) return an *APIError at once with
-// the provider's status, message and code. When the caller's context ends,
+// the provider's status, message and code (read from OpenAI's error shape or
+// from the shapes Ollama, vLLM and gateways use). A server that answers a
+// streaming request without an event stream gets ErrNotEventStream, not a
+// retry. When the caller's context ends,
 // the call returns promptly with an error wrapping context.Canceled or
 // context.DeadlineExceeded. Response.Attempts counts the attempts made.
 //

@@ -21,6 +21,10 @@ var (
 	// ErrBadRequest reports a Request that cannot be sent (bad tool schema,
 	// no model); it is never retried.
 	ErrBadRequest = errors.New("llm: bad request")
+	// ErrNotEventStream reports a server that answered a streaming request
+	// with something other than an event stream (it does not stream); it is
+	// not retried: turn streaming off for it.
+	ErrNotEventStream = errors.New("llm: server does not stream")
 )
 
 // APIError is an error answer of the model API (an HTTP status >= 400).

@@ -94,6 +94,25 @@ func TestStreamEndedCleanlyMidAnswerIsRetried(t *testing.T) {
 	}
 }
 
+func TestJSONAnswerToStreamingRequest(t *testing.T) {
+	t.Parallel()
+	// A server that ignores "stream": true and answers one JSON document.
+	srv, n := quirkServer(t, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"x","object":"chat.completion","created":1,"model":"local",`+
+			`"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`)
+	})
+	_, err := quirkClient(t, srv.URL, nil).Complete(t.Context(), request("q"), nil)
+	if !errors.Is(err, llm.ErrNotEventStream) || !strings.Contains(err.Error(), "application/json") || n.Load() != 1 {
+		t.Fatalf("err = %v after %d requests; want ErrNotEventStream at once", err, n.Load())
+	}
+	// The same server works with streaming off.
+	resp, err := quirkClient(t, srv.URL, func(c *llm.Config) { c.Stream = false }).Complete(t.Context(), request("q"), nil)
+	if err != nil || resp.Message.Content != "hi" {
+		t.Fatalf("non-streaming: %q, %v", resp.Message.Content, err)
+	}
+}
+
 func TestNonOpenAIErrorBodyShown(t *testing.T) {
 	t.Parallel()
 	srv, _ := quirkServer(t, func(w http.ResponseWriter) {

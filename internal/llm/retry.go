@@ -108,7 +108,7 @@ func (c *OpenAIClient) classify(callCtx context.Context, err error) error {
 	if errors.As(err, &te) {
 		return err
 	}
-	if errors.Is(err, ErrBadRequest) {
+	if errors.Is(err, ErrBadRequest) || errors.Is(err, ErrNotEventStream) {
 		return err
 	}
 	// Connection refused/reset, EOF, TLS trouble: worth another attempt.

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -112,7 +114,9 @@ func (c *OpenAIClient) streamOnce(ctx context.Context, p openai.ChatCompletionNe
 	s := c.chat.NewStreaming(ctx, p, opts...)
 	defer s.Close()
 	var a assembler
+	chunks := 0
 	for s.Next() {
+		chunks++
 		ch := s.Current()
 		d := a.add(&ch)
 		if onDelta != nil && (d.Content != "" || d.Reasoning != "") {
@@ -140,6 +144,10 @@ func (c *OpenAIClient) streamOnce(ctx context.Context, p openai.ChatCompletionNe
 	// A stream without [DONE] is cut, unless the server ended the body
 	// cleanly after a finish reason (a few local servers omit [DONE]).
 	if x.watch == nil || !x.watch.done && !(a.finish != "" && x.watch.eof) {
+		if chunks == 0 && x.watch != nil && x.watch.eof && !isEventStream(x.header) {
+			return resp, emitted, fmt.Errorf("%w: it answered a streaming request with %q; set streaming off for this provider",
+				ErrNotEventStream, x.header.Get("Content-Type"))
+		}
 		return resp, emitted, transient(ErrStreamIncomplete)
 	}
 	resp.Message = Message{Role: RoleAssistant, Content: a.content.String(), Reasoning: a.reasoning.String(),
@@ -150,6 +158,12 @@ func (c *OpenAIClient) streamOnce(ctx context.Context, p openai.ChatCompletionNe
 		resp.Usage = usageOf(*a.usage)
 	}
 	return resp, emitted, nil
+}
+
+// isEventStream reports a text/event-stream content type.
+func isEventStream(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && mt == "text/event-stream"
 }
 
 // completeOnce makes one non-streaming attempt.
