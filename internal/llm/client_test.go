@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -146,6 +148,39 @@ func TestNonStreaming(t *testing.T) {
 	}
 	if !strings.Contains(string(r.Body), `"max_tokens":256`) {
 		t.Errorf("a non-OpenAI base URL must get max_tokens: %s", r.Body)
+	}
+}
+
+// redirect is a transport that sends every request to srv, whatever host
+// it names, so a client configured for a public API talks to the script.
+type redirect struct{ host string }
+
+func (r redirect) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.URL.Scheme, req.URL.Host = "http", r.host
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+func TestOpenAIHostGetsMaxCompletionTokens(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.New(script(llmtest.Text("ok")))
+	defer srv.Close()
+	u, err := url.Parse(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, srv, func(cfg *llm.Config) {
+		cfg.BaseURL = "https://api.openai.com/v1"
+		cfg.HTTPClient = &http.Client{Transport: redirect{host: u.Host}}
+	})
+	req := request("q")
+	req.MaxTokens = 100
+	if _, err := c.Complete(t.Context(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := srv.Requests()[0]
+	if !strings.Contains(string(r.Body), `"max_completion_tokens":100`) || strings.Contains(string(r.Body), `"max_tokens"`) {
+		t.Errorf("OpenAI's API must get max_completion_tokens only: %s", r.Body)
 	}
 }
 
