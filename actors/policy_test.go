@@ -134,3 +134,14 @@ func TestParentFinishWithBackgroundChild(t *testing.T) {
 		})
 	}
 }
+
+// In the planning phase a mutating tool is refused with the way out.
+func TestPlanningPhaseRefusalSaysHowToUnlock(t *testing.T) {
+	srv := llmtest.New(script(kind("root", calls(tc("write_file", `{"path":"x.txt","content":"x"}`)), say("ok"))))
+	defer srv.Close()
+	run(t, options(t, srv, workspace(t, nil), "write", &actors.Recorder{}))
+	got := lastTool(srv.Requests()[1])
+	if !strings.Contains(got, `tool "write_file" is not allowed for root agents`) || !strings.Contains(got, "call submit_plan to get the rest of your tools") {
+		t.Errorf("refusal %q", got)
+	}
+}

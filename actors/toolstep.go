@@ -126,8 +126,12 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 // hooks that emit tool events and keep Status's current tool up to date.
 func (a *agent) executor() *tools.Executor {
 	root := a.rt.system.Root
+	hint := ""
+	if a.phase == PhasePlan {
+		hint = "This is the planning phase: call submit_plan to get the rest of your tools."
+	}
 	return &tools.Executor{
-		Tools: a.rt.registryFor(a.toolNames()), Known: a.rt.known, Kind: a.spec.kind.Name,
+		Tools: a.rt.registryFor(a.toolNames()), Known: a.rt.known, Kind: a.spec.kind.Name, Hint: hint,
 		Session: a.session, Log: a.log,
 		Hooks: tools.Hooks{
 			OnStart: func(ci tools.CallInfo) {

@@ -45,8 +45,10 @@ type Executor struct {
 	// Known, if set, is the full registry: a call to a tool in Known but
 	// not in Tools is refused as not allowed for Kind, naming the allowed
 	// tools.
-	Known   *Registry
-	Kind    string
+	Known *Registry
+	Kind  string
+	// Hint is added to a refusal (e.g. how to unlock a tool).
+	Hint    string
 	Session *Session
 	Hooks   Hooks
 	Log     zerolog.Logger
@@ -128,7 +130,11 @@ func (e *Executor) refusal(name string) Result {
 			if kind == "" {
 				kind = "this"
 			}
-			return Errorf("tool %q is not allowed for %s agents; allowed tools: %s", name, kind, strings.Join(e.Tools.Names(), ", "))
+			r := Errorf("tool %q is not allowed for %s agents; allowed tools: %s", name, kind, strings.Join(e.Tools.Names(), ", "))
+			if e.Hint != "" {
+				r.Text += ". " + e.Hint
+			}
+			return r
 		}
 	}
 	return e.Tools.unknownTool(name)

@@ -91,6 +91,10 @@ func TestRunJSONAndExitCodes(t *testing.T) {
 func TestRunInterruptedThenResumed(t *testing.T) {
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644)
+	// The workspace's config turns planning off, so the root may use shell
+	// from round 1.
+	os.MkdirAll(filepath.Join(ws, ".troupe"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"), []byte("agent:\n  plan_first: {root: false}\n"), 0o644)
 	srv := scripted(t,
 		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}}},
 		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "shell", Args: json.RawMessage(`{"command":"sleep 300"}`)}}},
@@ -104,7 +108,11 @@ func TestRunInterruptedThenResumed(t *testing.T) {
 		defer close(done)
 		code, _, errs = runCmd(t, ctx, env, false, "--workspace", ws, "--yes", "read then sleep")
 	}()
-	checkFor(t, func() bool { return len(srv.Requests()) == 2 }) // the shell call is running
+	checkFor(t, func() bool { return len(srv.Requests()) >= 2 && srv.InFlight() == 0 })
+	if n := len(srv.Requests()); n != 2 { // else the shell call ended: it must still be running
+		m := srv.Requests()[n-1].Messages
+		t.Fatalf("%d requests before the interrupt, want 2: last tool result %q", n, m[len(m)-1].Content)
+	}
 	cancel()
 	<-done
 	if code != exitInterrupt || !strings.Contains(errs, "orchestrator resume ") {
