@@ -25,9 +25,12 @@ func agree(q query, ours, theirs []byte) (bool, string, error) {
 	if r.IsError {
 		return false, "", fmt.Errorf("ours failed: %s", r.Text)
 	}
+	if r.Truncated {
+		return false, "", fmt.Errorf("our output was truncated (and spilled under the tree); lower the page size")
+	}
 	mine := ourKeys(q.kind, r.Text)
 	their := theirKeys(q.kind, string(theirs))
-	if r.Truncated || strings.Contains(r.Text, "[more results: use offset=") {
+	if strings.Contains(r.Text, "[more results: use offset=") {
 		total, _ := r.Metadata["files"].(float64)
 		return int(total) == len(their), fmt.Sprintf("totals %d vs %d; over the page size", int(total), len(their)), nil
 	}

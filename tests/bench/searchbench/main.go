@@ -6,10 +6,11 @@
 // `tools call` against rg or fd), alternating ours and theirs, several
 // times; the table shows the median wall time of each and their ratio,
 // the same for CPU time (user + system, steadier than wall time on a
-// shared machine), and whether the results are identical as sets (of paths, of "path: N"
-// counts, or of line keys in content mode). When a result is too big to
-// print whole (find_files caps at 1000 paths), the totals are compared
-// instead, from the tool's metadata.
+// shared machine), and whether the results are identical as sets (of
+// paths, of "path: N" counts, or of line keys in content mode). When a
+// result is bigger than one page, the totals are compared instead, from
+// the tool's metadata. Pages are kept under the tools' output caps, so
+// that nothing is spilled into the searched tree.
 package main
 
 import (
@@ -82,9 +83,12 @@ func main() {
 }
 
 func measure(q query, ours, ext, dir string, runs int) (string, error) {
-	limit := 2000
+	// Pages stay under the tools' output caps (50 KB for grep, 30 KB for
+	// find_files): a truncated result would be spilled into a file under
+	// the searched tree. Bigger results are compared by their totals.
+	limit := 1000
 	if q.tool == "find_files" {
-		limit = 1000
+		limit = 400
 	}
 	args := strings.TrimSuffix(q.args, "}") + fmt.Sprintf(`,"limit":%d}`, limit)
 	ourCmd := []string{ours, "tools", "call", q.tool, args, "--workspace", dir, "--json"}
