@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -138,9 +139,17 @@ func (c *OpenAIClient) attempt(ctx context.Context, p openai.ChatCompletionNewPa
 	x := &exchange{stream: c.cfg.Stream}
 	opts = append(slices.Clip(opts), option.WithMiddleware(x.middleware))
 	if c.cfg.Stream {
-		resp, emitted, err := c.streamOnce(actx, p, opts, x, onDelta)
+		sctx, stop := context.WithCancelCause(actx)
+		defer stop(nil)
+		if idle := c.cfg.StreamIdleTimeout; idle > 0 {
+			x.idle, x.stall = idle, func() { stop(fmt.Errorf("%w: nothing received for %s", ErrStreamStalled, idle)) }
+		}
+		resp, emitted, err := c.streamOnce(sctx, p, opts, x, onDelta)
+		x.stop()
 		if se := c.asStatusError(x, err); se != nil {
 			err = se
+		} else if cause := context.Cause(sctx); err != nil && ctx.Err() == nil && errors.Is(cause, ErrStreamStalled) {
+			err = transient(cause)
 		}
 		return resp, emitted, err
 	}

@@ -46,6 +46,10 @@ type Config struct {
 	// RequestTimeout bounds one attempt, including reading the stream;
 	// 0 means DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// StreamIdleTimeout cuts a stream that has begun and then sends nothing
+	// for this long; the attempt is retried. 0 means no idle limit
+	// (RequestTimeout still bounds the attempt).
+	StreamIdleTimeout time.Duration
 	// Headers are extra request headers, e.g. OpenRouter's HTTP-Referer
 	// and X-Title.
 	Headers map[string]string
@@ -121,6 +125,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("llm config: initial_backoff %s exceeds max_backoff %s", c.InitialBackoff, c.MaxBackoff)
 	case c.RequestTimeout < 0:
 		return fmt.Errorf("llm config: request_timeout: negative")
+	case c.StreamIdleTimeout < 0:
+		return fmt.Errorf("llm config: stream_idle_timeout: negative")
 	}
 	if strings.ContainsFunc(c.APIKey, badHeaderRune) || strings.Contains(c.APIKey, " ") {
 		return fmt.Errorf("llm config: api_key contains spaces or control characters (a trailing newline from a file?)")

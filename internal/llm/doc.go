@@ -11,8 +11,9 @@
 // X-Troupe-Agent, X-Troupe-Run and X-Troupe-Kind headers.
 //
 // Retries are ours, not the SDK's: a 408, 409, 429 or 5xx answer, a network
-// error, an attempt timeout, a stream that ends before [DONE] and a malformed
-// chunk are retried up to Config.MaxAttempts, with exponential backoff and
+// error, an attempt timeout (Config.RequestTimeout), a stream that ends
+// before [DONE] or goes quiet (Config.StreamIdleTimeout), an error event in
+// the stream and a malformed chunk are retried up to Config.MaxAttempts, with exponential backoff and
 // full jitter, or after the provider's Retry-After / retry-after-ms when it
 // sends one (honoured up to Config.MaxRetryAfter even above MaxBackoff).
 // Other statuses (400, 401, 403, 404, 422) return an *APIError at once with

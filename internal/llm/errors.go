@@ -13,6 +13,9 @@ var (
 	// ErrStreamIncomplete reports a stream that ended before its [DONE]
 	// event (a cut connection or a server that gave up). It is transient.
 	ErrStreamIncomplete = errors.New("llm: stream ended before [DONE]")
+	// ErrStreamStalled reports a stream that went quiet for longer than
+	// Config.StreamIdleTimeout. It is transient.
+	ErrStreamStalled = errors.New("llm: stream stalled")
 	// ErrMalformedChunk reports a stream event that is not a valid chunk.
 	// It is transient.
 	ErrMalformedChunk = errors.New("llm: malformed stream chunk")

@@ -25,6 +25,18 @@ type exchange struct {
 	header  http.Header
 	errBody []byte
 	watch   *doneWatcher // a streaming 2xx body
+	// idle > 0 arms a timer when the stream begins, reset by every read;
+	// when it fires, stall ends the attempt.
+	idle  time.Duration
+	stall func()
+	timer *time.Timer
+}
+
+// stop disarms the idle timer.
+func (x *exchange) stop() {
+	if x.timer != nil {
+		x.timer.Stop()
+	}
 }
 
 func (x *exchange) middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
@@ -42,6 +54,10 @@ func (x *exchange) middleware(req *http.Request, next func(*http.Request) (*http
 		res.Body = io.NopCloser(bytes.NewReader(body))
 	case x.stream && res.StatusCode < 300:
 		x.watch = &doneWatcher{inBody: res.Body}
+		if x.idle > 0 && x.stall != nil {
+			x.timer = time.AfterFunc(x.idle, x.stall)
+			x.watch.timer, x.watch.idle = x.timer, x.idle
+		}
 		res.Body = x.watch
 	}
 	return res, nil
@@ -101,11 +117,16 @@ type doneWatcher struct {
 	eof    bool
 	line   []byte // the start of the current line, up to 16 bytes
 	inBody io.ReadCloser
+	timer  *time.Timer // the idle timer, reset by every read that got bytes
+	idle   time.Duration
 }
 
 // Read passes bytes through, watching line starts for the end marker.
 func (w *doneWatcher) Read(p []byte) (int, error) {
 	n, err := w.inBody.Read(p)
+	if n > 0 && w.timer != nil {
+		w.timer.Reset(w.idle)
+	}
 	for _, b := range p[:n] {
 		if b == '\n' || b == '\r' {
 			w.endLine()

@@ -236,6 +236,39 @@ func TestAttemptTimeoutIsRetried(t *testing.T) {
 	}
 }
 
+func TestStalledStreamIsRetried(t *testing.T) {
+	t.Parallel()
+	const answer = "the whole answer"
+	stall := llmtest.Turn{Text: "a beginning that goes quiet", Fail: llmtest.Stalled(2).Fail}
+	srv := llmtest.New(script(stall, llmtest.Text(answer)))
+	defer srv.Close()
+	// RequestTimeout stays long: only the idle limit can end the stall.
+	c := newClient(t, srv, func(cfg *llm.Config) { cfg.StreamIdleTimeout = 200 * time.Millisecond; cfg.RequestTimeout = time.Hour })
+	var d deltas
+	resp, err := c.Complete(t.Context(), request("q"), d.add)
+	if err != nil || resp.Attempts != 2 || resp.Message.Content != answer {
+		t.Fatalf("attempts %d content %q err %v", resp.Attempts, resp.Message.Content, err)
+	}
+	if content, _, resets := d.since(); content != answer || resets != 1 {
+		t.Errorf("deltas after reset %q, %d resets", content, resets)
+	}
+	waitFor(t, func() bool { return srv.InFlight() == 0 })
+	r := srv.Requests()
+	// The idle timer starts after the stalled request arrived, so the retry
+	// cannot arrive sooner than the idle limit after it.
+	if !r[0].Canceled || r[1].Received.Sub(r[0].Received) < 200*time.Millisecond {
+		t.Errorf("stalled request canceled=%v; retry %v after it began", r[0].Canceled, r[1].Received.Sub(r[0].Received))
+	}
+
+	srv2 := llmtest.New(script(stall))
+	defer srv2.Close()
+	_, err = newClient(t, srv2, func(cfg *llm.Config) { cfg.StreamIdleTimeout = 50 * time.Millisecond; cfg.MaxAttempts = 1 }).
+		Complete(t.Context(), request("q"), nil)
+	if !errors.Is(err, llm.ErrStreamStalled) || !strings.Contains(err.Error(), "nothing received for 50ms") {
+		t.Errorf("err = %v, want ErrStreamStalled", err)
+	}
+}
+
 func TestCancelDuringLatency(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.New(script(llmtest.Turn{Text: "slow", Latency: llmtest.Duration(time.Hour)}))

@@ -25,7 +25,8 @@
 // (Latency) first, giving up when the request's context ends. Dynamic turns
 // compute the answer from the request. A failure turn injects an HTTP error
 // (429 with Retry-After, 500, 401 ...), a malformed chunk, a connection
-// dropped mid-stream, or an error event mid-stream.
+// dropped mid-stream, an error event mid-stream, or a stall (the stream goes
+// quiet until the client gives up).
 //
 // Failure entries do not complete a round: "429 then success" for a round is
 // two entries, the failure and then the answer, and both requests are
@@ -57,6 +58,6 @@
 //	  {"match": {"fallback": true}, "turns": [{"text": "done"}]}]}
 //
 // Failure kinds are "status" (status, message, code, type, retry_after),
-// "malformed", "drop" and "error_event" (after_chunks; error_event also
-// takes message and code).
+// "malformed", "drop", "stall" and "error_event" (after_chunks; error_event
+// also takes message and code).
 package llmtest

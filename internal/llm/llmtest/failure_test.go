@@ -126,6 +126,32 @@ func script1(turns ...llmtest.Turn) llmtest.Script {
 	return llmtest.Script{Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{Fallback: true}, Turns: turns}}}
 }
 
+func TestStall(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.New(script1(llmtest.Turn{Text: "an answer that stops", Fail: llmtest.Stalled(2).Fail}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	s := client(srv).Chat.Completions.NewStreaming(ctx, params("t"))
+	defer s.Close()
+	got := 0
+	for got < 2 && s.Next() {
+		got++
+	}
+	if got != 2 {
+		t.Fatalf("read %d chunks before the stall, want 2 (err %v)", got, s.Err())
+	}
+	// Nothing more comes; the client gives up.
+	cancel()
+	if s.Next() {
+		t.Error("a chunk arrived after the stall")
+	}
+	waitFor(t, func() bool { return len(srv.Requests()) == 1 })
+	if r := srv.Requests()[0]; !r.Canceled || !r.Answered.IsZero() {
+		t.Errorf("recorded canceled=%v answered=%v", r.Canceled, r.Answered)
+	}
+}
+
 func TestNonStreamingBreaks(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{

@@ -113,6 +113,10 @@ const (
 	// upstream fails mid-answer; not streaming, it answers HTTP 200 with
 	// only the {"error": {...}} body, as some gateways do.
 	FailErrorEvent FailureKind = "error_event"
+	// FailStall sends Failure.AfterChunks good chunks, then nothing more
+	// until the client gives up (or the server closes): a provider that
+	// hangs mid-answer. Not streaming, it never answers.
+	FailStall FailureKind = "stall"
 )
 
 // Failure is an injected failure. For FailStatus and FailErrorEvent,
@@ -244,12 +248,12 @@ func (f Failure) validate() error {
 		if f.Status < 400 || f.Status > 599 {
 			return fmt.Errorf("fail.status %d: want an HTTP error status 400-599", f.Status)
 		}
-	case FailMalformed, FailDrop, FailErrorEvent:
+	case FailMalformed, FailDrop, FailErrorEvent, FailStall:
 		if f.AfterChunks < 0 {
 			return fmt.Errorf("fail.after_chunks %d is negative", f.AfterChunks)
 		}
 	default:
-		return fmt.Errorf("fail.kind %q: want %q, %q, %q or %q", f.Kind, FailStatus, FailMalformed, FailDrop, FailErrorEvent)
+		return fmt.Errorf("fail.kind %q: want %q, %q, %q, %q or %q", f.Kind, FailStatus, FailMalformed, FailDrop, FailErrorEvent, FailStall)
 	}
 	if f.RetryAfter < 0 {
 		return fmt.Errorf("fail.retry_after %s is negative", time.Duration(f.RetryAfter))
@@ -280,6 +284,9 @@ func RateLimited(d time.Duration) Turn {
 
 // Dropped returns a failure turn that closes the connection after n chunks.
 func Dropped(n int) Turn { return Turn{Fail: &Failure{Kind: FailDrop, AfterChunks: n}} }
+
+// Stalled returns a failure turn that goes quiet after n chunks.
+func Stalled(n int) Turn { return Turn{Fail: &Failure{Kind: FailStall, AfterChunks: n}} }
 
 // Malformed returns a failure turn that sends a broken chunk after n good ones.
 func Malformed(n int) Turn { return Turn{Fail: &Failure{Kind: FailMalformed, AfterChunks: n}} }

@@ -19,6 +19,10 @@ import (
 // or no script matches it.
 const ExhaustedText = "(script exhausted)"
 
+// maxStall bounds a stall failure, so a client without any timeout still
+// gets an (incomplete) answer eventually.
+const maxStall = 10 * time.Minute
+
 // maxBody caps a request body the server reads.
 const maxBody = 64 << 20
 
@@ -186,7 +190,10 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	a := s.answer(&rec, turn)
 	rec.Reply.ToolCalls = a.calls
 	if rec.Stream {
-		writeStream(w, a, turn.Fail, c)
+		writeStream(w, a, turn.Fail, c, func() { s.wait(r.Context(), maxStall) })
+	} else if f := turn.Fail; f != nil && f.Kind == FailStall {
+		s.wait(r.Context(), maxStall)
+		rec.Canceled = true
 	} else {
 		writeCompletion(w, a, turn.Fail, c)
 	}

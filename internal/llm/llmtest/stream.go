@@ -45,8 +45,8 @@ func (a *answer) chunks() [][]byte {
 }
 
 // writeStream writes a streamed answer as server-sent events, flushing after
-// each event, or breaks it as f says.
-func writeStream(w http.ResponseWriter, a answer, f *Failure, c *commit) {
+// each event, or breaks it as f says (stall waits out a stall failure).
+func writeStream(w http.ResponseWriter, a answer, f *Failure, c *commit, stall func()) {
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -77,6 +77,10 @@ func writeStream(w http.ResponseWriter, a answer, f *Failure, c *commit) {
 		return
 	case f != nil && f.Kind == FailMalformed:
 		tail = "data: {\"id\":\"" + a.id + "\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\n\n" + tail
+	case f != nil && f.Kind == FailStall:
+		stall()
+		c.gone()
+		return
 	case f != nil && f.Kind == FailErrorEvent:
 		tail = "data: " + string(errorBody(http.StatusBadGateway, f)) + "\n\n"
 	}
