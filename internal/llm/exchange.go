@@ -96,7 +96,10 @@ func foreignErrorMessage(body []byte) string {
 			return clip(v.Str, 500)
 		}
 	}
-	return clip(strings.TrimSpace(string(body)), 300)
+	if t := strings.TrimSpace(string(body)); t != "{}" {
+		return clip(t, 300)
+	}
+	return ""
 }
 
 // asStatusError returns the *APIError for an attempt that got an error

@@ -127,7 +127,11 @@ func (c *OpenAIClient) apiError(oe *openai.Error) *APIError {
 	if oe.Response != nil {
 		h = oe.Response.Header
 	}
-	return c.statusError(oe.StatusCode, h, []byte(`{"error":`+oe.RawJSON()+`}`))
+	body := []byte("{}")
+	if raw := oe.RawJSON(); raw != "" {
+		body = []byte(`{"error":` + raw + `}`)
+	}
+	return c.statusError(oe.StatusCode, h, body)
 }
 
 // clip shortens s to at most n bytes, marking the cut.
