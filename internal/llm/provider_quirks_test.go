@@ -134,6 +134,8 @@ func TestForeignErrorBodies(t *testing.T) {
 		`{"detail":[{"loc":["body","messages"],"msg":"field required"}]}`: "field required",
 		`{"message":"quota exceeded"}`:                                    "quota exceeded",
 		`<html>502 Bad Gateway</html>`:                                    "<html>502 Bad Gateway</html>",
+		``:                                                                "",
+		`{}`:                                                              "",
 	} {
 		srv, _ := quirkServer(t, func(w http.ResponseWriter) {
 			w.WriteHeader(http.StatusUnprocessableEntity)
