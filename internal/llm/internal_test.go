@@ -188,3 +188,21 @@ func TestClip(t *testing.T) {
 		t.Errorf("clip changed a short string: %q", got)
 	}
 }
+
+func TestUsageOf(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]Usage{
+		`{"prompt_tokens":100,"completion_tokens":5,"total_tokens":105,"prompt_tokens_details":{"cached_tokens":60}}`: {100, 5, 60},
+		// DeepSeek reports its cache hits in its own field.
+		`{"prompt_tokens":100,"completion_tokens":5,"total_tokens":105,"prompt_cache_hit_tokens":70,"prompt_cache_miss_tokens":30}`: {100, 5, 70},
+		`{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}`:                                                               {9, 1, 0},
+	} {
+		var u openai.CompletionUsage
+		if err := json.Unmarshal([]byte(raw), &u); err != nil {
+			t.Fatal(err)
+		}
+		if got := usageOf(u); got != want {
+			t.Errorf("usageOf(%s) = %+v, want %+v", raw, got, want)
+		}
+	}
+}
