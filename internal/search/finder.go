@@ -35,7 +35,7 @@ func newFinder(lits []literal) finder {
 
 func literalFinder(l literal) finder {
 	if !l.fold {
-		return &exactFinder{lit: []byte(l.text)}
+		return newExactFinder(l.text)
 	}
 	k := anchorIndex(l.text)
 	if k < 0 {
@@ -45,10 +45,20 @@ func literalFinder(l literal) finder {
 	return &foldFinder{lit: []byte(l.text), k: k, lo: c, up: upper(c), wide: l.unicodeFold}
 }
 
-// exactFinder finds a byte string.
+// exactFinder finds a byte string. Like ripgrep, it scans for the
+// literal's rarest byte with IndexByte (vectorized) and compares the rest
+// around each hit; when hits turn out mostly false (a rare byte that is
+// common in this buffer), it hands the rest of the buffer to bytes.Index.
 type exactFinder struct {
 	lit  []byte
+	k    int  // index of the anchor byte in lit
+	c    byte // the anchor byte
 	data []byte
+}
+
+func newExactFinder(lit string) *exactFinder {
+	k := rarestByte(lit)
+	return &exactFinder{lit: []byte(lit), k: k, c: lit[k]}
 }
 
 func (f *exactFinder) reset(data []byte) { f.data = data }
@@ -56,14 +66,28 @@ func (f *exactFinder) reset(data []byte) { f.data = data }
 func (f *exactFinder) sure() bool { return true }
 
 func (f *exactFinder) next(from int) int {
-	if from > len(f.data) {
-		return -1
+	n := len(f.lit)
+	last := len(f.data) - (n - f.k) // the last place the anchor can be
+	fails := 0
+	for at := from + f.k; at <= last; {
+		j := bytes.IndexByte(f.data[at:last+1], f.c)
+		if j < 0 {
+			return -1
+		}
+		start := at + j - f.k
+		if bytes.Equal(f.data[start:start+n], f.lit) {
+			return start
+		}
+		at += j + 1
+		if fails++; fails > 8 && fails > (at-from)>>6 {
+			// more than one false hit per 64 bytes: the anchor is common here
+			if i := bytes.Index(f.data[start+1:], f.lit); i >= 0 {
+				return start + 1 + i
+			}
+			return -1
+		}
 	}
-	i := bytes.Index(f.data[from:], f.lit)
-	if i < 0 {
-		return -1
-	}
-	return from + i
+	return -1
 }
 
 // foldFinder finds an ASCII string regardless of case. It scans for one
@@ -213,6 +237,30 @@ func upper(c byte) byte {
 // literal is its rarest byte. Bytes not listed, non-ASCII ones among them,
 // count as rarest.
 const byteRank = "@~$?^#`>|j<'%&;+!zq\\*-7][958364kw:2v_}{1y\"=bg/h)(m.xu0p,fdlco\nasi\tnrte "
+
+// rarestByte returns the index of the rarest byte of lit, counting an
+// upper-case letter rarer than its lower-case form.
+func rarestByte(lit string) int {
+	best, bestRank := 0, 1<<30
+	for i := 0; i < len(lit); i++ {
+		c := lit[i]
+		rank := strings.IndexByte(byteRank, c|0x20*boolByte('A' <= c && c <= 'Z'))
+		if rank >= 0 && 'A' <= c && c <= 'Z' {
+			rank -= 20
+		}
+		if rank < bestRank {
+			best, bestRank = i, rank
+		}
+	}
+	return best
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // anchorIndex picks the anchor of a lower-case literal: its rarest byte,
 // never k or s (their case folding reaches beyond ASCII). -1 if the

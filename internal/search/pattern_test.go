@@ -124,9 +124,11 @@ func TestRequiredLiterals(t *testing.T) {
 func TestFinders(t *testing.T) {
 	t.Parallel()
 	texts := []string{"", "abc", "xxABCxxabcxxAbC", "ab\nc abc", strings.Repeat("zab", 50) + "abc",
-		"aaaaaaab", "the error Error ERRORS err", "a.b a-b A.B"}
+		"aaaaaaab", "the error Error ERRORS err", "a.b a-b A.B",
+		// an anchor byte so common that the finder falls back to bytes.Index
+		strings.Repeat("I.s bIs ", 300) + "errors.Is" + strings.Repeat("sI", 50) + "errors.Is"}
 	lits := []literal{{text: "abc", fold: true}, {text: "abc"}, {text: "ABC"}, {text: "error", fold: true},
-		{text: "a.b", fold: true}, {text: "ab", fold: true}, {text: "b"}}
+		{text: "a.b", fold: true}, {text: "ab", fold: true}, {text: "b"}, {text: "errors.Is"}, {text: "errors.is", fold: true}}
 	for _, lit := range lits {
 		for _, text := range texts {
 			f := newFinder([]literal{lit})
