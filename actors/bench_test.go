@@ -17,6 +17,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/llm"
 	"github.com/troupe-ai/troupe/internal/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/tools"
 )
 
 // timedClient measures the time spent inside the real model client, so a
@@ -200,15 +201,58 @@ func BenchmarkSwarm(b *testing.B) {
 			b.Fatalf("%d explore requests", n)
 		}
 		// Conversation bytes per agent: system prompt, task, nothing else yet.
-		conv := int64(len(requestsOf(srv, "explore")[0].Messages[0].Content) + 64)
+		first := requestsOf(srv, "explore")[0]
+		conv := int64(len(first.Messages[0].Content) + 64)
 		perAgent := (int64(during.HeapAlloc) - int64(before.HeapAlloc)) / agents
-		modelPerRound := float64(tcl.nanos.Load()) / float64(agents*rounds)
+		perCall := parkedCallHeap(b, agents, first)
+		_ = tcl
 		b.ReportMetric(wall.Seconds(), "s-wall")
 		b.ReportMetric(float64(wall.Microseconds())/float64(agents*rounds), "µs-wall/agent-round")
-		b.ReportMetric(modelPerRound/1e3, "µs-model-call/round")
 		b.ReportMetric(float64(perAgent)/1024, "KB-heap/waiting-agent")
 		b.ReportMetric(float64(perAgent-conv)/1024, "KB-heap/waiting-agent-excl-conv")
+		b.ReportMetric(float64(perCall)/1024, "KB-heap/bare-parked-call")
+		b.ReportMetric(float64(perAgent-conv-perCall)/1024, "KB-heap/agent-excl-conv-and-call")
 		b.ReportMetric(float64(goroutines)/agents, "goroutines/waiting-agent")
 		b.ReportMetric(float64(rssKB("VmHWM"))/1024, "MB-peak-RSS")
 	}
+}
+
+// parkedCallHeap is the heap per model call parked at the scripted server,
+// made from plain goroutines with the real client and the same messages and
+// tools an explore agent sends: the model call's share (client and
+// in-process server) of a waiting agent's memory.
+func parkedCallHeap(b *testing.B, n int, like llmtest.Recorded) int64 {
+	gate := make(chan struct{})
+	var parked atomic.Int32
+	srv := llmtest.New(script(llmtest.AgentScript{Match: llmtest.Matcher{Fallback: true}, Turns: []llmtest.Turn{{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+		parked.Add(1)
+		<-gate
+		return say("ok")
+	}}}}))
+	defer srv.Close()
+	client := newClient(b, srv)
+	msgs := make([]llm.Message, len(like.Messages))
+	for i, m := range like.Messages {
+		msgs[i] = llm.Message{Role: llm.Role(m.Role), Content: m.Content}
+	}
+	specs := tools.NewRegistry(tools.All()...).Filter(like.Tools).ToolSpecs()
+	runtime.GC()
+	var before, during runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = client.Complete(context.Background(), llm.Request{Model: "m", Messages: msgs, Tools: specs, Agent: "bare-" + strconv.Itoa(i)}, nil)
+		}()
+	}
+	for parked.Load() < int32(n) {
+		<-time.After(time.Millisecond)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&during)
+	close(gate)
+	wg.Wait()
+	return (int64(during.HeapAlloc) - int64(before.HeapAlloc)) / int64(n)
 }
