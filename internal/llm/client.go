@@ -28,8 +28,8 @@ type OpenAIClient struct {
 var _ Client = (*OpenAIClient)(nil)
 
 // NewClient returns a client for cfg (zero fields take their defaults).
-// Nothing is read from the environment: openai-go's OPENAI_* variables are
-// ignored, so cfg always wins, and an empty APIKey sends no Authorization
+// openai-go's OPENAI_* environment variables are ignored, so cfg always
+// wins (the standard proxy variables still apply to the transport), and an empty APIKey sends no Authorization
 // header at all (Ollama, llama.cpp and vLLM need none).
 func NewClient(cfg Config, log zerolog.Logger) (*OpenAIClient, error) {
 	cfg = cfg.withDefaults()

@@ -31,7 +31,9 @@
 //
 // The API key is sent only as a bearer token: it is never logged, and any
 // echo of it in a provider's error text is replaced by "[redacted]". The
-// client reads no environment variables; the config layer passes values in.
+// client reads none of openai-go's OPENAI_* environment variables; the
+// config layer passes values in. (Go's HTTP transport still honours the
+// standard HTTPS_PROXY / NO_PROXY variables, as every Go program does.)
 //
 // Router picks a model per agent kind and round (single, per-kind,
 // cheap-orchestrator, rounds; an explicit per-call model wins). Pricing turns
