@@ -29,8 +29,9 @@ var _ Client = (*OpenAIClient)(nil)
 
 // NewClient returns a client for cfg (zero fields take their defaults).
 // openai-go's OPENAI_* environment variables are ignored, so cfg always
-// wins (the standard proxy variables still apply to the transport), and an empty APIKey sends no Authorization
-// header at all (Ollama, llama.cpp and vLLM need none).
+// wins (the standard proxy variables still apply to the transport), and
+// an empty APIKey sends no Authorization header at all (Ollama, llama.cpp
+// and vLLM need none).
 func NewClient(cfg Config, log zerolog.Logger) (*OpenAIClient, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
