@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"runtime/debug"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -60,14 +61,27 @@ func (a *agent) finalize(r AgentResult) {
 	}
 	a.ev.emit(typ, data)
 	if a.rt.budget != nil {
-		go a.release(r.Usage.Total())
+		a.goSafe("release lease", func() { a.release(r.Usage.Total()) })
 	}
 	ck := a.ckpt
-	go func() {
+	a.goSafe("deliver result", func() {
 		if ck != nil {
 			ck.flush()
 		}
 		a.deliver(r)
+	})
+}
+
+// goSafe runs fn in a goroutine that logs a panic instead of crashing the
+// process (a panic off the mailbox is not supervised).
+func (a *agent) goSafe(what string, fn func()) {
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				a.log.Error().Interface("panic", v).Bytes("stack", debug.Stack()).Msg(what + " panicked")
+			}
+		}()
+		fn()
 	}()
 }
 
