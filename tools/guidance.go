@@ -68,8 +68,12 @@ func Guidance(reg *Registry) string {
 	}
 	section(&b, "Parallel calls", []string{parallel})
 	if has("grep", "read_file") {
+		locate := "First locate: grep in files mode (the default) returns paths only, newest first."
+		if has("find_files") {
+			locate = "First locate: grep in files mode (the default) or find_files returns paths only, newest first."
+		}
 		section(&b, "Search in two steps", []string{
-			"First locate: grep in files mode (the default) or find_files returns paths only, newest first.",
+			locate,
 			"Then retrieve: read_file on the few files that matter, or grep in content mode with context_lines when the matching lines themselves answer the question.",
 			"Narrow with path, include or type instead of searching the whole tree again.",
 		})

@@ -29,6 +29,15 @@ func TestGuidanceFollowsTheToolSet(t *testing.T) {
 			t.Errorf("worker guidance lacks %q", want)
 		}
 	}
+	// Every tool name in the text is one the agent has.
+	for _, reg := range []*Registry{explore, worker, NewRegistry(named("grep", true), named("read_file", true))} {
+		text := Guidance(reg)
+		for _, name := range NewRegistry(All()...).Names() {
+			if _, ok := reg.Get(name); !ok && strings.Contains(text, name) {
+				t.Errorf("guidance for %v mentions %s", reg.Names(), name)
+			}
+		}
+	}
 	if strings.Contains(Guidance(NewRegistry(named("think", true))), "Search in two steps") {
 		t.Error("two-step search shown without grep and read_file")
 	}

@@ -48,9 +48,12 @@ func teamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actor
 	}, nil
 }
 
-// router builds the model router. Round-based strategies (cheap-orchestrator,
-// rounds) steer the root, the orchestrator; other kinds follow per_kind or
-// their role.
+// router builds the model router. It answers "" when no rule of the
+// strategy names the kind, so the kind's role decides (explore and custom
+// kinds with model: haiku run cheap, planners and workers on their
+// parent's model). "single" puts every agent on the default model; the
+// round-based strategies (cheap-orchestrator, rounds) steer the root, the
+// orchestrator; per_kind applies to every kind but under "single".
 func router(m config.Model) (func(kind string, round int) string, error) {
 	r := m.Routing
 	var rounds []llm.RoundRoute
@@ -64,13 +67,16 @@ func router(m config.Model) (func(kind string, round int) string, error) {
 	}
 	roundBased := r.Strategy == config.RouteCheapOrchestrator || r.Strategy == config.RouteRounds
 	return func(kind string, round int) string {
-		if roundBased && kind != actors.KindRoot {
-			if pk, ok := r.PerKind[kind]; ok {
-				return rt.Pick(kind, round, pk)
-			}
-			return "" // the kind's role decides
+		switch {
+		case r.Strategy == config.RouteSingle:
+			return rt.Model(kind, round)
+		case roundBased && kind == actors.KindRoot:
+			return rt.Model(kind, round)
 		}
-		return rt.Model(kind, round)
+		if pk, ok := r.PerKind[kind]; ok {
+			return rt.Pick(kind, round, pk)
+		}
+		return ""
 	}, nil
 }
 

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+)
+
+func TestRouterFromConfig(t *testing.T) {
+	m := config.Model{Default: "big", Cheap: "small"}
+	cases := []struct {
+		routing config.Routing
+		kind    string
+		round   int
+		want    string
+	}{
+		{config.Routing{Strategy: "single"}, "explore", 1, "big"},
+		{config.Routing{Strategy: "per-kind", PerKind: map[string]string{"explore": "cheap"}}, "explore", 1, "small"},
+		// No rule for the kind: "" lets its role decide.
+		{config.Routing{Strategy: "per-kind", PerKind: map[string]string{"explore": "cheap"}}, "root", 1, ""},
+		{config.Routing{Strategy: "per-kind", PerKind: map[string]string{"worker": "default"}}, "worker", 1, "big"},
+		{config.Routing{Strategy: "cheap-orchestrator", CheapUntil: 3}, "root", 3, "small"},
+		{config.Routing{Strategy: "cheap-orchestrator", CheapUntil: 3}, "root", 4, "big"},
+		// Round-based strategies steer the root only: a worker's role decides.
+		{config.Routing{Strategy: "cheap-orchestrator", CheapUntil: 3}, "worker", 1, ""},
+		{config.Routing{Strategy: "cheap-orchestrator", CheapUntil: 3, PerKind: map[string]string{"explore": "cheap"}}, "explore", 9, "small"},
+		{config.Routing{Strategy: "rounds", Rounds: []config.RoundModel{{From: 2, To: 3, Model: "mid"}}}, "root", 2, "mid"},
+		{config.Routing{Strategy: "rounds", Rounds: []config.RoundModel{{From: 2, To: 3, Model: "mid"}}}, "root", 4, "big"},
+	}
+	for _, c := range cases {
+		m.Routing = c.routing
+		route, err := router(m)
+		if err != nil {
+			t.Fatalf("%+v: %v", c.routing, err)
+		}
+		if got := route(c.kind, c.round); got != c.want {
+			t.Errorf("%s %s round %d: %q, want %q", c.routing.Strategy, c.kind, c.round, got, c.want)
+		}
+	}
+	m.Routing = config.Routing{Strategy: "rounds"}
+	if _, err := router(m); err == nil {
+		t.Error("rounds strategy without rounds accepted")
+	}
+}
+
+// An agent definition file in the workspace becomes a kind the root can
+// delegate to, with its own tools and prompt.
+func TestCustomKindFromAgentFile(t *testing.T) {
+	ws := t.TempDir()
+	os.MkdirAll(filepath.Join(ws, ".troupe", "agents"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".troupe", "agents", "reviewer.md"),
+		[]byte("---\nname: reviewer\ndescription: reviews code\ntools: Read, Grep\nmodel: haiku\n---\nYou are a strict reviewer.\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"), []byte("model:\n  cheap: tiny\nagent:\n  plan_first: {root: false}\n"), 0o644)
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
+			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: json.RawMessage(`{"type":"reviewer","task":"review"}`)}}},
+			{Text: "reviewed"}}},
+		{Match: llmtest.Matcher{Kind: "reviewer"}, Turns: []llmtest.Turn{{Text: "looks fine"}}},
+	}})
+	t.Cleanup(srv.Close)
+	code, out, errs := runCmd(t, t.Context(), testEnv(srv, t.TempDir()), false, "--workspace", ws, "review it")
+	if code != exitOK || out != "reviewed\n" {
+		t.Fatalf("exit %d %q\n%s", code, out, errs)
+	}
+	var rev llmtest.Recorded
+	for _, r := range srv.Requests() {
+		if r.Kind == "reviewer" {
+			rev = r
+		}
+	}
+	if !slices.Equal(rev.Tools, []string{"grep", "read_file", "think"}) || rev.Model != "tiny" || rev.Messages[0].Content[:26] != "You are a strict reviewer." {
+		t.Errorf("reviewer request: tools %v model %q prompt %q", rev.Tools, rev.Model, rev.Messages[0].Content)
+	}
+}
