@@ -24,7 +24,8 @@ func teamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actor
 		return actors.Options{}, fmt.Errorf("no API key: set OPENAI_API_KEY, or point OPENAI_BASE_URL at a local server (Ollama, vLLM, llama.cpp, LM Studio)")
 	}
 	client, err := llm.NewClient(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Default, Stream: m.Stream,
-		MaxAttempts: m.MaxAttempts, RequestTimeout: m.RequestTimeout, Headers: m.Headers,
+		MaxAttempts: m.MaxAttempts, RequestTimeout: m.RequestTimeout, StreamIdleTimeout: m.StreamIdleTimeout,
+		InitialBackoff: m.InitialBackoff, MaxBackoff: m.MaxBackoff, MaxRetryAfter: m.MaxRetryAfter, Headers: m.Headers,
 		ContextWindows: m.ContextWindows, Pricing: pricing}, log)
 	if err != nil {
 		return actors.Options{}, fmt.Errorf("model client: %w", err)

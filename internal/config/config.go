@@ -27,13 +27,19 @@ type Config struct {
 
 // Model configures model access.
 type Model struct {
-	BaseURL        string            `yaml:"base_url"`
-	APIKey         string            `yaml:"api_key"`
-	Default        string            `yaml:"default"`
-	Cheap          string            `yaml:"cheap"`
-	Stream         bool              `yaml:"stream"`
-	MaxAttempts    int               `yaml:"max_attempts"`
-	RequestTimeout time.Duration     `yaml:"request_timeout"`
+	BaseURL        string        `yaml:"base_url"`
+	APIKey         string        `yaml:"api_key"`
+	Default        string        `yaml:"default"`
+	Cheap          string        `yaml:"cheap"`
+	Stream         bool          `yaml:"stream"`
+	MaxAttempts    int           `yaml:"max_attempts"`
+	RequestTimeout time.Duration `yaml:"request_timeout"`
+	// StreamIdleTimeout retries a stream that goes quiet this long.
+	StreamIdleTimeout time.Duration `yaml:"stream_idle_timeout"`
+	InitialBackoff    time.Duration `yaml:"initial_backoff"`
+	MaxBackoff        time.Duration `yaml:"max_backoff"`
+	// MaxRetryAfter caps how long a provider's Retry-After is honoured.
+	MaxRetryAfter  time.Duration     `yaml:"max_retry_after"`
 	Headers        map[string]string `yaml:"headers"`
 	ContextWindows map[string]int    `yaml:"context_windows"`
 	Pricing        map[string]Price  `yaml:"pricing"`
@@ -183,8 +189,9 @@ func (c Config) Validate() error {
 		return errors.New("model.default: empty (set it, TROUPE_MODEL or --model)")
 	case c.Model.MaxAttempts < 1:
 		return fmt.Errorf("model.max_attempts: must be at least 1, got %d", c.Model.MaxAttempts)
-	case c.Model.RequestTimeout < 0:
-		return errors.New("model.request_timeout: negative")
+	case c.Model.RequestTimeout < 0 || c.Model.StreamIdleTimeout < 0 || c.Model.InitialBackoff < 0 ||
+		c.Model.MaxBackoff < 0 || c.Model.MaxRetryAfter < 0:
+		return errors.New("model: request_timeout, stream_idle_timeout, initial_backoff, max_backoff and max_retry_after must not be negative")
 	case c.Budget.Tokens <= 0:
 		return fmt.Errorf("budget.tokens: must be positive, got %d", c.Budget.Tokens)
 	case c.Budget.USD < 0:
