@@ -119,8 +119,11 @@ func moduleCopySession(t *testing.T) *Session {
 			return err
 		}
 		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
+		if d.Name() == ".git" { // a directory in a clone, a file in a git worktree
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if d.IsDir() {
 			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
