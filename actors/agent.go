@@ -41,27 +41,29 @@ type agent struct {
 	cancel context.CancelFunc
 	self   *actor.PID
 
-	conv         *convo.Conversation
-	session      *tools.Session
-	phase        string
-	round        int
-	planRounds   int
-	model        string
-	usage        llm.Usage
-	cost         float64
-	toolCalls    int64
-	bestText     string
-	busy         bool // a step goroutine owns the conversation
-	currentTool  string
-	wrapUp       bool // the budget is exhausted: the next round is the last
-	finalRound   bool
-	lastCall     string // doom-loop detection: the last call's signature
-	repeats      int
-	pendingInput []string
-	ended        bool
-	plan         *tools.Plan
-	kids         *children
-	ckpt         *checkpointer
+	conv           *convo.Conversation
+	session        *tools.Session
+	phase          string
+	round          int
+	planRounds     int
+	model          string
+	usage          llm.Usage
+	cost           float64
+	toolCalls      int64
+	bestText       string
+	busy           bool // a step goroutine owns the conversation
+	currentTool    string
+	wrapUp         bool // the budget is exhausted: the next round is the last
+	finalRound     bool
+	lastCall       string // doom-loop detection: the last call's signature
+	repeats        int
+	pendingInput   []string
+	ended          bool
+	plan           *tools.Plan
+	kids           *children
+	ckpt           *checkpointer
+	curTools       *phaseTools // the current phase's tools
+	unchargedCalls int64       // tool calls not yet charged to the budget
 	// Copies of loop state taken for the checkpoint of the running tool
 	// step (the step goroutine reads these, never the live fields).
 	planRoundsAt int
@@ -124,7 +126,7 @@ func (a *agent) start(c actor.Context) {
 	a.ctx, a.cancel = context.WithCancel(a.rt.ctx)
 	a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log)
 	a.session = a.rt.newSession(a.spec.id)
-	a.ckpt = newCheckpointer(a.rt.saveCheckpoint, func(ck *convo.Checkpoint, path string, err error) {
+	a.ckpt = newCheckpointer(a.rt.settings.CheckpointEvery(), a.rt.saveCheckpoint, func(ck *convo.Checkpoint, path string, err error) {
 		if err != nil {
 			a.log.Warn().Err(err).Int("round", ck.Round).Msg("checkpoint")
 			return

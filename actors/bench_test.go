@@ -69,7 +69,7 @@ func benchOptions(b *testing.B, srv *llmtest.Server, events actors.Emitter) (act
 // and inside the tools.
 func BenchmarkRoundOrchestration(b *testing.B) {
 	const perRun = 100
-	var wall, model, tool time.Duration
+	var wall, model, tool, startup time.Duration
 	for range b.N {
 		turns := make([]llmtest.Turn, 0, perRun)
 		for range perRun - 1 {
@@ -88,11 +88,14 @@ func BenchmarkRoundOrchestration(b *testing.B) {
 		}
 		model += time.Duration(tcl.nanos.Load())
 		tool += time.Duration(tools.n.Load())
+		startup += srv.Requests()[0].Received.Sub(start)
 	}
 	rounds := float64(b.N * perRun)
 	b.ReportMetric(float64(wall.Microseconds())/rounds, "µs-wall/round")
 	b.ReportMetric(float64(model.Microseconds())/rounds, "µs-model/round")
 	b.ReportMetric(float64((wall-model-tool).Microseconds())/rounds, "µs-orchestration/round")
+	b.ReportMetric(float64(startup.Microseconds())/float64(b.N), "µs-startup/run")
+	b.ReportMetric(float64((wall-model-tool-startup).Microseconds())/rounds, "µs-orchestration/round-steady")
 }
 
 // spawnTimer records when each delegate call started, per root round.

@@ -61,7 +61,8 @@ func (a *agent) finalize(r AgentResult) {
 	}
 	a.ev.emit(typ, data)
 	if a.rt.budget != nil {
-		a.goSafe("release lease", func() { a.release(r.Usage.Total()) })
+		uncharged := a.unchargedCalls
+		a.goSafe("release lease", func() { a.release(r.Usage.Total(), uncharged) })
 	}
 	ck := a.ckpt
 	a.goSafe("deliver result", func() {
@@ -87,9 +88,14 @@ func (a *agent) goSafe(what string, fn func()) {
 
 // release returns the agent's unused reservation. It runs in a goroutine:
 // the budget actor answers through a future.
-func (a *agent) release(used int) {
+func (a *agent) release(used int, toolCalls int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if toolCalls > 0 { // the last rounds' calls, not charged yet
+		if _, err := a.rt.budget.Usage(ctx, budget.Usage{Agent: a.spec.id, ToolCalls: toolCalls}); err != nil {
+			a.log.Debug().Err(err).Msg("charge last tool calls")
+		}
+	}
 	rel, err := a.rt.budget.Release(ctx, budget.Release{Agent: a.spec.id, Used: int64(used)})
 	if err != nil {
 		a.log.Warn().Err(err).Msg("release budget lease")

@@ -38,6 +38,9 @@ func TestRoundsWithParallelToolsAndPlanSwitch(t *testing.T) {
 	if res.Rounds != 4 || res.ToolCalls != 5 {
 		t.Errorf("rounds %d tool calls %d", res.Rounds, res.ToolCalls)
 	}
+	if res.Budget == nil || res.Budget.Used.ToolCalls != 5 || res.Budget.Used.Tokens != int64(res.Usage.Total()) {
+		t.Errorf("budget ledger: %+v, want 5 tool calls and %d tokens", res.Budget.Used, res.Usage.Total())
+	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "a.go")); !strings.Contains(string(b), "return 2") {
 		t.Errorf("edit not applied: %s", b)
 	}

@@ -76,13 +76,14 @@ type SendInputReply struct{ Accepted bool }
 type (
 	startRound struct{}
 	modelDone  struct {
-		resp        llm.Response
-		err         error
-		maintenance convo.Maintenance
-		maintErr    error
-		budgetState messages.BudgetState
-		budgetLent  int64 // tokens of this agent's lease held by live children
-		model       string
+		resp         llm.Response
+		err          error
+		maintenance  convo.Maintenance
+		maintErr     error
+		budgetState  messages.BudgetState
+		budgetLent   int64 // tokens of this agent's lease held by live children
+		chargedCalls int64 // earlier tool calls charged with this usage
+		model        string
 	}
 	toolsDone struct {
 		calls       []messages.ToolCall
@@ -92,6 +93,8 @@ type (
 		switched    bool                 // submit_plan moved the agent to execution
 		budgetState messages.BudgetState // after charging the batch's tool calls
 		budgetLent  int64
+		toolCalls   int64 // calls run (not refused)
+		charged     bool  // toolCalls were charged to the budget already
 	}
 	toolActivity struct {
 		name    string

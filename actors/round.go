@@ -9,6 +9,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/internal/llm"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/tools"
 )
 
 // SummarizerKind is the X-Troupe-Kind of context-compaction requests.
@@ -56,9 +57,27 @@ func (a *agent) startRound(c actor.Context) {
 	a.ev.emit(messages.EvtRoundStarted, map[string]any{"round": a.round, "phase": a.phase,
 		"model": a.model, "estimate": a.conv.Estimate(), "messages": a.conv.Len()})
 	a.busy = true
-	req := llm.Request{Model: a.model, Tools: a.rt.registryFor(a.toolNames()).ToolSpecs(),
+	a.curTools = a.toolSet()
+	req := llm.Request{Model: a.model, Tools: a.curTools.specs,
 		Agent: a.spec.id, Run: a.rt.run, Kind: a.spec.kind.Name}
-	go a.modelStep(a.conv, req)
+	go a.modelStep(a.conv, req, a.unchargedCalls)
+}
+
+// phaseTools is the tool set of one phase, built once per phase.
+type phaseTools struct {
+	phase string
+	reg   *tools.Registry
+	specs []messages.ToolSpec
+}
+
+// toolSet returns the current phase's tools, rebuilding them only when the
+// phase changed.
+func (a *agent) toolSet() *phaseTools {
+	if a.curTools == nil || a.curTools.phase != a.phase {
+		reg := a.rt.registryFor(a.toolNames())
+		return &phaseTools{phase: a.phase, reg: reg, specs: reg.ToolSpecs()}
+	}
+	return a.curTools
 }
 
 func (a *agent) switchToExecution(prompt string) {
@@ -71,7 +90,9 @@ func (a *agent) switchToExecution(prompt string) {
 
 // modelStep runs off the mailbox: it fits the conversation into the
 // context window, calls the model and charges the budget, then reports.
-func (a *agent) modelStep(conv *convo.Conversation, req llm.Request) {
+// toolCalls are the earlier rounds' tool calls not yet charged to the
+// budget (they ride on this usage report).
+func (a *agent) modelStep(conv *convo.Conversation, req llm.Request, toolCalls int64) {
 	root := a.rt.system.Root
 	defer func() {
 		if v := recover(); v != nil {
@@ -93,13 +114,14 @@ func (a *agent) modelStep(conv *convo.Conversation, req llm.Request) {
 		if c := done.maintenance.Compaction; c != nil {
 			used += int64(c.Usage.Total())
 		}
-		rep, err := a.rt.budget.Usage(a.ctx, budget.Usage{Agent: a.spec.id, Tokens: used,
+		rep, err := a.rt.budget.Usage(a.ctx, budget.Usage{Agent: a.spec.id, Tokens: used, ToolCalls: toolCalls,
 			Cost: done.resp.Cost, TopUp: a.rt.settings.TopUpFor(a.spec.kind.Name)})
 		switch {
 		case err != nil && a.ctx.Err() == nil:
 			a.log.Warn().Err(err).Msg("budget usage")
 		case err == nil:
 			done.budgetState, done.budgetLent = rep.State, rep.Lent
+			done.chargedCalls = toolCalls
 		}
 	}
 	root.Send(a.self, &done)
@@ -117,6 +139,7 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 		return
 	}
 	resp := m.resp
+	a.unchargedCalls -= m.chargedCalls
 	a.usage.PromptTokens += resp.Usage.PromptTokens
 	a.usage.CompletionTokens += resp.Usage.CompletionTokens
 	a.usage.CachedTokens += resp.Usage.CachedTokens
@@ -159,7 +182,7 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 		return
 	}
 	a.busy = true
-	go a.toolStep(a.conv, a.round, msg.ToolCalls, a.checkpointSnapshot())
+	go a.toolStep(a.conv, a.round, msg.ToolCalls, a.checkpointSnapshot(), a.curTools.reg)
 }
 
 func (a *agent) emitMaintenance(m convo.Maintenance, err error) {

@@ -48,8 +48,10 @@ type runtime struct {
 	events   Emitter
 	budget   *budget.Client
 	approver Approver
-	dataDir  string
-	log      zerolog.Logger
+	// toolCallLimit: the run limits tool calls, so they are charged at once.
+	toolCallLimit bool
+	dataDir       string
+	log           zerolog.Logger
 }
 
 func (rt *runtime) newSession(agent string) *tools.Session {

@@ -243,7 +243,8 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	return &runtime{ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
 		cache: tools.NewCache(o.Tools.CacheMaxAge), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
-		settings: o.Settings, events: events, approver: o.Approver, dataDir: o.DataDir, log: o.Log}, nil
+		settings: o.Settings, events: events, approver: o.Approver, dataDir: o.DataDir, log: o.Log,
+		toolCallLimit: o.Budget.ToolCalls > 0}, nil
 }
 
 // childStrategy stops a failed agent, never restarts it: a restart would

@@ -16,7 +16,7 @@ import (
 // toolStep runs off the mailbox: it screens the calls (doom loop, approval),
 // executes the rest through the executor, appends the results to the
 // conversation and writes the round's checkpoint, then reports.
-func (a *agent) toolStep(conv *convo.Conversation, round int, calls []messages.ToolCall, ck *convo.Checkpoint) {
+func (a *agent) toolStep(conv *convo.Conversation, round int, calls []messages.ToolCall, ck *convo.Checkpoint, reg *tools.Registry) {
 	root := a.rt.system.Root
 	defer func() {
 		if v := recover(); v != nil {
@@ -41,14 +41,17 @@ func (a *agent) toolStep(conv *convo.Conversation, round int, calls []messages.T
 		idx = append(idx, i)
 	}
 	if len(run) > 0 {
-		ex := a.executor()
+		ex := a.executor(reg)
 		for j, r := range ex.Run(a.ctx, run) {
 			done.results[idx[j]] = r
 		}
-		if a.rt.budget != nil && a.ctx.Err() == nil {
-			rep, err := a.rt.budget.Usage(a.ctx, budget.Usage{Agent: a.spec.id, ToolCalls: int64(len(run))})
+		done.toolCalls = int64(len(run))
+		// With a tool-call limit, charge now so the limit stops the agent
+		// at once; without one, the count rides on the next usage report.
+		if a.rt.budget != nil && a.rt.toolCallLimit && a.ctx.Err() == nil {
+			rep, err := a.rt.budget.Usage(a.ctx, budget.Usage{Agent: a.spec.id, ToolCalls: done.toolCalls})
 			if err == nil {
-				done.budgetState, done.budgetLent = rep.State, rep.Lent
+				done.budgetState, done.budgetLent, done.charged = rep.State, rep.Lent, true
 			}
 		}
 	}
@@ -124,14 +127,14 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 
 // executor builds the executor for the current phase's tool set, with
 // hooks that emit tool events and keep Status's current tool up to date.
-func (a *agent) executor() *tools.Executor {
+func (a *agent) executor(reg *tools.Registry) *tools.Executor {
 	root := a.rt.system.Root
 	hint := ""
 	if a.phase == PhasePlan {
 		hint = "This is the planning phase: call submit_plan to get the rest of your tools."
 	}
 	return &tools.Executor{
-		Tools: a.rt.registryFor(a.toolNames()), Known: a.rt.known, Kind: a.spec.kind.Name, Hint: hint,
+		Tools: reg, Known: a.rt.known, Kind: a.spec.kind.Name, Hint: hint,
 		Session: a.session, Log: a.log,
 		Hooks: tools.Hooks{
 			OnStart: func(ci tools.CallInfo) {
@@ -159,6 +162,9 @@ func (a *agent) executor() *tools.Executor {
 func (a *agent) onTools(c actor.Context, m *toolsDone) {
 	a.busy = false
 	a.toolCalls += int64(len(m.calls))
+	if !m.charged {
+		a.unchargedCalls += m.toolCalls
+	}
 	if m.err != nil {
 		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Text: a.bestText, Err: m.err.Error()})
 		return
