@@ -23,7 +23,8 @@ type agentSpec struct {
 	depth       int
 	background  bool
 	resume      *convo.Checkpoint
-	// done is called once, on the actor's goroutine, when the agent ends.
+	// done is called once when the agent ends, after its last checkpoint
+	// is written (from a goroutine of its own).
 	done func(AgentResult)
 }
 

@@ -1,0 +1,29 @@
+// Package tools is troupe's tool framework and its tools.
+//
+// A tool is a typed params struct plus a run function (New): the JSON
+// Schema the model sees is generated from the struct, and arguments are
+// validated against it before the tool runs, so a bad call comes back as an
+// error result that names the field, what was expected and what came. A
+// tool failure the model should read (a missing file, a non-zero exit, a
+// refused path) is a Result with IsError set; a Go error means the harness
+// broke.
+//
+// The Executor runs the calls of one model turn: concurrently, except
+// Sequential tools (shell: one at a time, in call order) and calls that
+// touch a path an earlier mutating call of the turn touches (serialized in
+// call order). Around every call it applies the per-call timeout, panic
+// recovery, the result cache (read-only cacheable tools; a mutation
+// invalidates the entries of its paths and of the directories above them,
+// shell invalidates all, entries age out after N rounds of the agent that
+// stored them) and truncation (head, head and tail, or head lines, with a
+// notice saying what was cut and where the full output was saved).
+//
+// Every path argument is resolved against the Workspace root with symlinks
+// followed; a path that lands outside is refused. Edits are only allowed
+// on files read in this session and unchanged on disk since (ReadTracker);
+// writes are atomic. Outputs are small by default: paths before contents,
+// confirmations rather than echoes.
+//
+// The delegation tools reach the agent actor through the Delegator
+// interface declared here; this package knows nothing of actors or NATS.
+package tools
