@@ -142,7 +142,7 @@ func checkFor(t testing.TB, total, every time.Duration, fn func() error) {
 		if time.Now().After(deadline) {
 			t.Fatalf("condition not met within %v: %v", total, err)
 		}
-		time.Sleep(every)
+		<-time.After(every)
 	}
 }
 

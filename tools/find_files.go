@@ -30,12 +30,7 @@ type FindFilesParams struct {
 
 // TouchedPaths names the searched directory, so the cache drops the result
 // when something under it changes.
-func (p FindFilesParams) TouchedPaths() []string {
-	if p.Path == "" {
-		return []string{"."}
-	}
-	return []string{p.Path}
-}
+func (p FindFilesParams) TouchedPaths() []string { return dirScope(p.Path) }
 
 // FindFiles returns the find_files tool.
 func FindFiles() Tool {

@@ -44,12 +44,7 @@ type GrepParams struct {
 
 // TouchedPaths names the searched path, so the cache drops the result when
 // a file under it changes.
-func (p GrepParams) TouchedPaths() []string {
-	if p.Path == "" {
-		return []string{"."}
-	}
-	return []string{p.Path}
-}
+func (p GrepParams) TouchedPaths() []string { return dirScope(p.Path) }
 
 // Grep returns the grep tool.
 func Grep() Tool {

@@ -33,12 +33,7 @@ type ListDirParams struct {
 }
 
 // TouchedPaths names the directory listed.
-func (p ListDirParams) TouchedPaths() []string {
-	if p.Path == "" {
-		return []string{"."}
-	}
-	return []string{p.Path}
-}
+func (p ListDirParams) TouchedPaths() []string { return dirScope(p.Path) }
 
 // ListDir returns the list_dir tool.
 func ListDir() Tool {

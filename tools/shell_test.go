@@ -36,7 +36,7 @@ func shellEventually(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
+		<-time.After(20 * time.Millisecond) // polling interval, not synchronisation
 	}
 }
 

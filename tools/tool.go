@@ -28,6 +28,15 @@ type PathLister interface {
 	TouchedPaths() []string
 }
 
+// dirScope is the scope of a call over a directory argument: the directory,
+// or the workspace root when it is omitted.
+func dirScope(path string) []string {
+	if path == "" {
+		return []string{"."}
+	}
+	return []string{path}
+}
+
 // RunFunc runs a tool with decoded, validated params.
 type RunFunc[P any] func(ctx context.Context, s *Session, p P) (Result, error)
 

@@ -491,6 +491,6 @@ func waitFor(t *testing.T, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatal("condition not met within 10s")
 		}
-		time.Sleep(2 * time.Millisecond)
+		<-time.After(2 * time.Millisecond)
 	}
 }
