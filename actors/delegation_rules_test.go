@@ -248,3 +248,43 @@ func TestLentBudgetIsNotExhaustion(t *testing.T) {
 		}
 	}
 }
+
+// Nesting depth: by default only the root delegates; max_depth 2 lets a
+// delegating kind start children of its own, and no deeper.
+func TestDelegationDepthLimit(t *testing.T) {
+	lead := actors.Kind{Name: "lead", Description: "leads a sub-team", ReadOnly: true, MayDelegate: true,
+		Tools: []string{"check_agent", "delegate", "read_file", "think"}, ModelRole: "parent"}
+	for _, depth := range []int{1, 2} {
+		t.Run(fmt.Sprint("max_depth=", depth), func(t *testing.T) {
+			srv := llmtest.New(script(
+				kind("root", calls(delegate("lead", "lead the exploration", false)), say("root done")),
+				kind("lead", calls(delegate("explore", "look", false)), say("lead done")),
+				kind("explore", calls(delegate("explore", "deeper", false)), say("explore done")),
+			))
+			defer srv.Close()
+			o := options(t, srv, workspace(t, fixtureRepo), "nest", &actors.Recorder{})
+			o.Kinds = actors.BuiltinKinds()
+			o.Kinds["lead"] = lead
+			o.Settings.MaxDepth = depth
+			if res := run(t, o); res.Text != "root done" {
+				t.Fatalf("%+v", res.AgentResult)
+			}
+			leadReqs := requestsOf(srv, "lead")
+			got := lastTool(leadReqs[1])
+			explores := requestsOf(srv, "explore")
+			if depth == 1 {
+				if has(leadReqs[0].Tools, "delegate") || !strings.Contains(got, `tool "delegate" is not allowed for lead agents`) || len(explores) != 0 {
+					t.Errorf("depth 1: lead tools %s, result %q, %d explore requests", toolNames(leadReqs[0]), got, len(explores))
+				}
+				return
+			}
+			if !has(leadReqs[0].Tools, "delegate") || !strings.Contains(got, "explore done") {
+				t.Errorf("depth 2: lead tools %s, result %q", toolNames(leadReqs[0]), got)
+			}
+			// The grandchild is at the limit: it gets no delegation.
+			if len(explores) != 2 || !strings.Contains(lastTool(explores[1]), `tool "delegate" is not allowed for explore agents`) {
+				t.Errorf("depth 2: explore requests %d, result %q", len(explores), lastTool(explores[len(explores)-1]))
+			}
+		})
+	}
+}
