@@ -185,19 +185,22 @@ func TestResumeFromCheckpoint(t *testing.T) {
 // promptly, with its lease released; Status answers while the call runs.
 func TestCancelDuringModelCallAndTool(t *testing.T) {
 	t.Run("model", func(t *testing.T) {
-		srv := llmtest.New(script(kind("root", llmtest.Turn{Text: "never", Latency: llmtest.Duration(time.Minute)})))
+		arrived := make(chan struct{}) // the request is read and its turn chosen
+		srv := llmtest.New(script(kind("root", llmtest.Turn{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+			close(arrived)
+			return llmtest.Turn{Text: "never", Latency: llmtest.Duration(time.Minute)}
+		}})))
 		defer srv.Close()
 		o := options(t, srv, workspace(t, nil), "wait", &actors.Recorder{})
 		team, err := actors.Start(t.Context(), o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkFor(t, 30*time.Second, func() error {
-			if srv.InFlight() != 1 {
-				return fmt.Errorf("no request in flight")
-			}
-			return nil
-		})
+		select {
+		case <-arrived:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the model request never arrived")
+		}
 		st, err := team.Status(t.Context())
 		if err != nil || st.Round != 1 || st.Phase != actors.PhasePlan {
 			t.Fatalf("status mid-call: %+v %v", st, err)
@@ -212,7 +215,7 @@ func TestCancelDuringModelCallAndTool(t *testing.T) {
 		}
 		checkFor(t, 10*time.Second, func() error {
 			if r := srv.Requests(); len(r) != 1 || !r[0].Canceled {
-				return fmt.Errorf("server still answering")
+				return fmt.Errorf("server still answering: %d recorded, %d in flight", len(r), srv.InFlight())
 			}
 			return nil
 		})
