@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -161,7 +162,7 @@ func (a *agent) initConversation() error {
 		}
 		var st checkpointState
 		if len(cp.State) > 0 {
-			if err := jsonUnmarshal(cp.State, &st); err != nil {
+			if err := json.Unmarshal(cp.State, &st); err != nil {
 				return fmt.Errorf("resume %s: checkpoint state: %w", a.spec.id, err)
 			}
 		}
@@ -169,7 +170,7 @@ func (a *agent) initConversation() error {
 		a.ev.setSeq(st.Seq)
 		return nil
 	}
-	conv, err := convo.New(a.rt.convoConfig(a.rt.defaultModelFor(a.spec), a.spec.kind.Tools))
+	conv, err := convo.New(a.rt.convoConfig(a.rt.pickModel(a.spec, 1), a.spec.kind.Tools))
 	if err != nil {
 		return fmt.Errorf("conversation: %w", err)
 	}

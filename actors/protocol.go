@@ -1,8 +1,6 @@
 package actors
 
 import (
-	"encoding/json"
-
 	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/internal/llm"
 	"github.com/troupe-ai/troupe/messages"
@@ -112,5 +110,3 @@ type checkpointState struct {
 	BestText   string `json:"best_text,omitempty"`
 	Seq        uint64 `json:"seq"`
 }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

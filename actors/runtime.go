@@ -66,9 +66,6 @@ func (rt *runtime) readOnlyTool(name string) bool {
 	return ok && t.Spec().ReadOnly
 }
 
-// defaultModelFor is the model an agent starts on (round 1).
-func (rt *runtime) defaultModelFor(spec agentSpec) string { return rt.pickModel(spec, 1) }
-
 // pickModel routes: an explicit delegate model, then the kind's own model,
 // then the router, then the kind's role.
 func (rt *runtime) pickModel(spec agentSpec, round int) string {

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"encoding/json"
-	"fmt"
 	"runtime/debug"
 	"time"
 
@@ -85,7 +84,7 @@ func (a *agent) toolStep(conv *convo.Conversation, round int, calls []messages.T
 // approval policy denies. It runs on the tool-step goroutine, one call at a
 // time in call order, and owns lastCall/repeats while the step runs.
 func (a *agent) screen(call messages.ToolCall) (tools.Result, bool) {
-	sig := call.Name + "\x00" + tools.CacheKey(call.Name, call.Args)
+	sig := tools.CacheKey(call.Name, call.Args) // the tool and its normalized arguments
 	if sig == a.lastCall {
 		a.repeats++
 	} else {
@@ -217,5 +216,3 @@ func planAccepted(calls []messages.ToolCall, results []tools.Result) bool {
 	}
 	return false
 }
-
-func (a *agent) describe() string { return fmt.Sprintf("%s %s", a.spec.kind.Name, a.spec.id) }

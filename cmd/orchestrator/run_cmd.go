@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -150,8 +151,8 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 }
 
 func absOr(dir string) string {
-	if wd, err := os.Getwd(); err == nil && !strings.HasPrefix(dir, "/") {
-		return wd + "/" + dir
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
 	}
 	return dir
 }

@@ -73,12 +73,8 @@ func (p *eventPrinter) Emit(ev messages.Event) {
 	if line == "" {
 		return
 	}
-	who := ev.Agent
-	if ev.Kind != "" && ev.Kind != ev.Agent && ev.Kind != "run" {
-		who = ev.Agent
-	}
 	p.mu.Lock()
-	fmt.Fprintf(p.w, "%6.2fs  %-18s %s\n", time.Since(p.start).Seconds(), who, line)
+	fmt.Fprintf(p.w, "%6.2fs  %-18s %s\n", time.Since(p.start).Seconds(), ev.Agent, line)
 	p.mu.Unlock()
 }
 
