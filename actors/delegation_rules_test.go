@@ -288,3 +288,38 @@ func TestDelegationDepthLimit(t *testing.T) {
 		})
 	}
 }
+
+// A child that finds no free slot waits in line: the wait is an event, not
+// an error, and it runs once the first child's lease comes back.
+func TestBudgetWaitIsAnEvent(t *testing.T) {
+	rec := &actors.Recorder{}
+	waiting := func() bool { return len(rec.OfType(messages.EvtBudgetWaiting)) > 0 }
+	var first atomic.Bool
+	srv := llmtest.New(script(
+		kind("root", calls(delegate("explore", "one", false), delegate("explore", "two", false)), say("both done")),
+		kind("explore", llmtest.Turn{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+			if first.CompareAndSwap(false, true) {
+				for !waiting() { // hold the only explore slot until the other queues
+					<-time.After(time.Millisecond)
+				}
+			}
+			return say("found it")
+		}}),
+	))
+	defer srv.Close()
+	o := options(t, srv, workspace(t, fixtureRepo), "queue", rec)
+	o.Budget.PerKind = map[string]int{"explore": 1}
+	res := run(t, o)
+	if res.Text != "both done" {
+		t.Fatalf("%+v", res.AgentResult)
+	}
+	for _, r := range toolResults(requestsOf(srv, "root")[1]) {
+		if !strings.Contains(r, "Status: completed") || !strings.Contains(r, "found it") {
+			t.Errorf("child result %q", r)
+		}
+	}
+	w := rec.OfType(messages.EvtBudgetWaiting)
+	if len(w) != 1 || w[0].Agent != actors.RootAgentID || !strings.Contains(string(w[0].Data), "slots") {
+		t.Errorf("budget.waiting events: %v", w)
+	}
+}
