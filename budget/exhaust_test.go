@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestStressExhaustion runs many agents against a run budget far smaller
@@ -18,17 +19,25 @@ import (
 // lease runs past its grant by more than the response that used it up
 // plus the wrap-up, and the run's total passes its limit by at most the
 // responses of the agents live at that moment (≤ MaxConcurrent of them).
+//
+// The sentinels and leads hold their reservations to the end, so a queued
+// acquire can wait for tokens that never come back: acquires therefore
+// have a deadline, and should the agents all finish with the run still
+// under its limit, a closer lease spends the rest, so that the checks
+// after exhaustion always run.
 func TestStressExhaustion(t *testing.T) {
 	const (
 		agents  = 150
 		maxResp = 600
 	)
-	limits := Limits{Tokens: 30_000, MaxConcurrent: 16}
+	limits := Limits{Tokens: 30_000, MaxConcurrent: 16, AcquireTimeout: 5 * time.Second}
 	f := start(t, limits)
 	sentinels := []string{"s1", "s2", "s3"}
 	for _, s := range sentinels {
 		f.acquire(t, s, "", "root", 100)
 	}
+	const closer = "closer"
+	f.acquire(t, closer, "", "root", 100)
 	// Three long-lived leads give every other agent a parent to draw from.
 	leads := []string{"lead0", "lead1", "lead2"}
 	for _, l := range leads {
@@ -74,7 +83,7 @@ func TestStressExhaustion(t *testing.T) {
 			}
 			lease, err := f.cl.Acquire(context.Background(), req, nil)
 			if err != nil {
-				allowed := []error{ErrBudgetExhausted, ErrReleased, ErrUnknownAgent, ErrLimitExceeded}
+				allowed := []error{ErrBudgetExhausted, ErrReleased, ErrUnknownAgent, ErrLimitExceeded, ErrAcquireTimeout}
 				if !slices.ContainsFunc(allowed, func(e error) bool { return errors.Is(err, e) }) {
 					t.Errorf("%s: unexpected acquire error %v", id, err)
 				}
@@ -113,6 +122,12 @@ func TestStressExhaustion(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	closed := 0
+	for ; !f.snap(t).Exhausted && closed < 2*int(limits.Tokens)/maxResp; closed++ {
+		if _, err := f.cl.Usage(ctxT(t), Usage{Agent: closer, Tokens: maxResp}); err != nil {
+			t.Fatalf("closer usage: %v", err)
+		}
+	}
 	close(stopMonitor)
 	monitor.Wait()
 
@@ -131,6 +146,9 @@ func TestStressExhaustion(t *testing.T) {
 	}
 	nested := 0
 	for _, a := range s.Agents {
+		if a.Agent == closer {
+			continue // it spends past its grant on purpose
+		}
 		if over := a.Used.Tokens - a.Granted; over > 2*maxResp {
 			t.Errorf("%s used %d of a %d grant: more than the exhausting response and the wrap-up past it", a.Agent, a.Used.Tokens, a.Granted)
 		}
@@ -149,6 +167,6 @@ func TestStressExhaustion(t *testing.T) {
 	if bound := limits.Tokens + maxResp*(1+2*int64(limits.MaxConcurrent)); s.Used.Tokens > bound {
 		t.Errorf("run used %d tokens, over its %d limit by more than the responses in flight (bound %d)", s.Used.Tokens, limits.Tokens, bound)
 	}
-	t.Logf("run used %d of %d tokens; %d agents with children; %d usage reports after the run was seen exhausted",
-		s.Used.Tokens, limits.Tokens, nested, afterOver.Load())
+	t.Logf("run used %d of %d tokens; %d agents with children; %d usage reports after the run was seen exhausted; closer rounds %d",
+		s.Used.Tokens, limits.Tokens, nested, afterOver.Load(), closed)
 }
