@@ -22,7 +22,7 @@ func printRunSummary(w io.Writer, b *messages.BudgetSnapshot) {
 	sort.Strings(kinds)
 	for _, k := range kinds {
 		kt := b.ByKind[k]
-		fmt.Fprintf(w, "  %-10s %3d agents · %8d tokens · $%.4f\n", k, kt.Agents, kt.Used.Tokens, kt.Used.CostUSD)
+		fmt.Fprintf(w, "  %-10s %3d %-6s · %8d tokens · $%.4f\n", k, kt.Agents, agents(kt.Agents), kt.Used.Tokens, kt.Used.CostUSD)
 	}
 	depth := map[string]int{}
 	for _, a := range b.Agents { // parents are listed before their children
@@ -33,8 +33,16 @@ func printRunSummary(w io.Writer, b *messages.BudgetSnapshot) {
 	for _, a := range b.Agents {
 		line := fmt.Sprintf("  %*s%-18s %8d tokens · $%.4f", 2*depth[a.Agent], "", a.Agent, a.Used.Tokens, a.Used.CostUSD)
 		if a.Descendants > 0 {
-			line += fmt.Sprintf(" · with its %d agents: %d tokens · $%.4f", a.Descendants, a.Subtree.Tokens, a.Subtree.CostUSD)
+			line += fmt.Sprintf(" · with its %d %s: %d tokens · $%.4f", a.Descendants, agents(a.Descendants), a.Subtree.Tokens, a.Subtree.CostUSD)
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// agents is the noun for n agents.
+func agents(n int) string {
+	if n == 1 {
+		return "agent"
+	}
+	return "agents"
 }
