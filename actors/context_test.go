@@ -10,8 +10,8 @@ import (
 
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/convo"
-	"github.com/troupe-ai/troupe/internal/llm"
-	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+	"github.com/troupe-ai/troupe/llm"
+	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/troupe-ai/troupe/actors"
-	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
 

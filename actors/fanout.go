@@ -3,7 +3,7 @@ package actors
 import (
 	"encoding/json"
 
-	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
 )

@@ -11,8 +11,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
-	"github.com/troupe-ai/troupe/internal/llm"
-	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+	"github.com/troupe-ai/troupe/llm"
+	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
 

@@ -88,7 +88,7 @@ Work in two phases. First plan: investigate with the read-only tools (and, for b
 
 const explorePrompt = `You are an explore agent: you answer one question about a codebase, reading only. You cannot change files.
 Search efficiently (grep in files mode, then read the parts that matter) and stop as soon as you can answer.
-Finish with your findings: short statements, each with a path:line reference, e.g. "Retries are configured in internal/llm/retry.go:42". No preamble.`
+Finish with your findings: short statements, each with a path:line reference, e.g. "Retries are configured in llm/retry.go:42". No preamble.`
 
 const plannerPrompt = `You are a planner agent: you study the code and produce a plan, reading only. You cannot change files.
 When you understand enough, call submit_plan with a short summary and concrete steps; each step lists the files it touches and the agent kind suited to it (explore, worker, planner). Submitting the plan ends your work.`

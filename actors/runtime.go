@@ -8,7 +8,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/internal/convo"
-	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/tools"
 )
 

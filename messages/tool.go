@@ -4,7 +4,7 @@ import "encoding/json"
 
 // ToolSpec is the provider-neutral description of one tool as a model sees
 // it: the name, the description and the JSON Schema of its arguments.
-// internal/llm converts it to the provider's function-tool shape.
+// llm converts it to the provider's function-tool shape.
 type ToolSpec struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
 func scripted(t *testing.T, turns ...llmtest.Turn) *llmtest.Server {

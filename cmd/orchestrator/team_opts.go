@@ -9,7 +9,7 @@ import (
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/internal/config"
-	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/tools"
 )
 

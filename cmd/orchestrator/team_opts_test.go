@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/troupe-ai/troupe/internal/config"
-	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
 func TestRouterFromConfig(t *testing.T) {

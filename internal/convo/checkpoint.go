@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/llm"
 )
 
 // CheckpointVersion is the version of the checkpoint file format.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 )
 

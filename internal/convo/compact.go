@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/llm"
 )
 
 // SummaryPrefix starts the content of the message compaction writes. It is

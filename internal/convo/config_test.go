@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/llm"
 )
 
 func TestConfigValidate(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 )
 

@@ -4,7 +4,7 @@ import (
 	"math"
 	"unicode/utf8"
 
-	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/llm"
 )
 
 // MessageOverheadChars is added to every message's size for what the

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/troupe-ai/troupe/internal/convo"
-	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 )
 

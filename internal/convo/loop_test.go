@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-ai/troupe/internal/llm"
-	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+	"github.com/troupe-ai/troupe/llm"
+	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
 // TestAgentLoopWithRealClient drives the conversation the way the agent

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 )
 

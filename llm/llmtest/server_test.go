@@ -15,7 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/tidwall/gjson"
 
-	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
 // client returns an openai-go client for srv with the SDK's retries off, so

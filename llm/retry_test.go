@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/troupe-ai/troupe/internal/llm"
-	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+	"github.com/troupe-ai/troupe/llm"
+	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
 // gap is the time between the end of request i's answer and the arrival

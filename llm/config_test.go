@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/llm"
 )
 
 func TestConfigValidate(t *testing.T) {

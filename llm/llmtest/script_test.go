@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
 func TestLoadScriptFile(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
 // FuzzParseScript: any input gives a valid script or an error, never a

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/llm"
 )
 
 func TestRouterModel(t *testing.T) {

@@ -1,7 +1,7 @@
 // Package llmtest is a scripted OpenAI-compatible Chat Completions server
 // for tests and for troupe's offline demo. It is real HTTP on a loopback
 // port with real server-sent events, so callers drive it through openai-go
-// (or troupe's internal/llm client) exactly as they would a provider; only
+// (or troupe's llm client) exactly as they would a provider; only
 // the model is fake.
 //
 // # Matching and rounds

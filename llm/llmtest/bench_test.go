@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
 // BenchmarkServer measures the server's side of one request, read with

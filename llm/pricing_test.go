@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/llm"
 )
 
 func TestPricingCost(t *testing.T) {

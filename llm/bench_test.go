@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/troupe-ai/troupe/internal/llm"
-	"github.com/troupe-ai/troupe/internal/llm/llmtest"
+	"github.com/troupe-ai/troupe/llm"
+	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
 // BenchmarkRoundTrip measures one Complete call through the real client

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/troupe-ai/troupe/internal/llm"
+	"github.com/troupe-ai/troupe/llm"
 )
 
 // These tests play providers whose wire behaviour llmtest does not script:
