@@ -23,6 +23,7 @@ type agentSpec struct {
 	parentModel string
 	depth       int
 	background  bool
+	lease       int64 // tokens granted to the agent's budget lease
 	resume      *convo.Checkpoint
 	// done is called once when the agent ends, after its last checkpoint
 	// is written (from a goroutine of its own).
@@ -57,8 +58,7 @@ type agent struct {
 	currentTool    string
 	wrapUp         bool // the budget is exhausted: the next round is the last
 	finalRound     bool
-	lastCall       string // doom-loop detection: the last call's signature
-	repeats        int
+	doom           doomState // doom-loop detection, carried through tool steps
 	pendingInput   []string
 	ended          bool
 	plan           *tools.Plan
@@ -66,10 +66,6 @@ type agent struct {
 	ckpt           *checkpointer
 	curTools       *phaseTools // the current phase's tools
 	unchargedCalls int64       // tool calls not yet charged to the budget
-	// Copies of loop state taken for the checkpoint of the running tool
-	// step (the step goroutine reads these, never the live fields).
-	planRoundsAt int
-	bestTextAt   string
 }
 
 func newAgent(rt *runtime, spec agentSpec) *agent {
@@ -110,11 +106,17 @@ func (a *agent) Receive(c actor.Context) {
 			a.cancel()
 		}
 	case *actor.Stopped:
-		if !a.ended {
+		switch {
+		case !a.ended:
 			// Stopped from outside (its parent ended or the system shut
 			// down): end like any agent, so nobody waits forever.
 			a.ended = true
 			a.finalize(AgentResult{Status: StatusCancelled, Reason: ReasonCancelled, Text: a.bestText})
+		case a.kids != nil && a.kids.closing != nil:
+			// Stopped while waiting for its cancelled children.
+			r := *a.kids.closing
+			a.kids.closing = nil
+			a.finalize(r)
 		}
 	default:
 		a.receiveDelegation(c, m)

@@ -201,7 +201,7 @@ func TestCancelDuringModelCallAndTool(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatal("the model request never arrived")
 		}
-		st, err := team.Status(t.Context())
+		st, err := actors.RootStatus(t.Context(), team)
 		if err != nil || st.Round != 1 || st.Phase != actors.PhasePlan {
 			t.Fatalf("status mid-call: %+v %v", st, err)
 		}
@@ -231,7 +231,7 @@ func TestCancelDuringModelCallAndTool(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkFor(t, 30*time.Second, func() error {
-			st, err := team.Status(t.Context())
+			st, err := actors.RootStatus(t.Context(), team)
 			if err != nil || st.CurrentTool != "shell" {
 				return fmt.Errorf("status %+v %v", st, err)
 			}

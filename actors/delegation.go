@@ -30,10 +30,20 @@ type children struct {
 	// pendingFinish is the parent's own result, held while it waits for
 	// background children (on_parent_finish: wait).
 	pendingFinish *AgentResult
+	// closing is the parent's own result once it has ended, held until
+	// the children it cancelled have ended too (see finish).
+	closing *AgentResult
 }
 
 // Messages between a parent's tool goroutines and the parent actor.
 type (
+	prepareChild struct {
+		req tools.DelegateRequest
+	}
+	prepared struct {
+		spec agentSpec
+		err  error
+	}
 	spawnChild struct {
 		spec agentSpec
 	}
@@ -98,8 +108,19 @@ func isClosed(ch chan struct{}) bool {
 // receiveDelegation handles the parent side of the child protocol.
 func (a *agent) receiveDelegation(c actor.Context, msg any) {
 	switch m := msg.(type) {
+	case *prepareChild:
+		spec, err := a.newChildSpec(m.req)
+		c.Respond(&prepared{spec: spec, err: err})
 	case *spawnChild:
 		c.Respond(a.spawn(c, m.spec))
+	case *settleExpired:
+		if a.kids != nil {
+			for _, ch := range a.kids.byID {
+				if !isClosed(ch.done) {
+					c.Stop(ch.pid)
+				}
+			}
+		}
 	case *lookupChild:
 		if a.kids == nil || a.kids.byID[m.id] == nil {
 			c.Respond(&spawned{err: fmt.Errorf("no agent %q among the agents you started; known: %s", m.id, a.kidIDs())})
@@ -125,7 +146,10 @@ func (a *agent) kidIDs() string {
 	return strings.Join(ids, ", ")
 }
 
-// spawn starts a child actor; the lease was acquired by the caller.
+// spawn starts a child where the run's Placer says: a local agent actor,
+// or a proxy actor for a remote one. Either is a protoactor child of this
+// agent that speaks the same protocol. The lease was acquired by the
+// caller, with this agent as its holder until the child releases it.
 func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 	if a.ended {
 		return &spawned{err: fmt.Errorf("agent %s has ended", a.spec.id)}
@@ -133,21 +157,38 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 	if a.kids == nil {
 		a.kids = &children{byID: map[string]*child{}}
 	}
-	ch := &child{id: spec.id, kind: spec.kind.Name, background: spec.background, done: make(chan struct{})}
+	ch := &child{id: spec.id, kind: spec.kind.Name, background: spec.background, done: make(chan struct{}),
+		model: a.rt.pickModel(spec, 1)}
 	parent := c.Self()
 	root := a.rt.system.Root
 	spec.done = func(r AgentResult) { root.Send(parent, &childEnded{id: spec.id, result: r}) }
-	props := actor.PropsFromProducer(func() actor.Actor { return newAgent(a.rt, spec) },
-		actor.WithSupervisor(childStrategy()))
-	pid, err := c.SpawnNamed(props, spec.id)
+	task := spec.childTask(a.rt.run, ch.model)
+	remote, err := a.rt.placer.Place(a.ctx, task)
+	if err != nil {
+		return &spawned{err: fmt.Errorf("place %s: %w", spec.id, err)}
+	}
+	producer := func() actor.Actor { return newAgent(a.rt, spec) }
+	where := "local"
+	if remote != nil {
+		producer = func() actor.Actor { return &proxy{rt: a.rt, task: task, remote: remote, done: spec.done} }
+		where = "remote"
+	}
+	pid, err := c.SpawnNamed(actor.PropsFromProducer(producer, actor.WithSupervisor(childStrategy())), spec.id)
 	if err != nil {
 		return &spawned{err: fmt.Errorf("spawn %s: %w", spec.id, err)}
 	}
-	ch.pid, ch.model = pid, a.rt.pickModel(spec, 1)
+	ch.pid = pid
 	a.kids.byID[spec.id] = ch
 	a.ev.emit(messages.EvtAgentSpawned, map[string]any{"child": spec.id, "kind": spec.kind.Name,
-		"model": ch.model, "task": clip(spec.task, 500), "background": spec.background, "depth": spec.depth})
+		"model": ch.model, "task": clip(spec.task, 500), "background": spec.background, "depth": spec.depth,
+		"placement": where})
 	return &spawned{ch: ch}
+}
+
+// childTask is the plain-value form of a child's spec, for the Placer.
+func (s agentSpec) childTask(run, model string) ChildTask {
+	return ChildTask{Run: run, ID: s.id, Parent: s.parent, Kind: s.kind.Name, Task: s.task, Context: s.context,
+		Model: model, Depth: s.depth, Background: s.background, Tools: slices.Clone(s.kind.Tools), LeaseTokens: s.lease}
 }
 
 func (a *agent) onChildEnded(c actor.Context, m *childEnded) {
@@ -164,6 +205,7 @@ func (a *agent) onChildEnded(c actor.Context, m *childEnded) {
 		ch.result.Err = "agent crashed: " + ch.panicked
 	}
 	close(ch.done)
+	a.closeIfSettled(c)
 	if a.kids.pendingFinish != nil && a.kids.running() == 0 {
 		r := *a.kids.pendingFinish
 		a.kids.pendingFinish = nil

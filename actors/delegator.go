@@ -22,13 +22,22 @@ const actorAskTimeout = 30 * time.Second
 
 func (d agentDelegator) Delegate(ctx context.Context, req tools.DelegateRequest) (tools.ChildReport, error) {
 	a := d.a
-	spec, err := a.newChildSpec(req)
+	// The actor validates the request and builds the spec: the phase,
+	// depth and model it reads are its own fields.
+	res, err := a.rt.system.Root.RequestFuture(a.self, &prepareChild{req: req}, actorAskTimeout).Result()
 	if err != nil {
-		return tools.ChildReport{}, err
+		return tools.ChildReport{}, fmt.Errorf("start %s agent: %v", req.Type, err)
 	}
+	prep := res.(*prepared)
+	if prep.err != nil {
+		return tools.ChildReport{}, prep.err
+	}
+	spec := prep.spec
 	if a.rt.budget != nil {
+		// One request: the lease is granted with this agent as its holder,
+		// so it comes back if this agent dies before the child releases it.
 		lease, err := a.rt.budget.Acquire(ctx, budget.Acquire{Agent: spec.id, Parent: a.spec.id,
-			Kind: spec.kind.Name, Estimate: a.rt.settings.EstimateFor(spec.kind.Name)},
+			Kind: spec.kind.Name, Estimate: a.rt.settings.EstimateFor(spec.kind.Name), Holder: a.self},
 			func(q budget.Queued) { a.ev.emit(messages.EvtBudgetWaiting, q.Wire(spec.kind.Name)) })
 		if err != nil {
 			if ctx.Err() != nil {
@@ -36,9 +45,10 @@ func (d agentDelegator) Delegate(ctx context.Context, req tools.DelegateRequest)
 			}
 			return tools.ChildReport{}, fmt.Errorf("no budget for a new %s agent: %v", spec.kind.Name, err)
 		}
+		spec.lease = lease.Tokens
 		a.ev.emit(messages.EvtBudgetAcquired, lease.Wire())
 	}
-	res, err := a.rt.system.Root.RequestFuture(a.self, &spawnChild{spec: spec}, actorAskTimeout).Result()
+	res, err = a.rt.system.Root.RequestFuture(a.self, &spawnChild{spec: spec}, actorAskTimeout).Result()
 	sp, _ := res.(*spawned)
 	if err == nil && sp != nil {
 		err = sp.err
@@ -48,11 +58,6 @@ func (d agentDelegator) Delegate(ctx context.Context, req tools.DelegateRequest)
 		return tools.ChildReport{}, fmt.Errorf("start %s agent: %v", spec.kind.Name, err)
 	}
 	ch := sp.ch
-	if a.rt.budget != nil {
-		if err := a.rt.budget.Attach(ctx, spec.id, ch.pid); err != nil && ctx.Err() == nil {
-			a.log.Warn().Err(err).Str("child", spec.id).Msg("attach lease")
-		}
-	}
 	if req.Background {
 		return tools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: ch.model, Status: StatusRunning}, nil
 	}
@@ -154,14 +159,11 @@ func (d agentDelegator) Cancel(ctx context.Context, id string) (tools.ChildRepor
 // report renders an ended child's result for its parent, capped.
 func (d agentDelegator) report(ch *child) tools.ChildReport {
 	r := ch.result
-	return tools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: firstNonEmpty(r.Model, ch.model),
+	model := r.Model
+	if model == "" {
+		model = ch.model
+	}
+	return tools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: model,
 		Status: r.Status, Reason: r.Reason, Text: capText(r.Text, d.a.rt.settings.ResultLimit()), Plan: r.Plan,
 		Err: r.Err, Rounds: r.Rounds, Tokens: r.Usage.Total(), Cost: r.Cost}
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -19,7 +19,7 @@ type spawnPlanEntry struct {
 // screenFanout handles a turn that delegates more children than the
 // fan-out threshold: it emits spawn.plan and lets the fan-out policy
 // decide. It returns the indices of the delegate calls refused.
-func (a *agent) screenFanout(calls []messages.ToolCall) map[int]tools.Result {
+func (a *agent) screenFanout(st *stepState, calls []messages.ToolCall) map[int]tools.Result {
 	var idx []int
 	var plan []spawnPlanEntry
 	var tokens int64
@@ -33,7 +33,7 @@ func (a *agent) screenFanout(calls []messages.ToolCall) map[int]tools.Result {
 		idx = append(idx, i)
 		e := spawnPlanEntry{Type: p.Type, EstimatedTokens: a.rt.settings.EstimateFor(p.Type)}
 		if k, ok := a.rt.kinds[p.Type]; ok {
-			e.Model = a.rt.pickModel(agentSpec{kind: k, model: p.Model, parentModel: a.model}, 1)
+			e.Model = a.rt.pickModel(agentSpec{kind: k, model: p.Model, parentModel: st.model}, 1)
 		}
 		if a.rt.models.Cost != nil {
 			e.EstimatedCost = a.rt.models.Cost(e.Model, llm.Usage{PromptTokens: int(e.EstimatedTokens)})
@@ -50,7 +50,7 @@ func (a *agent) screenFanout(calls []messages.ToolCall) map[int]tools.Result {
 	if policy == "" {
 		policy = PolicyAuto
 	}
-	data := map[string]any{"round": a.round, "children": plan, "count": len(idx), "threshold": limit,
+	data := map[string]any{"round": st.round, "children": plan, "count": len(idx), "threshold": limit,
 		"estimated_tokens": tokens, "estimated_cost": cost, "policy": policy}
 	a.ev.emit(messages.EvtSpawnPlan, data)
 	approved, by := true, "policy"

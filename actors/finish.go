@@ -12,7 +12,10 @@ import (
 
 // finish ends the agent once: it settles its children, emits its final
 // event, releases its budget lease, hands its result to whoever waits and
-// stops the actor.
+// stops the actor. Children still running are cancelled first, and the
+// agent finalizes only once they have all ended (or after
+// settleTimeout), so that when its result is delivered every lease of its
+// sub-tree is back.
 func (a *agent) finish(c actor.Context, r AgentResult) {
 	if a.ended {
 		return
@@ -23,14 +26,40 @@ func (a *agent) finish(c actor.Context, r AgentResult) {
 		return
 	}
 	a.ended = true
-	a.kids.settle(c, a)
+	a.cancel()
+	if a.kids.running() > 0 {
+		a.kids.settle(c, a)
+		a.kids.closing = &r
+		self, root := c.Self(), a.rt.system.Root
+		time.AfterFunc(settleTimeout, func() { root.Send(self, &settleExpired{}) })
+		return
+	}
+	a.finalize(r)
+	c.Stop(c.Self())
+}
+
+// settleTimeout bounds how long an ending agent waits for its cancelled
+// children before it stops them outright.
+const settleTimeout = 10 * time.Second
+
+// settleExpired: the children of an ending agent did not end in time.
+type settleExpired struct{}
+
+// closeIfSettled finalizes an ended agent whose children have all ended.
+func (a *agent) closeIfSettled(c actor.Context) {
+	if a.kids == nil || a.kids.closing == nil || a.kids.running() > 0 {
+		return
+	}
+	r := *a.kids.closing
+	a.kids.closing = nil
 	a.finalize(r)
 	c.Stop(c.Self())
 }
 
 // finalize is the end of every agent, however it ends (finish, or a stop
-// from outside): one final event, the lease released, the result delivered
-// once the last checkpoint is on disk.
+// from outside): one final event, then, off the mailbox and in this
+// order, the last checkpoint written, the lease released and the result
+// delivered, so whoever gets the result finds the lease already back.
 func (a *agent) finalize(r AgentResult) {
 	a.cancel()
 	r.Agent, r.Kind, r.Rounds = a.spec.id, a.spec.kind.Name, a.round
@@ -60,15 +89,12 @@ func (a *agent) finalize(r AgentResult) {
 		a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log)
 	}
 	a.ev.emit(typ, data)
-	if a.rt.budget != nil {
-		uncharged := a.unchargedCalls
-		a.goSafe("release lease", func() { a.release(r.Usage.Total(), uncharged) })
-	}
-	ck := a.ckpt
-	a.goSafe("deliver result", func() {
+	ck, uncharged, ev := a.ckpt, a.unchargedCalls, a.ev
+	a.goSafe("end agent", func() {
 		if ck != nil {
 			ck.flush()
 		}
+		a.rt.releaseLease(a.spec.id, int64(r.Usage.Total()), uncharged, ev)
 		a.deliver(r)
 	})
 }
@@ -86,23 +112,27 @@ func (a *agent) goSafe(what string, fn func()) {
 	}()
 }
 
-// release returns the agent's unused reservation. It runs in a goroutine:
-// the budget actor answers through a future.
-func (a *agent) release(used int, toolCalls int64) {
+// releaseLease returns an agent's unused reservation, charging its last
+// uncharged tool calls first, and emits budget.released on ev (when not
+// nil). It blocks on the budget actor: call it off the mailbox.
+func (rt *runtime) releaseLease(agent string, used int64, toolCalls int64, ev *agentEvents) {
+	if rt.budget == nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if toolCalls > 0 { // the last rounds' calls, not charged yet
-		if _, err := a.rt.budget.Usage(ctx, budget.Usage{Agent: a.spec.id, ToolCalls: toolCalls}); err != nil {
-			a.log.Debug().Err(err).Msg("charge last tool calls")
+		if _, err := rt.budget.Usage(ctx, budget.Usage{Agent: agent, ToolCalls: toolCalls}); err != nil {
+			rt.log.Debug().Err(err).Str("agent", agent).Msg("charge last tool calls")
 		}
 	}
-	rel, err := a.rt.budget.Release(ctx, budget.Release{Agent: a.spec.id, Used: int64(used)})
+	rel, err := rt.budget.Release(ctx, budget.Release{Agent: agent, Used: used})
 	if err != nil {
-		a.log.Warn().Err(err).Msg("release budget lease")
+		rt.log.Warn().Err(err).Str("agent", agent).Msg("release budget lease")
 		return
 	}
-	if !rel.Already {
-		a.ev.emit(messages.EvtBudgetReleased, rel.Wire())
+	if !rel.Already && ev != nil {
+		ev.emit(messages.EvtBudgetReleased, rel.Wire())
 	}
 }
 

@@ -92,7 +92,8 @@ type (
 		budgetState messages.BudgetState // after charging the batch's tool calls
 		budgetLent  int64
 		toolCalls   int64 // calls run (not refused)
-		charged     bool  // toolCalls were charged to the budget already
+		doom        doomState
+		charged     bool // toolCalls were charged to the budget already
 	}
 	toolActivity struct {
 		name    string

@@ -48,6 +48,7 @@ type runtime struct {
 	events   Emitter
 	budget   *budget.Client
 	approver Approver
+	placer   Placer
 	// toolCallLimit: the run limits tool calls, so they are charged at once.
 	toolCallLimit bool
 	dataDir       string

@@ -44,6 +44,9 @@ type Options struct {
 	DataDir string
 	// ExtraTools are added to the built-in tools (custom tools, tests).
 	ExtraTools []tools.Tool
+	// Placer decides where each child agent runs; nil runs every child in
+	// this process (LocalPlacer).
+	Placer Placer
 }
 
 // Result is a run's outcome: the root agent's result and the run's totals.
@@ -111,25 +114,14 @@ func Start(ctx context.Context, o Options) (*Team, error) {
 	if o.Resume != nil {
 		spec.task = o.Resume.Task
 	}
+	spec.lease = lease.Tokens
 	t.root = rt.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return newAgent(rt, spec) },
 		actor.WithSupervisor(childStrategy())), "agent-root")
-	if err := rt.budget.Attach(ctx, RootAgentID, t.root); err != nil && ctx.Err() == nil {
-		rt.log.Warn().Err(err).Msg("attach root lease")
-	}
 	return t, nil
 }
 
 // Run is the team's run ID.
 func (t *Team) Run() string { return t.rt.run }
-
-// Status asks the root agent for its state; it answers even mid-call.
-func (t *Team) Status(ctx context.Context) (*StatusReply, error) {
-	res, err := t.rt.system.Root.RequestFuture(t.root, &Status{}, 5*time.Second).Result()
-	if err != nil {
-		return nil, fmt.Errorf("status: %w", err)
-	}
-	return res.(*StatusReply), nil
-}
 
 // Cancel cancels the whole tree; Wait returns once it has stopped.
 func (t *Team) Cancel() { t.rt.system.Root.Send(t.root, &Cancel{Reason: "run cancelled"}) }
@@ -147,7 +139,9 @@ func (t *Team) Wait(ctx context.Context) (Result, error) {
 	_ = t.rt.system.Root.StopFuture(t.root).Wait()
 	rt := t.rt
 	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(t.start)}
-	if snap, err := snapshotAfterRelease(rt.budget); err == nil {
+	// Every lease of the tree is back: an agent releases its lease before
+	// its result is delivered, and only after its children have ended.
+	if snap, err := rt.budget.Snapshot(context.Background()); err == nil {
 		out.Budget = &snap
 	}
 	if dir, err := convo.RunDir(rt.dataDir, rt.run); err == nil {
@@ -171,24 +165,6 @@ func (t *Team) shutdown() {
 		_ = budget.Stop(t.rt.system.Root, t.bpid)
 	}
 	t.rt.system.Shutdown()
-}
-
-// snapshotAfterRelease waits (briefly, by polling the actor) for the
-// leases of ended agents to come back, then returns the snapshot.
-func snapshotAfterRelease(c *budget.Client) (messages.BudgetSnapshot, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for {
-		snap, err := c.Snapshot(ctx)
-		if err != nil || snap.Slots == 0 || ctx.Err() != nil {
-			return snap, err
-		}
-		select {
-		case <-ctx.Done():
-			return snap, nil
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
 }
 
 func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
@@ -230,6 +206,10 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 			return nil, fmt.Errorf("run: %w", err)
 		}
 	}
+	placer := o.Placer
+	if placer == nil {
+		placer = LocalPlacer{}
+	}
 	events := o.Events
 	if events == nil {
 		events = Emitters{}
@@ -243,7 +223,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	return &runtime{ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
 		cache: tools.NewCache(o.Tools.CacheMaxAge), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
-		settings: o.Settings, events: events, approver: o.Approver, dataDir: o.DataDir, log: o.Log,
+		settings: o.Settings, events: events, approver: o.Approver, placer: placer, dataDir: o.DataDir, log: o.Log,
 		toolCallLimit: o.Budget.ToolCalls > 0}, nil
 }
 

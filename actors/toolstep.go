@@ -15,7 +15,10 @@ import (
 // toolStep runs off the mailbox: it screens the calls (doom loop, approval),
 // executes the rest through the executor, appends the results to the
 // conversation and writes the round's checkpoint, then reports.
-func (a *agent) toolStep(conv *convo.Conversation, round int, calls []messages.ToolCall, ck *convo.Checkpoint, reg *tools.Registry) {
+// It reads only its arguments and the run's shared, concurrency-safe
+// parts (events, session, checkpointer); what it changes comes back in
+// toolsDone.
+func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []messages.ToolCall, ck *convo.Checkpoint, reg *tools.Registry) {
 	root := a.rt.system.Root
 	defer func() {
 		if v := recover(); v != nil {
@@ -26,13 +29,13 @@ func (a *agent) toolStep(conv *convo.Conversation, round int, calls []messages.T
 	done := &toolsDone{calls: calls, results: make([]tools.Result, len(calls))}
 	var run []messages.ToolCall
 	var idx []int
-	fanout := a.screenFanout(calls)
+	fanout := a.screenFanout(&st, calls)
 	for i, call := range calls {
 		if r, refused := fanout[i]; refused {
 			done.results[i] = r
 			continue
 		}
-		if r, refused := a.screen(call); refused {
+		if r, refused := a.screen(&st, call); refused {
 			done.results[i] = r
 			continue
 		}
@@ -40,7 +43,7 @@ func (a *agent) toolStep(conv *convo.Conversation, round int, calls []messages.T
 		idx = append(idx, i)
 	}
 	if len(run) > 0 {
-		ex := a.executor(reg)
+		ex := a.executor(st, reg)
 		for j, r := range ex.Run(a.ctx, run) {
 			done.results[idx[j]] = r
 		}
@@ -67,33 +70,34 @@ func (a *agent) toolStep(conv *convo.Conversation, round int, calls []messages.T
 		// checkpoint already holds the execution prompt and phase.
 		done.switched = true
 		ck.Phase = PhaseExecute
-		done.err = conv.AppendUser(round, executionPrompt)
+		done.err = conv.AppendUser(st.round, executionPrompt)
 	}
 	if done.err == nil {
 		// Written even when cancelled: the cancelled calls are in the
 		// conversation as error results, so a resumed agent redoes them.
-		st, _ := json.Marshal(checkpointState{PlanRounds: a.planRoundsAt, BestText: a.bestTextAt, Seq: a.ev.current()})
-		ck.State = st
+		state, _ := json.Marshal(checkpointState{PlanRounds: st.planRounds, BestText: st.bestText, Seq: a.ev.current()})
+		ck.State = state
 		ck.Conversation = conv.Clone()
 		a.ckpt.enqueue(ck)
 	}
+	done.doom = st.doom
 	root.Send(a.self, done)
 }
 
 // screen refuses a call before it runs: a doom loop, or a mutating tool the
 // approval policy denies. It runs on the tool-step goroutine, one call at a
-// time in call order, and owns lastCall/repeats while the step runs.
-func (a *agent) screen(call messages.ToolCall) (tools.Result, bool) {
+// time in call order, on the step's own copy of the doom-loop state.
+func (a *agent) screen(st *stepState, call messages.ToolCall) (tools.Result, bool) {
 	sig := tools.CacheKey(call.Name, call.Args) // the tool and its normalized arguments
-	if sig == a.lastCall {
-		a.repeats++
+	if sig == st.doom.lastCall {
+		st.doom.repeats++
 	} else {
-		a.lastCall, a.repeats = sig, 1
+		st.doom = doomState{lastCall: sig, repeats: 1}
 	}
-	if n := a.rt.settings.DoomLimit(); a.repeats >= n {
-		a.ev.emit(messages.EvtDoomLoop, map[string]any{"round": a.round, "tool": call.Name,
-			"args": json.RawMessage(orEmpty(call.Args)), "repeats": a.repeats})
-		return tools.Errorf("doom loop: you have called %s with the same arguments %d times in a row, and the result will not change. Do something different: change the arguments, use another tool, or finish with what you have.", call.Name, a.repeats), true
+	if n := a.rt.settings.DoomLimit(); st.doom.repeats >= n {
+		a.ev.emit(messages.EvtDoomLoop, map[string]any{"round": st.round, "tool": call.Name,
+			"args": json.RawMessage(orEmpty(call.Args)), "repeats": st.doom.repeats})
+		return tools.Errorf("doom loop: you have called %s with the same arguments %d times in a row, and the result will not change. Do something different: change the arguments, use another tool, or finish with what you have.", call.Name, st.doom.repeats), true
 	}
 	t, ok := a.rt.known.Get(call.Name)
 	if !ok || t.Spec().ReadOnly {
@@ -126,10 +130,10 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 
 // executor builds the executor for the current phase's tool set, with
 // hooks that emit tool events and keep Status's current tool up to date.
-func (a *agent) executor(reg *tools.Registry) *tools.Executor {
+func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 	root := a.rt.system.Root
 	hint := ""
-	if a.phase == PhasePlan {
+	if st.phase == PhasePlan {
 		hint = "This is the planning phase: call submit_plan to get the rest of your tools."
 	}
 	return &tools.Executor{
@@ -138,12 +142,12 @@ func (a *agent) executor(reg *tools.Registry) *tools.Executor {
 		Hooks: tools.Hooks{
 			OnStart: func(ci tools.CallInfo) {
 				root.Send(a.self, &toolActivity{name: ci.Name, started: true})
-				a.ev.emit(messages.EvtToolStarted, map[string]any{"round": a.round, "call_id": ci.ID,
+				a.ev.emit(messages.EvtToolStarted, map[string]any{"round": st.round, "call_id": ci.ID,
 					"tool": ci.Name, "args": json.RawMessage(orEmpty(ci.Args))})
 			},
 			OnFinish: func(ci tools.CallInfo, r tools.Result) {
 				root.Send(a.self, &toolActivity{name: ci.Name})
-				data := map[string]any{"round": a.round, "call_id": ci.ID, "tool": ci.Name,
+				data := map[string]any{"round": st.round, "call_id": ci.ID, "tool": ci.Name,
 					"duration_ms": float64(ci.Duration.Microseconds()) / 1000, "output_bytes": ci.OutputBytes,
 					"cached": ci.Cached, "truncated": ci.Truncated, "is_error": ci.IsError}
 				if a.session.Cache != nil {
@@ -160,6 +164,7 @@ func (a *agent) executor(reg *tools.Registry) *tools.Executor {
 
 func (a *agent) onTools(c actor.Context, m *toolsDone) {
 	a.busy = false
+	a.doom = m.doom
 	a.toolCalls += int64(len(m.calls))
 	if !m.charged {
 		a.unchargedCalls += m.toolCalls
@@ -200,10 +205,32 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 	c.Send(c.Self(), &startRound{})
 }
 
+// stepState is the agent state a tool step works from: copies taken on
+// the actor's goroutine, so the step never reads or writes agent fields.
+type stepState struct {
+	round      int
+	phase      string
+	model      string
+	planRounds int
+	bestText   string
+	doom       doomState // updated by the step and handed back in toolsDone
+}
+
+// doomState is doom-loop detection: the last call's signature and how
+// many times in a row it was made.
+type doomState struct {
+	lastCall string
+	repeats  int
+}
+
+func (a *agent) stepState() stepState {
+	return stepState{round: a.round, phase: a.phase, model: a.model, planRounds: a.planRounds,
+		bestText: a.bestText, doom: a.doom}
+}
+
 // checkpointSnapshot captures the loop state for the round's checkpoint;
 // the tool step adds the conversation once the results are in.
 func (a *agent) checkpointSnapshot() *convo.Checkpoint {
-	a.planRoundsAt, a.bestTextAt = a.planRounds, a.bestText
 	return &convo.Checkpoint{Run: a.rt.run, Agent: a.spec.id, Parent: a.spec.parent, Kind: a.spec.kind.Name,
 		Task: a.spec.task, Round: a.round, Phase: a.phase, Usage: a.usage, Cost: a.cost, Model: a.model}
 }

@@ -1,0 +1,176 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// ChildTask is everything needed to start a child agent, in plain values:
+// what a Placer decides on and what a remote placement sends over the
+// wire. The lease for it is acquired before it is placed.
+type ChildTask struct {
+	Run        string `json:"run"`
+	ID         string `json:"agent"`
+	Parent     string `json:"parent"`
+	Kind       string `json:"kind"`
+	Task       string `json:"task"`
+	Context    string `json:"context,omitempty"`
+	Model      string `json:"model"` // the model chosen for its first round
+	Depth      int    `json:"depth"`
+	Background bool   `json:"background,omitempty"`
+	// Tools is the kind's tool set as the child gets it (delegation tools
+	// removed at the depth limit).
+	Tools []string `json:"tools"`
+	// LeaseTokens is the budget granted to the child.
+	LeaseTokens int64 `json:"lease_tokens"`
+}
+
+// Placer decides where a child agent runs. Place is called on the parent
+// actor's goroutine once the child's lease is granted, so it must answer
+// quickly (a cached view of live nodes, not a network round trip per
+// call). A nil RemoteChild means "here, as a local actor", which is what
+// LocalPlacer always answers; a RemoteChild is driven by a proxy actor
+// that stands for the child in its parent, so the parent's delegate,
+// check_agent, send_input and cancel_agent code is the same either way.
+type Placer interface {
+	Place(ctx context.Context, task ChildTask) (RemoteChild, error)
+}
+
+// LocalPlacer runs every child in this process. It is the default.
+type LocalPlacer struct{}
+
+// Place answers "local".
+func (LocalPlacer) Place(context.Context, ChildTask) (RemoteChild, error) { return nil, nil }
+
+// RemoteChild is a child agent that runs outside this process (on a node).
+// The proxy actor calls Start once, from a goroutine of its own; Start
+// returns when the child has ended, with its result (a failed or lost
+// remote child is a result with StatusFailed, not an error: the error
+// return is for a child that could not be started at all). Cancel must
+// make a running Start return promptly. Status and SendInput are answered
+// from the remote side or from what the proxy last heard.
+type RemoteChild interface {
+	Start(ctx context.Context) (AgentResult, error)
+	Status(ctx context.Context) (StatusReply, error)
+	SendInput(ctx context.Context, message string) (accepted bool, err error)
+	Cancel(reason string)
+}
+
+// proxy is the actor that stands for a remote child in its parent: it
+// answers the child protocol (Cancel, Status, SendInput) by relaying to
+// the RemoteChild, and reports the child's end like a local agent does.
+type proxy struct {
+	rt     *runtime
+	task   ChildTask
+	remote RemoteChild
+	done   func(AgentResult)
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	ended  bool
+}
+
+// remoteEnded carries the remote child's end back to its proxy.
+type remoteEnded struct {
+	result AgentResult
+	err    error
+}
+
+// Receive implements actor.Actor.
+func (p *proxy) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		p.ctx, p.cancel = context.WithCancel(p.rt.ctx)
+		self, root := c.Self(), p.rt.system.Root
+		go func() {
+			defer func() {
+				if v := recover(); v != nil {
+					root.Send(self, &remoteEnded{err: fmt.Errorf("remote child panicked: %v\n%s", v, debug.Stack())})
+				}
+			}()
+			r, err := p.remote.Start(p.ctx)
+			// The lease comes back before the result goes out, as for a
+			// local child (a remote node may have released it already).
+			p.rt.releaseLease(p.task.ID, int64(r.Usage.Total()), 0, nil)
+			root.Send(self, &remoteEnded{result: r, err: err})
+		}()
+	case *remoteEnded:
+		r := m.result
+		if m.err != nil {
+			r = AgentResult{Status: StatusFailed, Reason: ReasonError, Err: m.err.Error()}
+			if p.ctx.Err() != nil {
+				r = AgentResult{Status: StatusCancelled, Reason: ReasonCancelled}
+			}
+		}
+		p.end(c, r)
+	case *Cancel:
+		p.remote.Cancel(m.Reason)
+	case *Status:
+		p.relay(c, func(ctx context.Context) any {
+			st, err := p.remote.Status(ctx)
+			if err != nil {
+				return &StatusReply{Agent: p.task.ID, Kind: p.task.Kind, Model: p.task.Model}
+			}
+			return &st
+		})
+	case *SendInput:
+		p.relay(c, func(ctx context.Context) any {
+			ok, err := p.remote.SendInput(ctx, m.Message)
+			return &SendInputReply{Accepted: ok && err == nil}
+		})
+	case *actor.Stopping:
+		if !p.ended {
+			p.remote.Cancel("parent stopped")
+		}
+	case *actor.Stopped:
+		if p.cancel != nil {
+			p.cancel()
+		}
+		if !p.ended {
+			p.ended = true
+			go func() {
+				p.rt.releaseLease(p.task.ID, 0, 0, nil)
+				p.deliver(AgentResult{Status: StatusCancelled, Reason: ReasonCancelled})
+			}()
+		}
+	}
+}
+
+// relay answers a request from a goroutine, so the proxy's mailbox never
+// waits on the network.
+func (p *proxy) relay(c actor.Context, ask func(context.Context) any) {
+	sender, root := c.Sender(), p.rt.system.Root
+	if sender == nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
+		defer cancel()
+		root.Send(sender, ask(ctx))
+	}()
+}
+
+func (p *proxy) end(c actor.Context, r AgentResult) {
+	if p.ended {
+		return
+	}
+	p.ended = true
+	p.deliver(r)
+	c.Stop(c.Self())
+}
+
+func (p *proxy) deliver(r AgentResult) {
+	r.Agent, r.Kind = p.task.ID, p.task.Kind
+	if r.Model == "" {
+		r.Model = p.task.Model
+	}
+	if p.done != nil {
+		done := p.done
+		p.done = nil
+		done(r)
+	}
+}
