@@ -154,12 +154,12 @@ func TestResumeFromCheckpoint(t *testing.T) {
 	if killed.Status != actors.StatusCancelled || killed.Checkpoint == "" {
 		t.Fatalf("killed run: %+v", killed)
 	}
-	cp, _, err := convo.LatestCheckpoint(convo.DataDir(ws), killed.Run)
+	cp, err := actors.FindCheckpoint(actors.DataDir(ws), killed.Run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cp.Round != 2 || cp.Agent != actors.RootAgentID {
-		t.Fatalf("checkpoint at round %d of %s", cp.Round, cp.Agent)
+	if cp.Round != 2 || cp.Run != killed.Run || cp.Task != "read a then b" {
+		t.Fatalf("checkpoint at round %d of run %s, task %q", cp.Round, cp.Run, cp.Task)
 	}
 	o = options(t, srv, ws, "", &actors.Recorder{})
 	o.Settings = noPlan()

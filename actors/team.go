@@ -38,8 +38,9 @@ type Options struct {
 	Events   Emitter
 	Approver Approver
 	Log      zerolog.Logger
-	// Resume continues the root agent from this checkpoint (same run ID).
-	Resume *convo.Checkpoint
+	// Resume continues the root agent from this checkpoint (same run ID);
+	// see FindCheckpoint.
+	Resume *Checkpoint
 	// DataDir holds checkpoints and spill files; default <workspace>/.troupe.
 	DataDir string
 	// ExtraTools are added to the built-in tools (custom tools, tests).
@@ -109,10 +110,10 @@ func Start(ctx context.Context, o Options) (*Team, error) {
 		return nil, fmt.Errorf("acquire root budget: %w", err)
 	}
 	t.runEv.emit(messages.EvtBudgetAcquired, lease.Wire())
-	spec := agentSpec{id: RootAgentID, kind: rt.kinds[KindRoot], task: o.Task, resume: o.Resume,
+	spec := agentSpec{id: RootAgentID, kind: rt.kinds[KindRoot], task: o.Task, resume: o.Resume.checkpoint(),
 		done: func(r AgentResult) { t.results <- r }}
 	if o.Resume != nil {
-		spec.task = o.Resume.Task
+		spec.task = o.Resume.cp.Task
 	}
 	spec.lease = lease.Tokens
 	t.root = rt.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return newAgent(rt, spec) },
@@ -178,7 +179,10 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 		o.Run = uuid.NewString()
 	}
 	if o.Resume != nil {
-		o.Run = o.Resume.Run
+		if o.Resume.cp == nil {
+			return nil, errors.New("run: Resume is not a checkpoint from FindCheckpoint")
+		}
+		o.Run = o.Resume.cp.Run
 	}
 	if o.Budget.Tokens == 0 {
 		o.Budget.Tokens = 10_000_000

@@ -15,7 +15,6 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/config"
-	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/messages"
 )
 
@@ -53,7 +52,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		ws = "."
 	}
 	var task string
-	var cp *convo.Checkpoint
+	var cp *actors.Checkpoint
 	if resume {
 		if len(pos) > 1 {
 			return exitUsage, usageErr("resume [RUN] [--workspace DIR]")
@@ -62,11 +61,11 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		if len(pos) == 1 {
 			run = pos[0]
 		}
-		c, path, err := convo.LatestCheckpoint(convo.DataDir(absOr(ws)), run)
+		c, err := actors.FindCheckpoint(actors.DataDir(absOr(ws)), run)
 		if err != nil {
 			return exitUsage, usageErr("resume: %v", err)
 		}
-		fmt.Fprintf(stderr, "resuming run %s from %s (round %d)\n", c.Run, path, c.Round)
+		fmt.Fprintf(stderr, "resuming run %s from %s (round %d)\n", c.Run, c.Path, c.Round)
 		cp = c
 	} else {
 		if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
