@@ -13,15 +13,20 @@ import (
 // what a Placer decides on and what a remote placement sends over the
 // wire. The lease for it is acquired before it is placed.
 type ChildTask struct {
-	Run        string `json:"run"`
-	ID         string `json:"agent"`
-	Parent     string `json:"parent"`
-	Kind       string `json:"kind"`
-	Task       string `json:"task"`
-	Context    string `json:"context,omitempty"`
-	Model      string `json:"model"` // the model chosen for its first round
-	Depth      int    `json:"depth"`
-	Background bool   `json:"background,omitempty"`
+	Run     string `json:"run"`
+	ID      string `json:"agent"`
+	Parent  string `json:"parent"`
+	Kind    string `json:"kind"`
+	Task    string `json:"task"`
+	Context string `json:"context,omitempty"`
+	Model   string `json:"model"` // the model chosen for its first round
+	// ModelOverride is the model the delegate call asked for ("" routes
+	// by kind); ParentModel is the parent's model, for kinds whose model
+	// role is "parent". With them a remote agent routes as a local one.
+	ModelOverride string `json:"model_override,omitempty"`
+	ParentModel   string `json:"parent_model,omitempty"`
+	Depth         int    `json:"depth"`
+	Background    bool   `json:"background,omitempty"`
 	// Tools is the kind's tool set as the child gets it (delegation tools
 	// removed at the depth limit).
 	Tools []string `json:"tools"`

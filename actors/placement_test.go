@@ -9,62 +9,58 @@ import (
 	"time"
 
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
 
-// teamChild is a RemoteChild that runs the child as a team of its own (a
-// second actor system, its own budget), the way a node runs a task: only
-// the ChildTask crosses, and only the result comes back.
-type teamChild struct {
+// agentChild is a RemoteChild that runs the child with StartAgent in an
+// actor system of its own, the way a node runs a task: only the ChildTask
+// crosses, the run's budget is reached through budget.Service, and only
+// the result comes back.
+type agentChild struct {
 	t      *testing.T
 	srv    *llmtest.Server
 	ws     string
 	task   actors.ChildTask
 	rec    *actors.Recorder
+	budget func() budget.Service
 	mu     sync.Mutex
-	team   *actors.Team
-	inputs []string
+	h      *actors.AgentHandle
 	ready  chan struct{}
 }
 
-func (c *teamChild) Start(ctx context.Context) (actors.AgentResult, error) {
-	kinds := actors.BuiltinKinds()
-	k := kinds[c.task.Kind]
-	k.Name, k.Tools = actors.KindRoot, c.task.Tools // the node's agent is its team's top
-	o := options(c.t, c.srv, c.ws, c.task.Task, c.rec)
-	o.Run, o.Kinds = c.task.Run+"-"+c.task.ID, map[string]actors.Kind{actors.KindRoot: k}
+func (c *agentChild) Start(ctx context.Context) (actors.AgentResult, error) {
+	o := options(c.t, c.srv, c.ws, "", c.rec)
 	o.Settings = noPlan()
-	team, err := actors.Start(ctx, o)
+	o.Node = "node-1"
+	h, err := actors.StartAgent(ctx, o, c.task, c.budget())
 	if err != nil {
 		return actors.AgentResult{}, err
 	}
 	c.mu.Lock()
-	c.team = team
+	c.h = h
 	c.mu.Unlock()
 	close(c.ready)
-	res, err := team.Wait(ctx)
-	return res.AgentResult, err
+	return h.Wait(ctx), nil
 }
 
-func (c *teamChild) Status(ctx context.Context) (actors.StatusReply, error) {
-	return actors.StatusReply{Agent: c.task.ID, Kind: c.task.Kind, Round: 1, Model: c.task.Model}, nil
-}
-
-func (c *teamChild) SendInput(ctx context.Context, message string) (bool, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.inputs = append(c.inputs, message)
-	return true, nil
-}
-
-func (c *teamChild) Cancel(reason string) {
+func (c *agentChild) handle() *actors.AgentHandle {
 	<-c.ready
 	c.mu.Lock()
-	team := c.team
-	c.mu.Unlock()
-	team.Cancel()
+	defer c.mu.Unlock()
+	return c.h
 }
+
+func (c *agentChild) Status(ctx context.Context) (actors.StatusReply, error) {
+	return c.handle().Status(ctx)
+}
+
+func (c *agentChild) SendInput(ctx context.Context, message string) (bool, error) {
+	return c.handle().SendInput(ctx, message)
+}
+
+func (c *agentChild) Cancel(reason string) { c.handle().Cancel(reason) }
 
 // remotePlacer places every child of the given kinds remotely.
 type remotePlacer struct {
@@ -73,8 +69,9 @@ type remotePlacer struct {
 	ws    string
 	kinds []string
 	rec   *actors.Recorder
+	team  chan *actors.Team
 	mu    sync.Mutex
-	kids  map[string]*teamChild
+	kids  map[string]*agentChild
 }
 
 func (p *remotePlacer) Place(_ context.Context, task actors.ChildTask) (actors.RemoteChild, error) {
@@ -84,7 +81,8 @@ func (p *remotePlacer) Place(_ context.Context, task actors.ChildTask) (actors.R
 	if task.Run == "" || task.ID == "" || task.Parent != actors.RootAgentID || task.Model == "" || len(task.Tools) == 0 || task.LeaseTokens <= 0 {
 		return nil, fmt.Errorf("incomplete task: %+v", task)
 	}
-	c := &teamChild{t: p.t, srv: p.srv, ws: p.ws, task: task, rec: p.rec, ready: make(chan struct{})}
+	c := &agentChild{t: p.t, srv: p.srv, ws: p.ws, task: task, rec: p.rec, ready: make(chan struct{}),
+		budget: func() budget.Service { t := <-p.team; p.team <- t; return t.Budget() }}
 	p.mu.Lock()
 	p.kids[task.ID] = c
 	p.mu.Unlock()
@@ -98,6 +96,7 @@ func (p *remotePlacer) Place(_ context.Context, task actors.ChildTask) (actors.R
 func TestPlacementRemoteChildren(t *testing.T) {
 	ws := workspace(t, fixtureRepo)
 	rec, remoteRec := &actors.Recorder{}, &actors.Recorder{}
+	bgCalling := make(chan struct{})
 	root := kind("root",
 		calls(delegate("explore", "remote-q: where is main?", false), delegate("planner", "local-plan: plan it", false)),
 		calls(delegate("explore", "remote-bg: slow question", true)),
@@ -110,14 +109,32 @@ func TestPlacementRemoteChildren(t *testing.T) {
 				tc("send_input", fmt.Sprintf(`{"agent_id":%q,"message":"hurry"}`, ids[0])))
 		}},
 		llmtest.Turn{Dynamic: func(req llmtest.Recorded) llmtest.Turn {
+			select { // cancel while the steered agent's next model call runs
+			case <-bgCalling:
+			case <-time.After(30 * time.Second):
+				return say("the background agent never made its second call")
+			}
 			return calls(tc("cancel_agent", fmt.Sprintf(`{"agent_id":%q}`, backgroundIDs(req)[0])))
 		}},
 		say("done"),
 	)
 	remoteQ := llmtest.AgentScript{Match: llmtest.Matcher{TaskContains: "remote-q"}, Turns: []llmtest.Turn{
 		calls(tc("grep", `{"pattern":"func main"}`)), say("main is in cmd/app/main.go:3")}}
+	steered := make(chan struct{})
 	remoteBG := llmtest.AgentScript{Match: llmtest.Matcher{TaskContains: "remote-bg"}, Turns: []llmtest.Turn{
-		{Text: "never", Latency: llmtest.Duration(time.Minute)}}}
+		{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+			<-steered
+			return calls(tc("think", `{"thought":"steered"}`))
+		}},
+		{Dynamic: func(req llmtest.Recorded) llmtest.Turn {
+			for _, m := range req.Messages {
+				if m.Role == "user" && strings.Contains(m.Content, "hurry") {
+					close(bgCalling)
+					return llmtest.Turn{Text: "never", Latency: llmtest.Duration(time.Minute)}
+				}
+			}
+			return say("the steering message is missing")
+		}}}}
 	planner := llmtest.AgentScript{Match: llmtest.Matcher{Kind: "planner"}, Turns: []llmtest.Turn{
 		calls(tc("submit_plan", `{"summary":"s","steps":[{"title":"t"}]}`))}}
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{remoteQ, remoteBG, root, planner}})
@@ -125,9 +142,29 @@ func TestPlacementRemoteChildren(t *testing.T) {
 
 	o := options(t, srv, ws, "find things", rec)
 	o.Settings = noPlan()
-	placer := &remotePlacer{t: t, srv: srv, ws: ws, kinds: []string{"explore"}, rec: remoteRec, kids: map[string]*teamChild{}}
+	placer := &remotePlacer{t: t, srv: srv, ws: ws, kinds: []string{"explore"}, rec: remoteRec,
+		kids: map[string]*agentChild{}, team: make(chan *actors.Team, 1)}
 	o.Placer = placer
-	res := run(t, o)
+	team, err := actors.Start(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	placer.team <- team
+	go func() {
+		checkFor(t, 30*time.Second, func() error {
+			for _, ev := range rec.OfType(messages.EvtToolFinished) {
+				if strings.Contains(string(ev.Data), `"tool":"send_input"`) {
+					return nil
+				}
+			}
+			return fmt.Errorf("no send_input yet")
+		})
+		close(steered)
+	}()
+	res, err := team.Wait(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if res.Status != actors.StatusCompleted || res.Text != "done" {
 		t.Fatalf("run: %+v", res)
 	}
@@ -150,9 +187,31 @@ func TestPlacementRemoteChildren(t *testing.T) {
 	if placements["explore:false"] != "remote" || placements["explore:true"] != "remote" || placements["planner:false"] != "local" {
 		t.Errorf("placements %v", placements)
 	}
-	for _, c := range placer.kids {
-		if strings.Contains(c.task.Task, "remote-bg") && (len(c.inputs) != 1 || c.inputs[0] != "hurry") {
-			t.Errorf("send_input did not reach the remote child: %v", c.inputs)
+	// The remote agents' events carry the run, their own IDs, the parent
+	// and the node, and they charged the run's budget.
+	for _, ev := range remoteRec.Events() {
+		if ev.Run != team.Run() || ev.Parent != actors.RootAgentID || ev.Node != "node-1" || placer.kids[ev.Agent] == nil {
+			t.Fatalf("remote event envelope: %+v", ev)
+		}
+	}
+	checkSeqs(t, remoteRec.Events())
+	// The background one was steered, then cancelled mid-call.
+	var bgReqs []llmtest.Recorded
+	for _, r := range srv.Requests() {
+		if strings.Contains(r.Task, "remote-bg") {
+			bgReqs = append(bgReqs, r)
+		}
+	}
+	if len(bgReqs) != 2 || !bgReqs[1].Canceled {
+		t.Errorf("background remote agent: %d requests (want 2, the second cancelled)", len(bgReqs))
+	}
+	if len(remoteRec.OfType(messages.EvtAgentCancelled)) != 1 || len(remoteRec.OfType(messages.EvtAgentFinished)) != 1 {
+		t.Errorf("remote ends: %d cancelled, %d finished; want 1 and 1",
+			len(remoteRec.OfType(messages.EvtAgentCancelled)), len(remoteRec.OfType(messages.EvtAgentFinished)))
+	}
+	for _, a := range res.Budget.Agents {
+		if a.Kind == "explore" && (a.Used.Tokens == 0 || a.State != messages.BudgetStateReleased) {
+			t.Errorf("remote explore agent's lease: %+v", a)
 		}
 	}
 	var cancelled bool

@@ -46,7 +46,7 @@ type runtime struct {
 	spill    *tools.Spiller
 	settings Settings
 	events   Emitter
-	budget   *budget.Client
+	budget   budget.Service
 	approver Approver
 	placer   Placer
 	// toolCallLimit: the run limits tool calls, so they are charged at once.

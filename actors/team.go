@@ -84,6 +84,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 
 // Start starts a team and returns at once; Wait collects the result.
 func Start(ctx context.Context, o Options) (*Team, error) {
+	if o.Task == "" && o.Resume == nil {
+		return nil, errors.New("run: empty task")
+	}
+	if o.Kinds != nil {
+		if _, ok := o.Kinds[KindRoot]; !ok {
+			return nil, errors.New("run: no root kind")
+		}
+	}
 	rt, err := newRuntime(ctx, &o)
 	if err != nil {
 		return nil, err
@@ -123,6 +131,10 @@ func Start(ctx context.Context, o Options) (*Team, error) {
 
 // Run is the team's run ID.
 func (t *Team) Run() string { return t.rt.run }
+
+// Budget is the run's budget, for serving it to agents that run
+// elsewhere (see StartAgent).
+func (t *Team) Budget() *budget.Client { return t.rt.budget.(*budget.Client) }
 
 // Cancel cancels the whole tree; Wait returns once it has stopped.
 func (t *Team) Cancel() { t.rt.system.Root.Send(t.root, &Cancel{Reason: "run cancelled"}) }
@@ -169,9 +181,6 @@ func (t *Team) shutdown() {
 }
 
 func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
-	if o.Task == "" && o.Resume == nil {
-		return nil, errors.New("run: empty task")
-	}
 	if o.Client == nil {
 		return nil, errors.New("run: no model client")
 	}
@@ -200,9 +209,6 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	kinds := o.Kinds
 	if kinds == nil {
 		kinds = BuiltinKinds()
-	}
-	if _, ok := kinds[KindRoot]; !ok {
-		return nil, errors.New("run: no root kind")
 	}
 	known := tools.NewRegistry(append(tools.All(), o.ExtraTools...)...)
 	for _, k := range kinds {

@@ -1,0 +1,120 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/troupe-ai/troupe/budget"
+)
+
+// AgentHandle is one agent started on its own with StartAgent: what a node
+// holds for a task it took from the queue. Its methods are safe for
+// concurrent use.
+type AgentHandle struct {
+	rt      *runtime
+	pid     *actor.PID
+	results chan AgentResult
+	result  AgentResult
+	done    chan struct{}
+}
+
+// StartAgent starts the agent a ChildTask describes, outside any team: its
+// parent runs elsewhere and its lease (task.LeaseTokens) was granted by the
+// run's budget, which svc serves (nil: no budget accounting). o supplies
+// what the agent shares with a local one (workspace, model client and
+// routing, kinds, settings, tool config, events, approver, placer for its
+// own children, log, node name); o.Run, o.Task, o.Resume and o.Budget are
+// not used. The agent's events carry the task's run, agent and parent IDs,
+// so they join the run's stream as a local child's would.
+func StartAgent(ctx context.Context, o Options, task ChildTask, svc budget.Service) (*AgentHandle, error) {
+	if task.Run == "" || task.ID == "" || task.Kind == "" || task.Task == "" {
+		return nil, errors.New("start agent: the task needs run, agent, kind and task")
+	}
+	o.Run = task.Run
+	rt, err := newRuntime(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	k, ok := rt.kinds[task.Kind]
+	if !ok {
+		rt.system.Shutdown()
+		return nil, fmt.Errorf("start agent: unknown kind %q", task.Kind)
+	}
+	if task.Tools != nil {
+		// The parent trimmed the kind's tools (delegation at the depth
+		// limit); a task can only narrow the kind, never widen it.
+		k.Tools = slices.DeleteFunc(slices.Clone(k.Tools), func(t string) bool { return !slices.Contains(task.Tools, t) })
+	}
+	if svc != nil {
+		rt.budget = svc
+	}
+	h := &AgentHandle{rt: rt, results: make(chan AgentResult, 1), done: make(chan struct{})}
+	spec := agentSpec{id: task.ID, parent: task.Parent, kind: k, task: task.Task, context: task.Context,
+		model: task.ModelOverride, parentModel: task.ParentModel, depth: task.Depth, background: task.Background,
+		lease: task.LeaseTokens, done: func(r AgentResult) { h.results <- r }}
+	h.pid = rt.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return newAgent(rt, spec) },
+		actor.WithSupervisor(childStrategy())), "agent-"+task.ID)
+	go func() {
+		h.result = <-h.results
+		_ = rt.system.Root.StopFuture(h.pid).Wait()
+		rt.system.Shutdown()
+		close(h.done)
+	}()
+	return h, nil
+}
+
+// Done is closed once the agent has ended and its lease is released.
+func (h *AgentHandle) Done() <-chan struct{} { return h.done }
+
+// Wait waits for the agent to end (cancelling it if ctx ends first) and
+// returns its result.
+func (h *AgentHandle) Wait(ctx context.Context) AgentResult {
+	select {
+	case <-h.done:
+	case <-ctx.Done():
+		h.Cancel("cancelled")
+		<-h.done
+	}
+	return h.result
+}
+
+// Cancel asks the agent to stop; Wait returns once it has.
+func (h *AgentHandle) Cancel(reason string) {
+	h.rt.system.Root.Send(h.pid, &Cancel{Reason: reason})
+}
+
+// Status asks the agent for its state; it answers even mid-call.
+func (h *AgentHandle) Status(ctx context.Context) (StatusReply, error) {
+	res, err := h.rt.system.Root.RequestFuture(h.pid, &Status{}, askTimeout(ctx)).Result()
+	if err != nil {
+		return StatusReply{}, fmt.Errorf("status: %w", err)
+	}
+	st, ok := res.(*StatusReply)
+	if !ok {
+		return StatusReply{}, fmt.Errorf("status: unexpected reply %T", res)
+	}
+	return *st, nil
+}
+
+// SendInput steers the agent: message joins its conversation before its
+// next round. It reports false when the agent has already ended.
+func (h *AgentHandle) SendInput(ctx context.Context, message string) (bool, error) {
+	res, err := h.rt.system.Root.RequestFuture(h.pid, &SendInput{Message: message}, askTimeout(ctx)).Result()
+	if err != nil {
+		return false, fmt.Errorf("send input: %w", err)
+	}
+	r, ok := res.(*SendInputReply)
+	return ok && r.Accepted, nil
+}
+
+// askTimeout is ctx's remaining time, capped at actorAskTimeout.
+func askTimeout(ctx context.Context) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		return min(actorAskTimeout, max(time.Until(dl), time.Millisecond))
+	}
+	return actorAskTimeout
+}
