@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -26,25 +27,25 @@ const demoTask = "Find where discounts are applied and make sure a percentage ab
 // small repository, against the scripted OpenAI-compatible server instead
 // of a model: it needs no API key and no network.
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet([]string{"workspace"}, []string{"keep"})
+	fs := newFlagSet([]string{"workspace"}, []string{"keep", "in-place"})
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err
 	}
 	if len(pos) > 0 {
-		return exitUsage, usageErr("demo [--workspace DIR] [--keep]")
+		return exitUsage, usageErr("demo [--workspace DIR [--in-place]] [--keep]")
 	}
-	ws := fs.values["workspace"]
-	if ws == "" {
-		if ws, err = os.MkdirTemp("", "troupe-demo-"); err != nil {
-			return exitFailed, err
-		}
-		if !fs.bools["keep"] {
-			defer os.RemoveAll(ws)
-		}
+	ws, cleanup, err := demoWorkspace(fs.values["workspace"], fs.bools["in-place"], fs.bools["keep"], stderr)
+	if err != nil {
+		return exitUsage, err
 	}
-	if err := writeDemoRepo(ws); err != nil {
+	defer cleanup()
+	skipped, err := writeDemoRepo(ws)
+	if err != nil {
 		return exitFailed, err
+	}
+	for _, name := range skipped {
+		fmt.Fprintf(stderr, "demo: %s exists in the workspace; the demo leaves it as it is\n", name)
 	}
 	raw, err := demoFS.ReadFile("demo/script.json")
 	if err != nil {
@@ -84,8 +85,10 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	return exitOK, nil
 }
 
-func writeDemoRepo(dir string) error {
-	return fs.WalkDir(demoFS, "demo/repo", func(p string, d fs.DirEntry, err error) error {
+// writeDemoRepo adds the sample repository's files to dir. A file that
+// exists already is never overwritten: it is skipped and named in skipped.
+func writeDemoRepo(dir string) (skipped []string, err error) {
+	err = fs.WalkDir(demoFS, "demo/repo", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -94,8 +97,21 @@ func writeDemoRepo(dir string) error {
 			return err
 		}
 		name := strings.TrimSuffix(strings.TrimPrefix(p, "demo/repo/"), ".txt") // go.mod.txt → go.mod
-		return os.WriteFile(filepath.Join(dir, name), data, 0o644)
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			skipped = append(skipped, name)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
 	})
+	return skipped, err
 }
 
 func indent(s string) string {

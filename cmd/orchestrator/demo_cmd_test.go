@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +14,7 @@ import (
 func TestDemo(t *testing.T) {
 	ws := t.TempDir()
 	var out, errb bytes.Buffer
-	code, err := cmdDemo(t.Context(), []string{"--workspace", ws}, &out, &errb)
+	code, err := cmdDemo(t.Context(), []string{"--workspace", ws, "--in-place"}, &out, &errb)
 	if err != nil || code != exitOK {
 		t.Fatalf("exit %d %v\n%s", code, err, errb.String())
 	}
@@ -27,5 +29,84 @@ func TestDemo(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(ws, "discount.go"))
 	if err != nil || !strings.Contains(string(b), "percent = min(max(percent, 0), 100)") {
 		t.Errorf("the worker's edit is missing: %s", b)
+	}
+}
+
+// treeDigest lists every file under dir with its mode and contents.
+func treeDigest(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(&b, "%s %v %d\n", rel, info.Mode(), info.ModTime().UnixNano())
+		if info.Mode().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&b, "%x\n", sha256.Sum256(data))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// demo --workspace on an existing directory works on a copy: the directory
+// is left byte for byte as it was, even where the sample repository has a
+// file of the same name (go.mod).
+func TestDemoWorkspaceLeftUnchanged(t *testing.T) {
+	ws := t.TempDir()
+	for name, body := range map[string]string{"go.mod": "module mine\n", "main.go": "package main\n", "sub/notes.txt": "keep\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := treeDigest(t, ws)
+	var out, errb bytes.Buffer
+	code, err := cmdDemo(t.Context(), []string{"--workspace", ws}, &out, &errb)
+	if err != nil || code != exitOK {
+		t.Fatalf("exit %d %v\n%s", code, err, errb.String())
+	}
+	if after := treeDigest(t, ws); after != before {
+		t.Errorf("the workspace changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if !strings.Contains(errb.String(), "working on a copy of") || !strings.Contains(errb.String(), "go.mod exists in the workspace") {
+		t.Errorf("stderr:\n%s", errb.String())
+	}
+}
+
+// --in-place never overwrites a file the demo did not create.
+func TestDemoInPlaceKeepsUserFiles(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "go.mod"), []byte("module mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code, err := cmdDemo(t.Context(), []string{"--workspace", ws, "--in-place"}, &out, &errb); err != nil || code != exitOK {
+		t.Fatalf("exit %d %v\n%s", code, err, errb.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "go.mod")); string(b) != "module mine\n" {
+		t.Errorf("go.mod overwritten: %q", b)
+	}
+}
+
+func TestDemoMissingWorkspace(t *testing.T) {
+	var out, errb bytes.Buffer
+	code, err := cmdDemo(t.Context(), []string{"--workspace", filepath.Join(t.TempDir(), "nope")}, &out, &errb)
+	if code != exitUsage || err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("exit %d, err %v", code, err)
 	}
 }
