@@ -34,6 +34,7 @@ Usage:
   orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--json]
   orchestrator tools call --script FILE [--workspace DIR]
   orchestrator version
+  orchestrator help COMMAND                        (or COMMAND --help)
 
 Model: OPENAI_API_KEY and OPENAI_BASE_URL (any OpenAI-compatible endpoint),
 --model or TROUPE_MODEL; see configs/default.yaml for everything else.
@@ -47,6 +48,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stderr, topUsage)
 		return exitUsage
 	}
+	if args[0] == "help" && len(args) > 1 && wantsHelp(args[1:]) {
+		args = []string{"help"}
+	}
+	if args[0] != "help" && wantsHelp(args) {
+		if err := printHelp(stdout, helpTopic(args)); err != nil {
+			fmt.Fprintf(stderr, "orchestrator: %s\n", strings.TrimPrefix(err.Error(), "usage: "))
+			return exitUsage
+		}
+		return exitOK
+	}
 	var code int
 	var err error
 	switch args[0] {
@@ -59,9 +70,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "resume":
 		code, err = cmdRun(ctx, args[1:], processEnv(stdin), stdout, stderr, true)
 	case "version", "--version":
-		fmt.Fprintln(stdout, "orchestrator", version)
+		fmt.Fprintln(stdout, versionLine("orchestrator"))
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, topUsage)
+		if len(args) > 1 && args[0] == "help" {
+			// help COMMAND
+			err = printHelp(stdout, strings.Join(args[1:], " "))
+		} else {
+			fmt.Fprint(stdout, topUsage)
+		}
 	default:
 		err = usageErr("unknown command %q", args[0])
 	}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"io"
+	"slices"
+	"strings"
+)
+
+// commandHelp holds each command's help: usage, what it does, its flags and
+// examples. `orchestrator help CMD` and `CMD --help` print it.
+var commandHelp = map[string]string{
+	"demo": `Usage: orchestrator demo [--workspace DIR [--in-place]] [--keep]
+
+Runs a real team offline: agent actors, real tools on real files, the budget
+actor and streaming HTTP, against a local scripted OpenAI-compatible server
+that stands in for the model (it says so when it starts). No API key, no
+network.
+
+Flags:
+  --workspace DIR   add the sample repository to a copy of DIR and work there
+                    (DIR must exist; it is left unchanged)
+  --in-place        with --workspace: work in DIR itself; files that exist are
+                    never overwritten
+  --keep            keep the temporary workspace and print where it is
+
+Examples:
+  orchestrator demo
+  orchestrator demo --keep
+  orchestrator demo --workspace ~/src/scratch --in-place
+`,
+	"run": `Usage: orchestrator run [flags] "task"
+
+Runs a team on a task in a workspace: the root agent plans, delegates to
+explore, planner and worker agents, and acts. Progress goes to stderr, the
+final answer to stdout.
+
+Flags:
+  --workspace DIR        the repository to work in (default: .)
+  --model M              the root agent's model (also TROUPE_MODEL)
+  --config FILE          a config file layered over the others
+  --max-rounds N         round limit per agent
+  --json                 print one JSON result instead of text
+  --yes                  approve every mutating tool call without asking
+  --keep-checkpoints     keep the run's checkpoints even when it succeeds
+  --log-level LEVEL      debug, info, warn or error logs on stderr (default: none)
+
+Model: OPENAI_API_KEY and OPENAI_BASE_URL reach any OpenAI-compatible endpoint
+(OpenAI, OpenRouter, Ollama, vLLM, llama.cpp server, LM Studio).
+Exit codes: 0 finished, 1 the agent failed, 2 usage or config error,
+3 round or budget limit reached, 130 interrupted.
+
+Examples:
+  orchestrator run --workspace ~/src/app "Find why the cache is never invalidated and fix it"
+  OPENAI_BASE_URL=http://localhost:11434/v1 orchestrator run --model qwen3 "Explain the build"
+`,
+	"resume": `Usage: orchestrator resume [RUN] [--workspace DIR] [--json]
+
+Continues an interrupted run from its last checkpoint (the run written last
+when RUN is not given). Takes the same flags as run.
+
+Examples:
+  orchestrator resume
+  orchestrator resume 5f1c0e9a-... --workspace ~/src/app
+`,
+	"tools": `Usage: orchestrator tools list
+       orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--json]
+       orchestrator tools call --script FILE [--workspace DIR]
+
+Lists the tools, or runs one exactly as an agent would and prints what the
+model would see.
+
+Examples:
+  orchestrator tools list
+  orchestrator tools call grep '{"pattern":"func main"}'
+  orchestrator tools call read_file '{"path":"go.mod","limit":5}' --json
+`,
+	"tools list": `Usage: orchestrator tools list
+
+Lists every tool: name, visibility tier, read-only or mutating, and what it
+does.
+`,
+	"tools call": `Usage: orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--json]
+       orchestrator tools call --script FILE [--workspace DIR]
+
+Runs one tool exactly as an agent would and prints exactly what the model
+would see. --script runs a JSON Lines file of {"name": ..., "args": {...}} in
+one session (one read tracker, cache and todo list), each output after a line
+"=== N name". Exit 1 when the tool returned an error result.
+
+Flags:
+  --workspace DIR   the workspace the tool is confined to (default: .)
+  --json            print text, is_error, metadata, truncated and spill path
+  --script FILE     run the calls of a JSON Lines file
+
+Examples:
+  orchestrator tools call list_dir '{"path":".","depth":2}'
+  orchestrator tools call --script calls.jsonl --workspace ~/src/app
+`,
+	"version": `Usage: orchestrator version
+
+Prints the version, the commit it was built from and the Go version.
+`,
+	"help": `Usage: orchestrator help [COMMAND]
+
+Prints the help of a command, or the list of commands.
+`,
+}
+
+// printHelp writes the help of cmd ("tools call" for a subcommand).
+func printHelp(w io.Writer, cmd string) error {
+	h, ok := commandHelp[cmd]
+	if !ok {
+		return usageErr("no help for %q; commands: %s", cmd, strings.Join(helpTopics(), ", "))
+	}
+	_, err := io.WriteString(w, h)
+	return err
+}
+
+func helpTopics() []string {
+	var out []string
+	for k := range commandHelp {
+		if !strings.Contains(k, " ") {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// wantsHelp reports whether args ask for help (-h or --help before "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "--help", "-help":
+			return true
+		}
+	}
+	return false
+}
+
+// helpTopic is the help topic for a command line: "tools call" for
+// "tools call --help", else the command.
+func helpTopic(args []string) string {
+	if len(args) > 1 {
+		if _, ok := commandHelp[args[0]+" "+args[1]]; ok {
+			return args[0] + " " + args[1]
+		}
+	}
+	return args[0]
+}
