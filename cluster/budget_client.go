@@ -1,0 +1,132 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// BudgetClient reaches a run's budget served by a BudgetServer: the
+// budget.Service of agents that run on a node.
+type BudgetClient struct {
+	nc     *nats.Conn
+	prefix string
+	run    string
+}
+
+var _ budget.Service = (*BudgetClient)(nil)
+
+// NewBudgetClient returns a client of run's budget.
+func NewBudgetClient(nc *nats.Conn, prefix, run string) *BudgetClient {
+	return &BudgetClient{nc: nc, prefix: prefix, run: run}
+}
+
+// acquireWait bounds an acquire whose context has no deadline: the
+// longest a queued acquire may wait, plus a margin.
+const acquireWait = 15 * time.Minute
+
+// Acquire asks for a lease and waits for it. The remote side does not
+// report queueing, so onQueued is not called. When ctx ends first the
+// request is withdrawn with a release, so nothing stays reserved.
+func (c *BudgetClient) Acquire(ctx context.Context, req budget.Acquire, _ func(budget.Queued)) (budget.Lease, error) {
+	w := acquireReq{V: 1, Agent: req.Agent, Parent: req.Parent, Kind: req.Kind, Estimate: req.Estimate, EstimateUSD: req.EstimateUSD}
+	if !req.Deadline.IsZero() {
+		w.DeadlineMS = req.Deadline.UnixMilli()
+	}
+	var r acquireReply
+	rctx, cancel := withDefaultDeadline(ctx, acquireWait)
+	defer cancel()
+	if err := c.request(rctx, opAcquire, w, &r); err != nil {
+		if ctx.Err() != nil {
+			wctx, wcancel := context.WithTimeout(context.Background(), budget.DefaultRequestTimeout)
+			defer wcancel()
+			_, _ = c.Release(wctx, budget.Release{Agent: req.Agent})
+			return budget.Lease{}, fmt.Errorf("acquire for %s: %w", req.Agent, ctx.Err())
+		}
+		return budget.Lease{}, err
+	}
+	if r.Error != nil {
+		return budget.Lease{}, fmt.Errorf("acquire for %s: %w", req.Agent, r.Error.toError())
+	}
+	if r.Lease == nil {
+		return budget.Lease{}, fmt.Errorf("acquire for %s: empty reply", req.Agent)
+	}
+	return r.Lease.toBudget(), nil
+}
+
+// Usage charges an agent's lease.
+func (c *BudgetClient) Usage(ctx context.Context, u budget.Usage) (budget.UsageReply, error) {
+	var r usageReply
+	ctx, cancel := withDefaultDeadline(ctx, budget.DefaultRequestTimeout)
+	defer cancel()
+	if err := c.request(ctx, opUsage, usageReq{V: 1, Agent: u.Agent, Tokens: u.Tokens, CostUSD: u.Cost,
+		ToolCalls: u.ToolCalls, TopUp: u.TopUp}, &r); err != nil {
+		return budget.UsageReply{}, err
+	}
+	rep := budget.UsageReply{State: r.State, Remaining: r.Remaining, Used: r.Used, Granted: r.Granted,
+		Lent: r.Lent, ToppedUp: r.ToppedUp, Err: r.Error.toError()}
+	return rep, rep.Err
+}
+
+// Release ends an agent's lease.
+func (c *BudgetClient) Release(ctx context.Context, rel budget.Release) (budget.Released, error) {
+	var r releaseReply
+	ctx, cancel := withDefaultDeadline(ctx, budget.DefaultRequestTimeout)
+	defer cancel()
+	if err := c.request(ctx, opRelease, releaseReq{V: 1, Agent: rel.Agent, Used: rel.Used}, &r); err != nil {
+		return budget.Released{}, err
+	}
+	out := budget.Released{Agent: r.Agent, Used: r.Used, Returned: r.Returned, Already: r.Already, Err: r.Error.toError()}
+	return out, out.Err
+}
+
+// Snapshot returns the run's budget as it stands.
+func (c *BudgetClient) Snapshot(ctx context.Context) (messages.BudgetSnapshot, error) {
+	var r snapshotReply
+	ctx, cancel := withDefaultDeadline(ctx, budget.DefaultRequestTimeout)
+	defer cancel()
+	if err := c.request(ctx, opSnapshot, struct {
+		V int `json:"v"`
+	}{1}, &r); err != nil {
+		return messages.BudgetSnapshot{}, err
+	}
+	if r.Error != nil {
+		return messages.BudgetSnapshot{}, r.Error.toError()
+	}
+	if r.Snapshot == nil {
+		return messages.BudgetSnapshot{}, errors.New("snapshot: empty reply")
+	}
+	return *r.Snapshot, nil
+}
+
+func (c *BudgetClient) request(ctx context.Context, op string, req, reply any) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	m, err := c.nc.RequestWithContext(ctx, budgetSubject(c.prefix, c.run, op), b)
+	if err != nil {
+		if errors.Is(err, nats.ErrNoResponders) {
+			return fmt.Errorf("budget %s: %w: nobody serves the budget of run %s", op, budget.ErrStopped, c.run)
+		}
+		return fmt.Errorf("budget %s: %w", op, err)
+	}
+	if err := json.Unmarshal(m.Data, reply); err != nil {
+		return fmt.Errorf("budget %s: malformed reply: %w", op, err)
+	}
+	return nil
+}
+
+// withDefaultDeadline gives ctx a deadline d from now unless it has one.
+func withDefaultDeadline(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}

@@ -1,0 +1,154 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/budget"
+)
+
+// maxRequestBytes bounds a request read from the wire.
+const maxRequestBytes = 64 << 10
+
+// BudgetServer serves a run's budget on <prefix>.budget.<run>.<op> to
+// agents on other machines: acquire, usage, release and snapshot, each a
+// request with a JSON reply. Bad requests get an error reply (bad_request)
+// and are counted; nothing from the wire can crash it.
+type BudgetServer struct {
+	sub      *nats.Subscription
+	svc      budget.Service
+	log      zerolog.Logger
+	wg       sync.WaitGroup
+	ctx      context.Context
+	cancel   context.CancelFunc
+	rejected atomic.Uint64
+}
+
+// ServeBudget starts serving svc, the budget of run, on nc.
+func ServeBudget(nc *nats.Conn, prefix, run string, svc budget.Service, log zerolog.Logger) (*BudgetServer, error) {
+	if err := checkToken("run", run); err != nil {
+		return nil, err
+	}
+	s := &BudgetServer{svc: svc, log: log.With().Str("component", "budget-server").Str("run", run).Logger()}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	sub, err := nc.Subscribe(budgetSubject(prefix, run, "*"), s.handle)
+	if err != nil {
+		return nil, fmt.Errorf("serve budget of %s: %w", run, err)
+	}
+	if err := nc.Flush(); err != nil {
+		sub.Unsubscribe()
+		return nil, fmt.Errorf("serve budget of %s: %w", run, err)
+	}
+	s.sub = sub
+	return s, nil
+}
+
+// Rejected counts the requests refused as malformed.
+func (s *BudgetServer) Rejected() uint64 { return s.rejected.Load() }
+
+// Close stops serving: no new requests; requests still being answered
+// (an acquire waiting its turn) are withdrawn.
+func (s *BudgetServer) Close() {
+	if s.sub != nil {
+		_ = s.sub.Unsubscribe()
+	}
+	s.cancel()
+	s.wg.Wait()
+}
+
+func (s *BudgetServer) handle(m *nats.Msg) {
+	op := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+	if m.Reply == "" {
+		s.reject(m, "no reply subject")
+		return
+	}
+	if len(m.Data) > maxRequestBytes {
+		s.reject(m, fmt.Sprintf("request of %d bytes is over the limit of %d", len(m.Data), maxRequestBytes))
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		reply, bad := s.answer(op, m.Data)
+		if bad != "" {
+			s.reject(m, bad)
+			return
+		}
+		b, _ := json.Marshal(reply)
+		if err := m.Respond(b); err != nil {
+			s.log.Debug().Err(err).Str("subject", m.Subject).Msg("budget reply")
+		}
+	}()
+}
+
+// answer runs one request; bad is set when the request itself is malformed.
+func (s *BudgetServer) answer(op string, data []byte) (reply any, bad string) {
+	ctx, cancel := context.WithTimeout(s.ctx, budget.DefaultRequestTimeout)
+	defer cancel()
+	switch op {
+	case opAcquire:
+		var r acquireReq
+		if err := json.Unmarshal(data, &r); err != nil || r.Agent == "" || r.Estimate <= 0 {
+			return nil, "acquire needs agent and a positive estimate"
+		}
+		actx, acancel := context.WithCancel(s.ctx) // waits its turn; the deadline is the request's
+		defer acancel()
+		if r.DeadlineMS > 0 {
+			actx, acancel = context.WithDeadline(actx, time.UnixMilli(r.DeadlineMS))
+			defer acancel()
+		}
+		lease, err := s.svc.Acquire(actx, r.toBudget(), nil)
+		if err != nil {
+			return acquireReply{V: 1, Error: toWireError(err)}, ""
+		}
+		return acquireReply{V: 1, Lease: leaseToWire(lease)}, ""
+	case opUsage:
+		var r usageReq
+		if err := json.Unmarshal(data, &r); err != nil || r.Agent == "" {
+			return nil, "usage needs agent"
+		}
+		u, err := s.svc.Usage(ctx, budget.Usage{Agent: r.Agent, Tokens: r.Tokens, Cost: r.CostUSD, ToolCalls: r.ToolCalls, TopUp: r.TopUp})
+		if err == nil {
+			err = u.Err
+		}
+		return usageReply{V: 1, State: u.State, Remaining: u.Remaining, Used: u.Used, Granted: u.Granted,
+			Lent: u.Lent, ToppedUp: u.ToppedUp, Error: toWireError(err)}, ""
+	case opRelease:
+		var r releaseReq
+		if err := json.Unmarshal(data, &r); err != nil || r.Agent == "" {
+			return nil, "release needs agent"
+		}
+		rel, err := s.svc.Release(ctx, budget.Release{Agent: r.Agent, Used: r.Used})
+		if err == nil {
+			err = rel.Err
+		}
+		return releaseReply{V: 1, Agent: rel.Agent, Used: rel.Used, Returned: rel.Returned, Already: rel.Already,
+			Error: toWireError(err)}, ""
+	case opSnapshot:
+		snap, err := s.svc.Snapshot(ctx)
+		if err != nil {
+			return snapshotReply{V: 1, Error: toWireError(err)}, ""
+		}
+		return snapshotReply{V: 1, Snapshot: &snap}, ""
+	}
+	return nil, fmt.Sprintf("unknown budget operation %q", op)
+}
+
+func (s *BudgetServer) reject(m *nats.Msg, why string) {
+	s.rejected.Add(1)
+	s.log.Warn().Str("subject", m.Subject).Int("bytes", len(m.Data)).Msg("budget request rejected: " + why)
+	if m.Reply != "" {
+		b, _ := json.Marshal(struct {
+			V     int        `json:"v"`
+			Error *wireError `json:"error"`
+		}{1, &wireError{Code: "bad_request", Message: why}})
+		_ = m.Respond(b)
+	}
+}

@@ -1,0 +1,27 @@
+// Package cluster is the distributed half of troupe: agents that run on
+// other machines. It carries a run's parts over NATS:
+//
+//   - the task queue: a child placed remotely is published to the
+//     JetStream work queue TROUPE_TASKS on <prefix>.task.<kind>; node
+//     processes pull the tasks of their kinds through one durable consumer
+//     per kind, with explicit acks, AckWait and MaxDeliver, and send
+//     InProgress while a task runs, so a task whose node dies is
+//     redelivered to another node and nothing is lost;
+//   - results: a node publishes each agent's end on
+//     <prefix>.result.<run>.<agent> (stream TROUPE_RESULTS) before it acks
+//     the task; the parent takes the first result of a task and drops
+//     duplicates from redelivery, so it sees exactly one result per task;
+//   - the budget: the run's budget actor is served on
+//     <prefix>.budget.<run>.<op> (acquire, usage, release, snapshot), so
+//     remote agents draw on it exactly as local ones do and the tree's
+//     ceilings hold across nodes;
+//   - control: cancel, steer and status reach a remote agent on
+//     <prefix>.ctl.<run>[.<agent>].<op>;
+//   - the node registry: KV bucket troupe_nodes, one entry per live node
+//     (kinds, slots, free slots, version), kept alive by a heartbeat.
+//
+// The orchestrator side plugs into actors through its placement seam: a
+// Placer decides per kind (local, remote or auto) and a RemoteChild stands
+// for each remote agent in its parent. The node side runs each task with
+// actors.StartAgent.
+package cluster

@@ -1,0 +1,66 @@
+package cluster
+
+import (
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/troupe-ai/troupe/budget"
+)
+
+// natsServer starts a real in-process NATS server with JetStream on a
+// random loopback port.
+func natsServer(t testing.TB) *server.Server {
+	t.Helper()
+	opts := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return s
+}
+
+func connect(t testing.TB, s *server.Server) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// budgetActor spawns a real budget actor for run with limits.
+func budgetActor(t testing.TB, run string, limits budget.Limits) *budget.Client {
+	t.Helper()
+	sys := actor.NewActorSystem()
+	pid, err := budget.Spawn(sys.Root, run, limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = budget.Stop(sys.Root, pid); sys.Shutdown() })
+	return budget.NewClient(sys.Root, pid)
+}
+
+// checkFor polls fn until it returns nil or total passes.
+func checkFor(t testing.TB, total time.Duration, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(total)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met after %s: %v", total, err)
+		}
+		<-time.After(2 * time.Millisecond)
+	}
+}
