@@ -64,8 +64,9 @@ type agent struct {
 	plan           *tools.Plan
 	kids           *children
 	ckpt           *checkpointer
-	curTools       *phaseTools // the current phase's tools
-	unchargedCalls int64       // tool calls not yet charged to the budget
+	curTools       *phaseTools     // the current phase's tools
+	unchargedCalls int64           // tool calls not yet charged to the budget
+	changed        map[string]bool // paths changed by its file tools
 }
 
 func newAgent(rt *runtime, spec agentSpec) *agent {

@@ -158,6 +158,27 @@ func TestDelegationEndToEnd(t *testing.T) {
 	}
 	roots := requestsOf(srv, "root")
 
+	// The edit worker's end lists the file it changed; read-only agents
+	// list none.
+	var editEnds int
+	for _, ev := range rec.OfType(messages.EvtAgentFinished) {
+		d := dataOf(t, ev)
+		switch {
+		case ev.Kind == "worker" && strings.HasPrefix(fmt.Sprint(d["text"]), "Check now requires"):
+			editEnds++
+			if fmt.Sprint(d["changed"]) != "[internal/auth/auth.go]" {
+				t.Errorf("edit worker's changed files: %v", d["changed"])
+			}
+		case ev.Kind == "explore" || ev.Kind == "planner":
+			if d["changed"] != nil {
+				t.Errorf("%s agent lists changed files: %v", ev.Kind, d["changed"])
+			}
+		}
+	}
+	if editEnds != 1 {
+		t.Errorf("%d agent.finished events of the edit worker, want 1", editEnds)
+	}
+
 	// Four explore agents: concurrent, explore tools only, cheap model.
 	explores := requestsOf(srv, "explore")
 	agents := map[string]bool{}

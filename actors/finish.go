@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -67,6 +68,10 @@ func (a *agent) finalize(r AgentResult) {
 	if r.Plan == nil {
 		r.Plan = a.plan
 	}
+	for p := range a.changed {
+		r.Changed = append(r.Changed, p)
+	}
+	slices.Sort(r.Changed)
 	typ := messages.EvtAgentFinished
 	switch r.Status {
 	case StatusFailed:
@@ -81,6 +86,9 @@ func (a *agent) finalize(r AgentResult) {
 	}
 	if r.Plan != nil {
 		data["plan"] = r.Plan
+	}
+	if len(r.Changed) > 0 {
+		data["changed"] = r.Changed
 	}
 	if f := findingsOf(a.spec.kind.Name, r.Text); len(f) > 0 {
 		data["findings"] = f

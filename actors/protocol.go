@@ -39,6 +39,10 @@ type AgentResult struct {
 	Cost      float64     `json:"cost"`
 	ToolCalls int64       `json:"tool_calls"`
 	Model     string      `json:"model,omitempty"`
+	// Changed lists the workspace paths the agent's file tools
+	// (write_file, edit_file, apply_patch) changed, sorted; what shell
+	// commands changed is not known.
+	Changed []string `json:"changed,omitempty"`
 }
 
 // Cancel asks an agent to stop: its running model call or tools are
@@ -91,7 +95,8 @@ type (
 		switched    bool                 // submit_plan moved the agent to execution
 		budgetState messages.BudgetState // after charging the batch's tool calls
 		budgetLent  int64
-		toolCalls   int64 // calls run (not refused)
+		toolCalls   int64    // calls run (not refused)
+		changed     []string // paths changed by successful file tools
 		doom        doomState
 		charged     bool // toolCalls were charged to the budget already
 	}

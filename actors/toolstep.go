@@ -46,6 +46,9 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 		ex := a.executor(st, reg)
 		for j, r := range ex.Run(a.ctx, run) {
 			done.results[idx[j]] = r
+			if t, ok := reg.Get(run[j].Name); ok && !r.IsError && !t.Spec().ReadOnly && t.Spec().Parallel == tools.PerPath {
+				done.changed = append(done.changed, t.Paths(run[j].Args)...)
+			}
 		}
 		done.toolCalls = int64(len(run))
 		// With a tool-call limit, charge now so the limit stops the agent
@@ -165,6 +168,12 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 func (a *agent) onTools(c actor.Context, m *toolsDone) {
 	a.busy = false
 	a.doom = m.doom
+	for _, p := range m.changed {
+		if a.changed == nil {
+			a.changed = map[string]bool{}
+		}
+		a.changed[p] = true
+	}
 	a.toolCalls += int64(len(m.calls))
 	if !m.charged {
 		a.unchargedCalls += m.toolCalls
