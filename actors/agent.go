@@ -24,6 +24,7 @@ type agentSpec struct {
 	depth       int
 	background  bool
 	lease       int64 // tokens granted to the agent's budget lease
+	attempt     int   // a remote task's delivery attempt (0 for local agents)
 	resume      *convo.Checkpoint
 	// done is called once when the agent ends, after its last checkpoint
 	// is written (from a goroutine of its own).
@@ -129,7 +130,7 @@ func (a *agent) Receive(c actor.Context) {
 func (a *agent) start(c actor.Context) {
 	a.self = c.Self()
 	a.ctx, a.cancel = context.WithCancel(a.rt.ctx)
-	a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log)
+	a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log).withAttempt(a.spec.attempt)
 	a.session = a.rt.newSession(a.spec.id)
 	a.ckpt = newCheckpointer(a.rt.settings.CheckpointEvery(), a.rt.saveCheckpoint, func(ck *convo.Checkpoint, path string, err error) {
 		if err != nil {

@@ -55,7 +55,7 @@ func StartAgent(ctx context.Context, o Options, task ChildTask, svc budget.Servi
 	h := &AgentHandle{rt: rt, results: make(chan AgentResult, 1), done: make(chan struct{})}
 	spec := agentSpec{id: task.ID, parent: task.Parent, kind: k, task: task.Task, context: task.Context,
 		model: task.ModelOverride, parentModel: task.ParentModel, depth: task.Depth, background: task.Background,
-		lease: task.LeaseTokens, done: func(r AgentResult) { h.results <- r }}
+		lease: task.LeaseTokens, attempt: task.Attempt, done: func(r AgentResult) { h.results <- r }}
 	h.pid = rt.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return newAgent(rt, spec) },
 		actor.WithSupervisor(childStrategy())), "agent-"+task.ID)
 	go func() {

@@ -101,6 +101,12 @@ func newAgentEvents(out Emitter, run, agent, parent, kind, node string, log zero
 		base: messages.Event{Run: run, Agent: agent, Parent: parent, Kind: kind, Node: node}}
 }
 
+// withAttempt stamps the events with a remote task's delivery attempt.
+func (a *agentEvents) withAttempt(n int) *agentEvents {
+	a.base.Attempt = n
+	return a
+}
+
 // emit sends one event of type typ with data as its payload.
 func (a *agentEvents) emit(typ string, data any) {
 	if a == nil || a.out == nil {
@@ -114,7 +120,7 @@ func (a *agentEvents) emit(typ string, data any) {
 		return
 	}
 	a.seq++
-	ev.Parent, ev.Kind, ev.Node = a.base.Parent, a.base.Kind, a.base.Node
+	ev.Parent, ev.Kind, ev.Node, ev.Attempt = a.base.Parent, a.base.Kind, a.base.Node, a.base.Attempt
 	a.out.Emit(ev)
 }
 

@@ -94,7 +94,7 @@ func (a *agent) finalize(r AgentResult) {
 		data["findings"] = f
 	}
 	if a.ev == nil { // ended before start completed
-		a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log)
+		a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log).withAttempt(a.spec.attempt)
 	}
 	a.ev.emit(typ, data)
 	ck, uncharged, ev := a.ckpt, a.unchargedCalls, a.ev

@@ -32,6 +32,9 @@ type ChildTask struct {
 	Tools []string `json:"tools"`
 	// LeaseTokens is the budget granted to the child.
 	LeaseTokens int64 `json:"lease_tokens"`
+	// Attempt is the delivery attempt of a queued task (set by the node
+	// that runs it, from 1); its events carry it.
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // Placer decides where a child agent runs. Place is called on the parent

@@ -48,6 +48,10 @@ type Options struct {
 	// Placer decides where each child agent runs; nil runs every child in
 	// this process (LocalPlacer).
 	Placer Placer
+	// OnBudget, if set, is called with the run's budget once it exists and
+	// before the root agent starts, so it can be served to agents that run
+	// elsewhere (cluster.Remote.ServeBudget). An error stops the start.
+	OnBudget func(budget.Service) error
 }
 
 // Result is a run's outcome: the root agent's result and the run's totals.
@@ -111,6 +115,12 @@ func Start(ctx context.Context, o Options) (*Team, error) {
 		return nil, fmt.Errorf("start budget actor: %w", err)
 	}
 	rt.budget = budget.NewClient(rt.system.Root, t.bpid)
+	if o.OnBudget != nil {
+		if err := o.OnBudget(rt.budget); err != nil {
+			t.shutdown()
+			return nil, fmt.Errorf("serve the run's budget: %w", err)
+		}
+	}
 	// The root reserves the whole run: its children draw from its lease.
 	lease, err := rt.budget.Acquire(ctx, budget.Acquire{Agent: RootAgentID, Kind: KindRoot, Estimate: o.Budget.Tokens}, nil)
 	if err != nil {

@@ -46,17 +46,21 @@ const (
 // 1 per agent without gaps. Data holds the type-specific payload as JSON.
 // Events never carry API keys or environment values.
 type Event struct {
-	V      int             `json:"v"`
-	ID     string          `json:"id"`
-	Time   time.Time       `json:"time"`
-	Run    string          `json:"run"`
-	Agent  string          `json:"agent"`
-	Parent string          `json:"parent,omitempty"`
-	Kind   string          `json:"kind,omitempty"`
-	Node   string          `json:"node,omitempty"`
-	Seq    uint64          `json:"seq"`
-	Type   string          `json:"type"`
-	Data   json.RawMessage `json:"data,omitempty"`
+	V      int       `json:"v"`
+	ID     string    `json:"id"`
+	Time   time.Time `json:"time"`
+	Run    string    `json:"run"`
+	Agent  string    `json:"agent"`
+	Parent string    `json:"parent,omitempty"`
+	Kind   string    `json:"kind,omitempty"`
+	Node   string    `json:"node,omitempty"`
+	// Attempt is the delivery attempt of a remote agent's task, from 1;
+	// absent for local agents. A redelivered task's agent starts its seq
+	// at 1 again, so seq counts per agent and attempt.
+	Attempt int             `json:"attempt,omitempty"`
+	Seq     uint64          `json:"seq"`
+	Type    string          `json:"type"`
+	Data    json.RawMessage `json:"data,omitempty"`
 }
 
 // NewEvent builds an event with a fresh ID and the current UTC time. data is

@@ -1,0 +1,289 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// NodeOptions configure a worker node.
+type NodeOptions struct {
+	NC     *nats.Conn
+	JS     jetstream.JetStream
+	Prefix string // default DefaultPrefix
+	// ID is unique per node process (default a new UUID); Name is for
+	// people (default the host name).
+	ID, Name string
+	// Kinds are the agent kinds this node runs (default explore).
+	Kinds []string
+	// Slots bounds the tasks run at once (default 4).
+	Slots int
+	// Agent is what every agent of this node shares: workspace, model
+	// client and routing, kinds, settings, tool config, approver, log.
+	// Its Events, Node and Run are set by the node.
+	Agent actors.Options
+	// Events receives the node's and its agents' events (the NATS
+	// publisher in the node program).
+	Events actors.Emitter
+	// AckWait is how long a task may go without a sign of life before it
+	// is redelivered (default 30s; the node signals every AckWait/3);
+	// MaxDeliver bounds the attempts (default 3).
+	AckWait    time.Duration
+	MaxDeliver int
+	// Heartbeat is the registry refresh period (default 5s).
+	Heartbeat time.Duration
+	// DrainTimeout bounds how long Drain lets running tasks finish before
+	// it hands them back to the queue (default 30s).
+	DrainTimeout time.Duration
+	// Version is the node program's version, shown in the registry.
+	Version string
+	Log     zerolog.Logger
+}
+
+func (o *NodeOptions) defaults() {
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.ID == "" {
+		o.ID = "node-" + uuid.NewString()[:8]
+	}
+	if o.Name == "" {
+		o.Name, _ = os.Hostname()
+	}
+	if len(o.Kinds) == 0 {
+		o.Kinds = []string{actors.KindExplore}
+	}
+	if o.Slots <= 0 {
+		o.Slots = 4
+	}
+	if o.AckWait <= 0 {
+		o.AckWait = 30 * time.Second
+	}
+	if o.MaxDeliver <= 0 {
+		o.MaxDeliver = 3
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 5 * time.Second
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = 30 * time.Second
+	}
+	if o.Events == nil {
+		o.Events = actors.Emitters{}
+	}
+}
+
+// NodeStats count what a node did and refused.
+type NodeStats struct {
+	Taken       uint64 // tasks started
+	Completed   uint64 // results published and acked
+	Redelivered uint64 // tasks this node got on a second or later attempt
+	AlreadyDone uint64 // redelivered tasks whose result existed: acked, not rerun
+	HandedBack  uint64 // tasks given back (Nak) when a drain timed out
+	Malformed   uint64 // task messages that could not be decoded (terminated)
+	WrongKind   uint64 // tasks of a kind this node does not serve (terminated)
+	Version     uint64 // tasks of another protocol version (handed back)
+}
+
+// Node pulls agent tasks of its kinds from the queue and runs them.
+type Node struct {
+	o      NodeOptions
+	kv     jetstream.KeyValue
+	info   NodeInfo
+	events *nodeEvents
+	slots  chan struct{}
+
+	ctx      context.Context // ends when the node stops for good
+	cancel   context.CancelFunc
+	fetching context.Context // ends when the node stops taking tasks
+	stopTake context.CancelFunc
+	loops    sync.WaitGroup
+	tasks    sync.WaitGroup
+
+	mu      sync.Mutex
+	running map[string]*runningTask
+	stats   struct {
+		taken, completed, redelivered, alreadyDone, handedBack, malformed, wrongKind, version atomic.Uint64
+	}
+}
+
+// StartNode registers the node and starts taking tasks.
+func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
+	o.defaults()
+	for _, k := range o.Kinds {
+		if err := checkToken("kind", k); err != nil {
+			return nil, err
+		}
+	}
+	if err := EnsureStreams(ctx, o.JS, StreamOptions{Prefix: o.Prefix}); err != nil {
+		return nil, err
+	}
+	kv, err := o.JS.KeyValue(ctx, NodesBucket)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", NodesBucket, err)
+	}
+	host, _ := os.Hostname()
+	n := &Node{o: o, kv: kv, slots: make(chan struct{}, o.Slots), running: map[string]*runningTask{},
+		events: newNodeEvents(o.Events, o.ID, o.Name, o.Log)}
+	n.info = NodeInfo{ID: o.ID, Name: o.Name, Host: host, Kinds: slices.Clone(o.Kinds), Slots: o.Slots, Free: o.Slots,
+		Version: o.Version, Protocol: ProtocolVersion, Started: time.Now().UTC()}
+	n.ctx, n.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	n.fetching, n.stopTake = context.WithCancel(n.ctx)
+	consumers := make([]jetstream.Consumer, 0, len(o.Kinds))
+	for _, k := range o.Kinds {
+		c, err := o.JS.CreateOrUpdateConsumer(ctx, TasksStream, jetstream.ConsumerConfig{
+			Durable: consumerName(k), FilterSubject: taskSubject(o.Prefix, k), AckPolicy: jetstream.AckExplicitPolicy,
+			AckWait: o.AckWait, MaxDeliver: o.MaxDeliver, MaxAckPending: -1,
+			Description: "troupe nodes taking " + k + " tasks"})
+		if err != nil {
+			n.cancel()
+			return nil, fmt.Errorf("consumer for %s tasks: %w", k, err)
+		}
+		consumers = append(consumers, c)
+	}
+	if err := n.beat(ctx); err != nil {
+		n.cancel()
+		return nil, fmt.Errorf("register node %s: %w", o.ID, err)
+	}
+	n.events.emit(NodesRun, messages.EvtNodeJoined, nodeData{Node: o.ID, Name: o.Name, Host: host, Kinds: o.Kinds,
+		Slots: o.Slots, Version: o.Version})
+	n.loops.Add(1)
+	go n.heartbeat()
+	for i, c := range consumers {
+		n.loops.Add(1)
+		go n.take(o.Kinds[i], c)
+	}
+	return n, nil
+}
+
+// consumerName is the durable consumer of kind's tasks, shared by every
+// node that runs the kind.
+func consumerName(kind string) string { return "troupe_" + kind }
+
+// ID is the node's ID.
+func (n *Node) ID() string { return n.o.ID }
+
+// Stats reports the node's counters.
+func (n *Node) Stats() NodeStats {
+	s := &n.stats
+	return NodeStats{Taken: s.taken.Load(), Completed: s.completed.Load(), Redelivered: s.redelivered.Load(),
+		AlreadyDone: s.alreadyDone.Load(), HandedBack: s.handedBack.Load(), Malformed: s.malformed.Load(),
+		WrongKind: s.wrongKind.Load(), Version: s.version.Load()}
+}
+
+// Drain stops taking tasks, lets the running ones finish for up to the
+// drain timeout (or until ctx ends), hands the rest back to the queue, and
+// leaves the registry. The node is stopped when it returns.
+func (n *Node) Drain(ctx context.Context) error {
+	n.stopTake()
+	n.mu.Lock()
+	n.info.Draining = true
+	n.mu.Unlock()
+	_ = n.beat(ctx)
+	done := make(chan struct{})
+	go func() { n.tasks.Wait(); close(done) }()
+	t := time.NewTimer(n.o.DrainTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	n.mu.Lock()
+	for _, rt := range n.running {
+		rt.handBack.Store(true)
+		rt.h.Cancel("node draining")
+	}
+	n.mu.Unlock()
+	<-done
+	n.cancel()
+	n.loops.Wait()
+	dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := n.kv.Delete(dctx, n.o.ID)
+	n.events.emit(NodesRun, messages.EvtNodeLeft, nodeData{Node: n.o.ID, Name: n.o.Name, Reason: "drained"})
+	if err != nil {
+		return fmt.Errorf("leave registry: %w", err)
+	}
+	return nil
+}
+
+func (n *Node) heartbeat() {
+	defer n.loops.Done()
+	t := time.NewTicker(n.o.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+			if err := n.beat(n.ctx); err != nil && n.ctx.Err() == nil {
+				n.o.Log.Warn().Err(err).Msg("heartbeat")
+			}
+		}
+	}
+}
+
+// beat writes the node's registry entry.
+func (n *Node) beat(ctx context.Context) error {
+	n.mu.Lock()
+	n.info.Free = n.o.Slots - len(n.running)
+	n.info.Heartbeat = time.Now().UTC()
+	b, _ := json.Marshal(n.info)
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err := n.kv.Put(ctx, n.o.ID, b)
+	return err
+}
+
+// take pulls kind's tasks while the node takes tasks, one per free slot.
+func (n *Node) take(kind string, c jetstream.Consumer) {
+	defer n.loops.Done()
+	for {
+		select {
+		case n.slots <- struct{}{}:
+		case <-n.fetching.Done():
+			return
+		}
+		batch, err := c.Fetch(1, jetstream.FetchMaxWait(time.Second))
+		got := false
+		if err == nil {
+			for m := range batch.Messages() {
+				got = true
+				if n.fetching.Err() != nil { // stopping: give it back at once
+					_ = m.Nak()
+					continue
+				}
+				n.tasks.Add(1)
+				go n.run(kind, m)
+			}
+		}
+		if !got {
+			<-n.slots
+			if err != nil && n.fetching.Err() == nil {
+				n.o.Log.Debug().Err(err).Str("kind", kind).Msg("fetch")
+				select { // the server is away: do not spin
+				case <-time.After(250 * time.Millisecond):
+				case <-n.fetching.Done():
+				}
+			}
+		}
+	}
+}
+
+// errAlreadyDone: a redelivered task whose result was published already.
+var errAlreadyDone = errors.New("result already published")

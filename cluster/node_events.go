@@ -1,0 +1,60 @@
+package cluster
+
+import (
+	"sync"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// NodesRun is the run ID of node lifecycle events (node.joined, node.left),
+// which belong to no run: troupe.evt.nodes.<node>.<type>.
+const NodesRun = "nodes"
+
+// nodeData is the payload of node.joined and node.left.
+type nodeData struct {
+	Node    string   `json:"node"`
+	Name    string   `json:"name"`
+	Host    string   `json:"host,omitempty"`
+	Kinds   []string `json:"kinds,omitempty"`
+	Slots   int      `json:"slots,omitempty"`
+	Version string   `json:"version,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+}
+
+// redeliveredData is the payload of task.redelivered.
+type redeliveredData struct {
+	Agent   string `json:"agent"`
+	Kind    string `json:"kind"`
+	Attempt int    `json:"attempt"`
+	Node    string `json:"node"`
+}
+
+// nodeEvents stamps a node's own events: agent is the node's ID, kind
+// "node", and seq counts per run from 1.
+type nodeEvents struct {
+	mu   sync.Mutex
+	out  actors.Emitter
+	id   string
+	name string
+	seq  map[string]uint64
+	log  zerolog.Logger
+}
+
+func newNodeEvents(out actors.Emitter, id, name string, log zerolog.Logger) *nodeEvents {
+	return &nodeEvents{out: out, id: id, name: name, seq: map[string]uint64{}, log: log}
+}
+
+func (e *nodeEvents) emit(run, typ string, data any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ev, err := messages.NewEvent(run, e.id, typ, e.seq[run]+1, data)
+	if err != nil {
+		e.log.Error().Err(err).Str("type", typ).Msg("build node event")
+		return
+	}
+	e.seq[run]++
+	ev.Kind, ev.Node = "node", e.id
+	e.out.Emit(ev)
+}

@@ -1,0 +1,119 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+)
+
+// NodeInfo is a node's entry in the troupe_nodes bucket, rewritten at
+// every heartbeat; the bucket's TTL removes the entry of a node that
+// stopped beating.
+type NodeInfo struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Host      string    `json:"host"`
+	Kinds     []string  `json:"kinds"`
+	Slots     int       `json:"slots"`
+	Free      int       `json:"free"`
+	Version   string    `json:"version"`
+	Protocol  int       `json:"protocol"`
+	Started   time.Time `json:"started"`
+	Heartbeat time.Time `json:"heartbeat"`
+	Draining  bool      `json:"draining,omitempty"`
+}
+
+// registry is the orchestrator's live view of the node bucket.
+type registry struct {
+	mu    sync.Mutex
+	nodes map[string]NodeInfo
+	done  chan struct{}
+}
+
+func watchRegistry(ctx context.Context, js jetstream.JetStream, log zerolog.Logger) (*registry, error) {
+	kv, err := js.KeyValue(ctx, NodesBucket)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", NodesBucket, err)
+	}
+	w, err := kv.WatchAll(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", NodesBucket, err)
+	}
+	g := &registry{nodes: map[string]NodeInfo{}, done: make(chan struct{})}
+	go func() {
+		defer close(g.done)
+		defer w.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+				if e == nil {
+					continue // the initial values are in
+				}
+				g.apply(e, log)
+			}
+		}
+	}()
+	return g, nil
+}
+
+func (g *registry) apply(e jetstream.KeyValueEntry, log zerolog.Logger) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if e.Operation() != jetstream.KeyValuePut {
+		delete(g.nodes, e.Key())
+		return
+	}
+	var n NodeInfo
+	if err := json.Unmarshal(e.Value(), &n); err != nil || n.ID != e.Key() {
+		log.Warn().Str("key", e.Key()).Msg("malformed node entry ignored")
+		return
+	}
+	g.nodes[n.ID] = n
+}
+
+// hasFreeSlot reports whether a live node serving kind has a free slot.
+func (g *registry) hasFreeSlot(kind string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, n := range g.nodes {
+		if !n.Draining && n.Free > 0 && slices.Contains(n.Kinds, kind) {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *registry) list() []NodeInfo {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]NodeInfo, 0, len(g.nodes))
+	for _, n := range g.nodes {
+		out = append(out, n)
+	}
+	slices.SortFunc(out, func(a, b NodeInfo) int {
+		if a.Name != b.Name {
+			if a.Name < b.Name {
+				return -1
+			}
+			return 1
+		}
+		if a.ID < b.ID {
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+func (g *registry) wait() { <-g.done }

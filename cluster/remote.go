@@ -1,0 +1,234 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/budget"
+)
+
+// Placements of a kind.
+const (
+	PlaceLocal  = "local"
+	PlaceRemote = "remote"
+	PlaceAuto   = "auto" // remote when a live node of the kind has a free slot
+)
+
+// RemoteOptions configure the orchestrator side of a run whose children
+// may run on nodes.
+type RemoteOptions struct {
+	NC     *nats.Conn
+	JS     jetstream.JetStream
+	Prefix string // default DefaultPrefix
+	Run    string
+	// Placement maps a kind to PlaceLocal, PlaceRemote or PlaceAuto;
+	// kinds not named run locally.
+	Placement map[string]string
+	// CancelWait bounds how long a cancelled remote child's own result is
+	// awaited before it is reported cancelled (default 10s).
+	CancelWait time.Duration
+	Log        zerolog.Logger
+}
+
+// Remote is the orchestrator side of a run with remote agents: its Placer
+// publishes tasks, a results consumer hands each task's first result to
+// its parent, and the run's budget is served to the nodes.
+type Remote struct {
+	o       RemoteOptions
+	ctx     context.Context
+	cancel  context.CancelFunc
+	nodes   *registry
+	budget  *BudgetServer
+	results jetstream.ConsumeContext
+	advSub  *nats.Subscription
+	origin  string
+
+	mu      sync.Mutex
+	waiting map[string]*remoteChild // by agent ID
+	bySeq   map[uint64]string       // task stream sequence → agent ID
+
+	duplicates atomic.Uint64
+	forged     atomic.Uint64
+	failedMax  atomic.Uint64
+}
+
+// StartRemote starts the orchestrator side of run.
+func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.CancelWait == 0 {
+		o.CancelWait = 10 * time.Second
+	}
+	if err := checkToken("run", o.Run); err != nil {
+		return nil, err
+	}
+	for kind, p := range o.Placement {
+		if p != PlaceLocal && p != PlaceRemote && p != PlaceAuto {
+			return nil, fmt.Errorf("placement.%s: want local, remote or auto, got %q", kind, p)
+		}
+	}
+	if err := EnsureStreams(ctx, o.JS, StreamOptions{Prefix: o.Prefix}); err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	r := &Remote{o: o, waiting: map[string]*remoteChild{}, bySeq: map[uint64]string{},
+		origin: fmt.Sprintf("%s/%d", host, os.Getpid())}
+	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	var err error
+	if r.nodes, err = watchRegistry(r.ctx, o.JS, o.Log); err != nil {
+		r.Close()
+		return nil, err
+	}
+	cons, err := o.JS.OrderedConsumer(r.ctx, ResultsStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{resultSubject(o.Prefix, o.Run, "*")}})
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("consume results of %s: %w", o.Run, err)
+	}
+	if r.results, err = cons.Consume(r.onResult); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("consume results of %s: %w", o.Run, err)
+	}
+	if r.advSub, err = o.NC.Subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."+TasksStream+".*", r.onMaxDeliveries); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("subscribe to max-delivery advisories: %w", err)
+	}
+	if err := o.NC.Flush(); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("start remote placement: %w", err)
+	}
+	return r, nil
+}
+
+// ServeBudget serves the run's budget to the nodes' agents; pass it as
+// actors.Options.OnBudget so it is served before any agent starts.
+func (r *Remote) ServeBudget(svc budget.Service) error {
+	s, err := ServeBudget(r.o.NC, r.o.Prefix, r.o.Run, svc, r.o.Log)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.budget = s
+	r.mu.Unlock()
+	return nil
+}
+
+// Close stops consuming results and serving the budget. Remote children
+// still waiting get a failed result.
+func (r *Remote) Close() {
+	if r.results != nil {
+		r.results.Stop()
+	}
+	if r.advSub != nil {
+		_ = r.advSub.Unsubscribe()
+	}
+	if r.budget != nil {
+		r.budget.Close()
+	}
+	r.cancel()
+	if r.nodes != nil {
+		r.nodes.wait()
+	}
+}
+
+// RemoteStats count what the results path dropped.
+type RemoteStats struct {
+	Duplicates   uint64 // second results of a task (redelivery), dropped
+	Forged       uint64 // results for tasks this run never sent, or malformed
+	MaxDelivered uint64 // tasks that failed after MaxDeliver attempts
+}
+
+// Stats reports the dropped results so far.
+func (r *Remote) Stats() RemoteStats {
+	return RemoteStats{Duplicates: r.duplicates.Load(), Forged: r.forged.Load(), MaxDelivered: r.failedMax.Load()}
+}
+
+// Nodes lists the live nodes as the registry shows them.
+func (r *Remote) Nodes() []NodeInfo { return r.nodes.list() }
+
+// Placer is the placement seam's remote implementation for this run.
+func (r *Remote) Placer() actors.Placer { return remotePlacer{r} }
+
+type remotePlacer struct{ r *Remote }
+
+// Place answers remote for kinds placed remote, and for auto kinds when
+// a live node of the kind has a free slot; local otherwise.
+func (p remotePlacer) Place(_ context.Context, task actors.ChildTask) (actors.RemoteChild, error) {
+	switch p.r.o.Placement[task.Kind] {
+	case PlaceRemote:
+	case PlaceAuto:
+		if !p.r.nodes.hasFreeSlot(task.Kind) {
+			return nil, nil
+		}
+	default:
+		return nil, nil
+	}
+	return &remoteChild{r: p.r, task: task, done: make(chan actors.AgentResult, 1), started: make(chan string, 1)}, nil
+}
+
+func (r *Remote) onResult(m jetstream.Msg) {
+	res, err := DecodeResult(m.Data())
+	if err != nil || res.Run != r.o.Run || !strings.HasSuffix(m.Subject(), "."+res.Agent) {
+		r.forged.Add(1)
+		r.o.Log.Warn().Err(err).Str("subject", m.Subject()).Msg("result rejected")
+		return
+	}
+	r.mu.Lock()
+	c := r.waiting[res.Agent]
+	if c != nil {
+		delete(r.waiting, res.Agent)
+	}
+	r.mu.Unlock()
+	if c == nil {
+		r.duplicates.Add(1) // a task this run sent, answered twice, or a forgery
+		r.o.Log.Warn().Str("subject", m.Subject()).Str("node", res.Node).Int("attempt", res.Attempt).
+			Msg("result for no waiting task dropped (duplicate or unknown)")
+		return
+	}
+	c.done <- res.Result
+}
+
+// onMaxDeliveries fails a task that was delivered MaxDeliver times
+// without a result and removes it from the queue.
+func (r *Remote) onMaxDeliveries(m *nats.Msg) {
+	var adv struct {
+		StreamSeq  uint64 `json:"stream_seq"`
+		Deliveries int    `json:"deliveries"`
+	}
+	if json.Unmarshal(m.Data, &adv) != nil {
+		return
+	}
+	r.mu.Lock()
+	agent, ok := r.bySeq[adv.StreamSeq]
+	c := r.waiting[agent]
+	if ok && c != nil {
+		delete(r.waiting, agent)
+	}
+	r.mu.Unlock()
+	if c == nil {
+		return // another run's task
+	}
+	r.failedMax.Add(1)
+	r.deleteTask(adv.StreamSeq)
+	c.done <- actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError,
+		Err: fmt.Sprintf("task %s failed after %d delivery attempts: the nodes that took it died or stopped before it ended", agent, adv.Deliveries)}
+}
+
+func (r *Remote) deleteTask(seq uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if s, err := r.o.JS.Stream(ctx, TasksStream); err == nil {
+		_ = s.DeleteMsg(ctx, seq)
+	}
+}

@@ -1,0 +1,155 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/troupe-ai/troupe/actors"
+)
+
+// Control operations, the last token of <prefix>.ctl.<run>[.<agent>].<op>.
+const (
+	ctlCancel  = "cancel"
+	ctlInput   = "input"
+	ctlStatus  = "status"
+	ctlStarted = "started" // a node took the task
+)
+
+// remoteChild is one child placed on the queue: its proxy actor in the
+// parent drives it through the actors.RemoteChild methods.
+type remoteChild struct {
+	r       *Remote
+	task    actors.ChildTask
+	done    chan actors.AgentResult // the task's one result
+	started chan string             // the node that took it
+
+	mu        sync.Mutex
+	seq       uint64
+	node      string
+	cancelled bool
+}
+
+// Start publishes the task and waits for its result. When ctx ends the
+// agent is cancelled on its node and its own (cancelled) result awaited
+// for a while.
+func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
+	r := c.r
+	sub, err := r.o.NC.Subscribe(ctlSubject(r.o.Prefix, c.task.Run, c.task.ID, ctlStarted), func(m *nats.Msg) {
+		select {
+		case c.started <- string(m.Data):
+		default:
+		}
+	})
+	if err != nil {
+		return actors.AgentResult{}, fmt.Errorf("subscribe to %s's start: %w", c.task.ID, err)
+	}
+	defer sub.Unsubscribe()
+	r.mu.Lock()
+	r.waiting[c.task.ID] = c
+	r.mu.Unlock()
+	data, err := json.Marshal(TaskMessage{V: ProtocolVersion, Task: c.task, Origin: r.origin, Sent: time.Now().UTC()})
+	if err != nil {
+		return actors.AgentResult{}, err
+	}
+	ack, err := r.o.JS.PublishMsg(ctx, &nats.Msg{Subject: taskSubject(r.o.Prefix, c.task.Kind), Data: data,
+		Header: nats.Header{jetstream.MsgIDHeader: []string{c.task.Run + "." + c.task.ID}}})
+	if err != nil {
+		r.mu.Lock()
+		delete(r.waiting, c.task.ID)
+		r.mu.Unlock()
+		return actors.AgentResult{}, fmt.Errorf("queue %s task %s: %w", c.task.Kind, c.task.ID, err)
+	}
+	c.mu.Lock()
+	c.seq = ack.Sequence
+	c.mu.Unlock()
+	r.mu.Lock()
+	r.bySeq[ack.Sequence] = c.task.ID
+	r.mu.Unlock()
+	for {
+		select {
+		case res := <-c.done:
+			return res, nil
+		case node := <-c.started:
+			c.mu.Lock()
+			c.node = node
+			c.mu.Unlock()
+		case <-ctx.Done():
+			c.Cancel("parent cancelled")
+			return c.awaitCancelled(), nil
+		case <-r.ctx.Done():
+			return actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError,
+				Err: "the orchestrator stopped waiting for the remote agent"}, nil
+		}
+	}
+}
+
+// awaitCancelled waits a while for a cancelled agent's own result (its
+// best text so far), else reports it cancelled.
+func (c *remoteChild) awaitCancelled() actors.AgentResult {
+	t := time.NewTimer(c.r.o.CancelWait)
+	defer t.Stop()
+	c.mu.Lock()
+	taken := c.node != ""
+	c.mu.Unlock()
+	if taken {
+		select {
+		case res := <-c.done:
+			return res
+		case <-t.C:
+		}
+	}
+	c.r.mu.Lock()
+	delete(c.r.waiting, c.task.ID)
+	c.r.mu.Unlock()
+	return actors.AgentResult{Status: actors.StatusCancelled, Reason: actors.ReasonCancelled}
+}
+
+// Cancel takes the task off the queue if no node has it yet, and tells
+// the node running it to cancel the agent.
+func (c *remoteChild) Cancel(reason string) {
+	c.mu.Lock()
+	seq, already := c.seq, c.cancelled
+	c.cancelled = true
+	c.mu.Unlock()
+	if already {
+		return
+	}
+	if seq > 0 {
+		c.r.deleteTask(seq) // a task still queued is never handed out
+	}
+	_ = c.r.o.NC.Publish(ctlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlCancel), []byte(reason))
+}
+
+// Status asks the node running the agent; a task still queued reports
+// round 0.
+func (c *remoteChild) Status(ctx context.Context) (actors.StatusReply, error) {
+	st := actors.StatusReply{Agent: c.task.ID, Kind: c.task.Kind, Model: c.task.Model}
+	m, err := c.r.o.NC.RequestWithContext(ctx, ctlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlStatus), nil)
+	if err != nil {
+		return st, nil // queued, or its node is gone: what we know
+	}
+	if err := json.Unmarshal(m.Data, &st); err != nil {
+		return st, fmt.Errorf("status of %s: %w", c.task.ID, err)
+	}
+	return st, nil
+}
+
+// SendInput steers the remote agent.
+func (c *remoteChild) SendInput(ctx context.Context, message string) (bool, error) {
+	m, err := c.r.o.NC.RequestWithContext(ctx, ctlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlInput), []byte(message))
+	if err != nil {
+		return false, fmt.Errorf("steer %s: %w", c.task.ID, err)
+	}
+	var rep struct {
+		Accepted bool `json:"accepted"`
+	}
+	if err := json.Unmarshal(m.Data, &rep); err != nil {
+		return false, fmt.Errorf("steer %s: %w", c.task.ID, err)
+	}
+	return rep.Accepted, nil
+}
