@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
 )
 
@@ -110,7 +111,7 @@ func (c *BudgetClient) request(ctx context.Context, op string, req, reply any) e
 	if err != nil {
 		return err
 	}
-	m, err := c.nc.RequestWithContext(ctx, budgetSubject(c.prefix, c.run, op), b)
+	m, err := c.nc.RequestWithContext(ctx, bus.BudgetSubject(c.prefix, c.run, op), b)
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) {
 			return fmt.Errorf("budget %s: %w: nobody serves the budget of run %s", op, budget.ErrStopped, c.run)

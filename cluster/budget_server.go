@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/bus"
 )
 
 // maxRequestBytes bounds a request read from the wire.
@@ -33,12 +34,12 @@ type BudgetServer struct {
 
 // ServeBudget starts serving svc, the budget of run, on nc.
 func ServeBudget(nc *nats.Conn, prefix, run string, svc budget.Service, log zerolog.Logger) (*BudgetServer, error) {
-	if err := checkToken("run", run); err != nil {
+	if err := bus.CheckToken("run", run); err != nil {
 		return nil, err
 	}
 	s := &BudgetServer{svc: svc, log: log.With().Str("component", "budget-server").Str("run", run).Logger()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	sub, err := nc.Subscribe(budgetSubject(prefix, run, "*"), s.handle)
+	sub, err := nc.Subscribe(bus.BudgetSubject(prefix, run, "*"), s.handle)
 	if err != nil {
 		return nil, fmt.Errorf("serve budget of %s: %w", run, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
 )
 
@@ -128,7 +129,7 @@ func TestBudgetServerRejectsBadRequests(t *testing.T) {
 		{"bogus", `{}`},
 		{"usage", `{"agent":"` + strings.Repeat("x", maxRequestBytes) + `"}`},
 	} {
-		m, err := nc.Request(budgetSubject(DefaultPrefix, "r3", tc.op), []byte(tc.body), 5*time.Second)
+		m, err := nc.Request(bus.BudgetSubject(DefaultPrefix, "r3", tc.op), []byte(tc.body), 5*time.Second)
 		if err != nil {
 			t.Fatalf("%s %.40s: %v", tc.op, tc.body, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
 )
 
@@ -124,16 +125,16 @@ type Node struct {
 func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	o.defaults()
 	for _, k := range o.Kinds {
-		if err := checkToken("kind", k); err != nil {
+		if err := bus.CheckToken("kind", k); err != nil {
 			return nil, err
 		}
 	}
-	if err := EnsureStreams(ctx, o.JS, StreamOptions{Prefix: o.Prefix}); err != nil {
+	if err := bus.EnsureStreams(ctx, o.JS, o.Prefix, bus.StreamLimits{}); err != nil {
 		return nil, err
 	}
-	kv, err := o.JS.KeyValue(ctx, NodesBucket)
+	kv, err := o.JS.KeyValue(ctx, bus.NodesBucket)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", NodesBucket, err)
+		return nil, fmt.Errorf("open %s: %w", bus.NodesBucket, err)
 	}
 	host, _ := os.Hostname()
 	n := &Node{o: o, kv: kv, slots: make(chan struct{}, o.Slots), running: map[string]*runningTask{},
@@ -144,8 +145,8 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	n.fetching, n.stopTake = context.WithCancel(n.ctx)
 	consumers := make([]jetstream.Consumer, 0, len(o.Kinds))
 	for _, k := range o.Kinds {
-		c, err := o.JS.CreateOrUpdateConsumer(ctx, TasksStream, jetstream.ConsumerConfig{
-			Durable: consumerName(k), FilterSubject: taskSubject(o.Prefix, k), AckPolicy: jetstream.AckExplicitPolicy,
+		c, err := o.JS.CreateOrUpdateConsumer(ctx, bus.TasksStream, jetstream.ConsumerConfig{
+			Durable: consumerName(k), FilterSubject: bus.TaskSubject(o.Prefix, k), AckPolicy: jetstream.AckExplicitPolicy,
 			AckWait: o.AckWait, MaxDeliver: o.MaxDeliver, MaxAckPending: -1,
 			Description: "troupe nodes taking " + k + " tasks"})
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
 )
 
@@ -115,7 +116,7 @@ func (n *Node) runAgent(m jetstream.Msg, task actors.ChildTask) (actors.AgentRes
 			_ = s.Unsubscribe()
 		}
 	}()
-	_ = n.o.NC.Publish(ctlSubject(n.o.Prefix, task.Run, task.ID, ctlStarted), []byte(n.o.ID))
+	_ = n.o.NC.Publish(bus.CtlSubject(n.o.Prefix, task.Run, task.ID, ctlStarted), []byte(n.o.ID))
 	alive := time.NewTicker(n.o.AckWait / 3)
 	defer alive.Stop()
 	for {
@@ -140,9 +141,9 @@ func (n *Node) control(task actors.ChildTask, h *actors.AgentHandle) []*nats.Sub
 		}
 	}
 	cancel := func(m *nats.Msg) { h.Cancel(fmt.Sprintf("cancelled by the orchestrator (%.200s)", m.Data)) }
-	add(ctlSubject(p, task.Run, "", ctlCancel), cancel)
-	add(ctlSubject(p, task.Run, task.ID, ctlCancel), cancel)
-	add(ctlSubject(p, task.Run, task.ID, ctlInput), func(m *nats.Msg) {
+	add(bus.CtlSubject(p, task.Run, "", ctlCancel), cancel)
+	add(bus.CtlSubject(p, task.Run, task.ID, ctlCancel), cancel)
+	add(bus.CtlSubject(p, task.Run, task.ID, ctlInput), func(m *nats.Msg) {
 		if len(m.Data) > maxRequestBytes || m.Reply == "" {
 			return
 		}
@@ -156,7 +157,7 @@ func (n *Node) control(task actors.ChildTask, h *actors.AgentHandle) []*nats.Sub
 			_ = m.Respond(b)
 		}()
 	})
-	add(ctlSubject(p, task.Run, task.ID, ctlStatus), func(m *nats.Msg) {
+	add(bus.CtlSubject(p, task.Run, task.ID, ctlStatus), func(m *nats.Msg) {
 		if m.Reply == "" {
 			return
 		}
@@ -183,7 +184,7 @@ func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult) erro
 	}
 	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
 	defer cancel()
-	_, err = n.o.JS.PublishMsg(ctx, &nats.Msg{Subject: resultSubject(n.o.Prefix, task.Run, task.ID), Data: b,
+	_, err = n.o.JS.PublishMsg(ctx, &nats.Msg{Subject: bus.ResultSubject(n.o.Prefix, task.Run, task.ID), Data: b,
 		Header: nats.Header{jetstream.MsgIDHeader: []string{task.Run + "." + task.ID + ".result"}}})
 	return err
 }
@@ -193,10 +194,10 @@ func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult) erro
 func (n *Node) resultExists(task actors.ChildTask) bool {
 	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 	defer cancel()
-	s, err := n.o.JS.Stream(ctx, ResultsStream)
+	s, err := n.o.JS.Stream(ctx, bus.ResultsStream)
 	if err != nil {
 		return false
 	}
-	_, err = s.GetLastMsgForSubject(ctx, resultSubject(n.o.Prefix, task.Run, task.ID))
+	_, err = s.GetLastMsgForSubject(ctx, bus.ResultSubject(n.o.Prefix, task.Run, task.ID))
 	return err == nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/bus"
 )
 
 // NodeInfo is a node's entry in the troupe_nodes bucket, rewritten at
@@ -37,13 +38,13 @@ type registry struct {
 }
 
 func watchRegistry(ctx context.Context, js jetstream.JetStream, log zerolog.Logger) (*registry, error) {
-	kv, err := js.KeyValue(ctx, NodesBucket)
+	kv, err := js.KeyValue(ctx, bus.NodesBucket)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", NodesBucket, err)
+		return nil, fmt.Errorf("open %s: %w", bus.NodesBucket, err)
 	}
 	w, err := kv.WatchAll(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("watch %s: %w", NodesBucket, err)
+		return nil, fmt.Errorf("watch %s: %w", bus.NodesBucket, err)
 	}
 	g := &registry{nodes: map[string]NodeInfo{}, done: make(chan struct{})}
 	go func() {

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/bus"
 )
 
 // Placements of a kind.
@@ -70,7 +71,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 	if o.CancelWait == 0 {
 		o.CancelWait = 10 * time.Second
 	}
-	if err := checkToken("run", o.Run); err != nil {
+	if err := bus.CheckToken("run", o.Run); err != nil {
 		return nil, err
 	}
 	for kind, p := range o.Placement {
@@ -78,7 +79,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 			return nil, fmt.Errorf("placement.%s: want local, remote or auto, got %q", kind, p)
 		}
 	}
-	if err := EnsureStreams(ctx, o.JS, StreamOptions{Prefix: o.Prefix}); err != nil {
+	if err := bus.EnsureStreams(ctx, o.JS, o.Prefix, bus.StreamLimits{}); err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
@@ -90,8 +91,8 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		r.Close()
 		return nil, err
 	}
-	cons, err := o.JS.OrderedConsumer(r.ctx, ResultsStream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{resultSubject(o.Prefix, o.Run, "*")}})
+	cons, err := o.JS.OrderedConsumer(r.ctx, bus.ResultsStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{bus.ResultSubject(o.Prefix, o.Run, "*")}})
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("consume results of %s: %w", o.Run, err)
@@ -100,7 +101,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		r.Close()
 		return nil, fmt.Errorf("consume results of %s: %w", o.Run, err)
 	}
-	if r.advSub, err = o.NC.Subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."+TasksStream+".*", r.onMaxDeliveries); err != nil {
+	if r.advSub, err = o.NC.Subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."+bus.TasksStream+".*", r.onMaxDeliveries); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("subscribe to max-delivery advisories: %w", err)
 	}
@@ -228,7 +229,7 @@ func (r *Remote) onMaxDeliveries(m *nats.Msg) {
 func (r *Remote) deleteTask(seq uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if s, err := r.o.JS.Stream(ctx, TasksStream); err == nil {
+	if s, err := r.o.JS.Stream(ctx, bus.TasksStream); err == nil {
 		_ = s.DeleteMsg(ctx, seq)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/bus"
 )
 
 // Control operations, the last token of <prefix>.ctl.<run>[.<agent>].<op>.
@@ -39,7 +40,7 @@ type remoteChild struct {
 // for a while.
 func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	r := c.r
-	sub, err := r.o.NC.Subscribe(ctlSubject(r.o.Prefix, c.task.Run, c.task.ID, ctlStarted), func(m *nats.Msg) {
+	sub, err := r.o.NC.Subscribe(bus.CtlSubject(r.o.Prefix, c.task.Run, c.task.ID, ctlStarted), func(m *nats.Msg) {
 		select {
 		case c.started <- string(m.Data):
 		default:
@@ -56,7 +57,7 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	if err != nil {
 		return actors.AgentResult{}, err
 	}
-	ack, err := r.o.JS.PublishMsg(ctx, &nats.Msg{Subject: taskSubject(r.o.Prefix, c.task.Kind), Data: data,
+	ack, err := r.o.JS.PublishMsg(ctx, &nats.Msg{Subject: bus.TaskSubject(r.o.Prefix, c.task.Kind), Data: data,
 		Header: nats.Header{jetstream.MsgIDHeader: []string{c.task.Run + "." + c.task.ID}}})
 	if err != nil {
 		r.mu.Lock()
@@ -122,14 +123,14 @@ func (c *remoteChild) Cancel(reason string) {
 	if seq > 0 {
 		c.r.deleteTask(seq) // a task still queued is never handed out
 	}
-	_ = c.r.o.NC.Publish(ctlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlCancel), []byte(reason))
+	_ = c.r.o.NC.Publish(bus.CtlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlCancel), []byte(reason))
 }
 
 // Status asks the node running the agent; a task still queued reports
 // round 0.
 func (c *remoteChild) Status(ctx context.Context) (actors.StatusReply, error) {
 	st := actors.StatusReply{Agent: c.task.ID, Kind: c.task.Kind, Model: c.task.Model}
-	m, err := c.r.o.NC.RequestWithContext(ctx, ctlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlStatus), nil)
+	m, err := c.r.o.NC.RequestWithContext(ctx, bus.CtlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlStatus), nil)
 	if err != nil {
 		return st, nil // queued, or its node is gone: what we know
 	}
@@ -141,7 +142,7 @@ func (c *remoteChild) Status(ctx context.Context) (actors.StatusReply, error) {
 
 // SendInput steers the remote agent.
 func (c *remoteChild) SendInput(ctx context.Context, message string) (bool, error) {
-	m, err := c.r.o.NC.RequestWithContext(ctx, ctlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlInput), []byte(message))
+	m, err := c.r.o.NC.RequestWithContext(ctx, bus.CtlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlInput), []byte(message))
 	if err != nil {
 		return false, fmt.Errorf("steer %s: %w", c.task.ID, err)
 	}

@@ -116,7 +116,7 @@ func TestRemotePlacementEndToEnd(t *testing.T) {
 	res, err := actors.Run(t.Context(), actors.Options{Run: run, Workspace: workspace(t), Task: "find main",
 		Client: modelClient(t, srv), Models: actors.Models{Default: "big", Cheap: "small"}, Events: rec,
 		Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}, FanoutThreshold: 20},
-		Placer: remote.Placer(), OnBudget: remote.ServeBudget, Log: zerolog.Nop()})
+		Placer:   remote.Placer(), OnBudget: remote.ServeBudget, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

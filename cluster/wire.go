@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/bus"
 )
 
 // ProtocolVersion is the version of the task and result messages a node
@@ -55,7 +56,7 @@ func DecodeTask(data []byte) (TaskMessage, error) {
 	}
 	t := m.Task
 	for _, f := range []struct{ name, v string }{{"run", t.Run}, {"agent", t.ID}, {"parent", t.Parent}, {"kind", t.Kind}} {
-		if err := checkToken(f.name, f.v); err != nil {
+		if err := bus.CheckToken(f.name, f.v); err != nil {
 			return m, fmt.Errorf("%w: task: %v", ErrBadMessage, err)
 		}
 	}

@@ -1,0 +1,154 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+)
+
+// ConnectOptions say how to reach a NATS server or cluster.
+type ConnectOptions struct {
+	// URLs are comma-separated seed URLs, e.g. nats://a:4222,nats://b:4222.
+	URLs string
+	// Setting names where URLs came from, for error messages ("--nats",
+	// "TROUPE_NATS_URL"); default "nats.url".
+	Setting string
+	// Token, or User and Password, or CredsFile (a .creds file with a JWT
+	// and an nkey seed) authenticate the client.
+	Token, User, Password, CredsFile string
+	// TLSCA verifies the server; TLSCert and TLSKey are a client
+	// certificate for servers that ask for one.
+	TLSCA, TLSCert, TLSKey string
+	// Name is the connection's name as the server shows it.
+	Name string
+	// Prefix is the first token of troupe's subjects; default "troupe".
+	Prefix string
+	// ReconnectBuffer bounds what is buffered while reconnecting
+	// (default 8 MiB); beyond it publishes fail and count as dropped.
+	ReconnectBuffer int
+	// Timeout bounds the first connection (default 5s).
+	Timeout time.Duration
+}
+
+// Conn is a connection to NATS with JetStream, and the subject prefix.
+type Conn struct {
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	prefix string
+}
+
+// Connect connects and checks that JetStream answers. It reconnects
+// forever after that; the first connection failing is an error that names
+// the setting to fix.
+func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, error) {
+	if o.Setting == "" {
+		o.Setting = "nats.url"
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if err := CheckToken("nats.prefix", o.Prefix); err != nil {
+		return nil, err
+	}
+	if o.ReconnectBuffer == 0 {
+		o.ReconnectBuffer = 8 << 20
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 5 * time.Second
+	}
+	urls := strings.TrimSpace(o.URLs)
+	if urls == "" {
+		return nil, fmt.Errorf("%s is empty: give a NATS URL such as nats://127.0.0.1:4222", o.Setting)
+	}
+	opts := []nats.Option{nats.Name(o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
+		nats.ReconnectBufSize(o.ReconnectBuffer), nats.Timeout(o.Timeout),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			log.Warn().Err(err).Msg("nats disconnected; reconnecting")
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("nats reconnected") }),
+		nats.ErrorHandler(func(_ *nats.Conn, s *nats.Subscription, err error) {
+			subj := ""
+			if s != nil {
+				subj = s.Subject
+			}
+			log.Warn().Err(err).Str("subject", subj).Msg("nats")
+		}),
+	}
+	switch {
+	case o.CredsFile != "":
+		if _, err := os.Stat(o.CredsFile); err != nil {
+			return nil, fmt.Errorf("nats.creds %s: %w", o.CredsFile, err)
+		}
+		opts = append(opts, nats.UserCredentials(o.CredsFile))
+	case o.Token != "":
+		opts = append(opts, nats.Token(o.Token))
+	case o.User != "":
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
+	}
+	if o.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(o.TLSCA))
+	}
+	if o.TLSCert != "" || o.TLSKey != "" {
+		if o.TLSCert == "" || o.TLSKey == "" {
+			return nil, errors.New("nats.tls_cert and nats.tls_key go together")
+		}
+		opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
+	}
+	nc, err := nats.Connect(urls, opts...)
+	if err != nil {
+		switch {
+		case errors.Is(err, nats.ErrAuthorization) || strings.Contains(strings.ToLower(err.Error()), "authorization"):
+			return nil, fmt.Errorf("%s %s: the server refused the credentials (nats.token, nats.user/nats.password or nats.creds): %w", o.Setting, redactURL(urls), err)
+		case errors.Is(err, nats.ErrNoServers):
+			return nil, fmt.Errorf("%s %s: no server reachable: %w", o.Setting, redactURL(urls), err)
+		}
+		return nil, fmt.Errorf("%s %s: %w", o.Setting, redactURL(urls), err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("%s: jetstream: %w", o.Setting, err)
+	}
+	actx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	if _, err := js.AccountInfo(actx); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("%s %s: the server has no JetStream (start nats-server with -js): %w", o.Setting, redactURL(urls), err)
+	}
+	return &Conn{nc: nc, js: js, prefix: o.Prefix}, nil
+}
+
+// NATS is the underlying connection.
+func (c *Conn) NATS() *nats.Conn { return c.nc }
+
+// JetStream is the connection's JetStream context.
+func (c *Conn) JetStream() jetstream.JetStream { return c.js }
+
+// Prefix is the subject prefix.
+func (c *Conn) Prefix() string { return c.prefix }
+
+// Close flushes what is pending and closes the connection.
+func (c *Conn) Close() {
+	_ = c.nc.FlushTimeout(5 * time.Second)
+	c.nc.Close()
+}
+
+// redactURL drops user info from URLs for messages.
+func redactURL(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if at := strings.LastIndex(p, "@"); at >= 0 {
+			if s := strings.Index(p, "://"); s >= 0 && s < at {
+				parts[i] = p[:s+3] + "[redacted]@" + p[at+1:]
+			}
+		}
+	}
+	return strings.Join(parts, ",")
+}

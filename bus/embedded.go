@@ -1,0 +1,162 @@
+package bus
+
+import (
+	"context"
+
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/rs/zerolog"
+)
+
+// EmbeddedOptions configure an in-process nats-server with JetStream.
+type EmbeddedOptions struct {
+	// Host is the listen address; default 127.0.0.1. Anything beyond
+	// loopback must be asked for.
+	Host string
+	// Port is the client port; 0 picks a free one.
+	Port int
+	// StoreDir holds JetStream's data; with Ephemeral (or when empty) a
+	// temporary directory is used and removed at Shutdown.
+	StoreDir  string
+	Ephemeral bool
+	// ServerName names the server (required to differ within a cluster).
+	ServerName string
+	// Token, when set, is required of every client.
+	Token string
+	// Cluster: with ClusterName set the server listens for routes on
+	// ClusterHost:ClusterPort (default Host, a free port) and joins the
+	// servers in Routes (nats-route://host:port URLs).
+	ClusterName string
+	ClusterHost string
+	ClusterPort int
+	Routes      []string
+	// ReadyTimeout bounds the wait for the server to accept clients
+	// (default 10s).
+	ReadyTimeout time.Duration
+}
+
+// Embedded is a running in-process server.
+type Embedded struct {
+	srv     *server.Server
+	tempDir string
+	opts    *server.Options
+}
+
+// StartEmbedded starts the server and waits until it accepts clients.
+func StartEmbedded(ctx context.Context, o EmbeddedOptions, log zerolog.Logger) (*Embedded, error) {
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 10 * time.Second
+	}
+	e := &Embedded{}
+	store := o.StoreDir
+	if o.Ephemeral || store == "" {
+		dir, err := os.MkdirTemp("", "troupe-nats-")
+		if err != nil {
+			return nil, fmt.Errorf("embedded nats: store: %w", err)
+		}
+		store, e.tempDir = dir, dir
+	} else if err := os.MkdirAll(store, 0o700); err != nil {
+		return nil, fmt.Errorf("embedded nats: store %s: %w", store, err)
+	}
+	port := o.Port
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	opts := &server.Options{ServerName: o.ServerName, Host: o.Host, Port: port, JetStream: true, StoreDir: store,
+		NoLog: true, NoSigs: true, Authorization: o.Token, MaxPayload: 8 << 20}
+	if o.ClusterName != "" {
+		ch := o.ClusterHost
+		if ch == "" {
+			ch = o.Host
+		}
+		cp := o.ClusterPort
+		if cp == 0 {
+			cp = server.RANDOM_PORT
+		}
+		opts.Cluster = server.ClusterOpts{Name: o.ClusterName, Host: ch, Port: cp}
+		for _, r := range o.Routes {
+			u, err := url.Parse(r)
+			if err != nil {
+				e.cleanup()
+				return nil, fmt.Errorf("embedded nats: route %q: %w", r, err)
+			}
+			opts.Routes = append(opts.Routes, u)
+		}
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		e.cleanup()
+		return nil, fmt.Errorf("embedded nats: %w", err)
+	}
+	if log.GetLevel() <= zerolog.DebugLevel {
+		srv.SetLoggerV2(serverLogger{log.With().Str("component", "nats-server").Logger()}, false, false, false)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(o.ReadyTimeout) {
+		srv.Shutdown()
+		e.cleanup()
+		return nil, fmt.Errorf("embedded nats: not ready within %v (listening on %s:%d)", o.ReadyTimeout, o.Host, o.Port)
+	}
+	if ctx.Err() != nil {
+		srv.Shutdown()
+		e.cleanup()
+		return nil, ctx.Err()
+	}
+	e.srv, e.opts = srv, opts
+	return e, nil
+}
+
+// URL is the client URL to give nodes and watchers.
+func (e *Embedded) URL() string { return e.srv.ClientURL() }
+
+// ClusterURL is the route URL other servers join (empty without a cluster).
+func (e *Embedded) ClusterURL() string {
+	if e.opts.Cluster.Name == "" {
+		return ""
+	}
+	return "nats-route://" + net.JoinHostPort(e.opts.Cluster.Host, strconv.Itoa(e.opts.Cluster.Port))
+}
+
+// Server is the running server, for tests and stats.
+func (e *Embedded) Server() *server.Server { return e.srv }
+
+// Shutdown stops the server once its clients are gone (or ctx ends), and
+// removes a temporary store.
+func (e *Embedded) Shutdown(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		e.srv.Shutdown()
+		e.srv.WaitForShutdown()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	e.cleanup()
+}
+
+func (e *Embedded) cleanup() {
+	if e.tempDir != "" {
+		_ = os.RemoveAll(e.tempDir)
+	}
+}
+
+// serverLogger routes nats-server's log lines to zerolog.
+type serverLogger struct{ log zerolog.Logger }
+
+func (l serverLogger) Noticef(format string, v ...any) { l.log.Info().Msgf(format, v...) }
+func (l serverLogger) Warnf(format string, v ...any)   { l.log.Warn().Msgf(format, v...) }
+func (l serverLogger) Fatalf(format string, v ...any)  { l.log.Error().Msgf(format, v...) }
+func (l serverLogger) Errorf(format string, v ...any)  { l.log.Error().Msgf(format, v...) }
+func (l serverLogger) Debugf(format string, v ...any)  { l.log.Debug().Msgf(format, v...) }
+func (l serverLogger) Tracef(format string, v ...any)  { l.log.Trace().Msgf(format, v...) }

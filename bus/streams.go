@@ -1,0 +1,87 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// StreamLimits size the streams; zero values take the defaults.
+type StreamLimits struct {
+	EventsMaxAge   time.Duration // default 7 days
+	EventsMaxBytes int64         // default 1 GiB
+	ResultsMaxAge  time.Duration // default 24h
+	NodeTTL        time.Duration // a node entry expires this long after its last heartbeat (default 15s)
+	Replicas       int           // stream replicas in a cluster (default 1)
+	DuplicateWin   time.Duration // publish deduplication window (default 2m)
+}
+
+func (l StreamLimits) withDefaults() StreamLimits {
+	if l.EventsMaxAge == 0 {
+		l.EventsMaxAge = 7 * 24 * time.Hour
+	}
+	if l.EventsMaxBytes == 0 {
+		l.EventsMaxBytes = 1 << 30
+	}
+	if l.ResultsMaxAge == 0 {
+		l.ResultsMaxAge = 24 * time.Hour
+	}
+	if l.NodeTTL == 0 {
+		l.NodeTTL = 15 * time.Second
+	}
+	if l.Replicas == 0 {
+		l.Replicas = 1
+	}
+	if l.DuplicateWin == 0 {
+		l.DuplicateWin = 2 * time.Minute
+	}
+	return l
+}
+
+// EnsureStreams creates the events stream, the task queue, the results
+// stream and the node registry where they are missing. It never resets
+// them: a second orchestrator or node against the same server finds them
+// as they are (and their data with them).
+func (c *Conn) EnsureStreams(ctx context.Context, l StreamLimits) error {
+	return EnsureStreams(ctx, c.js, c.prefix, l)
+}
+
+// EnsureStreams is Conn.EnsureStreams for a bare JetStream context.
+func EnsureStreams(ctx context.Context, js jetstream.JetStream, prefix string, l StreamLimits) error {
+	l = l.withDefaults()
+	streams := []jetstream.StreamConfig{
+		{Name: EventsStream, Subjects: []string{prefix + ".evt.>"}, Retention: jetstream.LimitsPolicy,
+			Storage: jetstream.FileStorage, Replicas: l.Replicas, MaxAge: l.EventsMaxAge, MaxBytes: l.EventsMaxBytes,
+			Discard: jetstream.DiscardOld, Description: "troupe lifecycle events of every run"},
+		{Name: TasksStream, Subjects: []string{prefix + ".task.>"}, Retention: jetstream.WorkQueuePolicy,
+			Storage: jetstream.FileStorage, Replicas: l.Replicas, Duplicates: l.DuplicateWin,
+			Description: "troupe agent tasks for remote nodes (work queue)"},
+		{Name: ResultsStream, Subjects: []string{prefix + ".result.>"}, Retention: jetstream.LimitsPolicy,
+			Storage: jetstream.FileStorage, Replicas: l.Replicas, MaxAge: l.ResultsMaxAge, Duplicates: l.DuplicateWin,
+			MaxMsgsPerSubject: 1, Description: "troupe remote agents' results, one per agent"},
+	}
+	for _, cfg := range streams {
+		if _, err := js.Stream(ctx, cfg.Name); err == nil {
+			continue // exists: leave it as it is
+		} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("look up stream %s: %w", cfg.Name, err)
+		}
+		if _, err := js.CreateStream(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return fmt.Errorf("create stream %s: %w", cfg.Name, err)
+		}
+	}
+	if _, err := js.KeyValue(ctx, NodesBucket); err == nil {
+		return nil
+	} else if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return fmt.Errorf("look up bucket %s: %w", NodesBucket, err)
+	}
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: NodesBucket, TTL: l.NodeTTL,
+		Replicas: l.Replicas, Description: "troupe nodes: one entry per live node"}); err != nil &&
+		!errors.Is(err, jetstream.ErrBucketExists) {
+		return fmt.Errorf("create bucket %s: %w", NodesBucket, err)
+	}
+	return nil
+}

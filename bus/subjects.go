@@ -1,0 +1,60 @@
+package bus
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DefaultPrefix is the first token of every troupe subject.
+const DefaultPrefix = "troupe"
+
+// Stream and bucket names.
+const (
+	EventsStream  = "TROUPE_EVENTS"
+	TasksStream   = "TROUPE_TASKS"
+	ResultsStream = "TROUPE_RESULTS"
+	NodesBucket   = "troupe_nodes"
+)
+
+// EventSubject is <prefix>.evt.<run>.<agent>.<type>; the type's dots make
+// further tokens (agent.finished → ...agent.finished).
+func EventSubject(prefix, run, agent, typ string) string {
+	return prefix + ".evt." + run + "." + agent + "." + typ
+}
+
+// EventsFilter is the subject filter of every event of run ("" = all runs).
+func EventsFilter(prefix, run string) string {
+	if run == "" {
+		return prefix + ".evt.>"
+	}
+	return prefix + ".evt." + run + ".>"
+}
+
+// TaskSubject is <prefix>.task.<kind>.
+func TaskSubject(prefix, kind string) string { return prefix + ".task." + kind }
+
+// ResultSubject is <prefix>.result.<run>.<agent>.
+func ResultSubject(prefix, run, agent string) string { return prefix + ".result." + run + "." + agent }
+
+// BudgetSubject is <prefix>.budget.<run>.<op>.
+func BudgetSubject(prefix, run, op string) string { return prefix + ".budget." + run + "." + op }
+
+// CtlSubject is <prefix>.ctl.<run>.<op> for the whole run (agent "") or
+// <prefix>.ctl.<run>.<agent>.<op> for one agent.
+func CtlSubject(prefix, run, agent, op string) string {
+	if agent == "" {
+		return prefix + ".ctl." + run + "." + op
+	}
+	return prefix + ".ctl." + run + "." + agent + "." + op
+}
+
+// AskSubject is <prefix>.ask.<run>.<agent>.
+func AskSubject(prefix, run, agent string) string { return prefix + ".ask." + run + "." + agent }
+
+// CheckToken refuses a value that cannot be one subject token.
+func CheckToken(what, s string) error {
+	if s == "" || strings.ContainsAny(s, ". *>\t\r\n") {
+		return fmt.Errorf("%s %q cannot be a NATS subject token (no dots, spaces, * or >)", what, s)
+	}
+	return nil
+}
