@@ -196,4 +196,3 @@ func TestEmitNeverBlocks(t *testing.T) {
 		t.Errorf("after close: emitted %d published %d dropped %d", p.Emitted(), p.Published(), p.Dropped())
 	}
 }
-

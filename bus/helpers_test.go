@@ -120,4 +120,3 @@ func (s *externalServer) stop() {
 	}
 	s.cmd = nil
 }
-
