@@ -52,6 +52,9 @@ type Options struct {
 	// before the root agent starts, so it can be served to agents that run
 	// elsewhere (cluster.Remote.ServeBudget). An error stops the start.
 	OnBudget func(budget.Service) error
+	// EventsDropped, if set, reports how many events the run's emitters
+	// had to drop (a NATS outage); run.finished carries it.
+	EventsDropped func() uint64
 }
 
 // Result is a run's outcome: the root agent's result and the run's totals.
@@ -61,6 +64,9 @@ type Result struct {
 	Wall       time.Duration            `json:"wall_ns"`
 	Budget     *messages.BudgetSnapshot `json:"budget,omitempty"`
 	Checkpoint string                   `json:"checkpoint_dir,omitempty"`
+	// EventsDropped counts the events that could not be published (see
+	// Options.EventsDropped), up to run.finished.
+	EventsDropped uint64 `json:"events_dropped,omitempty"`
 }
 
 // Team is a running team: its root agent and the run's budget actor.
@@ -176,11 +182,19 @@ func (t *Team) Wait(ctx context.Context) (Result, error) {
 		}
 		out.Checkpoint = ""
 	}
+	out.EventsDropped = t.eventsDropped()
 	t.runEv.emit(messages.EvtRunFinished, map[string]any{"status": res.Status, "reason": res.Reason,
 		"usage": res.Usage, "cost": res.Cost, "rounds": res.Rounds, "wall_ms": out.Wall.Milliseconds(),
-		"budget": out.Budget})
+		"budget": out.Budget, "events_dropped": t.eventsDropped()})
 	t.shutdown()
 	return out, nil
+}
+
+func (t *Team) eventsDropped() uint64 {
+	if t.o.EventsDropped == nil {
+		return 0
+	}
+	return t.o.EventsDropped()
 }
 
 func (t *Team) shutdown() {

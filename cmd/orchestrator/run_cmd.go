@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/config"
@@ -19,8 +20,8 @@ import (
 )
 
 // runFlags are the flags of run and resume.
-var runValueFlags = []string{"workspace", "model", "config", "max-rounds", "log-level"}
-var runBoolFlags = []string{"json", "keep-checkpoints", "yes"}
+var runValueFlags = []string{"workspace", "model", "config", "max-rounds", "log-level", "nats", "placement"}
+var runBoolFlags = []string{"json", "keep-checkpoints", "yes", "ephemeral"}
 
 // runEnv is what run needs from the process, injectable for tests.
 type runEnv struct {
@@ -90,6 +91,21 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	if fs.bools["keep-checkpoints"] {
 		cfg.Agent.KeepCheckpoints = true
 	}
+	natsSetting := "nats.url"
+	switch {
+	case fs.values["nats"] != "":
+		cfg.NATS.URL, natsSetting = fs.values["nats"], "--nats"
+	case env.getenv("TROUPE_NATS_URL") != "":
+		natsSetting = "TROUPE_NATS_URL"
+	}
+	if fs.bools["ephemeral"] {
+		cfg.NATS.Ephemeral = true
+	}
+	if v := fs.values["placement"]; v != "" {
+		if cfg.Placement, err = parsePlacement(v, cfg.Placement); err != nil {
+			return exitUsage, usageErr("--placement: %v", err)
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return exitUsage, usageErr("config: %v", err)
 	}
@@ -106,8 +122,26 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		return exitUsage, usageErr("%v", err)
 	}
 	opts.Task, opts.Resume = task, cp
+	if cp != nil {
+		opts.Run = cp.Run
+	} else {
+		opts.Run = uuid.NewString()
+	}
+	nb, err := startBus(ctx, cfg.NATS, natsSetting, absOr(ws), log)
+	if err != nil {
+		return exitUsage, err
+	}
+	defer nb.close(ctx)
+	nb.announce(stderr, opts.Run)
 	progress := &progressLine{w: stderr}
-	opts.Events = actors.Emitters{progress, actors.LogEmitter{Log: log}}
+	opts.Events = actors.Emitters{progress, actors.LogEmitter{Log: log}, nb.pub}
+	opts.EventsDropped = nb.pub.Dropped
+	if remote, err := startPlacement(ctx, nb, cfg, opts.Run, log); err != nil {
+		return exitUsage, usageErr("%v", err)
+	} else if remote != nil {
+		defer remote.Close()
+		opts.Placer, opts.OnBudget = remote.Placer(), remote.ServeBudget
+	}
 	switch {
 	case fs.bools["yes"]:
 		opts.Approver = yesApprover{}

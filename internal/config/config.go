@@ -23,6 +23,9 @@ type Config struct {
 	Budget Budget          `yaml:"budget"`
 	Kinds  map[string]Kind `yaml:"kinds"`
 	NATS   NATS            `yaml:"nats"`
+	// Placement says where each kind's agents run: local, remote or auto.
+	Placement map[string]string `yaml:"placement"`
+	Node      Node              `yaml:"node"`
 }
 
 // Model configures model access.
@@ -97,8 +100,34 @@ type Budget struct {
 
 // NATS says where the bus is; an empty URL starts an embedded server.
 type NATS struct {
-	URL    string `yaml:"url"`
-	Prefix string `yaml:"prefix"`
+	URL       string `yaml:"url"`
+	Prefix    string `yaml:"prefix"`
+	Token     string `yaml:"token"`
+	User      string `yaml:"user"`
+	Password  string `yaml:"password"`
+	Creds     string `yaml:"creds"`
+	TLSCA     string `yaml:"tls_ca"`
+	TLSCert   string `yaml:"tls_cert"`
+	TLSKey    string `yaml:"tls_key"`
+	StoreDir  string `yaml:"store_dir"` // embedded server's store; "" = <workspace>/.troupe/nats
+	Listen    string `yaml:"listen"`    // embedded server's address, host:port (port 0 = any free)
+	Ephemeral bool   `yaml:"ephemeral"`
+	// EventsMaxAge and EventsMaxBytes bound the TROUPE_EVENTS stream.
+	EventsMaxAge   time.Duration `yaml:"events_max_age"`
+	EventsMaxBytes int64         `yaml:"events_max_bytes"`
+	// PublishQueue bounds the events waiting to be published.
+	PublishQueue int `yaml:"publish_queue"`
+}
+
+// Node configures worker nodes (cmd/node) and how the orchestrator's
+// remote tasks are delivered.
+type Node struct {
+	Kinds        []string      `yaml:"kinds"`
+	Slots        int           `yaml:"slots"`
+	AckWait      time.Duration `yaml:"ack_wait"`
+	MaxDeliver   int           `yaml:"max_deliver"`
+	Heartbeat    time.Duration `yaml:"heartbeat"`
+	DrainTimeout time.Duration `yaml:"drain_timeout"`
 }
 
 // Sources say where Load looks. Empty fields are skipped.
@@ -178,6 +207,8 @@ func (c *Config) applyEnv(getenv func(string) string) {
 	set(&c.Model.Default, "TROUPE_MODEL")
 	set(&c.Model.Cheap, "TROUPE_CHEAP_MODEL")
 	set(&c.NATS.URL, "TROUPE_NATS_URL")
+	set(&c.NATS.Token, "TROUPE_NATS_TOKEN")
+	set(&c.NATS.Password, "TROUPE_NATS_PASSWORD")
 }
 
 // Validate reports the first problem, naming the field.
@@ -231,6 +262,14 @@ func (c Config) Validate() error {
 	}
 	if p := c.Agent.OnParentFinish; p != "" && p != "cancel" && p != "wait" {
 		return fmt.Errorf("agent.on_parent_finish: must be cancel or wait, got %q", p)
+	}
+	for kind, p := range c.Placement {
+		if p != "local" && p != "remote" && p != "auto" {
+			return fmt.Errorf("placement.%s: must be local, remote or auto, got %q", kind, p)
+		}
+	}
+	if c.Node.Slots < 0 || c.Node.MaxDeliver < 0 || c.Node.AckWait < 0 {
+		return errors.New("node: slots, max_deliver and ack_wait must not be negative")
 	}
 	for name, k := range c.Kinds {
 		if k.Name != "" && k.Name != name {

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/internal/config"
+)
+
+// runBus is a run's NATS: an embedded server (unless an external one was
+// named), the connection, and the event publisher.
+type runBus struct {
+	emb  *bus.Embedded
+	conn *bus.Conn
+	pub  *bus.Publisher
+	url  string
+}
+
+// startBus starts the embedded server in workspace's .troupe/nats (or a
+// temporary store when ephemeral), or connects to cfg.URL; a URL or
+// credentials that do not work are a usage error naming the setting.
+func startBus(ctx context.Context, cfg config.NATS, setting, workspace string, log zerolog.Logger) (*runBus, error) {
+	b := &runBus{}
+	urls := cfg.URL
+	if urls == "" {
+		host, port, err := splitListen(cfg.Listen)
+		if err != nil {
+			return nil, usageErr("nats.listen: %v", err)
+		}
+		store := cfg.StoreDir
+		if store == "" {
+			store = filepath.Join(workspace, ".troupe", "nats")
+		}
+		b.emb, err = bus.StartEmbedded(ctx, bus.EmbeddedOptions{Host: host, Port: port, StoreDir: store,
+			Ephemeral: cfg.Ephemeral, Token: cfg.Token}, log)
+		if err != nil {
+			return nil, fmt.Errorf("start the embedded NATS server: %w", err)
+		}
+		urls, setting = b.emb.URL(), "embedded server"
+	}
+	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: urls, Setting: setting, Token: cfg.Token, User: cfg.User,
+		Password: cfg.Password, CredsFile: cfg.Creds, TLSCA: cfg.TLSCA, TLSCert: cfg.TLSCert, TLSKey: cfg.TLSKey,
+		Name: "troupe orchestrator", Prefix: cfg.Prefix}, log)
+	if err != nil {
+		b.close(context.Background())
+		return nil, usageErr("%v", err)
+	}
+	b.conn, b.url = conn, urls
+	if err := conn.EnsureStreams(ctx, bus.StreamLimits{EventsMaxAge: cfg.EventsMaxAge, EventsMaxBytes: cfg.EventsMaxBytes}); err != nil {
+		b.close(context.Background())
+		return nil, fmt.Errorf("%s: %w", setting, err)
+	}
+	if b.pub, err = conn.NewPublisher(bus.PublisherOptions{Queue: cfg.PublishQueue, Log: log}); err != nil {
+		b.close(context.Background())
+		return nil, err
+	}
+	return b, nil
+}
+
+// close flushes the events, closes the connection and stops the embedded
+// server, in that order, so no event is lost at exit.
+func (b *runBus) close(ctx context.Context) {
+	if b == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if b.pub != nil {
+		_ = b.pub.Close(ctx)
+	}
+	if b.conn != nil {
+		b.conn.Close()
+	}
+	if b.emb != nil {
+		b.emb.Shutdown(ctx)
+	}
+}
+
+// announce tells the user where the events are and how to watch them.
+func (b *runBus) announce(w io.Writer, run string) {
+	where := "NATS"
+	if b.emb != nil {
+		where = "embedded NATS"
+	}
+	fmt.Fprintf(w, "events: %s at %s · watch: orchestrator watch --nats %s --run %s\n", where, b.url, b.url, run)
+}
+
+// splitListen parses host:port (port 0 or empty = any free port).
+func splitListen(listen string) (string, int, error) {
+	if listen == "" {
+		return "127.0.0.1", 0, nil
+	}
+	host, p, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", 0, err
+	}
+	port := 0
+	if p != "" {
+		if port, err = strconv.Atoi(p); err != nil || port < 0 || port > 65535 {
+			return "", 0, fmt.Errorf("bad port in %q", listen)
+		}
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return host, port, nil
+}
