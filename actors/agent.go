@@ -137,7 +137,7 @@ func (a *agent) start(c actor.Context) {
 			a.log.Warn().Err(err).Int("round", ck.Round).Msg("checkpoint")
 			return
 		}
-		a.ev.emit(messages.EvtCheckpointSaved, map[string]any{"round": ck.Round, "path": path})
+		a.ev.emit(messages.EvtCheckpointSaved, messages.CheckpointSaved{Round: ck.Round, Path: path})
 	})
 	if a.mayDelegate() {
 		a.session.Delegator = agentDelegator{a}
@@ -150,10 +150,8 @@ func (a *agent) start(c actor.Context) {
 		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Err: err.Error()})
 		return
 	}
-	a.ev.emit("agent.started", map[string]any{
-		"task": a.spec.task, "depth": a.spec.depth, "phase": a.phase, "round": a.round,
-		"tools": a.toolNames(), "resumed": a.spec.resume != nil, "background": a.spec.background,
-	})
+	a.ev.emit(messages.EvtAgentStarted, messages.AgentStarted{Task: a.spec.task, Depth: a.spec.depth, Phase: a.phase,
+		Round: a.round, Tools: a.toolNames(), Resumed: a.spec.resume != nil, Background: a.spec.background})
 	c.Send(c.Self(), &startRound{})
 }
 

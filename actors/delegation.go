@@ -77,8 +77,7 @@ func (k *children) settle(c actor.Context, a *agent) {
 	}
 	for _, ch := range k.byID {
 		if !isClosed(ch.done) {
-			a.ev.emit(messages.EvtAgentCancelled, map[string]any{"child": ch.id, "reason": "parent ended"})
-			c.Send(ch.pid, &Cancel{Reason: "parent ended"})
+			c.Send(ch.pid, &Cancel{Reason: "parent ended"}) // it emits its own agent.cancelled
 		}
 	}
 }
@@ -179,9 +178,8 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 	}
 	ch.pid = pid
 	a.kids.byID[spec.id] = ch
-	a.ev.emit(messages.EvtAgentSpawned, map[string]any{"child": spec.id, "kind": spec.kind.Name,
-		"model": ch.model, "task": clip(spec.task, 500), "background": spec.background, "depth": spec.depth,
-		"placement": where})
+	a.ev.emit(messages.EvtAgentSpawned, messages.AgentSpawned{Child: spec.id, Kind: spec.kind.Name, Model: ch.model,
+		Task: clip(spec.task, 500), Background: spec.background, Depth: spec.depth, Placement: where})
 	return &spawned{ch: ch}
 }
 

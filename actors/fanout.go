@@ -8,20 +8,12 @@ import (
 	"github.com/troupe-ai/troupe/tools"
 )
 
-// spawnPlanEntry is one child of a planned fan-out.
-type spawnPlanEntry struct {
-	Type            string  `json:"type"`
-	Model           string  `json:"model"`
-	EstimatedTokens int64   `json:"estimated_tokens"`
-	EstimatedCost   float64 `json:"estimated_cost"`
-}
-
 // screenFanout handles a turn that delegates more children than the
 // fan-out threshold: it emits spawn.plan and lets the fan-out policy
 // decide. It returns the indices of the delegate calls refused.
 func (a *agent) screenFanout(st *stepState, calls []messages.ToolCall) map[int]tools.Result {
 	var idx []int
-	var plan []spawnPlanEntry
+	var plan []messages.SpawnPlanChild
 	var tokens int64
 	var cost float64
 	for i, c := range calls {
@@ -31,7 +23,7 @@ func (a *agent) screenFanout(st *stepState, calls []messages.ToolCall) map[int]t
 		var p tools.DelegateParams
 		_ = json.Unmarshal(c.Args, &p)
 		idx = append(idx, i)
-		e := spawnPlanEntry{Type: p.Type, EstimatedTokens: a.rt.settings.EstimateFor(p.Type)}
+		e := messages.SpawnPlanChild{Type: p.Type, EstimatedTokens: a.rt.settings.EstimateFor(p.Type)}
 		if k, ok := a.rt.kinds[p.Type]; ok {
 			e.Model = a.rt.pickModel(agentSpec{kind: k, model: p.Model, parentModel: st.model}, 1)
 		}
@@ -50,8 +42,8 @@ func (a *agent) screenFanout(st *stepState, calls []messages.ToolCall) map[int]t
 	if policy == "" {
 		policy = PolicyAuto
 	}
-	data := map[string]any{"round": st.round, "children": plan, "count": len(idx), "threshold": limit,
-		"estimated_tokens": tokens, "estimated_cost": cost, "policy": policy}
+	data := messages.SpawnPlan{Round: st.round, Children: plan, Count: len(idx), Threshold: limit,
+		EstimatedTokens: tokens, EstimatedCost: cost, Policy: policy}
 	a.ev.emit(messages.EvtSpawnPlan, data)
 	approved, by := true, "policy"
 	switch policy {
@@ -60,10 +52,10 @@ func (a *agent) screenFanout(st *stepState, calls []messages.ToolCall) map[int]t
 	case PolicyAsk:
 		args, _ := json.Marshal(data)
 		req := ApprovalRequest{Run: a.rt.run, Agent: a.spec.id, Kind: a.spec.kind.Name, Tool: "spawn.plan", Args: args}
-		a.ev.emit(messages.EvtApprovalRequested, req)
+		a.ev.emit(messages.EvtApprovalRequested, messages.ApprovalRequested{Tool: req.Tool, Args: req.Args})
 		approved, by = a.rt.approve(a.ctx, req)
 	}
-	a.ev.emit(messages.EvtApprovalDecided, map[string]any{"tool": "spawn.plan", "approved": approved, "by": by})
+	a.ev.emit(messages.EvtApprovalDecided, messages.ApprovalDecided{Tool: "spawn.plan", Approved: approved, By: by})
 	if approved {
 		return nil
 	}

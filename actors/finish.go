@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -79,19 +80,11 @@ func (a *agent) finalize(r AgentResult) {
 	case StatusCancelled:
 		typ = messages.EvtAgentCancelled
 	}
-	data := map[string]any{"status": r.Status, "reason": r.Reason, "rounds": r.Rounds,
-		"usage": r.Usage, "cost": r.Cost, "tool_calls": r.ToolCalls, "text": clip(r.Text, 2000)}
-	if r.Err != "" {
-		data["error"] = r.Err
-	}
+	data := messages.AgentEnded{Status: r.Status, Reason: r.Reason, Rounds: r.Rounds, TokensIn: r.Usage.PromptTokens,
+		TokensOut: r.Usage.CompletionTokens, CostUSD: r.Cost, ToolCalls: r.ToolCalls, Model: r.Model,
+		Text: clip(r.Text, 2000), Error: r.Err, Findings: findingsOf(a.spec.kind.Name, r.Text), Changed: r.Changed}
 	if r.Plan != nil {
-		data["plan"] = r.Plan
-	}
-	if len(r.Changed) > 0 {
-		data["changed"] = r.Changed
-	}
-	if f := findingsOf(a.spec.kind.Name, r.Text); len(f) > 0 {
-		data["findings"] = f
+		data.Plan, _ = json.Marshal(r.Plan)
 	}
 	if a.ev == nil { // ended before start completed
 		a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log).withAttempt(a.spec.attempt)

@@ -181,8 +181,11 @@ func TestPlacementRemoteChildren(t *testing.T) {
 	}
 	placements := map[string]string{}
 	for _, ev := range rec.OfType(messages.EvtAgentSpawned) {
-		d := dataOf(t, ev)
-		placements[d["kind"].(string)+":"+fmt.Sprint(d["background"])] = d["placement"].(string)
+		d, err := messages.DecodeAs[messages.AgentSpawned](ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		placements[d.Kind+":"+fmt.Sprint(d.Background)] = d.Placement
 	}
 	if placements["explore:false"] != "remote" || placements["explore:true"] != "remote" || placements["planner:false"] != "local" {
 		t.Errorf("placements %v", placements)
@@ -216,8 +219,8 @@ func TestPlacementRemoteChildren(t *testing.T) {
 	}
 	var cancelled bool
 	for _, ev := range rec.OfType(messages.EvtToolFinished) {
-		d := dataOf(t, ev)
-		if d["tool"] == "cancel_agent" && d["is_error"] == false {
+		d, err := messages.DecodeAs[messages.ToolFinished](ev)
+		if err == nil && d.Tool == "cancel_agent" && !d.IsError {
 			cancelled = true
 		}
 	}

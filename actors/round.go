@@ -54,8 +54,8 @@ func (a *agent) startRound(c actor.Context) {
 	}
 	a.session.SetRound(a.round)
 	a.model = a.rt.pickModel(a.spec, a.round)
-	a.ev.emit(messages.EvtRoundStarted, map[string]any{"round": a.round, "phase": a.phase,
-		"model": a.model, "estimate": a.conv.Estimate(), "messages": a.conv.Len()})
+	a.ev.emit(messages.EvtRoundStarted, messages.RoundStarted{Round: a.round, Phase: a.phase, Model: a.model,
+		EstimateTokens: a.conv.Estimate(), Messages: a.conv.Len()})
 	a.busy = true
 	a.curTools = a.toolSet()
 	req := llm.Request{Model: a.model, Tools: a.curTools.specs,
@@ -85,7 +85,7 @@ func (a *agent) switchToExecution(prompt string) {
 	if err := a.conv.AppendUser(a.round, prompt); err != nil {
 		a.log.Error().Err(err).Msg("append execution prompt")
 	}
-	a.ev.emit(messages.EvtPhaseChanged, map[string]any{"phase": a.phase, "round": a.round})
+	a.ev.emit(messages.EvtPhaseChanged, messages.PhaseChanged{Phase: a.phase, Round: a.round})
 }
 
 // modelStep runs off the mailbox: it fits the conversation into the
@@ -155,10 +155,11 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 	for i, tc := range msg.ToolCalls {
 		names[i] = tc.Name
 	}
-	a.ev.emit(messages.EvtLLMResponse, map[string]any{"round": a.round, "model": resp.Model,
-		"usage": resp.Usage, "cost": resp.Cost, "finish_reason": resp.FinishReason,
-		"tool_calls": names, "text_chars": len(msg.Content), "attempts": resp.Attempts,
-		"total_tokens": a.usage.Total(), "total_cost": a.cost})
+	a.ev.emit(messages.EvtLLMResponse, messages.LLMResponse{Round: a.round, Model: resp.Model,
+		TokensIn: resp.Usage.PromptTokens, TokensOut: resp.Usage.CompletionTokens, TokensCached: resp.Usage.CachedTokens,
+		CostUSD: resp.Cost, CostKnown: resp.Priced, FinishReason: resp.FinishReason, ToolCalls: names,
+		TextChars: len(msg.Content), Attempts: resp.Attempts, DurationMS: resp.Duration.Milliseconds(),
+		TotalTokens: a.usage.Total(), TotalCostUSD: a.cost})
 	if msg.Content != "" {
 		a.bestText = msg.Content
 	}
@@ -186,15 +187,19 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 }
 
 func (a *agent) emitMaintenance(m convo.Maintenance, err error) {
-	if m.Eviction.Count > 0 {
-		a.ev.emit(messages.EvtContextEvicted, m.Eviction)
+	if e := m.Eviction; e.Count > 0 {
+		a.ev.emit(messages.EvtContextEvicted, messages.ContextEvicted{Count: e.Count, CharsFreed: e.CharsFreed,
+			EstimateBefore: e.EstimateBefore, EstimateAfter: e.EstimateAfter})
 	}
-	if m.Compaction != nil {
-		a.ev.emit(messages.EvtContextCompacted, m.Compaction)
+	if c := m.Compaction; c != nil {
+		a.ev.emit(messages.EvtContextCompacted, messages.ContextCompacted{MessagesBefore: c.MessagesBefore,
+			MessagesAfter: c.MessagesAfter, EstimateBefore: c.EstimateBefore, EstimateAfter: c.EstimateAfter,
+			Summarized: c.Summarized, SummaryChars: c.SummaryChars, Model: c.Model, TokensIn: c.Usage.PromptTokens,
+			TokensOut: c.Usage.CompletionTokens, CostUSD: c.Cost})
 	}
-	if m.Fallback.Count > 0 {
-		a.ev.emit(messages.EvtContextEvicted, map[string]any{"fallback": true, "count": m.Fallback.Count,
-			"chars_freed": m.Fallback.CharsFreed, "estimate_after": m.Fallback.EstimateAfter})
+	if f := m.Fallback; f.Count > 0 {
+		a.ev.emit(messages.EvtContextEvicted, messages.ContextEvicted{Count: f.Count, CharsFreed: f.CharsFreed,
+			EstimateBefore: f.EstimateBefore, EstimateAfter: f.EstimateAfter, Fallback: true})
 	}
 	if err != nil && a.ctx.Err() == nil {
 		a.log.Warn().Err(err).Msg("context compaction failed; evicted instead")

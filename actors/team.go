@@ -108,8 +108,8 @@ func Start(ctx context.Context, o Options) (*Team, error) {
 	}
 	t := &Team{rt: rt, o: o, start: time.Now(), results: make(chan AgentResult, 1),
 		runEv: newAgentEvents(rt.events, rt.run, "run", "", "run", rt.node, rt.log)}
-	t.runEv.emit(messages.EvtRunStarted, map[string]any{"task": o.Task, "workspace": rt.ws.Root(),
-		"model": o.Models.Default, "resumed": o.Resume != nil})
+	t.runEv.emit(messages.EvtRunStarted, messages.RunStarted{Task: o.Task, Workspace: rt.ws.Root(),
+		Model: o.Models.Default, Resumed: o.Resume != nil})
 	go func() { // old spill files go; the run does not wait for it
 		if n, err := rt.spill.Sweep(time.Now()); err != nil || n > 0 {
 			rt.log.Debug().Err(err).Int("removed", n).Msg("spill sweep")
@@ -183,9 +183,12 @@ func (t *Team) Wait(ctx context.Context) (Result, error) {
 		out.Checkpoint = ""
 	}
 	out.EventsDropped = t.eventsDropped()
-	t.runEv.emit(messages.EvtRunFinished, map[string]any{"status": res.Status, "reason": res.Reason,
-		"usage": res.Usage, "cost": res.Cost, "rounds": res.Rounds, "wall_ms": out.Wall.Milliseconds(),
-		"budget": out.Budget, "events_dropped": t.eventsDropped()})
+	fin := messages.RunFinished{Status: res.Status, Reason: res.Reason, Rounds: res.Rounds,
+		WallMS: out.Wall.Milliseconds(), EventsDropped: out.EventsDropped, Budget: out.Budget}
+	if b := out.Budget; b != nil {
+		fin.Tokens, fin.CostUSD, fin.ToolCalls, fin.Agents = b.Used.Tokens, b.Used.CostUSD, b.Used.ToolCalls, len(b.Agents)
+	}
+	t.runEv.emit(messages.EvtRunFinished, fin)
 	t.shutdown()
 	return out, nil
 }

@@ -98,8 +98,8 @@ func (a *agent) screen(st *stepState, call messages.ToolCall) (tools.Result, boo
 		st.doom = doomState{lastCall: sig, repeats: 1}
 	}
 	if n := a.rt.settings.DoomLimit(); st.doom.repeats >= n {
-		a.ev.emit(messages.EvtDoomLoop, map[string]any{"round": st.round, "tool": call.Name,
-			"args": json.RawMessage(orEmpty(call.Args)), "repeats": st.doom.repeats})
+		a.ev.emit(messages.EvtDoomLoop, messages.DoomLoop{Round: st.round, Tool: call.Name,
+			Args: orEmpty(call.Args), Repeats: st.doom.repeats})
 		return tools.Errorf("doom loop: you have called %s with the same arguments %d times in a row, and the result will not change. Do something different: change the arguments, use another tool, or finish with what you have.", call.Name, st.doom.repeats), true
 	}
 	t, ok := a.rt.known.Get(call.Name)
@@ -108,15 +108,15 @@ func (a *agent) screen(st *stepState, call messages.ToolCall) (tools.Result, boo
 	}
 	switch a.rt.settings.ApprovalFor(call.Name) {
 	case PolicyDeny:
-		a.ev.emit(messages.EvtApprovalDecided, map[string]any{"tool": call.Name, "approved": false, "by": "policy"})
+		a.ev.emit(messages.EvtApprovalDecided, messages.ApprovalDecided{Tool: call.Name, By: "policy"})
 		return tools.Errorf("tool %s is denied by this run's approval policy; do without it or finish and say what is needed", call.Name), true
 	case PolicyAsk:
 		req := ApprovalRequest{Run: a.rt.run, Agent: a.spec.id, Kind: a.spec.kind.Name, Tool: call.Name, Args: call.Args}
-		a.ev.emit(messages.EvtApprovalRequested, req)
+		a.ev.emit(messages.EvtApprovalRequested, messages.ApprovalRequested{Tool: call.Name, Args: orEmpty(call.Args)})
 		start := time.Now()
 		ok, by := a.rt.approve(a.ctx, req)
-		a.ev.emit(messages.EvtApprovalDecided, map[string]any{"tool": call.Name, "approved": ok, "by": by,
-			"waited_ms": time.Since(start).Milliseconds()})
+		a.ev.emit(messages.EvtApprovalDecided, messages.ApprovalDecided{Tool: call.Name, Approved: ok, By: by,
+			WaitedMS: time.Since(start).Milliseconds()})
 		if !ok {
 			return tools.Errorf("the user did not approve this %s call (%s); do not retry it unchanged", call.Name, by), true
 		}
@@ -145,19 +145,16 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 		Hooks: tools.Hooks{
 			OnStart: func(ci tools.CallInfo) {
 				root.Send(a.self, &toolActivity{name: ci.Name, started: true})
-				a.ev.emit(messages.EvtToolStarted, map[string]any{"round": st.round, "call_id": ci.ID,
-					"tool": ci.Name, "args": json.RawMessage(orEmpty(ci.Args))})
+				a.ev.emit(messages.EvtToolStarted, messages.ToolStarted{Round: st.round, CallID: ci.ID,
+					Tool: ci.Name, Args: orEmpty(ci.Args)})
 			},
 			OnFinish: func(ci tools.CallInfo, r tools.Result) {
 				root.Send(a.self, &toolActivity{name: ci.Name})
-				data := map[string]any{"round": st.round, "call_id": ci.ID, "tool": ci.Name,
-					"duration_ms": float64(ci.Duration.Microseconds()) / 1000, "output_bytes": ci.OutputBytes,
-					"cached": ci.Cached, "truncated": ci.Truncated, "is_error": ci.IsError}
+				data := messages.ToolFinished{Round: st.round, CallID: ci.ID, Tool: ci.Name,
+					DurationMS: float64(ci.Duration.Microseconds()) / 1000, OutputBytes: ci.OutputBytes,
+					Cached: ci.Cached, Truncated: ci.Truncated, IsError: ci.IsError, Metadata: r.Metadata}
 				if a.session.Cache != nil {
-					data["cache_hits"] = a.session.Cache.AgentStats(a.spec.id).Hits
-				}
-				if r.Metadata != nil {
-					data["metadata"] = r.Metadata
+					data.CacheHits = int64(a.session.Cache.AgentStats(a.spec.id).Hits)
 				}
 				a.ev.emit(messages.EvtToolFinished, data)
 			},
@@ -186,7 +183,8 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 		a.wrapUp = true // e.g. the run's tool-call limit was reached
 	}
 	if m.advisory.Level != convo.NoAdvisory {
-		a.ev.emit(messages.EvtBudgetAdvisory, m.advisory)
+		a.ev.emit(messages.EvtContextAdvisory, messages.ContextAdvisory{Level: m.advisory.Level.String(),
+			Percent: m.advisory.Percent, Used: m.advisory.Used, Window: m.advisory.Window, Text: m.advisory.Text})
 	}
 	if a.ctx.Err() != nil {
 		a.finish(c, AgentResult{Status: StatusCancelled, Reason: ReasonCancelled, Text: a.bestText})
@@ -205,7 +203,7 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 	}
 	if m.switched {
 		a.phase = PhaseExecute
-		a.ev.emit(messages.EvtPhaseChanged, map[string]any{"phase": a.phase, "round": a.round, "by": "submit_plan"})
+		a.ev.emit(messages.EvtPhaseChanged, messages.PhaseChanged{Phase: a.phase, Round: a.round, By: "submit_plan"})
 	}
 	if a.finalRound {
 		a.finish(c, AgentResult{Status: StatusCompleted, Reason: ReasonBudgetExhausted, Text: a.bestText})

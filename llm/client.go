@@ -171,9 +171,9 @@ func (c *OpenAIClient) finish(resp Response, model string, attempts int, start t
 	resp.Attempts = attempts
 	cost, ok := c.cfg.Pricing.Priced(model, resp.Usage)
 	if !ok && resp.Model != "" {
-		cost, _ = c.cfg.Pricing.Priced(resp.Model, resp.Usage)
+		cost, ok = c.cfg.Pricing.Priced(resp.Model, resp.Usage)
 	}
-	resp.Cost = cost
+	resp.Cost, resp.Priced, resp.Duration = cost, ok, time.Since(start)
 	if resp.Model == "" {
 		resp.Model = model
 	}

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"time"
 
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -59,8 +60,10 @@ type Response struct {
 	Usage        Usage
 	FinishReason string
 	Model        string
-	Cost         float64 // USD from the pricing table; 0 when the model has no price
-	Attempts     int     // 1 plus the retries it took
+	Cost         float64       // USD from the pricing table; 0 when the model has no price
+	Priced       bool          // the model has a price, so Cost means something
+	Attempts     int           // 1 plus the retries it took
+	Duration     time.Duration // wall time of the call, retries included
 }
 
 // Delta is a streamed fragment of the answer, for live output.

@@ -202,32 +202,39 @@ type progressLine struct {
 }
 
 func (p *progressLine) Emit(ev messages.Event) {
-	if ev.Agent != actors.RootAgentID || ev.Type != messages.EvtLLMResponse {
-		if ev.Type == messages.EvtAgentSpawned {
-			var d struct{ Child, Kind, Model string }
-			_ = json.Unmarshal(ev.Data, &d)
-			p.mu.Lock()
-			fmt.Fprintf(p.w, "  + %s agent %s on %s\n", d.Kind, d.Child, d.Model)
-			p.mu.Unlock()
+	switch ev.Type {
+	case messages.EvtAgentSpawned:
+		d, err := messages.DecodeAs[messages.AgentSpawned](ev)
+		if err != nil {
+			return
 		}
-		return
+		where := ""
+		if d.Placement == "remote" {
+			where = " (remote)"
+		}
+		p.mu.Lock()
+		fmt.Fprintf(p.w, "  + %s agent %s on %s%s\n", d.Kind, d.Child, d.Model, where)
+		p.mu.Unlock()
+	case messages.EvtLLMResponse:
+		if ev.Agent != actors.RootAgentID {
+			return
+		}
+		d, err := messages.DecodeAs[messages.LLMResponse](ev)
+		if err != nil {
+			return
+		}
+		tools := "answer"
+		if len(d.ToolCalls) > 0 {
+			tools = summarizeCalls(d.ToolCalls)
+		}
+		cost := dollars(d.TotalCostUSD)
+		if !d.CostKnown {
+			cost = "cost unknown"
+		}
+		p.mu.Lock()
+		fmt.Fprintf(p.w, "round %d · %s · %d tokens · %s\n", d.Round, tools, d.TotalTokens, cost)
+		p.mu.Unlock()
 	}
-	var d struct {
-		Round       int      `json:"round"`
-		ToolCalls   []string `json:"tool_calls"`
-		TotalTokens int      `json:"total_tokens"`
-		TotalCost   float64  `json:"total_cost"`
-	}
-	if err := json.Unmarshal(ev.Data, &d); err != nil {
-		return
-	}
-	tools := "answer"
-	if len(d.ToolCalls) > 0 {
-		tools = summarizeCalls(d.ToolCalls)
-	}
-	p.mu.Lock()
-	fmt.Fprintf(p.w, "round %d · %s · %d tokens · $%.4f\n", d.Round, tools, d.TotalTokens, d.TotalCost)
-	p.mu.Unlock()
 }
 
 // summarizeCalls renders ["read_file","read_file","grep"] as "read_file×2, grep".

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -24,49 +23,42 @@ func newEventPrinter(w io.Writer) *eventPrinter { return &eventPrinter{w: w, sta
 
 // Emit prints the events worth a line.
 func (p *eventPrinter) Emit(ev messages.Event) {
-	var d map[string]any
-	_ = json.Unmarshal(ev.Data, &d)
+	v, err := ev.Decode()
+	if err != nil {
+		return
+	}
 	line := ""
-	switch ev.Type {
-	case messages.EvtAgentSpawned:
-		line = fmt.Sprintf("spawned %s %s on %s: %s", d["kind"], d["child"], d["model"], clipLine(str(d["task"]), 70))
-	case messages.EvtLLMResponse:
-		calls, _ := d["tool_calls"].([]any)
+	switch d := v.(type) {
+	case *messages.AgentSpawned:
+		line = fmt.Sprintf("spawned %s %s on %s: %s", d.Kind, d.Child, d.Model, clipLine(d.Task, 70))
+	case *messages.LLMResponse:
 		what := "answers"
-		if len(calls) > 0 {
-			names := make([]string, len(calls))
-			for i, c := range calls {
-				names[i] = str(c)
-			}
-			what = summarizeCalls(names)
+		if len(d.ToolCalls) > 0 {
+			what = summarizeCalls(d.ToolCalls)
 		}
-		line = fmt.Sprintf("round %v · %s", d["round"], what)
-	case messages.EvtToolFinished:
-		if d["is_error"] == true {
-			line = fmt.Sprintf("%s failed", d["tool"])
-		} else if d["cached"] == true {
-			line = fmt.Sprintf("%s served from cache", d["tool"])
+		line = fmt.Sprintf("round %d · %s", d.Round, what)
+	case *messages.ToolFinished:
+		if d.IsError {
+			line = fmt.Sprintf("%s failed", d.Tool)
+		} else if d.Cached {
+			line = fmt.Sprintf("%s served from cache", d.Tool)
 		}
-	case messages.EvtPhaseChanged:
-		line = fmt.Sprintf("plan accepted: now %s", d["phase"])
-	case messages.EvtSpawnPlan:
-		line = fmt.Sprintf("spawn plan: %v agents, ~%v tokens, policy %s", d["count"], d["estimated_tokens"], d["policy"])
-	case messages.EvtBudgetWaiting:
+	case *messages.PhaseChanged:
+		line = fmt.Sprintf("plan accepted: now %s", d.Phase)
+	case *messages.SpawnPlan:
+		line = fmt.Sprintf("spawn plan: %d %s, ~%d tokens, policy %s", d.Count, agents(d.Count), d.EstimatedTokens, d.Policy)
+	case *messages.BudgetWaiting:
 		line = "waiting for budget"
-	case messages.EvtDoomLoop:
-		line = fmt.Sprintf("doom loop broken: %s repeated", d["tool"])
-	case messages.EvtAgentFinished, messages.EvtAgentFailed, messages.EvtAgentCancelled:
-		if _, ok := d["status"]; !ok {
-			return
+	case *messages.DoomLoop:
+		line = fmt.Sprintf("doom loop broken: %s repeated", d.Tool)
+	case *messages.AgentEnded:
+		line = fmt.Sprintf("%s after %d %s · %d tokens · %s", endWords(d.Status, d.Reason), d.Rounds, plural(d.Rounds, "round", "rounds"),
+			d.TokensIn+d.TokensOut, dollars(d.CostUSD))
+		if d.Error != "" {
+			line += " · " + d.Error
 		}
-		usage, _ := d["usage"].(map[string]any)
-		tokens := num(usage["prompt_tokens"]) + num(usage["completion_tokens"])
-		line = fmt.Sprintf("%s (%s) after %v rounds · %.0f tokens · $%.4f", d["status"], d["reason"], d["rounds"], tokens, num(d["cost"]))
-		if e := str(d["error"]); e != "" {
-			line += " · " + e
-		}
-	case messages.EvtRunFinished:
-		line = fmt.Sprintf("run %s", d["status"])
+	case *messages.RunFinished:
+		line = fmt.Sprintf("run %s", d.Status)
 	default:
 		return
 	}
@@ -78,17 +70,32 @@ func (p *eventPrinter) Emit(ev messages.Event) {
 	p.mu.Unlock()
 }
 
-func str(v any) string {
-	if s, ok := v.(string); ok {
-		return s
+// endWords says how an agent ended: "finished", "cancelled", "failed",
+// "stopped at its round limit", "stopped: budget exhausted".
+func endWords(status, reason string) string {
+	switch {
+	case status == "completed" && reason == "round_limit":
+		return "stopped at its round limit"
+	case status == "completed" && reason == "budget_exhausted":
+		return "stopped: budget exhausted"
+	case status == "completed" && reason == "plan_submitted":
+		return "submitted its plan"
+	case status == "completed":
+		return "finished"
 	}
-	return ""
+	return status
 }
 
-func num(v any) float64 {
-	f, _ := v.(float64)
-	return f
+// plural picks the singular for 1.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
+
+// dollars formats a cost.
+func dollars(usd float64) string { return fmt.Sprintf("$%.4f", usd) }
 
 func clipLine(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", " ")

@@ -1,0 +1,151 @@
+package messages
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// EventSpec describes one event type: what it means, its payload type and
+// an example payload (for the documentation and the golden files).
+type EventSpec struct {
+	Type    string
+	Doc     string
+	New     func() any // a pointer to a zero payload, to decode into
+	Example any        // a filled payload value
+}
+
+// ErrUnknownEventType is returned by Decode for a type this build does not
+// know; newer emitters may add types, so callers should skip, not fail.
+var ErrUnknownEventType = errors.New("unknown event type")
+
+// Catalog lists every event type with its payload, sorted by type. It is
+// the one source for emitters, watchers and docs/events.md.
+func Catalog() []EventSpec {
+	when := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	snap := &BudgetSnapshot{V: BudgetSnapshotVersion, Run: "9f1c2d3e", Time: when, Limits: BudgetLimits{Tokens: 2_000_000},
+		Used: BudgetUsage{Tokens: 48_210, CostUSD: 0.0412, ToolCalls: 31}, Slots: 0,
+		Agents: []BudgetAgent{{Agent: "root", Kind: "root", State: BudgetStateReleased, Granted: 2_000_000,
+			Used: BudgetUsage{Tokens: 20_110, CostUSD: 0.0301, ToolCalls: 9}, Subtree: BudgetUsage{Tokens: 48_210, CostUSD: 0.0412, ToolCalls: 31},
+			Children: 4, Descendants: 4, AcquiredAt: when}},
+		ByKind: map[string]BudgetKindTotals{"root": {Agents: 1, Used: BudgetUsage{Tokens: 20_110, CostUSD: 0.0301, ToolCalls: 9}}}}
+	specs := []EventSpec{
+		{EvtRunStarted, "A team started on a task (agent \"run\").", func() any { return new(RunStarted) },
+			RunStarted{Task: "Find why the cache is never invalidated and fix it", Workspace: "/src/app", Model: "gpt-4.1-mini"}},
+		{EvtRunFinished, "The run ended: the root agent's end and the run's totals (agent \"run\").", func() any { return new(RunFinished) },
+			RunFinished{Status: "completed", Reason: "finished", Rounds: 6, Tokens: 48_210, CostUSD: 0.0412,
+				ToolCalls: 31, Agents: 5, WallMS: 48_120, Budget: snap}},
+		{EvtAgentSpawned, "A parent started a child agent.", func() any { return new(AgentSpawned) },
+			AgentSpawned{Child: "explore-1a2b3c4d", Kind: "explore", Model: "gpt-4.1-nano", Task: "Where is the cache invalidated?", Depth: 1, Placement: "local"}},
+		{EvtAgentStarted, "An agent started (its first event).", func() any { return new(AgentStarted) },
+			AgentStarted{Task: "Where is the cache invalidated?", Depth: 1, Phase: "executing", Tools: []string{"find_files", "grep", "list_dir", "read_file", "think"}}},
+		{EvtRoundStarted, "An agent's round began: the model is about to be called.", func() any { return new(RoundStarted) },
+			RoundStarted{Round: 2, Phase: "executing", Model: "gpt-4.1-nano", EstimateTokens: 3120, Messages: 5}},
+		{EvtLLMResponse, "A model call answered.", func() any { return new(LLMResponse) },
+			LLMResponse{Round: 2, Model: "gpt-4.1-nano", TokensIn: 3180, TokensOut: 96, CostUSD: 0.000356, CostKnown: true,
+				FinishReason: "tool_calls", ToolCalls: []string{"grep", "read_file"}, Attempts: 1, DurationMS: 812, TotalTokens: 6420, TotalCostUSD: 0.00071}},
+		{EvtLLMDelta, "Streamed text of a model call, coalesced (only with events.deltas: true).", func() any { return new(LLMDelta) },
+			LLMDelta{Round: 3, Text: "The cache is invalidated in "}},
+		{EvtToolStarted, "A tool call began.", func() any { return new(ToolStarted) },
+			ToolStarted{Round: 2, CallID: "call_7", Tool: "grep", Args: json.RawMessage(`{"pattern":"Invalidate"}`)}},
+		{EvtToolFinished, "A tool call ended.", func() any { return new(ToolFinished) },
+			ToolFinished{Round: 2, CallID: "call_7", Tool: "grep", DurationMS: 3.4, OutputBytes: 61, CacheHits: 2,
+				Metadata: map[string]any{"files": 2}}},
+		{EvtContextEvicted, "Old tool results were cleared to fit the context window.", func() any { return new(ContextEvicted) },
+			ContextEvicted{Count: 3, CharsFreed: 41_000, EstimateBefore: 103_000, EstimateAfter: 91_300}},
+		{EvtContextCompacted, "The older conversation was replaced by a model-written summary.", func() any { return new(ContextCompacted) },
+			ContextCompacted{MessagesBefore: 48, MessagesAfter: 9, EstimateBefore: 104_000, EstimateAfter: 12_800, Summarized: 38,
+				SummaryChars: 5200, Model: "gpt-4.1-mini", TokensIn: 98_000, TokensOut: 1500, CostUSD: 0.0416}},
+		{EvtContextAdvisory, "The conversation crossed 60 % or 80 % of the context window; the agent was told.", func() any { return new(ContextAdvisory) },
+			ContextAdvisory{Level: "advise", Percent: 61, Used: 78_100, Window: 128_000, Text: "Context 61% full: prefer targeted reads."}},
+		{EvtBudgetAcquired, "A budget lease was granted (to the root by the run, to a child by its parent).", func() any { return new(BudgetAcquired) },
+			BudgetAcquired{Agent: "explore-1a2b3c4d", Parent: "root", Kind: "explore", Tokens: 200_000, WaitedMS: 0}},
+		{EvtBudgetWaiting, "A budget acquire waits in line for tokens or a concurrency slot.", func() any { return new(BudgetWaiting) },
+			BudgetWaiting{Agent: "explore-5e6f7a8b", Kind: "explore", Position: 1, Reason: BudgetWaitSlots, Pool: "slots:explore"}},
+		{EvtBudgetReleased, "An agent's lease went back: what it used and what returned to its parent.", func() any { return new(BudgetReleased) },
+			BudgetReleased{Agent: "explore-1a2b3c4d", Used: BudgetUsage{Tokens: 6420, CostUSD: 0.00071, ToolCalls: 4}, Returned: 193_580}},
+		{EvtBudgetAdvisory, "An agent's lease changed state (exhausted: one wrap-up round, then it ends).", func() any { return new(BudgetAdvisory) },
+			BudgetAdvisory{Agent: "worker-9c8d7e6f", State: BudgetStateExhausted, Remaining: -120, Text: "Budget exhausted: wrap up now."}},
+		{EvtCheckpointSaved, "An agent's conversation was checkpointed.", func() any { return new(CheckpointSaved) },
+			CheckpointSaved{Round: 4, Path: "/src/app/.troupe/runs/9f1c2d3e/root/checkpoint.json"}},
+		{EvtAgentFinished, "An agent ended with an answer (or at its round or budget limit).", func() any { return new(AgentEnded) },
+			AgentEnded{Status: "completed", Reason: "finished", Rounds: 3, TokensIn: 9120, TokensOut: 310, CostUSD: 0.00104, ToolCalls: 4,
+				Model: "gpt-4.1-nano", Text: "Invalidate is called in cache/store.go:88", Findings: []string{"cache/store.go:88"}}},
+		{EvtAgentFailed, "An agent ended on an error.", func() any { return new(AgentEnded) },
+			AgentEnded{Status: "failed", Reason: "error", Rounds: 1, Error: "model: 401 invalid API key"}},
+		{EvtAgentCancelled, "An agent was cancelled (by its parent, cancel_agent, or the run).", func() any { return new(AgentEnded) },
+			AgentEnded{Status: "cancelled", Reason: "cancelled", Rounds: 2, Text: "best answer so far"}},
+		{EvtPhaseChanged, "An agent moved from planning to executing.", func() any { return new(PhaseChanged) },
+			PhaseChanged{Phase: "executing", Round: 3, By: "submit_plan"}},
+		{EvtDoomLoop, "A call repeated with the same arguments too often was refused.", func() any { return new(DoomLoop) },
+			DoomLoop{Round: 7, Tool: "read_file", Args: json.RawMessage(`{"path":"go.mod"}`), Repeats: 3}},
+		{EvtSpawnPlan, "One turn starts more children than the fan-out threshold; the policy decides.", func() any { return new(SpawnPlan) },
+			SpawnPlan{Round: 1, Children: []SpawnPlanChild{{Type: "explore", Model: "gpt-4.1-nano", EstimatedTokens: 200_000, EstimatedCost: 0.02}},
+				Count: 9, Threshold: 8, EstimatedTokens: 1_800_000, EstimatedCost: 0.18, Policy: "auto"}},
+		{EvtApprovalRequested, "A mutating call (or a fan-out) waits for approval.", func() any { return new(ApprovalRequested) },
+			ApprovalRequested{Tool: "shell", Args: json.RawMessage(`{"command":"go test ./..."}`)}},
+		{EvtApprovalDecided, "An approval was answered (or refused by policy or timeout).", func() any { return new(ApprovalDecided) },
+			ApprovalDecided{Tool: "shell", Approved: true, By: "user", WaitedMS: 2300}},
+		{EvtNodeJoined, "A worker node registered (run \"nodes\", agent = the node's ID).", func() any { return new(NodeJoined) },
+			NodeJoined{Node: "node-3f2a1b0c", Name: "builder-2", Host: "builder-2", Kinds: []string{"explore", "worker"}, Slots: 4, Version: "0.3.0"}},
+		{EvtNodeLeft, "A worker node drained and deregistered (run \"nodes\").", func() any { return new(NodeLeft) },
+			NodeLeft{Node: "node-3f2a1b0c", Name: "builder-2", Reason: "drained"}},
+		{EvtTaskRedelivered, "A node got a task on a second or later attempt (agent = the node's ID).", func() any { return new(TaskRedelivered) },
+			TaskRedelivered{Agent: "explore-1a2b3c4d", Kind: "explore", Attempt: 2, Node: "node-77aa88bb"}},
+	}
+	slices.SortFunc(specs, func(a, b EventSpec) int {
+		if a.Type < b.Type {
+			return -1
+		}
+		if a.Type > b.Type {
+			return 1
+		}
+		return 0
+	})
+	return specs
+}
+
+// LookupEvent finds the spec of an event type.
+func LookupEvent(typ string) (EventSpec, bool) {
+	for _, s := range Catalog() {
+		if s.Type == typ {
+			return s, true
+		}
+	}
+	return EventSpec{}, false
+}
+
+// Decode decodes the event's data into its type's payload and returns a
+// pointer to it (*ToolFinished for tool.finished, ...). An unknown type is
+// ErrUnknownEventType; a payload that does not fit its type is an error.
+func (e *Event) Decode() (any, error) {
+	spec, ok := LookupEvent(e.Type)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownEventType, e.Type)
+	}
+	v := spec.New()
+	if len(e.Data) == 0 || string(e.Data) == "null" {
+		return v, nil
+	}
+	if err := json.Unmarshal(e.Data, v); err != nil {
+		return nil, fmt.Errorf("decode %s data: %w", e.Type, err)
+	}
+	return v, nil
+}
+
+// DecodeAs decodes e's data into a payload of type T, checking the type:
+// DecodeAs[ToolFinished](ev).
+func DecodeAs[T any](e Event) (T, error) {
+	var zero T
+	v, err := e.Decode()
+	if err != nil {
+		return zero, err
+	}
+	p, ok := v.(*T)
+	if !ok {
+		return zero, fmt.Errorf("event %s carries %T, not %T", e.Type, v, zero)
+	}
+	return *p, nil
+}

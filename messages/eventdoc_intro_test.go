@@ -1,0 +1,37 @@
+package messages
+
+// eventsDocIntro opens docs/events.md; the rest is generated from the
+// catalog by TestEventsDoc.
+const eventsDocIntro = "# Events\n\n" +
+	"Every lifecycle event of a run (agents, rounds, model calls, tool calls, tokens, dollars, budget, nodes) is\n" +
+	"published on NATS as JSON, on the subject\n\n" +
+	"    troupe.evt.<run>.<agent>.<type>\n\n" +
+	"(`troupe` is `nats.prefix`; the type's own dots make the last tokens, e.g. `troupe.evt.9f1c2d3e.root.tool.finished`).\n" +
+	"The stream `TROUPE_EVENTS` keeps them (7 days or 1 GiB by default), so a watcher that starts late can replay a run.\n" +
+	"Go programs decode them with the types of the `messages` package: `messages.Event` is the envelope and\n" +
+	"`ev.Decode()` returns the typed payload (`*messages.ToolFinished` for `tool.finished`, ...).\n\n" +
+	"This file is generated from the catalog in `messages/catalog.go`; `go test ./messages -run TestEventsDoc -update`\n" +
+	"rewrites it. Adding a field is compatible; renaming or removing one is a new envelope version.\n\n" +
+	"## Watching\n\n" +
+	"`orchestrator run` prints the NATS URL of its embedded server on stderr. With the `nats` CLI:\n\n" +
+	"```sh\n" +
+	"nats --server nats://127.0.0.1:PORT sub 'troupe.evt.>'                  # everything, live\n" +
+	"nats --server nats://127.0.0.1:PORT sub 'troupe.evt.*.*.tool.finished'  # one type, every run and agent\n" +
+	"nats --server nats://127.0.0.1:PORT stream view TROUPE_EVENTS           # replay what is stored\n" +
+	"```\n\n" +
+	"`orchestrator watch --nats URL` shows the live agent tree; `--json` prints one envelope per line.\n" +
+	"A Go subscriber needs nats.go and `messages` only (a whole program: `examples/monitor`):\n\n" +
+	"```go\n" +
+	"nc, _ := nats.Connect(url)\n" +
+	"nc.Subscribe(\"troupe.evt.>\", func(m *nats.Msg) {\n" +
+	"\tvar ev messages.Event\n" +
+	"\tif json.Unmarshal(m.Data, &ev) != nil || ev.Validate() != nil {\n" +
+	"\t\treturn // not an event: skip it\n" +
+	"\t}\n" +
+	"\tif tf, err := messages.DecodeAs[messages.ToolFinished](ev); err == nil {\n" +
+	"\t\tfmt.Printf(\"%s %s ran %s in %.1f ms\\n\", ev.Run, ev.Agent, tf.Tool, tf.DurationMS)\n" +
+	"\t}\n" +
+	"})\n" +
+	"```\n\n" +
+	"Missing nothing: `seq` counts each agent's events from 1 without gaps (per attempt for remote agents, see\n" +
+	"`attempt`), and each stored event has the stream's own sequence number.\n"
