@@ -185,7 +185,7 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 
 // childTask is the plain-value form of a child's spec, for the Placer.
 func (s agentSpec) childTask(run, model string) ChildTask {
-	return ChildTask{Run: run, ID: s.id, Parent: s.parent, Kind: s.kind.Name, Task: s.task, Context: s.context,
+	return ChildTask{V: messages.ProtocolVersion, Run: run, ID: s.id, Parent: s.parent, Kind: s.kind.Name, Task: s.task, Context: s.context,
 		Model: model, ModelOverride: s.model, ParentModel: s.parentModel, Depth: s.depth, Background: s.background,
 		Tools: slices.Clone(s.kind.Tools), LeaseTokens: s.lease}
 }

@@ -2,7 +2,9 @@ package actors
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/troupe-ai/troupe/messages"
 	"runtime/debug"
 	"time"
 
@@ -10,32 +12,10 @@ import (
 )
 
 // ChildTask is everything needed to start a child agent, in plain values:
-// what a Placer decides on and what a remote placement sends over the
-// wire. The lease for it is acquired before it is placed.
-type ChildTask struct {
-	Run     string `json:"run"`
-	ID      string `json:"agent"`
-	Parent  string `json:"parent"`
-	Kind    string `json:"kind"`
-	Task    string `json:"task"`
-	Context string `json:"context,omitempty"`
-	Model   string `json:"model"` // the model chosen for its first round
-	// ModelOverride is the model the delegate call asked for ("" routes
-	// by kind); ParentModel is the parent's model, for kinds whose model
-	// role is "parent". With them a remote agent routes as a local one.
-	ModelOverride string `json:"model_override,omitempty"`
-	ParentModel   string `json:"parent_model,omitempty"`
-	Depth         int    `json:"depth"`
-	Background    bool   `json:"background,omitempty"`
-	// Tools is the kind's tool set as the child gets it (delegation tools
-	// removed at the depth limit).
-	Tools []string `json:"tools"`
-	// LeaseTokens is the budget granted to the child.
-	LeaseTokens int64 `json:"lease_tokens"`
-	// Attempt is the delivery attempt of a queued task (set by the node
-	// that runs it, from 1); its events carry it.
-	Attempt int `json:"attempt,omitempty"`
-}
+// what a Placer decides on, and what a remote placement sends over the wire
+// (it is the wire type messages.Task). The lease for it is acquired before
+// it is placed.
+type ChildTask = messages.Task
 
 // Placer decides where a child agent runs. Place is called on the parent
 // actor's goroutine once the child's lease is granted, so it must answer

@@ -36,11 +36,12 @@ const acquireWait = 15 * time.Minute
 // report queueing, so onQueued is not called. When ctx ends first the
 // request is withdrawn with a release, so nothing stays reserved.
 func (c *BudgetClient) Acquire(ctx context.Context, req budget.Acquire, _ func(budget.Queued)) (budget.Lease, error) {
-	w := acquireReq{V: 1, Agent: req.Agent, Parent: req.Parent, Kind: req.Kind, Estimate: req.Estimate, EstimateUSD: req.EstimateUSD}
+	w := messages.BudgetAcquireRequest{V: messages.ProtocolVersion, Agent: req.Agent, Parent: req.Parent, Kind: req.Kind,
+		Estimate: req.Estimate, EstimateUSD: req.EstimateUSD}
 	if !req.Deadline.IsZero() {
-		w.DeadlineMS = req.Deadline.UnixMilli()
+		w.DeadlineUnixMS = req.Deadline.UnixMilli()
 	}
-	var r acquireReply
+	var r messages.BudgetAcquireReply
 	rctx, cancel := withDefaultDeadline(ctx, acquireWait)
 	defer cancel()
 	if err := c.request(rctx, opAcquire, w, &r); err != nil {
@@ -53,52 +54,50 @@ func (c *BudgetClient) Acquire(ctx context.Context, req budget.Acquire, _ func(b
 		return budget.Lease{}, err
 	}
 	if r.Error != nil {
-		return budget.Lease{}, fmt.Errorf("acquire for %s: %w", req.Agent, r.Error.toError())
+		return budget.Lease{}, fmt.Errorf("acquire for %s: %w", req.Agent, fromWireError(r.Error))
 	}
-	if r.Lease == nil {
+	if r.Grant == nil {
 		return budget.Lease{}, fmt.Errorf("acquire for %s: empty reply", req.Agent)
 	}
-	return r.Lease.toBudget(), nil
+	return grantToBudget(r.Grant), nil
 }
 
 // Usage charges an agent's lease.
 func (c *BudgetClient) Usage(ctx context.Context, u budget.Usage) (budget.UsageReply, error) {
-	var r usageReply
+	var r messages.BudgetReportReply
 	ctx, cancel := withDefaultDeadline(ctx, budget.DefaultRequestTimeout)
 	defer cancel()
-	if err := c.request(ctx, opUsage, usageReq{V: 1, Agent: u.Agent, Tokens: u.Tokens, CostUSD: u.Cost,
-		ToolCalls: u.ToolCalls, TopUp: u.TopUp}, &r); err != nil {
+	if err := c.request(ctx, opUsage, messages.BudgetReport{V: messages.ProtocolVersion, Agent: u.Agent, Tokens: u.Tokens,
+		CostUSD: u.Cost, ToolCalls: u.ToolCalls, TopUp: u.TopUp}, &r); err != nil {
 		return budget.UsageReply{}, err
 	}
 	rep := budget.UsageReply{State: r.State, Remaining: r.Remaining, Used: r.Used, Granted: r.Granted,
-		Lent: r.Lent, ToppedUp: r.ToppedUp, Err: r.Error.toError()}
+		Lent: r.Lent, ToppedUp: r.ToppedUp, Err: fromWireError(r.Error)}
 	return rep, rep.Err
 }
 
 // Release ends an agent's lease.
 func (c *BudgetClient) Release(ctx context.Context, rel budget.Release) (budget.Released, error) {
-	var r releaseReply
+	var r messages.BudgetReleaseReply
 	ctx, cancel := withDefaultDeadline(ctx, budget.DefaultRequestTimeout)
 	defer cancel()
-	if err := c.request(ctx, opRelease, releaseReq{V: 1, Agent: rel.Agent, Used: rel.Used}, &r); err != nil {
+	if err := c.request(ctx, opRelease, messages.BudgetRelease{V: messages.ProtocolVersion, Agent: rel.Agent, Used: rel.Used}, &r); err != nil {
 		return budget.Released{}, err
 	}
-	out := budget.Released{Agent: r.Agent, Used: r.Used, Returned: r.Returned, Already: r.Already, Err: r.Error.toError()}
+	out := budget.Released{Agent: r.Agent, Used: r.Used, Returned: r.Returned, Already: r.Already, Err: fromWireError(r.Error)}
 	return out, out.Err
 }
 
 // Snapshot returns the run's budget as it stands.
 func (c *BudgetClient) Snapshot(ctx context.Context) (messages.BudgetSnapshot, error) {
-	var r snapshotReply
+	var r messages.BudgetSnapshotReply
 	ctx, cancel := withDefaultDeadline(ctx, budget.DefaultRequestTimeout)
 	defer cancel()
-	if err := c.request(ctx, opSnapshot, struct {
-		V int `json:"v"`
-	}{1}, &r); err != nil {
+	if err := c.request(ctx, opSnapshot, messages.BudgetSnapshotRequest{V: messages.ProtocolVersion}, &r); err != nil {
 		return messages.BudgetSnapshot{}, err
 	}
 	if r.Error != nil {
-		return messages.BudgetSnapshot{}, r.Error.toError()
+		return messages.BudgetSnapshot{}, fromWireError(r.Error)
 	}
 	if r.Snapshot == nil {
 		return messages.BudgetSnapshot{}, errors.New("snapshot: empty reply")

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/messages"
 )
 
 // maxRequestBytes bounds a request read from the wire.
@@ -95,49 +96,52 @@ func (s *BudgetServer) answer(op string, data []byte) (reply any, bad string) {
 	defer cancel()
 	switch op {
 	case opAcquire:
-		var r acquireReq
-		if err := json.Unmarshal(data, &r); err != nil || r.Agent == "" || r.Estimate <= 0 {
-			return nil, "acquire needs agent and a positive estimate"
+		r, err := messages.Decode[messages.BudgetAcquireRequest](data, maxRequestBytes)
+		if err != nil {
+			return nil, err.Error()
 		}
 		actx, acancel := context.WithCancel(s.ctx) // waits its turn; the deadline is the request's
 		defer acancel()
-		if r.DeadlineMS > 0 {
-			actx, acancel = context.WithDeadline(actx, time.UnixMilli(r.DeadlineMS))
+		if r.DeadlineUnixMS > 0 {
+			actx, acancel = context.WithDeadline(actx, time.UnixMilli(r.DeadlineUnixMS))
 			defer acancel()
 		}
-		lease, err := s.svc.Acquire(actx, r.toBudget(), nil)
+		lease, err := s.svc.Acquire(actx, acquireToBudget(r), nil)
 		if err != nil {
-			return acquireReply{V: 1, Error: toWireError(err)}, ""
+			return messages.BudgetAcquireReply{V: 1, Error: toWireError(err)}, ""
 		}
-		return acquireReply{V: 1, Lease: leaseToWire(lease)}, ""
+		return messages.BudgetAcquireReply{V: 1, Grant: grantToWire(lease)}, ""
 	case opUsage:
-		var r usageReq
-		if err := json.Unmarshal(data, &r); err != nil || r.Agent == "" {
-			return nil, "usage needs agent"
+		r, err := messages.Decode[messages.BudgetReport](data, maxRequestBytes)
+		if err != nil {
+			return nil, err.Error()
 		}
 		u, err := s.svc.Usage(ctx, budget.Usage{Agent: r.Agent, Tokens: r.Tokens, Cost: r.CostUSD, ToolCalls: r.ToolCalls, TopUp: r.TopUp})
 		if err == nil {
 			err = u.Err
 		}
-		return usageReply{V: 1, State: u.State, Remaining: u.Remaining, Used: u.Used, Granted: u.Granted,
+		return messages.BudgetReportReply{V: 1, State: u.State, Remaining: u.Remaining, Used: u.Used, Granted: u.Granted,
 			Lent: u.Lent, ToppedUp: u.ToppedUp, Error: toWireError(err)}, ""
 	case opRelease:
-		var r releaseReq
-		if err := json.Unmarshal(data, &r); err != nil || r.Agent == "" {
-			return nil, "release needs agent"
+		r, err := messages.Decode[messages.BudgetRelease](data, maxRequestBytes)
+		if err != nil {
+			return nil, err.Error()
 		}
 		rel, err := s.svc.Release(ctx, budget.Release{Agent: r.Agent, Used: r.Used})
 		if err == nil {
 			err = rel.Err
 		}
-		return releaseReply{V: 1, Agent: rel.Agent, Used: rel.Used, Returned: rel.Returned, Already: rel.Already,
+		return messages.BudgetReleaseReply{V: 1, Agent: rel.Agent, Used: rel.Used, Returned: rel.Returned, Already: rel.Already,
 			Error: toWireError(err)}, ""
 	case opSnapshot:
+		if _, err := messages.Decode[messages.BudgetSnapshotRequest](data, maxRequestBytes); err != nil {
+			return nil, err.Error()
+		}
 		snap, err := s.svc.Snapshot(ctx)
 		if err != nil {
-			return snapshotReply{V: 1, Error: toWireError(err)}, ""
+			return messages.BudgetSnapshotReply{V: 1, Error: toWireError(err)}, ""
 		}
-		return snapshotReply{V: 1, Snapshot: &snap}, ""
+		return messages.BudgetSnapshotReply{V: 1, Snapshot: &snap}, ""
 	}
 	return nil, fmt.Sprintf("unknown budget operation %q", op)
 }
@@ -147,9 +151,9 @@ func (s *BudgetServer) reject(m *nats.Msg, why string) {
 	s.log.Warn().Str("subject", m.Subject).Int("bytes", len(m.Data)).Msg("budget request rejected: " + why)
 	if m.Reply != "" {
 		b, _ := json.Marshal(struct {
-			V     int        `json:"v"`
-			Error *wireError `json:"error"`
-		}{1, &wireError{Code: "bad_request", Message: why}})
+			V     int             `json:"v"`
+			Error *messages.Error `json:"error"`
+		}{1, &messages.Error{Code: messages.CodeBadRequest, Message: why}})
 		_ = m.Respond(b)
 	}
 }

@@ -140,7 +140,7 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	n := &Node{o: o, kv: kv, slots: make(chan struct{}, o.Slots), running: map[string]*runningTask{},
 		events: newNodeEvents(o.Events, o.ID, o.Name, o.Log)}
 	n.info = NodeInfo{ID: o.ID, Name: o.Name, Host: host, Kinds: slices.Clone(o.Kinds), Slots: o.Slots, Free: o.Slots,
-		Version: o.Version, Protocol: ProtocolVersion, Started: time.Now().UTC()}
+		Version: o.Version, Protocol: messages.ProtocolVersion, Started: time.Now().UTC()}
 	n.ctx, n.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	n.fetching, n.stopTake = context.WithCancel(n.ctx)
 	consumers := make([]jetstream.Consumer, 0, len(o.Kinds))

@@ -35,9 +35,9 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		_ = m.Term()
 		return
 	}
-	tm, err := DecodeTask(m.Data())
+	task, err := DecodeTask(m.Data())
 	switch {
-	case errors.Is(err, ErrVersion):
+	case errors.Is(err, messages.ErrVersion):
 		n.stats.version.Add(1)
 		log.Warn().Err(err).Msg("task of another protocol version handed back; run nodes of the orchestrator's version")
 		_ = m.NakWithDelay(time.Second)
@@ -47,13 +47,12 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		log.Warn().Err(err).Msg("malformed task terminated")
 		_ = m.TermWithReason("malformed task")
 		return
-	case tm.Task.Kind != kind:
+	case task.Kind != kind:
 		n.stats.wrongKind.Add(1)
-		log.Warn().Str("kind", tm.Task.Kind).Msg("task of another kind on this kind's subject terminated")
+		log.Warn().Str("kind", task.Kind).Msg("task of another kind on this kind's subject terminated")
 		_ = m.TermWithReason("kind does not match subject")
 		return
 	}
-	task := tm.Task
 	task.Attempt = int(md.NumDelivered)
 	log = log.With().Str("run", task.Run).Str("agent", task.ID).Int("attempt", task.Attempt).Logger()
 	if task.Attempt > 1 {
@@ -140,20 +139,30 @@ func (n *Node) control(task actors.ChildTask, h *actors.AgentHandle) []*nats.Sub
 			n.o.Log.Warn().Err(err).Str("subject", subj).Msg("subscribe control")
 		}
 	}
-	cancel := func(m *nats.Msg) { h.Cancel(fmt.Sprintf("cancelled by the orchestrator (%.200s)", m.Data)) }
+	cancel := func(m *nats.Msg) {
+		reason := "cancelled by the orchestrator"
+		if c, err := messages.Decode[messages.Cancel](m.Data, maxRequestBytes); err == nil && c.Reason != "" {
+			reason += ": " + c.Reason
+		}
+		h.Cancel(reason)
+	}
 	add(bus.CtlSubject(p, task.Run, "", ctlCancel), cancel)
 	add(bus.CtlSubject(p, task.Run, task.ID, ctlCancel), cancel)
 	add(bus.CtlSubject(p, task.Run, task.ID, ctlInput), func(m *nats.Msg) {
-		if len(m.Data) > maxRequestBytes || m.Reply == "" {
+		if m.Reply == "" {
+			return
+		}
+		steer, err := messages.Decode[messages.Steer](m.Data, maxRequestBytes)
+		if err != nil {
+			b, _ := json.Marshal(messages.SteerReply{Error: &messages.Error{Code: messages.CodeBadRequest, Message: err.Error()}})
+			_ = m.Respond(b)
 			return
 		}
 		go func() {
 			ctx, c := context.WithTimeout(n.ctx, 5*time.Second)
 			defer c()
-			ok, _ := h.SendInput(ctx, string(m.Data))
-			b, _ := json.Marshal(struct {
-				Accepted bool `json:"accepted"`
-			}{ok})
+			ok, _ := h.SendInput(ctx, steer.Message)
+			b, _ := json.Marshal(messages.SteerReply{Accepted: ok})
 			_ = m.Respond(b)
 		}()
 	})
@@ -168,7 +177,7 @@ func (n *Node) control(task actors.ChildTask, h *actors.AgentHandle) []*nats.Sub
 			if err != nil {
 				return
 			}
-			b, _ := json.Marshal(st)
+			b, _ := json.Marshal(st.Wire())
 			_ = m.Respond(b)
 		}()
 	})
@@ -177,8 +186,7 @@ func (n *Node) control(task actors.ChildTask, h *actors.AgentHandle) []*nats.Sub
 }
 
 func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult) error {
-	b, err := json.Marshal(ResultMessage{V: ProtocolVersion, Run: task.Run, Agent: task.ID, Node: n.o.ID,
-		Attempt: task.Attempt, Result: res})
+	b, err := json.Marshal(res.Wire(task.Run, n.o.ID, task.Attempt))
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -180,7 +179,7 @@ func (p remotePlacer) Place(_ context.Context, task actors.ChildTask) (actors.Re
 
 func (r *Remote) onResult(m jetstream.Msg) {
 	res, err := DecodeResult(m.Data())
-	if err != nil || res.Run != r.o.Run || !strings.HasSuffix(m.Subject(), "."+res.Agent) {
+	if err != nil || res.Run != r.o.Run || m.Subject() != bus.ResultSubject(r.o.Prefix, res.Run, res.Agent) {
 		r.forged.Add(1)
 		r.o.Log.Warn().Err(err).Str("subject", m.Subject()).Msg("result rejected")
 		return
@@ -197,7 +196,7 @@ func (r *Remote) onResult(m jetstream.Msg) {
 			Msg("result for no waiting task dropped (duplicate or unknown)")
 		return
 	}
-	c.done <- res.Result
+	c.done <- actors.ResultFromWire(res)
 }
 
 // onMaxDeliveries fails a task that was delivered MaxDeliver times

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/messages"
 )
 
 // Control operations, the last token of <prefix>.ctl.<run>[.<agent>].<op>.
@@ -53,7 +54,9 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	r.mu.Lock()
 	r.waiting[c.task.ID] = c
 	r.mu.Unlock()
-	data, err := json.Marshal(TaskMessage{V: ProtocolVersion, Task: c.task, Origin: r.origin, Sent: time.Now().UTC()})
+	task := c.task
+	task.V, task.Origin = messages.ProtocolVersion, r.origin
+	data, err := json.Marshal(task)
 	if err != nil {
 		return actors.AgentResult{}, err
 	}
@@ -123,7 +126,8 @@ func (c *remoteChild) Cancel(reason string) {
 	if seq > 0 {
 		c.r.deleteTask(seq) // a task still queued is never handed out
 	}
-	_ = c.r.o.NC.Publish(bus.CtlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlCancel), []byte(reason))
+	b, _ := json.Marshal(messages.Cancel{V: messages.ProtocolVersion, Reason: reason})
+	_ = c.r.o.NC.Publish(bus.CtlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlCancel), b)
 }
 
 // Status asks the node running the agent; a task still queued reports
@@ -134,23 +138,26 @@ func (c *remoteChild) Status(ctx context.Context) (actors.StatusReply, error) {
 	if err != nil {
 		return st, nil // queued, or its node is gone: what we know
 	}
-	if err := json.Unmarshal(m.Data, &st); err != nil {
+	w, err := messages.Decode[messages.Status](m.Data, maxRequestBytes)
+	if err != nil {
 		return st, fmt.Errorf("status of %s: %w", c.task.ID, err)
 	}
-	return st, nil
+	return actors.StatusFromWire(w), nil
 }
 
 // SendInput steers the remote agent.
 func (c *remoteChild) SendInput(ctx context.Context, message string) (bool, error) {
-	m, err := c.r.o.NC.RequestWithContext(ctx, bus.CtlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlInput), []byte(message))
+	b, _ := json.Marshal(messages.Steer{V: messages.ProtocolVersion, Message: message})
+	m, err := c.r.o.NC.RequestWithContext(ctx, bus.CtlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlInput), b)
 	if err != nil {
 		return false, fmt.Errorf("steer %s: %w", c.task.ID, err)
 	}
-	var rep struct {
-		Accepted bool `json:"accepted"`
-	}
-	if err := json.Unmarshal(m.Data, &rep); err != nil {
+	rep, err := messages.Decode[messages.SteerReply](m.Data, maxRequestBytes)
+	if err != nil {
 		return false, fmt.Errorf("steer %s: %w", c.task.ID, err)
+	}
+	if rep.Error != nil {
+		return false, fmt.Errorf("steer %s: %s", c.task.ID, rep.Error.Message)
 	}
 	return rep.Accepted, nil
 }

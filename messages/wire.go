@@ -1,0 +1,222 @@
+package messages
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ProtocolVersion is the version of the messages agents exchange across
+// processes (tasks, results, budget, control). A receiver refuses another
+// version with a version error.
+const ProtocolVersion = 1
+
+// Error codes on the wire: a small, stable set.
+const (
+	CodeBadRequest      = "bad_request"      // the request is malformed; the message names the field
+	CodeNotFound        = "not_found"        // no such agent, lease or task
+	CodeConflict        = "conflict"         // the ID is taken (a lease exists for the agent)
+	CodeBudgetExhausted = "budget_exhausted" // the run hit a limit
+	CodeLimitExceeded   = "limit_exceeded"   // the request can never be granted
+	CodeReleased        = "released"         // the lease was released already
+	CodeCancelled       = "cancelled"        // withdrawn or cancelled
+	CodeTimeout         = "timeout"          // waited too long
+	CodeUnavailable     = "unavailable"      // nobody serves it, or it stopped
+	CodeVersion         = "version"          // another protocol version
+	CodeInternal        = "internal"         // anything else
+)
+
+// Error is an error on the wire.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// ErrBadMessage marks bytes from the wire that are not a valid message.
+var ErrBadMessage = errors.New("bad message")
+
+// ErrVersion marks a message of another protocol version.
+var ErrVersion = errors.New("protocol version mismatch")
+
+// Decode reads a wire message of type T (a pointer-receiver Validate is
+// called): size-limited, JSON, version-checked and validated.
+func Decode[T any, P interface {
+	*T
+	Validate() error
+}](data []byte, maxBytes int) (T, error) {
+	var v T
+	if len(data) > maxBytes {
+		return v, fmt.Errorf("%w: %d bytes, limit %d", ErrBadMessage, len(data), maxBytes)
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return v, fmt.Errorf("%w: %v", ErrBadMessage, err)
+	}
+	if err := P(&v).Validate(); err != nil {
+		return v, err
+	}
+	return v, nil
+}
+
+// checkVersion is the first check of every Validate.
+func checkVersion(what string, v int) error {
+	if v != ProtocolVersion {
+		return fmt.Errorf("%w: %s of version %d, this build speaks %d", ErrVersion, what, v, ProtocolVersion)
+	}
+	return nil
+}
+
+// checkID refuses an ID that cannot be one NATS subject token.
+func checkID(what, s string) error {
+	if s == "" || strings.ContainsAny(s, ". *>\t\r\n") {
+		return fmt.Errorf("%w: %s %q is not a single token", ErrBadMessage, what, s)
+	}
+	return nil
+}
+
+// Task is a child agent placed on the queue: everything a node needs to
+// run it, and nothing else (a node keeps no other state).
+type Task struct {
+	V      int    `json:"v"`
+	Run    string `json:"run"`
+	ID     string `json:"agent"`
+	Parent string `json:"parent"`
+	Kind   string `json:"kind"`
+	Task   string `json:"task"`
+	// Context is the parent's context for the child.
+	Context string `json:"context,omitempty"`
+	// Model is the model chosen for its first round; ModelOverride the
+	// model the delegate call asked for ("" routes by kind); ParentModel
+	// the parent's, for kinds whose model follows their parent's.
+	Model         string `json:"model"`
+	ModelOverride string `json:"model_override,omitempty"`
+	ParentModel   string `json:"parent_model,omitempty"`
+	Depth         int    `json:"depth"`
+	Background    bool   `json:"background,omitempty"`
+	// Tools is the kind's tool set as the child gets it (delegation tools
+	// removed at the depth limit); a node never widens it.
+	Tools []string `json:"tools"`
+	// LeaseTokens is the budget granted to the child.
+	LeaseTokens int64 `json:"lease_tokens"`
+	// Attempt is the delivery attempt (set by the node that runs it).
+	Attempt int `json:"attempt,omitempty"`
+	// Origin names the process that sent it, for logs.
+	Origin string `json:"origin,omitempty"`
+}
+
+// Validate checks a task received from the wire.
+func (t *Task) Validate() error {
+	if err := checkVersion("task", t.V); err != nil {
+		return err
+	}
+	for _, f := range []struct{ what, v string }{{"run", t.Run}, {"agent", t.ID}, {"parent", t.Parent}, {"kind", t.Kind}} {
+		if err := checkID(f.what, f.v); err != nil {
+			return err
+		}
+	}
+	if strings.TrimSpace(t.Task) == "" {
+		return fmt.Errorf("%w: task %s has no task text", ErrBadMessage, t.ID)
+	}
+	if t.Depth < 0 || t.LeaseTokens < 0 {
+		return fmt.Errorf("%w: task %s: negative depth or lease", ErrBadMessage, t.ID)
+	}
+	return nil
+}
+
+// Result is an agent's end as it crosses a process: a remote agent's
+// result, published by its node before it acks the task.
+type Result struct {
+	V         int             `json:"v"`
+	Run       string          `json:"run"`
+	Agent     string          `json:"agent"`
+	Kind      string          `json:"kind"`
+	Node      string          `json:"node,omitempty"`
+	Attempt   int             `json:"attempt,omitempty"`
+	Status    string          `json:"status"`
+	Reason    string          `json:"reason"`
+	Text      string          `json:"text,omitempty"`
+	Plan      json.RawMessage `json:"plan,omitempty"`
+	Error     *Error          `json:"error,omitempty"`
+	Rounds    int             `json:"rounds"`
+	TokensIn  int             `json:"tokens_in"`
+	TokensOut int             `json:"tokens_out"`
+	Cached    int             `json:"tokens_cached,omitempty"`
+	CostUSD   float64         `json:"cost_usd"`
+	ToolCalls int64           `json:"tool_calls"`
+	Model     string          `json:"model,omitempty"`
+	Changed   []string        `json:"changed,omitempty"`
+}
+
+// Validate checks a result received from the wire.
+func (r *Result) Validate() error {
+	if err := checkVersion("result", r.V); err != nil {
+		return err
+	}
+	if err := checkID("run", r.Run); err != nil {
+		return err
+	}
+	if err := checkID("agent", r.Agent); err != nil {
+		return err
+	}
+	switch r.Status {
+	case "completed", "failed", "cancelled":
+	default:
+		return fmt.Errorf("%w: result status %q", ErrBadMessage, r.Status)
+	}
+	return nil
+}
+
+// Status is an agent's state, as a status request answers it.
+type Status struct {
+	Agent       string  `json:"agent"`
+	Kind        string  `json:"kind"`
+	Round       int     `json:"round"`
+	Phase       string  `json:"phase"`
+	TokensIn    int     `json:"tokens_in"`
+	TokensOut   int     `json:"tokens_out"`
+	CostUSD     float64 `json:"cost_usd"`
+	CurrentTool string  `json:"current_tool,omitempty"`
+	Model       string  `json:"model,omitempty"`
+	Ended       bool    `json:"ended"`
+}
+
+// Validate checks a status reply.
+func (s *Status) Validate() error { return checkID("agent", s.Agent) }
+
+// Cancel asks an agent (or a whole run) to stop.
+type Cancel struct {
+	V      int    `json:"v"`
+	Reason string `json:"reason"`
+}
+
+// Validate checks a cancel request.
+func (c *Cancel) Validate() error { return checkVersion("cancel", c.V) }
+
+// Steer adds a message to a running agent's conversation before its next
+// round (send_input).
+type Steer struct {
+	V       int    `json:"v"`
+	Message string `json:"message"`
+}
+
+// Validate checks a steer request.
+func (s *Steer) Validate() error {
+	if err := checkVersion("steer", s.V); err != nil {
+		return err
+	}
+	if strings.TrimSpace(s.Message) == "" {
+		return fmt.Errorf("%w: steer: empty message", ErrBadMessage)
+	}
+	return nil
+}
+
+// SteerReply answers Steer: false when the agent had ended.
+type SteerReply struct {
+	Accepted bool   `json:"accepted"`
+	Error    *Error `json:"error,omitempty"`
+}
+
+// Validate accepts every reply.
+func (s *SteerReply) Validate() error { return nil }

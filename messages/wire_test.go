@@ -1,0 +1,131 @@
+package messages
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// wireSamples is one filled value of every wire message.
+func wireSamples() []any {
+	return []any{
+		&Task{V: ProtocolVersion, Run: "r1", ID: "explore-1a2b", Parent: "root", Kind: "explore", Task: "where is main?",
+			Context: "the repo is Go", Model: "small", ModelOverride: "x", ParentModel: "big", Depth: 1, Background: true,
+			Tools: []string{"grep", "read_file"}, LeaseTokens: 200_000, Attempt: 2, Origin: "host/42"},
+		&Result{V: ProtocolVersion, Run: "r1", Agent: "explore-1a2b", Kind: "explore", Node: "n1", Attempt: 2, Status: "completed",
+			Reason: "finished", Text: "main.go:3", Plan: json.RawMessage(`{"summary":"s"}`), Error: &Error{Code: CodeInternal, Message: "m"},
+			Rounds: 2, TokensIn: 10, TokensOut: 5, Cached: 1, CostUSD: 0.5, ToolCalls: 3, Model: "small", Changed: []string{"a.go"}},
+		&Status{Agent: "w1", Kind: "worker", Round: 3, Phase: "executing", TokensIn: 1, TokensOut: 2, CostUSD: 0.1, CurrentTool: "shell", Model: "m", Ended: true},
+		&Cancel{V: ProtocolVersion, Reason: "parent ended"},
+		&Steer{V: ProtocolVersion, Message: "also check the tests"},
+		&SteerReply{Accepted: true},
+		&BudgetAcquireRequest{V: ProtocolVersion, Agent: "e1", Parent: "root", Kind: "explore", Estimate: 100, EstimateUSD: 0.1, DeadlineUnixMS: 99},
+		&BudgetAcquireReply{V: ProtocolVersion, Grant: &BudgetGrant{Agent: "e1", Parent: "root", Kind: "explore", Tokens: 100, USD: 0.1, Ticket: 2, Order: 2, WaitedMS: 5}},
+		&BudgetReport{V: ProtocolVersion, Agent: "e1", Tokens: 10, CostUSD: 0.01, ToolCalls: 2, TopUp: 50},
+		&BudgetReportReply{V: ProtocolVersion, State: BudgetStateOK, Remaining: 90, Used: 10, Granted: 100, Lent: 0, ToppedUp: 0},
+		&BudgetRelease{V: ProtocolVersion, Agent: "e1", Used: 12},
+		&BudgetReleaseReply{V: ProtocolVersion, Agent: "e1", Used: BudgetUsage{Tokens: 12}, Returned: 88},
+		&BudgetSnapshotRequest{V: ProtocolVersion},
+		&BudgetSnapshotReply{V: ProtocolVersion, Snapshot: &BudgetSnapshot{V: 1, Run: "r1", Limits: BudgetLimits{Tokens: 100}}},
+	}
+}
+
+type validator interface{ Validate() error }
+
+// Every wire message survives a JSON round trip unchanged and validates.
+func TestWireRoundTrip(t *testing.T) {
+	for _, v := range wireSamples() {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+		if err := json.Unmarshal(b, back); err != nil {
+			t.Fatalf("%T: %v", v, err)
+		}
+		if !reflect.DeepEqual(v, back) {
+			t.Errorf("%T changed in a round trip:\n%+v\n%+v", v, v, back)
+		}
+		if err := back.(validator).Validate(); err != nil {
+			t.Errorf("%T: %v", v, err)
+		}
+	}
+}
+
+// Bad messages get errors that say what is wrong; another version is
+// ErrVersion.
+func TestWireValidate(t *testing.T) {
+	if _, err := Decode[Task]([]byte(`{"v":2,"run":"r","agent":"a","parent":"p","kind":"k","task":"t"}`), 1<<20); !errors.Is(err, ErrVersion) {
+		t.Errorf("version: %v", err)
+	}
+	for _, s := range []string{`{"v":1,"run":"r.x","agent":"a","parent":"p","kind":"k","task":"t"}`, `{"v":1,"run":"r","agent":"a","parent":"p","kind":"k","task":" "}`,
+		`{"v":1}`, `[1]`, `{"v":1,"run":"r","agent":"a","parent":"p","kind":"k","task":"t","lease_tokens":-1}`} {
+		if _, err := Decode[Task]([]byte(s), 1<<20); !errors.Is(err, ErrBadMessage) {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	if _, err := Decode[Result]([]byte(`{"v":1,"run":"r","agent":"a","status":"weird"}`), 1<<20); !errors.Is(err, ErrBadMessage) {
+		t.Errorf("bad status: %v", err)
+	}
+	if _, err := Decode[Steer]([]byte(`{"v":1,"message":""}`), 1<<20); !errors.Is(err, ErrBadMessage) {
+		t.Errorf("empty steer: %v", err)
+	}
+	if _, err := Decode[BudgetAcquireRequest]([]byte(`{"v":1,"agent":"a","estimate":0}`), 1<<20); !errors.Is(err, ErrBadMessage) {
+		t.Errorf("zero estimate: %v", err)
+	}
+	if _, err := Decode[Cancel]([]byte(`{"v":1,"reason":"`+string(make([]byte, 100))+`"}`), 50); !errors.Is(err, ErrBadMessage) {
+		t.Errorf("oversize: %v", err)
+	}
+}
+
+// FuzzWire: arbitrary bytes decode into every wire message (and into an
+// event and its payload) or fail with an error; nothing panics, and what
+// decodes validates again after a round trip.
+func FuzzWire(f *testing.F) {
+	for _, v := range wireSamples() {
+		b, _ := json.Marshal(v)
+		f.Add(b)
+	}
+	f.Add([]byte(`{"v":1,"type":"tool.finished","data":{"tool":7}}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		check := func(name string, v any, err error) {
+			if err != nil {
+				return
+			}
+			out, err := json.Marshal(v)
+			if err != nil {
+				t.Fatalf("%s re-encodes with an error: %v", name, err)
+			}
+			back := reflect.New(reflect.TypeOf(v)).Interface()
+			if err := json.Unmarshal(out, back); err != nil || back.(validator).Validate() != nil {
+				t.Fatalf("%s does not survive a round trip: %v", name, err)
+			}
+		}
+		v1, e1 := Decode[Task](b, 1<<20)
+		check("task", v1, e1)
+		v2, e2 := Decode[Result](b, 1<<20)
+		check("result", v2, e2)
+		v3, e3 := Decode[Status](b, 1<<20)
+		check("status", v3, e3)
+		v4, e4 := Decode[Cancel](b, 1<<20)
+		check("cancel", v4, e4)
+		v5, e5 := Decode[Steer](b, 1<<20)
+		check("steer", v5, e5)
+		v6, e6 := Decode[BudgetAcquireRequest](b, 1<<20)
+		check("acquire", v6, e6)
+		v7, e7 := Decode[BudgetAcquireReply](b, 1<<20)
+		check("acquire reply", v7, e7)
+		v8, e8 := Decode[BudgetReport](b, 1<<20)
+		check("report", v8, e8)
+		v9, e9 := Decode[BudgetRelease](b, 1<<20)
+		check("release", v9, e9)
+		v10, e10 := Decode[BudgetSnapshotReply](b, 1<<20)
+		check("snapshot reply", v10, e10)
+		var ev Event
+		if json.Unmarshal(b, &ev) == nil {
+			_, _ = ev.Decode()
+		}
+	})
+}
