@@ -29,13 +29,19 @@ type Delivery struct {
 	Event     messages.Event
 	StreamSeq uint64
 	Subject   string
+	// Pending is how many stored events matching the filter come after
+	// this one: 0 means the replay has caught up with the stream.
+	Pending uint64
 }
 
 // EventStream is a subscription to events. C delivers them in stream
 // order; it is closed when the context given to Events ends or Stop is
 // called.
 type EventStream struct {
-	C        <-chan Delivery
+	C <-chan Delivery
+	// Backlog is how many stored events the replay starts with (0 when
+	// following live only, or when there is nothing to replay).
+	Backlog  uint64
 	cc       jetstream.ConsumeContext
 	mu       sync.Mutex
 	rejected map[string]uint64
@@ -64,6 +70,11 @@ func (c *Conn) Events(ctx context.Context, o WatchOptions) (*EventStream, error)
 	}
 	out := make(chan Delivery, 1024)
 	s := &EventStream{C: out, rejected: map[string]uint64{}, stopped: make(chan struct{})}
+	if o.FromStart {
+		if info, err := cons.Info(ctx); err == nil {
+			s.Backlog = info.NumPending
+		}
+	}
 	s.cc, err = cons.Consume(func(m jetstream.Msg) {
 		ev, err := DecodeEvent(c.prefix, m.Subject(), m.Data(), o.MaxBytes)
 		if err != nil {
@@ -73,7 +84,7 @@ func (c *Conn) Events(ctx context.Context, o WatchOptions) (*EventStream, error)
 		}
 		d := Delivery{Event: ev, Subject: m.Subject()}
 		if md, err := m.Metadata(); err == nil {
-			d.StreamSeq = md.Sequence.Stream
+			d.StreamSeq, d.Pending = md.Sequence.Stream, md.NumPending
 		}
 		select {
 		case out <- d:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -30,6 +31,8 @@ Usage:
   orchestrator demo [--workspace DIR] [--keep]     an offline swarm against a scripted model
   orchestrator run [--workspace DIR] [--model M] [--config FILE] [--max-rounds N] [--json] [--yes] "task"
   orchestrator resume [RUN] [--workspace DIR] [--json]
+  orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow]
+  orchestrator serve [--listen 127.0.0.1:4222] [--store DIR]
   orchestrator tools list
   orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--json]
   orchestrator tools call --script FILE [--workspace DIR]
@@ -69,6 +72,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		code, err = cmdRun(ctx, args[1:], processEnv(stdin), stdout, stderr, false)
 	case "resume":
 		code, err = cmdRun(ctx, args[1:], processEnv(stdin), stdout, stderr, true)
+	case "watch":
+		code, err = cmdWatch(ctx, args[1:], os.Getenv, stdout, stderr)
+	case "serve":
+		code, err = cmdServe(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionLine("orchestrator"))
 	case "help", "-h", "--help":

@@ -96,6 +96,46 @@ Examples:
   orchestrator tools call list_dir '{"path":".","depth":2}'
   orchestrator tools call --script calls.jsonl --workspace ~/src/app
 `,
+	"watch": `Usage: orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow] [--config FILE]
+
+Follows a swarm's events on NATS. On a terminal it draws the live agent tree
+(per agent: kind, status, round, current tool, tokens in/out, cost, node,
+age), the recent events under it and the run's totals, and ends when the run
+finishes. Piped, or with --json, it prints exactly one JSON event envelope
+per line and nothing else on stdout.
+
+Flags:
+  --nats URL      the server (default TROUPE_NATS_URL, else nats://127.0.0.1:4222);
+                  run prints the URL of its embedded server when it starts
+  --run ID        one run (default: every run on the server)
+  --from-start    replay the stored events first (a run that has ended too)
+  --json          one envelope per line, even on a terminal
+  --follow        keep watching for new runs instead of ending with the run
+  --config FILE   read nats.token / user / password / creds / TLS from a config file
+
+Examples:
+  orchestrator watch --nats nats://127.0.0.1:41297
+  orchestrator watch --nats nats://127.0.0.1:41297 --run 5f1c0e9a --from-start --json | jq .type
+`,
+	"serve": `Usage: orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral]
+                          [--cluster NAME --name SERVER --cluster-listen HOST:PORT --routes URL,...]
+
+Runs the embedded NATS server with JetStream (and troupe's streams) as a
+long-lived process for runs, nodes and watchers to connect to. Prints the URL
+to use on stdout. Listens on loopback unless --listen says otherwise; a token
+in TROUPE_NATS_TOKEN is required of every client when set.
+
+Flags:
+  --listen HOST:PORT      client address (default 127.0.0.1:4222; port 0 = any free port)
+  --store DIR             JetStream store (default: a temporary directory)
+  --cluster NAME          join a cluster of that name; every server needs its own --name
+  --cluster-listen H:P    where this server listens for routes (default HOST, any free port)
+  --routes URL,...        nats-route://host:port of the other servers
+
+Examples:
+  orchestrator serve --store /var/lib/troupe/nats
+  orchestrator serve --listen 0.0.0.0:4222 --store /data/nats   # reachable from other machines
+`,
 	"version": `Usage: orchestrator version
 
 Prints the version, the commit it was built from and the Go version.

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/messages"
 )
 
@@ -117,7 +118,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		}
 		log = zerolog.New(zerolog.ConsoleWriter{Out: stderr, TimeFormat: time.TimeOnly, NoColor: true}).Level(l).With().Timestamp().Logger()
 	}
-	opts, err := teamOptions(cfg, ws, log)
+	opts, err := setup.TeamOptions(cfg, ws, log)
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package setup
 
 import (
 	"fmt"
@@ -13,8 +13,8 @@ import (
 	"github.com/troupe-ai/troupe/tools"
 )
 
-// teamOptions turns a validated config into the options of a run.
-func teamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actors.Options, error) {
+// TeamOptions turns a validated config into the options of a run.
+func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actors.Options, error) {
 	m := cfg.Model
 	pricing := llm.Pricing{}
 	for name, p := range m.Pricing {

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/cluster"
+	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/setup"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `Usage: node --nats URL --workspace DIR [--kinds explore,worker] [--slots N] [--name NAME] [--config FILE] [--log-level LEVEL]
+       node version
+
+Runs agent tasks that orchestrators placed on the NATS work queue
+(placement: remote or auto). Each task runs as a local agent with the same
+tools, kinds, limits and model routing as in the orchestrator. The node
+works in its own checkout of the repository (--workspace) and uses its own
+model key (OPENAI_API_KEY / OPENAI_BASE_URL on this machine): keys never
+travel on the wire. SIGTERM drains: no new tasks, running ones finish (or are
+handed back after node.drain_timeout), then exit 0.
+
+Flags:
+  --nats URL          NATS server or cluster (also TROUPE_NATS_URL, nats.url)
+  --workspace DIR     this node's checkout of the repository (default .)
+  --kinds K,...       agent kinds to run (default node.kinds: explore)
+  --slots N           tasks at once (default node.slots: 4)
+  --name NAME         name shown to watchers (default the host name)
+  --config FILE       a config file layered over the others
+  --log-level LEVEL   debug, info, warn or error logs on stderr (default info)
+
+Examples:
+  node --nats nats://10.0.0.5:4222 --workspace ~/src/app --kinds explore,worker --slots 8
+  TROUPE_NATS_URL=nats://hub:4222 node --workspace . --name builder-2
+`
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "version" || args[0] == "--version") {
+		fmt.Fprintln(stdout, versionLine())
+		return 0
+	}
+	fs := flag.NewFlagSet("node", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	natsURL := fs.String("nats", "", "")
+	ws := fs.String("workspace", ".", "")
+	kinds := fs.String("kinds", "", "")
+	slots := fs.Int("slots", 0, "")
+	name := fs.String("name", "", "")
+	cfgFile := fs.String("config", "", "")
+	level := fs.String("log-level", "info", "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "node: %v\n\n%s", err, usage)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "node: unexpected argument %q\n\n%s", fs.Arg(0), usage)
+		return 2
+	}
+	lvl, err := zerolog.ParseLevel(*level)
+	if err != nil {
+		fmt.Fprintf(stderr, "node: --log-level: %v\n", err)
+		return 2
+	}
+	log := zerolog.New(zerolog.ConsoleWriter{Out: stderr, TimeFormat: time.TimeOnly, NoColor: true}).Level(lvl).With().Timestamp().Logger()
+	if err := serve(ctx, options{nats: *natsURL, workspace: *ws, kinds: *kinds, slots: *slots, name: *name, config: *cfgFile},
+		getenv, log, stderr); err != nil {
+		fmt.Fprintf(stderr, "node: %v\n", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+type options struct {
+	nats, workspace, kinds, name, config string
+	slots                                int
+}
+
+// usageError is an error of the caller's: exit code 2.
+type usageError struct{ error }
+
+func serve(ctx context.Context, o options, getenv func(string) string, log zerolog.Logger, stderr io.Writer) error {
+	ws, err := filepath.Abs(o.workspace)
+	if err != nil {
+		return usageError{err}
+	}
+	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
+		return usageError{fmt.Errorf("--workspace %s is not a directory", o.workspace)}
+	}
+	home, _ := os.UserHomeDir()
+	cfg, err := config.Load(config.Sources{File: o.config, Home: home, Workspace: ws, Getenv: getenv})
+	if err != nil {
+		return usageError{err}
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{fmt.Errorf("config: %w", err)}
+	}
+	setting := "nats.url"
+	switch {
+	case o.nats != "":
+		cfg.NATS.URL, setting = o.nats, "--nats"
+	case getenv("TROUPE_NATS_URL") != "":
+		setting = "TROUPE_NATS_URL"
+	}
+	if cfg.NATS.URL == "" {
+		return usageError{errors.New("no NATS server: give --nats URL (orchestrator serve prints one), TROUPE_NATS_URL or nats.url")}
+	}
+	agent, err := setup.TeamOptions(cfg, ws, log)
+	if err != nil {
+		return usageError{err}
+	}
+	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: cfg.NATS.URL, Setting: setting, Token: cfg.NATS.Token,
+		User: cfg.NATS.User, Password: cfg.NATS.Password, CredsFile: cfg.NATS.Creds, TLSCA: cfg.NATS.TLSCA,
+		TLSCert: cfg.NATS.TLSCert, TLSKey: cfg.NATS.TLSKey, Name: "troupe node", Prefix: cfg.NATS.Prefix}, log)
+	if err != nil {
+		return usageError{err}
+	}
+	defer conn.Close()
+	if err := conn.EnsureStreams(ctx, bus.StreamLimits{EventsMaxAge: cfg.NATS.EventsMaxAge, EventsMaxBytes: cfg.NATS.EventsMaxBytes}); err != nil {
+		return err
+	}
+	pub, err := conn.NewPublisher(bus.PublisherOptions{Queue: cfg.NATS.PublishQueue, Log: log})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = pub.Close(cctx)
+	}()
+	nc := cfg.Node
+	ks := nc.Kinds
+	if o.kinds != "" {
+		ks = strings.Split(o.kinds, ",")
+	}
+	for _, k := range ks {
+		if _, ok := agent.Kinds[k]; !ok {
+			return usageError{fmt.Errorf("--kinds: unknown kind %q", k)}
+		}
+	}
+	n := nc.Slots
+	if o.slots > 0 {
+		n = o.slots
+	}
+	node, err := cluster.StartNode(ctx, cluster.NodeOptions{NC: conn.NATS(), JS: conn.JetStream(), Prefix: conn.Prefix(),
+		Name: o.name, Kinds: ks, Slots: n, Agent: agent, Events: pub, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
+		Heartbeat: nc.Heartbeat, DrainTimeout: nc.DrainTimeout, Version: version, Log: log})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "node %s ready: kinds %s, %d slots, workspace %s, NATS %s\n", node.ID(), strings.Join(ks, ","), n, ws, cfg.NATS.URL)
+	<-ctx.Done()
+	fmt.Fprintf(stderr, "node %s draining\n", node.ID())
+	dctx, cancel := context.WithTimeout(context.Background(), nc.DrainTimeout+10*time.Second)
+	defer cancel()
+	if err := node.Drain(dctx); err != nil {
+		return err
+	}
+	st := node.Stats()
+	fmt.Fprintf(stderr, "node %s stopped: %d tasks done, %d handed back\n", node.ID(), st.Completed, st.HandedBack)
+	return nil
+}
+
+func versionLine() string {
+	commit := "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				commit = s.Value[:12]
+			}
+		}
+	}
+	return "node " + version + " (commit " + commit + ") " + runtime.Version() + " protocol " + strconv.Itoa(1)
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/bus"
+)
+
+// cmdServe runs the embedded NATS server (with JetStream and troupe's
+// streams) as a long-lived process for nodes and watchers, until
+// interrupted.
+func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlagSet([]string{"listen", "store", "cluster", "cluster-listen", "routes", "name"}, []string{"ephemeral"})
+	pos, err := fs.parse(args)
+	if err != nil {
+		return exitUsage, err
+	}
+	if len(pos) > 0 {
+		return exitUsage, usageErr("serve takes no arguments")
+	}
+	listen := fs.values["listen"]
+	if listen == "" {
+		listen = "127.0.0.1:4222"
+	}
+	host, port, err := splitListen(listen)
+	if err != nil {
+		return exitUsage, usageErr("--listen: %v", err)
+	}
+	o := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: fs.values["store"], Ephemeral: fs.bools["ephemeral"] || fs.values["store"] == "",
+		ServerName: fs.values["name"], ClusterName: fs.values["cluster"], Token: getenv("TROUPE_NATS_TOKEN")}
+	if o.ClusterName != "" {
+		if o.ClusterHost, o.ClusterPort, err = splitListen(fs.values["cluster-listen"]); err != nil {
+			return exitUsage, usageErr("--cluster-listen: %v", err)
+		}
+		if r := fs.values["routes"]; r != "" {
+			o.Routes = strings.Split(r, ",")
+		}
+		if o.ServerName == "" {
+			return exitUsage, usageErr("--cluster needs --name (each server of a cluster needs its own)")
+		}
+	}
+	log := zerolog.New(stderr).Level(zerolog.WarnLevel)
+	emb, err := bus.StartEmbedded(ctx, o, log)
+	if err != nil {
+		return exitUsage, usageErr("serve: %v", err)
+	}
+	defer emb.Shutdown(context.Background())
+	if o.ClusterName == "" { // a cluster creates its streams once it has formed
+		conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: emb.URL(), Token: o.Token, Name: "troupe serve"}, log)
+		if err != nil {
+			return exitFailed, err
+		}
+		err = conn.EnsureStreams(ctx, bus.StreamLimits{})
+		conn.Close()
+		if err != nil {
+			return exitFailed, err
+		}
+	}
+	store := o.StoreDir
+	if o.Ephemeral {
+		store = "a temporary directory (--store DIR to keep it)"
+	}
+	fmt.Fprintf(stdout, "%s\n", emb.URL())
+	fmt.Fprintf(stderr, "NATS server with JetStream ready at %s; store: %s\n", emb.URL(), store)
+	if u := emb.ClusterURL(); u != "" {
+		fmt.Fprintf(stderr, "cluster %s: routes at %s\n", o.ClusterName, u)
+	}
+	fmt.Fprintf(stderr, "nodes:    node --nats %s --workspace DIR\nruns:     orchestrator run --nats %s \"task\"\nwatch:    orchestrator watch --nats %s\n",
+		emb.URL(), emb.URL(), emb.URL())
+	<-ctx.Done()
+	fmt.Fprintln(stderr, "shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	emb.Shutdown(sctx)
+	return exitOK, nil
+}

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// terminalOf reports whether w is a terminal, and its width in columns.
+func terminalOf(w io.Writer) (bool, int) {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false, 0
+	}
+	if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err != nil {
+		return false, 0
+	}
+	width := 100
+	if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
+		width = int(ws.Col)
+	}
+	return true, width
+}
+
+// colorOK says whether to colour output on a terminal: never with NO_COLOR
+// set (https://no-color.org) or TERM=dumb.
+func colorOK(getenv func(string) string) bool {
+	return getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
+}

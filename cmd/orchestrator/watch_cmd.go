@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/watch"
+)
+
+// cmdWatch follows a swarm's events on NATS: the live agent tree on a
+// terminal, or one JSON envelope per line when piped or with --json.
+func cmdWatch(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlagSet([]string{"nats", "run", "config"}, []string{"from-start", "json", "follow"})
+	pos, err := fs.parse(args)
+	if err != nil {
+		return exitUsage, err
+	}
+	if len(pos) > 0 {
+		return exitUsage, usageErr("watch takes no arguments (did you mean --run %s?)", pos[0])
+	}
+	cfg, err := config.Load(config.Sources{File: fs.values["config"], Getenv: getenv})
+	if err != nil {
+		return exitUsage, usageErr("%v", err)
+	}
+	url, setting := cfg.NATS.URL, "TROUPE_NATS_URL"
+	if v := fs.values["nats"]; v != "" {
+		url, setting = v, "--nats"
+	}
+	if url == "" {
+		url, setting = "nats://127.0.0.1:4222", "--nats (default nats://127.0.0.1:4222)"
+	}
+	log := zerolog.New(stderr).Level(zerolog.WarnLevel)
+	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: url, Setting: setting, Token: cfg.NATS.Token, User: cfg.NATS.User,
+		Password: cfg.NATS.Password, CredsFile: cfg.NATS.Creds, TLSCA: cfg.NATS.TLSCA, TLSCert: cfg.NATS.TLSCert,
+		TLSKey: cfg.NATS.TLSKey, Name: "troupe watch", Prefix: cfg.NATS.Prefix}, log)
+	if err != nil {
+		return exitUsage, usageErr("%v", err)
+	}
+	defer conn.Close()
+	run := fs.values["run"]
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	es, err := conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: log})
+	if err != nil {
+		return exitUsage, usageErr("%v", err)
+	}
+	tty, width := terminalOf(stdout)
+	asJSON := fs.bools["json"] || !tty
+	tree := watch.NewTree(8)
+	view := &watch.View{W: stdout, Color: tty && colorOK(getenv), Width: width}
+	caughtUp := !fs.bools["from-start"] || es.Backlog == 0
+	done := func() bool {
+		if fs.bools["follow"] || !caughtUp {
+			return false
+		}
+		if run != "" {
+			return tree.Finished(run)
+		}
+		return tree.AllFinished()
+	}
+	if !asJSON {
+		fmt.Fprintf(stderr, "watching %s on %s (Ctrl-C to stop)\n", orAll(run), url)
+	}
+	enc := json.NewEncoder(stdout)
+	tick := time.NewTicker(100 * time.Millisecond) // at most 10 frames a second
+	defer tick.Stop()
+	dirty := false
+	for {
+		select {
+		case d, ok := <-es.C:
+			if !ok {
+				return exitOK, nil
+			}
+			tree.Apply(d.Event)
+			if d.Pending == 0 {
+				caughtUp = true
+			}
+			if asJSON {
+				if err := enc.Encode(d.Event); err != nil {
+					return exitFailed, err
+				}
+			} else {
+				dirty = true
+			}
+			if done() {
+				if dirty {
+					view.Draw(tree, time.Now())
+				}
+				return exitOK, nil
+			}
+		case <-tick.C:
+			if dirty || (!asJSON && tree.Runs() != nil) {
+				view.Draw(tree, time.Now())
+				dirty = false
+			}
+			if done() {
+				return exitOK, nil
+			}
+		case <-ctx.Done():
+			if !asJSON {
+				view.Draw(tree, time.Now())
+			}
+			if n := es.RejectedTotal(); n > 0 {
+				fmt.Fprintf(stderr, "watch: %d messages rejected: %v\n", n, es.Rejected())
+			}
+			return exitInterrupt, nil
+		}
+	}
+}
+
+func orAll(run string) string {
+	if run == "" {
+		return "every run"
+	}
+	return "run " + run
+}

@@ -1,0 +1,171 @@
+// Package e2e runs troupe's programs as separate processes, as a user
+// would: the orchestrator, node processes, an external nats-server.
+package e2e
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// bin holds the programs built once for the whole package.
+var bin struct {
+	orchestrator, node string
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "troupe-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin.orchestrator = filepath.Join(dir, "orchestrator")
+	bin.node = filepath.Join(dir, "node")
+	for _, b := range []struct{ out, pkg string }{{bin.orchestrator, "./cmd/orchestrator"}, {bin.node, "./cmd/node"}} {
+		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
+		cmd.Dir = "../.."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", b.pkg, err, out)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is a running program with its output captured.
+type proc struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stdout strings.Builder
+	stderr strings.Builder
+	lines  chan string // stdout lines as they come
+	done   chan struct{}
+	err    error
+}
+
+// start runs a program with env added to ours.
+func start(t testing.TB, path string, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, cmd: exec.Command(path, args...), lines: make(chan string, 100_000), done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errPipe, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.stdout.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			p.lines <- sc.Text()
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		b := make([]byte, 32<<10)
+		for {
+			n, err := errPipe.Read(b)
+			p.mu.Lock()
+			p.stderr.Write(b[:n])
+			p.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		p.err = p.cmd.Wait()
+		close(p.lines)
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// wait waits for the program to exit and returns its exit code.
+func (p *proc) wait(d time.Duration) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(d):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		p.t.Fatalf("%s did not exit within %v\nstdout:\n%s\nstderr:\n%s", p.cmd.Path, d, p.out(), p.errs())
+	}
+	if p.cmd.ProcessState == nil {
+		return -1
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func (p *proc) out() string  { p.mu.Lock(); defer p.mu.Unlock(); return p.stdout.String() }
+func (p *proc) errs() string { p.mu.Lock(); defer p.mu.Unlock(); return p.stderr.String() }
+
+// firstLine waits for the program's first stdout line.
+func (p *proc) firstLine(d time.Duration) string {
+	p.t.Helper()
+	select {
+	case l, ok := <-p.lines:
+		if !ok {
+			p.t.Fatalf("%s exited without output; stderr:\n%s", p.cmd.Path, p.errs())
+		}
+		return l
+	case <-time.After(d):
+		p.t.Fatalf("no output from %s within %v; stderr:\n%s", p.cmd.Path, d, p.errs())
+	}
+	return ""
+}
+
+// waitStderr polls until the program's stderr contains s.
+func (p *proc) waitStderr(s string, d time.Duration) {
+	p.t.Helper()
+	deadline := time.Now().Add(d)
+	for !strings.Contains(p.errs(), s) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("stderr of %s lacks %q after %v:\n%s", p.cmd.Path, s, d, p.errs())
+		}
+		select {
+		case <-p.done:
+			if !strings.Contains(p.errs(), s) {
+				p.t.Fatalf("%s exited; stderr lacks %q:\n%s", p.cmd.Path, s, p.errs())
+			}
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+

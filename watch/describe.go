@@ -1,0 +1,146 @@
+package watch
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// Describe is a one-line account of an event for people ("" for events
+// not worth a line): who started, what each round called, who finished
+// with what, and what it cost. v is the decoded payload (ev.Decode()).
+func Describe(ev messages.Event, v any) string {
+	who := ev.Agent
+	switch d := v.(type) {
+	case *messages.RunStarted:
+		return fmt.Sprintf("run %s started: %s", short(ev.Run), Clip(d.Task, 80))
+	case *messages.RunFinished:
+		return fmt.Sprintf("run %s %s · %s · %s", short(ev.Run), EndWords(d.Status, d.Reason), Tokens(d.Tokens), Dollars(d.CostUSD))
+	case *messages.AgentSpawned:
+		where := ""
+		if d.Placement == "remote" {
+			where = " (remote)"
+		}
+		return fmt.Sprintf("%s spawned %s %s%s: %s", who, d.Kind, d.Child, where, Clip(d.Task, 70))
+	case *messages.LLMResponse:
+		what := "answered"
+		if len(d.ToolCalls) > 0 {
+			what = "called " + SummarizeCalls(d.ToolCalls)
+		}
+		return fmt.Sprintf("%s round %d %s", who, d.Round, what)
+	case *messages.ToolFinished:
+		switch {
+		case d.IsError:
+			return fmt.Sprintf("%s: %s failed", who, d.Tool)
+		case d.Cached:
+			return fmt.Sprintf("%s: %s served from cache", who, d.Tool)
+		}
+	case *messages.PhaseChanged:
+		return fmt.Sprintf("%s: plan accepted, now %s", who, d.Phase)
+	case *messages.SpawnPlan:
+		return fmt.Sprintf("%s plans %d %s (~%s), policy %s", who, d.Count, Plural(d.Count, "agent", "agents"), Tokens(d.EstimatedTokens), d.Policy)
+	case *messages.BudgetWaiting:
+		return fmt.Sprintf("%s waits for budget (%s, #%d in line)", d.Agent, d.Reason, d.Position)
+	case *messages.DoomLoop:
+		return fmt.Sprintf("%s: doom loop broken (%s ×%d)", who, d.Tool, d.Repeats)
+	case *messages.AgentEnded:
+		line := fmt.Sprintf("%s %s after %d %s · %s · %s", who, EndWords(d.Status, d.Reason), d.Rounds, Plural(d.Rounds, "round", "rounds"),
+			Tokens(int64(d.TokensIn+d.TokensOut)), Dollars(d.CostUSD))
+		if d.Error != "" {
+			line += " · " + Clip(d.Error, 80)
+		}
+		return line
+	case *messages.ApprovalDecided:
+		verdict := "denied"
+		if d.Approved {
+			verdict = "approved"
+		}
+		return fmt.Sprintf("%s: %s %s by %s", who, d.Tool, verdict, d.By)
+	case *messages.NodeJoined:
+		return fmt.Sprintf("node %s joined (%s, %d %s)", d.Name, strings.Join(d.Kinds, ","), d.Slots, Plural(d.Slots, "slot", "slots"))
+	case *messages.NodeLeft:
+		return fmt.Sprintf("node %s left (%s)", d.Name, d.Reason)
+	case *messages.TaskRedelivered:
+		return fmt.Sprintf("task %s redelivered (attempt %d) to %s", d.Agent, d.Attempt, d.Node)
+	case *messages.ContextCompacted:
+		return fmt.Sprintf("%s: context compacted %d → %d messages", who, d.MessagesBefore, d.MessagesAfter)
+	}
+	return ""
+}
+
+// EndWords says how something ended: "finished", "failed", "cancelled",
+// "stopped at its round limit", "stopped: budget exhausted".
+func EndWords(status, reason string) string {
+	switch {
+	case status == "completed" && reason == "round_limit":
+		return "stopped at its round limit"
+	case status == "completed" && reason == "budget_exhausted":
+		return "stopped: budget exhausted"
+	case status == "completed" && reason == "plan_submitted":
+		return "submitted its plan"
+	case status == "completed":
+		return "finished"
+	}
+	return status
+}
+
+// Plural picks one for 1, many otherwise.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Dollars formats a cost.
+func Dollars(usd float64) string { return fmt.Sprintf("$%.4f", usd) }
+
+// Tokens formats a token count compactly: 950, 12.3k, 4.1M.
+func Tokens(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d tok", n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk tok", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1fM tok", float64(n)/1_000_000)
+}
+
+// SummarizeCalls renders ["read_file","read_file","grep"] as
+// "read_file×2, grep".
+func SummarizeCalls(names []string) string {
+	var order []string
+	count := map[string]int{}
+	for _, n := range names {
+		if count[n] == 0 {
+			order = append(order, n)
+		}
+		count[n]++
+	}
+	parts := make([]string, len(order))
+	for i, n := range order {
+		parts[i] = n
+		if count[n] > 1 {
+			parts[i] = fmt.Sprintf("%s×%d", n, count[n])
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Clip cuts s to n runes on one line, marking the cut.
+func Clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:max(n-1, 0)]) + "…"
+}
+
+func short(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}

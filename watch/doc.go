@@ -1,0 +1,8 @@
+// Package watch turns a stream of lifecycle events into a live picture of
+// a swarm: a Tree of runs and their agents (kind, status, round, current
+// tool, tokens, cost, node, age) with run totals and a tail of recent
+// events, and a View that draws it on a terminal, redrawn in place, or as
+// plain lines. It reads events only, so the same view serves
+// `orchestrator watch` (events from NATS), and `run` and `demo`
+// (in-process).
+package watch

@@ -1,0 +1,312 @@
+package watch
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// Agent statuses in the tree.
+const (
+	StatusRunning   = "running"
+	StatusWaiting   = "waiting" // for budget
+	StatusFinished  = "finished"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+)
+
+// Agent is one agent as the events describe it.
+type Agent struct {
+	ID, Parent, Kind, Node, Model string
+	Status                        string
+	Reason                        string
+	Round                         int
+	Tool                          string // the tool running now
+	TokensIn, TokensOut           int
+	CostUSD                       float64
+	Started, Ended                time.Time
+	Children                      []string
+	Task                          string
+	Findings                      []string
+	Changed                       []string
+	Attempt                       int
+}
+
+// Run is one run in the tree.
+type Run struct {
+	ID       string
+	Task     string
+	Started  time.Time
+	Finished bool
+	Status   string
+	Reason   string
+	Tokens   int64
+	CostUSD  float64
+	WallMS   int64
+	Dropped  uint64
+	Agents   map[string]*Agent
+	order    []string // agents in order of appearance
+	lastSeq  map[string]uint64
+	Gaps     int // seq gaps seen (missed events)
+}
+
+// Node is a worker node seen in node events.
+type Node struct {
+	ID, Name string
+	Kinds    []string
+	Slots    int
+	Left     bool
+}
+
+// Tree is the state of the runs seen so far. It is safe for concurrent
+// use: Apply from the event reader, Snapshot or rendering from a drawer.
+type Tree struct {
+	mu    sync.Mutex
+	runs  map[string]*Run
+	order []string
+	nodes map[string]*Node
+	tail  []string
+	tailN int
+}
+
+// NewTree returns an empty tree that keeps the last tail event lines.
+func NewTree(tail int) *Tree {
+	return &Tree{runs: map[string]*Run{}, nodes: map[string]*Node{}, tailN: tail}
+}
+
+// Apply adds one event to the tree. Events of unknown types only join the
+// tail.
+func (t *Tree) Apply(ev messages.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	v, _ := ev.Decode()
+	if ev.Run == "nodes" {
+		t.applyNode(ev, v)
+		t.addTail(ev, v)
+		return
+	}
+	r := t.run(ev.Run, ev.Time)
+	key := fmt.Sprintf("%s/%d", ev.Agent, ev.Attempt)
+	if ev.Seq != r.lastSeq[key]+1 {
+		r.Gaps++
+	}
+	r.lastSeq[key] = ev.Seq
+	if ev.Agent == "run" {
+		t.applyRun(r, v)
+		t.addTail(ev, v)
+		return
+	}
+	a := t.agent(r, ev)
+	switch d := v.(type) {
+	case *messages.AgentStarted:
+		a.Status, a.Task = StatusRunning, d.Task
+		if a.Started.IsZero() {
+			a.Started = ev.Time
+		}
+	case *messages.AgentSpawned:
+		c := t.agent(r, messages.Event{Agent: d.Child, Parent: ev.Agent, Kind: d.Kind, Time: ev.Time})
+		c.Model, c.Task = d.Model, d.Task
+		if d.Placement == "remote" && c.Node == "" {
+			c.Node = "(queued)"
+		}
+	case *messages.RoundStarted:
+		a.Round, a.Model, a.Status, a.Tool = d.Round, d.Model, StatusRunning, ""
+	case *messages.LLMResponse:
+		a.TokensIn += d.TokensIn
+		a.TokensOut += d.TokensOut
+		a.CostUSD += d.CostUSD
+	case *messages.ToolStarted:
+		a.Tool = d.Tool
+	case *messages.ToolFinished:
+		if a.Tool == d.Tool {
+			a.Tool = ""
+		}
+	case *messages.BudgetWaiting:
+		if w := r.Agents[d.Agent]; w != nil {
+			w.Status = StatusWaiting
+		}
+	case *messages.AgentEnded:
+		a.Status, a.Reason, a.Ended, a.Tool = endStatus(d.Status), d.Reason, ev.Time, ""
+		a.Findings, a.Changed = d.Findings, d.Changed
+		if d.TokensIn+d.TokensOut > 0 { // the end's totals are the agent's own
+			a.TokensIn, a.TokensOut, a.CostUSD = d.TokensIn, d.TokensOut, d.CostUSD
+		}
+	}
+	t.addTail(ev, v)
+}
+
+func endStatus(s string) string {
+	switch s {
+	case "completed":
+		return StatusFinished
+	case "failed":
+		return StatusFailed
+	}
+	return StatusCancelled
+}
+
+func (t *Tree) applyRun(r *Run, v any) {
+	switch d := v.(type) {
+	case *messages.RunStarted:
+		r.Task = d.Task
+	case *messages.RunFinished:
+		r.Finished, r.Status, r.Reason = true, d.Status, d.Reason
+		r.Tokens, r.CostUSD, r.WallMS, r.Dropped = d.Tokens, d.CostUSD, d.WallMS, d.EventsDropped
+	}
+}
+
+func (t *Tree) applyNode(ev messages.Event, v any) {
+	switch d := v.(type) {
+	case *messages.NodeJoined:
+		t.nodes[d.Node] = &Node{ID: d.Node, Name: d.Name, Kinds: d.Kinds, Slots: d.Slots}
+	case *messages.NodeLeft:
+		if n := t.nodes[d.Node]; n != nil {
+			n.Left = true
+		} else {
+			t.nodes[d.Node] = &Node{ID: d.Node, Name: d.Name, Left: true}
+		}
+	}
+}
+
+func (t *Tree) run(id string, at time.Time) *Run {
+	r := t.runs[id]
+	if r == nil {
+		r = &Run{ID: id, Started: at, Agents: map[string]*Agent{}, lastSeq: map[string]uint64{}}
+		t.runs[id] = r
+		t.order = append(t.order, id)
+	}
+	return r
+}
+
+// agent finds or adds the event's agent, with what the envelope says.
+func (t *Tree) agent(r *Run, ev messages.Event) *Agent {
+	a := r.Agents[ev.Agent]
+	if a == nil {
+		a = &Agent{ID: ev.Agent, Parent: ev.Parent, Kind: ev.Kind, Status: StatusRunning, Started: ev.Time}
+		r.Agents[ev.Agent] = a
+		r.order = append(r.order, ev.Agent)
+		if p := r.Agents[ev.Parent]; p != nil && !slices.Contains(p.Children, a.ID) {
+			p.Children = append(p.Children, a.ID)
+		}
+	}
+	if ev.Node != "" {
+		a.Node = ev.Node
+	}
+	if ev.Attempt > a.Attempt {
+		a.Attempt = ev.Attempt
+	}
+	if ev.Kind != "" {
+		a.Kind = ev.Kind
+	}
+	return a
+}
+
+func (t *Tree) addTail(ev messages.Event, v any) {
+	if t.tailN == 0 {
+		return
+	}
+	line := Describe(ev, v)
+	if line == "" {
+		return
+	}
+	t.tail = append(t.tail, line)
+	if len(t.tail) > t.tailN {
+		t.tail = t.tail[len(t.tail)-t.tailN:]
+	}
+}
+
+// Runs returns copies of the runs seen, in order of appearance.
+func (t *Tree) Runs() []Run {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Run, 0, len(t.order))
+	for _, id := range t.order {
+		r := *t.runs[id]
+		r.Agents = make(map[string]*Agent, len(t.runs[id].Agents))
+		for k, a := range t.runs[id].Agents {
+			c := *a
+			c.Children = slices.Clone(a.Children)
+			r.Agents[k] = &c
+		}
+		r.order = slices.Clone(t.runs[id].order)
+		out = append(out, r)
+	}
+	return out
+}
+
+// Nodes returns the nodes seen, by name.
+func (t *Tree) Nodes() []Node {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Node, 0, len(t.nodes))
+	for _, n := range t.nodes {
+		out = append(out, *n)
+	}
+	slices.SortFunc(out, func(a, b Node) int { return strings.Compare(a.Name+a.ID, b.Name+b.ID) })
+	return out
+}
+
+// Tail returns the recent event lines, oldest first.
+func (t *Tree) Tail() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.tail)
+}
+
+// AllFinished reports whether at least one run was seen and every run seen
+// has finished.
+func (t *Tree) AllFinished() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.runs) == 0 {
+		return false
+	}
+	for _, r := range t.runs {
+		if !r.Finished {
+			return false
+		}
+	}
+	return true
+}
+
+// Finished reports whether run has finished.
+func (t *Tree) Finished(run string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.runs[run]
+	return r != nil && r.Finished
+}
+
+// Ordered lists a run's agents depth-first from its roots, with depths.
+func (r Run) Ordered() (ids []string, depth map[string]int) {
+	depth = map[string]int{}
+	var walk func(id string, d int)
+	seen := map[string]bool{}
+	walk = func(id string, d int) {
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		ids = append(ids, id)
+		depth[id] = d
+		for _, c := range r.Agents[id].Children {
+			if r.Agents[c] != nil {
+				walk(c, d+1)
+			}
+		}
+	}
+	for _, id := range r.order {
+		a := r.Agents[id]
+		if a.Parent == "" || r.Agents[a.Parent] == nil {
+			walk(id, 0)
+		}
+	}
+	for _, id := range r.order { // anything left (a cycle from forged events)
+		walk(id, 0)
+	}
+	return ids, depth
+}
