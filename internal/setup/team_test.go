@@ -42,4 +42,3 @@ func TestRouterFromConfig(t *testing.T) {
 		t.Error("rounds strategy without rounds accepted")
 	}
 }
-

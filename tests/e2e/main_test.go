@@ -168,4 +168,3 @@ func (p *proc) waitStderr(s string, d time.Duration) {
 		}
 	}
 }
-
