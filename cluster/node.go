@@ -159,7 +159,7 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 		n.cancel()
 		return nil, fmt.Errorf("register node %s: %w", o.ID, err)
 	}
-	n.events.emit(NodesRun, messages.EvtNodeJoined, nodeData{Node: o.ID, Name: o.Name, Host: host, Kinds: o.Kinds,
+	n.events.emit(NodesRun, messages.EvtNodeJoined, messages.NodeJoined{Node: o.ID, Name: o.Name, Host: host, Kinds: o.Kinds,
 		Slots: o.Slots, Version: o.Version})
 	n.loops.Add(1)
 	go n.heartbeat()
@@ -212,12 +212,16 @@ func (n *Node) Drain(ctx context.Context) error {
 	<-done
 	n.cancel()
 	n.loops.Wait()
+	n.events.emit(NodesRun, messages.EvtNodeLeft, messages.NodeLeft{Node: n.o.ID, Name: n.o.Name, Reason: "drained"})
+	if !n.o.NC.IsConnected() {
+		// The server is gone: the entry expires with its TTL.
+		n.o.Log.Warn().Msg("NATS unreachable: leaving the registry to the entry's TTL")
+		return nil
+	}
 	dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := n.kv.Delete(dctx, n.o.ID)
-	n.events.emit(NodesRun, messages.EvtNodeLeft, nodeData{Node: n.o.ID, Name: n.o.Name, Reason: "drained"})
-	if err != nil {
-		return fmt.Errorf("leave registry: %w", err)
+	if err := n.kv.Delete(dctx, n.o.ID); err != nil {
+		n.o.Log.Warn().Err(err).Msg("leave registry (the entry expires with its TTL)")
 	}
 	return nil
 }

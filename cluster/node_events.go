@@ -12,25 +12,6 @@ import (
 // which belong to no run: troupe.evt.nodes.<node>.<type>.
 const NodesRun = "nodes"
 
-// nodeData is the payload of node.joined and node.left.
-type nodeData struct {
-	Node    string   `json:"node"`
-	Name    string   `json:"name"`
-	Host    string   `json:"host,omitempty"`
-	Kinds   []string `json:"kinds,omitempty"`
-	Slots   int      `json:"slots,omitempty"`
-	Version string   `json:"version,omitempty"`
-	Reason  string   `json:"reason,omitempty"`
-}
-
-// redeliveredData is the payload of task.redelivered.
-type redeliveredData struct {
-	Agent   string `json:"agent"`
-	Kind    string `json:"kind"`
-	Attempt int    `json:"attempt"`
-	Node    string `json:"node"`
-}
-
 // nodeEvents stamps a node's own events: agent is the node's ID, kind
 // "node", and seq counts per run from 1.
 type nodeEvents struct {

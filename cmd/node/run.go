@@ -146,7 +146,11 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 		return err
 	}
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		wait := 10 * time.Second
+		if !conn.NATS().IsConnected() {
+			wait = time.Second // events that cannot go out are counted as dropped
+		}
+		cctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
 		_ = pub.Close(cctx)
 	}()

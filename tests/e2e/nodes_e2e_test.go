@@ -1,0 +1,262 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/llm/llmtest"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+const tasks = 30
+
+// gatedFanout is fanout(tasks) whose explore agents' first call waits for
+// the gate, so the test can kill and drain nodes while they hold tasks.
+func gatedFanout(gate chan struct{}) *llmtest.Server {
+	var calls []llmtest.ToolCall
+	for i := 0; i < tasks; i++ {
+		args, _ := json.Marshal(map[string]string{"type": "explore", "task": fmt.Sprintf("q%d: where is main?", i)})
+		calls = append(calls, llmtest.ToolCall{Name: "delegate", Args: args})
+	}
+	return llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{{ToolCalls: calls}, {Text: "all answered"}}},
+		{Match: llmtest.Matcher{Kind: "explore"}, Repeat: true, Turns: []llmtest.Turn{
+			{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+				<-gate
+				return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "grep", Args: json.RawMessage(`{"pattern":"func main"}`)}}}
+			}},
+			{Dynamic: func(req llmtest.Recorded) llmtest.Turn {
+				return llmtest.Turn{Text: strings.SplitN(req.Task, ":", 2)[0] + ": main.go:3"}
+			}},
+		}},
+	}})
+}
+
+// collector follows every event on a server from the start.
+type collector struct {
+	mu  sync.Mutex
+	evs []messages.Event
+}
+
+func collect(t *testing.T, url string) *collector {
+	t.Helper()
+	c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: url}, zerolog.Nop())
+	must(t, err)
+	t.Cleanup(c.Close)
+	es, err := c.Events(t.Context(), bus.WatchOptions{FromStart: true})
+	must(t, err)
+	col := &collector{}
+	go func() {
+		for d := range es.C {
+			col.mu.Lock()
+			col.evs = append(col.evs, d.Event)
+			col.mu.Unlock()
+		}
+	}()
+	return col
+}
+
+func (c *collector) events() []messages.Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]messages.Event(nil), c.evs...)
+}
+
+// poll waits until fn returns nil.
+func poll(t *testing.T, d time.Duration, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %v", d, err)
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+}
+
+var nodeReady = regexp.MustCompile(`node (\S+) ready`)
+
+// The distributed worker pool, in processes: an orchestrator (its own
+// embedded NATS server, or an external nats-server), three nodes, thirty
+// explore tasks placed remotely. One node is SIGKILLed and one drained
+// with SIGTERM while they hold tasks; every task still ends exactly once,
+// the killed node's tasks are redelivered, the drained node hands its
+// tasks back and leaves, the budget's ceiling holds across nodes, and a
+// watcher process sees every event with no seq gaps.
+func TestWorkerPool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process")
+	}
+	t.Run("embedded", func(t *testing.T) { workerPool(t, "") })
+	t.Run("external", func(t *testing.T) {
+		path, err := exec.LookPath("nats-server")
+		if err != nil {
+			t.Skip("nats-server is not installed (tests/run.sh installs the Debian package)")
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		must(t, err)
+		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+		start(t, path, nil, "-a", "127.0.0.1", "-p", port, "-js", "-sd", t.TempDir())
+		url := "nats://127.0.0.1:" + port
+		poll(t, 15*time.Second, func() error {
+			c, err := net.Dial("tcp", "127.0.0.1:"+port)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		})
+		workerPool(t, url)
+	})
+}
+
+func workerPool(t *testing.T, external string) {
+	gate := make(chan struct{})
+	srv := gatedFanout(gate)
+	defer srv.Close()
+	defer func() {
+		select {
+		case <-gate:
+		default:
+			close(gate)
+		}
+	}()
+	args := []string{"run", "--workspace", repo(t, ""), "--json",
+		"--placement", "explore=remote", "--ephemeral", "find main"}
+	if external != "" {
+		args = append(args, "--nats", external)
+	}
+	run := start(t, bin.orchestrator, modelEnv(srv), args...)
+	run.waitStderr("events: ", 30*time.Second)
+	url := regexp.MustCompile(`at (nats://\S+) `).FindStringSubmatch(run.errs())[1]
+	col := collect(t, url)
+
+	nodeCfg := filepath.Join(t.TempDir(), "node.yaml")
+	must(t, os.WriteFile(nodeCfg, []byte("node:\n  ack_wait: 3s\n  heartbeat: 1s\n  drain_timeout: 1s\n  max_deliver: 5\n"), 0o644))
+	nodes := make([]*proc, 3)
+	ids := make([]string, 3)
+	for i := range nodes {
+		nodes[i] = start(t, bin.node, modelEnv(srv), "--nats", url, "--workspace", repo(t, ""), "--slots", "4",
+			"--name", fmt.Sprintf("box-%d", i), "--config", nodeCfg)
+		nodes[i].waitStderr(" ready", 30*time.Second)
+		ids[i] = nodeReady.FindStringSubmatch(nodes[i].errs())[1]
+	}
+	watcher := start(t, bin.orchestrator, []string{"NO_COLOR=1"}, "watch", "--nats", url, "--from-start", "--json")
+
+	// Every node holds tasks, its agents waiting at the gate.
+	poll(t, 60*time.Second, func() error {
+		running := map[string]int{}
+		for _, ev := range col.events() {
+			if ev.Type == messages.EvtAgentStarted && ev.Node != "" {
+				running[ev.Node]++
+			}
+		}
+		for _, id := range ids {
+			if running[id] == 0 {
+				return fmt.Errorf("tasks per node: %v", running)
+			}
+		}
+		return nil
+	})
+	must(t, nodes[0].cmd.Process.Signal(syscall.SIGKILL))
+	must(t, nodes[1].cmd.Process.Signal(syscall.SIGTERM))
+	if code := nodes[1].wait(time.Minute); code != 0 {
+		t.Fatalf("drained node exited %d:\n%s", code, nodes[1].errs())
+	}
+	close(gate)
+	res := runJSON(t, run)
+	if res.Status != "completed" || res.Text != "all answered" {
+		t.Fatalf("run: %+v\n%s", res, run.errs())
+	}
+
+	// Exactly one result per task reached the root.
+	var last llmtest.Recorded
+	for _, r := range srv.Requests() {
+		if r.Kind == "root" {
+			last = r
+		}
+	}
+	answered := map[string]int{}
+	for _, m := range last.Messages {
+		if m.Role == "tool" {
+			if q := regexp.MustCompile(`q(\d+): main\.go:3`).FindStringSubmatch(m.Content); q != nil && strings.Contains(m.Content, "Status: completed") {
+				answered[q[1]]++
+			}
+		}
+	}
+	if len(answered) != tasks {
+		t.Errorf("%d of %d tasks answered: %v", len(answered), tasks, answered)
+	}
+	for q, n := range answered {
+		if n != 1 {
+			t.Errorf("task q%s answered %d times", q, n)
+		}
+	}
+	// The budget's ceiling held across nodes.
+	var granted int64
+	for _, a := range res.Budget.Agents {
+		if a.Kind == "explore" {
+			granted += a.Granted
+		}
+	}
+	if granted > res.Budget.Limits.Tokens || res.Budget.Used.Tokens > res.Budget.Limits.Tokens || res.Budget.Used.Tokens == 0 {
+		t.Errorf("budget: granted %d, used %d, limit %d", granted, res.Budget.Used.Tokens, res.Budget.Limits.Tokens)
+	}
+
+	// The watcher process saw it all: nodes joining and leaving, the
+	// redeliveries, no gaps.
+	if code := watcher.wait(time.Minute); code != 0 {
+		t.Fatalf("watch exited %d:\n%s", code, watcher.errs())
+	}
+	var watched []messages.Event
+	for _, line := range strings.Split(strings.TrimSpace(watcher.out()), "\n") {
+		var ev messages.Event
+		must(t, json.Unmarshal([]byte(line), &ev))
+		watched = append(watched, ev)
+	}
+	checkSeqs(t, watched)
+	types := map[string]int{}
+	perNode := map[string]int{}
+	for _, ev := range watched {
+		types[ev.Type]++
+		if ev.Type == messages.EvtAgentFinished && ev.Node != "" {
+			perNode[ev.Node]++
+		}
+	}
+	if types[messages.EvtNodeJoined] != 3 || types[messages.EvtNodeLeft] != 1 || types[messages.EvtTaskRedelivered] == 0 {
+		t.Errorf("node events: %d joined, %d left, %d redelivered", types[messages.EvtNodeJoined], types[messages.EvtNodeLeft], types[messages.EvtTaskRedelivered])
+	}
+	if types[messages.EvtRunFinished] != 1 || perNode[ids[2]] == 0 {
+		t.Errorf("types %v, finished per node %v", types, perNode)
+	}
+	// The watcher printed what the stream holds, in order.
+	all := col.events()
+	if len(all) < len(watched) {
+		t.Fatalf("the collector has %d events, the watcher printed %d", len(all), len(watched))
+	}
+	sameEvents(t, watched, all[:len(watched)])
+
+	must(t, nodes[2].cmd.Process.Signal(syscall.SIGTERM))
+	if code := nodes[2].wait(time.Minute); code != 0 {
+		t.Errorf("last node exited %d:\n%s", code, nodes[2].errs())
+	}
+	_ = context.Background
+}
