@@ -32,6 +32,7 @@ type ChildReport struct {
 	Tokens      int
 	Cost        float64
 	CurrentTool string
+	Changed     []string // files the child's file tools changed
 }
 
 // Delegator is how the delegation tools reach the agent actor that owns
@@ -71,6 +72,9 @@ func (r ChildReport) Render() string {
 	b.WriteByte('\n')
 	if r.Err != "" {
 		fmt.Fprintf(&b, "Error: %s\n", r.Err)
+	}
+	if len(r.Changed) > 0 {
+		fmt.Fprintf(&b, "Changed: %s\n", strings.Join(r.Changed, ", "))
 	}
 	if r.Text != "" {
 		b.WriteString("Result:\n")
