@@ -255,7 +255,10 @@ func (n *Node) beat(ctx context.Context) error {
 	return err
 }
 
-// take pulls kind's tasks while the node takes tasks, one per free slot.
+// take pulls kind's tasks while the node takes tasks: it reserves the
+// free slots (waiting for one) and takes what is queued at once, up to
+// that many; when nothing is queued it waits for the next task with one
+// slot reserved.
 func (n *Node) take(kind string, c jetstream.Consumer) {
 	defer n.loops.Done()
 	for {
@@ -264,31 +267,66 @@ func (n *Node) take(kind string, c jetstream.Consumer) {
 		case <-n.fetching.Done():
 			return
 		}
-		batch, err := c.Fetch(1, jetstream.FetchMaxWait(time.Second))
-		got := false
-		if err == nil {
-			for m := range batch.Messages() {
-				got = true
-				if n.fetching.Err() != nil { // stopping: give it back at once
-					_ = m.Nak()
-					continue
-				}
-				n.tasks.Add(1)
-				go n.run(kind, m)
+		reserved := 1
+	more:
+		for reserved < fetchBatch {
+			select {
+			case n.slots <- struct{}{}:
+				reserved++
+			default:
+				break more
 			}
 		}
-		if !got {
+		got, err := n.fetch(kind, c, reserved, false)
+		if err == nil && got == 0 {
+			for ; reserved > 1; reserved-- { // wait for one with one slot
+				<-n.slots
+			}
+			got, err = n.fetch(kind, c, 1, true)
+		}
+		for ; got < reserved; got++ {
 			<-n.slots
-			if err != nil && n.fetching.Err() == nil {
-				n.o.Log.Debug().Err(err).Str("kind", kind).Msg("fetch")
-				select { // the server is away: do not spin
-				case <-time.After(250 * time.Millisecond):
-				case <-n.fetching.Done():
-				}
+		}
+		if err != nil && n.fetching.Err() == nil {
+			n.o.Log.Debug().Err(err).Str("kind", kind).Msg("fetch")
+			select { // the server is away: do not spin
+			case <-time.After(250 * time.Millisecond):
+			case <-n.fetching.Done():
 			}
 		}
 	}
 }
+
+// fetch takes up to max tasks (waiting up to a second for the first when
+// wait) and starts them; each started task holds one of the reserved
+// slots. It returns how many messages it took.
+func (n *Node) fetch(kind string, c jetstream.Consumer, max int, wait bool) (int, error) {
+	var batch jetstream.MessageBatch
+	var err error
+	if wait {
+		batch, err = c.Fetch(max, jetstream.FetchMaxWait(time.Second))
+	} else {
+		batch, err = c.FetchNoWait(max)
+	}
+	if err != nil {
+		return 0, err
+	}
+	got := 0
+	for m := range batch.Messages() {
+		got++
+		if n.fetching.Err() != nil { // stopping: give it back at once
+			_ = m.Nak()
+			<-n.slots
+			continue
+		}
+		n.tasks.Add(1)
+		go n.run(kind, m)
+	}
+	return got, batch.Error()
+}
+
+// fetchBatch bounds the tasks one fetch asks for.
+const fetchBatch = 32
 
 // errAlreadyDone: a redelivered task whose result was published already.
 var errAlreadyDone = errors.New("result already published")
