@@ -136,7 +136,9 @@ func (c *Conn) Prefix() string { return c.prefix }
 
 // Close flushes what is pending and closes the connection.
 func (c *Conn) Close() {
-	_ = c.nc.FlushTimeout(5 * time.Second)
+	if c.nc.IsConnected() {
+		_ = c.nc.FlushTimeout(5 * time.Second)
+	}
 	c.nc.Close()
 }
 

@@ -193,7 +193,9 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.mu.Lock()
 	n.info.Draining = true
 	n.mu.Unlock()
-	_ = n.beat(ctx)
+	if n.o.NC.IsConnected() {
+		_ = n.beat(ctx)
+	}
 	done := make(chan struct{})
 	go func() { n.tasks.Wait(); close(done) }()
 	t := time.NewTimer(n.o.DrainTimeout)

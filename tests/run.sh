@@ -4,15 +4,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The differential search tests compare our grep/find_files with ripgrep and
-# fd; they skip when those are missing, so install them where we can.
-if ! command -v rg >/dev/null || ! { command -v fdfind >/dev/null || command -v fd >/dev/null; }; then
+# Outside peers the tests meet where a user would: ripgrep and fd for the
+# differential search tests, and a real nats-server process for the bus and
+# worker-pool tests. Each test skips with a message when its peer is
+# missing, so install them where we can.
+missing=()
+command -v rg >/dev/null || missing+=(ripgrep)
+{ command -v fdfind >/dev/null || command -v fd >/dev/null; } || missing+=(fd-find)
+command -v nats-server >/dev/null || missing+=(nats-server)
+if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "tests/run.sh: installing ripgrep and fd-find for the differential search tests"
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ripgrep fd-find; } >/dev/null \
-      || echo "tests/run.sh: could not install ripgrep/fd-find; the differential tests will skip"
+    echo "tests/run.sh: installing ${missing[*]}"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >/dev/null \
+      || echo "tests/run.sh: could not install ${missing[*]}; the tests that need them will skip"
   else
-    echo "tests/run.sh: rg/fd missing and not root; the differential tests will skip"
+    echo "tests/run.sh: ${missing[*]} missing and not root; the tests that need them will skip"
   fi
 fi
 

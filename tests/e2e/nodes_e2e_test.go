@@ -176,13 +176,16 @@ func workerPool(t *testing.T, external string) {
 		}
 		return nil
 	})
+	killed := time.Now()
 	must(t, nodes[0].cmd.Process.Signal(syscall.SIGKILL))
 	must(t, nodes[1].cmd.Process.Signal(syscall.SIGTERM))
 	if code := nodes[1].wait(time.Minute); code != 0 {
 		t.Fatalf("drained node exited %d:\n%s", code, nodes[1].errs())
 	}
 	close(gate)
+	t.Logf("gate opened at %v", time.Since(killed))
 	res := runJSON(t, run)
+	t.Logf("run exited at %v", time.Since(killed))
 	if res.Status != "completed" || res.Text != "all answered" {
 		t.Fatalf("run: %+v\n%s", res, run.errs())
 	}
@@ -233,6 +236,18 @@ func workerPool(t *testing.T, external string) {
 		watched = append(watched, ev)
 	}
 	checkSeqs(t, watched)
+	onKilled := map[string]bool{}
+	for _, ev := range watched {
+		if ev.Type == messages.EvtAgentStarted && ev.Node == ids[0] {
+			onKilled[ev.Agent] = true
+		}
+	}
+	for _, ev := range watched { // measured, not asserted: the goal is AckWait + 1s
+		if d, err := messages.DecodeAs[messages.TaskRedelivered](ev); err == nil && onKilled[d.Agent] {
+			t.Logf("recovery after SIGKILL: the killed node's first task redelivered %v after the kill (AckWait 3s)", ev.Time.Sub(killed).Round(time.Millisecond))
+			break
+		}
+	}
 	types := map[string]int{}
 	perNode := map[string]int{}
 	for _, ev := range watched {
