@@ -1,6 +1,7 @@
 // Command node is a troupe worker node: it takes agent tasks of its kinds
 // from the NATS JetStream work queue and runs them, with the same tools,
 // kinds, limits and model routing as agents that run in the orchestrator.
+// `orchestrator node` is the same program.
 package main
 
 import (
@@ -8,11 +9,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/troupe-ai/troupe/internal/nodecmd"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	code := nodecmd.Run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/troupe-ai/troupe/internal/nodecmd"
 	"strings"
 )
 
@@ -33,6 +35,7 @@ Usage:
   orchestrator resume [RUN] [--workspace DIR] [--json]
   orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow]
   orchestrator serve [--listen 127.0.0.1:4222] [--store DIR]
+  orchestrator node --nats URL --workspace DIR [--kinds explore,worker] [--slots N]   (same as the node program)
   orchestrator tools list
   orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--json]
   orchestrator tools call --script FILE [--workspace DIR]
@@ -74,6 +77,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		code, err = cmdRun(ctx, args[1:], processEnv(stdin), stdout, stderr, true)
 	case "watch":
 		code, err = cmdWatch(ctx, args[1:], os.Getenv, stdout, stderr)
+	case "node":
+		code = nodecmd.Run(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "serve":
 		code, err = cmdServe(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "version", "--version":

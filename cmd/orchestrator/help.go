@@ -2,6 +2,8 @@ package main
 
 import (
 	"io"
+
+	"github.com/troupe-ai/troupe/internal/nodecmd"
 	"slices"
 	"strings"
 )
@@ -140,6 +142,7 @@ Examples:
 
 Prints the version, the commit it was built from and the Go version.
 `,
+	"node": "Usage: orchestrator node [flags]   (the node program, built in)\n\n" + nodecmd.Usage,
 	"help": `Usage: orchestrator help [COMMAND]
 
 Prints the help of a command, or the list of commands.

@@ -1,4 +1,6 @@
-package main
+// Package nodecmd is the node program: flags, config and signals around a
+// cluster.Node. cmd/node and `orchestrator node` both run it.
+package nodecmd
 
 import (
 	"context"
@@ -21,10 +23,11 @@ import (
 	"github.com/troupe-ai/troupe/internal/setup"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// Version is set at build time with -ldflags "-X github.com/troupe-ai/troupe/internal/nodecmd.Version=...".
+var Version = "dev"
 
-const usage = `Usage: node --nats URL --workspace DIR [--kinds explore,worker] [--slots N] [--name NAME] [--config FILE] [--log-level LEVEL]
+// Usage is the node program's help.
+const Usage = `Usage: node --nats URL --workspace DIR [--kinds explore,worker] [--slots N] [--name NAME] [--config FILE] [--log-level LEVEL]
        node version
 
 Runs agent tasks that orchestrators placed on the NATS work queue
@@ -49,7 +52,7 @@ Examples:
   TROUPE_NATS_URL=nats://hub:4222 node --workspace . --name builder-2
 `
 
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && (args[0] == "version" || args[0] == "--version") {
 		fmt.Fprintln(stdout, versionLine())
 		return 0
@@ -65,14 +68,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	level := fs.String("log-level", "info", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usage)
+			fmt.Fprint(stdout, Usage)
 			return 0
 		}
-		fmt.Fprintf(stderr, "node: %v\n\n%s", err, usage)
+		fmt.Fprintf(stderr, "node: %v\n\n%s", err, Usage)
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "node: unexpected argument %q\n\n%s", fs.Arg(0), usage)
+		fmt.Fprintf(stderr, "node: unexpected argument %q\n\n%s", fs.Arg(0), Usage)
 		return 2
 	}
 	lvl, err := zerolog.ParseLevel(*level)
@@ -170,7 +173,7 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 	}
 	node, err := cluster.StartNode(ctx, cluster.NodeOptions{NC: conn.NATS(), JS: conn.JetStream(), Prefix: conn.Prefix(),
 		Name: o.name, Kinds: ks, Slots: n, Agent: agent, Events: pub, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
-		Heartbeat: nc.Heartbeat, DrainTimeout: nc.DrainTimeout, Version: version, Log: log})
+		Heartbeat: nc.Heartbeat, DrainTimeout: nc.DrainTimeout, Version: Version, Log: log})
 	if err != nil {
 		return err
 	}
@@ -196,5 +199,5 @@ func versionLine() string {
 			}
 		}
 	}
-	return "node " + version + " (commit " + commit + ") " + runtime.Version() + " protocol " + strconv.Itoa(1)
+	return "node " + Version + " (commit " + commit + ") " + runtime.Version() + " protocol " + strconv.Itoa(1)
 }
