@@ -4,7 +4,12 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"strconv"
+
 	"fmt"
+	"github.com/google/uuid"
+	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/watch"
 	"io"
 	"io/fs"
 	"os"
@@ -23,17 +28,25 @@ var demoFS embed.FS
 
 const demoTask = "Find where discounts are applied and make sure a percentage above 100 can never produce a negative total."
 
-// cmdDemo runs a real team (actors, tools, budget, HTTP streaming) on a
-// small repository, against the scripted OpenAI-compatible server instead
-// of a model: it needs no API key and no network.
+// cmdDemo runs a real team (actors, tools, budget, NATS events, HTTP
+// streaming) on a small repository, against the scripted OpenAI-compatible
+// server instead of a model: it needs no API key and no network. With
+// --nodes N it also starts N node processes and places the explore agents
+// on them.
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet([]string{"workspace"}, []string{"keep", "in-place"})
+	fs := newFlagSet([]string{"workspace", "nodes"}, []string{"keep", "in-place"})
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err
 	}
 	if len(pos) > 0 {
-		return exitUsage, usageErr("demo [--workspace DIR [--in-place]] [--keep]")
+		return exitUsage, usageErr("demo [--workspace DIR [--in-place]] [--nodes N] [--keep]")
+	}
+	nodes := 0
+	if v := fs.values["nodes"]; v != "" {
+		if nodes, err = strconv.Atoi(v); err != nil || nodes < 0 || nodes > 16 {
+			return exitUsage, usageErr("--nodes: want a number from 0 to 16, got %q", v)
+		}
 	}
 	ws, cleanup, err := demoWorkspace(fs.values["workspace"], fs.bools["in-place"], fs.bools["keep"], stderr)
 	if err != nil {
@@ -57,24 +70,52 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	srv := llmtest.New(script)
 	defer srv.Close()
-	pricing := llm.Pricing{"demo-large": {Input: 2.0, CachedInput: 0.5, Output: 8.0}, "demo-small": {Input: 0.1, CachedInput: 0.025, Output: 0.4}}
-	client, err := llm.NewClient(llm.Config{BaseURL: srv.URL(), Model: "demo-large", Stream: true, Pricing: pricing}, zerolog.Nop())
+	client, err := llm.NewClient(llm.Config{BaseURL: srv.URL(), Model: "demo-large", Stream: true, Pricing: demoPricing}, zerolog.Nop())
 	if err != nil {
 		return exitFailed, err
 	}
-	fmt.Fprintf(stderr, "troupe demo: the MODEL IS SCRIPTED (a local OpenAI-compatible server at %s plays a recorded conversation).\n", srv.URL())
-	fmt.Fprintf(stderr, "Everything else is real: agent actors, parallel tools on the files in %s, the budget actor, streaming HTTP.\n\n", ws)
-	fmt.Fprintf(stderr, "task: %s\n\n", demoTask)
-	res, err := actors.Run(ctx, actors.Options{Workspace: ws, Task: demoTask, Client: client,
-		Models: actors.Models{Default: "demo-large", Cheap: "demo-small", Cost: pricing.Cost},
-		Events: newEventPrinter(stderr), Log: zerolog.Nop()})
+	fmt.Fprintf(stderr, "troupe demo: the MODEL IS SCRIPTED: a local OpenAI-compatible server at %s plays a recorded conversation.\n", srv.URL())
+	fmt.Fprintf(stderr, "Everything else is real: agent actors, tools on the files in %s, the budget actor, NATS events, streaming HTTP.\n", ws)
+	fmt.Fprintf(stderr, "A real model: export OPENAI_API_KEY=sk-... (or OPENAI_BASE_URL=http://localhost:11434/v1 for Ollama) and run\n  orchestrator run --workspace DIR \"your task\"\n\n")
+	run := uuid.NewString()
+	nb, err := startBus(ctx, config.NATS{Ephemeral: true, Prefix: "troupe"}, "demo", ws, zerolog.Nop())
+	if err != nil {
+		return exitFailed, err
+	}
+	defer nb.close(ctx)
+	fmt.Fprintf(stderr, "events: embedded NATS at %s\nwatch it from another terminal: orchestrator watch --nats %s --run %s\n", nb.url, nb.url, run)
+	opts := actors.Options{Run: run, Workspace: ws, Task: demoTask, Client: client, Log: zerolog.Nop(),
+		Models: actors.Models{Default: "demo-large", Cheap: "demo-small", Cost: demoPricing.Cost}}
+	if nodes > 0 {
+		stopNodes, err := startDemoNodes(ctx, nodes, nb.url, srv.URL(), ws, stderr)
+		if err != nil {
+			return exitFailed, err
+		}
+		defer stopNodes()
+		remote, err := startPlacement(ctx, nb, config.Config{Placement: map[string]string{"explore": "remote"}}, run, zerolog.Nop())
+		if err != nil {
+			return exitFailed, err
+		}
+		defer remote.Close()
+		opts.Placer, opts.OnBudget = remote.Placer(), remote.ServeBudget
+	}
+	fmt.Fprintf(stderr, "\ntask: %s\n\n", demoTask)
+	live := newLiveView(stderr, os.Getenv)
+	if err := live.follow(ctx, nb, run); err != nil {
+		return exitFailed, err
+	}
+	opts.Events = nb.pub
+	opts.EventsDropped = nb.pub.Dropped
+	res, err := actors.Run(ctx, opts)
+	live.waitFinished(5 * time.Second)
+	live.Close()
 	if err != nil {
 		return exitFailed, err
 	}
 	fmt.Fprintln(stderr)
 	printText(stdout, res.Text)
-	fmt.Fprintf(stderr, "\n%s · %d rounds · %d in / %d out tokens · $%.4f · %s\n", res.Status, res.Rounds,
-		res.Usage.PromptTokens, res.Usage.CompletionTokens, res.Cost, res.Wall.Round(time.Millisecond))
+	fmt.Fprintf(stderr, "\n%s · %d %s · %s\n", watch.EndWords(res.Status, res.Reason), res.Rounds, watch.Plural(res.Rounds, "round", "rounds"),
+		res.Wall.Round(time.Millisecond))
 	printRunSummary(stderr, res.Budget)
 	if b, err := os.ReadFile(filepath.Join(ws, "discount.go")); err == nil {
 		fmt.Fprintf(stderr, "\ndiscount.go after the run:\n%s", indent(string(b)))
@@ -84,6 +125,9 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	return exitOK, nil
 }
+
+// demoPricing prices the demo's models (made-up prices, for the cost table).
+var demoPricing = llm.Pricing{"demo-large": {Input: 2.0, CachedInput: 0.5, Output: 8.0}, "demo-small": {Input: 0.1, CachedInput: 0.025, Output: 0.4}}
 
 // writeDemoRepo adds the sample repository's files to dir. A file that
 // exists already is never overwritten: it is skipped and named in skipped.

@@ -45,6 +45,10 @@ Flags:
   --yes                  approve every mutating tool call without asking
   --keep-checkpoints     keep the run's checkpoints even when it succeeds
   --log-level LEVEL      debug, info, warn or error logs on stderr (default: none)
+  --quiet                one progress line per root round instead of the live agent tree
+  --nats URL             use this NATS server or cluster instead of an embedded one
+  --ephemeral            the embedded server keeps its store in a temporary directory
+  --placement K=P,...    where kinds run: local, remote (a node) or auto, e.g. explore=remote
 
 Model: OPENAI_API_KEY and OPENAI_BASE_URL reach any OpenAI-compatible endpoint
 (OpenAI, OpenRouter, Ollama, vLLM, llama.cpp server, LM Studio).

@@ -18,11 +18,12 @@ import (
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/watch"
 )
 
 // runFlags are the flags of run and resume.
 var runValueFlags = []string{"workspace", "model", "config", "max-rounds", "log-level", "nats", "placement"}
-var runBoolFlags = []string{"json", "keep-checkpoints", "yes", "ephemeral"}
+var runBoolFlags = []string{"json", "keep-checkpoints", "yes", "ephemeral", "quiet"}
 
 // runEnv is what run needs from the process, injectable for tests.
 type runEnv struct {
@@ -134,8 +135,16 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	}
 	defer nb.close(ctx)
 	nb.announce(stderr, opts.Run)
-	progress := &progressLine{w: stderr}
-	opts.Events = actors.Emitters{progress, actors.LogEmitter{Log: log}, nb.pub}
+	var live *liveView
+	if fs.bools["quiet"] {
+		opts.Events = actors.Emitters{&progressLine{w: stderr}, actors.LogEmitter{Log: log}, nb.pub}
+	} else {
+		live = newLiveView(stderr, env.getenv)
+		if err := live.follow(ctx, nb, opts.Run); err != nil {
+			return exitFailed, err
+		}
+		opts.Events = actors.Emitters{actors.LogEmitter{Log: log}, nb.pub}
+	}
 	opts.EventsDropped = nb.pub.Dropped
 	if remote, err := startPlacement(ctx, nb, cfg, opts.Run, log); err != nil {
 		return exitUsage, usageErr("%v", err)
@@ -150,6 +159,10 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		opts.Approver = &actors.TerminalApprover{In: env.stdin, Out: stderr}
 	}
 	res, err := actors.Run(ctx, opts)
+	if live != nil {
+		live.waitFinished(5 * time.Second)
+		live.Close()
+	}
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
@@ -162,8 +175,13 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		}
 	} else {
 		printText(stdout, res.Text)
-		fmt.Fprintf(stderr, "%s · %d rounds · %d in / %d out tokens · $%.4f · %s\n", res.Status,
-			res.Rounds, res.Usage.PromptTokens, res.Usage.CompletionTokens, res.Cost, res.Wall.Round(time.Millisecond))
+		cost := watch.Dollars(res.Cost)
+		if res.Budget != nil {
+			cost = watch.Dollars(res.Budget.Used.CostUSD)
+		}
+		fmt.Fprintf(stderr, "%s · %d %s · %d in / %d out tokens · %s · %s\n", watch.EndWords(res.Status, res.Reason),
+			res.Rounds, watch.Plural(res.Rounds, "round", "rounds"), res.Usage.PromptTokens, res.Usage.CompletionTokens, cost,
+			res.Wall.Round(time.Millisecond))
 		printRunSummary(stderr, res.Budget)
 	}
 	switch {

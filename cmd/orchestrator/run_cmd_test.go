@@ -44,8 +44,18 @@ func TestRunPrintsAnswerProgressAndTotals(t *testing.T) {
 	if code != exitOK || out != "It says alpha.\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %s", code, out, errs)
 	}
-	if !strings.Contains(errs, "round 1 · read_file×2 · ") || !strings.Contains(errs, "round 2 · answer") || !strings.Contains(errs, "completed · 2 rounds") {
-		t.Errorf("progress/totals on stderr:\n%s", errs)
+	// Off a terminal, the live view is one line per event worth a line.
+	for _, want := range []string{"root round 1 called read_file×2", "root round 2 answered", "events: embedded NATS at nats://127.0.0.1:",
+		"\nfinished · 2 rounds · "} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	// --quiet: one line per root round; an unpriced model says so.
+	srv2 := scripted(t, llmtest.Turn{Text: "It says alpha."})
+	code, _, errs = runCmd(t, t.Context(), testEnv(srv2, t.TempDir()), false, "--workspace", ws, "--model", "m1", "--quiet", "x")
+	if code != exitOK || !strings.Contains(errs, "round 1 · answer · ") || !strings.Contains(errs, "cost unknown") || strings.Contains(errs, "root round") {
+		t.Errorf("--quiet: exit %d\n%s", code, errs)
 	}
 	if strings.Contains(errs+out, "sk-test-secret-123") {
 		t.Error("the API key leaked into output")

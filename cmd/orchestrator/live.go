@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/watch"
+)
+
+// liveView shows a run as it happens (an actors.Emitter): on a terminal the
+// watch view's agent tree, redrawn in place up to ten times a second;
+// elsewhere one line per event worth a line.
+type liveView struct {
+	w     io.Writer
+	tree  *watch.Tree
+	view  *watch.View
+	tty   bool
+	start time.Time
+	mu    sync.Mutex
+	stop  chan struct{}
+	done  chan struct{}
+	fin   chan struct{} // closed when a followed run finished
+}
+
+func newLiveView(w io.Writer, getenv func(string) string) *liveView {
+	tty, width := terminalOf(w)
+	l := &liveView{w: w, tree: watch.NewTree(6), tty: tty, start: time.Now(),
+		view: &watch.View{W: w, Color: tty && colorOK(getenv), Width: width}, stop: make(chan struct{}), done: make(chan struct{})}
+	if tty {
+		go l.draw()
+	} else {
+		close(l.done)
+	}
+	return l
+}
+
+// Emit records ev; off a terminal it prints its line.
+func (l *liveView) Emit(ev messages.Event) {
+	l.tree.Apply(ev)
+	if l.tty {
+		return
+	}
+	v, err := ev.Decode()
+	if err != nil {
+		return
+	}
+	if line := watch.Describe(ev, v); line != "" {
+		l.mu.Lock()
+		fmt.Fprintf(l.w, "%6.2fs  %s\n", time.Since(l.start).Seconds(), line)
+		l.mu.Unlock()
+	}
+}
+
+func (l *liveView) draw() {
+	defer close(l.done)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			l.view.Draw(l.tree, time.Now())
+		case <-l.stop:
+			l.view.Draw(l.tree, time.Now())
+			return
+		}
+	}
+}
+
+// follow feeds the view from the bus: every event of run as published,
+// remote agents' included. finished then reports when run.finished came.
+func (l *liveView) follow(ctx context.Context, nb *runBus, run string) error {
+	es, err := nb.conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: true})
+	if err != nil {
+		return err
+	}
+	l.fin = make(chan struct{})
+	go func() {
+		defer close(l.fin)
+		for d := range es.C {
+			l.Emit(d.Event)
+			if d.Event.Type == messages.EvtRunFinished {
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+// waitFinished waits (up to d) until the followed run's run.finished has
+// been shown.
+func (l *liveView) waitFinished(d time.Duration) {
+	if l.fin == nil {
+		return
+	}
+	select {
+	case <-l.fin:
+	case <-time.After(d):
+	}
+}
+
+// Close draws the last frame.
+func (l *liveView) Close() {
+	select {
+	case <-l.stop:
+	default:
+		close(l.stop)
+	}
+	<-l.done
+}
