@@ -165,5 +165,5 @@ func (d agentDelegator) report(ch *child) tools.ChildReport {
 	}
 	return tools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: model,
 		Status: r.Status, Reason: r.Reason, Text: capText(r.Text, d.a.rt.settings.ResultLimit()), Plan: r.Plan,
-		Err: r.Err, Rounds: r.Rounds, Tokens: r.Usage.Total(), Cost: r.Cost, Changed: r.Changed}
+		Err: r.Err, Rounds: r.Rounds, Tokens: r.Usage.Total(), Cost: r.Cost, Changed: r.Changed, Node: r.Node}
 }

@@ -43,6 +43,8 @@ type AgentResult struct {
 	// (write_file, edit_file, apply_patch) changed, sorted; what shell
 	// commands changed is not known.
 	Changed []string `json:"changed,omitempty"`
+	// Node is the node that ran the agent ("" when it ran here).
+	Node string `json:"node,omitempty"`
 }
 
 // Cancel asks an agent to stop: its running model call or tools are

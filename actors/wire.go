@@ -28,7 +28,7 @@ func (r AgentResult) Wire(run, node string, attempt int) messages.Result {
 func ResultFromWire(w messages.Result) AgentResult {
 	r := AgentResult{Agent: w.Agent, Kind: w.Kind, Status: w.Status, Reason: w.Reason, Text: w.Text, Rounds: w.Rounds,
 		Usage: llm.Usage{PromptTokens: w.TokensIn, CompletionTokens: w.TokensOut, CachedTokens: w.Cached},
-		Cost:  w.CostUSD, ToolCalls: w.ToolCalls, Model: w.Model, Changed: w.Changed}
+		Cost:  w.CostUSD, ToolCalls: w.ToolCalls, Model: w.Model, Changed: w.Changed, Node: w.Node}
 	if len(w.Plan) > 0 {
 		var p tools.Plan
 		if json.Unmarshal(w.Plan, &p) == nil {

@@ -33,6 +33,7 @@ type ChildReport struct {
 	Cost        float64
 	CurrentTool string
 	Changed     []string // files the child's file tools changed
+	Node        string   // the node that ran it, when remote
 }
 
 // Delegator is how the delegation tools reach the agent actor that owns
@@ -55,6 +56,9 @@ func (r ChildReport) Render() string {
 	fmt.Fprintf(&b, "Agent %s (%s)", r.AgentID, r.Kind)
 	if r.Model != "" {
 		fmt.Fprintf(&b, " on %s", r.Model)
+	}
+	if r.Node != "" {
+		fmt.Fprintf(&b, ", ran on node %s", r.Node)
 	}
 	fmt.Fprintf(&b, "\nStatus: %s", r.Status)
 	if r.Reason != "" && r.Reason != "finished" && r.Status != "running" {
@@ -96,6 +100,12 @@ func delegationResult(ctx context.Context, rep ChildReport, err error) (Result, 
 	r := Text(rep.Render()).WithMeta("agent_id", rep.AgentID).WithMeta("status", rep.Status).WithMeta("kind", rep.Kind)
 	if rep.Plan != nil {
 		r = r.WithMeta("plan", *rep.Plan)
+	}
+	if rep.Node != "" {
+		r = r.WithMeta("node", rep.Node)
+	}
+	if len(rep.Changed) > 0 {
+		r = r.WithMeta("changed", rep.Changed)
 	}
 	r.IsError = rep.Status == "failed"
 	return r, nil
