@@ -17,12 +17,22 @@ var applyPatchDoc string
 
 // ApplyPatchParams are apply_patch's arguments.
 type ApplyPatchParams struct {
-	Patch string `json:"patch" jsonschema:"the whole patch, from '*** Begin Patch' to '*** End Patch'"`
+	Input string `json:"input,omitempty" jsonschema:"the whole patch, from '*** Begin Patch' to '*** End Patch'"`
+	// Patch is accepted as another name for Input.
+	Patch string `json:"patch,omitempty" jsonschema:"another name for input (give one of them)"`
+}
+
+// text is the patch, under whichever name it came.
+func (p ApplyPatchParams) text() string {
+	if p.Input != "" {
+		return p.Input
+	}
+	return p.Patch
 }
 
 // TouchedPaths returns every path the patch's file headers name, Move
 // targets included, from a cheap scan that does not parse hunks.
-func (p ApplyPatchParams) TouchedPaths() []string { return patchPaths(p.Patch) }
+func (p ApplyPatchParams) TouchedPaths() []string { return patchPaths(p.text()) }
 
 var _ PathLister = ApplyPatchParams{}
 
@@ -40,7 +50,13 @@ func ApplyPatch() Tool {
 }
 
 func runApplyPatch(ctx context.Context, s *Session, p ApplyPatchParams) (Result, error) {
-	doc, err := parsePatch(p.Patch)
+	switch {
+	case p.Input == "" && p.Patch == "":
+		return Errorf("apply_patch: give the patch as input (from '*** Begin Patch' to '*** End Patch')"), nil
+	case p.Input != "" && p.Patch != "" && p.Input != p.Patch:
+		return Errorf("apply_patch: give the patch once, as input; patch is only another name for it"), nil
+	}
+	doc, err := parsePatch(p.text())
 	if err != nil {
 		return Errorf("apply_patch: the patch is malformed, nothing was written: %v", err), nil
 	}

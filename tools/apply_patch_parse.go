@@ -202,6 +202,14 @@ func (p *parser) parseHeaderOnly(header string, kind opKind) (fileOp, error) {
 }
 
 // isFileHeader reports whether l starts a new file section.
+// isHunkHeader accepts "@@", "@@ context" and the same padded with
+// whitespace ("@@ ", "  @@", "\t@@ func f()"), as Codex does.
+func isHunkHeader(l string) bool {
+	t := strings.TrimLeft(l, " \t")
+	return t == "@@" || strings.HasPrefix(t, "@@ ") || strings.HasPrefix(t, "@@\t") ||
+		(strings.HasPrefix(l, "@@") && strings.TrimSpace(l[2:]) == "")
+}
+
 func isFileHeader(l string) bool {
 	return strings.HasPrefix(l, addHeader) || strings.HasPrefix(l, deleteHeader) || strings.HasPrefix(l, updateHeader)
 }
@@ -263,7 +271,8 @@ func (p *parser) parseHunk(first bool) (hunk, error) {
 	h := hunk{line: p.pos + 1}
 	l := p.lines[p.pos]
 	switch {
-	case strings.HasPrefix(l, "@@"):
+	case isHunkHeader(l):
+		l = strings.TrimLeft(l, " \t")
 		h.header = strings.TrimSpace(l[2:])
 		for {
 			loc := unifiedRange.FindStringIndex(h.header)
@@ -279,7 +288,7 @@ func (p *parser) parseHunk(first bool) (hunk, error) {
 	}
 	for p.pos < p.end {
 		l := p.lines[p.pos]
-		if strings.HasPrefix(l, "@@") || isFileHeader(l) {
+		if isHunkHeader(l) || isFileHeader(l) {
 			break
 		}
 		if strings.TrimSpace(l) == endOfFile {

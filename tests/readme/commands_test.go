@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,6 +83,15 @@ func sh(t *testing.T, dir string, env []string, line string, timeout time.Durati
 	return out.String(), errb.String(), code
 }
 
+// syncBuffer is a bytes.Buffer safe for a writer and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
 func freePort(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -146,10 +157,19 @@ func TestReadmeCommands(t *testing.T) {
 	port := freePort(t)
 	model := append(base, "OPENAI_BASE_URL="+srv.URL(), "OPENAI_API_KEY=sk-test-readme")
 	var bg []*exec.Cmd
-	defer func() {
+	defer func() { // the whole process group: go run and the program it runs
 		for _, c := range bg {
-			_ = c.Process.Signal(os.Interrupt)
-			_ = c.Wait()
+			_ = syscall.Kill(-c.Process.Pid, syscall.SIGTERM)
+		}
+		for _, c := range bg {
+			done := make(chan struct{})
+			go func() { _ = c.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+				<-done
+			}
 		}
 	}()
 	pool := commandLines(shBlocks(t, text, "## A worker pool across machines")[0])
@@ -159,8 +179,9 @@ func TestReadmeCommands(t *testing.T) {
 		if strings.HasSuffix(line, "&") {
 			c := exec.Command("bash", "-c", "exec "+strings.TrimSuffix(line, "&"))
 			c.Dir, c.Env = clone, append(os.Environ(), model...)
-			var errb bytes.Buffer
-			c.Stderr = &errb
+			c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			errb := &syncBuffer{}
+			c.Stderr = errb
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
