@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"github.com/troupe-ai/troupe/internal/text"
 	"slices"
 	"strings"
 
@@ -179,7 +180,7 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 	ch.pid = pid
 	a.kids.byID[spec.id] = ch
 	a.ev.emit(messages.EvtAgentSpawned, messages.AgentSpawned{Child: spec.id, Kind: spec.kind.Name, Model: ch.model,
-		Task: clip(spec.task, 500), Background: spec.background, Depth: spec.depth, Placement: where})
+		Task: text.Clip(spec.task, 500), Background: spec.background, Depth: spec.depth, Placement: where})
 	return &spawned{ch: ch}
 }
 
@@ -283,11 +284,6 @@ func capText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := s[:n]
-	for len(cut) > 0 && !utf8Start(s[len(cut)]) {
-		cut = cut[:len(cut)-1]
-	}
+	cut := text.Cut(s, n)
 	return cut + fmt.Sprintf("\n[result truncated: showing first %d of %d chars; ask the agent for a shorter answer or use a background agent and check_agent]", len(cut), len(s))
 }
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"github.com/troupe-ai/troupe/internal/text"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -82,7 +83,7 @@ func (a *agent) finalize(r AgentResult) {
 	}
 	data := messages.AgentEnded{Status: r.Status, Reason: r.Reason, Rounds: r.Rounds, TokensIn: r.Usage.PromptTokens,
 		TokensOut: r.Usage.CompletionTokens, CostUSD: r.Cost, ToolCalls: r.ToolCalls, Model: r.Model,
-		Text: clip(r.Text, 2000), Error: r.Err, Findings: findingsOf(a.spec.kind.Name, r.Text), Changed: r.Changed}
+		Text: text.Clip(r.Text, 2000), Error: r.Err, Findings: findingsOf(a.spec.kind.Name, r.Text), Changed: r.Changed}
 	if r.Plan != nil {
 		data.Plan, _ = json.Marshal(r.Plan)
 	}
@@ -143,11 +144,4 @@ func (a *agent) deliver(r AgentResult) {
 		a.spec.done = nil
 		done(r)
 	}
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/tools"
 )
 
 // Approval: deny refuses without running; ask goes to the approver (here
@@ -143,5 +144,48 @@ func TestPlanningPhaseRefusalSaysHowToUnlock(t *testing.T) {
 	got := lastTool(srv.Requests()[1])
 	if !strings.Contains(got, `tool "write_file" is not allowed for root agents`) || !strings.Contains(got, "call submit_plan to get the rest of your tools") {
 		t.Errorf("refusal %q", got)
+	}
+}
+
+// A delegate call is approved like what it spawns: a worker (which may edit
+// files) follows the strictest policy of its mutating tools, or the one set
+// for delegate; an explore agent (read-only) needs no approval.
+func TestDelegateApprovalFollowsTheKind(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		approval map[string]string
+		typ      string
+		refused  bool
+	}{
+		{"worker, shell ask", map[string]string{"shell": actors.PolicyAsk}, "worker", true},
+		{"worker, delegate deny", map[string]string{"delegate": actors.PolicyDeny}, "worker", true},
+		{"worker, auto", nil, "worker", false},
+		{"explore, shell ask", map[string]string{"shell": actors.PolicyAsk}, "explore", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := llmtest.New(script(kind("root", calls(delegate(c.typ, "do it", false)), say("ok")),
+				kind("worker", say("worked")), kind("explore", say("explored"))))
+			defer srv.Close()
+			o := options(t, srv, workspace(t, nil), "t", &actors.Recorder{})
+			o.Settings = noPlan()
+			o.Settings.Approval = c.approval
+			run(t, o) // headless: ask is a no
+			got := lastTool(srv.Requests()[len(srv.Requests())-1])
+			if refused := strings.Contains(got, "did not approve") || strings.Contains(got, "denied by this run's approval policy"); refused != c.refused {
+				t.Errorf("refused = %v, want %v: %q", refused, c.refused, got)
+			}
+		})
+	}
+}
+
+// Two tools of one name (an extra tool shadowing a built-in) are an error
+// from Start, not a panic.
+func TestDuplicateExtraToolIsAnError(t *testing.T) {
+	srv := llmtest.New(script(kind("root", say("ok"))))
+	defer srv.Close()
+	o := options(t, srv, workspace(t, nil), "t", &actors.Recorder{})
+	o.ExtraTools = []tools.Tool{tools.Think()}
+	if _, err := actors.Start(t.Context(), o); err == nil || !strings.Contains(err.Error(), `two tools are named "think"`) {
+		t.Errorf("err %v", err)
 	}
 }

@@ -135,7 +135,7 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 			a.finish(c, AgentResult{Status: StatusCancelled, Reason: ReasonCancelled, Text: a.bestText})
 			return
 		}
-		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Text: a.bestText, Err: describeModelErr(m.err)})
+		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Text: a.bestText, Err: m.err.Error()}) // the provider's own words say what to fix
 		return
 	}
 	resp := m.resp
@@ -205,6 +205,3 @@ func (a *agent) emitMaintenance(m convo.Maintenance, err error) {
 		a.log.Warn().Err(err).Msg("context compaction failed; evicted instead")
 	}
 }
-
-// describeModelErr keeps the provider's own words, which say what to fix.
-func describeModelErr(err error) string { return err.Error() }

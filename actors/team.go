@@ -237,7 +237,10 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	if kinds == nil {
 		kinds = BuiltinKinds()
 	}
-	known := tools.NewRegistry(append(tools.All(), o.ExtraTools...)...)
+	known, err := tools.BuildRegistry(append(tools.All(), o.ExtraTools...)...)
+	if err != nil {
+		return nil, fmt.Errorf("run: Options.ExtraTools: %w", err)
+	}
 	for _, k := range kinds {
 		if err := validateKind(k, func(t string) bool { _, ok := known.Get(t); return ok }); err != nil {
 			return nil, fmt.Errorf("run: %w", err)

@@ -102,11 +102,11 @@ func (a *agent) screen(st *stepState, call messages.ToolCall) (tools.Result, boo
 			Args: orEmpty(call.Args), Repeats: st.doom.repeats})
 		return tools.Errorf("doom loop: you have called %s with the same arguments %d times in a row, and the result will not change. Do something different: change the arguments, use another tool, or finish with what you have.", call.Name, st.doom.repeats), true
 	}
-	t, ok := a.rt.known.Get(call.Name)
-	if !ok || t.Spec().ReadOnly {
+	policy, mutating := a.approvalPolicy(call)
+	if !mutating {
 		return tools.Result{}, false
 	}
-	switch a.rt.settings.ApprovalFor(call.Name) {
+	switch policy {
 	case PolicyDeny:
 		a.ev.emit(messages.EvtApprovalDecided, messages.ApprovalDecided{Tool: call.Name, By: "policy"})
 		return tools.Errorf("tool %s is denied by this run's approval policy; do without it or finish and say what is needed", call.Name), true
@@ -122,6 +122,45 @@ func (a *agent) screen(st *stepState, call messages.ToolCall) (tools.Result, boo
 		}
 	}
 	return tools.Result{}, false
+}
+
+// approvalPolicy is the approval policy of a call and whether it can
+// change anything. A delegate call is as mutating as the kind it spawns: a
+// read-only kind needs no approval; another follows the policy set for
+// delegate, else the strictest policy among the kind's mutating tools.
+func (a *agent) approvalPolicy(call messages.ToolCall) (string, bool) {
+	t, ok := a.rt.known.Get(call.Name)
+	if !ok {
+		return PolicyAuto, false
+	}
+	if call.Name != "delegate" {
+		return a.rt.settings.ApprovalFor(call.Name), !t.Spec().ReadOnly
+	}
+	var p tools.DelegateParams
+	if json.Unmarshal(call.Args, &p) != nil {
+		return PolicyAuto, false // the tool itself reports the bad arguments
+	}
+	k, ok := a.rt.kinds[p.Type]
+	if !ok || k.ReadOnly {
+		return PolicyAuto, false
+	}
+	if pol, set := a.rt.settings.Approval["delegate"]; set {
+		return pol, true
+	}
+	strictest := PolicyAuto
+	for _, name := range k.Tools {
+		kt, ok := a.rt.known.Get(name)
+		if !ok || kt.Spec().ReadOnly {
+			continue
+		}
+		switch a.rt.settings.ApprovalFor(name) {
+		case PolicyDeny:
+			return PolicyDeny, true
+		case PolicyAsk:
+			strictest = PolicyAsk
+		}
+	}
+	return strictest, true
 }
 
 func orEmpty(b json.RawMessage) json.RawMessage {

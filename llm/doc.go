@@ -37,7 +37,6 @@
 //
 // Router picks a model per agent kind and round (single, per-kind,
 // cheap-orchestrator, rounds; an explicit per-call model wins). Pricing turns
-// Usage into USD (cached prompt tokens at their own rate), CostTracker sums
-// it per agent, model and run, and Config.ContextWindow gives a model's
-// window.
+// Usage into USD (cached prompt tokens at their own rate), and
+// Config.ContextWindow gives a model's window.
 package llm

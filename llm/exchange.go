@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"errors"
+	"github.com/troupe-ai/troupe/internal/text"
 	"io"
 	"net/http"
 	"strings"
@@ -93,11 +94,11 @@ func (c *OpenAIClient) statusError(status int, h http.Header, body []byte) *APIE
 func foreignErrorMessage(body []byte) string {
 	for _, path := range [...]string{"error", "detail", "message", "detail.0.msg"} {
 		if v := gjson.GetBytes(body, path); v.Type == gjson.String && v.Str != "" {
-			return clip(v.Str, 500)
+			return text.Clip(v.Str, 500)
 		}
 	}
 	if t := strings.TrimSpace(string(body)); t != "{}" {
-		return clip(t, 300)
+		return text.Clip(t, 300)
 	}
 	return ""
 }

@@ -179,16 +179,6 @@ func TestRedactorKeepsChain(t *testing.T) {
 	}
 }
 
-func TestClip(t *testing.T) {
-	t.Parallel()
-	if got := clip("héllo", 2); got != "h…" {
-		t.Errorf("clip split a rune: %q", got)
-	}
-	if got := clip("short", 10); got != "short" {
-		t.Errorf("clip changed a short string: %q", got)
-	}
-}
-
 func TestUsageOf(t *testing.T) {
 	t.Parallel()
 	for raw, want := range map[string]Usage{

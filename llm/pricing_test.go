@@ -1,10 +1,8 @@
 package llm_test
 
 import (
-	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/troupe-ai/troupe/llm"
@@ -65,61 +63,5 @@ func TestPricingValidate(t *testing.T) {
 	err := llm.Pricing{"ok": {Input: 1}, "bad": {Output: -1}}.Validate()
 	if err == nil || !strings.Contains(err.Error(), "pricing.bad: negative price") {
 		t.Errorf("err = %v", err)
-	}
-}
-
-func TestCostTracker(t *testing.T) {
-	t.Parallel()
-	tr := llm.NewCostTracker(llm.Pricing{"m": {Input: 1, Output: 10}})
-	// Many agents add concurrently: 20 agents × 50 calls of 1000 in / 100 out.
-	var wg sync.WaitGroup
-	for a := range 20 {
-		wg.Go(func() {
-			for range 50 {
-				tr.Add(fmt.Sprintf("agent-%d", a), "m", llm.Usage{PromptTokens: 1000, CompletionTokens: 100})
-			}
-		})
-	}
-	wg.Go(func() { tr.Add("agent-x", "unpriced-b", llm.Usage{PromptTokens: 7}) })
-	wg.Go(func() { tr.Add("agent-x", "unpriced-a", llm.Usage{CompletionTokens: 3, CachedTokens: 1}) })
-	wg.Go(func() { // readers race with writers
-		for range 50 {
-			_ = tr.Totals()
-			_ = tr.ByAgent()
-		}
-	})
-	wg.Wait()
-
-	tot := tr.Totals()
-	// 1000 calls: 1M in at $1/M + 100k out at $10/M = $2.
-	if tot.Calls != 1002 || tot.Usage.PromptTokens != 1_000_007 || tot.Usage.CompletionTokens != 100_003 || tot.Usage.CachedTokens != 1 {
-		t.Errorf("totals = %+v", tot)
-	}
-	if math.Abs(tot.Cost-2) > 1e-9 {
-		t.Errorf("total cost = %v, want 2", tot.Cost)
-	}
-	if strings.Join(tot.Unpriced, ",") != "unpriced-a,unpriced-b" {
-		t.Errorf("unpriced = %v", tot.Unpriced)
-	}
-	by := tr.ByAgent()
-	if len(by) != 21 || by["agent-3"].Calls != 50 || math.Abs(by["agent-3"].Cost-0.1) > 1e-12 || by["agent-x"].Cost != 0 {
-		t.Errorf("by agent: %d agents, agent-3 %+v, agent-x %+v", len(by), by["agent-3"], by["agent-x"])
-	}
-	models := tr.ByModel()
-	if models["m"].Calls != 1000 || models["unpriced-a"].Calls != 1 {
-		t.Errorf("by model = %+v", models)
-	}
-	// Snapshots are copies.
-	tot.Unpriced[0] = "changed"
-	if tr.Totals().Unpriced[0] != "unpriced-a" {
-		t.Error("Totals shares its slice with the tracker")
-	}
-}
-
-func TestAddReturnsCost(t *testing.T) {
-	t.Parallel()
-	tr := llm.NewCostTracker(llm.Pricing{"m": {Input: 3, Output: 15}})
-	if got := tr.Add("a", "m", llm.Usage{PromptTokens: 1_000_000, CompletionTokens: 200_000}); math.Abs(got-6) > 1e-12 {
-		t.Errorf("Add = %v, want 6", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/troupe-ai/troupe/internal/text"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -99,7 +100,7 @@ func (c *OpenAIClient) classify(callCtx context.Context, err error) error {
 	if errors.As(err, &se) {
 		// An error event in the middle of a stream (OpenRouter and others
 		// report upstream failures so): transient, with the provider's text.
-		return transient(fmt.Errorf("model API: error event in stream: %s", c.secret.scrub(clip(string(se.Event.Data), 300))))
+		return transient(fmt.Errorf("model API: error event in stream: %s", c.secret.scrub(text.Clip(string(se.Event.Data), 300))))
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return transient(fmt.Errorf("model API: attempt timed out after %s", c.cfg.RequestTimeout))
@@ -132,15 +133,4 @@ func (c *OpenAIClient) apiError(oe *openai.Error) *APIError {
 		body = []byte(`{"error":` + raw + `}`)
 	}
 	return c.statusError(oe.StatusCode, h, body)
-}
-
-// clip shortens s to at most n bytes, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 { // do not split a UTF-8 sequence
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,7 +9,6 @@ import (
 
 // DelegateRequest is one delegate call.
 type DelegateRequest struct {
-	CallID     string
 	Task       string
 	Type       string
 	Context    string
@@ -45,10 +43,6 @@ type Delegator interface {
 	SendInput(ctx context.Context, agentID, message string) error
 	Cancel(ctx context.Context, agentID string) (ChildReport, error)
 }
-
-// ErrNoDelegator is returned when an agent without delegation rights calls
-// a delegation tool.
-var ErrNoDelegator = errors.New("this agent cannot delegate")
 
 // Render formats a report for the model: a status line, then the result.
 func (r ChildReport) Render() string {
@@ -114,7 +108,7 @@ func delegationResult(ctx context.Context, rep ChildReport, err error) (Result, 
 // delegator returns the session's delegator or an error result.
 func delegatorOf(s *Session) (Delegator, *Result) {
 	if s.Delegator == nil {
-		r := Errorf("%v: delegation is not available to this agent", ErrNoDelegator)
+		r := Errorf("this agent cannot delegate: delegation is not available to it")
 		return nil, &r
 	}
 	return s.Delegator, nil

@@ -40,20 +40,31 @@ type Registry struct {
 	names  []string
 }
 
-// NewRegistry builds a registry of ts. A duplicate name is a programming
-// error and panics.
+// NewRegistry builds a registry of ts, which must have distinct names (a
+// duplicate is a programming error and panics; use BuildRegistry for tools
+// that come from users).
 func NewRegistry(ts ...Tool) *Registry {
+	r, err := BuildRegistry(ts...)
+	if err != nil {
+		panic(err.Error())
+	}
+	return r
+}
+
+// BuildRegistry builds a registry of ts; two tools with one name are an
+// error.
+func BuildRegistry(ts ...Tool) (*Registry, error) {
 	r := &Registry{byName: make(map[string]Tool, len(ts))}
 	for _, t := range ts {
 		n := t.Spec().Name
 		if _, dup := r.byName[n]; dup {
-			panic(fmt.Sprintf("tools: duplicate tool %q", n))
+			return nil, fmt.Errorf("tools: two tools are named %q", n)
 		}
 		r.byName[n] = t
 		r.names = append(r.names, n)
 	}
 	sort.Strings(r.names)
-	return r
+	return r, nil
 }
 
 // Filter returns the registry restricted to the names in allow (an agent

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"fmt"
+	"github.com/troupe-ai/troupe/internal/text"
 	"strings"
 
 	"github.com/troupe-ai/troupe/messages"
@@ -128,15 +129,8 @@ func SummarizeCalls(names []string) string {
 	return strings.Join(parts, ", ")
 }
 
-// Clip cuts s to n runes on one line, marking the cut.
-func Clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:max(n-1, 0)]) + "…"
-}
+// Clip puts s on one line and cuts it to n bytes, marking the cut.
+func Clip(s string, n int) string { return text.Clip(strings.Join(strings.Fields(s), " "), n) }
 
 func short(id string) string {
 	if len(id) > 8 {

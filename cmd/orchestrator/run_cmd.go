@@ -244,9 +244,9 @@ func (p *progressLine) Emit(ev messages.Event) {
 		}
 		tools := "answer"
 		if len(d.ToolCalls) > 0 {
-			tools = summarizeCalls(d.ToolCalls)
+			tools = watch.SummarizeCalls(d.ToolCalls)
 		}
-		cost := dollars(d.TotalCostUSD)
+		cost := watch.Dollars(d.TotalCostUSD)
 		if !d.CostKnown {
 			cost = "cost unknown"
 		}
@@ -254,24 +254,4 @@ func (p *progressLine) Emit(ev messages.Event) {
 		fmt.Fprintf(p.w, "round %d · %s · %d tokens · %s\n", d.Round, tools, d.TotalTokens, cost)
 		p.mu.Unlock()
 	}
-}
-
-// summarizeCalls renders ["read_file","read_file","grep"] as "read_file×2, grep".
-func summarizeCalls(names []string) string {
-	var order []string
-	count := map[string]int{}
-	for _, n := range names {
-		if count[n] == 0 {
-			order = append(order, n)
-		}
-		count[n]++
-	}
-	parts := make([]string, len(order))
-	for i, n := range order {
-		parts[i] = n
-		if count[n] > 1 {
-			parts[i] = fmt.Sprintf("%s×%d", n, count[n])
-		}
-	}
-	return strings.Join(parts, ", ")
 }
