@@ -3,21 +3,16 @@ package actors
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
+	"github.com/troupe-ai/troupe/messages"
 	"io"
 	"strings"
 	"sync"
 )
 
-// ApprovalRequest is a mutating call waiting for a human's yes or no.
-type ApprovalRequest struct {
-	Run   string          `json:"run"`
-	Agent string          `json:"agent"`
-	Kind  string          `json:"kind"`
-	Tool  string          `json:"tool"`
-	Args  json.RawMessage `json:"args"`
-}
+// ApprovalRequest is a mutating call waiting for a human's yes or no; it
+// is the wire type, so an approver over NATS can take it as it is.
+type ApprovalRequest = messages.AskRequest
 
 // Approver answers approval requests. Approve blocks until it has an
 // answer or ctx ends (which counts as no).

@@ -2,6 +2,8 @@ package actors
 
 import (
 	"encoding/json"
+	"fmt"
+	"github.com/google/uuid"
 
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
@@ -51,7 +53,8 @@ func (a *agent) screenFanout(st *stepState, calls []messages.ToolCall) map[int]t
 		approved = false
 	case PolicyAsk:
 		args, _ := json.Marshal(data)
-		req := ApprovalRequest{Run: a.rt.run, Agent: a.spec.id, Kind: a.spec.kind.Name, Tool: "spawn.plan", Args: args}
+		req := ApprovalRequest{V: messages.ProtocolVersion, ID: uuid.NewString(), Run: a.rt.run, Agent: a.spec.id, Kind: a.spec.kind.Name,
+			Tool: "spawn.plan", Args: args, Question: fmt.Sprintf("start %d agents in one turn (over the fan-out limit of %d)?", len(idx), limit)}
 		a.ev.emit(messages.EvtApprovalRequested, messages.ApprovalRequested{Tool: req.Tool, Args: req.Args})
 		approved, by = a.rt.approve(a.ctx, req)
 	}

@@ -2,6 +2,8 @@ package actors
 
 import (
 	"encoding/json"
+	"fmt"
+	"github.com/google/uuid"
 	"runtime/debug"
 	"time"
 
@@ -111,7 +113,8 @@ func (a *agent) screen(st *stepState, call messages.ToolCall) (tools.Result, boo
 		a.ev.emit(messages.EvtApprovalDecided, messages.ApprovalDecided{Tool: call.Name, By: "policy"})
 		return tools.Errorf("tool %s is denied by this run's approval policy; do without it or finish and say what is needed", call.Name), true
 	case PolicyAsk:
-		req := ApprovalRequest{Run: a.rt.run, Agent: a.spec.id, Kind: a.spec.kind.Name, Tool: call.Name, Args: call.Args}
+		req := ApprovalRequest{V: messages.ProtocolVersion, ID: uuid.NewString(), Run: a.rt.run, Agent: a.spec.id,
+			Kind: a.spec.kind.Name, Tool: call.Name, Args: call.Args, Question: fmt.Sprintf("allow %s?", call.Name)}
 		a.ev.emit(messages.EvtApprovalRequested, messages.ApprovalRequested{Tool: call.Name, Args: orEmpty(call.Args)})
 		start := time.Now()
 		ok, by := a.rt.approve(a.ctx, req)

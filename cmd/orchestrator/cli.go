@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "resume":
 		code, err = cmdRun(ctx, args[1:], processEnv(stdin), stdout, stderr, true)
 	case "watch":
-		code, err = cmdWatch(ctx, args[1:], os.Getenv, stdout, stderr)
+		code, err = cmdWatch(ctx, args[1:], os.Getenv, stdin, stdout, stderr)
 	case "node":
 		code = nodecmd.Run(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "serve":

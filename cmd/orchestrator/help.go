@@ -43,6 +43,8 @@ Flags:
   --max-rounds N         round limit per agent
   --json                 print one JSON result instead of text
   --yes                  approve every mutating tool call without asking
+  --ask-via nats         ask approvals over NATS, for orchestrator watch --interactive to answer
+                         (default: the terminal; with no terminal a call that needs approval is denied)
   --keep-checkpoints     keep the run's checkpoints even when it succeeds
   --log-level LEVEL      debug, info, warn or error logs on stderr (default: none)
   --quiet                one progress line per root round instead of the live agent tree
@@ -102,7 +104,7 @@ Examples:
   orchestrator tools call list_dir '{"path":".","depth":2}'
   orchestrator tools call --script calls.jsonl --workspace ~/src/app
 `,
-	"watch": `Usage: orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow] [--config FILE]
+	"watch": `Usage: orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--config FILE]
 
 Follows a swarm's events on NATS. On a terminal it draws the live agent tree
 (per agent: kind, status, round, current tool, tokens in/out, cost, node,
@@ -117,6 +119,7 @@ Flags:
   --from-start    replay the stored events first (a run that has ended too)
   --json          one envelope per line, even on a terminal
   --follow        keep watching for new runs instead of ending with the run
+  --interactive   answer the approvals of runs started with --ask-via nats (y/n on stdin)
   --config FILE   read nats.token / user / password / creds / TLS from a config file
 
 Examples:

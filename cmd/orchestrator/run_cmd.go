@@ -22,7 +22,7 @@ import (
 )
 
 // runFlags are the flags of run and resume.
-var runValueFlags = []string{"workspace", "model", "config", "max-rounds", "log-level", "nats", "placement"}
+var runValueFlags = []string{"workspace", "model", "config", "max-rounds", "log-level", "nats", "placement", "ask-via"}
 var runBoolFlags = []string{"json", "keep-checkpoints", "yes", "ephemeral", "quiet"}
 
 // runEnv is what run needs from the process, injectable for tests.
@@ -152,9 +152,13 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		defer remote.Close()
 		opts.Placer, opts.OnBudget = remote.Placer(), remote.ServeBudget
 	}
-	switch {
+	switch via := fs.values["ask-via"]; {
 	case fs.bools["yes"]:
 		opts.Approver = yesApprover{}
+	case via == "nats":
+		opts.Approver = nb.conn.NewApprover() // watch --interactive answers; nobody answering is a no
+	case via != "" && via != "terminal":
+		return exitUsage, usageErr("--ask-via: want terminal or nats, got %q", via)
 	case env.interactive:
 		opts.Approver = &actors.TerminalApprover{In: env.stdin, Out: stderr}
 	}

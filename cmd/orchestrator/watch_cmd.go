@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -15,8 +17,8 @@ import (
 
 // cmdWatch follows a swarm's events on NATS: the live agent tree on a
 // terminal, or one JSON envelope per line when piped or with --json.
-func cmdWatch(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet([]string{"nats", "run", "config"}, []string{"from-start", "json", "follow"})
+func cmdWatch(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	fs := newFlagSet([]string{"nats", "run", "config"}, []string{"from-start", "json", "follow", "interactive"})
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err
@@ -50,6 +52,14 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
+	if fs.bools["interactive"] {
+		ans, err := conn.Answer(run, log)
+		if err != nil {
+			return exitFailed, err
+		}
+		defer ans.Stop()
+		go answerQuestions(ctx, ans, stdin, stderr)
+	}
 	tty, width := terminalOf(stdout)
 	asJSON := fs.bools["json"] || !tty
 	tree := watch.NewTree(8)
@@ -64,9 +74,7 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return tree.AllFinished()
 	}
-	if !asJSON {
-		fmt.Fprintf(stderr, "watching %s on %s (Ctrl-C to stop)\n", orAll(run), url)
-	}
+	fmt.Fprintf(stderr, "watching %s on %s (Ctrl-C to stop)\n", orAll(run), url)
 	enc := json.NewEncoder(stdout)
 	tick := time.NewTicker(100 * time.Millisecond) // at most 10 frames a second
 	defer tick.Stop()
@@ -110,6 +118,41 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 				fmt.Fprintf(stderr, "watch: %d messages rejected: %v\n", n, es.Rejected())
 			}
 			return exitInterrupt, nil
+		}
+	}
+}
+
+// answerQuestions asks the person at stdin each question that arrives and
+// sends the answer (y for yes; anything else, or end of input, is no).
+func answerQuestions(ctx context.Context, ans *bus.Answerer, stdin io.Reader, stderr io.Writer) {
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdin)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case q := <-ans.C:
+			args := string(q.Req.Args)
+			if len(args) > 400 {
+				args = args[:400] + "…"
+			}
+			fmt.Fprintf(stderr, "\n%s agent %s (run %s) asks: %s %s\nAllow? [y/N] ", q.Req.Kind, q.Req.Agent, q.Req.Run, q.Req.Question, args)
+			yes := false
+			select {
+			case l, ok := <-lines:
+				yes = ok && strings.HasPrefix(strings.ToLower(strings.TrimSpace(l)), "y")
+			case <-ctx.Done():
+				return
+			}
+			if err := q.Answer(yes, "watch"); err != nil {
+				fmt.Fprintf(stderr, "answer: %v\n", err)
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bufio"
+	"io"
 	"flag"
 	"fmt"
 	"os"
@@ -61,8 +62,15 @@ type proc struct {
 // start runs a program with env added to ours.
 func start(t testing.TB, path string, env []string, args ...string) *proc {
 	t.Helper()
+	return startIn(t, path, env, nil, args...)
+}
+
+// startIn is start with a standard input.
+func startIn(t testing.TB, path string, env []string, stdin io.Reader, args ...string) *proc {
+	t.Helper()
 	p := &proc{t: t, cmd: exec.Command(path, args...), lines: make(chan string, 100_000), done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdin = stdin
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,128 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// Approver asks questions over NATS: each AskRequest is a request on
+// <prefix>.ask.<run>.<agent> that any watcher (orchestrator watch
+// --interactive) may answer. It has the shape of actors.Approver.
+type Approver struct {
+	c *Conn
+}
+
+// NewApprover returns an approver over c.
+func (c *Conn) NewApprover() *Approver { return &Approver{c: c} }
+
+// ErrNobodyAnswering means no watcher listens for questions.
+var ErrNobodyAnswering = errors.New("nobody is answering questions (start: orchestrator watch --interactive)")
+
+// Approve asks req and waits for the answer until ctx ends (its deadline
+// is the question's); an answer that does not match the question counts
+// as no.
+func (a *Approver) Approve(ctx context.Context, req messages.AskRequest) (bool, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		req.DeadlineUnixMS = dl.UnixMilli()
+	}
+	data, err := json.Marshal(req)
+	if err != nil {
+		return false, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+	}
+	m, err := a.c.nc.RequestWithContext(ctx, AskSubject(a.c.prefix, token(req.Run), token(req.Agent)), data)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return false, ErrNobodyAnswering
+	case err != nil:
+		return false, err
+	}
+	ans, err := messages.Decode[messages.AskAnswer](m.Data, 64<<10)
+	if err != nil {
+		return false, fmt.Errorf("answer: %w", err)
+	}
+	if ans.ID != req.ID {
+		return false, fmt.Errorf("answer for question %s, asked %s", ans.ID, req.ID)
+	}
+	return ans.Approved, nil
+}
+
+// Question is a question received by an Answerer, with the way to answer
+// it once.
+type Question struct {
+	Req     messages.AskRequest
+	Subject string
+	msg     *nats.Msg
+	done    atomic.Bool
+}
+
+// Answer replies to the question (once; later calls do nothing).
+func (q *Question) Answer(approved bool, by string) error {
+	if !q.done.CompareAndSwap(false, true) {
+		return nil
+	}
+	b, _ := json.Marshal(messages.AskAnswer{V: messages.ProtocolVersion, ID: q.Req.ID, Approved: approved, AnsweredBy: by})
+	return q.msg.Respond(b)
+}
+
+// Answerer receives questions (of one run, or all runs) for someone to
+// answer. Malformed questions are counted, logged and dropped.
+type Answerer struct {
+	C        <-chan *Question
+	sub      *nats.Subscription
+	rejected atomic.Uint64
+}
+
+// Answer subscribes to the questions of run ("" = every run).
+func (c *Conn) Answer(run string, log zerolog.Logger) (*Answerer, error) {
+	subj := c.prefix + ".ask.>"
+	if run != "" {
+		subj = c.prefix + ".ask." + run + ".>"
+	}
+	ch := make(chan *Question, 64)
+	a := &Answerer{C: ch}
+	sub, err := c.nc.Subscribe(subj, func(m *nats.Msg) {
+		req, err := messages.Decode[messages.AskRequest](m.Data, 64<<10)
+		if err == nil && m.Subject != AskSubject(c.prefix, token(req.Run), token(req.Agent)) {
+			err = fmt.Errorf("asked on %s for %s/%s", m.Subject, req.Run, req.Agent)
+		}
+		if err != nil || m.Reply == "" {
+			a.rejected.Add(1)
+			log.Warn().Err(err).Str("subject", m.Subject).Msg("question rejected")
+			return
+		}
+		select {
+		case ch <- &Question{Req: req, Subject: m.Subject, msg: m}:
+		default:
+			a.rejected.Add(1)
+			log.Warn().Str("subject", m.Subject).Msg("too many questions waiting; this one goes unanswered")
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := c.nc.Flush(); err != nil {
+		sub.Unsubscribe()
+		return nil, err
+	}
+	a.sub = sub
+	return a, nil
+}
+
+// Rejected counts the malformed questions dropped.
+func (a *Answerer) Rejected() uint64 { return a.rejected.Load() }
+
+// Stop unsubscribes.
+func (a *Answerer) Stop() { _ = a.sub.Unsubscribe() }

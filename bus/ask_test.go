@@ -1,0 +1,96 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+func question(id string) messages.AskRequest {
+	return messages.AskRequest{V: messages.ProtocolVersion, ID: id, Run: "r1", Agent: "root", Kind: "root",
+		Tool: "write_file", Question: "allow write_file?"}
+}
+
+// A question asked over NATS reaches an answerer, and its answer comes back.
+func TestAskAnswered(t *testing.T) {
+	_, c := embedded(t)
+	ans, err := c.Answer("", zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ans.Stop()
+	go func() {
+		for q := range ans.C {
+			_ = q.Answer(q.Req.ID == "q-yes", "tester")
+		}
+	}()
+	ap := c.NewApprover()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if ok, err := ap.Approve(ctx, question("q-yes")); !ok || err != nil {
+		t.Errorf("yes: %v %v", ok, err)
+	}
+	if ok, err := ap.Approve(ctx, question("q-no")); ok || err != nil {
+		t.Errorf("no: %v %v", ok, err)
+	}
+}
+
+// Nobody listening is an immediate error; somebody listening who never
+// answers is a no when the question's time is up.
+func TestAskUnanswered(t *testing.T) {
+	_, c := embedded(t)
+	ap := c.NewApprover()
+	if ok, err := ap.Approve(t.Context(), question("q1")); ok || !errors.Is(err, ErrNobodyAnswering) {
+		t.Errorf("nobody: %v %v", ok, err)
+	}
+	ans, err := c.Answer("r1", zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ans.Stop()
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if ok, err := ap.Approve(ctx, question("q2")); ok || err == nil {
+		t.Errorf("silent answerer: %v %v", ok, err)
+	}
+	select {
+	case q := <-ans.C:
+		if q.Req.ID != "q2" || q.Req.DeadlineUnixMS == 0 {
+			t.Errorf("question %+v", q.Req)
+		}
+	default:
+		t.Error("the answerer never got the question")
+	}
+}
+
+// Malformed questions (bad JSON, another version, a forged agent on the
+// subject, no reply inbox) are counted and dropped.
+func TestAskRejectsHostileQuestions(t *testing.T) {
+	_, c := embedded(t)
+	ans, err := c.Answer("", zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ans.Stop()
+	nc := c.NATS()
+	_, _ = nc.Request(AskSubject("troupe", "r1", "root"), []byte("{nope"), 100*time.Millisecond)
+	_, _ = nc.Request(AskSubject("troupe", "r1", "root"), []byte(`{"v":9,"id":"a","run":"r1","agent":"root","question":"q"}`), 100*time.Millisecond)
+	_, _ = nc.Request(AskSubject("troupe", "r1", "other"), []byte(`{"v":1,"id":"a","run":"r1","agent":"root","question":"q"}`), 100*time.Millisecond)
+	_ = nc.Publish(AskSubject("troupe", "r1", "root"), []byte(`{"v":1,"id":"a","run":"r1","agent":"root","question":"q"}`))
+	_ = nc.Flush()
+	checkFor(t, 5*time.Second, func() error {
+		if ans.Rejected() != 4 {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	select {
+	case q := <-ans.C:
+		t.Errorf("a hostile question got through: %+v", q.Req)
+	default:
+	}
+}

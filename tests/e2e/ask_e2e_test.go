@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/troupe-ai/troupe/llm/llmtest"
+)
+
+// A run started with --ask-via nats asks its approvals over NATS; a
+// `watch --interactive` process answers them from its stdin: yes to the
+// first write, no to the second.
+func TestInteractiveApprovalOverNATS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process")
+	}
+	serve := start(t, bin.orchestrator, nil, "serve", "--listen", "127.0.0.1:0")
+	url := serve.firstLine(30 * time.Second)
+	defer serve.cmd.Process.Signal(syscall.SIGTERM)
+	watch := startIn(t, bin.orchestrator, []string{"NO_COLOR=1"}, strings.NewReader("y\nn\n"),
+		"watch", "--nats", url, "--interactive", "--follow", "--json")
+	watch.waitStderr("watching", 30*time.Second)
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
+		{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: json.RawMessage(`{"path":"yes.txt","content":"y\n"}`)}}},
+		{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: json.RawMessage(`{"path":"no.txt","content":"n\n"}`)}}},
+		{Text: "asked twice"}}}}})
+	defer srv.Close()
+	ws := repo(t, "")
+	cfg, _ := os.ReadFile(filepath.Join(ws, ".troupe", "config.yaml"))
+	must(t, os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"), []byte(strings.Replace(string(cfg), "agent:\n", "agent:\n  approval: {write_file: ask}\n", 1)), 0o644))
+	res := runJSON(t, start(t, bin.orchestrator, modelEnv(srv), "run", "--nats", url, "--workspace", ws, "--ask-via", "nats", "--json", "write two files"))
+	if res.Status != "completed" {
+		t.Fatalf("run %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "yes.txt")); err != nil {
+		t.Error("the approved write did not happen")
+	}
+	if _, err := os.Stat(filepath.Join(ws, "no.txt")); err == nil {
+		t.Error("the refused write happened")
+	}
+	if !strings.Contains(watch.errs(), "asks: allow write_file?") {
+		t.Errorf("watch did not show the question:\n%s", watch.errs())
+	}
+	var last llmtest.Recorded
+	for _, r := range srv.Requests() {
+		last = r
+	}
+	if got := last.Messages[len(last.Messages)-1].Content; !strings.Contains(got, "did not approve") {
+		t.Errorf("the refusal the model saw: %q", got)
+	}
+}
