@@ -330,5 +330,3 @@ func (n *Node) fetch(kind string, c jetstream.Consumer, max int, wait bool) (int
 // fetchBatch bounds the tasks one fetch asks for.
 const fetchBatch = 32
 
-// errAlreadyDone: a redelivered task whose result was published already.
-var errAlreadyDone = errors.New("result already published")

@@ -28,6 +28,8 @@ FUZZTIME=${FUZZTIME:-5s}
 PKGS=${TEST_PKGS:-./...}
 echo "== go vet"
 go vet $PKGS
+echo "== staticcheck"
+go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $PKGS
 echo "== go test -race"
 go test -race -timeout 25m $PKGS
 if [ "$FUZZTIME" = 0 ]; then exit 0; fi

@@ -252,6 +252,7 @@ func (pl *patchPlan) update(op fileOp, st *fileState) (string, error) {
 	ft := splitText(string(st.content))
 	lines, err := applyHunks(ft.lines, op.hunks)
 	if err != nil {
+		//lint:ignore ST1005 this text is the model's to read, and the advice stands on a line of its own
 		return "", fmt.Errorf("%s: %v\nRe-read the file with read_file and copy its context lines exactly.", st.display, err)
 	}
 	ft.lines = lines

@@ -162,9 +162,7 @@ func TestExecutorErrorsBecomeResults(t *testing.T) {
 		return Result{}, ctx.Err()
 	})
 	boom := New(Spec{Name: "boom", ReadOnly: true}, func(_ ctxT, _ *Session, _ struct{}) (Result, error) {
-		var m map[string]int
-		m["x"] = 1 // nil map write: a real panic
-		return Text("unreachable"), nil
+		panic("boom: a real panic in a tool")
 	})
 	broken := New(Spec{Name: "broken", ReadOnly: true}, func(_ ctxT, _ *Session, _ struct{}) (Result, error) {
 		return Result{}, fmt.Errorf("disk on fire")
@@ -174,7 +172,7 @@ func TestExecutorErrorsBecomeResults(t *testing.T) {
 	res := ex.Run(t.Context(), calls("slow", `{}`, "boom", `{}`, "broken", `{}`, "nope", `{}`, "think0", `{}`))
 	want := []string{
 		"tool slow timed out after 20ms",
-		"tool boom crashed: assignment to entry in nil map",
+		"tool boom crashed: boom: a real panic in a tool",
 		"tool broken failed: disk on fire",
 		`unknown tool "nope"; available tools: boom, broken, slow`,
 		`tool "think0" is not allowed for explore agents; allowed tools: boom, broken, slow`,

@@ -4,9 +4,10 @@ package search
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -14,7 +15,7 @@ import (
 // BenchmarkGrepGoroot searches the Go distribution's source tree, the tree
 // tests/bench/search.sh compares with ripgrep on.
 func BenchmarkGrepGoroot(b *testing.B) {
-	root := filepath.Join(runtime.GOROOT(), "src")
+	root := filepath.Join(goroot(b), "src")
 	if _, err := os.Stat(root); err != nil {
 		b.Skipf("no Go source tree at %s", root)
 	}
@@ -47,7 +48,7 @@ func BenchmarkGrepGoroot(b *testing.B) {
 
 // BenchmarkFindGoroot walks the Go source tree for a glob.
 func BenchmarkFindGoroot(b *testing.B) {
-	root := filepath.Join(runtime.GOROOT(), "src")
+	root := filepath.Join(goroot(b), "src")
 	if _, err := os.Stat(root); err != nil {
 		b.Skipf("no Go source tree at %s", root)
 	}
@@ -73,4 +74,13 @@ func cpuTime() int64 {
 func benchWorkers() int {
 	n, _ := strconv.Atoi(os.Getenv("SEARCH_WORKERS"))
 	return n
+}
+
+// goroot is the Go distribution's root as the go command reports it.
+func goroot(b *testing.B) string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skipf("go env GOROOT: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }

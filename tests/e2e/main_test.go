@@ -4,9 +4,9 @@ package e2e
 
 import (
 	"bufio"
-	"io"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
