@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/troupe-ai/troupe/tools"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -27,12 +28,10 @@ type agentDef struct {
 
 // claudeTools maps Claude Code's tool names to ours.
 var claudeTools = map[string][]string{
-	"read": {"read_file"}, "grep": {"grep"}, "glob": {"find_files"}, "ls": {"list_dir"},
-	"bash": {"shell"}, "edit": {"edit_file"}, "multiedit": {"edit_file"}, "write": {"write_file"},
-	"todowrite": {"todo"}, "task": {"delegate", "check_agent"}, "notebookedit": {"edit_file"},
+	"read": {tools.NameReadFile}, "grep": {tools.NameGrep}, "glob": {tools.NameFindFiles}, "ls": {tools.NameListDir},
+	"bash": {tools.NameShell}, "edit": {tools.NameEditFile}, "multiedit": {tools.NameEditFile}, "write": {tools.NameWriteFile},
+	"todowrite": {tools.NameTodo}, "task": {tools.NameDelegate, tools.NameCheckAgent}, "notebookedit": {tools.NameEditFile},
 }
-
-var mutatingTools = []string{"apply_patch", "edit_file", "shell", "write_file"}
 
 // LoadAgentDefs reads the *.md agent definitions of dirs (missing
 // directories are skipped; later directories win on name clashes) and
@@ -108,8 +107,8 @@ func ParseAgentDef(data []byte) (Kind, error) {
 	default:
 		k.Model = strings.TrimSpace(d.Model)
 	}
-	k.ReadOnly = !slices.ContainsFunc(k.Tools, func(t string) bool { return slices.Contains(mutatingTools, t) })
-	k.MayDelegate = slices.Contains(k.Tools, "delegate")
+	k.ReadOnly = !slices.ContainsFunc(k.Tools, func(t string) bool { return slices.Contains(tools.MutatingToolNames(), t) })
+	k.MayDelegate = slices.Contains(k.Tools, tools.NameDelegate)
 	return k, nil
 }
 
@@ -119,7 +118,7 @@ func defTools(v any) ([]string, error) {
 	var raw []string
 	switch t := v.(type) {
 	case nil:
-		return slices.Clone(workerTools), nil
+		return tools.ForKind(KindWorker), nil
 	case string:
 		for _, s := range strings.Split(t, ",") {
 			if s = strings.TrimSpace(s); s != "" {

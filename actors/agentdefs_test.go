@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"github.com/troupe-ai/troupe/tools"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,7 +29,7 @@ func TestParseAgentDef(t *testing.T) {
 		t.Errorf("fixer %+v %v", k, err)
 	}
 	k, err = ParseAgentDef([]byte("---\nname: all\n---\nbody"))
-	if err != nil || !slices.Equal(k.Tools, workerTools) {
+	if err != nil || !slices.Equal(k.Tools, tools.ForKind(KindWorker)) {
 		t.Errorf("no tools field: %v %v", k.Tools, err)
 	}
 	for body, want := range map[string]string{

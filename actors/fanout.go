@@ -19,7 +19,7 @@ func (a *agent) screenFanout(st *stepState, calls []messages.ToolCall) map[int]t
 	var tokens int64
 	var cost float64
 	for i, c := range calls {
-		if c.Name != "delegate" {
+		if c.Name != tools.NameDelegate {
 			continue
 		}
 		var p tools.DelegateParams

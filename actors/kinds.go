@@ -3,6 +3,7 @@ package actors
 import (
 	"fmt"
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/tools"
 	"slices"
 	"strings"
 )
@@ -13,35 +14,29 @@ type Kind = config.Kind
 
 // The built-in kind names.
 const (
-	KindRoot     = "root"
-	KindExplore  = "explore"
-	KindPlanner  = "planner"
-	KindWorker   = "worker"
+	KindRoot     = tools.KindRoot
+	KindExplore  = tools.KindExplore
+	KindPlanner  = tools.KindPlanner
+	KindWorker   = tools.KindWorker
 	PhasePlan    = "planning"
 	PhaseExecute = "executing"
 )
 
-var (
-	exploreTools = []string{"find_files", "grep", "list_dir", "read_file", "think"}
-	plannerTools = []string{"find_files", "grep", "list_dir", "read_file", "submit_plan", "think"}
-	workerTools  = []string{"apply_patch", "edit_file", "find_files", "grep", "list_dir", "read_file", "shell", "think", "todo", "write_file"}
-	// DelegationTools are the tools of agents that may delegate.
-	DelegationTools = []string{"cancel_agent", "check_agent", "delegate", "send_input"}
-)
+// DelegationTools are the tools of agents that may delegate.
+var DelegationTools = tools.DelegationToolNames()
 
-// BuiltinKinds returns the four built-in kinds of DESIGN.md §3.
+// BuiltinKinds returns the four built-in kinds. Their tool sets come from
+// the tools' own declarations (tools.Spec.Kinds).
 func BuiltinKinds() map[string]Kind {
-	root := append(append(slices.Clone(workerTools), DelegationTools...), "submit_plan")
-	slices.Sort(root)
 	return map[string]Kind{
 		KindRoot: {Name: KindRoot, Description: "the run's top agent: plans, delegates and acts",
-			Tools: root, ModelRole: "default", MayDelegate: true, PlanFirst: true, Prompt: rootPrompt},
+			Tools: tools.ForKind(KindRoot), ModelRole: "default", MayDelegate: true, PlanFirst: true, Prompt: rootPrompt},
 		KindExplore: {Name: KindExplore, Description: "cheap read-only agent that answers one question about the code with path:line findings",
-			Tools: exploreTools, ModelRole: "cheap", ReadOnly: true, Prompt: explorePrompt},
+			Tools: tools.ForKind(KindExplore), ModelRole: "cheap", ReadOnly: true, Prompt: explorePrompt},
 		KindPlanner: {Name: KindPlanner, Description: "read-only agent that studies the code and returns a structured plan",
-			Tools: plannerTools, ModelRole: "parent", ReadOnly: true, Prompt: plannerPrompt},
+			Tools: tools.ForKind(KindPlanner), ModelRole: "parent", ReadOnly: true, Prompt: plannerPrompt},
 		KindWorker: {Name: KindWorker, Description: "agent that makes changes: edits files and runs commands",
-			Tools: workerTools, ModelRole: "parent", PlanFirst: true, Prompt: workerPrompt},
+			Tools: tools.ForKind(KindWorker), ModelRole: "parent", PlanFirst: true, Prompt: workerPrompt},
 	}
 }
 
@@ -55,8 +50,8 @@ func planningTools(k Kind, readOnly func(string) bool) []string {
 			out = append(out, t)
 		}
 	}
-	if !slices.Contains(out, "submit_plan") {
-		out = append(out, "submit_plan")
+	if !slices.Contains(out, tools.NameSubmitPlan) {
+		out = append(out, tools.NameSubmitPlan)
 	}
 	slices.Sort(out)
 	return out

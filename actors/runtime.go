@@ -107,7 +107,7 @@ func (rt *runtime) window(model string) int {
 func (rt *runtime) convoConfig(model string, toolNames []string) convo.Config {
 	protected := rt.settings.ProtectedTools
 	if protected == nil {
-		protected = []string{"todo", "submit_plan"}
+		protected = []string{tools.NameTodo, tools.NameSubmitPlan}
 	}
 	fixed := 0
 	for _, ts := range rt.registryFor(toolNames).ToolSpecs() {

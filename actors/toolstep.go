@@ -136,7 +136,7 @@ func (a *agent) approvalPolicy(call messages.ToolCall) (string, bool) {
 	if !ok {
 		return PolicyAuto, false
 	}
-	if call.Name != "delegate" {
+	if call.Name != tools.NameDelegate {
 		return a.rt.settings.ApprovalFor(call.Name), !t.Spec().ReadOnly
 	}
 	var p tools.DelegateParams
@@ -147,7 +147,7 @@ func (a *agent) approvalPolicy(call messages.ToolCall) (string, bool) {
 	if !ok || k.ReadOnly {
 		return PolicyAuto, false
 	}
-	if pol, set := a.rt.settings.Approval["delegate"]; set {
+	if pol, set := a.rt.settings.Approval[tools.NameDelegate]; set {
 		return pol, true
 	}
 	strictest := PolicyAuto
@@ -233,7 +233,7 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 		return
 	}
 	for i, call := range m.calls {
-		if call.Name != "submit_plan" || m.results[i].IsError {
+		if call.Name != tools.NameSubmitPlan || m.results[i].IsError {
 			continue
 		}
 		plan, _ := m.results[i].Metadata["plan"].(tools.Plan)
@@ -245,7 +245,7 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 	}
 	if m.switched {
 		a.phase = PhaseExecute
-		a.ev.emit(messages.EvtPhaseChanged, messages.PhaseChanged{Phase: a.phase, Round: a.round, By: "submit_plan"})
+		a.ev.emit(messages.EvtPhaseChanged, messages.PhaseChanged{Phase: a.phase, Round: a.round, By: tools.NameSubmitPlan})
 	}
 	if a.finalRound {
 		a.finish(c, AgentResult{Status: StatusCompleted, Reason: ReasonBudgetExhausted, Text: a.bestText})
@@ -286,7 +286,7 @@ func (a *agent) checkpointSnapshot() *convo.Checkpoint {
 
 func planAccepted(calls []messages.ToolCall, results []tools.Result) bool {
 	for i, c := range calls {
-		if c.Name == "submit_plan" && !results[i].IsError {
+		if c.Name == tools.NameSubmitPlan && !results[i].IsError {
 			return true
 		}
 	}

@@ -40,7 +40,7 @@ var _ PathLister = ApplyPatchParams{}
 // deletes files from one patch in the Codex format, all or nothing.
 func ApplyPatch() Tool {
 	return New(Spec{
-		Name:        "apply_patch",
+		Name: NameApplyPatch, Kinds: changeKinds,
 		Description: applyPatchDoc,
 		ReadOnly:    false,
 		Parallel:    PerPath,

@@ -15,7 +15,7 @@ type CancelAgentParams struct {
 
 // CancelAgent returns the cancel_agent tool.
 func CancelAgent() Tool {
-	return New(Spec{Name: "cancel_agent", Description: cancelAgentDoc, ReadOnly: true, Parallel: ParallelSafe,
+	return New(Spec{Name: NameCancelAgent, Kinds: delegationKinds, Description: cancelAgentDoc, ReadOnly: true, Parallel: ParallelSafe,
 		Tier: TierOnRelevance}, runCancelAgent)
 }
 

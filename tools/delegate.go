@@ -21,7 +21,7 @@ type DelegateParams struct {
 
 // Delegate returns the delegate tool.
 func Delegate() Tool {
-	return New(Spec{Name: "delegate", Description: delegateDoc, ReadOnly: true, Parallel: ParallelSafe,
+	return New(Spec{Name: NameDelegate, Kinds: delegationKinds, Description: delegateDoc, ReadOnly: true, Parallel: ParallelSafe,
 		Tier: TierAlways, Truncation: Head(16 * 1024), Timeout: 24 * time.Hour}, runDelegate)
 }
 

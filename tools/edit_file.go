@@ -27,7 +27,7 @@ func (p EditFileParams) TouchedPaths() []string { return []string{p.Path} }
 
 // EditFile returns the edit_file tool.
 func EditFile() Tool {
-	return New(Spec{Name: "edit_file", Description: editFileDoc, ReadOnly: false, Cacheable: false,
+	return New(Spec{Name: NameEditFile, Kinds: changeKinds, Truncation: HeadLines(50), Description: editFileDoc, ReadOnly: false, Cacheable: false,
 		Parallel: PerPath, Tier: TierAlways}, runEditFile)
 }
 

@@ -25,21 +25,21 @@ func Guidance(reg *Registry) string {
 	fmt.Fprintf(&b, "You have these tools: %s.\n", strings.Join(reg.Names(), ", "))
 
 	var routing []string
-	if has("find_files") {
+	if has(NameFindFiles) {
 		routing = append(routing, "Find files by name or path pattern with find_files.")
 	}
-	if has("grep") {
+	if has(NameGrep) {
 		routing = append(routing, "Find where something is written with grep; it lists matching files by default.")
 	}
-	if has("list_dir") {
+	if has(NameListDir) {
 		routing = append(routing, "See a directory's layout with list_dir.")
 	}
-	if has("read_file") {
+	if has(NameReadFile) {
 		routing = append(routing, "Read file contents with read_file; use offset/limit or spans for the part you need.")
 	}
-	if has("shell") {
+	if has(NameShell) {
 		var own []string
-		for _, n := range []string{"read_file", "grep", "find_files", "list_dir", "edit_file"} {
+		for _, n := range []string{NameReadFile, NameGrep, NameFindFiles, NameListDir, NameEditFile} {
 			if has(n) {
 				own = append(own, n)
 			}
@@ -50,13 +50,13 @@ func Guidance(reg *Registry) string {
 		}
 		routing = append(routing, line+".")
 	}
-	if has("delegate") {
+	if has(NameDelegate) {
 		routing = append(routing, "Hand off self-contained sub-tasks with delegate: explore agents for read-only questions over the code, planner for a plan, worker for changes. Give each a precise task and the context it needs; they do not see your conversation.")
 	}
 	section(&b, "Which tool", routing)
 
 	what := "files to read, patterns to search"
-	if has("delegate") {
+	if has(NameDelegate) {
 		what += ", sub-tasks to hand off"
 	}
 	parallel := "When you need several independent results (" + what + "), request all the calls in the same turn: they run in parallel."
@@ -67,9 +67,9 @@ func Guidance(reg *Registry) string {
 		}
 	}
 	section(&b, "Parallel calls", []string{parallel})
-	if has("grep", "read_file") {
+	if has(NameGrep, NameReadFile) {
 		locate := "First locate: grep in files mode (the default) returns paths only, newest first."
-		if has("find_files") {
+		if has(NameFindFiles) {
 			locate = "First locate: grep in files mode (the default) or find_files returns paths only, newest first."
 		}
 		section(&b, "Search in two steps", []string{
@@ -79,16 +79,16 @@ func Guidance(reg *Registry) string {
 		})
 	}
 	var edit []string
-	if has("read_file") && (has("edit_file") || has("write_file") || has("apply_patch")) {
+	if has(NameReadFile) && (has(NameEditFile) || has(NameWriteFile) || has(NameApplyPatch)) {
 		edit = append(edit, "Read a file before you change it: the edit tools refuse files you have not read, or that changed on disk since you read them.")
 	}
-	if has("edit_file") {
+	if has(NameEditFile) {
 		edit = append(edit, "edit_file replaces old_string with new_string; old_string must match exactly once (include a few surrounding lines), or set replace_all. It answers with a one-line confirmation, not the file.")
 	}
-	if has("apply_patch") {
+	if has(NameApplyPatch) {
 		edit = append(edit, "apply_patch applies a multi-file patch atomically: all files or none.")
 	}
-	if has("write_file") {
+	if has(NameWriteFile) {
 		edit = append(edit, "write_file is for new files or complete rewrites; prefer edit_file for changes.")
 	}
 	section(&b, "Editing", edit)

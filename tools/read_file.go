@@ -53,7 +53,7 @@ func (p ReadFileParams) TouchedPaths() []string { return []string{p.Path} }
 
 // ReadFile returns the read_file tool.
 func ReadFile() Tool {
-	return New(Spec{Name: "read_file", Description: readFileDoc, ReadOnly: true, Cacheable: true,
+	return New(Spec{Name: NameReadFile, Kinds: readKinds, Truncation: Head(100 * 1024), Description: readFileDoc, ReadOnly: true, Cacheable: true,
 		Parallel: ParallelSafe, Tier: TierAlways}, runReadFile,
 		Minimum("offset", 1), Minimum("limit", 1), readSpansSchema)
 }

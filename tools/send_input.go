@@ -17,7 +17,7 @@ type SendInputParams struct {
 
 // SendInput returns the send_input tool.
 func SendInput() Tool {
-	return New(Spec{Name: "send_input", Description: sendInputDoc, ReadOnly: true, Parallel: ParallelSafe,
+	return New(Spec{Name: NameSendInput, Kinds: delegationKinds, Description: sendInputDoc, ReadOnly: true, Parallel: ParallelSafe,
 		Tier: TierOnRelevance}, runSendInput)
 }
 

@@ -30,7 +30,7 @@ const shellOutputCap = 10 << 20
 // workspace and reports its exit status and combined output.
 func Shell() Tool {
 	return New(Spec{
-		Name:        "shell",
+		Name: NameShell, Kinds: changeKinds,
 		Description: shellDoc,
 		ReadOnly:    false,
 		Parallel:    Sequential,

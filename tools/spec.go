@@ -69,6 +69,9 @@ type Spec struct {
 	// Timeout overrides the executor's per-call timeout for this tool
 	// (delegate waits for a whole child agent).
 	Timeout time.Duration
+	// Kinds are the built-in agent kinds that get the tool (KindRoot,
+	// KindExplore, ...); the kinds' tool sets are derived from it.
+	Kinds []string
 }
 
 // Summary is the first line of the description, for listings.

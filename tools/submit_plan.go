@@ -27,7 +27,7 @@ type Plan struct {
 // SubmitPlan returns the submit_plan tool. It validates the plan and
 // returns it as metadata ("plan"); the agent loop switches phase on it.
 func SubmitPlan() Tool {
-	return New(Spec{Name: "submit_plan", Description: submitPlanDoc, ReadOnly: true,
+	return New(Spec{Name: NameSubmitPlan, Kinds: planKinds, Description: submitPlanDoc, ReadOnly: true,
 		Parallel: ParallelSafe, Tier: TierOnDemand, Truncation: HeadLines(200)}, runSubmitPlan)
 }
 

@@ -40,29 +40,10 @@ func HeadAndTail(n int, tailRatio float64) Truncation {
 // HeadLines keeps the first n lines.
 func HeadLines(n int) Truncation { return Truncation{Strategy: StrategyHeadLines, MaxLines: n} }
 
-// DefaultTruncation is the per-tool defaults table. Tools that bound their
-// own output (read_file's line and width caps, grep's limit) still get a
-// byte cap as a last structural guard.
-var defaultTruncation = map[string]Truncation{
-	"read_file":   Head(100 * 1024),
-	"grep":        Head(50 * 1024),
-	"find_files":  Head(30 * 1024),
-	"list_dir":    Head(30 * 1024),
-	"shell":       HeadAndTail(30*1024, 0.4),
-	"apply_patch": HeadLines(200),
-	"edit_file":   HeadLines(50),
-	"write_file":  HeadLines(50),
-	"todo":        HeadLines(200),
-}
-
-// DefaultTruncation returns the default cap of the named tool, or a 50 KB
-// head cap for tools not in the table.
-func DefaultTruncation(tool string) Truncation {
-	if t, ok := defaultTruncation[tool]; ok {
-		return t
-	}
-	return Head(50 * 1024)
-}
+// DefaultTruncation is the cap of a tool that declares none in its Spec:
+// a 50 KB head cap (each built-in tool declares its own; tools that bound
+// their own output still get a byte cap as a last structural guard).
+func DefaultTruncation(string) Truncation { return Head(50 * 1024) }
 
 // Cut is the outcome of applying a Truncation.
 type Cut struct {

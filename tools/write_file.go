@@ -28,7 +28,7 @@ func (p WriteFileParams) TouchedPaths() []string { return []string{p.Path} }
 
 // WriteFile returns the write_file tool.
 func WriteFile() Tool {
-	return New(Spec{Name: "write_file", Description: writeFileDoc, ReadOnly: false, Cacheable: false,
+	return New(Spec{Name: NameWriteFile, Kinds: changeKinds, Truncation: HeadLines(50), Description: writeFileDoc, ReadOnly: false, Cacheable: false,
 		Parallel: PerPath, Tier: TierAlways}, runWriteFile)
 }
 
