@@ -144,8 +144,8 @@ func defTools(v any) ([]string, error) {
 			}
 		}
 	}
-	if !slices.Contains(out, "think") {
-		out = append(out, "think")
+	if !slices.Contains(out, tools.NameThink) {
+		out = append(out, tools.NameThink)
 	}
 	slices.Sort(out)
 	return out, nil

@@ -146,7 +146,7 @@ func (d agentDelegator) Cancel(ctx context.Context, id string) (tools.ChildRepor
 		return tools.ChildReport{}, err
 	}
 	if !isClosed(ch.done) {
-		d.a.rt.system.Root.Send(ch.pid, &Cancel{Reason: "cancel_agent"})
+		d.a.rt.system.Root.Send(ch.pid, &Cancel{Reason: tools.NameCancelAgent})
 		select {
 		case <-ch.done:
 		case <-ctx.Done():
