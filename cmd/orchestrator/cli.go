@@ -39,6 +39,7 @@ Usage:
   orchestrator tools list
   orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--json]
   orchestrator tools call --script FILE [--workspace DIR]
+  orchestrator config print [--workspace DIR] [--config FILE] [--json]
   orchestrator version
   orchestrator help COMMAND                        (or COMMAND --help)
 
@@ -77,6 +78,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		code, err = cmdRun(ctx, args[1:], processEnv(stdin), stdout, stderr, true)
 	case "watch":
 		code, err = cmdWatch(ctx, args[1:], os.Getenv, stdin, stdout, stderr)
+	case "config":
+		code, err = cmdConfig(args[1:], os.Getenv, stdout)
 	case "node":
 		code = nodecmd.Run(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "serve":
@@ -95,7 +98,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if err != nil {
 		if errors.Is(err, errUsage) {
-			fmt.Fprintf(stderr, "orchestrator: %s\n\n%s", strings.TrimPrefix(err.Error(), "usage: "), topUsage)
+			topic := args[0]
+			if _, ok := commandHelp[topic]; !ok {
+				fmt.Fprintf(stderr, "orchestrator: %s\n\n%s", strings.TrimPrefix(err.Error(), "usage: "), topUsage)
+				return exitUsage
+			}
+			fmt.Fprintf(stderr, "orchestrator: %s\n(orchestrator %s --help for usage and examples)\n", strings.TrimPrefix(err.Error(), "usage: "), topic)
 			return exitUsage
 		}
 		fmt.Fprintf(stderr, "orchestrator: %v\n", err)

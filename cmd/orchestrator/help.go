@@ -145,6 +145,22 @@ Examples:
   orchestrator serve --store /var/lib/troupe/nats
   orchestrator serve --listen 0.0.0.0:4222 --store /data/nats   # reachable from other machines
 `,
+	"config": `Usage: orchestrator config print [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--json]
+
+Prints the effective configuration, one setting a line, with where each value
+came from: the compiled-in default (configs/default.yaml), a config file
+(~/.config/troupe/config.yaml, <workspace>/.troupe/config.yaml, --config), the
+environment (OPENAI_API_KEY, TROUPE_MODEL, ...) or a flag. Secrets show as
+[redacted].
+
+Examples:
+  orchestrator config print --workspace ~/src/app
+  orchestrator config print --json | jq '.[] | select(.origin != "default")'
+`,
+	"config print": `Usage: orchestrator config print [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--json]
+
+Prints the effective configuration with the origin of every value.
+`,
 	"version": `Usage: orchestrator version
 
 Prints the version, the commit it was built from and the Go version.

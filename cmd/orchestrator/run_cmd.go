@@ -71,8 +71,11 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "resuming run %s from %s (round %d)\n", c.Run, c.Path, c.Round)
 		cp = c
 	} else {
-		if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
-			return exitUsage, usageErr(`run [--workspace DIR] [--model M] [--config FILE] [--max-rounds N] [--json] "task"`)
+		if len(pos) == 0 || strings.TrimSpace(pos[0]) == "" {
+			return exitUsage, usageErr(`run needs a task, in quotes: orchestrator run --workspace DIR "Find why the cache is never invalidated and fix it"`)
+		}
+		if len(pos) > 1 {
+			return exitUsage, usageErr("run takes one task; put it in quotes (got %d words: %q ...)", len(pos), pos[0])
 		}
 		task = pos[0]
 	}

@@ -191,7 +191,7 @@ func decodeInto(c *Config, data []byte, name string) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil {
-		return fmt.Errorf("config %s: %w", name, err)
+		return explainYAML(err, data, name)
 	}
 	return nil
 }

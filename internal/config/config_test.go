@@ -74,10 +74,15 @@ func TestLayering(t *testing.T) {
 func TestBadFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	// Errors name the file, the line, the setting and what it accepts, in
+	// words: never a Go type.
 	cases := map[string]string{
-		"model:\n  defualt: x\n":    "field defualt not found",
-		"budget:\n  tokens: lots\n": "cannot unmarshal",
-		"model: [1, 2]\n":           "cannot unmarshal",
+		"model:\n  defualt: x\n":          "line 2: model.defualt is not a setting; under model the settings are: api_key, base_url, cheap,",
+		"budget:\n  tokens: lots\n":       `line 2: budget.tokens: "lots" is not a whole number`,
+		"model: [1, 2]\n":                 "line 1: model: ",
+		"agent:\n  approval_timeout: 5\n": `line 2: agent.approval_timeout: "5" is not a duration such as 30s`,
+		"nats:\n  ephemeral: maybe\n":     `line 2: nats.ephemeral: "maybe" is not true or false`,
+		"node:\n  kinds: explore\n":       `line 2: node.kinds: "explore" is not a list`,
 	}
 	i := 0
 	for body, want := range cases {
@@ -85,7 +90,8 @@ func TestBadFiles(t *testing.T) {
 		p := filepath.Join(dir, "bad"+string(rune('0'+i))+".yaml")
 		os.WriteFile(p, []byte(body), 0o644)
 		_, err := Load(Sources{File: p})
-		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), p) {
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), p) ||
+			strings.Contains(err.Error(), "config.") || strings.Contains(err.Error(), "time.Duration") {
 			t.Errorf("%q: %v, want an error naming the file and %q", body, err, want)
 		}
 	}
