@@ -328,4 +328,3 @@ func (n *Node) fetch(kind string, c jetstream.Consumer, max int, wait bool) (int
 
 // fetchBatch bounds the tasks one fetch asks for.
 const fetchBatch = 32
-
