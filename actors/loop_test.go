@@ -195,3 +195,44 @@ func TestRoundLimit(t *testing.T) {
 		t.Fatalf("result %+v", res.AgentResult)
 	}
 }
+
+// With StreamDeltas the streamed answer reaches the events as llm.delta
+// events whose text adds up to the answer, before llm.response; without it
+// there are none.
+func TestStreamDeltas(t *testing.T) {
+	answer := strings.Repeat("The cache is invalidated in store.go. ", 40)
+	for _, on := range []bool{true, false} {
+		srv := llmtest.New(script(kind("root", llmtest.Turn{Text: answer})))
+		rec := &actors.Recorder{}
+		o := options(t, srv, workspace(t, nil), "why?", rec)
+		o.Settings = noPlan()
+		o.StreamDeltas = on
+		res := run(t, o)
+		srv.Close()
+		if res.Text != answer {
+			t.Fatalf("answer %q", res.Text)
+		}
+		var text strings.Builder
+		deltaAfterResponse := false
+		seenResponse := false
+		for _, ev := range rec.Events() {
+			switch ev.Type {
+			case messages.EvtLLMResponse:
+				seenResponse = true
+			case messages.EvtLLMDelta:
+				d, err := messages.DecodeAs[messages.LLMDelta](ev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				text.WriteString(d.Text)
+				deltaAfterResponse = deltaAfterResponse || seenResponse
+			}
+		}
+		if on && (text.String() != answer || deltaAfterResponse) {
+			t.Errorf("deltas: %d of %d bytes, a delta after llm.response: %v", text.Len(), len(answer), deltaAfterResponse)
+		}
+		if !on && len(rec.OfType(messages.EvtLLMDelta)) != 0 {
+			t.Error("llm.delta emitted with StreamDeltas off")
+		}
+	}
+}

@@ -3,6 +3,7 @@ package actors
 import (
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-ai/troupe/budget"
@@ -60,7 +61,7 @@ func (a *agent) startRound(c actor.Context) {
 	a.curTools = a.toolSet()
 	req := llm.Request{Model: a.model, Tools: a.curTools.specs,
 		Agent: a.spec.id, Run: a.rt.run, Kind: a.spec.kind.Name}
-	go a.modelStep(a.conv, req, a.unchargedCalls)
+	go a.modelStep(a.conv, req, a.unchargedCalls, a.round)
 }
 
 // phaseTools is the tool set of one phase, built once per phase.
@@ -92,7 +93,7 @@ func (a *agent) switchToExecution(prompt string) {
 // context window, calls the model and charges the budget, then reports.
 // toolCalls are the earlier rounds' tool calls not yet charged to the
 // budget (they ride on this usage report).
-func (a *agent) modelStep(conv *convo.Conversation, req llm.Request, toolCalls int64) {
+func (a *agent) modelStep(conv *convo.Conversation, req llm.Request, toolCalls int64, round int) {
 	root := a.rt.system.Root
 	defer func() {
 		if v := recover(); v != nil {
@@ -108,7 +109,16 @@ func (a *agent) modelStep(conv *convo.Conversation, req llm.Request, toolCalls i
 	done.maintenance, done.maintErr = conv.Fit(a.ctx, convo.Summarizer{Client: a.rt.client,
 		Model: req.Model, Run: a.rt.run, Agent: a.spec.id + "-summary", Kind: SummarizerKind})
 	req.Messages = conv.Messages()
-	done.resp, done.err = a.rt.client.Complete(a.ctx, req, nil)
+	var onDelta func(llm.Delta)
+	var dc *deltaCoalescer
+	if a.rt.deltas {
+		dc = newDeltaCoalescer(round, func(d messages.LLMDelta) { a.ev.emit(messages.EvtLLMDelta, d) }, time.Now)
+		onDelta = dc.add
+	}
+	done.resp, done.err = a.rt.client.Complete(a.ctx, req, onDelta)
+	if dc != nil {
+		dc.flush() // before llm.response, which the actor emits on done
+	}
 	if done.err == nil && a.rt.budget != nil {
 		used := int64(done.resp.Usage.Total())
 		if c := done.maintenance.Compaction; c != nil {

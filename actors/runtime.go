@@ -49,6 +49,7 @@ type runtime struct {
 	budget   budget.Service
 	approver Approver
 	placer   Placer
+	deltas   bool // emit llm.delta events
 	// toolCallLimit: the run limits tool calls, so they are charged at once.
 	toolCallLimit bool
 	dataDir       string

@@ -52,6 +52,9 @@ type Options struct {
 	// before the root agent starts, so it can be served to agents that run
 	// elsewhere (cluster.Remote.ServeBudget). An error stops the start.
 	OnBudget func(budget.Service) error
+	// StreamDeltas emits the model's streamed text as llm.delta events
+	// (coalesced, at most about ten a second per agent).
+	StreamDeltas bool
 	// EventsDropped, if set, reports how many events the run's emitters
 	// had to drop (a NATS outage); run.finished carries it.
 	EventsDropped func() uint64
@@ -263,7 +266,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	return &runtime{ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
 		cache: tools.NewCache(o.Tools.CacheMaxAge), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
-		settings: o.Settings, events: events, approver: o.Approver, placer: placer, dataDir: o.DataDir, log: o.Log,
+		settings: o.Settings, events: events, approver: o.Approver, placer: placer, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
 		toolCallLimit: o.Budget.ToolCalls > 0}, nil
 }
 

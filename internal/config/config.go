@@ -26,6 +26,13 @@ type Config struct {
 	// Placement says where each kind's agents run: local, remote or auto.
 	Placement map[string]string `yaml:"placement"`
 	Node      Node              `yaml:"node"`
+	Events    Events            `yaml:"events"`
+}
+
+// Events configures what goes into the event stream.
+type Events struct {
+	// Deltas emits the model's streamed text as llm.delta events.
+	Deltas bool `yaml:"deltas"`
 }
 
 // Model configures model access.

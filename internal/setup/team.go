@@ -40,7 +40,8 @@ func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actor
 	}
 	b := cfg.Budget
 	return actors.Options{
-		Workspace: workspace, Client: client, Kinds: kinds, Settings: cfg.Agent, Log: log,
+		StreamDeltas: cfg.Events.Deltas,
+		Workspace:    workspace, Client: client, Kinds: kinds, Settings: cfg.Agent, Log: log,
 		Models: actors.Models{Default: m.Default, Cheap: m.Cheap, Route: route, Window: m.Window, Cost: pricing.Cost},
 		Tools: tools.Config{Timeout: cfg.Tools.Timeout, ShellBlocklist: cfg.Tools.ShellBlocklist,
 			CacheMaxAge: cfg.Tools.CacheMaxAge, SpillMaxAge: cfg.Tools.SpillMaxAge},
