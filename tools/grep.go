@@ -29,7 +29,7 @@ type GrepParams struct {
 	Pattern       string `json:"pattern" jsonschema:"regular expression (RE2 syntax) to search for; with literal=true, plain text"`
 	Path          string `json:"path,omitempty" jsonschema:"file or directory to search, relative to the workspace root (default the root)"`
 	Include       string `json:"include,omitempty" jsonschema:"only files whose name matches this glob, e.g. *.go or *.{ts,tsx}; a leading ! excludes"`
-	Type          string `json:"type,omitempty" jsonschema:"only files of this type (ripgrep names): go, rust, py, js, ts, java, c, cpp, cs, rb, php, kotlin, swift, scala, sh, md, json, yaml, toml, html, css, sql, proto"`
+	Type          string `json:"type,omitempty" jsonschema:"only files of this type (ripgrep names): go, rust, py, js, ts, java, c, cpp, cs, rb, php, kotlin, swift, scala, sh, md, json, yaml, toml, html, css, sql, proto, asm"`
 	Mode          string `json:"mode,omitempty" jsonschema:"files (default): matching paths; content: matching lines; count: matching lines per file"`
 	Limit         int    `json:"limit,omitempty" jsonschema:"maximum results to show (default 100, at most 2000)"`
 	Offset        int    `json:"offset,omitempty" jsonschema:"number of results to skip, for the next page (default 0)"`

@@ -84,7 +84,7 @@ func TestFileFilter(t *testing.T) {
 	}
 	for _, c := range cases {
 		if c.typ == "golang" {
-			if _, err := NewFileFilter("", c.typ); err == nil || !strings.Contains(err.Error(), "known types: c, cpp") {
+			if _, err := NewFileFilter("", c.typ); err == nil || !strings.Contains(err.Error(), "known types: asm, c, cpp") {
 				t.Errorf("unknown type %q: %v", c.typ, err)
 			}
 			continue

@@ -22,6 +22,7 @@ var fileTypes = map[string][]string{
 	"md":     {"*.markdown", "*.md", "*.mdown", "*.mkdn"},
 	"php":    {"*.php", "*.php3", "*.php4", "*.php5", "*.phtml"},
 	"proto":  {"*.proto"},
+	"asm":    {"*.S", "*.asm", "*.s"},
 	"py":     {"*.py"},
 	"rb":     {"*.gemspec", "*.rb", "*.rbw", ".irbrc", "Gemfile", "Rakefile", "config.ru"},
 	"rust":   {"*.rs"},
