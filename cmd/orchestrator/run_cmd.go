@@ -139,14 +139,15 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	defer nb.close(ctx)
 	nb.announce(stderr, opts.Run)
 	var live *liveView
+	prices := &pricingWatch{}
 	if fs.bools["quiet"] {
-		opts.Events = actors.Emitters{&progressLine{w: stderr}, actors.LogEmitter{Log: log}, nb.pub}
+		opts.Events = actors.Emitters{&progressLine{w: stderr}, actors.LogEmitter{Log: log}, nb.pub, prices}
 	} else {
 		live = newLiveView(stderr, env.getenv)
 		if err := live.follow(ctx, nb, opts.Run); err != nil {
 			return exitFailed, err
 		}
-		opts.Events = actors.Emitters{actors.LogEmitter{Log: log}, nb.pub}
+		opts.Events = actors.Emitters{actors.LogEmitter{Log: log}, nb.pub, prices}
 	}
 	opts.EventsDropped = nb.pub.Dropped
 	if remote, err := startPlacement(ctx, nb, cfg, opts.Run, log); err != nil {
@@ -186,10 +187,14 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		if res.Budget != nil {
 			cost = watch.Dollars(res.Budget.Used.CostUSD)
 		}
+		unpriced := prices.models()
+		if len(unpriced) > 0 {
+			cost = "cost unknown"
+		}
 		fmt.Fprintf(stderr, "%s · %d %s · %d in / %d out tokens · %s · %s\n", watch.EndWords(res.Status, res.Reason),
 			res.Rounds, watch.Plural(res.Rounds, "round", "rounds"), res.Usage.PromptTokens, res.Usage.CompletionTokens, cost,
 			res.Wall.Round(time.Millisecond))
-		printRunSummary(stderr, res.Budget)
+		printRunSummary(stderr, res.Budget, unpriced...)
 	}
 	switch {
 	case interrupted:

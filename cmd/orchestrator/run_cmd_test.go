@@ -46,7 +46,7 @@ func TestRunPrintsAnswerProgressAndTotals(t *testing.T) {
 	}
 	// Off a terminal, the live view is one line per event worth a line.
 	for _, want := range []string{"root round 1 called read_file×2", "root round 2 answered", "events: embedded NATS at nats://127.0.0.1:",
-		"\nfinished · 2 rounds · "} {
+		"\nfinished · 2 rounds · ", " out tokens · cost unknown · "} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}

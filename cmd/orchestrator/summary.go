@@ -4,17 +4,29 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/troupe-ai/troupe/messages"
 )
 
 // printRunSummary lists what a run spent: in all, per kind, and per agent
 // with its sub-tree rolled up, as the budget actor accounted it.
-func printRunSummary(w io.Writer, b *messages.BudgetSnapshot) {
+// With unpriced models in the run, dollar amounts are not shown: they
+// would be wrong.
+func printRunSummary(w io.Writer, b *messages.BudgetSnapshot, unpriced ...string) {
 	if b == nil || len(b.Agents) <= 1 {
 		return
 	}
-	fmt.Fprintf(w, "whole run: %d agents · %d tokens · $%.4f · %d tool calls\n", len(b.Agents), b.Used.Tokens, b.Used.CostUSD, b.Used.ToolCalls)
+	cost := func(usd float64) string {
+		if len(unpriced) > 0 {
+			return "cost unknown"
+		}
+		return fmt.Sprintf("$%.4f", usd)
+	}
+	fmt.Fprintf(w, "whole run: %d agents · %d tokens · %s · %d tool calls\n", len(b.Agents), b.Used.Tokens, cost(b.Used.CostUSD), b.Used.ToolCalls)
+	if len(unpriced) > 0 {
+		fmt.Fprintf(w, "  (no price for %s: add it under model.pricing to see costs)\n", strings.Join(unpriced, ", "))
+	}
 	kinds := make([]string, 0, len(b.ByKind))
 	for k := range b.ByKind {
 		kinds = append(kinds, k)
@@ -22,7 +34,7 @@ func printRunSummary(w io.Writer, b *messages.BudgetSnapshot) {
 	sort.Strings(kinds)
 	for _, k := range kinds {
 		kt := b.ByKind[k]
-		fmt.Fprintf(w, "  %-10s %3d %-6s · %8d tokens · $%.4f\n", k, kt.Agents, agents(kt.Agents), kt.Used.Tokens, kt.Used.CostUSD)
+		fmt.Fprintf(w, "  %-10s %3d %-6s · %8d tokens · %s\n", k, kt.Agents, agents(kt.Agents), kt.Used.Tokens, cost(kt.Used.CostUSD))
 	}
 	depth := map[string]int{}
 	for _, a := range b.Agents { // parents are listed before their children
@@ -31,9 +43,9 @@ func printRunSummary(w io.Writer, b *messages.BudgetSnapshot) {
 		}
 	}
 	for _, a := range b.Agents {
-		line := fmt.Sprintf("  %*s%-18s %8d tokens · $%.4f", 2*depth[a.Agent], "", a.Agent, a.Used.Tokens, a.Used.CostUSD)
+		line := fmt.Sprintf("  %*s%-18s %8d tokens · %s", 2*depth[a.Agent], "", a.Agent, a.Used.Tokens, cost(a.Used.CostUSD))
 		if a.Descendants > 0 {
-			line += fmt.Sprintf(" · with its %d %s: %d tokens · $%.4f", a.Descendants, agents(a.Descendants), a.Subtree.Tokens, a.Subtree.CostUSD)
+			line += fmt.Sprintf(" · with its %d %s: %d tokens · %s", a.Descendants, agents(a.Descendants), a.Subtree.Tokens, cost(a.Subtree.CostUSD))
 		}
 		fmt.Fprintln(w, line)
 	}

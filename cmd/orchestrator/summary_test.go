@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -41,6 +42,12 @@ func TestRunSummaryRollsUpAndCountsAgents(t *testing.T) {
 
 	b.Reset()
 	printRunSummary(&b, &messages.BudgetSnapshot{Agents: snap.Agents[:1]})
+	// Unpriced models: no dollar amounts, a hint instead.
+	var u bytes.Buffer
+	printRunSummary(&u, snap, "local-llama")
+	if strings.Contains(u.String(), "$") || !strings.Contains(u.String(), "no price for local-llama") || !strings.Contains(u.String(), "cost unknown") {
+		t.Errorf("unpriced summary:\n%s", u.String())
+	}
 	if b.Len() != 0 {
 		t.Errorf("a lone root printed a summary:\n%s", b.String())
 	}
