@@ -142,6 +142,9 @@ func (a *agent) start(c actor.Context) {
 	if a.mayDelegate() {
 		a.session.Delegator = agentDelegator{a}
 	}
+	if _, ok := a.rt.approver.(Asker); ok {
+		a.session.Asker = agentAsker{a}
+	}
 	a.phase = PhaseExecute
 	if a.spec.kind.PlanFirst && a.rt.settings.PlansFirst(a.spec.kind.Name) {
 		a.phase = PhasePlan

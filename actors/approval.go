@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/google/uuid"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/tools"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -18,6 +21,32 @@ type ApprovalRequest = messages.AskRequest
 // answer or ctx ends (which counts as no).
 type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (bool, error)
+}
+
+// Asker is an Approver that can also put open questions (ask_user): the
+// terminal approver and the NATS approver are both.
+type Asker interface {
+	Ask(ctx context.Context, req messages.AskRequest) (messages.AskAnswer, error)
+}
+
+// agentAsker is an agent's tools.Asker: its questions go to the run's
+// approver, bounded by the approval timeout.
+type agentAsker struct{ a *agent }
+
+func (q agentAsker) AskUser(ctx context.Context, question string, choices []string) (string, error) {
+	a := q.a
+	asker, ok := a.rt.approver.(Asker)
+	if !ok {
+		return "", tools.ErrNobodyToAsk
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.rt.settings.ApprovalWait())
+	defer cancel()
+	ans, err := asker.Ask(ctx, messages.AskRequest{V: messages.ProtocolVersion, ID: uuid.NewString(), Run: a.rt.run,
+		Agent: a.spec.id, Kind: a.spec.kind.Name, Tool: tools.NameAskUser, Question: question, Choices: choices})
+	if err != nil {
+		return "", err
+	}
+	return ans.Text, nil
 }
 
 // approve asks the run's approver, bounded by the approval timeout; with
@@ -50,20 +79,38 @@ type TerminalApprover struct {
 	lines chan string
 }
 
+// Ask prints an open question (with numbered choices) and returns the
+// line typed, or the choice its number names.
+func (t *TerminalApprover) Ask(ctx context.Context, req messages.AskRequest) (messages.AskAnswer, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.startReading()
+	fmt.Fprintf(t.Out, "\n%s agent %s asks: %s\n", req.Kind, req.Agent, req.Question)
+	for i, c := range req.Choices {
+		fmt.Fprintf(t.Out, "  %d. %s\n", i+1, c)
+	}
+	fmt.Fprint(t.Out, "Answer: ")
+	select {
+	case line, ok := <-t.lines:
+		if !ok {
+			return messages.AskAnswer{}, fmt.Errorf("no terminal input")
+		}
+		line = strings.TrimSpace(line)
+		if n, err := strconv.Atoi(line); err == nil && n >= 1 && n <= len(req.Choices) {
+			line = req.Choices[n-1]
+		}
+		return messages.AskAnswer{V: messages.ProtocolVersion, ID: req.ID, Text: line, AnsweredBy: "terminal"}, nil
+	case <-ctx.Done():
+		fmt.Fprintln(t.Out, "(no answer)")
+		return messages.AskAnswer{}, ctx.Err()
+	}
+}
+
 // Approve prints the request and waits for a line starting with y or n.
 func (t *TerminalApprover) Approve(ctx context.Context, req ApprovalRequest) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.lines == nil {
-		t.lines = make(chan string)
-		go func() {
-			sc := bufio.NewScanner(t.In)
-			for sc.Scan() {
-				t.lines <- sc.Text()
-			}
-			close(t.lines)
-		}()
-	}
+	t.startReading()
 	args := string(req.Args)
 	if len(args) > 400 {
 		args = args[:400] + "…"
@@ -79,4 +126,19 @@ func (t *TerminalApprover) Approve(ctx context.Context, req ApprovalRequest) (bo
 		fmt.Fprintln(t.Out, "(no answer)")
 		return false, ctx.Err()
 	}
+}
+
+// startReading starts the goroutine that reads lines from In (once).
+func (t *TerminalApprover) startReading() {
+	if t.lines != nil {
+		return
+	}
+	t.lines = make(chan string)
+	go func() {
+		sc := bufio.NewScanner(t.In)
+		for sc.Scan() {
+			t.lines <- sc.Text()
+		}
+		close(t.lines)
+	}()
 }

@@ -16,8 +16,8 @@ func TestKindToolsDerivedFromSpecs(t *testing.T) {
 	want := map[string]string{
 		KindExplore: "find_files,grep,list_dir,read_file,think",
 		KindPlanner: "find_files,grep,list_dir,read_file,submit_plan,think",
-		KindWorker:  "apply_patch,edit_file,find_files,grep,list_dir,read_file,shell,think,todo,write_file",
-		KindRoot:    "apply_patch,cancel_agent,check_agent,delegate,edit_file,find_files,grep,list_dir,read_file,send_input,shell,submit_plan,think,todo,write_file",
+		KindWorker:  "apply_patch,ask_user,edit_file,find_files,grep,list_dir,read_file,shell,think,todo,write_file",
+		KindRoot:    "apply_patch,ask_user,cancel_agent,check_agent,delegate,edit_file,find_files,grep,list_dir,read_file,send_input,shell,submit_plan,think,todo,write_file",
 	}
 	known := tools.NewRegistry(tools.All()...)
 	for name, k := range BuiltinKinds() {

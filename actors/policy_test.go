@@ -189,3 +189,31 @@ func TestDuplicateExtraToolIsAnError(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// ask_user puts the question to the terminal (a numbered choice picks
+// it); with nobody to ask it says so, and the agent goes on.
+func TestAskUser(t *testing.T) {
+	ask := calls(tc("ask_user", `{"question":"Which color?","choices":["red","blue"]}`))
+	srv := llmtest.New(script(kind("root", ask, say("ok"))))
+	defer srv.Close()
+	o := options(t, srv, workspace(t, nil), "t", &actors.Recorder{})
+	o.Settings = noPlan()
+	var out strings.Builder
+	o.Approver = &actors.TerminalApprover{In: strings.NewReader("2\n"), Out: &out}
+	run(t, o)
+	if got := lastTool(srv.Requests()[1]); got != "The user answered: blue" {
+		t.Errorf("answer %q", got)
+	}
+	if !strings.Contains(out.String(), "asks: Which color?") || !strings.Contains(out.String(), "2. blue") {
+		t.Errorf("prompt %q", out.String())
+	}
+
+	srv2 := llmtest.New(script(kind("root", ask, say("ok"))))
+	defer srv2.Close()
+	o = options(t, srv2, workspace(t, nil), "t", &actors.Recorder{})
+	o.Settings = noPlan()
+	run(t, o) // headless
+	if got := lastTool(srv2.Requests()[1]); !strings.Contains(got, "nobody can answer questions in this run") {
+		t.Errorf("headless: %q", got)
+	}
+}

@@ -30,12 +30,22 @@ var ErrNobodyAnswering = errors.New("nobody is answering questions (start: orche
 // is the question's); an answer that does not match the question counts
 // as no.
 func (a *Approver) Approve(ctx context.Context, req messages.AskRequest) (bool, error) {
+	ans, err := a.Ask(ctx, req)
+	if err != nil {
+		return false, err
+	}
+	return ans.Approved, nil
+}
+
+// Ask asks req (an approval, or an open question with Choices) and returns
+// the answer.
+func (a *Approver) Ask(ctx context.Context, req messages.AskRequest) (messages.AskAnswer, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		req.DeadlineUnixMS = dl.UnixMilli()
 	}
 	data, err := json.Marshal(req)
 	if err != nil {
-		return false, err
+		return messages.AskAnswer{}, err
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -45,18 +55,18 @@ func (a *Approver) Approve(ctx context.Context, req messages.AskRequest) (bool, 
 	m, err := a.c.nc.RequestWithContext(ctx, AskSubject(a.c.prefix, token(req.Run), token(req.Agent)), data)
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
-		return false, ErrNobodyAnswering
+		return messages.AskAnswer{}, ErrNobodyAnswering
 	case err != nil:
-		return false, err
+		return messages.AskAnswer{}, err
 	}
 	ans, err := messages.Decode[messages.AskAnswer](m.Data, 64<<10)
 	if err != nil {
-		return false, fmt.Errorf("answer: %w", err)
+		return messages.AskAnswer{}, fmt.Errorf("answer: %w", err)
 	}
 	if ans.ID != req.ID {
-		return false, fmt.Errorf("answer for question %s, asked %s", ans.ID, req.ID)
+		return messages.AskAnswer{}, fmt.Errorf("answer for question %s, asked %s", ans.ID, req.ID)
 	}
-	return ans.Approved, nil
+	return ans, nil
 }
 
 // Question is a question received by an Answerer, with the way to answer
@@ -68,12 +78,21 @@ type Question struct {
 	done    atomic.Bool
 }
 
-// Answer replies to the question (once; later calls do nothing).
+// Answer replies yes or no to an approval (once; later calls do nothing).
 func (q *Question) Answer(approved bool, by string) error {
+	return q.reply(messages.AskAnswer{V: messages.ProtocolVersion, ID: q.Req.ID, Approved: approved, AnsweredBy: by})
+}
+
+// Reply answers an open question with text (once).
+func (q *Question) Reply(text, by string) error {
+	return q.reply(messages.AskAnswer{V: messages.ProtocolVersion, ID: q.Req.ID, Text: text, AnsweredBy: by})
+}
+
+func (q *Question) reply(a messages.AskAnswer) error {
 	if !q.done.CompareAndSwap(false, true) {
 		return nil
 	}
-	b, _ := json.Marshal(messages.AskAnswer{V: messages.ProtocolVersion, ID: q.Req.ID, Approved: approved, AnsweredBy: by})
+	b, _ := json.Marshal(a)
 	return q.msg.Respond(b)
 }
 

@@ -20,6 +20,8 @@ type AskRequest struct {
 	Args  json.RawMessage `json:"args,omitempty"`
 	// Question is the question in words.
 	Question string `json:"question"`
+	// Choices, when set, are the answers to pick from (ask_user).
+	Choices []string `json:"choices,omitempty"`
 	// DeadlineUnixMS is when the default answer (no) applies.
 	DeadlineUnixMS int64 `json:"deadline_unix_ms,omitempty"`
 }
@@ -42,9 +44,12 @@ func (r *AskRequest) Validate() error {
 
 // AskAnswer answers an AskRequest.
 type AskAnswer struct {
-	V          int    `json:"v"`
-	ID         string `json:"id"`
-	Approved   bool   `json:"approved"`
+	V        int    `json:"v"`
+	ID       string `json:"id"`
+	Approved bool   `json:"approved"`
+	// Text is the answer to an ask_user question (a choice's text, or
+	// the user's own words).
+	Text       string `json:"text,omitempty"`
 	AnsweredBy string `json:"answered_by,omitempty"`
 }
 

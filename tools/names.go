@@ -5,6 +5,7 @@ import "slices"
 // Tool names: the one place each is spelled.
 const (
 	NameApplyPatch  = "apply_patch"
+	NameAskUser     = "ask_user"
 	NameCancelAgent = "cancel_agent"
 	NameCheckAgent  = "check_agent"
 	NameDelegate    = "delegate"

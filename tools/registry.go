@@ -23,6 +23,7 @@ func Builtin() []Tool {
 		FindFiles(),
 		ApplyPatch(),
 		Shell(),
+		AskUser(),
 	}
 }
 

@@ -60,6 +60,9 @@ type Session struct {
 	// Delegator spawns and manages child agents for the delegation tools;
 	// nil for agents that may not delegate.
 	Delegator Delegator
+	// Asker puts questions to the user for ask_user; nil when nobody can
+	// answer (a headless run).
+	Asker Asker
 
 	round   atomic.Int64
 	shellMu sync.Mutex // Sequential tools run one at a time per session

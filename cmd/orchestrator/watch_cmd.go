@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -138,19 +139,38 @@ func answerQuestions(ctx context.Context, ans *bus.Answerer, stdin io.Reader, st
 		case <-ctx.Done():
 			return
 		case q := <-ans.C:
-			args := string(q.Req.Args)
-			if len(args) > 400 {
-				args = args[:400] + "…"
+			open := q.Req.Tool == "ask_user"
+			if open {
+				fmt.Fprintf(stderr, "\n%s agent %s (run %s) asks: %s\n", q.Req.Kind, q.Req.Agent, q.Req.Run, q.Req.Question)
+				for i, c := range q.Req.Choices {
+					fmt.Fprintf(stderr, "  %d. %s\n", i+1, c)
+				}
+				fmt.Fprint(stderr, "Answer: ")
+			} else {
+				args := string(q.Req.Args)
+				if len(args) > 400 {
+					args = args[:400] + "…"
+				}
+				fmt.Fprintf(stderr, "\n%s agent %s (run %s) asks: %s %s\nAllow? [y/N] ", q.Req.Kind, q.Req.Agent, q.Req.Run, q.Req.Question, args)
 			}
-			fmt.Fprintf(stderr, "\n%s agent %s (run %s) asks: %s %s\nAllow? [y/N] ", q.Req.Kind, q.Req.Agent, q.Req.Run, q.Req.Question, args)
-			yes := false
+			var line string
+			var ok bool
 			select {
-			case l, ok := <-lines:
-				yes = ok && strings.HasPrefix(strings.ToLower(strings.TrimSpace(l)), "y")
+			case line, ok = <-lines:
 			case <-ctx.Done():
 				return
 			}
-			if err := q.Answer(yes, "watch"); err != nil {
+			line = strings.TrimSpace(line)
+			var err error
+			if open {
+				if n, e := strconv.Atoi(line); e == nil && n >= 1 && n <= len(q.Req.Choices) {
+					line = q.Req.Choices[n-1]
+				}
+				err = q.Reply(line, "watch")
+			} else {
+				err = q.Answer(ok && strings.HasPrefix(strings.ToLower(line), "y"), "watch")
+			}
+			if err != nil {
 				fmt.Fprintf(stderr, "answer: %v\n", err)
 			}
 		}

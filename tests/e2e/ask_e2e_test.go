@@ -22,13 +22,14 @@ func TestInteractiveApprovalOverNATS(t *testing.T) {
 	serve := start(t, bin.orchestrator, nil, "serve", "--listen", "127.0.0.1:0")
 	url := serve.firstLine(30 * time.Second)
 	defer serve.cmd.Process.Signal(syscall.SIGTERM)
-	watch := startIn(t, bin.orchestrator, []string{"NO_COLOR=1"}, strings.NewReader("y\nn\n"),
+	watch := startIn(t, bin.orchestrator, []string{"NO_COLOR=1"}, strings.NewReader("y\nn\n2\n"),
 		"watch", "--nats", url, "--interactive", "--follow", "--json")
 	watch.waitStderr("watching", 30*time.Second)
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
 		{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: json.RawMessage(`{"path":"yes.txt","content":"y\n"}`)}}},
 		{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: json.RawMessage(`{"path":"no.txt","content":"n\n"}`)}}},
-		{Text: "asked twice"}}}}})
+		{ToolCalls: []llmtest.ToolCall{{Name: "ask_user", Args: json.RawMessage(`{"question":"Which color?","choices":["red","blue"]}`)}}},
+		{Text: "asked three times"}}}}})
 	defer srv.Close()
 	ws := repo(t, "")
 	cfg, _ := os.ReadFile(filepath.Join(ws, ".troupe", "config.yaml"))
@@ -46,11 +47,11 @@ func TestInteractiveApprovalOverNATS(t *testing.T) {
 	if !strings.Contains(watch.errs(), "asks: allow write_file?") {
 		t.Errorf("watch did not show the question:\n%s", watch.errs())
 	}
-	var last llmtest.Recorded
-	for _, r := range srv.Requests() {
-		last = r
-	}
-	if got := last.Messages[len(last.Messages)-1].Content; !strings.Contains(got, "did not approve") {
+	reqs := srv.Requests()
+	if got := reqs[2].Messages[len(reqs[2].Messages)-1].Content; !strings.Contains(got, "did not approve") {
 		t.Errorf("the refusal the model saw: %q", got)
+	}
+	if got := reqs[3].Messages[len(reqs[3].Messages)-1].Content; got != "The user answered: blue" {
+		t.Errorf("the ask_user answer the model saw: %q", got)
 	}
 }
