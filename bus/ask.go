@@ -52,11 +52,22 @@ func (a *Approver) Ask(ctx context.Context, req messages.AskRequest) (messages.A
 		ctx, cancel = context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 	}
-	m, err := a.c.nc.RequestWithContext(ctx, AskSubject(a.c.prefix, token(req.Run), token(req.Agent)), data)
-	switch {
-	case errors.Is(err, nats.ErrNoResponders):
-		return messages.AskAnswer{}, ErrNobodyAnswering
-	case err != nil:
+	subj := AskSubject(a.c.prefix, token(req.Run), token(req.Agent))
+	var m *nats.Msg
+	for {
+		m, err = a.c.nc.RequestWithContext(ctx, subj, data)
+		if !errors.Is(err, nats.ErrNoResponders) {
+			break
+		}
+		// Nobody listens yet: a watcher may start; ask again until the
+		// question's time is up, then the default (no) applies.
+		select {
+		case <-ctx.Done():
+			return messages.AskAnswer{}, ErrNobodyAnswering
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	if err != nil {
 		return messages.AskAnswer{}, err
 	}
 	ans, err := messages.Decode[messages.AskAnswer](m.Data, 64<<10)

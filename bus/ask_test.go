@@ -44,8 +44,25 @@ func TestAskAnswered(t *testing.T) {
 func TestAskUnanswered(t *testing.T) {
 	_, c := embedded(t)
 	ap := c.NewApprover()
-	if ok, err := ap.Approve(t.Context(), question("q1")); ok || !errors.Is(err, ErrNobodyAnswering) {
+	nctx, ncancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer ncancel()
+	if ok, err := ap.Approve(nctx, question("q1")); ok || !errors.Is(err, ErrNobodyAnswering) {
 		t.Errorf("nobody: %v %v", ok, err)
+	}
+	// A watcher that starts while the question waits still answers it.
+	go func() {
+		a2, err := c.Answer("", zerolog.Nop())
+		if err != nil {
+			return
+		}
+		defer a2.Stop()
+		q := <-a2.C
+		_ = q.Answer(true, "late watcher")
+	}()
+	lctx, lcancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer lcancel()
+	if ok, err := ap.Approve(lctx, question("q-late")); !ok || err != nil {
+		t.Errorf("late watcher: %v %v", ok, err)
 	}
 	ans, err := c.Answer("r1", zerolog.Nop())
 	if err != nil {

@@ -195,6 +195,9 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 			res.Rounds, watch.Plural(res.Rounds, "round", "rounds"), res.Usage.PromptTokens, res.Usage.CompletionTokens, cost,
 			res.Wall.Round(time.Millisecond))
 		printRunSummary(stderr, res.Budget, unpriced...)
+		if res.EventsDropped > 0 {
+			fmt.Fprintf(stderr, "events: %d could not be published (NATS was unreachable and the buffers were full)\n", res.EventsDropped)
+		}
 	}
 	switch {
 	case interrupted:
