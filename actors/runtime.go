@@ -18,10 +18,10 @@ type Models struct {
 	Default string
 	// Cheap is the model of kinds with role "cheap" (explore); "" = Default.
 	Cheap string
-	// Route, if set, picks the model for a kind and round (round-based
-	// overrides, cheap-orchestrator, per-kind models); it overrides the
-	// roles but not a kind's own Model nor an explicit delegate model.
-	Route func(kind string, round int) string
+	// Router, if set, holds the routing strategy (per-kind rules,
+	// cheap-orchestrator, round ranges); nil routes by the kinds' roles
+	// alone. Its Choose is the one place a model is decided.
+	Router *llm.Router
 	// Cost prices a usage on a model (for spawn.plan estimates); optional.
 	Cost func(model string, u llm.Usage) float64
 	// Window gives a model's context window in tokens; nil or 0 → 128000.
@@ -38,6 +38,7 @@ type runtime struct {
 	system   *actor.ActorSystem
 	client   llm.Client
 	models   Models
+	router   *llm.Router
 	kinds    map[string]Kind
 	known    *tools.Registry
 	ws       *tools.Workspace
@@ -68,30 +69,12 @@ func (rt *runtime) readOnlyTool(name string) bool {
 	return ok && t.Spec().ReadOnly
 }
 
-// pickModel routes: an explicit delegate model, then the kind's own model,
-// then the router, then the kind's role.
+// pickModel is the agent's model in round: llm.Router.Choose decides,
+// from the delegate call's model, the kind's own model, the strategy and
+// the kind's role.
 func (rt *runtime) pickModel(spec agentSpec, round int) string {
-	switch {
-	case spec.model != "":
-		return spec.model
-	case spec.kind.Model != "":
-		return spec.kind.Model
-	case rt.models.Route != nil:
-		if m := rt.models.Route(spec.kind.Name, round); m != "" {
-			return m
-		}
-	}
-	switch spec.kind.ModelRole {
-	case "cheap":
-		if rt.models.Cheap != "" {
-			return rt.models.Cheap
-		}
-	case "parent":
-		if spec.parentModel != "" {
-			return spec.parentModel
-		}
-	}
-	return rt.models.Default
+	return rt.router.Choose(llm.Choice{Kind: spec.kind.Name, Round: round, Override: spec.model,
+		KindModel: spec.kind.Model, Role: spec.kind.ModelRole, ParentModel: spec.parentModel})
 }
 
 func (rt *runtime) window(model string) int {

@@ -249,6 +249,17 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 			return nil, fmt.Errorf("run: %w", err)
 		}
 	}
+	router := o.Models.Router
+	if router == nil {
+		if o.Models.Default == "" {
+			return nil, errors.New("run: Models.Default is empty")
+		}
+		r, err := llm.NewRouter(llm.RouteConfig{Strategy: llm.RoutePerKind, Default: o.Models.Default, Cheap: o.Models.Cheap})
+		if err != nil {
+			return nil, fmt.Errorf("run: %w", err)
+		}
+		router = r
+	}
 	placer := o.Placer
 	if placer == nil {
 		placer = LocalPlacer{}
@@ -266,7 +277,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	return &runtime{ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
 		cache: tools.NewCache(o.Tools.CacheMaxAge), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
-		settings: o.Settings, events: events, approver: o.Approver, placer: placer, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
+		settings: o.Settings, events: events, approver: o.Approver, placer: placer, router: router, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
 		toolCallLimit: o.Budget.ToolCalls > 0}, nil
 }
 

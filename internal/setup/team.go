@@ -42,7 +42,7 @@ func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actor
 	return actors.Options{
 		StreamDeltas: cfg.Events.Deltas,
 		Workspace:    workspace, Client: client, Kinds: kinds, Settings: cfg.Agent, Log: log,
-		Models: actors.Models{Default: m.Default, Cheap: m.Cheap, Route: route, Window: m.Window, Cost: pricing.Cost},
+		Models: actors.Models{Default: m.Default, Cheap: m.Cheap, Router: route, Window: m.Window, Cost: pricing.Cost},
 		Tools: tools.Config{Timeout: cfg.Tools.Timeout, ShellBlocklist: cfg.Tools.ShellBlocklist,
 			CacheMaxAge: cfg.Tools.CacheMaxAge, SpillMaxAge: cfg.Tools.SpillMaxAge},
 		Budget: budget.Limits{Tokens: b.Tokens, USD: b.USD, ToolCalls: b.ToolCalls, WallTime: b.WallTime,
@@ -50,13 +50,9 @@ func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actor
 	}, nil
 }
 
-// router builds the model router. It answers "" when no rule of the
-// strategy names the kind, so the kind's role decides (explore and custom
-// kinds with model: haiku run cheap, planners and workers on their
-// parent's model). "single" puts every agent on the default model; the
-// round-based strategies (cheap-orchestrator, rounds) steer the root, the
-// orchestrator; per_kind applies to every kind but under "single".
-func router(m config.Model) (func(kind string, round int) string, error) {
+// router builds the run's model router from the configuration (flags
+// and environment are already in it); llm.Router.Choose decides.
+func router(m config.Model) (*llm.Router, error) {
 	r := m.Routing
 	var rounds []llm.RoundRoute
 	for _, rr := range r.Rounds {
@@ -67,19 +63,7 @@ func router(m config.Model) (func(kind string, round int) string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: model.routing: %w", err)
 	}
-	roundBased := r.Strategy == config.RouteCheapOrchestrator || r.Strategy == config.RouteRounds
-	return func(kind string, round int) string {
-		switch {
-		case r.Strategy == config.RouteSingle:
-			return rt.Model(kind, round)
-		case roundBased && kind == actors.KindRoot:
-			return rt.Model(kind, round)
-		}
-		if pk, ok := r.PerKind[kind]; ok {
-			return rt.Pick(kind, round, pk)
-		}
-		return ""
-	}, nil
+	return rt, nil
 }
 
 // loadKinds merges the built-in kinds, the config's kinds and the agent
