@@ -32,25 +32,26 @@ type Models struct {
 // read concurrently; the cache, the budget client and the emitters are
 // safe for concurrent use.
 type runtime struct {
-	ctx      context.Context
-	run      string
-	node     string
-	system   *actor.ActorSystem
-	client   llm.Client
-	models   Models
-	router   *llm.Router
-	kinds    map[string]Kind
-	known    *tools.Registry
-	ws       *tools.Workspace
-	toolCfg  tools.Config
-	cache    *tools.Cache
-	spill    *tools.Spiller
-	settings Settings
-	events   Emitter
-	budget   budget.Service
-	approver Approver
-	placer   Placer
-	deltas   bool // emit llm.delta events
+	ctx       context.Context
+	run       string
+	node      string
+	system    *actor.ActorSystem
+	client    llm.Client
+	models    Models
+	router    *llm.Router
+	kinds     map[string]Kind
+	known     *tools.Registry
+	ws        *tools.Workspace
+	toolCfg   tools.Config
+	cache     *tools.Cache
+	spill     *tools.Spiller
+	settings  Settings
+	events    Emitter
+	budget    budget.Service
+	approver  Approver
+	placer    Placer
+	deltas    bool // emit llm.delta events
+	artifacts tools.ArtifactStore
 	// toolCallLimit: the run limits tool calls, so they are charged at once.
 	toolCallLimit bool
 	dataDir       string
@@ -59,7 +60,7 @@ type runtime struct {
 
 func (rt *runtime) newSession(agent string) *tools.Session {
 	return &tools.Session{Agent: agent, Workspace: rt.ws, Reads: tools.NewReadTracker(),
-		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg}
+		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg, Artifacts: rt.artifacts}
 }
 
 func (rt *runtime) registryFor(names []string) *tools.Registry { return rt.known.Filter(names) }

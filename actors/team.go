@@ -52,6 +52,9 @@ type Options struct {
 	// before the root agent starts, so it can be served to agents that run
 	// elsewhere (cluster.Remote.ServeBudget). An error stops the start.
 	OnBudget func(budget.Service) error
+	// Artifacts, if set, also keeps the run's spilled outputs where agents
+	// on other processes read them (artifact:// handles).
+	Artifacts tools.ArtifactStore
 	// StreamDeltas emits the model's streamed text as llm.delta events
 	// (coalesced, at most about ten a second per agent).
 	StreamDeltas bool
@@ -277,7 +280,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	return &runtime{ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
 		cache: tools.NewCache(o.Tools.CacheMaxAge), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
-		settings: o.Settings, events: events, approver: o.Approver, placer: placer, router: router, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
+		settings: o.Settings, events: events, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
 		toolCallLimit: o.Budget.ToolCalls > 0}, nil
 }
 

@@ -73,6 +73,9 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, prefix string, l
 			return fmt.Errorf("create stream %s: %w", cfg.Name, err)
 		}
 	}
+	if err := ensureArtifacts(ctx, js, l.Replicas); err != nil {
+		return err
+	}
 	if _, err := js.KeyValue(ctx, NodesBucket); err == nil {
 		return nil
 	} else if !errors.Is(err, jetstream.ErrBucketNotFound) {

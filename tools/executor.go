@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -277,6 +278,16 @@ func (e *Executor) truncate(spec Spec, res Result) Result {
 			e.Log.Warn().Err(err).Str("tool", spec.Name).Msg("spill truncated output")
 		} else {
 			path = p
+			if e.Session.Artifacts != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				h, err := e.Session.Artifacts.Put(ctx, filepath.Base(p), strings.NewReader(res.Text))
+				cancel()
+				if err != nil {
+					e.Log.Warn().Err(err).Str("tool", spec.Name).Msg("keep spilled output as an artifact")
+				} else {
+					path += " (from any node of the run: " + h + ")"
+				}
+			}
 		}
 	}
 	text := cut.Text

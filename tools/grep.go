@@ -68,6 +68,13 @@ func runGrep(ctx context.Context, s *Session, p GrepParams) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	if IsArtifact(p.Path) {
+		local, err := s.localArtifact(ctx, p.Path)
+		if err != nil {
+			return Errorf("%v", err), nil
+		}
+		p.Path = local
+	}
 	g, res := newGrepRun(s, p)
 	if g == nil {
 		return res, nil

@@ -81,6 +81,13 @@ func runReadFile(ctx context.Context, s *Session, p ReadFileParams) (Result, err
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	if IsArtifact(p.Path) {
+		local, err := s.localArtifact(ctx, p.Path)
+		if err != nil {
+			return Errorf("%v", err), nil
+		}
+		p.Path = local
+	}
 	abs, err := s.Workspace.Resolve(p.Path)
 	if err != nil {
 		return Errorf("%v", err), nil

@@ -63,6 +63,9 @@ type Session struct {
 	// Asker puts questions to the user for ask_user; nil when nobody can
 	// answer (a headless run).
 	Asker Asker
+	// Artifacts, when set, also keeps spilled outputs where other
+	// processes of the run read them (artifact:// handles).
+	Artifacts ArtifactStore
 
 	round   atomic.Int64
 	shellMu sync.Mutex // Sequential tools run one at a time per session

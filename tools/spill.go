@@ -39,14 +39,14 @@ func (s *Spiller) Dir() string { return s.dir }
 // Save writes text to a new spill file for tool and returns the path to
 // show the model (workspace-relative when inside the workspace).
 func (s *Spiller) Save(tool, text string) (string, error) {
-	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return "", fmt.Errorf("create spill dir: %w", err)
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := fmt.Sprintf("%s-%s-%s.txt", tool, time.Now().UTC().Format("20060102T150405"), hex.EncodeToString(b[:]))
 	p := filepath.Join(s.dir, name)
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 		return "", fmt.Errorf("write spill file: %w", err)
 	}
 	if s.ws != nil {
