@@ -19,13 +19,15 @@ type BudgetClient struct {
 	nc     *nats.Conn
 	prefix string
 	run    string
+	node   string
 }
 
 var _ budget.Service = (*BudgetClient)(nil)
 
-// NewBudgetClient returns a client of run's budget.
-func NewBudgetClient(nc *nats.Conn, prefix, run string) *BudgetClient {
-	return &BudgetClient{nc: nc, prefix: prefix, run: run}
+// NewBudgetClient returns a client of run's budget for the node named
+// node (its leases come back if it stops heartbeating; "" for none).
+func NewBudgetClient(nc *nats.Conn, prefix, run, node string) *BudgetClient {
+	return &BudgetClient{nc: nc, prefix: prefix, run: run, node: node}
 }
 
 // acquireWait bounds an acquire whose context has no deadline: the
@@ -37,7 +39,7 @@ const acquireWait = 15 * time.Minute
 // request is withdrawn with a release, so nothing stays reserved.
 func (c *BudgetClient) Acquire(ctx context.Context, req budget.Acquire, _ func(budget.Queued)) (budget.Lease, error) {
 	w := messages.BudgetAcquireRequest{V: messages.ProtocolVersion, Agent: req.Agent, Parent: req.Parent, Kind: req.Kind,
-		Estimate: req.Estimate, EstimateUSD: req.EstimateUSD}
+		Estimate: req.Estimate, EstimateUSD: req.EstimateUSD, Node: c.node}
 	if !req.Deadline.IsZero() {
 		w.DeadlineUnixMS = req.Deadline.UnixMilli()
 	}

@@ -24,6 +24,8 @@ const maxRequestBytes = 64 << 10
 // request with a JSON reply. Bad requests get an error reply (bad_request)
 // and are counted; nothing from the wire can crash it.
 type BudgetServer struct {
+	mu       sync.Mutex
+	byNode   map[string]map[string]bool // node → agents whose leases it acquired
 	sub      *nats.Subscription
 	svc      budget.Service
 	log      zerolog.Logger
@@ -38,7 +40,8 @@ func ServeBudget(nc *nats.Conn, prefix, run string, svc budget.Service, log zero
 	if err := bus.CheckToken("run", run); err != nil {
 		return nil, err
 	}
-	s := &BudgetServer{svc: svc, log: log.With().Str("component", "budget-server").Str("run", run).Logger()}
+	s := &BudgetServer{svc: svc, byNode: map[string]map[string]bool{},
+		log: log.With().Str("component", "budget-server").Str("run", run).Logger()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	sub, err := nc.Subscribe(bus.BudgetSubject(prefix, run, "*"), s.handle)
 	if err != nil {
@@ -110,6 +113,14 @@ func (s *BudgetServer) answer(op string, data []byte) (reply any, bad string) {
 		if err != nil {
 			return messages.BudgetAcquireReply{V: 1, Error: toWireError(err)}, ""
 		}
+		if r.Node != "" {
+			s.mu.Lock()
+			if s.byNode[r.Node] == nil {
+				s.byNode[r.Node] = map[string]bool{}
+			}
+			s.byNode[r.Node][r.Agent] = true
+			s.mu.Unlock()
+		}
 		return messages.BudgetAcquireReply{V: 1, Grant: grantToWire(lease)}, ""
 	case opUsage:
 		r, err := messages.Decode[messages.BudgetReport](data, maxRequestBytes)
@@ -127,6 +138,11 @@ func (s *BudgetServer) answer(op string, data []byte) (reply any, bad string) {
 		if err != nil {
 			return nil, err.Error()
 		}
+		s.mu.Lock()
+		for _, agents := range s.byNode {
+			delete(agents, r.Agent)
+		}
+		s.mu.Unlock()
 		rel, err := s.svc.Release(ctx, budget.Release{Agent: r.Agent, Used: r.Used})
 		if err == nil {
 			err = rel.Err
@@ -144,6 +160,25 @@ func (s *BudgetServer) answer(op string, data []byte) (reply any, bad string) {
 		return messages.BudgetSnapshotReply{V: 1, Snapshot: &snap}, ""
 	}
 	return nil, fmt.Sprintf("unknown budget operation %q", op)
+}
+
+// ReleaseNode returns every lease that node acquired and still holds (it
+// stopped heartbeating: nobody will release them). It returns how many.
+func (s *BudgetServer) ReleaseNode(ctx context.Context, node string) int {
+	s.mu.Lock()
+	agents := s.byNode[node]
+	delete(s.byNode, node)
+	s.mu.Unlock()
+	n := 0
+	for agent := range agents {
+		if _, err := s.svc.Release(ctx, budget.Release{Agent: agent}); err == nil {
+			n++
+		}
+	}
+	if n > 0 {
+		s.log.Warn().Str("node", node).Int("leases", n).Msg("node stopped heartbeating; its leases are returned")
+	}
+	return n
 }
 
 func (s *BudgetServer) reject(m *nats.Msg, why string) {

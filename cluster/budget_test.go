@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
@@ -24,7 +26,7 @@ func TestBudgetOverNATS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	remote := NewBudgetClient(connect(t, s), DefaultPrefix, "r1")
+	remote := NewBudgetClient(connect(t, s), DefaultPrefix, "r1", "")
 	ctx := t.Context()
 
 	root, err := local.Acquire(ctx, budget.Acquire{Agent: "root", Kind: "root", Estimate: 10_000}, nil)
@@ -72,7 +74,7 @@ func TestBudgetRemoteAcquireCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	remote := NewBudgetClient(connect(t, s), DefaultPrefix, "r2")
+	remote := NewBudgetClient(connect(t, s), DefaultPrefix, "r2", "")
 	if _, err := local.Acquire(t.Context(), budget.Acquire{Agent: "root", Kind: "root", Estimate: 10_000}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -148,9 +150,73 @@ func TestBudgetServerRejectsBadRequests(t *testing.T) {
 // Nobody serving the run's budget is a clear error, not a hang.
 func TestBudgetClientNoServer(t *testing.T) {
 	s := natsServer(t)
-	remote := NewBudgetClient(connect(t, s), DefaultPrefix, "nobody")
+	remote := NewBudgetClient(connect(t, s), DefaultPrefix, "nobody", "")
 	_, err := remote.Usage(t.Context(), budget.Usage{Agent: "a", Tokens: 1})
 	if !errors.Is(err, budget.ErrStopped) || !strings.Contains(err.Error(), "nobody serves the budget of run nobody") {
 		t.Errorf("err %v", err)
+	}
+}
+
+// A node that stops heartbeating (killed: no drain, no delete) has the
+// leases it acquired for its agents' children returned after the lease
+// timeout; a live node's stay.
+func TestDeadNodeLeasesReturned(t *testing.T) {
+	s := natsServer(t)
+	nc := connect(t, s)
+	js, _ := jetstream.New(nc)
+	remote, err := StartRemote(t.Context(), RemoteOptions{NC: nc, JS: js, Run: "rl", LeaseTimeout: 2500 * time.Millisecond, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remote.Close()
+	local := budgetActor(t, "rl", budget.Limits{Tokens: 10_000})
+	if err := remote.ServeBudget(local); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := local.Acquire(t.Context(), budget.Acquire{Agent: "root", Kind: "root", Estimate: 10_000}, nil); err != nil {
+		t.Fatal(err)
+	}
+	srv := fanoutScript(1, false)
+	defer srv.Close()
+	doomedConn := connect(t, s)
+	doomedJS, _ := jetstream.New(doomedConn)
+	_, err = StartNode(t.Context(), NodeOptions{NC: doomedConn, JS: doomedJS, ID: "doomed", Heartbeat: 100 * time.Millisecond,
+		Agent: actors.Options{Workspace: workspace(t), Client: modelClient(t, srv), Models: actors.Models{Default: "big"}, Log: zerolog.Nop()},
+		Log:   zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := startNode(t, s, srv, "live", 1, &recorder{})
+	defer live.Drain(t.Context())
+	checkFor(t, 10*time.Second, func() error {
+		if len(remote.Nodes()) != 2 {
+			return errorf("%d nodes", len(remote.Nodes()))
+		}
+		return nil
+	})
+	for _, c := range []struct{ node, agent string }{{"doomed", "w1-child"}, {"live", "w2-child"}} {
+		bc := NewBudgetClient(connect(t, s), DefaultPrefix, "rl", c.node)
+		if _, err := bc.Acquire(t.Context(), budget.Acquire{Agent: c.agent, Parent: "root", Kind: "explore", Estimate: 100}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doomedConn.Close() // the process dies: no drain, no goodbye
+	checkFor(t, 20*time.Second, func() error {
+		snap, err := local.Snapshot(t.Context())
+		if err != nil {
+			return err
+		}
+		for _, a := range snap.Agents {
+			if a.Agent == "w1-child" && a.State != messages.BudgetStateReleased {
+				return errorf("the dead node's lease is still held")
+			}
+		}
+		return nil
+	})
+	snap, _ := local.Snapshot(t.Context())
+	for _, a := range snap.Agents {
+		if a.Agent == "w2-child" && a.State == messages.BudgetStateReleased {
+			t.Error("the live node's lease was returned")
+		}
 	}
 }

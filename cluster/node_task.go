@@ -93,7 +93,7 @@ func (n *Node) runAgent(m jetstream.Msg, task actors.ChildTask) (actors.AgentRes
 	o := n.o.Agent
 	o.Node, o.Events, o.Log = n.o.ID, n.o.Events, n.o.Log.With().Str("run", task.Run).Logger()
 	o.Artifacts = bus.NewArtifacts(n.o.JS, task.Run)
-	h, err := actors.StartAgent(n.ctx, o, task, NewBudgetClient(n.o.NC, n.o.Prefix, task.Run))
+	h, err := actors.StartAgent(n.ctx, o, task, NewBudgetClient(n.o.NC, n.o.Prefix, task.Run, n.o.ID))
 	if err != nil {
 		return actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusFailed, Reason: actors.ReasonError,
 			Err: fmt.Sprintf("node %s could not start the agent: %v", n.o.Name, err)}, false

@@ -34,6 +34,7 @@ type NodeInfo struct {
 type registry struct {
 	mu    sync.Mutex
 	nodes map[string]NodeInfo
+	seen  map[string]time.Time // when this process last heard from each node (its own clock)
 	done  chan struct{}
 }
 
@@ -46,7 +47,7 @@ func watchRegistry(ctx context.Context, js jetstream.JetStream, log zerolog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", bus.NodesBucket, err)
 	}
-	g := &registry{nodes: map[string]NodeInfo{}, done: make(chan struct{})}
+	g := &registry{nodes: map[string]NodeInfo{}, seen: map[string]time.Time{}, done: make(chan struct{})}
 	go func() {
 		defer close(g.done)
 		defer w.Stop()
@@ -73,6 +74,7 @@ func (g *registry) apply(e jetstream.KeyValueEntry, log zerolog.Logger) {
 	defer g.mu.Unlock()
 	if e.Operation() != jetstream.KeyValuePut {
 		delete(g.nodes, e.Key())
+		delete(g.seen, e.Key())
 		return
 	}
 	var n NodeInfo
@@ -81,6 +83,7 @@ func (g *registry) apply(e jetstream.KeyValueEntry, log zerolog.Logger) {
 		return
 	}
 	g.nodes[n.ID] = n
+	g.seen[n.ID] = time.Now()
 }
 
 // hasFreeSlot reports whether a live node serving kind has a free slot.
@@ -114,6 +117,22 @@ func (g *registry) list() []NodeInfo {
 		}
 		return 1
 	})
+	return out
+}
+
+// stale lists the nodes whose last heartbeat is older than timeout and
+// forgets them (their entries expire from the bucket without a delete).
+func (g *registry) stale(now time.Time, timeout time.Duration) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	for id := range g.nodes {
+		if now.Sub(g.seen[id]) > timeout {
+			out = append(out, id)
+			delete(g.nodes, id)
+			delete(g.seen, id)
+		}
+	}
 	return out
 }
 

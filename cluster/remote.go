@@ -37,7 +37,10 @@ type RemoteOptions struct {
 	// CancelWait bounds how long a cancelled remote child's own result is
 	// awaited before it is reported cancelled (default 10s).
 	CancelWait time.Duration
-	Log        zerolog.Logger
+	// LeaseTimeout is how long a node may go without a heartbeat before
+	// the leases it acquired are returned (default 30s).
+	LeaseTimeout time.Duration
+	Log          zerolog.Logger
 }
 
 // Remote is the orchestrator side of a run with remote agents: its Placer
@@ -69,6 +72,9 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 	}
 	if o.CancelWait == 0 {
 		o.CancelWait = 10 * time.Second
+	}
+	if o.LeaseTimeout == 0 {
+		o.LeaseTimeout = 30 * time.Second
 	}
 	if err := bus.CheckToken("run", o.Run); err != nil {
 		return nil, err
@@ -121,7 +127,26 @@ func (r *Remote) ServeBudget(svc budget.Service) error {
 	r.mu.Lock()
 	r.budget = s
 	r.mu.Unlock()
+	go r.sweepNodes(s)
 	return nil
+}
+
+// sweepNodes returns the leases of nodes that stopped heartbeating.
+func (r *Remote) sweepNodes(s *BudgetServer) {
+	t := time.NewTicker(r.o.LeaseTimeout / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case now := <-t.C:
+			for _, n := range r.nodes.stale(now, r.o.LeaseTimeout) {
+				ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
+				s.ReleaseNode(ctx, n)
+				cancel()
+			}
+		}
+	}
 }
 
 // Close stops consuming results and serving the budget. Remote children

@@ -22,6 +22,9 @@ type BudgetAcquireRequest struct {
 	EstimateUSD float64 `json:"estimate_usd,omitempty"`
 	// DeadlineUnixMS bounds the wait (0: the budget's acquire timeout).
 	DeadlineUnixMS int64 `json:"deadline_unix_ms,omitempty"`
+	// Node is the node that asks (its agents' children): when it stops
+	// heartbeating, the leases it holds come back.
+	Node string `json:"node,omitempty"`
 }
 
 // Validate checks an acquire request.

@@ -43,5 +43,5 @@ func startPlacement(ctx context.Context, nb *runBus, cfg config.Config, run stri
 		return nil, nil
 	}
 	return cluster.StartRemote(ctx, cluster.RemoteOptions{NC: nb.conn.NATS(), JS: nb.conn.JetStream(),
-		Prefix: nb.conn.Prefix(), Run: run, Placement: cfg.Placement, Log: log})
+		Prefix: nb.conn.Prefix(), Run: run, Placement: cfg.Placement, LeaseTimeout: cfg.Node.LeaseTimeout, Log: log})
 }

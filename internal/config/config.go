@@ -135,6 +135,7 @@ type Node struct {
 	MaxDeliver   int           `yaml:"max_deliver"`
 	Heartbeat    time.Duration `yaml:"heartbeat"`
 	DrainTimeout time.Duration `yaml:"drain_timeout"`
+	LeaseTimeout time.Duration `yaml:"lease_timeout"`
 }
 
 // Sources say where Load looks. Empty fields are skipped.
