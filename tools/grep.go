@@ -115,13 +115,23 @@ func runGrep(ctx context.Context, s *Session, p GrepParams) (Result, error) {
 }
 
 // newGrepRun checks the arguments; a nil run comes with the error result.
+// maxGrepPattern bounds a pattern: a huge one costs seconds and gigabytes
+// to compile and never helps.
+const maxGrepPattern = 64 << 10
+
 func newGrepRun(s *Session, p GrepParams) (*grepRun, Result) {
 	if p.Pattern == "" {
 		return nil, Errorf("pattern is empty: give a regular expression (or, with literal=true, plain text) to search for")
 	}
+	if len(p.Pattern) > maxGrepPattern {
+		return nil, Errorf("pattern is %d bytes, over the limit of %d: search for a shorter, distinctive part", len(p.Pattern), maxGrepPattern)
+	}
 	abs, err := s.Workspace.Resolve(p.Path)
 	if err != nil {
 		return nil, Errorf("%v", err)
+	}
+	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
+		return nil, Errorf("%s is %s, not a regular file; grep searches regular files only", s.Workspace.Display(abs), fileKind(fi.Mode()))
 	}
 	g := &grepRun{s: s, p: p, target: search.Target{Root: s.Workspace.Root(), Path: abs}}
 	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {

@@ -175,3 +175,15 @@ func TestGrepSpec(t *testing.T) {
 		t.Errorf("Paths = %q, want [pkg/deep]", got)
 	}
 }
+
+// A pattern over 64 KiB is refused at once, with a clear error.
+func TestGrepPatternTooLong(t *testing.T) {
+	t.Parallel()
+	s := newTestSession(t)
+	writeFile(t, s, "a.txt", "x\n")
+	args, _ := json.Marshal(map[string]string{"pattern": strings.Repeat("a", 70<<10)})
+	r := runTool(t, Grep(), s, string(args))
+	if !r.IsError || !strings.Contains(r.Text, "over the limit of 65536") {
+		t.Errorf("%+v", r)
+	}
+}

@@ -104,7 +104,7 @@ func runReadFile(ctx context.Context, s *Session, p ReadFileParams) (Result, err
 		return Errorf("%s is a directory, not a file; use list_dir to see what it contains", display), nil
 	}
 	if !fi.Mode().IsRegular() {
-		return Errorf("%s is not a regular file (%s); read_file reads regular files only", display, fi.Mode().Type()), nil
+		return Errorf("%s is %s, not a regular file; read_file reads regular files only", display, fileKind(fi.Mode())), nil
 	}
 	ranges, res, ok := readRanges(p)
 	if !ok {

@@ -206,7 +206,7 @@ func TestReadFileNotRegular(t *testing.T) {
 		t.Skipf("no fifo here: %v", err)
 	}
 	res := callFileTool(t, s, ReadFile(), `{"path":"pipe"}`)
-	if !res.IsError || !strings.Contains(res.Text, "pipe is not a regular file") {
+	if !res.IsError || !strings.Contains(res.Text, "pipe is a named pipe (FIFO), not a regular file") {
 		t.Fatalf("got %+v, want a not-a-regular-file error", res)
 	}
 }

@@ -15,6 +15,10 @@ type Config struct {
 	// ShellBlocklist holds regular expressions; a shell command matching
 	// one is refused. Nil means DefaultShellBlocklist.
 	ShellBlocklist []string
+	// ShellEnv names environment variables (or prefixes ending in "*")
+	// that commands get beyond the built-in allow-list; names that look
+	// secret (KEY, TOKEN, PASSWORD, AUTH, cloud credentials...) never do.
+	ShellEnv []string
 	// Truncation overrides the per-tool defaults.
 	Truncation map[string]Truncation
 	// DataDir is where the run keeps its data (spill files); default

@@ -66,7 +66,7 @@ func runShell(ctx context.Context, s *Session, p ShellParams) (Result, error) {
 	if p.Timeout > 0 {
 		timeout = time.Duration(p.Timeout) * time.Second
 	}
-	run := shellRun{command: p.Command, dir: dir, timeout: timeout, outputCap: shellOutputCap}
+	run := shellRun{command: p.Command, dir: dir, timeout: timeout, outputCap: shellOutputCap, envExtras: s.Config.ShellEnv}
 	out, err := run.exec(ctx)
 	if err != nil {
 		return Errorf("shell: the command could not be started: %v", err), nil

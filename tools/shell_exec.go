@@ -21,6 +21,7 @@ type shellRun struct {
 	dir       string
 	timeout   time.Duration
 	outputCap int
+	envExtras []string // variables passed beyond the allow-list (config)
 }
 
 // shellOutcome is what became of it.
@@ -63,9 +64,9 @@ func (r shellRun) exec(ctx context.Context) (shellOutcome, error) {
 	cmd := exec.Command(sh, "-c", r.command)
 	cmd.Args[0] = filepath.Base(sh) // messages say "bash: ...", not the install path
 	cmd.Dir = r.dir
-	cmd.Env = scrubEnv(os.Environ())
+	cmd.Env = childEnv(os.Environ(), r.envExtras)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Stdout, cmd.Stderr = pw, pw // stdin stays nil: /dev/null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	start := time.Now()
 	err = cmd.Start()
 	_ = pw.Close() // the child holds its own copy
@@ -164,24 +165,58 @@ func exitCode(ps *os.ProcessState) int {
 	return ps.ExitCode()
 }
 
-// secretEnvWords mark environment variables that never reach a command:
-// a name containing one of them (in any case) is dropped.
-var secretEnvWords = []string{"API_KEY", "APIKEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE_KEY"}
+// childEnvAllow are the variables a child process gets from ours: what
+// shells, toolchains and terminals need, nothing that carries secrets.
+// Names ending in "*" are prefixes.
+var childEnvAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "LANG", "LANGUAGE", "LC_*", "TERM",
+	"COLORTERM", "NO_COLOR", "TZ", "TMPDIR", "COLUMNS", "LINES", "EDITOR", "PAGER", "CI",
+	"GO*", "CGO_*", "CC", "CXX", "CFLAGS", "LDFLAGS", "PKG_CONFIG_PATH", "CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN",
+	"NODE_PATH", "NVM_DIR", "PYTHONPATH", "VIRTUAL_ENV", "PYENV_ROOT", "JAVA_HOME", "MAVEN_HOME", "GRADLE_HOME",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "XDG_*", "DISPLAY"}
 
-// scrubEnv returns env without the variables whose names look secret.
-func scrubEnv(env []string) []string {
+// secretEnvTokens, as a "_"-separated part of a name, mark it secret; the
+// deny rule wins over the allow-list and the configured extras.
+var secretEnvTokens = []string{"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PAT", "AUTH",
+	"CREDENTIAL", "CREDENTIALS", "PRIVATE", "SESSION", "COOKIE"}
+
+// secretEnvPrefixes are cloud credentials' variables.
+var secretEnvPrefixes = []string{"AWS_", "AZURE_", "GCP_", "GOOGLE_", "CLOUDSDK_", "ARM_"}
+
+// secretEnvName reports whether a variable's name looks like it holds a
+// secret.
+func secretEnvName(name string) bool {
+	upper := strings.ToUpper(name)
+	for _, p := range secretEnvPrefixes {
+		if strings.HasPrefix(upper, p) {
+			return true
+		}
+	}
+	for _, part := range strings.FieldsFunc(upper, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		for _, tok := range secretEnvTokens {
+			if part == tok || (len(tok) > 5 && strings.HasSuffix(part, tok)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func allowedEnv(name string, extras []string) bool {
+	for _, a := range append(childEnvAllow, extras...) {
+		if a == name || (strings.HasSuffix(a, "*") && strings.HasPrefix(name, strings.TrimSuffix(a, "*"))) {
+			return true
+		}
+	}
+	return false
+}
+
+// childEnv builds a child process's environment from env: the allow-list
+// plus the configured extras, never a name that looks secret.
+func childEnv(env, extras []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		upper := strings.ToUpper(name)
-		secret := false
-		for _, w := range secretEnvWords {
-			if strings.Contains(upper, w) {
-				secret = true
-				break
-			}
-		}
-		if !secret {
+		if allowedEnv(name, extras) && !secretEnvName(name) {
 			out = append(out, kv)
 		}
 	}

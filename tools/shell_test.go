@@ -183,6 +183,7 @@ func TestShellEnvironmentScrubbed(t *testing.T) {
 	t.Setenv("TROUPE_CLIENT_SECRET_X", "value-four")
 	t.Setenv("TROUPE_TEST_PLAIN", "visible-value")
 	s := newTestSession(t)
+	s.Config.ShellEnv = []string{"TROUPE_TEST_*"} // configured extras; secret-looking names stay out
 	r := shellCall(t.Context(), t, s, map[string]any{"command": "env"})
 	for _, v := range []string{"sk-value-one", "value-two", "value-three", "value-four"} {
 		if strings.Contains(r.Text, v) {

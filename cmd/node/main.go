@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"github.com/troupe-ai/troupe/internal/procsec"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,6 +15,8 @@ import (
 )
 
 func main() {
+	// Commands the agents run must not read our memory or environment.
+	_ = procsec.NoDump()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := nodecmd.Run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()

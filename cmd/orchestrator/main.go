@@ -3,12 +3,15 @@ package main
 
 import (
 	"context"
+	"github.com/troupe-ai/troupe/internal/procsec"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
 func main() {
+	// Commands the agents run must not read our memory or environment.
+	_ = procsec.NoDump()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

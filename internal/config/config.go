@@ -92,6 +92,7 @@ type Tools struct {
 	CacheMaxAge    int           `yaml:"cache_max_age"`
 	SpillMaxAge    time.Duration `yaml:"spill_max_age"`
 	ShellBlocklist []string      `yaml:"shell_blocklist"`
+	ShellEnv       []string      `yaml:"shell_env"`
 }
 
 // Budget is the run's budget (see package budget).

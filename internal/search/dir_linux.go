@@ -4,6 +4,7 @@ package search
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io/fs"
 	"syscall"
 	"time"
@@ -118,12 +119,11 @@ func modeOf(m uint32) fs.FileMode {
 }
 
 // openEntry opens an entry for reading, relative to its directory when
-// that is open. nonblock keeps the open from waiting on a pipe.
-func openEntry(e Entry, nonblock bool) (*rawFile, error) {
-	flags := syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NOCTTY
-	if nonblock {
-		flags |= syscall.O_NONBLOCK
-	}
+// that is open. It never waits on a pipe: the open is non-blocking, and
+// anything but a regular file (a FIFO, a socket, a device) is refused
+// with ErrNotRegular, checked on the descriptor itself.
+func openEntry(e Entry, _ bool) (*rawFile, error) {
+	flags := syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NOCTTY | syscall.O_NONBLOCK
 	dirfd, name := unix.AT_FDCWD, e.Path
 	if e.dir.fd >= 0 {
 		dirfd, name = e.dir.fd, e.Name
@@ -135,6 +135,15 @@ func openEntry(e Entry, nonblock bool) (*rawFile, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		var st syscall.Stat_t
+		if err := syscall.Fstat(fd, &st); err != nil {
+			syscall.Close(fd)
+			return nil, err
+		}
+		if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+			syscall.Close(fd)
+			return nil, fmt.Errorf("%s: %w", e.Path, ErrNotRegular)
 		}
 		return &rawFile{fd: fd}, nil
 	}

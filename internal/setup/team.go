@@ -43,7 +43,7 @@ func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actor
 		StreamDeltas: cfg.Events.Deltas,
 		Workspace:    workspace, Client: client, Kinds: kinds, Settings: cfg.Agent, Log: log,
 		Models: actors.Models{Default: m.Default, Cheap: m.Cheap, Router: route, Window: m.Window, Cost: pricing.Cost},
-		Tools: tools.Config{Timeout: cfg.Tools.Timeout, ShellBlocklist: cfg.Tools.ShellBlocklist,
+		Tools: tools.Config{Timeout: cfg.Tools.Timeout, ShellBlocklist: cfg.Tools.ShellBlocklist, ShellEnv: cfg.Tools.ShellEnv,
 			CacheMaxAge: cfg.Tools.CacheMaxAge, SpillMaxAge: cfg.Tools.SpillMaxAge},
 		Budget: budget.Limits{Tokens: b.Tokens, USD: b.USD, ToolCalls: b.ToolCalls, WallTime: b.WallTime,
 			MaxConcurrent: b.MaxConcurrent, PerKind: b.PerKind, AcquireTimeout: b.AcquireTimeout},

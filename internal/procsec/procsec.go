@@ -1,0 +1,2 @@
+// Package procsec hardens the troupe processes themselves.
+package procsec
