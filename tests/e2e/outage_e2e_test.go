@@ -58,7 +58,7 @@ func TestRunSurvivesNATSRestart(t *testing.T) {
 	must(t, ns.cmd.Process.Signal(syscall.SIGTERM))
 	ns.wait(30 * time.Second)
 	close(gate1) // round 1 ends and round 2 starts while the server is away
-	ns = startServer()
+	startServer() // the same port and store: the stream is still there
 	close(gate2)
 	res := runJSON(t, run)
 	if res.Status != "completed" || res.Text != "done despite the outage" {
