@@ -57,7 +57,7 @@ func TestRunSurvivesNATSRestart(t *testing.T) {
 	<-inCall1
 	must(t, ns.cmd.Process.Signal(syscall.SIGTERM))
 	ns.wait(30 * time.Second)
-	close(gate1) // round 1 ends and round 2 starts while the server is away
+	close(gate1)  // round 1 ends and round 2 starts while the server is away
 	startServer() // the same port and store: the stream is still there
 	close(gate2)
 	res := runJSON(t, run)
