@@ -233,17 +233,47 @@ func (e *Executor) execute(ctx context.Context, p *pending) Result {
 	return res
 }
 
+// toolGrace is how long a tool whose context ended may take to return
+// before the executor stops waiting for it.
+const toolGrace = 2 * time.Second
+
 // invoke runs the tool under its timeout and turns a panic into an error.
+// The timeout holds whether or not the tool honours its context: a tool
+// still running toolGrace after its context ended is abandoned (its
+// goroutine is left to finish on its own) and the call is a timeout.
 func (e *Executor) invoke(ctx context.Context, p *pending) (res Result, err error) {
 	ctx, cancel := context.WithTimeout(ctx, e.timeoutFor(p.spec))
 	defer cancel()
-	defer func() {
-		if v := recover(); v != nil {
-			e.Log.Error().Str("tool", p.spec.Name).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("tool panicked")
-			res, err = Errorf("tool %s crashed: %v (this is a bug in the tool, not in your call; try another approach)", p.spec.Name, v), nil
-		}
+	type outcome struct {
+		res Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		defer func() {
+			if v := recover(); v != nil {
+				e.Log.Error().Str("tool", p.spec.Name).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("tool panicked")
+				o = outcome{Errorf("tool %s crashed: %v (this is a bug in the tool, not in your call; try another approach)", p.spec.Name, v), nil}
+			}
+			done <- o
+		}()
+		o.res, o.err = p.tool.Run(ctx, e.Session, p.call.Args)
 	}()
-	res, err = p.tool.Run(ctx, e.Session, p.call.Args)
+	select {
+	case o := <-done:
+		res, err = o.res, o.err
+	case <-ctx.Done():
+		grace := time.NewTimer(toolGrace)
+		defer grace.Stop()
+		select {
+		case o := <-done:
+			res, err = o.res, o.err
+		case <-grace.C:
+			e.Log.Warn().Str("tool", p.spec.Name).Msg("tool ignored its context; abandoned")
+			return Result{}, ctx.Err()
+		}
+	}
 	if err == nil && ctx.Err() == context.DeadlineExceeded && !res.IsError {
 		// The tool returned normally but only because its context ended.
 		err = ctx.Err()
