@@ -199,9 +199,24 @@ type readWindow struct {
 func (w *readWindow) scan(ctx context.Context, r *bufio.Reader) error {
 	ri := 0
 	var line []byte
+	pending := false // bytes of an unfinished line were read
 	for {
 		chunk, err := r.ReadSlice('\n')
+		if len(chunk) == 0 && err == io.EOF && pending {
+			// The last line ended exactly at a buffer boundary, without a
+			// line end: it still is a line.
+			lineNo := w.total + 1
+			for ri < len(w.ranges) && w.ranges[ri].End < lineNo {
+				ri++
+			}
+			w.total = lineNo
+			if ri < len(w.ranges) && w.ranges[ri].Start <= lineNo {
+				w.emit(lineNo, line)
+			}
+			return nil
+		}
 		if len(chunk) > 0 {
+			pending = chunk[len(chunk)-1] != '\n' && err != io.EOF
 			complete := chunk[len(chunk)-1] == '\n'
 			lineNo := w.total + 1
 			for ri < len(w.ranges) && w.ranges[ri].End < lineNo {
