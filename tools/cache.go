@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Cache holds the results of read-only, cacheable tool calls, keyed on the
@@ -29,6 +31,37 @@ type cacheEntry struct {
 	scopes []string                     // workspace-relative, slash-separated; "." is the root
 	agent  string
 	round  int
+	stamps map[string]fileStamp // size, mtime and inode of each read file when cached
+}
+
+// fileStamp identifies a version of a file well enough to tell that it
+// changed outside the tools.
+type fileStamp struct {
+	size  int64
+	mtime int64
+	ino   uint64
+}
+
+func stampOf(abs string) (fileStamp, bool) {
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return fileStamp{}, false
+	}
+	st := fileStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.ino = sys.Ino
+	}
+	return st, true
+}
+
+// fresh reports whether every file the entry read is as it was.
+func (e *cacheEntry) fresh() bool {
+	for abs, want := range e.stamps {
+		if got, ok := stampOf(abs); !ok || got != want {
+			return false
+		}
+	}
+	return true
 }
 
 // CacheStats counts hits and misses.
@@ -72,8 +105,8 @@ func (c *Cache) Get(agent, key string) (Result, map[string][sha256.Size]byte, bo
 	defer c.mu.Unlock()
 	st := c.statsFor(agent)
 	e, ok := c.entries[key]
-	if ok && c.rounds[e.agent]-e.round > c.maxAge {
-		delete(c.entries, key)
+	if ok && (c.rounds[e.agent]-e.round > c.maxAge || !e.fresh()) {
+		delete(c.entries, key) // too old, or a file changed outside the tools
 		ok = false
 	}
 	if !ok {
@@ -93,7 +126,15 @@ func (c *Cache) Get(agent, key string) (Result, map[string][sha256.Size]byte, bo
 func (c *Cache) Put(agent, key string, res Result, scopes []string, reads map[string][sha256.Size]byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.entries[key] = &cacheEntry{res: res, reads: reads, scopes: scopes, agent: agent, round: c.rounds[agent]}
+	stamps := make(map[string]fileStamp, len(reads))
+	for abs := range reads {
+		st, ok := stampOf(abs)
+		if !ok {
+			return // the file is already gone: nothing to cache
+		}
+		stamps[abs] = st
+	}
+	c.entries[key] = &cacheEntry{res: res, reads: reads, scopes: scopes, agent: agent, round: c.rounds[agent], stamps: stamps}
 }
 
 // Invalidate drops every entry whose scope overlaps one of paths.
