@@ -81,7 +81,7 @@ func runFindFiles(ctx context.Context, s *Session, p FindFilesParams) (Result, e
 	}
 	var b strings.Builder
 	for _, f := range found[start:end] {
-		b.WriteString(s.Workspace.Rel(f.Path))
+		b.WriteString(listPath(s.Workspace.Rel(f.Path)))
 		if f.Dir {
 			b.WriteByte('/')
 		}

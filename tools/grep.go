@@ -187,7 +187,7 @@ func (g *grepRun) perFile(hits []search.Hit, counts bool) Result {
 		return Text(fmt.Sprintf("No more results: offset=%d but only %d files match %s", g.p.Offset, len(hits), g.p.Pattern))
 	}
 	for _, h := range hits[start:end] {
-		b.WriteString(g.s.Workspace.Rel(h.Path))
+		b.WriteString(listPath(g.s.Workspace.Rel(h.Path)))
 		if counts {
 			fmt.Fprintf(&b, ": %d", h.Count)
 		}

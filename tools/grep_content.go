@@ -41,7 +41,7 @@ func (g *grepRun) content(ctx context.Context, hits []search.Hit) (Result, error
 			}
 			continue // the file went away since the search; skip it
 		}
-		rel := g.s.Workspace.Rel(h.Path)
+		rel := listPath(g.s.Workspace.Rel(h.Path))
 		for _, l := range lines {
 			if withContext && b.Len() > 0 && (rel != lastFile || l.No != lastNo+1) {
 				b.WriteString("--\n")

@@ -171,6 +171,7 @@ func (w *dirWalk) dir(dir string, level int) error {
 // entryLabel is an entry's name, cut when very long, with / after a
 // directory and @ after a symlink.
 func entryLabel(name string, typ fs.FileMode) string {
+	name = listPath(name)
 	if utf8.RuneCountInString(name) > listDirMaxNameChars {
 		name = string([]rune(name)[:listDirMaxNameChars]) + "..."
 	}

@@ -48,6 +48,7 @@ func (w *Workspace) Root() string { return w.root }
 // refuses it when the result is outside the root. The path need not exist
 // (write_file creates files), but the part that exists decides.
 func (w *Workspace) Resolve(p string) (string, error) {
+	p = unquotePath(p) // a quoted name from a listing
 	if strings.ContainsRune(p, 0) {
 		return "", fmt.Errorf("path %q contains a NUL byte", p)
 	}
