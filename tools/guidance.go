@@ -50,6 +50,12 @@ func Guidance(reg *Registry) string {
 		}
 		routing = append(routing, line+".")
 	}
+	switch {
+	case has(NameWebSearch, NameWebFetch):
+		routing = append(routing, "Look things up on the web with web_search, then read the pages that matter with web_fetch; give web_fetch a prompt saying what you need, so only the answer comes back.")
+	case has(NameWebFetch):
+		routing = append(routing, "Read a web page you know the address of with web_fetch; give it a prompt saying what you need, so only the answer comes back.")
+	}
 	if has(NameDelegate) {
 		routing = append(routing, "Hand off self-contained sub-tasks with delegate: explore agents for read-only questions over the code, planner for a plan, worker for changes. Give each a precise task and the context it needs; they do not see your conversation.")
 	}

@@ -19,6 +19,8 @@ const (
 	NameSubmitPlan  = "submit_plan"
 	NameThink       = "think"
 	NameTodo        = "todo"
+	NameWebFetch    = "web_fetch"
+	NameWebSearch   = "web_search"
 	NameWriteFile   = "write_file"
 )
 

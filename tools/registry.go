@@ -24,6 +24,8 @@ func Builtin() []Tool {
 		ApplyPatch(),
 		Shell(),
 		AskUser(),
+		WebFetch(),
+		WebSearch(),
 	}
 }
 

@@ -28,6 +28,8 @@ type Config struct {
 	SpillMaxAge time.Duration
 	// CacheMaxAge is how many rounds a cached result lives (default 10).
 	CacheMaxAge int
+	// Web configures web_fetch and web_search.
+	Web WebConfig
 }
 
 // DefaultTimeout is the per-call timeout when Config.Timeout is zero.
@@ -70,6 +72,13 @@ type Session struct {
 	// Artifacts, when set, also keeps spilled outputs where other
 	// processes of the run read them (artifact:// handles).
 	Artifacts ArtifactStore
+	// Extractor runs web_fetch's prompt over a page on a cheap model; nil
+	// where no model is at hand (tools call), and web_fetch then returns
+	// the page itself.
+	Extractor Extractor
+	// Web holds fetched pages and extracts for Config.Web.CacheTTL; the
+	// agents of a run share one. Nil fetches every time.
+	Web *WebCache
 
 	round   atomic.Int64
 	shellMu sync.Mutex // Sequential tools run one at a time per session
@@ -85,6 +94,7 @@ func NewSession(agent string, ws *Workspace, cfg Config) *Session {
 		Todos:     &TodoList{},
 		Cache:     NewCache(cfg.CacheMaxAge),
 		Spill:     NewSpiller(ws, cfg.DataDir, cfg.SpillMaxAge),
+		Web:       NewWebCache(cfg.Web.CacheTTL),
 		Config:    cfg,
 	}
 }

@@ -1,0 +1,106 @@
+package tools
+
+import (
+	"sync"
+	"time"
+)
+
+// WebCache keeps fetched pages and the extracts made from them for a
+// fixed time (not rounds: a page's freshness has nothing to do with an
+// agent's progress, and no tool call of ours can change it). It is safe
+// for the agents of a run to share, and bounded in entries and bytes; the
+// oldest entries go first.
+type WebCache struct {
+	mu      sync.Mutex
+	ttl     time.Duration
+	now     func() time.Time
+	entries map[string]*webEntry
+	bytes   int
+}
+
+type webEntry struct {
+	val     any
+	size    int
+	expires time.Time
+	stored  time.Time
+}
+
+// Bounds of a WebCache.
+const (
+	webCacheMaxEntries = 256
+	webCacheMaxBytes   = 64 << 20
+)
+
+// NewWebCache returns an empty cache whose entries live ttl (0: the
+// default, 15 minutes).
+func NewWebCache(ttl time.Duration) *WebCache {
+	if ttl <= 0 {
+		ttl = DefaultWebCacheTTL
+	}
+	return &WebCache{ttl: ttl, now: time.Now, entries: map[string]*webEntry{}}
+}
+
+// get returns the live value under key.
+func (c *WebCache) get(key string) (any, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok {
+		return nil, false
+	}
+	if !c.now().Before(e.expires) {
+		c.drop(key, e)
+		return nil, false
+	}
+	return e.val, true
+}
+
+// put stores val (of about size bytes) under key, making room by
+// dropping expired entries, then the oldest.
+func (c *WebCache) put(key string, val any, size int) {
+	if c == nil || size > webCacheMaxBytes/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if old, ok := c.entries[key]; ok {
+		c.drop(key, old)
+	}
+	for k, e := range c.entries {
+		if !now.Before(e.expires) {
+			c.drop(k, e)
+		}
+	}
+	for len(c.entries) >= webCacheMaxEntries || c.bytes+size > webCacheMaxBytes {
+		var oldest string
+		var at time.Time
+		for k, e := range c.entries {
+			if oldest == "" || e.stored.Before(at) {
+				oldest, at = k, e.stored
+			}
+		}
+		if oldest == "" {
+			break
+		}
+		c.drop(oldest, c.entries[oldest])
+	}
+	c.entries[key] = &webEntry{val: val, size: size, expires: now.Add(c.ttl), stored: now}
+	c.bytes += size
+}
+
+func (c *WebCache) drop(key string, e *webEntry) {
+	delete(c.entries, key)
+	c.bytes -= e.size
+}
+
+// Len is the number of entries held, expired ones included until they
+// are next touched.
+func (c *WebCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}

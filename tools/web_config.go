@@ -1,0 +1,144 @@
+package tools
+
+import (
+	"slices"
+	"time"
+)
+
+// WebConfig configures web_fetch and web_search. The zero value offers
+// web_fetch with the defaults below and no web_search.
+type WebConfig struct {
+	// NoFetch takes web_fetch out of every kind's tool set.
+	NoFetch bool
+	// Explore also gives the web tools to explore agents (root and
+	// workers have them by default).
+	Explore bool
+	// AllowPrivate lets web_fetch reach loopback, private, link-local and
+	// other non-public addresses. Off by default: a page (or a redirect,
+	// or a DNS answer) must not lead an agent into the user's network.
+	AllowPrivate bool
+	// AllowHosts lists host names ("intranet.example", "*.corp.example")
+	// and networks in CIDR form ("10.1.0.0/16") that web_fetch may reach
+	// even though they resolve to, or are, non-public addresses.
+	AllowHosts []string
+	// Timeout bounds one fetch, redirects and body included (default 30 s).
+	Timeout time.Duration
+	// MaxBytes caps the body read (default 5 MiB); a longer page is cut
+	// there and the result says so.
+	MaxBytes int64
+	// MaxRedirects is how many redirects a fetch follows (default 5).
+	MaxRedirects int
+	// CacheTTL is how long a fetched page (and an extract from it) is
+	// reused (default 15 minutes).
+	CacheTTL time.Duration
+	// Search configures web_search's provider.
+	Search SearchConfig
+}
+
+// SearchConfig says which search provider web_search uses. web_search is
+// offered only when Provider is set (with its key, or its URL).
+type SearchConfig struct {
+	// Provider is SearchBrave, SearchTavily or SearchSearXNG; "" turns
+	// web_search off.
+	Provider string
+	// URL is the endpoint: the SearXNG instance's base URL; for Brave and
+	// Tavily it overrides the public API endpoint (a proxy, a test).
+	URL string
+	// APIKey is Brave's subscription token or Tavily's API key. It is sent
+	// only to the provider and never appears in results or events.
+	APIKey string
+	// Timeout bounds one search (default 20 s).
+	Timeout time.Duration
+}
+
+// The search providers.
+const (
+	SearchBrave   = "brave"
+	SearchTavily  = "tavily"
+	SearchSearXNG = "searxng"
+)
+
+// SearchProviders lists the provider names SearchConfig.Provider accepts.
+func SearchProviders() []string { return []string{SearchBrave, SearchTavily, SearchSearXNG} }
+
+// Defaults of WebConfig's zero fields.
+const (
+	DefaultWebTimeout      = 30 * time.Second
+	DefaultWebMaxBytes     = 5 << 20
+	DefaultWebMaxRedirects = 5
+	DefaultWebCacheTTL     = 15 * time.Minute
+	DefaultSearchTimeout   = 20 * time.Second
+)
+
+func (c WebConfig) timeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultWebTimeout
+}
+
+func (c WebConfig) maxBytes() int64 {
+	if c.MaxBytes > 0 {
+		return c.MaxBytes
+	}
+	return DefaultWebMaxBytes
+}
+
+func (c WebConfig) maxRedirects() int {
+	if c.MaxRedirects > 0 {
+		return c.MaxRedirects
+	}
+	return DefaultWebMaxRedirects
+}
+
+func (c WebConfig) cacheTTL() time.Duration {
+	if c.CacheTTL > 0 {
+		return c.CacheTTL
+	}
+	return DefaultWebCacheTTL
+}
+
+func (c SearchConfig) timeout() time.Duration {
+	if c.Timeout > 0 {
+		return c.Timeout
+	}
+	return DefaultSearchTimeout
+}
+
+// WebToolNames are the web tools.
+func WebToolNames() []string { return []string{NameWebFetch, NameWebSearch} }
+
+// Offered reports whether the built-in tool name is offered under cfg:
+// web_fetch unless turned off, web_search only with a search provider.
+// Every other tool is always offered.
+func Offered(cfg Config, name string) bool {
+	switch name {
+	case NameWebFetch:
+		return !cfg.Web.NoFetch
+	case NameWebSearch:
+		return cfg.Web.Search.Provider != ""
+	}
+	return true
+}
+
+// ForKindIn is a kind's tool set under cfg: tools not offered are left
+// out, and explore agents get the web tools only when cfg.Web.Explore
+// allows them. names is the kind's declared set (ForKind for a built-in
+// kind, or a custom kind's list); the result is sorted.
+func ForKindIn(cfg Config, kind string, names []string) []string {
+	out := slices.DeleteFunc(slices.Clone(names), func(n string) bool {
+		if !Offered(cfg, n) {
+			return true
+		}
+		return kind == KindExplore && !cfg.Web.Explore && slices.Contains(WebToolNames(), n)
+	})
+	if kind == KindExplore && cfg.Web.Explore {
+		for _, n := range WebToolNames() {
+			if Offered(cfg, n) && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,84 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"strings"
+)
+
+//go:embed web_search.md
+var webSearchDoc string
+
+// WebSearchParams are web_search's arguments.
+type WebSearchParams struct {
+	Query string `json:"query" jsonschema:"what to search the web for, as you would type it into a search engine"`
+	Limit int    `json:"limit,omitempty" jsonschema:"how many results to return (default 5, at most 20)"`
+}
+
+// Bounds of web_search's limit.
+const (
+	defaultSearchLimit = 5
+	maxSearchLimit     = 20
+	maxQueryLength     = 400
+)
+
+// WebSearch returns the web_search tool: a query to the configured search
+// provider (Brave, Tavily or a SearXNG instance), answered as title, URL
+// and snippet lines. It is offered only when a provider is configured.
+func WebSearch() Tool {
+	return New(Spec{Name: NameWebSearch, Kinds: changeKinds, Description: webSearchDoc, ReadOnly: true,
+		Cacheable: false, Parallel: ParallelSafe, Tier: TierOnRelevance, Truncation: Head(16 * 1024)},
+		runWebSearch, Minimum("limit", 1), Maximum("limit", maxSearchLimit))
+}
+
+func runWebSearch(ctx context.Context, s *Session, p WebSearchParams) (Result, error) {
+	q := collapseSpace(p.Query)
+	switch {
+	case q == "":
+		return Errorf("web_search: query is empty"), nil
+	case len(q) > maxQueryLength:
+		return Errorf("web_search: the query is %d characters long; keep it under %d (a search query, not a question to a person)", len(q), maxQueryLength), nil
+	}
+	limit := p.Limit
+	if limit == 0 {
+		limit = defaultSearchLimit
+	}
+	c := s.Config.Web.Search
+	prov, err := newSearchProvider(c)
+	if err != nil {
+		return Errorf("web_search is not available: %v", err), nil
+	}
+	res, err := runSearch(ctx, c, prov, q, limit)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return Result{}, ctx.Err()
+	case err != nil:
+		return Errorf("web_search: %v", err), nil
+	}
+	if len(res) > limit {
+		res = res[:limit]
+	}
+	r := Text(renderSearch(q, res)).WithMeta("provider", prov.name()).WithMeta("results", len(res))
+	return r, nil
+}
+
+// renderSearch writes one block per result: number and title, URL,
+// snippet.
+func renderSearch(query string, res []SearchResult) string {
+	if len(res) == 0 {
+		return fmt.Sprintf("No results for %q.\n", query)
+	}
+	var b strings.Builder
+	for i, h := range res {
+		title := h.Title
+		if title == "" {
+			title = "(no title)"
+		}
+		fmt.Fprintf(&b, "%d. %s\n   %s\n", i+1, title, h.URL)
+		if h.Snippet != "" {
+			fmt.Fprintf(&b, "   %s\n", h.Snippet)
+		}
+	}
+	return b.String()
+}
