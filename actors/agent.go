@@ -142,6 +142,7 @@ func (a *agent) start(c actor.Context) {
 	if a.mayDelegate() {
 		a.session.Delegator = agentDelegator{a}
 	}
+	a.session.Extractor = agentExtractor{a}
 	if _, ok := a.rt.approver.(Asker); ok {
 		a.session.Asker = agentAsker{a}
 	}

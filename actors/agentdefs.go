@@ -31,6 +31,7 @@ var claudeTools = map[string][]string{
 	"read": {tools.NameReadFile}, "grep": {tools.NameGrep}, "glob": {tools.NameFindFiles}, "ls": {tools.NameListDir},
 	"bash": {tools.NameShell}, "edit": {tools.NameEditFile}, "multiedit": {tools.NameEditFile}, "write": {tools.NameWriteFile},
 	"todowrite": {tools.NameTodo}, "task": {tools.NameDelegate, tools.NameCheckAgent}, "notebookedit": {tools.NameEditFile},
+	"webfetch": {tools.NameWebFetch}, "websearch": {tools.NameWebSearch},
 }
 
 // LoadAgentDefs reads the *.md agent definitions of dirs (missing

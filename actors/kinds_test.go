@@ -10,14 +10,15 @@ import (
 
 // The built-in kinds' tool sets are derived from the tools' declarations:
 // explore and planner get exactly the read-only tools declared for them,
-// workers every file, search and shell tool, the root everything; only
-// the root gets the delegation tools.
+// workers every file, search, shell and web tool, the root everything;
+// only the root gets the delegation tools. (The web tools are then fitted
+// to the configuration: TestKindsUnderToolConfig.)
 func TestKindToolsDerivedFromSpecs(t *testing.T) {
 	want := map[string]string{
 		KindExplore: "find_files,grep,list_dir,read_file,think",
 		KindPlanner: "find_files,grep,list_dir,read_file,submit_plan,think",
-		KindWorker:  "apply_patch,ask_user,edit_file,find_files,grep,list_dir,read_file,shell,think,todo,write_file",
-		KindRoot:    "apply_patch,ask_user,cancel_agent,check_agent,delegate,edit_file,find_files,grep,list_dir,read_file,send_input,shell,submit_plan,think,todo,write_file",
+		KindWorker:  "apply_patch,ask_user,edit_file,find_files,grep,list_dir,read_file,shell,think,todo,web_fetch,web_search,write_file",
+		KindRoot:    "apply_patch,ask_user,cancel_agent,check_agent,delegate,edit_file,find_files,grep,list_dir,read_file,send_input,shell,submit_plan,think,todo,web_fetch,web_search,write_file",
 	}
 	known := tools.NewRegistry(tools.All()...)
 	for name, k := range BuiltinKinds() {
@@ -39,5 +40,41 @@ func TestKindToolsDerivedFromSpecs(t *testing.T) {
 	}
 	if got := strings.Join(tools.MutatingToolNames(), ","); got != "apply_patch,edit_file,shell,write_file" {
 		t.Errorf("mutating tools %s", got)
+	}
+}
+
+// Under the default configuration root and workers get web_fetch and no
+// web_search (no provider), explore agents neither; a provider adds
+// web_search, tools.web.explore gives explore agents both.
+func TestKindsUnderToolConfig(t *testing.T) {
+	builtin := BuiltinKinds()
+	web := func(k Kind) string {
+		var out []string
+		for _, n := range k.Tools {
+			if strings.HasPrefix(n, "web_") {
+				out = append(out, n)
+			}
+		}
+		return strings.Join(out, ",")
+	}
+	for _, c := range []struct {
+		cfg                  tools.WebConfig
+		root, worker, explor string
+	}{
+		{tools.WebConfig{}, "web_fetch", "web_fetch", ""},
+		{tools.WebConfig{Search: tools.SearchConfig{Provider: tools.SearchBrave}}, "web_fetch,web_search", "web_fetch,web_search", ""},
+		{tools.WebConfig{Explore: true, Search: tools.SearchConfig{Provider: tools.SearchSearXNG}}, "web_fetch,web_search", "web_fetch,web_search", "web_fetch,web_search"},
+		{tools.WebConfig{NoFetch: true, Explore: true}, "", "", ""},
+	} {
+		ks := kindsUnder(builtin, tools.Config{Web: c.cfg})
+		if got := web(ks[KindRoot]) + "|" + web(ks[KindWorker]) + "|" + web(ks[KindExplore]); got != c.root+"|"+c.worker+"|"+c.explor {
+			t.Errorf("%+v: root|worker|explore web tools %s, want %s|%s|%s", c.cfg, got, c.root, c.worker, c.explor)
+		}
+		if web(ks[KindPlanner]) != "" {
+			t.Errorf("%+v: planner has %s", c.cfg, web(ks[KindPlanner]))
+		}
+	}
+	if web(builtin[KindRoot]) != "web_fetch,web_search" {
+		t.Error("kindsUnder changed the map it was given")
 	}
 }

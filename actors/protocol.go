@@ -101,6 +101,10 @@ type (
 		changed     []string // paths changed by successful file tools
 		doom        doomState
 		charged     bool // toolCalls were charged to the budget already
+		// extraUsage and extraCost are what web_fetch's extractions cost
+		// (already charged to the budget).
+		extraUsage llm.Usage
+		extraCost  float64
 	}
 	toolActivity struct {
 		name    string

@@ -44,6 +44,7 @@ type runtime struct {
 	ws        *tools.Workspace
 	toolCfg   tools.Config
 	cache     *tools.Cache
+	web       *tools.WebCache // pages web_fetch read, shared by the run's agents
 	spill     *tools.Spiller
 	settings  Settings
 	events    Emitter
@@ -60,7 +61,8 @@ type runtime struct {
 
 func (rt *runtime) newSession(agent string) *tools.Session {
 	return &tools.Session{Agent: agent, Workspace: rt.ws, Reads: tools.NewReadTracker(),
-		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg, Artifacts: rt.artifacts}
+		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg, Artifacts: rt.artifacts,
+		Web: rt.web}
 }
 
 func (rt *runtime) registryFor(names []string) *tools.Registry { return rt.known.Filter(names) }

@@ -243,7 +243,8 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	if kinds == nil {
 		kinds = BuiltinKinds()
 	}
-	known, err := tools.BuildRegistry(append(tools.All(), o.ExtraTools...)...)
+	kinds = kindsUnder(kinds, o.Tools)
+	known, err := tools.BuildRegistry(append(offeredTools(tools.All(), o.Tools), o.ExtraTools...)...)
 	if err != nil {
 		return nil, fmt.Errorf("run: Options.ExtraTools: %w", err)
 	}
@@ -279,7 +280,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	}))
 	return &runtime{ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
-		cache: tools.NewCache(o.Tools.CacheMaxAge), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
+		cache: tools.NewCache(o.Tools.CacheMaxAge), web: tools.NewWebCache(o.Tools.Web.CacheTTL), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
 		settings: o.Settings, events: events, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
 		toolCallLimit: o.Budget.ToolCalls > 0}, nil
 }

@@ -53,12 +53,26 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 			}
 		}
 		done.toolCalls = int64(len(run))
+		done.extraUsage, done.extraCost = extractionUsage(done.results)
 		// With a tool-call limit, charge now so the limit stops the agent
 		// at once; without one, the count rides on the next usage report.
-		if a.rt.budget != nil && a.rt.toolCallLimit && a.ctx.Err() == nil {
-			rep, err := a.rt.budget.Usage(a.ctx, budget.Usage{Agent: a.spec.id, ToolCalls: done.toolCalls})
-			if err == nil {
-				done.budgetState, done.budgetLent, done.charged = rep.State, rep.Lent, true
+		// Tokens that tools spent on a model (web_fetch's extractions)
+		// are charged now too.
+		extra := int64(done.extraUsage.Total())
+		if a.rt.budget != nil && (a.rt.toolCallLimit || extra > 0) && a.ctx.Err() == nil {
+			u := budget.Usage{Agent: a.spec.id, Tokens: extra, Cost: done.extraCost}
+			if a.rt.toolCallLimit {
+				u.ToolCalls = done.toolCalls
+			}
+			if extra > 0 {
+				u.TopUp = a.rt.settings.TopUpFor(a.spec.kind.Name)
+			}
+			rep, err := a.rt.budget.Usage(a.ctx, u)
+			switch {
+			case err == nil:
+				done.budgetState, done.budgetLent, done.charged = rep.State, rep.Lent, a.rt.toolCallLimit
+			case a.ctx.Err() == nil:
+				a.log.Warn().Err(err).Msg("budget usage")
 			}
 		}
 	}
@@ -206,6 +220,9 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 
 func (a *agent) onTools(c actor.Context, m *toolsDone) {
 	a.busy = false
+	a.usage.PromptTokens += m.extraUsage.PromptTokens
+	a.usage.CompletionTokens += m.extraUsage.CompletionTokens
+	a.cost += m.extraCost
 	a.doom = m.doom
 	for _, p := range m.changed {
 		if a.changed == nil {
