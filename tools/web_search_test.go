@@ -257,4 +257,3 @@ func TestWebToolsOfferedByConfig(t *testing.T) {
 		}
 	}
 }
-
