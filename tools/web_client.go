@@ -100,6 +100,9 @@ func newFetchClient(c WebConfig) *http.Client {
 					chain = append(chain, v.URL.String())
 				}
 				chain = append(chain, req.URL.String())
+				if max == 0 {
+					return fmt.Errorf("%w: this configuration follows none (%s)", errTooManyRedirects, strings.Join(chain, " -> "))
+				}
 				return fmt.Errorf("%w: more than %d (%s)", errTooManyRedirects, max, strings.Join(chain, " -> "))
 			}
 			if s := req.URL.Scheme; s != "http" && s != "https" {

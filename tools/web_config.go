@@ -26,7 +26,8 @@ type WebConfig struct {
 	// MaxBytes caps the body read (default 5 MiB); a longer page is cut
 	// there and the result says so.
 	MaxBytes int64
-	// MaxRedirects is how many redirects a fetch follows (default 5).
+	// MaxRedirects is how many redirects a fetch follows (0: the default,
+	// 5; negative: none).
 	MaxRedirects int
 	// CacheTTL is how long a fetched page (and an extract from it) is
 	// reused (default 15 minutes).
@@ -58,9 +59,6 @@ const (
 	SearchSearXNG = "searxng"
 )
 
-// SearchProviders lists the provider names SearchConfig.Provider accepts.
-func SearchProviders() []string { return []string{SearchBrave, SearchTavily, SearchSearXNG} }
-
 // Defaults of WebConfig's zero fields.
 const (
 	DefaultWebTimeout      = 30 * time.Second
@@ -85,7 +83,10 @@ func (c WebConfig) maxBytes() int64 {
 }
 
 func (c WebConfig) maxRedirects() int {
-	if c.MaxRedirects > 0 {
+	switch {
+	case c.MaxRedirects < 0:
+		return 0
+	case c.MaxRedirects > 0:
 		return c.MaxRedirects
 	}
 	return DefaultWebMaxRedirects

@@ -37,8 +37,8 @@ Usage:
   orchestrator serve [--listen 127.0.0.1:4222] [--store DIR]
   orchestrator node --nats URL --workspace DIR [--kinds explore,worker] [--slots N]   (same as the node program)
   orchestrator tools list
-  orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--json]
-  orchestrator tools call --script FILE [--workspace DIR]
+  orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]
+  orchestrator tools call --script FILE [--workspace DIR] [--config FILE]
   orchestrator config print [--workspace DIR] [--config FILE] [--json]
   orchestrator version
   orchestrator help COMMAND                        (or COMMAND --help)
@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var err error
 	switch args[0] {
 	case "tools":
-		code, err = cmdTools(ctx, args[1:], stdout, stderr)
+		code, err = cmdTools(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "demo":
 		code, err = cmdDemo(ctx, args[1:], stdout, stderr)
 	case "run":

@@ -71,8 +71,8 @@ Examples:
   orchestrator resume 5f1c0e9a-... --workspace ~/src/app
 `,
 	"tools": `Usage: orchestrator tools list
-       orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--json]
-       orchestrator tools call --script FILE [--workspace DIR]
+       orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]
+       orchestrator tools call --script FILE [--workspace DIR] [--config FILE]
 
 Lists the tools, or runs one exactly as an agent would and prints what the
 model would see.
@@ -87,8 +87,8 @@ Examples:
 Lists every tool: name, visibility tier, read-only or mutating, and what it
 does.
 `,
-	"tools call": `Usage: orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--json]
-       orchestrator tools call --script FILE [--workspace DIR]
+	"tools call": `Usage: orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]
+       orchestrator tools call --script FILE [--workspace DIR] [--config FILE]
 
 Runs one tool exactly as an agent would and prints exactly what the model
 would see. --script runs a JSON Lines file of {"name": ..., "args": {...}} in
@@ -97,12 +97,15 @@ one session (one read tracker, cache and todo list), each output after a line
 
 Flags:
   --workspace DIR   the workspace the tool is confined to (default: .)
+  --config FILE     a config file over the usual layers (tools.* settings:
+                    shell, web); the environment applies as for run
   --json            print text, is_error, metadata, truncated and spill path
   --script FILE     run the calls of a JSON Lines file
 
 Examples:
   orchestrator tools call list_dir '{"path":".","depth":2}'
   orchestrator tools call --script calls.jsonl --workspace ~/src/app
+  orchestrator tools call web_fetch '{"url":"https://go.dev/doc/devel/release"}'
 `,
 	"watch": `Usage: orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--config FILE]
 

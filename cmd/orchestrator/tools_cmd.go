@@ -13,11 +13,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
 )
 
-func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+func cmdTools(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (int, error) {
 	if len(args) == 0 {
 		return exitUsage, usageErr("tools needs a subcommand: list or call")
 	}
@@ -25,7 +27,7 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	case "list":
 		return exitOK, toolsList(stdout)
 	case "call":
-		return toolsCall(ctx, args[1:], stdout)
+		return toolsCall(ctx, args[1:], getenv, stdout)
 	}
 	return exitUsage, usageErr("unknown tools subcommand %q", args[0])
 }
@@ -43,8 +45,10 @@ func toolsList(w io.Writer) error {
 	return tw.Flush()
 }
 
-// toolSession opens a tool session over dir as an agent would have it.
-func toolSession(dir string) (*tools.Session, *tools.Executor, error) {
+// toolSession opens a tool session over dir as an agent would have it,
+// with the tools settings of the configuration (defaults, the config
+// files, --config, the environment).
+func toolSession(dir, configFile string, getenv func(string) string) (*tools.Session, *tools.Executor, error) {
 	if dir == "" {
 		dir = "."
 	}
@@ -52,14 +56,24 @@ func toolSession(dir string) (*tools.Session, *tools.Executor, error) {
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
-	s := tools.NewSession("cli", ws, tools.Config{DataDir: filepath.Join(ws.Root(), ".troupe")})
+	home, _ := os.UserHomeDir()
+	cfg, err := config.Load(config.Sources{File: configFile, Home: home, Workspace: ws.Root(), Getenv: getenv})
+	if err != nil {
+		return nil, nil, usageErr("%v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, usageErr("config: %v", err)
+	}
+	tc := setup.ToolsConfig(cfg.Tools)
+	tc.DataDir = filepath.Join(ws.Root(), ".troupe")
+	s := tools.NewSession("cli", ws, tc)
 	_, _ = s.Spill.Sweep(time.Now())
 	reg := tools.NewRegistry(tools.All()...)
 	return s, &tools.Executor{Tools: reg, Session: s}, nil
 }
 
-func toolsCall(ctx context.Context, args []string, stdout io.Writer) (int, error) {
-	fs := newFlagSet([]string{"workspace", "script"}, []string{"json"})
+func toolsCall(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (int, error) {
+	fs := newFlagSet([]string{"workspace", "script", "config"}, []string{"json"})
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err
@@ -68,10 +82,10 @@ func toolsCall(ctx context.Context, args []string, stdout io.Writer) (int, error
 		if len(pos) > 0 {
 			return exitUsage, usageErr("--script takes no tool name or arguments")
 		}
-		return toolsScript(ctx, script, fs.values["workspace"], stdout)
+		return toolsScript(ctx, script, fs.values["workspace"], fs.values["config"], getenv, stdout)
 	}
 	if len(pos) < 1 || len(pos) > 2 {
-		return exitUsage, usageErr("tools call NAME 'JSON-ARGS' [--workspace DIR] [--json]")
+		return exitUsage, usageErr("tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]")
 	}
 	raw := "{}"
 	if len(pos) == 2 {
@@ -80,7 +94,7 @@ func toolsCall(ctx context.Context, args []string, stdout io.Writer) (int, error
 	if !json.Valid([]byte(raw)) {
 		return exitUsage, usageErr("JSON-ARGS is not valid JSON: %s", raw)
 	}
-	_, ex, err := toolSession(fs.values["workspace"])
+	_, ex, err := toolSession(fs.values["workspace"], fs.values["config"], getenv)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -109,7 +123,7 @@ type scriptLine struct {
 // toolsScript runs a JSON Lines file of calls, in order, in one session.
 // Every line is checked before anything runs, so a typo on line 9 does not
 // leave lines 1-8 applied.
-func toolsScript(ctx context.Context, path, dir string, stdout io.Writer) (int, error) {
+func toolsScript(ctx context.Context, path, dir, configFile string, getenv func(string) string, stdout io.Writer) (int, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return exitUsage, usageErr("read script: %v", err)
@@ -136,7 +150,7 @@ func toolsScript(ctx context.Context, path, dir string, stdout io.Writer) (int, 
 	if err := sc.Err(); err != nil {
 		return exitUsage, usageErr("read script: %v", err)
 	}
-	s, ex, err := toolSession(dir)
+	s, ex, err := toolSession(dir, configFile, getenv)
 	if err != nil {
 		return exitUsage, err
 	}

@@ -93,6 +93,7 @@ type Tools struct {
 	SpillMaxAge    time.Duration `yaml:"spill_max_age"`
 	ShellBlocklist []string      `yaml:"shell_blocklist"`
 	ShellEnv       []string      `yaml:"shell_env"`
+	Web            Web           `yaml:"web"`
 }
 
 // Budget is the run's budget (see package budget).
@@ -205,7 +206,10 @@ func decodeInto(c *Config, data []byte, name string) error {
 	return nil
 }
 
-func (c *Config) applyEnv(getenv func(string) string) {
+// applyEnv applies the environment's settings. It returns the web
+// settings it set, with the variable that set each (the others are in
+// envKeys).
+func (c *Config) applyEnv(getenv func(string) string) map[string]string {
 	set := func(dst *string, key string) {
 		if v := getenv(key); v != "" {
 			*dst = v
@@ -218,6 +222,7 @@ func (c *Config) applyEnv(getenv func(string) string) {
 	set(&c.NATS.URL, "TROUPE_NATS_URL")
 	set(&c.NATS.Token, "TROUPE_NATS_TOKEN")
 	set(&c.NATS.Password, "TROUPE_NATS_PASSWORD")
+	return c.Tools.Web.applyWebEnv(getenv)
 }
 
 // Validate reports the first problem, naming the field.
@@ -240,6 +245,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("agent.max_rounds: negative")
 	case c.Agent.DoomRepeats == 1:
 		return errors.New("agent.doom_repeats: 1 would refuse every call; use 2 or more")
+	}
+	if err := c.Tools.Web.validate(); err != nil {
+		return err
 	}
 	for m, p := range c.Model.Pricing {
 		if p.Input < 0 || p.Output < 0 || p.CachedInput < 0 {

@@ -27,15 +27,21 @@ var envKeys = [][2]string{
 }
 
 // secretKeys are never printed.
-var secretKeys = []string{"model.api_key", "nats.token", "nats.password"}
+var secretKeys = []string{"model.api_key", "nats.token", "nats.password", "tools.web.search.api_key"}
 
 // Effective loads the configuration as Load does and lists every setting
 // with its value and the layer that set it, sorted by key; flags is what
 // the caller's flags set (key → flag name), applied last by the caller.
 func Effective(src Sources, flags map[string]string) (Config, []Setting, error) {
+	getenv := src.Getenv
+	src.Getenv = nil
 	c, err := Load(src)
 	if err != nil {
 		return Config{}, nil, err
+	}
+	var fromEnv map[string]string
+	if getenv != nil {
+		fromEnv = c.applyEnv(getenv)
 	}
 	origin := map[string]string{}
 	mark := func(data []byte, name string) {
@@ -63,12 +69,15 @@ func Effective(src Sources, flags map[string]string) (Config, []Setting, error) 
 			mark(data, f)
 		}
 	}
-	if src.Getenv != nil {
+	if getenv != nil {
 		for _, e := range envKeys {
-			if src.Getenv(e[0]) != "" {
+			if getenv(e[0]) != "" {
 				origin[e[1]] = "env " + e[0]
 			}
 		}
+	}
+	for k, v := range fromEnv {
+		origin[k] = v
 	}
 	for k, f := range flags {
 		origin[k] = "flag " + f

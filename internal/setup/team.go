@@ -43,8 +43,7 @@ func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actor
 		StreamDeltas: cfg.Events.Deltas,
 		Workspace:    workspace, Client: client, Kinds: kinds, Settings: cfg.Agent, Log: log,
 		Models: actors.Models{Default: m.Default, Cheap: m.Cheap, Router: route, Window: m.Window, Cost: pricing.Cost},
-		Tools: tools.Config{Timeout: cfg.Tools.Timeout, ShellBlocklist: cfg.Tools.ShellBlocklist, ShellEnv: cfg.Tools.ShellEnv,
-			CacheMaxAge: cfg.Tools.CacheMaxAge, SpillMaxAge: cfg.Tools.SpillMaxAge},
+		Tools: ToolsConfig(cfg.Tools),
 		Budget: budget.Limits{Tokens: b.Tokens, USD: b.USD, ToolCalls: b.ToolCalls, WallTime: b.WallTime,
 			MaxConcurrent: b.MaxConcurrent, PerKind: b.PerKind, AcquireTimeout: b.AcquireTimeout},
 	}, nil
@@ -88,4 +87,23 @@ func loadKinds(cfg config.Config, workspace string) (map[string]actors.Kind, err
 		kinds[k.Name] = k
 	}
 	return kinds, nil
+}
+
+// ToolsConfig is the tool framework's configuration from the config's
+// tools section.
+func ToolsConfig(t config.Tools) tools.Config {
+	return tools.Config{Timeout: t.Timeout, ShellBlocklist: t.ShellBlocklist, ShellEnv: t.ShellEnv,
+		CacheMaxAge: t.CacheMaxAge, SpillMaxAge: t.SpillMaxAge, Web: WebTools(t.Web)}
+}
+
+// WebTools is the web tools' configuration from the config's tools.web.
+func WebTools(w config.Web) tools.WebConfig {
+	redirects := w.MaxRedirects
+	if redirects == 0 {
+		redirects = -1 // the config's 0 follows none; tools' 0 is its default
+	}
+	return tools.WebConfig{NoFetch: !w.Fetch, Explore: w.Explore, AllowPrivate: w.AllowPrivate,
+		AllowHosts: w.AllowHosts, Timeout: w.Timeout, MaxBytes: w.MaxBytes, MaxRedirects: redirects,
+		CacheTTL: w.CacheTTL, Search: tools.SearchConfig{Provider: w.Search.Provider, URL: w.Search.URL,
+			APIKey: w.Search.APIKey, Timeout: w.Search.Timeout}}
 }
