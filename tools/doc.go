@@ -24,6 +24,12 @@
 // writes are atomic. Outputs are small by default: paths before contents,
 // confirmations rather than echoes.
 //
+// The web tools reach beyond the workspace, and only to the public
+// internet unless configured otherwise: web_fetch resolves a host itself
+// and checks every address it dials, redirects and DNS answers included.
+// Its pages are cached for a fixed time (WebCache), not by rounds.
+//
 // The delegation tools reach the agent actor through the Delegator
-// interface declared here; this package knows nothing of actors or NATS.
+// interface declared here, ask_user through Asker, and web_fetch's prompt
+// through Extractor; this package knows nothing of actors or NATS.
 package tools

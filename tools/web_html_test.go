@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -83,4 +84,24 @@ func FuzzHTMLToMarkdown(f *testing.F) {
 			t.Fatalf("untidy output %q", md)
 		}
 	})
+}
+
+// BenchmarkHTMLToMarkdown converts a documentation-like page of about
+// 1 MB: 2,000 sections of headings, paragraphs with links, code and a table.
+func BenchmarkHTMLToMarkdown(b *testing.B) {
+	var page strings.Builder
+	page.WriteString("<html><head><title>Big docs</title></head><body><nav>menu</nav><main>")
+	for i := range 2000 {
+		fmt.Fprintf(&page, `<h2 id="s%d">Section %d</h2><p>Some <em>text</em> with a <a href="/docs/%d">link</a> and <code>code()</code>.</p>`, i, i, i)
+		fmt.Fprintf(&page, `<pre><code>func f%d() int { return %d }</code></pre><table><tr><th>k</th><th>v</th></tr><tr><td>a</td><td>%d</td></tr></table>`, i, i, i)
+	}
+	page.WriteString("</main></body></html>")
+	in := []byte(page.String())
+	b.SetBytes(int64(len(in)))
+	b.ResetTimer()
+	for b.Loop() {
+		if _, _, err := htmlToMarkdown(context.Background(), in, "https://example.org/docs/"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
