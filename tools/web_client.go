@@ -58,7 +58,7 @@ func normalizeURL(raw string) (*url.URL, error) {
 	u.Scheme = strings.ToLower(u.Scheme)
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("url %q: only http and https URLs can be fetched, not %s:", raw, u.Scheme)
+		return nil, fmt.Errorf("url %q: only http and https URLs can be fetched, not %s URLs", raw, u.Scheme)
 	case u.Hostname() == "":
 		return nil, fmt.Errorf("url %q has no host", raw)
 	case u.User != nil:

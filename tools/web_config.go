@@ -92,13 +92,6 @@ func (c WebConfig) maxRedirects() int {
 	return DefaultWebMaxRedirects
 }
 
-func (c WebConfig) cacheTTL() time.Duration {
-	if c.CacheTTL > 0 {
-		return c.CacheTTL
-	}
-	return DefaultWebCacheTTL
-}
-
 func (c SearchConfig) timeout() time.Duration {
 	if c.Timeout > 0 {
 		return c.Timeout

@@ -290,7 +290,7 @@ func TestWebFetchUnreachableAndHTTPErrors(t *testing.T) {
 		{"http://" + closed + "/", "cannot connect to " + closed + ": connection refused"},
 		{"http://nonexistent.invalid/", "cannot resolve nonexistent.invalid"},
 		{srv.URL + "/missing", "answered HTTP 404 Not Found"},
-		{"file:///etc/passwd", "only http and https URLs can be fetched, not file:"},
+		{"file:///etc/passwd", "only http and https URLs can be fetched, not file URLs"},
 		{"https://user:pw@example.org/", "carries a user name or password"},
 		{"", "url is empty"},
 		{"http://example.org:99999/", "port 99999 is out of range"},

@@ -116,10 +116,10 @@ func TestNormalizeURL(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		"":                       "empty",
-		"mailto:a@example.org":   "not mailto:",
-		"javascript:alert(1)":    "not javascript:",
-		"data:text/html,hi":      "not data:",
-		"ftp://example.org/":     "not ftp:",
+		"mailto:a@example.org":   "not mailto URLs",
+		"javascript:alert(1)":    "not javascript URLs",
+		"data:text/html,hi":      "not data URLs",
+		"ftp://example.org/":     "not ftp URLs",
 		"https:///path":          "no host",
 		"/relative/path":         "no host",
 		"https://a@example.org/": "user name or password",
