@@ -15,6 +15,11 @@ const ExtractKind = "web_extract"
 // extractMaxTokens caps an extraction's answer.
 const extractMaxTokens = 2000
 
+// extractMaxChars caps the page an extraction reads (about 75,000
+// tokens), whatever the model's window: a page longer than that is
+// mostly what the prompt does not ask for, and every character is paid.
+const extractMaxChars = 300_000
+
 // kindsUnder returns kinds with their tool sets fitted to the tool
 // configuration: tools it does not offer (web_search without a provider,
 // web_fetch turned off) are left out, and explore agents get the web
@@ -53,7 +58,7 @@ func (x agentExtractor) Extract(ctx context.Context, req tools.ExtractRequest) (
 	model := a.rt.router.Choose(llm.Choice{Kind: ExtractKind, Role: llm.AliasCheap})
 	// Leave room for the instruction and the answer; about three
 	// characters a token keeps a page of code or markup inside.
-	maxChars := max(a.rt.window(model)-extractMaxTokens-2000, 2000) * 3
+	maxChars := min(max(a.rt.window(model)-extractMaxTokens-2000, 2000)*3, extractMaxChars)
 	system, user, cut := req.Messages(maxChars)
 	resp, err := a.rt.client.Complete(ctx, llm.Request{Model: model, MaxTokens: extractMaxTokens,
 		Messages: []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}},

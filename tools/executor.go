@@ -216,6 +216,9 @@ func (e *Executor) execute(ctx context.Context, p *pending) Result {
 		e.Log.Error().Err(err).Str("tool", p.spec.Name).Msg("tool failed")
 		res = Errorf("tool %s failed: %v", p.spec.Name, err)
 	}
+	if !p.spec.ReadOnly {
+		s.Web.dropPrivate() // a local server may serve what was just changed
+	}
 	if !p.spec.ReadOnly && s.Cache != nil {
 		switch {
 		case p.spec.Parallel == Sequential:

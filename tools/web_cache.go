@@ -7,9 +7,11 @@ import (
 
 // WebCache keeps fetched pages and the extracts made from them for a
 // fixed time (not rounds: a page's freshness has nothing to do with an
-// agent's progress, and no tool call of ours can change it). It is safe
-// for the agents of a run to share, and bounded in entries and bytes; the
-// oldest entries go first.
+// agent's progress). Pages from private addresses (allowed by the
+// configuration: a local server, perhaps the one the agents are working
+// on) are also dropped by any change a tool makes. It is safe for the
+// agents of a run to share, and bounded in entries and bytes; the oldest
+// entries go first.
 type WebCache struct {
 	mu      sync.Mutex
 	ttl     time.Duration
@@ -23,6 +25,7 @@ type webEntry struct {
 	size    int
 	expires time.Time
 	stored  time.Time
+	private bool
 }
 
 // Bounds of a WebCache.
@@ -59,8 +62,9 @@ func (c *WebCache) get(key string) (any, bool) {
 }
 
 // put stores val (of about size bytes) under key, making room by
-// dropping expired entries, then the oldest.
-func (c *WebCache) put(key string, val any, size int) {
+// dropping expired entries, then the oldest; private marks a page from a
+// non-public address.
+func (c *WebCache) put(key string, val any, size int, private bool) {
 	if c == nil || size > webCacheMaxBytes/4 {
 		return
 	}
@@ -88,8 +92,23 @@ func (c *WebCache) put(key string, val any, size int) {
 		}
 		c.drop(oldest, c.entries[oldest])
 	}
-	c.entries[key] = &webEntry{val: val, size: size, expires: now.Add(c.ttl), stored: now}
+	c.entries[key] = &webEntry{val: val, size: size, expires: now.Add(c.ttl), stored: now, private: private}
 	c.bytes += size
+}
+
+// dropPrivate forgets the pages (and extracts) from private addresses:
+// the executor calls it after every call that may have changed something.
+func (c *WebCache) dropPrivate() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, e := range c.entries {
+		if e.private {
+			c.drop(k, e)
+		}
+	}
 }
 
 func (c *WebCache) drop(key string, e *webEntry) {

@@ -11,7 +11,7 @@ func TestWebCacheExpiresAndStaysBounded(t *testing.T) {
 	c := NewWebCache(time.Minute)
 	now := time.Unix(1000, 0)
 	c.now = func() time.Time { return now }
-	c.put("a", 1, 10)
+	c.put("a", 1, 10, false)
 	if v, ok := c.get("a"); !ok || v != 1 {
 		t.Fatalf("fresh entry: %v %v", v, ok)
 	}
@@ -29,7 +29,7 @@ func TestWebCacheExpiresAndStaysBounded(t *testing.T) {
 
 	for i := range webCacheMaxEntries + 10 {
 		now = now.Add(time.Millisecond)
-		c.put(fmt.Sprint(i), i, 1)
+		c.put(fmt.Sprint(i), i, 1, false)
 	}
 	if c.Len() != webCacheMaxEntries {
 		t.Fatalf("%d entries, want the cap %d", c.Len(), webCacheMaxEntries)
@@ -44,7 +44,7 @@ func TestWebCacheExpiresAndStaysBounded(t *testing.T) {
 	big := webCacheMaxBytes / 4
 	for i := range 5 {
 		now = now.Add(time.Millisecond)
-		c.put(fmt.Sprint("big", i), i, big)
+		c.put(fmt.Sprint("big", i), i, big, false)
 	}
 	if c.bytes > webCacheMaxBytes {
 		t.Fatalf("%d bytes held, over the cap %d", c.bytes, webCacheMaxBytes)
@@ -52,12 +52,22 @@ func TestWebCacheExpiresAndStaysBounded(t *testing.T) {
 	if _, ok := c.get("big4"); !ok {
 		t.Error("the newest big entry was evicted")
 	}
-	c.put("huge", 0, big+1)
+	c.put("huge", 0, big+1, false)
 	if _, ok := c.get("huge"); ok {
 		t.Error("an entry over a quarter of the cap was kept")
 	}
+	c.put("local", 1, 1, true)
+	c.put("public", 2, 1, false)
+	c.dropPrivate()
+	if _, ok := c.get("local"); ok {
+		t.Error("a private page survived dropPrivate")
+	}
+	if _, ok := c.get("public"); !ok {
+		t.Error("dropPrivate dropped a public page")
+	}
 	var nilCache *WebCache
-	nilCache.put("x", 1, 1)
+	nilCache.put("x", 1, 1, false)
+	nilCache.dropPrivate()
 	if _, ok := nilCache.get("x"); ok {
 		t.Error("a nil cache holds entries")
 	}

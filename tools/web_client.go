@@ -29,6 +29,7 @@ type fetched struct {
 	body        []byte
 	cut         bool  // the body went on past the cap
 	declared    int64 // Content-Length, -1 when unknown
+	private     bool  // a non-public address answered (allowed by the configuration)
 }
 
 // maxURLLength bounds the URLs web_fetch accepts.
@@ -80,7 +81,7 @@ var errTooManyRedirects = errors.New("too many redirects")
 // follows at most c's redirects (to http and https only), uses no proxy
 // (a proxy would dial for us, past the address check) and keeps no
 // connection after the fetch.
-func newFetchClient(c WebConfig) *http.Client {
+func newFetchClient(c WebConfig) (*http.Client, *guardedDialer) {
 	d := &guardedDialer{guard: newAddrGuard(c), resolver: net.DefaultResolver, timeout: 10 * time.Second}
 	tr := &http.Transport{
 		Proxy:                  nil,
@@ -109,7 +110,7 @@ func newFetchClient(c WebConfig) *http.Client {
 				return fmt.Errorf("a redirect to %s leaves http and https; not followed", req.URL.Redacted())
 			}
 			return nil
-		}}
+		}}, d
 }
 
 // fetchURL GETs u and reads at most maxBytes of the body.
@@ -121,7 +122,7 @@ func fetchURL(ctx context.Context, c WebConfig, u *url.URL) (*fetched, error) {
 	req.Header.Set("User-Agent", webUserAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/markdown,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.5")
 	var redirects []string
-	client := newFetchClient(c)
+	client, dialer := newFetchClient(c)
 	check := client.CheckRedirect
 	client.CheckRedirect = func(r *http.Request, via []*http.Request) error {
 		if err := check(r, via); err != nil {
@@ -137,7 +138,7 @@ func fetchURL(ctx context.Context, c WebConfig, u *url.URL) (*fetched, error) {
 	defer resp.Body.Close()
 	f := &fetched{url: resp.Request.URL.String(), redirects: redirects, status: resp.StatusCode,
 		statusText: http.StatusText(resp.StatusCode), contentType: resp.Header.Get("Content-Type"),
-		declared: resp.ContentLength}
+		declared: resp.ContentLength, private: dialer.private.Load()}
 	limit := c.maxBytes()
 	f.body, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {

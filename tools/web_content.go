@@ -27,6 +27,7 @@ type webPage struct {
 	Converted   bool   // Text is Markdown converted from HTML
 	MaxBytes    int64
 	StatusError bool // the server answered 4xx or 5xx
+	Private     bool // served from a non-public address (a local server may change under us)
 }
 
 // contentKind is how web_fetch treats a media type.
@@ -102,7 +103,7 @@ func readPage(ctx context.Context, f *fetched, maxBytes int64) (*webPage, error)
 	mt = strings.ToLower(mt)
 	mt, kind := classify(mt, f.body)
 	p := &webPage{URL: f.url, Redirects: f.redirects, Status: f.status, MediaType: mt, Bytes: len(f.body),
-		Cut: f.cut, Declared: f.declared, MaxBytes: maxBytes, StatusError: f.status >= 400}
+		Cut: f.cut, Declared: f.declared, MaxBytes: maxBytes, StatusError: f.status >= 400, Private: f.private}
 	switch kind {
 	case contentBinary:
 		size := humanBytes(int64(len(f.body)))

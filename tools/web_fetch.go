@@ -81,8 +81,11 @@ func loadPage(ctx context.Context, s *Session, u *url.URL) (*webPage, bool, erro
 	if err != nil {
 		return nil, false, err
 	}
+	// Error pages are not kept. Pages from private addresses are, until
+	// the next change an agent makes (WebCache.dropPrivate): a local
+	// server may be the program the agents are changing.
 	if !page.StatusError {
-		s.Web.put(key, page, len(page.Text)+256)
+		s.Web.put(key, page, len(page.Text)+256, page.Private)
 	}
 	return page, false, nil
 }
@@ -106,7 +109,7 @@ func extract(ctx context.Context, s *Session, page *webPage, prompt string) (Res
 	case strings.TrimSpace(ex.Text) == "":
 		return Errorf("web_fetch %s: the model gave an empty answer to the prompt; call web_fetch without a prompt to read the page itself", page.URL), nil
 	}
-	s.Web.put(key, ex, len(ex.Text)+len(key))
+	s.Web.put(key, ex, len(ex.Text)+len(key), page.Private)
 	return extractResult(page, prompt, ex).WithMeta(MetaExtraction, ex), nil
 }
 

@@ -398,6 +398,19 @@ func TestWebFetchCachesPagesForTheirTTL(t *testing.T) {
 	if third.Cached || !strings.Contains(third.Text, "version 2") {
 		t.Fatalf("after the TTL: %+v", third)
 	}
+	// The server is on a private address (a local server the agent may be
+	// changing): any change a tool makes forgets its pages.
+	if r := fetchThrough(t, s, map[string]string{"url": srv.URL + "/p"}); !r.Cached {
+		t.Fatalf("fourth fetch not cached: %+v", r)
+	}
+	ex := &Executor{Tools: NewRegistry(WriteFile()), Session: s}
+	if r := ex.Run(t.Context(), []messages.ToolCall{{ID: "w", Name: NameWriteFile, Args: json.RawMessage(`{"path":"new.txt","content":"x"}`)}})[0]; r.IsError {
+		t.Fatal(r.Text)
+	}
+	fifth := fetchThrough(t, s, map[string]string{"url": srv.URL + "/p"})
+	if fifth.Cached || !strings.Contains(fifth.Text, "version 3") {
+		t.Fatalf("after a change in the workspace: %+v", fifth)
+	}
 }
 
 func TestWebFetchPromptWithoutAModel(t *testing.T) {

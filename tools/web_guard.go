@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -170,6 +171,9 @@ type guardedDialer struct {
 	guard    addrGuard
 	resolver *net.Resolver
 	timeout  time.Duration
+	// private is set once a connection reached a non-public address
+	// (which the configuration allowed).
+	private atomic.Bool
 }
 
 func (d *guardedDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
@@ -203,6 +207,9 @@ func (d *guardedDialer) DialContext(ctx context.Context, network, address string
 		}}
 		conn, err := dialer.DialContext(ctx, network, net.JoinHostPort(a.Unmap().String(), port))
 		if err == nil {
+			if nonPublic(a) != "" {
+				d.private.Store(true)
+			}
 			return conn, nil
 		}
 		if firstErr == nil || isBlocked(firstErr) {

@@ -43,7 +43,7 @@ func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actor
 		StreamDeltas: cfg.Events.Deltas,
 		Workspace:    workspace, Client: client, Kinds: kinds, Settings: cfg.Agent, Log: log,
 		Models: actors.Models{Default: m.Default, Cheap: m.Cheap, Router: route, Window: m.Window, Cost: pricing.Cost},
-		Tools: ToolsConfig(cfg.Tools),
+		Tools:  ToolsConfig(cfg.Tools),
 		Budget: budget.Limits{Tokens: b.Tokens, USD: b.USD, ToolCalls: b.ToolCalls, WallTime: b.WallTime,
 			MaxConcurrent: b.MaxConcurrent, PerKind: b.PerKind, AcquireTimeout: b.AcquireTimeout},
 	}, nil
