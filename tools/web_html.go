@@ -25,7 +25,7 @@ func htmlToMarkdown(ctx context.Context, page []byte, pageURL string) (title, md
 	if err != nil {
 		return "", "", fmt.Errorf("parse HTML: %w", err)
 	}
-	title = collapseSpace(textOf(findFirst(doc, atom.Title)))
+	title = collapseSpace(tidyText(strings.ToValidUTF8(textOf(findFirst(doc, atom.Title)), "\uFFFD")))
 	prune(doc)
 	root := mainContent(doc)
 	conv := converter.NewConverter(converter.WithPlugins(
