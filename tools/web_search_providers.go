@@ -231,7 +231,7 @@ func runSearch(ctx context.Context, c SearchConfig, p searchProvider, query stri
 	for i := range res {
 		res[i].Title = collapseSpace(stripTags(res[i].Title))
 		res[i].Snippet = collapseSpace(stripTags(res[i].Snippet))
-		res[i].URL = strings.TrimSpace(res[i].URL)
+		res[i].URL = strings.TrimSpace(tidyText(res[i].URL))
 	}
 	return res, nil
 }
