@@ -65,11 +65,11 @@ type Executor struct {
 }
 
 type pending struct {
-	call    messages.ToolCall
-	tool    Tool
-	spec    Spec
-	scopes  []string // workspace-relative
-	abs     []string // the same paths, absolute
+	call     messages.ToolCall
+	tool     Tool
+	spec     Spec
+	scopes   []string // workspace-relative
+	abs      []string // the same paths, absolute
 	refused  *Result
 	done     chan struct{}
 	deps     []chan struct{}
