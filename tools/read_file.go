@@ -42,10 +42,15 @@ type ReadSpan struct {
 
 // ReadFileParams are read_file's arguments.
 type ReadFileParams struct {
-	Path   string     `json:"path" jsonschema:"file path, relative to the workspace root"`
-	Offset int        `json:"offset,omitempty" jsonschema:"first line to read, 1-based (default 1)"`
-	Limit  int        `json:"limit,omitempty" jsonschema:"maximum number of lines to show (default 2000)"`
-	Spans  []ReadSpan `json:"spans,omitempty" jsonschema:"several line ranges to read in one call, instead of offset; overlapping or adjacent ranges are merged"`
+	Path      string     `json:"path" jsonschema:"file path, relative to the workspace root"`
+	Offset    int        `json:"offset,omitempty" jsonschema:"first line to read, 1-based (default 1)"`
+	Limit     int        `json:"limit,omitempty" jsonschema:"maximum number of lines to show (default 2000)"`
+	StartLine int        `json:"start_line,omitempty" jsonschema:"another name for offset"`
+	EndLine   int        `json:"end_line,omitempty" jsonschema:"last line to read, inclusive (instead of limit)"`
+	Ranges    [][]int    `json:"ranges,omitempty" jsonschema:"several line ranges [start, end] to read in one call, e.g. [[10,40],[200,230]]; overlapping or adjacent ranges are merged"`
+	Spans     []ReadSpan `json:"spans,omitempty" jsonschema:"the same as ranges, as objects {start, end}"`
+
+	spansField string // the argument the spans came from (ranges or spans), for errors
 }
 
 // TouchedPaths names the file read.
@@ -55,7 +60,7 @@ func (p ReadFileParams) TouchedPaths() []string { return []string{p.Path} }
 func ReadFile() Tool {
 	return New(Spec{Name: NameReadFile, Kinds: readKinds, Truncation: Head(100 * 1024), Description: readFileDoc, ReadOnly: true, Cacheable: true,
 		Parallel: ParallelSafe, Tier: TierAlways}, runReadFile,
-		Minimum("offset", 1), Minimum("limit", 1), readSpansSchema)
+		Minimum("offset", 1), Minimum("limit", 1), Minimum("start_line", 1), Minimum("end_line", 1), readSpansSchema, readRangesSchema)
 }
 
 // readSpansSchema makes spans a plain array (the generator emits
@@ -80,6 +85,9 @@ func readSpansSchema(s *jsonschema.Schema) {
 func runReadFile(ctx context.Context, s *Session, p ReadFileParams) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
+	}
+	if res, ok := p.normalize(); !ok {
+		return res, nil
 	}
 	if IsArtifact(p.Path) {
 		local, err := s.localArtifact(ctx, p.Path)
@@ -166,7 +174,7 @@ func readRanges(p ReadFileParams) ([]ReadSpan, Result, bool) {
 	spans := append([]ReadSpan(nil), p.Spans...)
 	for i, sp := range spans {
 		if sp.Start < 1 || sp.End < sp.Start {
-			return nil, Errorf("spans[%d]: start must be at least 1 and end at least start, got start=%d end=%d", i, sp.Start, sp.End), false
+			return nil, Errorf("%s[%d]: start must be at least 1 and end at least start, got start=%d end=%d", p.spansName(), i, sp.Start, sp.End), false
 		}
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].Start < spans[j].Start })
@@ -309,8 +317,8 @@ func (w *readWindow) result(p ReadFileParams, display string) Result {
 	}
 	for i, sp := range p.Spans {
 		if sp.Start > w.total {
-			return Errorf("spans[%d] starts at line %d, past the end of %s, which has %d lines",
-				i, sp.Start, display, w.total)
+			return Errorf("%s[%d] starts at line %d, past the end of %s, which has %d lines",
+				p.spansName(), i, sp.Start, display, w.total)
 		}
 	}
 	if w.next == 0 && len(p.Spans) == 0 && w.lastShow < w.total {
