@@ -7,6 +7,7 @@ import (
 // normalize reduces read_file's ways of choosing lines to offset/limit or
 // spans: start_line is offset, end_line sets limit, ranges become spans. A
 // contradiction is an error result naming the fields; ok is false then.
+// (The bounds of each range are checked by readRanges.)
 func (p *ReadFileParams) normalize() (Result, bool) {
 	if p.StartLine != 0 {
 		if p.Offset != 0 && p.Offset != p.StartLine {
@@ -15,25 +16,18 @@ func (p *ReadFileParams) normalize() (Result, bool) {
 		p.Offset = p.StartLine
 	}
 	if len(p.Ranges) > 0 {
-		switch {
-		case len(p.Spans) > 0:
-			return Errorf("give ranges or spans, not both: spans are ranges written as objects"), false
-		case p.Offset != 0 || p.EndLine != 0:
+		if p.Offset != 0 || p.EndLine != 0 {
 			return Errorf("ranges already say which lines to read: give them without offset, start_line or end_line"), false
 		}
 		for i, r := range p.Ranges {
 			if len(r) != 2 {
 				return Errorf("ranges[%d]: want [start, end], two line numbers, got %d", i, len(r)), false
 			}
-			p.Spans = append(p.Spans, ReadSpan{Start: r[0], End: r[1]})
+			p.spans = append(p.spans, readSpan{Start: r[0], End: r[1]})
 		}
-		p.spansField = "ranges"
 		return Result{}, true
 	}
 	if p.EndLine != 0 {
-		if len(p.Spans) > 0 {
-			return Errorf("spans already say which lines to read: give them without end_line"), false
-		}
 		start := max(p.Offset, 1)
 		if p.EndLine < start {
 			return Errorf("end_line %d is before the first line to read, %d: end_line is the last line to show, inclusive", p.EndLine, start), false
@@ -45,14 +39,6 @@ func (p *ReadFileParams) normalize() (Result, bool) {
 		p.Limit = n
 	}
 	return Result{}, true
-}
-
-// spansName is the argument the spans came from, as errors name it.
-func (p *ReadFileParams) spansName() string {
-	if p.spansField != "" {
-		return p.spansField
-	}
-	return "spans"
 }
 
 // readRangesSchema makes ranges a plain array of [start, end] pairs of

@@ -18,8 +18,8 @@ func TestReadFileAliasesMatchTheirOriginals(t *testing.T) {
 		{`{"path":"f.txt","start_line":7,"end_line":9}`, `{"path":"f.txt","offset":7,"limit":3}`},
 		{`{"path":"f.txt","offset":7,"end_line":9,"limit":3}`, `{"path":"f.txt","offset":7,"limit":3}`},
 		{`{"path":"f.txt","end_line":2500}`, `{"path":"f.txt","limit":2500}`},
-		{`{"path":"f.txt","ranges":[[10,40],[200,230],[35,50]]}`, `{"path":"f.txt","spans":[{"start":10,"end":40},{"start":200,"end":230},{"start":35,"end":50}]}`},
-		{`{"path":"f.txt","ranges":[[1,3000]],"limit":10}`, `{"path":"f.txt","spans":[{"start":1,"end":3000}],"limit":10}`},
+		{`{"path":"f.txt","ranges":[[1,3000]],"limit":10}`, `{"path":"f.txt","limit":10}`},
+		{`{"path":"f.txt","ranges":[[10,40],[41,50],[30,45]]}`, `{"path":"f.txt","ranges":[[10,50]]}`},
 	} {
 		got, want := callFileTool(t, s, tool, c.alias), callFileTool(t, s, tool, c.original)
 		if got.IsError || got.Text != want.Text {
