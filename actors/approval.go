@@ -115,7 +115,7 @@ func (t *TerminalApprover) Approve(ctx context.Context, req ApprovalRequest) (bo
 	if len(args) > 400 {
 		args = args[:400] + "…"
 	}
-	fmt.Fprintf(t.Out, "\n%s agent %s wants to run %s %s\nAllow? [y/N] ", req.Kind, req.Agent, req.Tool, args)
+	fmt.Fprintf(t.Out, "\n%s agent %s wants to run %s %s\n%sAllow? [y/N] ", req.Kind, req.Agent, req.Tool, args, DiffBlock(req))
 	select {
 	case line, ok := <-t.lines:
 		if !ok {
@@ -126,6 +126,38 @@ func (t *TerminalApprover) Approve(ctx context.Context, req ApprovalRequest) (bo
 		fmt.Fprintln(t.Out, "(no answer)")
 		return false, ctx.Err()
 	}
+}
+
+// DiffBlock is what an approval prompt shows, before it asks, of the
+// change a file tool's call would make: the diff, indented, with control
+// characters written as escapes so file content cannot drive the
+// terminal, or why there is none; "" for other tools.
+func DiffBlock(req ApprovalRequest) string {
+	if req.Diff == "" {
+		if req.NoDiff != "" {
+			return "No diff to show: " + strings.Map(func(r rune) rune {
+				if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
+					return ' '
+				}
+				return r
+			}, req.NoDiff) + "\n"
+		}
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("The change it would make:\n")
+	for _, l := range strings.Split(strings.TrimSuffix(req.Diff, "\n"), "\n") {
+		b.WriteString("    ")
+		for _, r := range strings.TrimSuffix(l, "\r") {
+			if r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0) {
+				fmt.Fprintf(&b, "\\x%02x", r)
+				continue
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // startReading starts the goroutine that reads lines from In (once).

@@ -88,6 +88,8 @@ type (
 		budgetLent   int64 // tokens of this agent's lease held by live children
 		chargedCalls int64 // earlier tool calls charged with this usage
 		model        string
+		// The prompt as sent and its tool results, in estimated tokens.
+		contextTokens, toolResultTokens int
 	}
 	toolsDone struct {
 		calls       []messages.ToolCall

@@ -109,6 +109,7 @@ func (a *agent) modelStep(conv *convo.Conversation, req llm.Request, toolCalls i
 	done.maintenance, done.maintErr = conv.Fit(a.ctx, convo.Summarizer{Client: a.rt.client,
 		Model: req.Model, Run: a.rt.run, Agent: a.spec.id + "-summary", Kind: SummarizerKind})
 	req.Messages = conv.Messages()
+	done.contextTokens, done.toolResultTokens = conv.Estimate(), conv.ToolResultTokens()
 	var onDelta func(llm.Delta)
 	var dc *deltaCoalescer
 	if a.rt.deltas {
@@ -168,6 +169,7 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 	a.ev.emit(messages.EvtLLMResponse, messages.LLMResponse{Round: a.round, Model: resp.Model,
 		TokensIn: resp.Usage.PromptTokens, TokensOut: resp.Usage.CompletionTokens, TokensCached: resp.Usage.CachedTokens,
 		CostUSD: resp.Cost, CostKnown: resp.Priced, FinishReason: resp.FinishReason, ToolCalls: names,
+		ContextTokens: m.contextTokens, ToolResultTokens: m.toolResultTokens,
 		TextChars: len(msg.Content), Attempts: resp.Attempts, DurationMS: resp.Duration.Milliseconds(),
 		TotalTokens: a.usage.Total(), TotalCostUSD: a.cost})
 	if msg.Content != "" {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"github.com/google/uuid"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/internal/text"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
 )
@@ -31,21 +33,27 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 	done := &toolsDone{calls: calls, results: make([]tools.Result, len(calls))}
 	var run []messages.ToolCall
 	var idx []int
+	approved := map[string]string{} // call ID → the fingerprint of the change approved
 	fanout := a.screenFanout(&st, calls)
 	for i, call := range calls {
 		if r, refused := fanout[i]; refused {
 			done.results[i] = r
 			continue
 		}
-		if r, refused := a.screen(&st, call); refused {
+		r, refused, fp := a.screen(&st, call)
+		if refused {
 			done.results[i] = r
 			continue
+		}
+		if fp != "" {
+			approved[call.ID] = fp
 		}
 		run = append(run, call)
 		idx = append(idx, i)
 	}
 	if len(run) > 0 {
 		ex := a.executor(st, reg)
+		ex.Approved = approved
 		for j, r := range ex.Run(a.ctx, run) {
 			done.results[idx[j]] = r
 			if t, ok := reg.Get(run[j].Name); ok && !r.IsError && !t.Spec().ReadOnly && t.Spec().Parallel == tools.PerPath {
@@ -105,8 +113,11 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 
 // screen refuses a call before it runs: a doom loop, or a mutating tool the
 // approval policy denies. It runs on the tool-step goroutine, one call at a
-// time in call order, on the step's own copy of the doom-loop state.
-func (a *agent) screen(st *stepState, call messages.ToolCall) (tools.Result, bool) {
+// time in call order, on the step's own copy of the doom-loop state. An
+// approval of a file tool's call is asked with the diff the call would
+// make; approved, its fingerprint comes back, and the call may write only
+// that change.
+func (a *agent) screen(st *stepState, call messages.ToolCall) (res tools.Result, refused bool, approvedChange string) {
 	sig := tools.CacheKey(call.Name, call.Args) // the tool and its normalized arguments
 	if sig == st.doom.lastCall {
 		st.doom.repeats++
@@ -116,29 +127,43 @@ func (a *agent) screen(st *stepState, call messages.ToolCall) (tools.Result, boo
 	if n := a.rt.settings.DoomLimit(); st.doom.repeats >= n {
 		a.ev.emit(messages.EvtDoomLoop, messages.DoomLoop{Round: st.round, Tool: call.Name,
 			Args: orEmpty(call.Args), Repeats: st.doom.repeats})
-		return tools.Errorf("doom loop: you have called %s with the same arguments %d times in a row, and the result will not change. Do something different: change the arguments, use another tool, or finish with what you have.", call.Name, st.doom.repeats), true
+		return tools.Errorf("doom loop: you have called %s with the same arguments %d times in a row, and the result will not change. Do something different: change the arguments, use another tool, or finish with what you have.", call.Name, st.doom.repeats), true, ""
 	}
 	policy, mutating := a.approvalPolicy(call)
 	if !mutating {
-		return tools.Result{}, false
+		return tools.Result{}, false, ""
 	}
 	switch policy {
 	case PolicyDeny:
 		a.ev.emit(messages.EvtApprovalDecided, messages.ApprovalDecided{Tool: call.Name, By: "policy"})
-		return tools.Errorf("tool %s is denied by this run's approval policy; do without it or finish and say what is needed", call.Name), true
+		return tools.Errorf("tool %s is denied by this run's approval policy; do without it or finish and say what is needed", call.Name), true, ""
 	case PolicyAsk:
 		req := ApprovalRequest{V: messages.ProtocolVersion, ID: uuid.NewString(), Run: a.rt.run, Agent: a.spec.id,
 			Kind: a.spec.kind.Name, Tool: call.Name, Args: call.Args, Question: fmt.Sprintf("allow %s?", call.Name)}
-		a.ev.emit(messages.EvtApprovalRequested, messages.ApprovalRequested{Tool: call.Name, Args: orEmpty(call.Args)})
+		preview := a.preview(call)
+		req.Diff, req.NoDiff = preview.Text, text.Clip(strings.Join(strings.Fields(preview.Err), " "), 300)
+		a.ev.emit(messages.EvtApprovalRequested, messages.ApprovalRequested{Tool: call.Name, Args: orEmpty(call.Args), Diff: preview.Text})
 		start := time.Now()
 		ok, by := a.rt.approve(a.ctx, req)
 		a.ev.emit(messages.EvtApprovalDecided, messages.ApprovalDecided{Tool: call.Name, Approved: ok, By: by,
 			WaitedMS: time.Since(start).Milliseconds()})
 		if !ok {
-			return tools.Errorf("the user did not approve this %s call (%s); do not retry it unchanged", call.Name, by), true
+			return tools.Errorf("the user did not approve this %s call (%s); do not retry it unchanged", call.Name, by), true, ""
 		}
+		return tools.Result{}, false, preview.Fingerprint
 	}
-	return tools.Result{}, false
+	return tools.Result{}, false, ""
+}
+
+// preview is the change a file tool's call would make (empty for other
+// tools).
+func (a *agent) preview(call messages.ToolCall) tools.Preview {
+	t, ok := a.rt.known.Get(call.Name)
+	if !ok {
+		return tools.Preview{}
+	}
+	p, _ := tools.PreviewCall(a.ctx, a.session, t, call.Args)
+	return p
 }
 
 // approvalPolicy is the approval policy of a call and whether it can
@@ -202,13 +227,14 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 			OnStart: func(ci tools.CallInfo) {
 				root.Send(a.self, &toolActivity{name: ci.Name, started: true})
 				a.ev.emit(messages.EvtToolStarted, messages.ToolStarted{Round: st.round, CallID: ci.ID,
-					Tool: ci.Name, Args: orEmpty(ci.Args)})
+					Tool: ci.Name, Args: orEmpty(ci.Args), Parallel: ci.Parallel})
 			},
 			OnFinish: func(ci tools.CallInfo, r tools.Result) {
 				root.Send(a.self, &toolActivity{name: ci.Name})
 				data := messages.ToolFinished{Round: st.round, CallID: ci.ID, Tool: ci.Name,
 					DurationMS: float64(ci.Duration.Microseconds()) / 1000, OutputBytes: ci.OutputBytes,
-					Cached: ci.Cached, Truncated: ci.Truncated, IsError: ci.IsError, Metadata: r.Metadata}
+					Cached: ci.Cached, Cacheable: ci.Cacheable, Truncated: ci.Truncated, IsError: ci.IsError}
+				data.Diff, data.Metadata = splitDiff(r.Metadata)
 				if a.session.Cache != nil {
 					data.CacheHits = int64(a.session.Cache.AgentStats(a.spec.id).Hits)
 				}
@@ -308,4 +334,20 @@ func planAccepted(calls []messages.ToolCall, results []tools.Result) bool {
 		}
 	}
 	return false
+}
+
+// splitDiff takes a file tool's diff out of its metadata, for the event's
+// own diff field: the event carries it once.
+func splitDiff(meta map[string]any) (string, map[string]any) {
+	diff, ok := meta["diff"].(string)
+	if !ok {
+		return "", meta
+	}
+	rest := make(map[string]any, len(meta)-1)
+	for k, v := range meta {
+		if k != "diff" {
+			rest[k] = v
+		}
+	}
+	return diff, rest
 }

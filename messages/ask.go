@@ -18,6 +18,13 @@ type AskRequest struct {
 	Kind  string          `json:"kind"`
 	Tool  string          `json:"tool"`
 	Args  json.RawMessage `json:"args,omitempty"`
+	// Diff is, for write_file, edit_file and apply_patch, the change the
+	// call would make as a unified diff (cut at 8 KiB), to show before
+	// asking.
+	Diff string `json:"diff,omitempty"`
+	// NoDiff is, for those tools, why there is no diff: the call would
+	// fail so (an unread file, no match).
+	NoDiff string `json:"no_diff,omitempty"`
 	// Question is the question in words.
 	Question string `json:"question"`
 	// Choices, when set, are the answers to pick from (ask_user).

@@ -34,4 +34,6 @@ const eventsDocIntro = "# Events\n\n" +
 	"})\n" +
 	"```\n\n" +
 	"Missing nothing: `seq` counts each agent's events from 1 without gaps (per attempt for remote agents, see\n" +
-	"`attempt`), and each stored event has the stream's own sequence number.\n"
+	"`attempt`), and each stored event has the stream's own sequence number.\n\n" +
+	"A run's tool and token metrics (shell calls on file operations, blind writes, cache hits, parallel rounds,\n" +
+	"tokens per kind...) are computed from these events alone: [metrics.md](metrics.md) defines them.\n"

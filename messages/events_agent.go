@@ -36,20 +36,25 @@ type RoundStarted struct {
 
 // LLMResponse is the data of llm.response: one model call's answer.
 type LLMResponse struct {
-	Round        int      `json:"round" doc:"the round"`
-	Model        string   `json:"model" doc:"the model that answered"`
-	TokensIn     int      `json:"tokens_in" doc:"prompt tokens of this call"`
-	TokensOut    int      `json:"tokens_out" doc:"completion tokens of this call"`
-	TokensCached int      `json:"tokens_cached,omitempty" doc:"prompt tokens served from the provider's cache"`
-	CostUSD      float64  `json:"cost_usd" doc:"dollars of this call (0 when the model is not priced: see cost_known)"`
-	CostKnown    bool     `json:"cost_known" doc:"the model has a price, so cost_usd means something"`
-	FinishReason string   `json:"finish_reason" doc:"stop, tool_calls, length, ..."`
-	ToolCalls    []string `json:"tool_calls,omitempty" doc:"names of the tools the model called, in order"`
-	TextChars    int      `json:"text_chars" doc:"characters of text in the answer"`
-	Attempts     int      `json:"attempts" doc:"attempts the call took (retries included)"`
-	DurationMS   int64    `json:"duration_ms" doc:"wall time of the call in milliseconds"`
-	TotalTokens  int      `json:"total_tokens" doc:"the agent's tokens so far (in + out)"`
-	TotalCostUSD float64  `json:"total_cost_usd" doc:"the agent's dollars so far"`
+	Round        int     `json:"round" doc:"the round"`
+	Model        string  `json:"model" doc:"the model that answered"`
+	TokensIn     int     `json:"tokens_in" doc:"prompt tokens of this call"`
+	TokensOut    int     `json:"tokens_out" doc:"completion tokens of this call"`
+	TokensCached int     `json:"tokens_cached,omitempty" doc:"prompt tokens served from the provider's cache"`
+	CostUSD      float64 `json:"cost_usd" doc:"dollars of this call (0 when the model is not priced: see cost_known)"`
+	CostKnown    bool    `json:"cost_known" doc:"the model has a price, so cost_usd means something"`
+	FinishReason string  `json:"finish_reason" doc:"stop, tool_calls, length, ..."`
+	// ContextTokens and ToolResultTokens are estimated with the same
+	// characters-per-token ratio, so their quotient is the share of the
+	// prompt that tool results take.
+	ContextTokens    int      `json:"context_tokens,omitempty" doc:"estimated tokens of the prompt as sent (after eviction and compaction)"`
+	ToolResultTokens int      `json:"tool_result_tokens,omitempty" doc:"estimated tokens of the tool results in that prompt"`
+	ToolCalls        []string `json:"tool_calls,omitempty" doc:"names of the tools the model called, in order"`
+	TextChars        int      `json:"text_chars" doc:"characters of text in the answer"`
+	Attempts         int      `json:"attempts" doc:"attempts the call took (retries included)"`
+	DurationMS       int64    `json:"duration_ms" doc:"wall time of the call in milliseconds"`
+	TotalTokens      int      `json:"total_tokens" doc:"the agent's tokens so far (in + out)"`
+	TotalCostUSD     float64  `json:"total_cost_usd" doc:"the agent's dollars so far"`
 }
 
 // LLMDelta is the data of llm.delta: streamed text and reasoning of a
@@ -64,10 +69,11 @@ type LLMDelta struct {
 
 // ToolStarted is the data of tool.started.
 type ToolStarted struct {
-	Round  int             `json:"round" doc:"the round"`
-	CallID string          `json:"call_id" doc:"the model's ID of the call"`
-	Tool   string          `json:"tool" doc:"the tool's name"`
-	Args   json.RawMessage `json:"args" doc:"the call's arguments as the model wrote them"`
+	Round    int             `json:"round" doc:"the round"`
+	CallID   string          `json:"call_id" doc:"the model's ID of the call"`
+	Tool     string          `json:"tool" doc:"the tool's name"`
+	Args     json.RawMessage `json:"args" doc:"the call's arguments as the model wrote them"`
+	Parallel bool            `json:"parallel,omitempty" doc:"the executor let it run at the same time as another call of its turn (neither waits for the other)"`
 }
 
 // ToolFinished is the data of tool.finished.
@@ -78,10 +84,12 @@ type ToolFinished struct {
 	DurationMS  float64        `json:"duration_ms" doc:"how long the call ran, in milliseconds"`
 	OutputBytes int            `json:"output_bytes" doc:"bytes of the result the model sees"`
 	Cached      bool           `json:"cached,omitempty" doc:"served from the run's result cache"`
+	Cacheable   bool           `json:"cacheable,omitempty" doc:"the result could have come from the cache (a read-only tool whose results are cached)"`
 	Truncated   bool           `json:"truncated,omitempty" doc:"the output was cut (and spilled to a file)"`
 	IsError     bool           `json:"is_error,omitempty" doc:"the result is an error the model reads"`
 	CacheHits   int64          `json:"cache_hits,omitempty" doc:"the agent's cache hits so far"`
-	Metadata    map[string]any `json:"metadata,omitempty" doc:"structured details the tool reports (paths, counts, a plan, a diff)"`
+	Diff        string         `json:"diff,omitempty" doc:"write_file, edit_file, apply_patch: what the call changed, as a unified diff (cut at 8 KiB; metadata says diff_cut, lines_added, lines_removed)"`
+	Metadata    map[string]any `json:"metadata,omitempty" doc:"structured details the tool reports (paths, counts, a plan; blind: true for a write to a file not read as it is)"`
 }
 
 // CheckpointSaved is the data of checkpoint.saved.
@@ -149,7 +157,7 @@ type SpawnPlan struct {
 type ApprovalRequested struct {
 	Tool string          `json:"tool" doc:"the tool (or spawn.plan for a fan-out)"`
 	Args json.RawMessage `json:"args" doc:"its arguments"`
-	Diff string          `json:"diff,omitempty" doc:"for file edits: the change as a unified diff"`
+	Diff string          `json:"diff,omitempty" doc:"write_file, edit_file, apply_patch: the change the call would make, as a unified diff (cut at 8 KiB)"`
 }
 
 // ApprovalDecided is the data of approval.decided.

@@ -46,6 +46,7 @@ func ApplyPatch() Tool {
 		Parallel:    PerPath,
 		Tier:        TierAlways,
 		Truncation:  HeadLines(200),
+		Diff:        true,
 	}, runApplyPatch)
 }
 
@@ -62,46 +63,29 @@ func runApplyPatch(ctx context.Context, s *Session, p ApplyPatchParams) (Result,
 	}
 	pl := newPatchPlan(s)
 	var summary []string
-	added, removed := 0, 0
 	for _, op := range doc.ops {
 		line, err := pl.apply(op)
 		if err != nil {
-			return Errorf("apply_patch: nothing was written: %v", err), nil
+			return refusal(fmt.Errorf("apply_patch: nothing was written: %w", err)), nil
 		}
 		summary = append(summary, line)
-		a, r := op.lineCounts()
-		added += a
-		removed += r
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	if res, ok := gateWrite(ctx, pl.changes()...); !ok {
+		return res, nil
+	}
 	if err := pl.commit(); err != nil {
 		return Errorf("apply_patch: %v", err), nil
 	}
-	return Text(strings.Join(summary, "\n")).
-		WithMeta("files", summary).
-		WithMeta("lines_added", added).
-		WithMeta("lines_removed", removed), nil
-}
-
-// lineCounts is how many lines an operation adds and removes, for
-// metadata (a deleted file's lines are not known here and count as 0).
-func (op fileOp) lineCounts() (added, removed int) {
-	if op.kind == opAdd {
-		return len(op.lines), 0
+	res := Text(strings.Join(summary, "\n")).WithMeta("files", summary)
+	if pl.blind {
+		// An update needs no prior read (its context lines are checked),
+		// but the agent wrote without having read the file: counted.
+		res = res.WithMeta("blind", true)
 	}
-	for _, h := range op.hunks {
-		for _, l := range h.lines {
-			switch l.op {
-			case '+':
-				added++
-			case '-':
-				removed++
-			}
-		}
-	}
-	return added, removed
+	return res, nil
 }
 
 // fileState is one file as the patch plan sees it: how it was on disk
@@ -113,7 +97,8 @@ type fileState struct {
 	mode         fs.FileMode // permission bits, kept on rewrite
 	exists       bool        // after the operations planned so far
 	content      []byte
-	link         string // a symbolic link's target, for a link being deleted
+	link         string     // a symbolic link's target, for a link being deleted
+	movedFrom    *fileState // the file this one is moved from, with its update
 }
 
 // patchPlan computes every file's new content in memory before anything
@@ -122,6 +107,7 @@ type patchPlan struct {
 	s     *Session
 	files map[string]*fileState
 	order []string // absolute paths in first-touched order
+	blind bool     // an update of an existing file the session had not read as it is
 }
 
 func newPatchPlan(s *Session) *patchPlan {
@@ -223,7 +209,7 @@ func (pl *patchPlan) apply(op fileOp) (string, error) {
 	case opAdd:
 		if st.exists {
 			if err := pl.mustHaveRead(st); err != nil {
-				return "", fmt.Errorf("*** Add File: %s would replace an existing file: %v", st.display, err)
+				return "", fmt.Errorf("*** Add File: %s would replace an existing file: %w", st.display, err)
 			}
 		}
 		st.exists = true
@@ -234,7 +220,7 @@ func (pl *patchPlan) apply(op fileOp) (string, error) {
 			return "", fmt.Errorf("cannot delete %s: no such file", st.display)
 		}
 		if err := pl.mustHaveRead(st); err != nil {
-			return "", fmt.Errorf("cannot delete %s: %v", st.display, err)
+			return "", fmt.Errorf("cannot delete %s: %w", st.display, err)
 		}
 		st.exists, st.content = false, nil
 		return "D " + st.display, nil
@@ -248,6 +234,9 @@ func (pl *patchPlan) update(op fileOp, st *fileState) (string, error) {
 	}
 	if bytes.IndexByte(st.content, 0) >= 0 {
 		return "", fmt.Errorf("*** Update File: %s is a binary file; apply_patch edits text files only", st.display)
+	}
+	if st.existed && !pl.s.Reads.readCurrent(st.abs, st.orig) {
+		pl.blind = true
 	}
 	ft := splitText(string(st.content))
 	lines, err := applyHunks(ft.lines, op.hunks)
@@ -271,10 +260,10 @@ func (pl *patchPlan) update(op fileOp, st *fileState) (string, error) {
 	}
 	if dst.exists {
 		if err := pl.mustHaveRead(dst); err != nil {
-			return "", fmt.Errorf("*** Move to: %s would replace an existing file: %v", dst.display, err)
+			return "", fmt.Errorf("*** Move to: %s would replace an existing file: %w", dst.display, err)
 		}
 	}
-	dst.exists, dst.content, dst.mode = true, content, st.mode
+	dst.exists, dst.content, dst.mode, dst.movedFrom = true, content, st.mode, st
 	st.exists, st.content = false, nil
 	return "R " + st.display + " -> " + dst.display, nil
 }

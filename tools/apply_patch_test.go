@@ -105,8 +105,9 @@ func TestApplyPatchAllOperations(t *testing.T) {
 			t.Errorf("%s still recorded as read after it went away", rel)
 		}
 	}
-	if got := r.Metadata["lines_added"]; got != 7 {
-		t.Errorf("lines_added = %v, want 7 (3 added + 3 in app.go + 1 in name.txt)", got)
+	// app.go and name.txt were updated without a read: allowed, counted.
+	if r.Metadata["blind"] != true {
+		t.Errorf("metadata %v: want blind: true", r.Metadata)
 	}
 }
 

@@ -153,3 +153,37 @@ func writeAtomic(abs string, data []byte, mode fs.FileMode) (err error) {
 	}
 	return os.Rename(tmp, abs)
 }
+
+// changes lists what commit would write, for the diff: a moved file as one
+// change from its old path to its new one, unchanged files left out.
+func (pl *patchPlan) changes() []fileChange {
+	moved := map[*fileState]bool{}
+	for _, abs := range pl.order {
+		if st := pl.files[abs]; st.movedFrom != nil && st.exists {
+			moved[st.movedFrom] = true
+		}
+	}
+	var out []fileChange
+	for _, abs := range pl.order {
+		st := pl.files[abs]
+		switch {
+		case moved[st] && !st.exists:
+			continue // shown with where it went
+		case st.movedFrom != nil && st.exists:
+			src := st.movedFrom
+			for src.movedFrom != nil && !src.existed { // moved twice
+				src = src.movedFrom
+			}
+			out = append(out, fileChange{From: src.display, To: st.display, Old: src.orig, New: st.content})
+		case st.existed && st.exists && bytes.Equal(st.content, st.orig):
+			continue
+		case st.existed && st.exists:
+			out = append(out, fileChange{From: st.display, To: st.display, Old: st.orig, New: st.content})
+		case st.exists:
+			out = append(out, fileChange{To: st.display, New: st.content})
+		case st.existed:
+			out = append(out, fileChange{From: st.display, Old: st.orig})
+		}
+	}
+	return out
+}

@@ -29,6 +29,15 @@
 // and checks every address it dials, redirects and DNS answers included.
 // Its pages are cached for a fixed time (WebCache), not by rounds.
 //
+// The file tools (Spec.Diff) report their changes at one gate after their
+// checks and before they write: the executor puts the unified diff of
+// those changes (cut at 8 KiB) in the result's metadata (diff,
+// lines_added, lines_removed, diff_cut), and PreviewCall runs a call up to
+// that gate, writing nothing, to show the diff before an approval. An
+// approved call (Executor.Approved) writes only the change that was
+// previewed. A write to a file the session has not read as it is carries
+// blind: true in its metadata.
+//
 // The delegation tools reach the agent actor through the Delegator
 // interface declared here, ask_user through Asker, and web_fetch's prompt
 // through Extractor; this package knows nothing of actors or NATS.

@@ -28,7 +28,7 @@ func (p EditFileParams) TouchedPaths() []string { return []string{p.Path} }
 // EditFile returns the edit_file tool.
 func EditFile() Tool {
 	return New(Spec{Name: NameEditFile, Kinds: changeKinds, Truncation: HeadLines(50), Description: editFileDoc, ReadOnly: false, Cacheable: false,
-		Parallel: PerPath, Tier: TierAlways}, runEditFile)
+		Parallel: PerPath, Tier: TierAlways, Diff: true}, runEditFile)
 }
 
 // editMatch is one place where old_string was found: the byte range it
@@ -70,7 +70,7 @@ func runEditFile(ctx context.Context, s *Session, p EditFileParams) (Result, err
 		return Errorf("%s is too large for edit_file (%d bytes, limit %d)", display, fi.Size(), maxTrackedFileBytes), nil
 	}
 	if err := s.Reads.Check(abs, display); err != nil {
-		return Errorf("%v", err), nil
+		return refusal(err), nil
 	}
 	raw, err := os.ReadFile(abs)
 	if err != nil {
@@ -86,7 +86,7 @@ func runEditFile(ctx context.Context, s *Session, p EditFileParams) (Result, err
 		if content != "" {
 			return Errorf("old_string is empty but %s already exists and is not empty; give the text to replace, or use write_file to replace the whole file", display), nil
 		}
-		return writeEdit(ctx, s, abs, display, fi.Mode().Perm(), p.NewString,
+		return writeEdit(ctx, s, abs, display, fi.Mode().Perm(), content, p.NewString,
 			[]editMatch{{start: 0, end: 0, repl: p.NewString}})
 	}
 	oldS, newS := matchLineEndings(content, p.OldString), matchLineEndings(content, p.NewString)
@@ -110,12 +110,15 @@ func runEditFile(ctx context.Context, s *Session, p EditFileParams) (Result, err
 		prev = m.end
 	}
 	b.WriteString(content[prev:])
-	return writeEdit(ctx, s, abs, display, fi.Mode().Perm(), b.String(), matches)
+	return writeEdit(ctx, s, abs, display, fi.Mode().Perm(), content, b.String(), matches)
 }
 
 // createByEdit makes a new file holding text (old_string "" on a missing
 // file).
 func createByEdit(ctx context.Context, s *Session, abs, display, text string) (Result, error) {
+	if res, ok := gateWrite(ctx, fileChange{To: display, New: []byte(text)}); !ok {
+		return res, nil
+	}
 	if res, ok := makeParents(abs, s.Workspace); !ok {
 		return res, nil
 	}
@@ -131,13 +134,16 @@ func createByEdit(ctx context.Context, s *Session, abs, display, text string) (R
 		WithMeta("path", display).WithMeta("lines", n).WithMeta("created", true), nil
 }
 
-// writeEdit writes the edited content and confirms with the line range the
-// new text occupies in it.
-func writeEdit(ctx context.Context, s *Session, abs, display string, perm fs.FileMode, content string, matches []editMatch) (Result, error) {
+// writeEdit writes the edited content (old was the file's) and confirms
+// with the line range the new text occupies in it.
+func writeEdit(ctx context.Context, s *Session, abs, display string, perm fs.FileMode, old, content string, matches []editMatch) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
 	data := []byte(content)
+	if res, ok := gateWrite(ctx, fileChange{From: display, To: display, Old: []byte(old), New: data}); !ok {
+		return res, nil
+	}
 	if err := replaceFileAtomically(abs, data, perm); err != nil {
 		return Errorf("cannot write %s: %v", display, err), nil
 	}

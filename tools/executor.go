@@ -24,8 +24,14 @@ type CallInfo struct {
 	Duration    time.Duration   `json:"duration"`
 	OutputBytes int             `json:"output_bytes"`
 	Cached      bool            `json:"cached"`
-	Truncated   bool            `json:"truncated"`
-	IsError     bool            `json:"is_error"`
+	// Cacheable says the result could have come from the cache (a
+	// read-only cacheable tool, with a cache).
+	Cacheable bool `json:"cacheable"`
+	// Parallel says the call could run at the same time as another call
+	// of its turn: neither waits for the other.
+	Parallel  bool `json:"parallel"`
+	Truncated bool `json:"truncated"`
+	IsError   bool `json:"is_error"`
 }
 
 // Hooks are called around every call, from the goroutine running it; they
@@ -53,17 +59,21 @@ type Executor struct {
 	Session *Session
 	Hooks   Hooks
 	Log     zerolog.Logger
+	// Approved maps a call ID to the Preview.Fingerprint of the change a
+	// person approved for it: the call writes only that change.
+	Approved map[string]string
 }
 
 type pending struct {
-	call    messages.ToolCall
-	tool    Tool
-	spec    Spec
-	scopes  []string // workspace-relative
-	abs     []string // the same paths, absolute
-	refused *Result
-	done    chan struct{}
-	deps    []chan struct{}
+	call     messages.ToolCall
+	tool     Tool
+	spec     Spec
+	scopes   []string // workspace-relative
+	abs      []string // the same paths, absolute
+	refused  *Result
+	done     chan struct{}
+	deps     []chan struct{}
+	parallel bool // may run at the same time as another call of the turn
 }
 
 // Run executes calls and returns one result per call, in call order. It
@@ -141,34 +151,53 @@ func (e *Executor) refusal(name string) Result {
 	return e.Tools.unknownTool(name)
 }
 
-// schedule sets each call's dependencies on earlier calls.
+// schedule sets each call's dependencies on earlier calls, and marks the
+// calls that may run at the same time as another one (neither waits for
+// the other, directly or through a chain).
 func schedule(ps []*pending) {
-	var lastSeq *pending
+	lastSeq := -1
+	before := make([][]bool, len(ps)) // before[i][j]: call i waits for call j
+	wait := func(i, j int) {
+		ps[i].deps = append(ps[i].deps, ps[j].done)
+		before[i][j] = true
+		for k, w := range before[j] {
+			before[i][k] = before[i][k] || w
+		}
+	}
 	for i, p := range ps {
+		before[i] = make([]bool, len(ps))
 		if p.tool == nil {
 			continue
 		}
 		if p.spec.Parallel == Sequential {
-			if lastSeq != nil {
-				p.deps = append(p.deps, lastSeq.done)
+			if lastSeq >= 0 {
+				wait(i, lastSeq)
 			}
-			lastSeq = p
+			lastSeq = i
 			continue
 		}
-		for _, q := range ps[:i] {
+		for j, q := range ps[:i] {
 			if q.tool == nil || q.spec.Parallel == Sequential {
 				continue
 			}
 			mut := !p.spec.ReadOnly || !q.spec.ReadOnly
 			if mut && overlaps(p.scopes, q.scopes) {
-				p.deps = append(p.deps, q.done)
+				wait(i, j)
+			}
+		}
+	}
+	for i, p := range ps {
+		for j := i + 1; j < len(ps) && p.tool != nil; j++ {
+			if ps[j].tool != nil && !before[j][i] {
+				p.parallel, ps[j].parallel = true, true
 			}
 		}
 	}
 }
 
 func (e *Executor) runOne(ctx context.Context, idx int, p *pending) Result {
-	info := CallInfo{Index: idx, ID: p.call.ID, Name: p.call.Name, Args: p.call.Args}
+	info := CallInfo{Index: idx, ID: p.call.ID, Name: p.call.Name, Args: p.call.Args, Parallel: p.parallel,
+		Cacheable: p.tool != nil && p.spec.Cacheable && p.spec.ReadOnly && e.Session.Cache != nil}
 	if e.Hooks.OnStart != nil {
 		e.Hooks.OnStart(info)
 	}
@@ -206,7 +235,17 @@ func (e *Executor) execute(ctx context.Context, p *pending) Result {
 		s.shellMu.Lock()
 		defer s.shellMu.Unlock()
 	}
+	var gate *changeGate
+	if p.spec.Diff {
+		gate = &changeGate{approved: e.Approved[p.call.ID]}
+		ctx = withGate(ctx, gate)
+	}
 	res, err := e.invoke(ctx, p)
+	if gate != nil && err == nil && !res.IsError {
+		if changes, ok := gate.recorded(); ok {
+			res = withDiff(res, changes)
+		}
+	}
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return cancelled(p.spec.Name, ctx.Err())

@@ -35,7 +35,7 @@ func Guidance(reg *Registry) string {
 		routing = append(routing, "See a directory's layout with list_dir.")
 	}
 	if has(NameReadFile) {
-		routing = append(routing, "Read file contents with read_file; use offset/limit or spans for the part you need.")
+		routing = append(routing, "Read file contents with read_file; use offset/limit or ranges for the part you need.")
 	}
 	if has(NameShell) {
 		var own []string

@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 //go:embed read_file.md
@@ -34,18 +32,21 @@ const (
 	maxTrackedFileBytes = 64 << 20
 )
 
-// ReadSpan is one inclusive range of lines in a read_file call.
-type ReadSpan struct {
-	Start int `json:"start" jsonschema:"first line of the range, 1-based"`
-	End   int `json:"end" jsonschema:"last line of the range, inclusive; a line past the end of the file means up to the last line"`
+// readSpan is one inclusive range of lines in a read_file call.
+type readSpan struct {
+	Start, End int
 }
 
 // ReadFileParams are read_file's arguments.
 type ReadFileParams struct {
-	Path   string     `json:"path" jsonschema:"file path, relative to the workspace root"`
-	Offset int        `json:"offset,omitempty" jsonschema:"first line to read, 1-based (default 1)"`
-	Limit  int        `json:"limit,omitempty" jsonschema:"maximum number of lines to show (default 2000)"`
-	Spans  []ReadSpan `json:"spans,omitempty" jsonschema:"several line ranges to read in one call, instead of offset; overlapping or adjacent ranges are merged"`
+	Path      string  `json:"path" jsonschema:"file path, relative to the workspace root"`
+	Offset    int     `json:"offset,omitempty" jsonschema:"first line to read, 1-based (default 1)"`
+	Limit     int     `json:"limit,omitempty" jsonschema:"maximum number of lines to show (default 2000)"`
+	StartLine int     `json:"start_line,omitempty" jsonschema:"another name for offset"`
+	EndLine   int     `json:"end_line,omitempty" jsonschema:"last line to read, inclusive (instead of limit)"`
+	Ranges    [][]int `json:"ranges,omitempty" jsonschema:"several line ranges [start, end] to read in one call, e.g. [[10,40],[200,230]]; overlapping or adjacent ranges are merged"`
+
+	spans []readSpan // ranges, checked (normalize)
 }
 
 // TouchedPaths names the file read.
@@ -55,31 +56,15 @@ func (p ReadFileParams) TouchedPaths() []string { return []string{p.Path} }
 func ReadFile() Tool {
 	return New(Spec{Name: NameReadFile, Kinds: readKinds, Truncation: Head(100 * 1024), Description: readFileDoc, ReadOnly: true, Cacheable: true,
 		Parallel: ParallelSafe, Tier: TierAlways}, runReadFile,
-		Minimum("offset", 1), Minimum("limit", 1), readSpansSchema)
-}
-
-// readSpansSchema makes spans a plain array (the generator emits
-// ["null","array"]) with 1-based bounds on its items, so that the
-// framework's validation reaches into each span.
-func readSpansSchema(s *jsonschema.Schema) {
-	p := s.Properties["spans"]
-	if p == nil {
-		return
-	}
-	p.Type, p.Types = "array", nil
-	if p.Items != nil {
-		one := 1.0
-		for _, name := range []string{"start", "end"} {
-			if q := p.Items.Properties[name]; q != nil {
-				q.Minimum = &one
-			}
-		}
-	}
+		Minimum("offset", 1), Minimum("limit", 1), Minimum("start_line", 1), Minimum("end_line", 1), readRangesSchema)
 }
 
 func runReadFile(ctx context.Context, s *Session, p ReadFileParams) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
+	}
+	if res, ok := p.normalize(); !ok {
+		return res, nil
 	}
 	if IsArtifact(p.Path) {
 		local, err := s.localArtifact(ctx, p.Path)
@@ -149,24 +134,21 @@ func runReadFile(ctx context.Context, s *Session, p ReadFileParams) (Result, err
 	return w.result(p, display), nil
 }
 
-// readRanges turns offset/limit or spans into sorted, merged, 1-based
+// readRanges turns offset/limit or ranges into sorted, merged, 1-based
 // inclusive ranges; ok is false with an error result on bad input.
-func readRanges(p ReadFileParams) ([]ReadSpan, Result, bool) {
-	if len(p.Spans) == 0 {
+func readRanges(p ReadFileParams) ([]readSpan, Result, bool) {
+	if len(p.spans) == 0 {
 		off := max(p.Offset, 1)
 		limit := p.Limit
 		if limit == 0 {
 			limit = readFileDefaultLimit
 		}
-		return []ReadSpan{{Start: off, End: off + limit - 1}}, Result{}, true
+		return []readSpan{{Start: off, End: off + limit - 1}}, Result{}, true
 	}
-	if p.Offset != 0 {
-		return nil, Errorf("give either offset or spans, not both: spans already say which lines to read"), false
-	}
-	spans := append([]ReadSpan(nil), p.Spans...)
+	spans := append([]readSpan(nil), p.spans...)
 	for i, sp := range spans {
 		if sp.Start < 1 || sp.End < sp.Start {
-			return nil, Errorf("spans[%d]: start must be at least 1 and end at least start, got start=%d end=%d", i, sp.Start, sp.End), false
+			return nil, Errorf("ranges[%d]: start must be at least 1 and end at least start, got [%d, %d]", i, sp.Start, sp.End), false
 		}
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].Start < spans[j].Start })
@@ -185,7 +167,7 @@ func readRanges(p ReadFileParams) ([]ReadSpan, Result, bool) {
 // readWindow walks a file's lines once, formatting those inside its
 // ranges (up to limit lines) and counting all of them.
 type readWindow struct {
-	ranges []ReadSpan
+	ranges []readSpan
 	limit  int
 
 	out      strings.Builder
@@ -303,17 +285,17 @@ func (w *readWindow) result(p ReadFileParams, display string) Result {
 	if w.total == 0 {
 		return Text(fmt.Sprintf("(empty file: %s)", display)).WithMeta("path", display).WithMeta("total_lines", 0)
 	}
-	if len(p.Spans) == 0 && w.ranges[0].Start > w.total {
+	if len(p.spans) == 0 && w.ranges[0].Start > w.total {
 		return Errorf("offset %d is past the end of %s, which has %d lines; use an offset from 1 to %d",
 			w.ranges[0].Start, display, w.total, w.total)
 	}
-	for i, sp := range p.Spans {
+	for i, sp := range p.spans {
 		if sp.Start > w.total {
-			return Errorf("spans[%d] starts at line %d, past the end of %s, which has %d lines",
+			return Errorf("ranges[%d] starts at line %d, past the end of %s, which has %d lines",
 				i, sp.Start, display, w.total)
 		}
 	}
-	if w.next == 0 && len(p.Spans) == 0 && w.lastShow < w.total {
+	if w.next == 0 && len(p.spans) == 0 && w.lastShow < w.total {
 		w.next = w.lastShow + 1
 	}
 	if w.next != 0 {

@@ -69,14 +69,21 @@ func TestReadFileGolden(t *testing.T) {
 		{"offset_last_line", `{"path":"ten.txt","offset":10,"limit":5}`},
 		{"default_limit", `{"path":"big.txt"}`},
 		{"late_offset", `{"path":"big.txt","offset":2490}`},
-		{"spans", `{"path":"ten.txt","spans":[{"start":8,"end":9},{"start":1,"end":2},{"start":2,"end":3},{"start":5,"end":5}]}`},
-		{"spans_adjacent", `{"path":"ten.txt","spans":[{"start":1,"end":2},{"start":3,"end":4}]}`},
-		{"spans_past_end", `{"path":"ten.txt","spans":[{"start":9,"end":400}]}`},
-		{"spans_limit", `{"path":"ten.txt","limit":3,"spans":[{"start":1,"end":2},{"start":6,"end":9}]}`},
-		{"spans_start_past_end", `{"path":"ten.txt","spans":[{"start":2,"end":3},{"start":11,"end":12}]}`},
-		{"spans_end_before_start", `{"path":"ten.txt","spans":[{"start":5,"end":4}]}`},
-		{"spans_and_offset", `{"path":"ten.txt","offset":2,"spans":[{"start":5,"end":6}]}`},
-		{"spans_zero_start", `{"path":"ten.txt","spans":[{"start":0,"end":4}]}`},
+		{"ranges", `{"path":"ten.txt","ranges":[[8,9],[1,2],[2,3],[5,5]]}`},
+		{"ranges_adjacent", `{"path":"ten.txt","ranges":[[1,2],[3,4]]}`},
+		{"ranges_past_end", `{"path":"ten.txt","ranges":[[9,400]]}`},
+		{"ranges_limit", `{"path":"ten.txt","limit":3,"ranges":[[1,2],[6,9]]}`},
+		{"ranges_start_past_end", `{"path":"ten.txt","ranges":[[2,3],[11,12]]}`},
+		{"ranges_end_before_start", `{"path":"ten.txt","ranges":[[5,4]]}`},
+		{"ranges_and_offset", `{"path":"ten.txt","offset":2,"ranges":[[5,6]]}`},
+		{"ranges_zero_start", `{"path":"ten.txt","ranges":[[0,4]]}`},
+		{"ranges_not_a_pair", `{"path":"ten.txt","ranges":[[2,3],[4]]}`},
+		{"ranges_and_start_line", `{"path":"ten.txt","ranges":[[1,2]],"start_line":5}`},
+		{"start_end_line", `{"path":"ten.txt","start_line":3,"end_line":5}`},
+		{"end_line_only", `{"path":"ten.txt","end_line":2}`},
+		{"end_line_before_start", `{"path":"ten.txt","start_line":5,"end_line":4}`},
+		{"start_line_and_offset", `{"path":"ten.txt","start_line":5,"offset":4}`},
+		{"end_line_and_limit", `{"path":"ten.txt","start_line":2,"end_line":4,"limit":5}`},
 		{"empty", `{"path":"empty.txt"}`},
 		{"empty_offset", `{"path":"empty.txt","offset":5}`},
 		{"offset_past_end", `{"path":"ten.txt","offset":11}`},
@@ -298,7 +305,7 @@ func FuzzReadFile(f *testing.F) {
 		}
 		if start != 0 || end != 0 {
 			delete(args, "offset")
-			args["spans"] = []map[string]int{{"start": start, "end": end}, {"start": end, "end": end + 3}}
+			args["ranges"] = [][]int{{start, end}, {end, end + 3}}
 		}
 		raw, err := json.Marshal(args)
 		if err != nil {

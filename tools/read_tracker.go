@@ -58,7 +58,8 @@ func (t *ReadTracker) WasRead(abs string) bool {
 	return ok
 }
 
-// Check returns nil when abs was read and is unchanged on disk since.
+// Check returns nil when abs was read and is unchanged on disk since; a
+// file not read, or changed since, is an *unreadError (a blind write).
 // display is the path as shown to the model. The error text is meant for
 // the model and says what to do.
 func (t *ReadTracker) Check(abs, display string) error {
@@ -66,14 +67,14 @@ func (t *ReadTracker) Check(abs, display string) error {
 	h, ok := t.reads[abs]
 	t.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("file %s has not been read in this session: read it with read_file first, then edit it", display)
+		return &unreadError{fmt.Sprintf("file %s has not been read in this session: read it with read_file first, then edit it", display)}
 	}
 	cur, err := os.ReadFile(abs)
 	if err != nil {
 		return fmt.Errorf("file %s cannot be read: %v", display, err)
 	}
 	if sha256.Sum256(cur) != h {
-		return fmt.Errorf("file %s has changed on disk since you last read it, so it counts as unread: read it again with read_file before editing", display)
+		return &unreadError{fmt.Sprintf("file %s has changed on disk since you last read it, so it counts as unread: read it again with read_file before editing", display)}
 	}
 	return nil
 }

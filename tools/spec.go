@@ -69,6 +69,11 @@ type Spec struct {
 	// Timeout overrides the executor's per-call timeout for this tool
 	// (delegate waits for a whole child agent).
 	Timeout time.Duration
+	// Diff marks file tools that report their changes (gateWrite) after
+	// their checks and before they write: the executor puts the diff in
+	// their results' metadata, and PreviewCall shows it before the call
+	// runs.
+	Diff bool
 	// Kinds are the built-in agent kinds that get the tool (KindRoot,
 	// KindExplore, ...); the kinds' tool sets are derived from it.
 	Kinds []string

@@ -29,7 +29,7 @@ func (p WriteFileParams) TouchedPaths() []string { return []string{p.Path} }
 // WriteFile returns the write_file tool.
 func WriteFile() Tool {
 	return New(Spec{Name: NameWriteFile, Kinds: changeKinds, Truncation: HeadLines(50), Description: writeFileDoc, ReadOnly: false, Cacheable: false,
-		Parallel: PerPath, Tier: TierAlways}, runWriteFile)
+		Parallel: PerPath, Tier: TierAlways, Diff: true}, runWriteFile)
 }
 
 func runWriteFile(ctx context.Context, s *Session, p WriteFileParams) (Result, error) {
@@ -42,6 +42,7 @@ func runWriteFile(ctx context.Context, s *Session, p WriteFileParams) (Result, e
 	}
 	display := s.Workspace.Display(abs)
 	mode := newFileMode
+	change := fileChange{To: display, New: []byte(p.Content)}
 	fi, err := os.Stat(abs)
 	switch {
 	case err == nil:
@@ -55,20 +56,35 @@ func runWriteFile(ctx context.Context, s *Session, p WriteFileParams) (Result, e
 			return Errorf("%s is too large to replace with write_file (%d bytes, limit %d): its read cannot be checked", display, fi.Size(), maxTrackedFileBytes), nil
 		}
 		if err := s.Reads.Check(abs, display); err != nil {
-			return Errorf("%v", err), nil
+			return refusal(err), nil
 		}
 		mode = fi.Mode().Perm()
+		old, err := os.ReadFile(abs)
+		if err != nil {
+			return Errorf("cannot read %s: %v", display, err), nil
+		}
+		// Check read the file once already; the diff must be of the very
+		// bytes it accepted.
+		if !s.Reads.readCurrent(abs, old) {
+			return Errorf("file %s changed on disk while it was being written: read it again with read_file, then retry", display), nil
+		}
+		change.From, change.Old = display, old
 	case errors.Is(err, fs.ErrNotExist):
+	default:
+		return Errorf("cannot write %s: %v", display, err), nil
+	}
+	if res, ok := gateWrite(ctx, change); !ok {
+		return res, nil
+	}
+	if change.From == "" {
 		if res, ok := makeParents(abs, s.Workspace); !ok {
 			return res, nil
 		}
-	default:
-		return Errorf("cannot write %s: %v", display, err), nil
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	data := []byte(p.Content)
+	data := change.New
 	if err := replaceFileAtomically(abs, data, mode); err != nil {
 		return Errorf("cannot write %s: %v", display, err), nil
 	}

@@ -36,6 +36,8 @@ func Describe(ev messages.Event, v any) string {
 			return fmt.Sprintf("%s: %s failed", who, d.Tool)
 		case d.Cached:
 			return fmt.Sprintf("%s: %s served from cache", who, d.Tool)
+		case d.Diff != "":
+			return fmt.Sprintf("%s: %s %s %s", who, d.Tool, Clip(changedWhat(d.Metadata), 60), DiffStat(d.Metadata))
 		}
 	case *messages.PhaseChanged:
 		return fmt.Sprintf("%s: plan accepted, now %s", who, d.Phase)
@@ -68,6 +70,31 @@ func Describe(ev messages.Event, v any) string {
 		return fmt.Sprintf("%s: context compacted %d → %d messages", who, d.MessagesBefore, d.MessagesAfter)
 	}
 	return ""
+}
+
+// DiffStat renders a file tool's line counts as "+3 −1".
+func DiffStat(meta map[string]any) string {
+	n := func(k string) int {
+		f, _ := meta[k].(float64) // numbers decode as float64
+		return int(f)
+	}
+	return fmt.Sprintf("+%d −%d", n("lines_added"), n("lines_removed"))
+}
+
+// changedWhat names what a file tool changed: its path, or apply_patch's
+// files.
+func changedWhat(meta map[string]any) string {
+	if p, ok := meta["path"].(string); ok {
+		return p
+	}
+	files, _ := meta["files"].([]any)
+	var names []string
+	for _, f := range files {
+		if s, ok := f.(string); ok {
+			names = append(names, s)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // EndWords says how something ended: "finished", "failed", "cancelled",

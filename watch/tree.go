@@ -71,6 +71,15 @@ type Tree struct {
 	nodes map[string]*Node
 	tail  []string
 	tailN int
+	diff  LastDiff
+}
+
+// LastDiff is the most recent change a file tool made, as its
+// tool.finished event reported it.
+type LastDiff struct {
+	Agent, Tool string
+	Stat        string // "+3 −1"
+	Diff        string
 }
 
 // NewTree returns an empty tree that keeps the last tail event lines.
@@ -124,6 +133,9 @@ func (t *Tree) Apply(ev messages.Event) {
 	case *messages.ToolFinished:
 		if a.Tool == d.Tool {
 			a.Tool = ""
+		}
+		if d.Diff != "" && !d.IsError {
+			t.diff = LastDiff{Agent: ev.Agent, Tool: d.Tool, Stat: DiffStat(d.Metadata), Diff: d.Diff}
 		}
 	case *messages.BudgetWaiting:
 		if w := r.Agents[d.Agent]; w != nil {
@@ -248,6 +260,13 @@ func (t *Tree) Nodes() []Node {
 	}
 	slices.SortFunc(out, func(a, b Node) int { return strings.Compare(a.Name+a.ID, b.Name+b.ID) })
 	return out
+}
+
+// LastDiff returns the most recent file change seen (zero before any).
+func (t *Tree) LastDiff() LastDiff {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.diff
 }
 
 // Tail returns the recent event lines, oldest first.

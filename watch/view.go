@@ -104,7 +104,59 @@ func Frame(t *Tree, now time.Time, width int, color bool) []string {
 			out = append(out, paint(ansiDim, fit("  "+l, width)))
 		}
 	}
+	if d := t.LastDiff(); d.Diff != "" {
+		out = append(out, diffLines(d, width, paint)...)
+	}
 	return out
+}
+
+// diffShownLines is how many lines of the last change the view shows.
+const diffShownLines = 12
+
+// diffLines renders the last change: a header and the first lines of its
+// diff (file headers left out), additions green, removals red.
+func diffLines(d LastDiff, width int, paint func(string, string) string) []string {
+	out := []string{paint(ansiDim, fit(fmt.Sprintf("last change: %s %s %s", d.Agent, d.Tool, d.Stat), width))}
+	var body []string
+	for _, l := range strings.Split(strings.TrimSuffix(d.Diff, "\n"), "\n") {
+		if !strings.HasPrefix(l, "--- ") && !strings.HasPrefix(l, "+++ ") {
+			body = append(body, l)
+		}
+	}
+	for i, l := range body {
+		if i == diffShownLines {
+			out = append(out, paint(ansiDim, fmt.Sprintf("  … %d more lines", len(body)-i)))
+			break
+		}
+		code := ""
+		switch {
+		case strings.HasPrefix(l, "+"):
+			code = ansiGreen
+		case strings.HasPrefix(l, "-"):
+			code = ansiRed
+		case strings.HasPrefix(l, "@@"):
+			code = ansiCyan
+		}
+		out = append(out, paint(code, fit("  "+printable(l), width)))
+	}
+	return out
+}
+
+// printable writes control characters as escapes, so that file content
+// cannot drive the terminal.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range strings.TrimSuffix(s, "\r") {
+		switch {
+		case r == '\t':
+			b.WriteString("    ")
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func agentLine(a *Agent, depth int, now time.Time, width int, paint func(string, string) string) string {

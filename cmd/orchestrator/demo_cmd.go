@@ -101,7 +101,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	fmt.Fprintf(stderr, "\ntask: %s\n\n", demoTask)
 	live := newLiveView(stderr, os.Getenv)
-	if err := live.follow(ctx, nb, run); err != nil {
+	metrics := watch.NewMetricsCollector()
+	if err := live.follow(ctx, nb, run, metrics.Apply); err != nil {
 		return exitFailed, err
 	}
 	opts.Events = nb.pub
@@ -117,6 +118,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	fmt.Fprintf(stderr, "\n%s · %d %s · %s\n", watch.EndWords(res.Status, res.Reason), res.Rounds, watch.Plural(res.Rounds, "round", "rounds"),
 		res.Wall.Round(time.Millisecond))
 	printRunSummary(stderr, res.Budget)
+	printMetrics(stderr, metrics.Metrics())
 	if b, err := os.ReadFile(filepath.Join(ws, "discount.go")); err == nil {
 		fmt.Fprintf(stderr, "\ndiscount.go after the run:\n%s", indent(string(b)))
 	}

@@ -72,36 +72,51 @@ func (l *liveView) draw() {
 }
 
 // follow feeds the view from the bus: every event of run as published,
-// remote agents' included. finished then reports when run.finished came.
-func (l *liveView) follow(ctx context.Context, nb *runBus, run string) error {
+// remote agents' included, also to the other sinks. finished then reports
+// when run.finished came.
+func (l *liveView) follow(ctx context.Context, nb *runBus, run string, also ...func(messages.Event)) error {
+	fin, err := followRun(ctx, nb, run, append([]func(messages.Event){l.Emit}, also...)...)
+	l.fin = fin
+	return err
+}
+
+// followRun feeds sinks every event of run from the bus, remote agents'
+// included, in order; the channel it returns closes after run.finished
+// (or when the subscription ends).
+func followRun(ctx context.Context, nb *runBus, run string, sinks ...func(messages.Event)) (chan struct{}, error) {
 	es, err := nb.conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: true})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	l.fin = make(chan struct{})
+	fin := make(chan struct{})
 	go func() {
-		defer close(l.fin)
+		defer close(fin)
 		for d := range es.C {
-			l.Emit(d.Event)
+			for _, sink := range sinks {
+				sink(d.Event)
+			}
 			if d.Event.Type == messages.EvtRunFinished {
 				return
 			}
 		}
 	}()
-	return nil
+	return fin, nil
+}
+
+// waitFor waits (up to d) until fin is closed; a nil fin is closed.
+func waitFor(fin chan struct{}, d time.Duration) {
+	if fin == nil {
+		return
+	}
+	select {
+	case <-fin:
+	case <-time.After(d):
+	}
 }
 
 // waitFinished waits (up to d) until the followed run's run.finished has
 // been shown.
-func (l *liveView) waitFinished(d time.Duration) {
-	if l.fin == nil {
-		return
-	}
-	select {
-	case <-l.fin:
-	case <-time.After(d):
-	}
-}
+func (l *liveView) waitFinished(d time.Duration) { waitFor(l.fin, d) }
 
 // Close draws the last frame.
 func (l *liveView) Close() {

@@ -140,13 +140,21 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	nb.announce(stderr, opts.Run)
 	var live *liveView
 	prices := &pricingWatch{}
+	// The metrics come from the run's events on the bus, so remote agents'
+	// count too.
+	metrics := watch.NewMetricsCollector()
+	var followed chan struct{}
 	if fs.bools["quiet"] {
 		opts.Events = actors.Emitters{&progressLine{w: stderr}, actors.LogEmitter{Log: log}, nb.pub, prices}
-	} else {
-		live = newLiveView(stderr, env.getenv)
-		if err := live.follow(ctx, nb, opts.Run); err != nil {
+		if followed, err = followRun(ctx, nb, opts.Run, metrics.Apply); err != nil {
 			return exitFailed, err
 		}
+	} else {
+		live = newLiveView(stderr, env.getenv)
+		if err := live.follow(ctx, nb, opts.Run, metrics.Apply); err != nil {
+			return exitFailed, err
+		}
+		followed = live.fin
 		opts.Events = actors.Emitters{actors.LogEmitter{Log: log}, nb.pub, prices}
 	}
 	opts.EventsDropped = nb.pub.Dropped
@@ -168,8 +176,8 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		opts.Approver = &actors.TerminalApprover{In: env.stdin, Out: stderr}
 	}
 	res, err := actors.Run(ctx, opts)
+	waitFor(followed, 5*time.Second)
 	if live != nil {
-		live.waitFinished(5 * time.Second)
 		live.Close()
 	}
 	if err != nil {
@@ -179,7 +187,11 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	if fs.bools["json"] {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		out := struct {
+			actors.Result
+			Metrics watch.Metrics `json:"metrics"`
+		}{res, metrics.Metrics()}
+		if err := enc.Encode(out); err != nil {
 			return exitFailed, err
 		}
 	} else {
@@ -196,6 +208,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 			res.Rounds, watch.Plural(res.Rounds, "round", "rounds"), res.Usage.PromptTokens, res.Usage.CompletionTokens, cost,
 			res.Wall.Round(time.Millisecond))
 		printRunSummary(stderr, res.Budget, unpriced...)
+		printMetrics(stderr, metrics.Metrics())
 		if res.EventsDropped > 0 {
 			fmt.Fprintf(stderr, "events: %d could not be published (NATS was unreachable and the buffers were full)\n", res.EventsDropped)
 		}

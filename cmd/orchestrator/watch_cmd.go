@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/watch"
@@ -151,7 +152,7 @@ func answerQuestions(ctx context.Context, ans *bus.Answerer, stdin io.Reader, st
 				if len(args) > 400 {
 					args = args[:400] + "…"
 				}
-				fmt.Fprintf(stderr, "\n%s agent %s (run %s) asks: %s %s\nAllow? [y/N] ", q.Req.Kind, q.Req.Agent, q.Req.Run, q.Req.Question, args)
+				fmt.Fprintf(stderr, "\n%s agent %s (run %s) asks: %s %s\n%sAllow? [y/N] ", q.Req.Kind, q.Req.Agent, q.Req.Run, q.Req.Question, args, actors.DiffBlock(q.Req))
 			}
 			var line string
 			var ok bool

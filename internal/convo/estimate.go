@@ -54,6 +54,19 @@ func (c *Conversation) Chars() int { return c.chars + c.cfg.FixedChars }
 // Estimate is the estimated size of the next request in tokens.
 func (c *Conversation) Estimate() int { return tokensFor(c.Chars(), c.ratio) }
 
+// ToolResultTokens is the estimated size in tokens of the tool results in
+// the next request (a cleared result counts as the note that replaced it),
+// at the same ratio as Estimate.
+func (c *Conversation) ToolResultTokens() int {
+	n := 0
+	for _, e := range c.entries {
+		if e.Message.Role == llm.RoleTool {
+			n += e.Chars
+		}
+	}
+	return tokensFor(n, c.ratio)
+}
+
 // Fill is Estimate as a fraction of the context window.
 func (c *Conversation) Fill() float64 {
 	return float64(c.Estimate()) / float64(c.cfg.Window)

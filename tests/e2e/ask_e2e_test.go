@@ -47,6 +47,11 @@ func TestInteractiveApprovalOverNATS(t *testing.T) {
 	if !strings.Contains(watch.errs(), "asks: allow write_file?") {
 		t.Errorf("watch did not show the question:\n%s", watch.errs())
 	}
+	// The diff of the write comes before the question.
+	shown := watch.errs()
+	if i, j := strings.Index(shown, "The change it would make:\n    --- /dev/null\n    +++ b/yes.txt\n    @@ -0,0 +1 @@\n    +y\n"), strings.Index(shown, "Allow? [y/N]"); i < 0 || j < i {
+		t.Errorf("watch did not show the diff before asking:\n%s", shown)
+	}
 	reqs := srv.Requests()
 	if got := reqs[2].Messages[len(reqs[2].Messages)-1].Content; !strings.Contains(got, "did not approve") {
 		t.Errorf("the refusal the model saw: %q", got)
