@@ -216,6 +216,10 @@ func (e *Executor) execute(ctx context.Context, p *pending) Result {
 		e.Log.Error().Err(err).Str("tool", p.spec.Name).Msg("tool failed")
 		res = Errorf("tool %s failed: %v", p.spec.Name, err)
 	}
+	// Before the cache, the spill file and the conversation see it: a
+	// command that prints a configured secret (cat of a file holding the
+	// API key) hands on "[redacted]" instead.
+	res.Text = s.Redact.String(res.Text)
 	if !p.spec.ReadOnly && s.Cache != nil {
 		switch {
 		case p.spec.Parallel == Sequential:
