@@ -14,13 +14,17 @@ import (
 	"github.com/troupe-ai/troupe/tools"
 )
 
-// toolStep runs off the mailbox: it screens the calls (doom loop, approval),
-// executes the rest through the executor, appends the results to the
-// conversation and writes the round's checkpoint, then reports.
+// toolStep runs off the mailbox: it saves the step's checkpoint (calls
+// pending), screens the calls (doom loop, approval), executes the rest
+// through the executor, recording each result in the journal as it
+// completes, appends the results to the conversation, then reports.
+// prior holds what a resumed step's journal recorded (nil for a new
+// step, which saves its checkpoint first).
 // It reads only its arguments and the run's shared, concurrency-safe
 // parts (events, session, checkpointer); what it changes comes back in
 // toolsDone.
-func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []messages.ToolCall, ck *convo.Checkpoint, reg *tools.Registry) {
+func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []messages.ToolCall, ck *convo.Checkpoint,
+	reg *tools.Registry, prior map[string]convo.JournalEntry) {
 	root := a.rt.system.Root
 	defer func() {
 		if v := recover(); v != nil {
@@ -29,21 +33,39 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 		}
 	}()
 	done := &toolsDone{calls: calls, results: make([]tools.Result, len(calls))}
+	if prior == nil {
+		// Before any call runs: from here on a killed run resumes this step.
+		state, _ := json.Marshal(checkpointState{PlanRounds: st.planRounds, BestText: st.bestText, Seq: a.ev.current(),
+			Reads: a.session.Reads.Snapshot()})
+		ck.State = state
+		ck.Conversation = conv.Clone()
+		a.ckpt.begin(ck)
+	} else {
+		a.ckpt.reopen(st.round)
+	}
+	settled, open := a.settleFromJournal(calls, prior, done.results)
 	var run []messages.ToolCall
 	var idx []int
-	fanout := a.screenFanout(&st, calls)
-	for i, call := range calls {
-		if r, refused := fanout[i]; refused {
-			done.results[i] = r
-			continue
+	pend := make([]messages.ToolCall, len(open))
+	for j, i := range open {
+		pend[j] = calls[i]
+	}
+	fanout := a.screenFanout(&st, pend)
+	for j, call := range pend {
+		i := open[j]
+		r, refused := fanout[j]
+		if !refused {
+			r, refused = a.screen(&st, call)
 		}
-		if r, refused := a.screen(&st, call); refused {
+		if refused {
 			done.results[i] = r
+			settled = append(settled, journalDone(call.ID, r))
 			continue
 		}
 		run = append(run, call)
 		idx = append(idx, i)
 	}
+	a.ckpt.record(settled...)
 	if len(run) > 0 {
 		ex := a.executor(st, reg)
 		for j, r := range ex.Run(a.ctx, run) {
@@ -64,29 +86,28 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 	}
 	trs := make([]convo.ToolResult, len(calls))
 	for i, call := range calls {
-		trs[i] = convo.ToolResult{CallID: call.ID, Content: done.results[i].Text}
-		if done.results[i].IsError && trs[i].Content == "" {
-			trs[i].Content = "error"
-		}
+		trs[i] = convo.ToolResult{CallID: call.ID, Content: resultContent(done.results[i])}
 	}
 	done.advisory, done.err = conv.AppendToolResults(trs)
 	if done.err == nil && ck.Phase == PhasePlan && a.spec.kind.Name != KindPlanner && planAccepted(calls, done.results) {
-		// Switch here, while this goroutine owns the conversation, so the
-		// checkpoint already holds the execution prompt and phase.
 		done.switched = true
-		ck.Phase = PhaseExecute
 		done.err = conv.AppendUser(st.round, executionPrompt)
-	}
-	if done.err == nil {
-		// Written even when cancelled: the cancelled calls are in the
-		// conversation as error results, so a resumed agent redoes them.
-		state, _ := json.Marshal(checkpointState{PlanRounds: st.planRounds, BestText: st.bestText, Seq: a.ev.current()})
-		ck.State = state
-		ck.Conversation = conv.Clone()
-		a.ckpt.enqueue(ck)
 	}
 	done.doom = st.doom
 	root.Send(a.self, done)
+}
+
+// resultContent is a result as the conversation holds it.
+func resultContent(r tools.Result) string {
+	if r.IsError && r.Text == "" {
+		return "error"
+	}
+	return r.Text
+}
+
+// journalDone is the journal record of a completed call.
+func journalDone(callID string, r tools.Result) convo.JournalEntry {
+	return convo.JournalEntry{CallID: callID, Done: true, Content: resultContent(r), IsError: r.IsError}
 }
 
 // screen refuses a call before it runs: a doom loop, or a mutating tool the
@@ -186,11 +207,19 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 		Session: a.session, Log: a.log,
 		Hooks: tools.Hooks{
 			OnStart: func(ci tools.CallInfo) {
+				if _, mutating := a.approvalPolicy(messages.ToolCall{ID: ci.ID, Name: ci.Name, Args: ci.Args}); mutating {
+					// On disk before the call can change anything: a resumed
+					// run will not start it again (see settleFromJournal).
+					a.ckpt.record(convo.JournalEntry{CallID: ci.ID, Started: true})
+				}
 				root.Send(a.self, &toolActivity{name: ci.Name, started: true})
 				a.ev.emit(messages.EvtToolStarted, messages.ToolStarted{Round: st.round, CallID: ci.ID,
 					Tool: ci.Name, Args: orEmpty(ci.Args)})
 			},
 			OnFinish: func(ci tools.CallInfo, r tools.Result) {
+				// On disk before a call that waits for this one starts, and
+				// before the next model request.
+				a.ckpt.record(journalDone(ci.ID, r))
 				root.Send(a.self, &toolActivity{name: ci.Name})
 				data := messages.ToolFinished{Round: st.round, CallID: ci.ID, Tool: ci.Name,
 					DurationMS: float64(ci.Duration.Microseconds()) / 1000, OutputBytes: ci.OutputBytes,
@@ -236,8 +265,10 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 		if call.Name != tools.NameSubmitPlan || m.results[i].IsError {
 			continue
 		}
-		plan, _ := m.results[i].Metadata["plan"].(tools.Plan)
-		a.plan = &plan
+		plan, ok := m.results[i].Metadata["plan"].(tools.Plan)
+		if ok { // a result read back from the journal has no metadata
+			a.plan = &plan
+		}
 		if a.spec.kind.Name == KindPlanner {
 			a.finish(c, AgentResult{Status: StatusCompleted, Reason: ReasonPlanSubmitted, Text: plan.Render(), Plan: &plan})
 			return

@@ -103,3 +103,32 @@ func BenchmarkUnmarshalConversation(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkJournalRecord measures making one batch of completed tool
+// results durable (encode, temp file, fsync, rename, directory fsync): a
+// single 2 KB result, and 8 results that completed together.
+func BenchmarkJournalRecord(b *testing.B) {
+	body := strings.Repeat("r", 2000)
+	for _, n := range []int{1, 8} {
+		b.Run(fmt.Sprintf("results=%d", n), func(b *testing.B) {
+			s := Store{Dir: filepath.Join(b.TempDir(), "a")}
+			batch := make([]JournalEntry, n)
+			for i := range batch {
+				batch[i] = JournalEntry{CallID: fmt.Sprintf("call_%d", i), Done: true, Content: body}
+			}
+			b.ReportAllocs()
+			round := 0
+			for b.Loop() {
+				round++
+				if err := s.Record(round, batch...); err != nil {
+					b.Fatal(err)
+				}
+				if round%100 == 0 {
+					b.StopTimer()
+					_ = s.ClearJournal()
+					b.StartTimer()
+				}
+			}
+		})
+	}
+}
