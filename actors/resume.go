@@ -96,6 +96,7 @@ func (a *agent) settleFromJournal(calls []messages.ToolCall, prior map[string]co
 		switch {
 		case ok && e.Done:
 			results[i] = tools.Result{Text: e.Content, IsError: e.IsError}
+			a.session.Reads.Restore(e.Reads) // in call order, as the calls that touch one file ran
 		case ok && e.Started:
 			results[i] = interrupted(call.Name)
 			settled = append(settled, journalDone(call.ID, results[i]))

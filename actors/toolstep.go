@@ -126,7 +126,7 @@ func (a *agent) screen(st *stepState, call messages.ToolCall) (tools.Result, boo
 		return tools.Errorf("doom loop: you have called %s with the same arguments %d times in a row, and the result will not change. Do something different: change the arguments, use another tool, or finish with what you have.", call.Name, st.doom.repeats), true
 	}
 	policy, mutating := a.approvalPolicy(call)
-	if !mutating {
+	if !mutating || a.refusedAnyway(st.tools, call) {
 		return tools.Result{}, false
 	}
 	switch policy {
@@ -219,7 +219,9 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 			OnFinish: func(ci tools.CallInfo, r tools.Result) {
 				// On disk before a call that waits for this one starts, and
 				// before the next model request.
-				a.ckpt.record(journalDone(ci.ID, r))
+				e := journalDone(ci.ID, r)
+				e.Reads = ci.Reads
+				a.ckpt.record(e)
 				root.Send(a.self, &toolActivity{name: ci.Name})
 				data := messages.ToolFinished{Round: st.round, CallID: ci.ID, Tool: ci.Name,
 					DurationMS: float64(ci.Duration.Microseconds()) / 1000, OutputBytes: ci.OutputBytes,
@@ -288,6 +290,7 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 // stepState is the agent state a tool step works from: copies taken on
 // the actor's goroutine, so the step never reads or writes agent fields.
 type stepState struct {
+	tools      *tools.Registry // the tools the agent may call in this step
 	round      int
 	phase      string
 	model      string
@@ -304,8 +307,12 @@ type doomState struct {
 }
 
 func (a *agent) stepState() stepState {
-	return stepState{round: a.round, phase: a.phase, model: a.model, planRounds: a.planRounds,
+	st := stepState{round: a.round, phase: a.phase, model: a.model, planRounds: a.planRounds,
 		bestText: a.bestText, doom: a.doom}
+	if a.curTools != nil {
+		st.tools = a.curTools.reg
+	}
+	return st
 }
 
 // checkpointSnapshot captures the loop state for the round's checkpoint;

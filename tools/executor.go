@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +27,10 @@ type CallInfo struct {
 	Cached      bool            `json:"cached"`
 	Truncated   bool            `json:"truncated"`
 	IsError     bool            `json:"is_error"`
+	// Reads are the read-tracker entries of the files the call touched
+	// (path → hex content hash), on finish: what a checkpoint needs so a
+	// resumed agent may still edit what this call read or wrote.
+	Reads map[string]string `json:"reads,omitempty"`
 }
 
 // Hooks are called around every call, from the goroutine running it; they
@@ -178,6 +183,12 @@ func (e *Executor) runOne(ctx context.Context, idx int, p *pending) Result {
 	info.OutputBytes = len(res.Text)
 	info.Cached, info.Truncated, info.IsError = res.Cached, res.Truncated, res.IsError
 	if e.Hooks.OnFinish != nil {
+		for abs, h := range e.readsOf(p) {
+			if info.Reads == nil {
+				info.Reads = map[string]string{}
+			}
+			info.Reads[abs] = hex.EncodeToString(h[:])
+		}
 		e.Hooks.OnFinish(info, res)
 	}
 	return res

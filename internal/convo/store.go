@@ -42,6 +42,9 @@ type JournalEntry struct {
 	Done    bool   `json:"done,omitempty"`
 	Content string `json:"content,omitempty"`
 	IsError bool   `json:"is_error,omitempty"`
+	// Reads are the read-before-write tracker's entries for the files the
+	// call touched (path → hex content hash), restored on resume.
+	Reads map[string]string `json:"reads,omitempty"`
 }
 
 // journalVersion is the version of a journal batch file.

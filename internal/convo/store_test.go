@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -35,7 +36,7 @@ func TestJournalRecordAndRead(t *testing.T) {
 		t.Fatalf("journal %+v", j)
 	}
 	for id, w := range want {
-		if j[id] != w {
+		if !reflect.DeepEqual(j[id], w) {
 			t.Errorf("%s: %+v, want %+v", id, j[id], w)
 		}
 	}
