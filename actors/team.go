@@ -294,7 +294,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
 		cache: tools.NewCache(o.Tools.CacheMaxAge), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
 		settings: o.Settings, events: events, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
-		redact: secrets,
+		redact:        secrets,
 		toolCallLimit: o.Budget.ToolCalls > 0}, nil
 }
 
