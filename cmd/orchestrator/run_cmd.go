@@ -209,6 +209,10 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	}
 	switch {
 	case interrupted:
+		if _, err := actors.FindCheckpoint(actors.DataDir(absOr(ws)), res.Run); err != nil {
+			fmt.Fprintf(stderr, "interrupted before the first checkpoint (written when the first tool call starts); nothing to resume: run the task again\n")
+			return exitInterrupt, nil
+		}
 		fmt.Fprintf(stderr, "interrupted; the run is checkpointed. Resume with:\n  orchestrator resume %s --workspace %s\n", res.Run, ws)
 		return exitInterrupt, nil
 	case res.Status == actors.StatusFailed:
