@@ -14,7 +14,8 @@ import (
 // it completes (mutating calls also when they start) in the journal, so
 // that a run killed at any point resumes without running a completed call
 // again. Both are synchronous: a result is on disk before the next call
-// that depends on it starts and before the next model request.
+// that depends on it starts and before the next model request. Writes
+// that a side effect depends on are also fsynced (see convo.Store).
 //
 // Records from calls that complete together are written as one batch
 // (group commit): a call's record waits for the write in progress, then
@@ -32,6 +33,7 @@ type checkpointer struct {
 	queue   []convo.JournalEntry // waiting for the next batch
 	queued  uint64               // records ever queued
 	durable uint64               // records ever written (or given up on)
+	sync    bool                 // a queued record asks for fsync
 	writing bool
 	warned  bool
 }
@@ -45,13 +47,14 @@ func newCheckpointer(store convo.Store, log zerolog.Logger, onSaved func(*convo.
 	return c
 }
 
-// begin saves ck, the checkpoint of a tool step about to run its calls,
-// and opens the journal of ck's round (clearing the previous round's,
-// whose results ck now holds). When the save fails the step runs without
-// a journal: a resume would start from the previous checkpoint.
-func (c *checkpointer) begin(ck *convo.Checkpoint) {
+// begin saves ck, the checkpoint of a tool step about to run its calls
+// (fsynced when sync: the step has mutating calls), and opens the journal
+// of ck's round (clearing the previous round's, whose results ck now
+// holds). When the save fails the step runs without a journal: a resume
+// would start from the previous checkpoint.
+func (c *checkpointer) begin(ck *convo.Checkpoint, sync bool) {
 	c.saving.Lock()
-	err := c.store.Save(ck)
+	err := c.store.Save(ck, sync)
 	if err == nil {
 		if cerr := c.store.ClearJournal(); cerr != nil {
 			c.log.Warn().Err(cerr).Msg("clear tool journal")
@@ -75,10 +78,11 @@ func (c *checkpointer) reopen(round int) {
 	c.mu.Unlock()
 }
 
-// record makes es durable in the open journal and returns once they are
-// (or once writing them failed, which is logged: the run goes on, a
-// resume would run those calls again).
-func (c *checkpointer) record(es ...convo.JournalEntry) {
+// record writes es to the open journal (fsynced when sync, or when
+// another record of the batch asks for it) and returns once they are on
+// disk, or once writing them failed, which is logged: the run goes on, a
+// resume would run those calls again.
+func (c *checkpointer) record(sync bool, es ...convo.JournalEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.round == 0 || len(es) == 0 {
@@ -86,16 +90,17 @@ func (c *checkpointer) record(es ...convo.JournalEntry) {
 	}
 	c.queue = append(c.queue, es...)
 	c.queued += uint64(len(es))
+	c.sync = c.sync || sync
 	mine := c.queued
 	for c.durable < mine {
 		if c.writing {
 			c.cond.Wait()
 			continue
 		}
-		batch, upto, round := c.queue, c.queued, c.round
-		c.queue, c.writing = nil, true
+		batch, upto, round, sync := c.queue, c.queued, c.round, c.sync
+		c.queue, c.sync, c.writing = nil, false, true
 		c.mu.Unlock()
-		err := c.store.Record(round, batch...)
+		err := c.store.Record(round, sync, batch...)
 		c.mu.Lock()
 		c.writing, c.durable = false, upto
 		if err != nil && !c.warned {

@@ -40,11 +40,11 @@ func TestCheckpointerGroupCommit(t *testing.T) {
 		return b
 	}}
 	c := newCheckpointer(store, zerolog.Nop(), func(*convo.Checkpoint, string, error) {})
-	c.begin(testCheckpoint(t, 3))
+	c.begin(testCheckpoint(t, 3), true)
 	const n = 16
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { c.record(convo.JournalEntry{CallID: string(rune('a' + i)), Done: true}) })
+		wg.Go(func() { c.record(i%2 == 0, convo.JournalEntry{CallID: string(rune('a' + i)), Done: true}) })
 	}
 	// Wait until the first batch is held in the filter and the others queued.
 	for {
@@ -67,7 +67,7 @@ func TestCheckpointerGroupCommit(t *testing.T) {
 		t.Fatalf("journal has %d of %d records: %v", len(j), n, err)
 	}
 	// The next step's checkpoint holds these results: its journal starts empty.
-	c.begin(testCheckpoint(t, 4))
+	c.begin(testCheckpoint(t, 4), false)
 	if j, _ := store.Journal(3); len(j) != 0 {
 		t.Errorf("round 3's journal survived round 4's checkpoint: %v", j)
 	}
@@ -80,9 +80,9 @@ func TestCheckpointerWithoutCheckpoint(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a")
 	store := convo.Store{Dir: dir}
 	c := newCheckpointer(store, zerolog.Nop(), func(*convo.Checkpoint, string, error) {})
-	c.record(convo.JournalEntry{CallID: "x", Done: true}) // no step open
-	c.begin(testCheckpoint(t, 1))
-	c.record(convo.JournalEntry{CallID: "y", Done: true})
+	c.record(true, convo.JournalEntry{CallID: "x", Done: true}) // no step open
+	c.begin(testCheckpoint(t, 1), true)
+	c.record(false, convo.JournalEntry{CallID: "y", Done: true})
 	// The next save fails (a non-empty directory where checkpoint.json
 	// would be renamed to, which stops root too).
 	ck := filepath.Join(dir, convo.CheckpointFile)
@@ -94,11 +94,11 @@ func TestCheckpointerWithoutCheckpoint(t *testing.T) {
 	}
 	var saveErr error
 	c.onSaved = func(_ *convo.Checkpoint, _ string, err error) { saveErr = err }
-	c.begin(testCheckpoint(t, 2))
+	c.begin(testCheckpoint(t, 2), true)
 	if saveErr == nil {
 		t.Fatal("the save did not fail")
 	}
-	c.record(convo.JournalEntry{CallID: "z", Done: true})
+	c.record(true, convo.JournalEntry{CallID: "z", Done: true})
 	if j, err := store.Journal(1); err != nil || len(j) != 1 || !j["y"].Done {
 		t.Errorf("round 1's journal after a failed save: %v %v", j, err)
 	}

@@ -39,9 +39,9 @@ func TestResumeFinishesAToolStepFromItsJournal(t *testing.T) {
 	store := convo.Store{Dir: dir}
 	must(t, store.Save(&convo.Checkpoint{Run: runID, Agent: actors.RootAgentID, Kind: actors.KindRoot,
 		Task: "append three lines", Round: 1, Phase: actors.PhaseExecute, Conversation: conv, Model: "big-model",
-		State: json.RawMessage(`{"seq":7}`)}))
-	must(t, store.Record(1, convo.JournalEntry{CallID: "a", Started: true}))
-	must(t, store.Record(1, convo.JournalEntry{CallID: "a", Done: true, Content: "[exit: 0]\n(recorded before the crash)"},
+		State: json.RawMessage(`{"seq":7}`)}, true))
+	must(t, store.Record(1, true, convo.JournalEntry{CallID: "a", Started: true}))
+	must(t, store.Record(1, true, convo.JournalEntry{CallID: "a", Done: true, Content: "[exit: 0]\n(recorded before the crash)"},
 		convo.JournalEntry{CallID: "b", Started: true}))
 
 	srv := llmtest.New(script(kind("root", say("three lines"))))

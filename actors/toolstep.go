@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/google/uuid"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -39,7 +40,7 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 			Reads: a.session.Reads.Snapshot()})
 		ck.State = state
 		ck.Conversation = conv.Clone()
-		a.ckpt.begin(ck)
+		a.ckpt.begin(ck, slices.ContainsFunc(calls, a.mutating))
 	} else {
 		a.ckpt.reopen(st.round)
 	}
@@ -65,7 +66,7 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 		run = append(run, call)
 		idx = append(idx, i)
 	}
-	a.ckpt.record(settled...)
+	a.ckpt.record(false, settled...) // refusals, interrupted calls: nothing ran
 	if len(run) > 0 {
 		ex := a.executor(st, reg)
 		for j, r := range ex.Run(a.ctx, run) {
@@ -187,6 +188,12 @@ func (a *agent) approvalPolicy(call messages.ToolCall) (string, bool) {
 	return strictest, true
 }
 
+// mutating reports a call that may change something (see approvalPolicy).
+func (a *agent) mutating(call messages.ToolCall) bool {
+	_, m := a.approvalPolicy(call)
+	return m
+}
+
 func orEmpty(b json.RawMessage) json.RawMessage {
 	if len(b) == 0 {
 		return json.RawMessage("{}")
@@ -207,10 +214,10 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 		Session: a.session, Log: a.log,
 		Hooks: tools.Hooks{
 			OnStart: func(ci tools.CallInfo) {
-				if _, mutating := a.approvalPolicy(messages.ToolCall{ID: ci.ID, Name: ci.Name, Args: ci.Args}); mutating {
+				if a.mutating(messages.ToolCall{ID: ci.ID, Name: ci.Name, Args: ci.Args}) {
 					// On disk before the call can change anything: a resumed
 					// run will not start it again (see settleFromJournal).
-					a.ckpt.record(convo.JournalEntry{CallID: ci.ID, Started: true})
+					a.ckpt.record(true, convo.JournalEntry{CallID: ci.ID, Started: true})
 				}
 				root.Send(a.self, &toolActivity{name: ci.Name, started: true})
 				a.ev.emit(messages.EvtToolStarted, messages.ToolStarted{Round: st.round, CallID: ci.ID,
@@ -221,7 +228,7 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 				// before the next model request.
 				e := journalDone(ci.ID, r)
 				e.Reads = ci.Reads
-				a.ckpt.record(e)
+				a.ckpt.record(a.mutating(messages.ToolCall{ID: ci.ID, Name: ci.Name, Args: ci.Args}), e)
 				root.Send(a.self, &toolActivity{name: ci.Name})
 				data := messages.ToolFinished{Round: st.round, CallID: ci.ID, Tool: ci.Name,
 					DurationMS: float64(ci.Duration.Microseconds()) / 1000, OutputBytes: ci.OutputBytes,

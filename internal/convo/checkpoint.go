@@ -100,11 +100,14 @@ func (cp *Checkpoint) validate() error {
 // is 0600). On error the previous checkpoint is intact and no temporary
 // file is left. cp.Conversation must not change while it runs: to save
 // from another goroutine than the conversation's owner, give it a Clone.
-func SaveCheckpoint(dir string, cp *Checkpoint) error { return Store{Dir: dir}.Save(cp) }
+func SaveCheckpoint(dir string, cp *Checkpoint) error { return Store{Dir: dir}.Save(cp, true) }
 
 // writeAtomic writes data to path through a temporary file in the same
-// directory, fsync and rename, then fsyncs the directory.
-func writeAtomic(path string, data []byte) (err error) {
+// directory and a rename, so a reader (or a resumed run after a kill)
+// sees the old or the new file, never a part. With sync it also fsyncs
+// the file before the rename and the directory after, so the new file
+// survives a power loss too.
+func writeAtomic(path string, data []byte, sync bool) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp") // 0600
 	if err != nil {
@@ -120,8 +123,10 @@ func writeAtomic(path string, data []byte) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return fmt.Errorf("save checkpoint: write %s: %w", tmp, err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("save checkpoint: sync %s: %w", tmp, err)
+	if sync {
+		if err = f.Sync(); err != nil {
+			return fmt.Errorf("save checkpoint: sync %s: %w", tmp, err)
+		}
 	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("save checkpoint: close %s: %w", tmp, err)
@@ -131,9 +136,11 @@ func writeAtomic(path string, data []byte) (err error) {
 	}
 	// The rename is durable once the directory is synced. Some file systems
 	// refuse to sync a directory; the checkpoint is in place either way.
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		d.Close()
+	if sync {
+		if d, derr := os.Open(dir); derr == nil {
+			_ = d.Sync()
+			d.Close()
+		}
 	}
 	return nil
 }

@@ -19,11 +19,18 @@ import (
 //
 // The journal makes a completed tool call survive a crash: a tool step
 // first saves the checkpoint with its calls pending, then records each
-// result as it completes (Record: one small file per batch, fsync and
-// atomic rename), and finally saves the checkpoint with every result and
-// clears the journal. A run killed in between resumes from the pending
-// checkpoint plus the journal, so a call whose result was recorded is
-// never run again.
+// result as it completes (Record: one small file per batch, atomic
+// rename); the next step's checkpoint holds them all and clears the
+// journal. A run killed in between resumes from the pending checkpoint
+// plus the journal, so a call whose result was recorded is never run
+// again.
+//
+// Every write is a temporary file renamed into place, which a killed
+// process cannot leave half done. With sync the file and the directory are
+// also fsynced, so the write survives a power loss: the agents ask for it
+// where a side effect depends on it (a step with mutating calls, a
+// mutating call's start and result) and spare it for reads, which a
+// resumed run may simply do again.
 type Store struct {
 	// Dir is the agent's directory.
 	Dir string
@@ -59,8 +66,9 @@ type journalBatch struct {
 	Entries []JournalEntry `json:"entries"`
 }
 
-// Save writes cp to the directory's checkpoint.json (see SaveCheckpoint).
-func (s Store) Save(cp *Checkpoint) error {
+// Save writes cp to the directory's checkpoint.json (see SaveCheckpoint),
+// fsynced when sync is set.
+func (s Store) Save(cp *Checkpoint, sync bool) error {
 	cp.Version = CheckpointVersion
 	cp.SavedAt = time.Now().UTC()
 	if err := cp.validate(); err != nil {
@@ -73,14 +81,14 @@ func (s Store) Save(cp *Checkpoint) error {
 	if err := s.mkdir(); err != nil {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
-	return writeAtomic(filepath.Join(s.Dir, CheckpointFile), s.filter(data))
+	return writeAtomic(filepath.Join(s.Dir, CheckpointFile), s.filter(data), sync)
 }
 
-// Record makes entries of round's tool step durable: one batch file,
-// written to a temporary file, fsynced and renamed into place, and the
-// directory fsynced. Calls that complete together are recorded in one
-// batch.
-func (s Store) Record(round int, entries ...JournalEntry) error {
+// Record adds entries to round's journal: one batch file, written to a
+// temporary file and renamed into place; with sync the file and the
+// directory are fsynced too. Calls that complete together are recorded in
+// one batch.
+func (s Store) Record(round int, sync bool, entries ...JournalEntry) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -94,7 +102,7 @@ func (s Store) Record(round int, entries ...JournalEntry) error {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	name := journalPrefix + strconv.Itoa(round) + "-" + hex.EncodeToString(b[:]) + ".json"
-	if err := writeAtomic(filepath.Join(s.Dir, name), s.filter(data)); err != nil {
+	if err := writeAtomic(filepath.Join(s.Dir, name), s.filter(data), sync); err != nil {
 		return fmt.Errorf("record tool results: %w", err)
 	}
 	return nil

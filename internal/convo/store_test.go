@@ -20,12 +20,12 @@ func TestJournalRecordAndRead(t *testing.T) {
 	if j, err := s.Journal(3); err != nil || len(j) != 0 {
 		t.Fatalf("empty journal: %v %v", j, err)
 	}
-	must(t, s.Record(3, JournalEntry{CallID: "a", Started: true}))
-	must(t, s.Record(3, JournalEntry{CallID: "a", Done: true, Content: "ran a"}, JournalEntry{CallID: "b", Done: true, Content: "bad", IsError: true}))
-	must(t, s.Record(3, JournalEntry{CallID: "b", Started: true})) // a late marker does not undo done
-	must(t, s.Record(3, JournalEntry{CallID: "c", Started: true})) // started, never finished
-	must(t, s.Record(2, JournalEntry{CallID: "old", Done: true}))  // a stale round
-	must(t, s.Record(3))                                           // nothing to record: no file
+	must(t, s.Record(3, true, JournalEntry{CallID: "a", Started: true}))
+	must(t, s.Record(3, true, JournalEntry{CallID: "a", Done: true, Content: "ran a"}, JournalEntry{CallID: "b", Done: true, Content: "bad", IsError: true}))
+	must(t, s.Record(3, false, JournalEntry{CallID: "b", Started: true})) // a late marker does not undo done
+	must(t, s.Record(3, true, JournalEntry{CallID: "c", Started: true})) // started, never finished
+	must(t, s.Record(2, false, JournalEntry{CallID: "old", Done: true}))  // a stale round
+	must(t, s.Record(3, true))                                           // nothing to record: no file
 	j, err := s.Journal(3)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func TestJournalRecordAndRead(t *testing.T) {
 		t.Errorf("%d batch files, want 5", len(files))
 	}
 	cp := sampleCheckpoint(t)
-	must(t, s.Save(cp))
+	must(t, s.Save(cp, true))
 	must(t, s.ClearJournal())
 	assertOnlyCheckpoint(t, s.Dir)
 }
@@ -59,8 +59,8 @@ func TestStorePrivateAndFiltered(t *testing.T) {
 	s := Store{Dir: dir, Filter: func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("SECRET-VALUE"), []byte("[redacted]")) }}
 	cp := sampleCheckpoint(t)
 	cp.Task = "use SECRET-VALUE"
-	must(t, s.Save(cp))
-	must(t, s.Record(1, JournalEntry{CallID: "x", Done: true, Content: "SECRET-VALUE printed"}))
+	must(t, s.Save(cp, true))
+	must(t, s.Record(1, true, JournalEntry{CallID: "x", Done: true, Content: "SECRET-VALUE printed"}))
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
@@ -88,7 +88,7 @@ func TestTidyRemovesTemporaryFiles(t *testing.T) {
 	data := t.TempDir()
 	dir, _ := CheckpointDir(data, "r", "root")
 	s := Store{Dir: dir}
-	must(t, s.Save(sampleCheckpoint(t)))
+	must(t, s.Save(sampleCheckpoint(t), true))
 	for _, n := range []string{".checkpoint.json.123.tmp", ".journal-4-ab.json.9.tmp"} {
 		must(t, os.WriteFile(filepath.Join(dir, n), []byte("half"), 0o600))
 	}
@@ -98,7 +98,7 @@ func TestTidyRemovesTemporaryFiles(t *testing.T) {
 	if len(entries) != 2 {
 		t.Errorf("after Tidy: %v", entries)
 	}
-	must(t, s.Record(4, JournalEntry{CallID: "a", Done: true}))
+	must(t, s.Record(4, true, JournalEntry{CallID: "a", Done: true}))
 	must(t, RemoveRun(data, "r"))
 	entries, _ = os.ReadDir(dir)
 	if len(entries) != 1 || entries[0].Name() != "notes.txt" {
