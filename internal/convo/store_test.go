@@ -23,9 +23,9 @@ func TestJournalRecordAndRead(t *testing.T) {
 	must(t, s.Record(3, true, JournalEntry{CallID: "a", Started: true}))
 	must(t, s.Record(3, true, JournalEntry{CallID: "a", Done: true, Content: "ran a"}, JournalEntry{CallID: "b", Done: true, Content: "bad", IsError: true}))
 	must(t, s.Record(3, false, JournalEntry{CallID: "b", Started: true})) // a late marker does not undo done
-	must(t, s.Record(3, true, JournalEntry{CallID: "c", Started: true})) // started, never finished
+	must(t, s.Record(3, true, JournalEntry{CallID: "c", Started: true}))  // started, never finished
 	must(t, s.Record(2, false, JournalEntry{CallID: "old", Done: true}))  // a stale round
-	must(t, s.Record(3, true))                                           // nothing to record: no file
+	must(t, s.Record(3, true))                                            // nothing to record: no file
 	j, err := s.Journal(3)
 	if err != nil {
 		t.Fatal(err)
