@@ -132,7 +132,12 @@ func (a *agent) start(c actor.Context) {
 	a.ctx, a.cancel = context.WithCancel(a.rt.ctx)
 	a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log).withAttempt(a.spec.attempt)
 	a.session = a.rt.newSession(a.spec.id)
-	a.ckpt = newCheckpointer(a.rt.settings.CheckpointEvery(), a.rt.saveCheckpoint, func(ck *convo.Checkpoint, path string, err error) {
+	store, err := a.rt.store(a.spec.id)
+	if err != nil {
+		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Err: err.Error()})
+		return
+	}
+	a.ckpt = newCheckpointer(store, a.log, func(ck *convo.Checkpoint, path string, err error) {
 		if err != nil {
 			a.log.Warn().Err(err).Int("round", ck.Round).Msg("checkpoint")
 			return
@@ -156,6 +161,9 @@ func (a *agent) start(c actor.Context) {
 	}
 	a.ev.emit(messages.EvtAgentStarted, messages.AgentStarted{Task: a.spec.task, Depth: a.spec.depth, Phase: a.phase,
 		Round: a.round, Tools: a.toolNames(), Resumed: a.spec.resume != nil, Background: a.spec.background})
+	if a.resumeStep(c) {
+		return
+	}
 	c.Send(c.Self(), &startRound{})
 }
 
@@ -174,6 +182,7 @@ func (a *agent) initConversation() error {
 		}
 		a.planRounds, a.bestText = st.PlanRounds, st.BestText
 		a.ev.setSeq(st.Seq)
+		a.session.Reads.Restore(st.Reads)
 		return nil
 	}
 	conv, err := convo.New(a.rt.convoConfig(a.rt.pickModel(a.spec, 1), a.spec.kind.Tools))

@@ -62,18 +62,30 @@ func benchOptions(b *testing.B, srv *llmtest.Server, events actors.Emitter) (act
 		Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}, DoomRepeats: 1 << 30, MaxRounds: 1 << 30}}, tcl
 }
 
-// BenchmarkRoundOrchestration: one agent, zero-latency model, two no-op
-// tool calls per round, in runs of 100 rounds (start-up, about 4 ms for the
+// BenchmarkRoundOrchestration: one agent, zero-latency model, two tool
+// calls per round, in runs of 100 rounds (start-up, about 4 ms for the
 // actor system, budget actor and tool registry, is counted in). Reports
 // orchestration per round: wall time minus time inside the model client
-// and inside the tools.
+// and inside the tools; it includes the step's checkpoint and the journal
+// records. "read-only" calls think (checkpoint and records renamed into
+// place, no fsync); "mutating" calls write_file on two files (checkpoint,
+// start markers and results fsynced).
 func BenchmarkRoundOrchestration(b *testing.B) {
+	for _, c := range []struct{ name, tool, a, b string }{
+		{"read-only", "think", `{"thought":"a"}`, `{"thought":"b"}`},
+		{"mutating", "write_file", `{"path":"a.txt","content":"a\n"}`, `{"path":"b.txt","content":"b\n"}`},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchRounds(b, calls(tc(c.tool, c.a), tc(c.tool, c.b))) })
+	}
+}
+
+func benchRounds(b *testing.B, turn llmtest.Turn) {
 	const perRun = 100
 	var wall, model, tool, startup time.Duration
 	for range b.N {
 		turns := make([]llmtest.Turn, 0, perRun)
 		for range perRun - 1 {
-			turns = append(turns, calls(tc("think", `{"thought":"a"}`), tc("think", `{"thought":"b"}`)))
+			turns = append(turns, turn)
 		}
 		turns = append(turns, say("done"))
 		srv := llmtest.New(script(kind("root", turns...)))

@@ -4,8 +4,12 @@
 //
 // One actor per agent. A round routes the model, fits the conversation
 // into the context window (eviction, then compaction), calls the model,
-// runs the tool calls of the answer through the tools executor, appends
-// the results (with a context advisory when due), and checkpoints. The
+// checkpoints (the answer's tool calls pending), runs the calls through
+// the tools executor, recording each result in the agent's journal as it
+// completes, and appends the results (with a context advisory when due).
+// A resumed run never runs a completed call again: a call the journal
+// holds keeps its result, a mutating call that had started and not
+// finished is reported interrupted, and the others run. The
 // model call and the tool batch run in goroutines that own the
 // conversation while they run and report back as messages, so the actor
 // answers Cancel, Status and SendInput at once, whatever it is doing. Every
@@ -16,8 +20,8 @@
 // max_rounds (round_limit), when its budget is exhausted and its one
 // wrap-up round is over (budget_exhausted), on Cancel (cancelled) or on an
 // error (failed). However it ends it emits exactly one final event,
-// releases its budget lease, and hands its result over once its last
-// checkpoint is on disk.
+// releases its budget lease, and hands its result over (its checkpoints
+// are already on disk: a tool step writes them before it reports).
 //
 // Kinds restrict tools, enforced here and not only in what the model is
 // shown: a call outside the kind's tools (or outside the planning phase's

@@ -61,8 +61,9 @@ func (a *agent) closeIfSettled(c actor.Context) {
 
 // finalize is the end of every agent, however it ends (finish, or a stop
 // from outside): one final event, then, off the mailbox and in this
-// order, the last checkpoint written, the lease released and the result
-// delivered, so whoever gets the result finds the lease already back.
+// order, the lease released and the result delivered, so whoever gets the
+// result finds the lease already back. (Checkpoints are already on disk:
+// a tool step writes them before it reports.)
 func (a *agent) finalize(r AgentResult) {
 	a.cancel()
 	r.Agent, r.Kind, r.Rounds = a.spec.id, a.spec.kind.Name, a.round
@@ -91,11 +92,8 @@ func (a *agent) finalize(r AgentResult) {
 		a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log).withAttempt(a.spec.attempt)
 	}
 	a.ev.emit(typ, data)
-	ck, uncharged, ev := a.ckpt, a.unchargedCalls, a.ev
+	uncharged, ev := a.unchargedCalls, a.ev
 	a.goSafe("end agent", func() {
-		if ck != nil {
-			ck.flush()
-		}
 		a.rt.releaseLease(a.spec.id, int64(r.Usage.Total()), uncharged, ev)
 		a.deliver(r)
 	})

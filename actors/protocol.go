@@ -123,4 +123,7 @@ type checkpointState struct {
 	PlanRounds int    `json:"plan_rounds,omitempty"`
 	BestText   string `json:"best_text,omitempty"`
 	Seq        uint64 `json:"seq"`
+	// Reads is the read-before-write tracker (tools.ReadTracker.Snapshot),
+	// so a resumed agent may edit the files it had read.
+	Reads map[string]string `json:"reads,omitempty"`
 }

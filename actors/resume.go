@@ -1,7 +1,12 @@
 package actors
 
 import (
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/tools"
 )
 
 // Checkpoint is a point a run can be resumed from: the root agent's last
@@ -13,7 +18,8 @@ type Checkpoint struct {
 	Task string
 	// Round is the root agent's last completed round.
 	Round int
-	// Model is the model the root agent was on.
+	// Model is the model the root agent was on; the resumed root goes on
+	// with it. Set it to switch models (orchestrator resume --model).
 	Model string
 	// Path is the checkpoint's directory.
 	Path string
@@ -43,4 +49,63 @@ func (c *Checkpoint) checkpoint() *convo.Checkpoint {
 		return nil
 	}
 	return c.cp
+}
+
+// interrupted is the result a resumed agent's model gets for a call that
+// had started, and not finished, when the run stopped: it may have done
+// part or all of its work, so it is not run a second time.
+func interrupted(tool string) tools.Result {
+	return tools.Errorf("%s was interrupted: the run stopped (killed or crashed) while this call was running, so it may have done some or all of its work. It was not run again; check its effects before you repeat it.", tool)
+}
+
+// resumeStep finishes the tool step a resumed checkpoint was saved in,
+// when its calls are still pending, and reports whether it started one.
+// What the journal recorded as done keeps its result; a call recorded as
+// started (only mutating calls are) is reported interrupted; the rest run
+// now. Then the agent goes on with its next round as usual.
+func (a *agent) resumeStep(c actor.Context) bool {
+	cp := a.spec.resume
+	if cp == nil {
+		return false
+	}
+	pending := a.conv.Pending()
+	if len(pending) == 0 {
+		return false
+	}
+	prior, err := a.ckpt.store.Journal(cp.Round)
+	if err != nil {
+		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Err: fmt.Sprintf("resume %s: %v", a.spec.id, err)})
+		return true
+	}
+	a.session.SetRound(a.round)
+	a.curTools = a.toolSet()
+	a.busy = true
+	go a.toolStep(a.conv, a.stepState(), pending, a.checkpointSnapshot(), a.curTools.reg, prior)
+	return true
+}
+
+// settleFromJournal fills in the results of the calls a resumed step's
+// journal settles and returns the records to add (the interrupted calls,
+// so a second crash tells the same story) and the indices of the calls
+// still to run. For a new step (prior nil) every call is still to run.
+func (a *agent) settleFromJournal(calls []messages.ToolCall, prior map[string]convo.JournalEntry, results []tools.Result) ([]convo.JournalEntry, []int) {
+	var settled []convo.JournalEntry
+	var open []int
+	for i, call := range calls {
+		e, ok := prior[call.ID]
+		switch {
+		case ok && e.Done:
+			results[i] = tools.Result{Text: e.Content, IsError: e.IsError}
+			a.session.Reads.Restore(e.Reads) // in call order, as the calls that touch one file ran
+		case ok && e.Started:
+			results[i] = interrupted(call.Name)
+			settled = append(settled, journalDone(call.ID, results[i]))
+		default:
+			open = append(open, i)
+		}
+	}
+	if len(prior) > 0 {
+		a.log.Info().Int("recorded", len(calls)-len(open)).Int("to_run", len(open)).Msg("resumed tool step")
+	}
+	return settled, open
 }

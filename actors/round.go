@@ -195,7 +195,7 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 		return
 	}
 	a.busy = true
-	go a.toolStep(a.conv, a.stepState(), msg.ToolCalls, a.checkpointSnapshot(), a.curTools.reg)
+	go a.toolStep(a.conv, a.stepState(), msg.ToolCalls, a.checkpointSnapshot(), a.curTools.reg, nil)
 }
 
 func (a *agent) emitMaintenance(m convo.Maintenance, err error) {

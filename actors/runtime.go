@@ -2,12 +2,12 @@ package actors
 
 import (
 	"context"
-	"path/filepath"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/internal/redact"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/tools"
 )
@@ -56,13 +56,14 @@ type runtime struct {
 	// toolCallLimit: the run limits tool calls, so they are charged at once.
 	toolCallLimit bool
 	dataDir       string
+	redact        *redact.Redactor // configured secrets, masked in all the run writes
 	log           zerolog.Logger
 }
 
 func (rt *runtime) newSession(agent string) *tools.Session {
 	return &tools.Session{Agent: agent, Workspace: rt.ws, Reads: tools.NewReadTracker(),
 		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg, Artifacts: rt.artifacts,
-		Web: rt.web}
+		Web: rt.web, Redact: rt.redact}
 }
 
 func (rt *runtime) registryFor(names []string) *tools.Registry { return rt.known.Filter(names) }
@@ -104,13 +105,12 @@ func (rt *runtime) convoConfig(model string, toolNames []string) convo.Config {
 		FixedChars: fixed}
 }
 
-func (rt *runtime) saveCheckpoint(ck *convo.Checkpoint) (string, error) {
-	dir, err := convo.CheckpointDir(rt.dataDir, rt.run, ck.Agent)
+// store is where agent keeps its checkpoint and tool journal; what it
+// writes is redacted.
+func (rt *runtime) store(agent string) (convo.Store, error) {
+	dir, err := convo.CheckpointDir(rt.dataDir, rt.run, agent)
 	if err != nil {
-		return "", err
+		return convo.Store{}, err
 	}
-	if err := convo.SaveCheckpoint(dir, ck); err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, convo.CheckpointFile), nil
+	return convo.Store{Dir: dir, Filter: rt.redact.JSON}, nil
 }

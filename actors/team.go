@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/internal/redact"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
@@ -61,6 +62,12 @@ type Options struct {
 	// EventsDropped, if set, reports how many events the run's emitters
 	// had to drop (a NATS outage); run.finished carries it.
 	EventsDropped func() uint64
+	// Secrets are values never to show (the model API key, NATS
+	// credentials: llm.Config.Secrets, bus.ConnectOptions.Secrets). Each,
+	// if 8 characters or longer, is replaced by "[redacted]" in tool
+	// results (before the model, the cache or a spill file sees them),
+	// events and checkpoints. Logs are the caller's writer: wrap it.
+	Secrets []string
 }
 
 // Result is a run's outcome: the root agent's result and the run's totals.
@@ -143,7 +150,9 @@ func Start(ctx context.Context, o Options) (*Team, error) {
 	spec := agentSpec{id: RootAgentID, kind: rt.kinds[KindRoot], task: o.Task, resume: o.Resume.checkpoint(),
 		done: func(r AgentResult) { t.results <- r }}
 	if o.Resume != nil {
-		spec.task = o.Resume.cp.Task
+		// The resumed root stays on its checkpoint's model (or the one the
+		// caller put in Checkpoint.Model), not the configured default.
+		spec.task, spec.model = o.Resume.cp.Task, o.Resume.Model
 	}
 	spec.lease = lease.Tokens
 	t.root = rt.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return newAgent(rt, spec) },
@@ -272,6 +281,10 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	if events == nil {
 		events = Emitters{}
 	}
+	secrets := redact.New(o.Secrets...)
+	if !secrets.Empty() {
+		events = redactingEmitter{out: events, r: secrets}
+	}
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		if o.Log.GetLevel() == zerolog.Disabled {
 			return slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -282,6 +295,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
 		cache: tools.NewCache(o.Tools.CacheMaxAge), web: tools.NewWebCache(o.Tools.Web.CacheTTL), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
 		settings: o.Settings, events: events, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
+		redact:        secrets,
 		toolCallLimit: o.Budget.ToolCalls > 0}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/google/uuid"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,13 +17,17 @@ import (
 	"github.com/troupe-ai/troupe/tools"
 )
 
-// toolStep runs off the mailbox: it screens the calls (doom loop, approval),
-// executes the rest through the executor, appends the results to the
-// conversation and writes the round's checkpoint, then reports.
+// toolStep runs off the mailbox: it saves the step's checkpoint (calls
+// pending), screens the calls (doom loop, approval), executes the rest
+// through the executor, recording each result in the journal as it
+// completes, appends the results to the conversation, then reports.
+// prior holds what a resumed step's journal recorded (nil for a new
+// step, which saves its checkpoint first).
 // It reads only its arguments and the run's shared, concurrency-safe
 // parts (events, session, checkpointer); what it changes comes back in
 // toolsDone.
-func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []messages.ToolCall, ck *convo.Checkpoint, reg *tools.Registry) {
+func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []messages.ToolCall, ck *convo.Checkpoint,
+	reg *tools.Registry, prior map[string]convo.JournalEntry) {
 	root := a.rt.system.Root
 	defer func() {
 		if v := recover(); v != nil {
@@ -31,18 +36,35 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 		}
 	}()
 	done := &toolsDone{calls: calls, results: make([]tools.Result, len(calls))}
+	if prior == nil {
+		// Before any call runs: from here on a killed run resumes this step.
+		state, _ := json.Marshal(checkpointState{PlanRounds: st.planRounds, BestText: st.bestText, Seq: a.ev.current(),
+			Reads: a.session.Reads.Snapshot()})
+		ck.State = state
+		ck.Conversation = conv.Clone()
+		a.ckpt.begin(ck, slices.ContainsFunc(calls, a.mutating))
+	} else {
+		a.ckpt.reopen(st.round)
+	}
+	settled, open := a.settleFromJournal(calls, prior, done.results)
 	var run []messages.ToolCall
 	var idx []int
+	pend := make([]messages.ToolCall, len(open))
+	for j, i := range open {
+		pend[j] = calls[i]
+	}
 	approved := map[string]string{} // call ID → the fingerprint of the change approved
-	fanout := a.screenFanout(&st, calls)
-	for i, call := range calls {
-		if r, refused := fanout[i]; refused {
-			done.results[i] = r
-			continue
+	fanout := a.screenFanout(&st, pend)
+	for j, call := range pend {
+		i := open[j]
+		r, refused := fanout[j]
+		fp := ""
+		if !refused {
+			r, refused, fp = a.screen(&st, call)
 		}
-		r, refused, fp := a.screen(&st, call)
 		if refused {
 			done.results[i] = r
+			settled = append(settled, journalDone(call.ID, r))
 			continue
 		}
 		if fp != "" {
@@ -51,6 +73,7 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 		run = append(run, call)
 		idx = append(idx, i)
 	}
+	a.ckpt.record(false, settled...) // refusals, interrupted calls: nothing ran
 	if len(run) > 0 {
 		ex := a.executor(st, reg)
 		ex.Approved = approved
@@ -86,29 +109,28 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 	}
 	trs := make([]convo.ToolResult, len(calls))
 	for i, call := range calls {
-		trs[i] = convo.ToolResult{CallID: call.ID, Content: done.results[i].Text}
-		if done.results[i].IsError && trs[i].Content == "" {
-			trs[i].Content = "error"
-		}
+		trs[i] = convo.ToolResult{CallID: call.ID, Content: resultContent(done.results[i])}
 	}
 	done.advisory, done.err = conv.AppendToolResults(trs)
 	if done.err == nil && ck.Phase == PhasePlan && a.spec.kind.Name != KindPlanner && planAccepted(calls, done.results) {
-		// Switch here, while this goroutine owns the conversation, so the
-		// checkpoint already holds the execution prompt and phase.
 		done.switched = true
-		ck.Phase = PhaseExecute
 		done.err = conv.AppendUser(st.round, executionPrompt)
-	}
-	if done.err == nil {
-		// Written even when cancelled: the cancelled calls are in the
-		// conversation as error results, so a resumed agent redoes them.
-		state, _ := json.Marshal(checkpointState{PlanRounds: st.planRounds, BestText: st.bestText, Seq: a.ev.current()})
-		ck.State = state
-		ck.Conversation = conv.Clone()
-		a.ckpt.enqueue(ck)
 	}
 	done.doom = st.doom
 	root.Send(a.self, done)
+}
+
+// resultContent is a result as the conversation holds it.
+func resultContent(r tools.Result) string {
+	if r.IsError && r.Text == "" {
+		return "error"
+	}
+	return r.Text
+}
+
+// journalDone is the journal record of a completed call.
+func journalDone(callID string, r tools.Result) convo.JournalEntry {
+	return convo.JournalEntry{CallID: callID, Done: true, Content: resultContent(r), IsError: r.IsError}
 }
 
 // screen refuses a call before it runs: a doom loop, or a mutating tool the
@@ -130,7 +152,7 @@ func (a *agent) screen(st *stepState, call messages.ToolCall) (res tools.Result,
 		return tools.Errorf("doom loop: you have called %s with the same arguments %d times in a row, and the result will not change. Do something different: change the arguments, use another tool, or finish with what you have.", call.Name, st.doom.repeats), true, ""
 	}
 	policy, mutating := a.approvalPolicy(call)
-	if !mutating {
+	if !mutating || a.refusedAnyway(st.tools, call) {
 		return tools.Result{}, false, ""
 	}
 	switch policy {
@@ -205,6 +227,12 @@ func (a *agent) approvalPolicy(call messages.ToolCall) (string, bool) {
 	return strictest, true
 }
 
+// mutating reports a call that may change something (see approvalPolicy).
+func (a *agent) mutating(call messages.ToolCall) bool {
+	_, m := a.approvalPolicy(call)
+	return m
+}
+
 func orEmpty(b json.RawMessage) json.RawMessage {
 	if len(b) == 0 {
 		return json.RawMessage("{}")
@@ -225,11 +253,21 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 		Session: a.session, Log: a.log,
 		Hooks: tools.Hooks{
 			OnStart: func(ci tools.CallInfo) {
+				if a.mutating(messages.ToolCall{ID: ci.ID, Name: ci.Name, Args: ci.Args}) {
+					// On disk before the call can change anything: a resumed
+					// run will not start it again (see settleFromJournal).
+					a.ckpt.record(true, convo.JournalEntry{CallID: ci.ID, Started: true})
+				}
 				root.Send(a.self, &toolActivity{name: ci.Name, started: true})
 				a.ev.emit(messages.EvtToolStarted, messages.ToolStarted{Round: st.round, CallID: ci.ID,
 					Tool: ci.Name, Args: orEmpty(ci.Args), Parallel: ci.Parallel})
 			},
 			OnFinish: func(ci tools.CallInfo, r tools.Result) {
+				// On disk before a call that waits for this one starts, and
+				// before the next model request.
+				e := journalDone(ci.ID, r)
+				e.Reads = ci.Reads
+				a.ckpt.record(a.mutating(messages.ToolCall{ID: ci.ID, Name: ci.Name, Args: ci.Args}), e)
 				root.Send(a.self, &toolActivity{name: ci.Name})
 				data := messages.ToolFinished{Round: st.round, CallID: ci.ID, Tool: ci.Name,
 					DurationMS: float64(ci.Duration.Microseconds()) / 1000, OutputBytes: ci.OutputBytes,
@@ -279,8 +317,10 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 		if call.Name != tools.NameSubmitPlan || m.results[i].IsError {
 			continue
 		}
-		plan, _ := m.results[i].Metadata["plan"].(tools.Plan)
-		a.plan = &plan
+		plan, ok := m.results[i].Metadata["plan"].(tools.Plan)
+		if ok { // a result read back from the journal has no metadata
+			a.plan = &plan
+		}
 		if a.spec.kind.Name == KindPlanner {
 			a.finish(c, AgentResult{Status: StatusCompleted, Reason: ReasonPlanSubmitted, Text: plan.Render(), Plan: &plan})
 			return
@@ -300,6 +340,7 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 // stepState is the agent state a tool step works from: copies taken on
 // the actor's goroutine, so the step never reads or writes agent fields.
 type stepState struct {
+	tools      *tools.Registry // the tools the agent may call in this step
 	round      int
 	phase      string
 	model      string
@@ -316,8 +357,12 @@ type doomState struct {
 }
 
 func (a *agent) stepState() stepState {
-	return stepState{round: a.round, phase: a.phase, model: a.model, planRounds: a.planRounds,
+	st := stepState{round: a.round, phase: a.phase, model: a.model, planRounds: a.planRounds,
 		bestText: a.bestText, doom: a.doom}
+	if a.curTools != nil {
+		st.tools = a.curTools.reg
+	}
+	return st
 }
 
 // checkpointSnapshot captures the loop state for the round's checkpoint;

@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/internal/redact"
 )
 
 // OpenAIClient calls an OpenAI-compatible Chat Completions API through
@@ -21,7 +22,7 @@ type OpenAIClient struct {
 	cfg        Config
 	chat       openai.ChatCompletionService
 	log        zerolog.Logger
-	secret     redactor
+	secret     *redact.Redactor
 	openAIHost bool
 }
 
@@ -59,7 +60,7 @@ func NewClient(cfg Config, log zerolog.Logger) (*OpenAIClient, error) {
 		// environment, which must not override or add to cfg.
 		chat:       openai.NewChatCompletionService(opts...),
 		log:        log,
-		secret:     redactor(cfg.APIKey),
+		secret:     redact.New(cfg.Secrets()...),
 		openAIHost: isOpenAIHost(cfg.BaseURL),
 	}, nil
 }
@@ -116,13 +117,13 @@ func (c *OpenAIClient) Complete(ctx context.Context, req Request, onDelta func(D
 		}
 		retry, retryAfter := isTransient(err)
 		if !retry {
-			return Response{Attempts: attempt}, c.secret.wrap(err)
+			return Response{Attempts: attempt}, c.secret.Error(err)
 		}
 		if attempt >= c.cfg.MaxAttempts {
-			return Response{Attempts: attempt}, c.secret.wrap(fmt.Errorf("%w (gave up after %s)", err, plural(attempt, "attempt")))
+			return Response{Attempts: attempt}, c.secret.Error(fmt.Errorf("%w (gave up after %s)", err, plural(attempt, "attempt")))
 		}
 		wait := c.backoff(attempt, retryAfter)
-		log.Warn().Int("attempt", attempt).Dur("wait", wait).Str("error", c.secret.scrub(err.Error())).Msg("model call failed; retrying")
+		log.Warn().Int("attempt", attempt).Dur("wait", wait).Str("error", c.secret.String(err.Error())).Msg("model call failed; retrying")
 		if emitted {
 			onDelta(Delta{})
 		}

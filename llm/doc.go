@@ -30,7 +30,8 @@
 // only the successful attempt's answer.
 //
 // The API key is sent only as a bearer token: it is never logged, and any
-// echo of it in a provider's error text is replaced by "[redacted]". The
+// echo of it (or of another of Config.Secrets, 8 characters or longer) in a
+// provider's error text is replaced by "[redacted]". The
 // client reads none of openai-go's OPENAI_* environment variables; the
 // config layer passes values in. (Go's HTTP transport still honours the
 // standard HTTPS_PROXY / NO_PROXY variables, as every Go program does.)

@@ -91,35 +91,3 @@ func isTransient(err error) (bool, time.Duration) {
 	var te *transientError
 	return errors.As(err, &te), 0
 }
-
-// redactor removes a secret from error text.
-type redactor string
-
-// scrub replaces every occurrence of the secret in s.
-func (r redactor) scrub(s string) string {
-	if len(r) < 4 { // too short to search for without mangling text
-		return s
-	}
-	return strings.ReplaceAll(s, string(r), "[redacted]")
-}
-
-// wrap returns err with the secret scrubbed from its text; the chain (and
-// so errors.Is / errors.As) is kept.
-func (r redactor) wrap(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	if clean := r.scrub(msg); clean != msg {
-		return &redactedError{msg: clean, err: err}
-	}
-	return err
-}
-
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }

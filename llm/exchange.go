@@ -78,7 +78,7 @@ func (c *OpenAIClient) statusError(status int, h http.Header, body []byte) *APIE
 	if e.Message == "" {
 		e.Message = foreignErrorMessage(body)
 	}
-	e.Message, e.Code = c.secret.scrub(e.Message), c.secret.scrub(e.Code)
+	e.Message, e.Code = c.secret.String(e.Message), c.secret.String(e.Code)
 	if h != nil {
 		e.RetryAfter = parseRetryAfter(h, time.Now())
 		switch strings.ToLower(h.Get("X-Should-Retry")) {

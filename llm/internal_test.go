@@ -3,6 +3,7 @@ package llm
 import (
 	"encoding/json"
 	"errors"
+	"github.com/troupe-ai/troupe/internal/redact"
 	"io"
 	"net/http"
 	"strings"
@@ -165,17 +166,19 @@ func TestReasoningOf(t *testing.T) {
 	}
 }
 
-func TestRedactorKeepsChain(t *testing.T) {
+func TestSecretsScrubbedKeepingChain(t *testing.T) {
 	t.Parallel()
-	r := redactor("sk-abcdef")
-	base := &APIError{Status: 401, Message: "bad key sk-abcdef"}
-	err := r.wrap(base)
+	cfg := Config{APIKey: "sk-abcdefgh", BaseURL: "http://u:hunter2hunter2@localhost:1/v1",
+		Headers: map[string]string{"api-key": "azure-key-123", "HTTP-Referer": "https://example.com/app"}}
+	r := redact.New(cfg.Secrets()...)
+	base := &APIError{Status: 401, Message: "bad key sk-abcdefgh"}
+	err := r.Error(base)
 	var got *APIError
-	if !errors.As(err, &got) || got != base || strings.Contains(err.Error(), "sk-abcdef") {
+	if !errors.As(err, &got) || got != base || strings.Contains(err.Error(), "sk-abcdefgh") {
 		t.Errorf("wrap: %v", err)
 	}
-	if redactor("").scrub("abc") != "abc" || redactor("ab").scrub("abc") != "abc" {
-		t.Error("a short or empty secret mangles text")
+	if s := r.String("azure-key-123 hunter2hunter2 https://example.com/app"); s != "[redacted] [redacted] https://example.com/app" {
+		t.Errorf("scrubbed %q", s)
 	}
 }
 

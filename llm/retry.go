@@ -100,7 +100,7 @@ func (c *OpenAIClient) classify(callCtx context.Context, err error) error {
 	if errors.As(err, &se) {
 		// An error event in the middle of a stream (OpenRouter and others
 		// report upstream failures so): transient, with the provider's text.
-		return transient(fmt.Errorf("model API: error event in stream: %s", c.secret.scrub(text.Clip(string(se.Event.Data), 300))))
+		return transient(fmt.Errorf("model API: error event in stream: %s", c.secret.String(text.Clip(string(se.Event.Data), 300))))
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return transient(fmt.Errorf("model API: attempt timed out after %s", c.cfg.RequestTimeout))

@@ -176,7 +176,7 @@ func (c *OpenAIClient) completeOnce(ctx context.Context, p openai.ChatCompletion
 	if len(cc.Choices) == 0 {
 		// Some gateways answer 200 with {"error": {...}} when upstream fails.
 		if msg := gjson.Get(cc.RawJSON(), "error.message"); msg.Exists() {
-			return Response{}, transient(fmt.Errorf("%w: provider error: %s", ErrEmptyResponse, c.secret.scrub(text.Clip(msg.String(), 300))))
+			return Response{}, transient(fmt.Errorf("%w: provider error: %s", ErrEmptyResponse, c.secret.String(text.Clip(msg.String(), 300))))
 		}
 		return Response{}, transient(ErrEmptyResponse)
 	}

@@ -69,7 +69,7 @@ func Catalog() []EventSpec {
 			BudgetReleased{Agent: "explore-1a2b3c4d", Used: BudgetUsage{Tokens: 6420, CostUSD: 0.00071, ToolCalls: 4}, Returned: 193_580}},
 		{EvtBudgetAdvisory, "An agent's lease changed state (exhausted: one wrap-up round, then it ends).", func() any { return new(BudgetAdvisory) },
 			BudgetAdvisory{Agent: "worker-9c8d7e6f", State: BudgetStateExhausted, Remaining: -120, Text: "Budget exhausted: wrap up now."}},
-		{EvtCheckpointSaved, "An agent's conversation was checkpointed.", func() any { return new(CheckpointSaved) },
+		{EvtCheckpointSaved, "An agent's conversation was checkpointed: once per round with tool calls, before they run (their results are then recorded one by one in the agent's journal beside it).", func() any { return new(CheckpointSaved) },
 			CheckpointSaved{Round: 4, Path: "/src/app/.troupe/runs/9f1c2d3e/root/checkpoint.json"}},
 		{EvtAgentFinished, "An agent ended with an answer (or at its round or budget limit).", func() any { return new(AgentEnded) },
 			AgentEnded{Status: "completed", Reason: "finished", Rounds: 3, TokensIn: 9120, TokensOut: 310, CostUSD: 0.00104, ToolCalls: 4,

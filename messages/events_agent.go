@@ -94,7 +94,7 @@ type ToolFinished struct {
 
 // CheckpointSaved is the data of checkpoint.saved.
 type CheckpointSaved struct {
-	Round int    `json:"round" doc:"the round the checkpoint holds"`
+	Round int    `json:"round" doc:"the round the checkpoint holds (its tool calls pending)"`
 	Path  string `json:"path" doc:"the checkpoint file"`
 }
 

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,10 @@ type CallInfo struct {
 	Parallel  bool `json:"parallel"`
 	Truncated bool `json:"truncated"`
 	IsError   bool `json:"is_error"`
+	// Reads are the read-tracker entries of the files the call touched
+	// (path → hex content hash), on finish: what a checkpoint needs so a
+	// resumed agent may still edit what this call read or wrote.
+	Reads map[string]string `json:"reads,omitempty"`
 }
 
 // Hooks are called around every call, from the goroutine running it; they
@@ -207,6 +212,12 @@ func (e *Executor) runOne(ctx context.Context, idx int, p *pending) Result {
 	info.OutputBytes = len(res.Text)
 	info.Cached, info.Truncated, info.IsError = res.Cached, res.Truncated, res.IsError
 	if e.Hooks.OnFinish != nil {
+		for abs, h := range e.readsOf(p) {
+			if info.Reads == nil {
+				info.Reads = map[string]string{}
+			}
+			info.Reads[abs] = hex.EncodeToString(h[:])
+		}
 		e.Hooks.OnFinish(info, res)
 	}
 	return res
@@ -258,6 +269,10 @@ func (e *Executor) execute(ctx context.Context, p *pending) Result {
 	if !p.spec.ReadOnly {
 		s.Web.dropPrivate() // a local server may serve what was just changed
 	}
+	// Before the cache, the spill file and the conversation see it: a
+	// command that prints a configured secret (cat of a file holding the
+	// API key) hands on "[redacted]" instead.
+	res.Text = s.Redact.String(res.Text)
 	if !p.spec.ReadOnly && s.Cache != nil {
 		switch {
 		case p.spec.Parallel == Sequential:

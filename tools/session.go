@@ -2,6 +2,8 @@ package tools
 
 import (
 	"sync"
+
+	"github.com/troupe-ai/troupe/internal/redact"
 	"sync/atomic"
 	"time"
 )
@@ -24,7 +26,7 @@ type Config struct {
 	// DataDir is where the run keeps its data (spill files); default
 	// <workspace>/.troupe/runs/<run>.
 	DataDir string
-	// SpillMaxAge is how long spill files are kept (default 24 h).
+	// SpillMaxAge is how long spill files are kept (default 7 days).
 	SpillMaxAge time.Duration
 	// CacheMaxAge is how many rounds a cached result lives (default 10).
 	CacheMaxAge int
@@ -79,6 +81,10 @@ type Session struct {
 	// Web holds fetched pages and extracts for Config.Web.CacheTTL; the
 	// agents of a run share one. Nil fetches every time.
 	Web *WebCache
+	// Redact, when set, replaces configured secret values in every
+	// result's text before anything else sees it: the cache, the spill
+	// file, the conversation (and so model requests and checkpoints).
+	Redact *redact.Redactor
 
 	round   atomic.Int64
 	shellMu sync.Mutex // Sequential tools run one at a time per session

@@ -11,7 +11,8 @@ import (
 
 // Spiller saves the full text of truncated outputs so the model can page
 // through them with read_file or grep; the notice carries the path. Files
-// older than MaxAge are removed by Sweep.
+// are private to the user (0600 in a 0700 directory); those older than
+// MaxAge (default 7 days) are removed by Sweep.
 type Spiller struct {
 	ws     *Workspace
 	dir    string
@@ -19,7 +20,7 @@ type Spiller struct {
 }
 
 // DefaultSpillMaxAge is how long spill files live when not configured.
-const DefaultSpillMaxAge = 24 * time.Hour
+const DefaultSpillMaxAge = 7 * 24 * time.Hour
 
 // NewSpiller stores spill files under dataDir/spill (default
 // <workspace>/.troupe/spill).
@@ -39,8 +40,12 @@ func (s *Spiller) Dir() string { return s.dir }
 // Save writes text to a new spill file for tool and returns the path to
 // show the model (workspace-relative when inside the workspace).
 func (s *Spiller) Save(tool, text string) (string, error) {
+	// Private to the user, even when an older version made it 0755.
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return "", fmt.Errorf("create spill dir: %w", err)
+	}
+	if err := os.Chmod(s.dir, 0o700); err != nil {
+		return "", fmt.Errorf("spill dir: %w", err)
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])

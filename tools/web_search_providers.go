@@ -204,12 +204,12 @@ func runSearch(ctx context.Context, c SearchConfig, p searchProvider, query stri
 	client := &http.Client{Timeout: c.timeout()}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, redact(unwrapURLError(err), c.APIKey)
+		return nil, scrubKey(unwrapURLError(err), c.APIKey)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxSearchBody+1))
 	if err != nil {
-		return nil, redact(fmt.Errorf("read the answer: %w", err), c.APIKey)
+		return nil, scrubKey(fmt.Errorf("read the answer: %w", err), c.APIKey)
 	}
 	if len(body) > maxSearchBody {
 		return nil, fmt.Errorf("the answer is over %s; not read", humanBytes(maxSearchBody))
@@ -222,7 +222,7 @@ func runSearch(ctx context.Context, c SearchConfig, p searchProvider, query stri
 	case code == http.StatusTooManyRequests:
 		return nil, fmt.Errorf("%s is rate limiting (HTTP 429); search less often or later", p.name())
 	case code != http.StatusOK:
-		return nil, redact(fmt.Errorf("%s answered HTTP %d: %s", p.name(), code, excerpt(body)), c.APIKey)
+		return nil, scrubKey(fmt.Errorf("%s answered HTTP %d: %s", p.name(), code, excerpt(body)), c.APIKey)
 	}
 	res, err := p.parse(body)
 	if err != nil {
@@ -266,8 +266,8 @@ func excerpt(body []byte) string {
 	return s
 }
 
-// redact removes key from err's text.
-func redact(err error, key string) error {
+// scrubKey removes key from err's text.
+func scrubKey(err error, key string) error {
 	if err == nil || key == "" || !strings.Contains(err.Error(), key) {
 		return err
 	}

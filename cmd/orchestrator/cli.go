@@ -32,7 +32,7 @@ const topUsage = `orchestrator: run teams of LLM agents as actors
 Usage:
   orchestrator demo [--workspace DIR] [--keep]     an offline swarm against a scripted model
   orchestrator run [--workspace DIR] [--model M] [--config FILE] [--max-rounds N] [--json] [--yes] "task"
-  orchestrator resume [RUN] [--workspace DIR] [--json]
+  orchestrator resume [RUN] [--workspace DIR] [--model M] [--json]
   orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow]
   orchestrator serve [--listen 127.0.0.1:4222] [--store DIR]
   orchestrator node --nats URL --workspace DIR [--kinds explore,worker] [--slots N]   (same as the node program)

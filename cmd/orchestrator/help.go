@@ -44,7 +44,8 @@ Flags:
   --json                 print one JSON result instead of text
   --yes                  approve every mutating tool call without asking
   --ask-via nats         ask approvals over NATS, for orchestrator watch --interactive to answer
-                         (default: the terminal; with no terminal a call that needs approval is denied)
+                         (default: the terminal; when stdin is not a terminal, </dev/null included,
+                         a call that needs approval is denied at once)
   --keep-checkpoints     keep the run's checkpoints even when it succeeds
   --log-level LEVEL      debug, info, warn or error logs on stderr (default: none)
   --quiet                one progress line per root round instead of the live agent tree
@@ -61,10 +62,13 @@ Examples:
   orchestrator run --workspace ~/src/app "Find why the cache is never invalidated and fix it"
   OPENAI_BASE_URL=http://localhost:11434/v1 orchestrator run --model qwen3 "Explain the build"
 `,
-	"resume": `Usage: orchestrator resume [RUN] [--workspace DIR] [--json]
+	"resume": `Usage: orchestrator resume [RUN] [--workspace DIR] [--model M] [--json]
 
 Continues an interrupted run from its last checkpoint (the run written last
-when RUN is not given). Takes the same flags as run.
+when RUN is not given), on the model the run was on (--model switches).
+Calls that had completed before the run stopped are not run again; a
+mutating call cut off mid-run is reported to the model as interrupted.
+Takes the same flags as run.
 
 Examples:
   orchestrator resume

@@ -35,11 +35,12 @@ type runEnv struct {
 
 func processEnv(stdin io.Reader) runEnv {
 	home, _ := os.UserHomeDir()
+	// Approvals are asked on stdin only when it is a terminal: with
+	// </dev/null, a pipe or a file, a run is headless and "ask" is a no at
+	// once.
 	interactive := false
 	if f, ok := stdin.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			interactive = true
-		}
+		interactive = isTerminal(f)
 	}
 	return runEnv{getenv: os.Getenv, home: home, stdin: stdin, interactive: interactive}
 }
@@ -68,7 +69,6 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		if err != nil {
 			return exitUsage, usageErr("resume: %v", err)
 		}
-		fmt.Fprintf(stderr, "resuming run %s from %s (round %d)\n", c.Run, c.Path, c.Round)
 		cp = c
 	} else {
 		if len(pos) == 0 || strings.TrimSpace(pos[0]) == "" {
@@ -85,6 +85,12 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	}
 	if m := fs.values["model"]; m != "" {
 		cfg.Model.Default = m
+		if cp != nil {
+			cp.Model = m // resume --model switches; without it the run keeps its model
+		}
+	}
+	if cp != nil {
+		fmt.Fprintf(stderr, "resuming run %s from %s (round %d, model %s)\n", cp.Run, cp.Path, cp.Round, cp.Model)
 	}
 	if v := fs.values["max-rounds"]; v != "" {
 		n, err := strconv.Atoi(v)
@@ -120,7 +126,8 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		if err != nil {
 			return exitUsage, usageErr("--log-level: %v", err)
 		}
-		log = zerolog.New(zerolog.ConsoleWriter{Out: stderr, TimeFormat: time.TimeOnly, NoColor: true}).Level(l).With().Timestamp().Logger()
+		out := setup.Redactor(cfg).Writer(stderr) // no configured secret in a log line
+		log = zerolog.New(zerolog.ConsoleWriter{Out: out, TimeFormat: time.TimeOnly, NoColor: true}).Level(l).With().Timestamp().Logger()
 	}
 	opts, err := setup.TeamOptions(cfg, ws, log)
 	if err != nil {
@@ -215,6 +222,10 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	}
 	switch {
 	case interrupted:
+		if _, err := actors.FindCheckpoint(actors.DataDir(absOr(ws)), res.Run); err != nil {
+			fmt.Fprintf(stderr, "interrupted before the first checkpoint (written when the first tool call starts); nothing to resume: run the task again\n")
+			return exitInterrupt, nil
+		}
 		fmt.Fprintf(stderr, "interrupted; the run is checkpointed. Resume with:\n  orchestrator resume %s --workspace %s\n", res.Run, ws)
 		return exitInterrupt, nil
 	case res.Status == actors.StatusFailed:

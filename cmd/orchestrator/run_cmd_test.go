@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
@@ -131,5 +132,33 @@ func TestRunInterruptedThenResumed(t *testing.T) {
 	code, out, errs := runCmd(t, t.Context(), env, true, "--workspace", ws)
 	if code != exitOK || out != "resumed and done\n" {
 		t.Fatalf("resume: exit %d %q\n%s", code, out, errs)
+	}
+}
+
+// Interrupted before any checkpoint (in the first model call): exit 130,
+// and no resume hint that would fail.
+func TestRunInterruptedBeforeAnyCheckpoint(t *testing.T) {
+	arrived := make(chan struct{})
+	srv := scripted(t, llmtest.Turn{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+		close(arrived)
+		return llmtest.Turn{Text: "never", Latency: llmtest.Duration(time.Minute)}
+	}})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	var code int
+	var errs string
+	go func() {
+		defer close(done)
+		code, _, errs = runCmd(t, ctx, testEnv(srv, t.TempDir()), false, "--workspace", t.TempDir(), "--quiet", "wait")
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the model request never arrived")
+	}
+	cancel()
+	<-done
+	if code != exitInterrupt || !strings.Contains(errs, "nothing to resume") || strings.Contains(errs, "orchestrator resume") {
+		t.Errorf("exit %d\n%s", code, errs)
 	}
 }

@@ -23,6 +23,13 @@ func terminalOf(w io.Writer) (bool, int) {
 	return true, width
 }
 
+// isTerminal reports whether f is a terminal: /dev/null, a file or a
+// pipe is not (though /dev/null is a character device too).
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
 // colorOK says whether to colour output on a terminal: never with NO_COLOR
 // set (https://no-color.org) or TERM=dumb.
 func colorOK(getenv func(string) string) bool {

@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/watch"
 )
 
@@ -39,7 +40,7 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 	if url == "" {
 		url, setting = "nats://127.0.0.1:4222", "--nats (default nats://127.0.0.1:4222)"
 	}
-	log := zerolog.New(stderr).Level(zerolog.WarnLevel)
+	log := zerolog.New(setup.Redactor(cfg).Writer(stderr)).Level(zerolog.WarnLevel)
 	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: url, Setting: setting, Token: cfg.NATS.Token, User: cfg.NATS.User,
 		Password: cfg.NATS.Password, CredsFile: cfg.NATS.Creds, TLSCA: cfg.NATS.TLSCA, TLSCert: cfg.NATS.TLSCert,
 		TLSKey: cfg.NATS.TLSKey, Name: "troupe watch", Prefix: cfg.NATS.Prefix}, log)

@@ -20,11 +20,6 @@ type Agent struct {
 	Approval        map[string]string `yaml:"approval" json:"approval,omitempty"`
 	ApprovalTimeout time.Duration     `yaml:"approval_timeout" json:"approval_timeout"` // headless deny after, default 2m
 	KeepCheckpoints bool              `yaml:"keep_checkpoints" json:"keep_checkpoints"`
-	// CheckpointInterval is the least time between two checkpoint writes
-	// of one agent (default 250ms): every round is checkpointed, but when
-	// rounds come faster the latest one wins. An ending agent writes its
-	// pending checkpoint at once.
-	CheckpointInterval time.Duration `yaml:"checkpoint_interval" json:"checkpoint_interval"`
 	// ProtectedTools' results are never evicted from the context.
 	ProtectedTools []string `yaml:"protected_tools" json:"protected_tools,omitempty"`
 	RecentMessages int      `yaml:"recent_messages" json:"recent_messages"`
@@ -74,14 +69,6 @@ func (s Agent) ApprovalFor(tool string) string {
 		return p
 	}
 	return PolicyAuto
-}
-
-// CheckpointEvery is the least time between two checkpoint writes.
-func (s Agent) CheckpointEvery() time.Duration {
-	if s.CheckpointInterval > 0 {
-		return s.CheckpointInterval
-	}
-	return 250 * time.Millisecond
 }
 
 // ApprovalWait is how long an approval may wait before it counts as no.

@@ -245,6 +245,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("agent.max_rounds: negative")
 	case c.Agent.DoomRepeats == 1:
 		return errors.New("agent.doom_repeats: 1 would refuse every call; use 2 or more")
+	case c.Tools.Timeout < 0:
+		return errors.New("tools.timeout: negative")
+	case c.Tools.SpillMaxAge < 0:
+		return errors.New("tools.spill_max_age: negative (0 keeps the default, 7 days)")
 	}
 	if err := c.Tools.Web.validate(); err != nil {
 		return err

@@ -87,6 +87,20 @@ func BenchmarkSaveCheckpoint(b *testing.B) {
 	}
 }
 
+// BenchmarkSaveCheckpointNoSync is BenchmarkSaveCheckpoint without the
+// fsyncs (what a step of read-only calls writes).
+func BenchmarkSaveCheckpointNoSync(b *testing.B) {
+	c := benchConv(b, 100, 10_000_000)
+	s := Store{Dir: filepath.Join(b.TempDir(), "a")}
+	cp := &Checkpoint{Run: "r", Agent: "a", Kind: "root", Conversation: c}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Save(cp, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkUnmarshalConversation measures decoding (and checking) a
 // 100-round conversation.
 func BenchmarkUnmarshalConversation(b *testing.B) {
@@ -100,6 +114,38 @@ func BenchmarkUnmarshalConversation(b *testing.B) {
 		var c Conversation
 		if err := json.Unmarshal(data, &c); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkJournalRecord measures recording one batch of completed tool
+// results (encode, temp file, rename; with fsync: file and directory
+// fsynced too): a single 2 KB result, and 8 results that completed
+// together.
+func BenchmarkJournalRecord(b *testing.B) {
+	body := strings.Repeat("r", 2000)
+	for _, sync := range []bool{true, false} {
+		for _, n := range []int{1, 8} {
+			b.Run(fmt.Sprintf("fsync=%v/results=%d", sync, n), func(b *testing.B) {
+				s := Store{Dir: filepath.Join(b.TempDir(), "a")}
+				batch := make([]JournalEntry, n)
+				for i := range batch {
+					batch[i] = JournalEntry{CallID: fmt.Sprintf("call_%d", i), Done: true, Content: body}
+				}
+				b.ReportAllocs()
+				round := 0
+				for b.Loop() {
+					round++
+					if err := s.Record(round, sync, batch...); err != nil {
+						b.Fatal(err)
+					}
+					if round%100 == 0 {
+						b.StopTimer()
+						_ = s.ClearJournal()
+						b.StartTimer()
+					}
+				}
+			})
 		}
 	}
 }

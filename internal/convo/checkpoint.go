@@ -13,8 +13,15 @@ import (
 	"github.com/troupe-ai/troupe/llm"
 )
 
-// CheckpointVersion is the version of the checkpoint file format.
-const CheckpointVersion = 1
+// CheckpointVersion is the version of the checkpoint file format written.
+// Version 2 added checkpoints written as a tool step starts: the
+// conversation ends with tool calls still pending, and the results the step
+// completed are in the journal beside it (Store.Journal). Version 1 files
+// (never pending) are still read.
+const CheckpointVersion = 2
+
+// oldestCheckpointVersion is the oldest version still read.
+const oldestCheckpointVersion = 1
 
 // CheckpointFile is the name of an agent's checkpoint in its directory.
 const CheckpointFile = "checkpoint.json"
@@ -74,8 +81,8 @@ func checkID(what, id string) error {
 // validate reports what makes cp unusable as a checkpoint.
 func (cp *Checkpoint) validate() error {
 	switch {
-	case cp.Version != CheckpointVersion:
-		return fmt.Errorf("version %d, want %d", cp.Version, CheckpointVersion)
+	case cp.Version < oldestCheckpointVersion || cp.Version > CheckpointVersion:
+		return fmt.Errorf("version %d, want %d to %d (written by a newer troupe?)", cp.Version, oldestCheckpointVersion, CheckpointVersion)
 	case cp.Run == "" || cp.Agent == "":
 		return errors.New("missing run or agent id")
 	case cp.Conversation == nil:
@@ -89,31 +96,20 @@ func (cp *Checkpoint) validate() error {
 // SaveCheckpoint writes cp to <dir>/checkpoint.json atomically: a
 // temporary file in dir, written and fsynced, then renamed over the old
 // one, so a reader sees the old or the new checkpoint, never a part. It
-// sets cp.Version and cp.SavedAt. dir is created if needed. On error the
-// previous checkpoint is intact and no temporary file is left.
-// cp.Conversation must not change while it runs: to save from another
-// goroutine than the conversation's owner, give it a Clone.
-func SaveCheckpoint(dir string, cp *Checkpoint) error {
-	cp.Version = CheckpointVersion
-	cp.SavedAt = time.Now().UTC()
-	if err := cp.validate(); err != nil {
-		return fmt.Errorf("save checkpoint in %s: %w", dir, err)
-	}
-	data, err := json.Marshal(cp)
-	if err != nil {
-		return fmt.Errorf("save checkpoint in %s: encode: %w", dir, err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
-	}
-	return writeAtomic(filepath.Join(dir, CheckpointFile), data)
-}
+// sets cp.Version and cp.SavedAt. dir is created if needed (0700; the file
+// is 0600). On error the previous checkpoint is intact and no temporary
+// file is left. cp.Conversation must not change while it runs: to save
+// from another goroutine than the conversation's owner, give it a Clone.
+func SaveCheckpoint(dir string, cp *Checkpoint) error { return Store{Dir: dir}.Save(cp, true) }
 
 // writeAtomic writes data to path through a temporary file in the same
-// directory, fsync and rename, then fsyncs the directory.
-func writeAtomic(path string, data []byte) (err error) {
+// directory and a rename, so a reader (or a resumed run after a kill)
+// sees the old or the new file, never a part. With sync it also fsyncs
+// the file before the rename and the directory after, so the new file
+// survives a power loss too.
+func writeAtomic(path string, data []byte, sync bool) (err error) {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp") // 0600
 	if err != nil {
 		return fmt.Errorf("save checkpoint: %w", err)
 	}
@@ -127,8 +123,10 @@ func writeAtomic(path string, data []byte) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return fmt.Errorf("save checkpoint: write %s: %w", tmp, err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("save checkpoint: sync %s: %w", tmp, err)
+	if sync {
+		if err = f.Sync(); err != nil {
+			return fmt.Errorf("save checkpoint: sync %s: %w", tmp, err)
+		}
 	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("save checkpoint: close %s: %w", tmp, err)
@@ -138,9 +136,11 @@ func writeAtomic(path string, data []byte) (err error) {
 	}
 	// The rename is durable once the directory is synced. Some file systems
 	// refuse to sync a directory; the checkpoint is in place either way.
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		d.Close()
+	if sync {
+		if d, derr := os.Open(dir); derr == nil {
+			_ = d.Sync()
+			d.Close()
+		}
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -79,7 +78,7 @@ func latestRun(dataDir string) (string, error) {
 }
 
 // RemoveRun deletes the checkpoints of a run (after it succeeded): each
-// agent's checkpoint.json and leftover temporary files, then the agent and
+// agent's checkpoint.json, journal and leftover temporary files, then the agent and
 // run directories if that left them empty. Other files of the run (spilled
 // tool output) are kept. A run without checkpoints is not an error.
 func RemoveRun(dataDir, run string) error {
@@ -107,7 +106,7 @@ func RemoveRun(dataDir, run string) error {
 		}
 		for _, e := range entries {
 			n := e.Name()
-			if n == CheckpointFile || (strings.HasPrefix(n, "."+CheckpointFile+".") && strings.HasSuffix(n, ".tmp")) {
+			if isStoreFile(n) {
 				if err := os.Remove(filepath.Join(dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
 					errs = append(errs, err)
 				}

@@ -120,6 +120,8 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 	if err := cfg.Validate(); err != nil {
 		return usageError{fmt.Errorf("config: %w", err)}
 	}
+	// No configured secret in a log line.
+	log = log.Output(zerolog.ConsoleWriter{Out: setup.Redactor(cfg).Writer(stderr), TimeFormat: time.TimeOnly, NoColor: true})
 	setting := "nats.url"
 	switch {
 	case o.nats != "":

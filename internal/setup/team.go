@@ -41,7 +41,7 @@ func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actor
 	b := cfg.Budget
 	return actors.Options{
 		StreamDeltas: cfg.Events.Deltas,
-		Workspace:    workspace, Client: client, Kinds: kinds, Settings: cfg.Agent, Log: log,
+		Workspace:    workspace, Client: client, Kinds: kinds, Settings: cfg.Agent, Log: log, Secrets: Secrets(cfg),
 		Models: actors.Models{Default: m.Default, Cheap: m.Cheap, Router: route, Window: m.Window, Cost: pricing.Cost},
 		Tools:  ToolsConfig(cfg.Tools),
 		Budget: budget.Limits{Tokens: b.Tokens, USD: b.USD, ToolCalls: b.ToolCalls, WallTime: b.WallTime,
