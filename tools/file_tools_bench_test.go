@@ -83,3 +83,49 @@ func BenchmarkFileTools(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkWorkspaceOpen compares opening a file three folders down by its
+// path (what the tools did before) with opening it beneath the root held
+// open (what they do now), each with the fstat that follows.
+func BenchmarkWorkspaceOpen(b *testing.B) {
+	ws, err := NewWorkspace(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ws.Close() })
+	abs := filepath.Join(ws.Root(), "src", "pkg", "d3", "f.go")
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(abs, []byte("package d3\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("by-path", func(b *testing.B) {
+		for b.Loop() {
+			f, err := os.Open(abs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := f.Stat(); err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}
+	})
+	b.Run("beneath-root", func(b *testing.B) {
+		for b.Loop() {
+			f, _, err := ws.open(abs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}
+	})
+	b.Run("resolve", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := ws.Resolve("src/pkg/d3/f.go"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

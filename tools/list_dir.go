@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/troupe-ai/troupe/internal/ignore"
+	"github.com/troupe-ai/troupe/internal/search"
 )
 
 //go:embed list_dir.md
@@ -152,12 +153,23 @@ func (w *dirWalk) dir(d *os.Root, path string, level int) error {
 	if err != nil && level == 0 {
 		return err
 	}
+	var pr ignore.Presence
 	for _, e := range entries {
-		name := e.Name()
-		full := filepath.Join(path, name)
-		typ := e.Type()
+		switch e.Name {
+		case ".gitignore":
+			pr.Gitignore = true
+		case ".ignore":
+			pr.Ignore = true
+		case ".git":
+			pr.Git = true
+		}
+	}
+	w.matcher.Prime(path, pr)
+	rules := w.matcher.Dir(path)
+	for _, e := range entries {
+		name, typ := e.Name, e.Type
 		isDir := typ.IsDir()
-		if name == ".git" || w.matcher.Match(full, isDir) {
+		if name == ".git" || rules.Match(name, isDir) {
 			continue
 		}
 		w.seen++
@@ -173,7 +185,7 @@ func (w *dirWalk) dir(d *os.Root, path string, level int) error {
 			if err != nil {
 				continue // gone or swapped since the listing: shown without entries
 			}
-			err = w.dir(sub, full, level+1)
+			err = w.dir(sub, filepath.Join(path, name), level+1)
 			sub.Close()
 			if err != nil {
 				return err
@@ -185,14 +197,14 @@ func (w *dirWalk) dir(d *os.Root, path string, level int) error {
 
 // readDirSorted lists the open directory d sorted by name, with what it
 // could read when it fails partway.
-func readDirSorted(d *os.Root) ([]fs.DirEntry, error) {
+func readDirSorted(d *os.Root) ([]search.Dirent, error) {
 	f, err := d.Open(".")
 	if err != nil {
 		return nil, err
 	}
-	entries, err := f.ReadDir(-1)
+	entries, err := search.ReadDir(f)
 	f.Close()
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	slices.SortFunc(entries, func(a, b search.Dirent) int { return strings.Compare(a.Name, b.Name) })
 	return entries, err
 }
 

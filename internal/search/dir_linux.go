@@ -65,6 +65,23 @@ func withFd(f *os.File, fn func(fd int)) error {
 	return rc.Control(func(fd uintptr) { fn(int(fd)) })
 }
 
+// listFile lists the open directory f with getdents64 on its descriptor.
+func listFile(f *os.File, fn func(name string, typ fs.FileMode)) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var lerr error
+	buf := make([]byte, 32<<10)
+	if err := rc.Read(func(fd uintptr) bool {
+		lerr = dirHandle{fd: int(fd)}.list(buf, fn)
+		return true
+	}); err != nil {
+		return err
+	}
+	return lerr
+}
+
 // openChild opens the subdirectory name of h. It never follows a
 // symbolic link: a directory swapped for one since h was listed fails to
 // open rather than leading elsewhere.

@@ -79,6 +79,15 @@ func (h dirHandle) list(_ []byte, fn func(name string, typ fs.FileMode)) error {
 	return err
 }
 
+// listFile lists the open directory f.
+func listFile(f *os.File, fn func(name string, typ fs.FileMode)) error {
+	ents, err := f.ReadDir(-1)
+	for _, e := range ents {
+		fn(e.Name(), e.Type())
+	}
+	return err
+}
+
 func openEntry(e Entry, _ bool) (*rawFile, error) {
 	var f *os.File
 	var err error
