@@ -42,6 +42,7 @@ func StartAgent(ctx context.Context, o Options, task ChildTask, svc budget.Servi
 	k, ok := rt.kinds[task.Kind]
 	if !ok {
 		rt.system.Shutdown()
+		_ = rt.ws.Close()
 		return nil, fmt.Errorf("start agent: unknown kind %q", task.Kind)
 	}
 	if task.Tools != nil {
@@ -62,6 +63,7 @@ func StartAgent(ctx context.Context, o Options, task ChildTask, svc budget.Servi
 		h.result = <-h.results
 		_ = rt.system.Root.StopFuture(h.pid).Wait()
 		rt.system.Shutdown()
+		_ = rt.ws.Close()
 		close(h.done)
 	}()
 	return h, nil

@@ -220,6 +220,7 @@ func (t *Team) shutdown() {
 		_ = budget.Stop(t.rt.system.Root, t.bpid)
 	}
 	t.rt.system.Shutdown()
+	_ = t.rt.ws.Close()
 }
 
 func newRuntime(ctx context.Context, o *Options) (*runtime, error) {

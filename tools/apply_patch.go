@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -125,7 +124,7 @@ func (pl *patchPlan) file(path string) (*fileState, error) {
 		return st, nil
 	}
 	st := &fileState{abs: abs, display: pl.s.Workspace.Display(abs), mode: 0o644}
-	fi, err := os.Stat(abs)
+	fi, err := pl.s.Workspace.stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -135,7 +134,7 @@ func (pl *patchPlan) file(path string) (*fileState, error) {
 	case !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("%s is not a regular file", st.display)
 	default:
-		if st.orig, err = os.ReadFile(abs); err != nil {
+		if st.orig, err = pl.s.Workspace.readFile(abs); err != nil {
 			return nil, fmt.Errorf("read %s: %s", st.display, pathErrText(err))
 		}
 		st.existed, st.exists, st.mode = true, true, fi.Mode().Perm()
@@ -151,7 +150,8 @@ func (pl *patchPlan) mustHaveRead(st *fileState) error {
 	if !st.existed {
 		return nil
 	}
-	return pl.s.Reads.Check(st.abs, st.display)
+	_, err := pl.s.Reads.Check(pl.s.Workspace, st.abs, st.display)
+	return err
 }
 
 // symlink returns the state of path itself when it is a symbolic link
@@ -170,11 +170,11 @@ func (pl *patchPlan) symlink(path string) (*fileState, bool, error) {
 	if st, ok := pl.files[abs]; ok {
 		return st, st.link != "", nil
 	}
-	fi, err := os.Lstat(abs)
+	fi, err := pl.s.Workspace.lstat(abs)
 	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 		return nil, false, nil
 	}
-	target, err := os.Readlink(abs)
+	target, err := pl.s.Workspace.readlink(abs)
 	if err != nil {
 		return nil, false, fmt.Errorf("read link %s: %s", pl.s.Workspace.Display(abs), pathErrText(err))
 	}

@@ -96,7 +96,7 @@ func TestApplyPatchAllOperations(t *testing.T) {
 	// Written files count as read: a later edit needs no re-read.
 	for _, rel := range []string{"docs/new.md", "src/app.go", "renamed/name.txt"} {
 		abs := filepath.Join(s.Workspace.Root(), rel)
-		if err := s.Reads.Check(abs, rel); err != nil {
+		if _, err := s.Reads.Check(s.Workspace, abs, rel); err != nil {
 			t.Errorf("%s not recorded as read after the patch: %v", rel, err)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -31,20 +30,20 @@ func (pl *patchPlan) commit() error {
 			continue // unchanged (or changed back)
 		case st.exists:
 			var dirs []string
-			dirs, err = mkdirs(filepath.Dir(abs))
+			dirs, err = pl.s.Workspace.mkdirs(filepath.Dir(abs))
 			for _, d := range dirs {
 				done = append(done, undoStep{dir: d})
 			}
 			if err == nil {
-				err = writeAtomic(abs, st.content, st.mode)
+				err = pl.s.Workspace.writeAtomic(abs, st.content, st.mode)
 			}
 		case st.existed:
-			err = os.Remove(abs)
+			err = pl.s.Workspace.remove(abs)
 		default:
 			continue // added and deleted again within the patch
 		}
 		if err != nil {
-			failed := rollback(done)
+			failed := rollback(pl.s.Workspace, done)
 			msg := fmt.Sprintf("writing %s failed: %v; ", st.display, pathErrText(err))
 			if len(failed) > 0 {
 				return fmt.Errorf("%sthe rollback could not restore %s, check them by hand", msg, strings.Join(failed, ", "))
@@ -76,82 +75,28 @@ func pathErrText(err error) string {
 // rollback undoes done, newest first (so a directory created for a new
 // file is gone before a file of the same name is restored), and returns
 // the display paths it could not restore.
-func rollback(done []undoStep) []string {
+func rollback(ws *Workspace, done []undoStep) []string {
 	var failed []string
 	for i := len(done) - 1; i >= 0; i-- {
 		st := done[i].file
 		if st == nil {
-			_ = os.Remove(done[i].dir) // removes it only if empty, as it should be
+			_ = ws.remove(done[i].dir) // removes it only if empty, as it should be
 			continue
 		}
 		var err error
 		switch {
 		case st.link != "":
-			err = os.Symlink(st.link, st.abs)
+			err = ws.symlink(st.link, st.abs)
 		case st.existed:
-			err = writeAtomic(st.abs, st.orig, st.mode)
+			err = ws.writeAtomic(st.abs, st.orig, st.mode)
 		default:
-			err = os.Remove(st.abs)
+			err = ws.remove(st.abs)
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			failed = append(failed, st.display)
 		}
 	}
 	return failed
-}
-
-// mkdirs creates dir and its missing parents and returns the ones it
-// created, outermost first.
-func mkdirs(dir string) ([]string, error) {
-	var missing []string
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil || !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d {
-			break
-		}
-		missing = append([]string{d}, missing...)
-	}
-	if len(missing) == 0 {
-		return nil, nil
-	}
-	var made []string
-	for _, d := range missing {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return made, err
-		}
-		made = append(made, d)
-	}
-	return made, nil
-}
-
-// writeAtomic replaces abs with data through a temporary file in the same
-// directory, with permission bits mode.
-func writeAtomic(abs string, data []byte, mode fs.FileMode) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".patch-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err = f.Chmod(mode); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, abs)
 }
 
 // changes lists what commit would write, for the diff: a moved file as one

@@ -40,25 +40,41 @@ func (s *Session) localArtifact(ctx context.Context, handle string) (string, err
 		dataDir = filepath.Join(s.Workspace.Root(), ".troupe")
 	}
 	local := filepath.Join(dataDir, "artifacts", filepath.FromSlash(name))
-	if _, err := os.Stat(local); err != nil {
-		if err := os.MkdirAll(filepath.Dir(local), 0o700); err != nil {
+	d, err := s.dataRoot(dataDir)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", handle, err)
+	}
+	defer d.Close()
+	rel := filepath.Join("artifacts", filepath.FromSlash(name))
+	if _, err := d.Stat(rel); err != nil {
+		if err := d.MkdirAll(filepath.Dir(rel), 0o700); err != nil {
 			return "", fmt.Errorf("%s: %w", handle, err)
 		}
-		tmp, err := os.CreateTemp(filepath.Dir(local), ".fetch-*")
+		dir, err := d.OpenRoot(filepath.Dir(rel))
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", handle, err)
 		}
-		defer os.Remove(tmp.Name())
-		if err := s.Artifacts.Get(ctx, handle, tmp); err != nil {
-			tmp.Close()
-			return "", fmt.Errorf("%s: %w", handle, err)
-		}
-		if err := tmp.Close(); err != nil {
-			return "", fmt.Errorf("%s: %w", handle, err)
-		}
-		if err := os.Rename(tmp.Name(), local); err != nil {
+		defer dir.Close()
+		err = writeVia(dir, filepath.Base(rel), 0o600, func(w io.Writer) error { return s.Artifacts.Get(ctx, handle, w) })
+		if err != nil {
 			return "", fmt.Errorf("%s: %w", handle, err)
 		}
 	}
 	return s.Workspace.Display(local), nil
+}
+
+// dataRoot opens the run's data folder (creating it), beneath the
+// workspace root when it lies inside the workspace, so that a folder on
+// the way swapped for a symlink cannot send a fetched artifact outside.
+func (s *Session) dataRoot(dataDir string) (*os.Root, error) {
+	if abs, err := filepath.Abs(dataDir); err == nil && s.Workspace.contains(abs) {
+		if err := s.Workspace.mkdirAll(abs, 0o700); err != nil {
+			return nil, err
+		}
+		return s.Workspace.openRoot(abs)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, err
+	}
+	return os.OpenRoot(dataDir)
 }

@@ -19,7 +19,12 @@
 // notice saying what was cut and where the full output was saved).
 //
 // Every path argument is resolved against the Workspace root with symlinks
-// followed; a path that lands outside is refused. Edits are only allowed
+// followed; a path that lands outside is refused. Resolving only names the
+// file: every access then goes through the root held open as an os.Root,
+// which opens one component at a time beneath the root's descriptor and
+// refuses a symlink out, so a component swapped between the check and the
+// open cannot lead a tool outside; walks open each folder beneath its
+// parent's descriptor and never follow a symlink. Edits are only allowed
 // on files read in this session and unchanged on disk since (ReadTracker);
 // writes are atomic. Outputs are small by default: paths before contents,
 // confirmations rather than echoes.

@@ -2,12 +2,10 @@ package tools
 
 import (
 	"context"
-	"crypto/sha256"
 	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 )
 
@@ -50,7 +48,7 @@ func runEditFile(ctx context.Context, s *Session, p EditFileParams) (Result, err
 	if p.OldString == p.NewString {
 		return Errorf("old_string and new_string are identical, so the edit would change nothing; give the new text in new_string"), nil
 	}
-	fi, err := os.Stat(abs)
+	fi, err := s.Workspace.stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		if p.OldString != "" {
 			return fileNotFound(s, abs, display), nil
@@ -69,17 +67,11 @@ func runEditFile(ctx context.Context, s *Session, p EditFileParams) (Result, err
 	if fi.Size() > maxTrackedFileBytes {
 		return Errorf("%s is too large for edit_file (%d bytes, limit %d)", display, fi.Size(), maxTrackedFileBytes), nil
 	}
-	if err := s.Reads.Check(abs, display); err != nil {
-		return refusal(err), nil
-	}
-	raw, err := os.ReadFile(abs)
+	// Check reads the file and accepts these very bytes: the edit applies
+	// to what the model saw.
+	raw, err := s.Reads.Check(s.Workspace, abs, display)
 	if err != nil {
-		return Errorf("cannot read %s: %v", display, err), nil
-	}
-	// Check read the file once already; make sure these are the very bytes
-	// it accepted, or a change in between would be edited unseen.
-	if h, ok := s.Reads.hash(abs); !ok || sha256.Sum256(raw) != h {
-		return Errorf("file %s changed on disk while it was being edited: read it again with read_file, then retry", display), nil
+		return refusal(err), nil
 	}
 	content := string(raw)
 	if p.OldString == "" {
@@ -125,7 +117,7 @@ func createByEdit(ctx context.Context, s *Session, abs, display, text string) (R
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if err := replaceFileAtomically(abs, []byte(text), newFileMode); err != nil {
+	if err := s.Workspace.writeAtomic(abs, []byte(text), newFileMode); err != nil {
 		return Errorf("cannot create %s: %v", display, err), nil
 	}
 	s.Reads.Record(abs, []byte(text))
@@ -144,7 +136,7 @@ func writeEdit(ctx context.Context, s *Session, abs, display string, perm fs.Fil
 	if res, ok := gateWrite(ctx, fileChange{From: display, To: display, Old: []byte(old), New: data}); !ok {
 		return res, nil
 	}
-	if err := replaceFileAtomically(abs, data, perm); err != nil {
+	if err := s.Workspace.writeAtomic(abs, data, perm); err != nil {
 		return Errorf("cannot write %s: %v", display, err), nil
 	}
 	s.Reads.Record(abs, data)

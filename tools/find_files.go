@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/troupe-ai/troupe/internal/search"
@@ -55,17 +54,17 @@ func runFindFiles(ctx context.Context, s *Session, p FindFilesParams) (Result, e
 		return Errorf("%v", err), nil
 	}
 	display := s.Workspace.Display(abs)
-	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+	if _, err := s.Workspace.stat(abs); errors.Is(err, fs.ErrNotExist) {
 		return Errorf("path %s does not exist; give a directory relative to the workspace root", display), nil
 	} else if err != nil {
 		return Errorf("cannot search %s: %v", display, err), nil
 	}
-	found, err := search.Find(ctx, search.Target{Root: s.Workspace.Root(), Path: abs}, g)
+	found, err := search.Find(ctx, s.Workspace.target(abs), g)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return Result{}, ctxErr
 		}
-		return Errorf("search %s: %v", display, err), nil
+		return Errorf("search %s: %v", display, s.Workspace.explain(err, abs)), nil
 	}
 	if len(found) == 0 {
 		return Text("No files match "+p.Pattern).WithMeta("files", 0), nil

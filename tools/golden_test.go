@@ -38,6 +38,7 @@ func newTestSession(t *testing.T) *Session {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { ws.Close() })
 	return NewSession("test", ws, Config{DataDir: t.TempDir()})
 }
 

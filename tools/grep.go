@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/troupe-ai/troupe/internal/search"
@@ -96,7 +95,7 @@ func runGrep(ctx context.Context, s *Session, p GrepParams) (Result, error) {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return Result{}, ctxErr
 		}
-		return Errorf("search %s: %v", g.display(), err), nil
+		return Errorf("search %s: %v", g.display(), s.Workspace.explain(err, g.target.Path)), nil
 	}
 	if len(hits) == 0 {
 		return Text("No matches for "+p.Pattern).WithMeta("files", 0), nil
@@ -130,14 +129,15 @@ func newGrepRun(s *Session, p GrepParams) (*grepRun, Result) {
 	if err != nil {
 		return nil, Errorf("%v", err)
 	}
-	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
-		return nil, Errorf("%s is %s, not a regular file; grep searches regular files only", s.Workspace.Display(abs), fileKind(fi.Mode()))
-	}
-	g := &grepRun{s: s, p: p, target: search.Target{Root: s.Workspace.Root(), Path: abs}}
-	if _, err := os.Stat(abs); errors.Is(err, fs.ErrNotExist) {
+	g := &grepRun{s: s, p: p, target: s.Workspace.target(abs)}
+	fi, err := s.Workspace.stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, Errorf("path %s does not exist; give a file or directory relative to the workspace root", g.display())
-	} else if err != nil {
+	case err != nil:
 		return nil, Errorf("cannot search %s: %v", g.display(), err)
+	case !fi.IsDir() && !fi.Mode().IsRegular():
+		return nil, Errorf("%s is %s, not a regular file; grep searches regular files only", g.display(), fileKind(fi.Mode()))
 	}
 	g.pat, err = search.CompilePattern(p.Pattern, search.PatternOptions{
 		Literal: p.Literal, Multiline: p.Multiline, CaseSensitive: p.CaseSensitive})

@@ -8,10 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/troupe-ai/troupe/internal/ignore"
+	"github.com/troupe-ai/troupe/internal/search"
 )
 
 //go:embed list_dir.md
@@ -51,7 +53,7 @@ func runListDir(ctx context.Context, s *Session, p ListDirParams) (Result, error
 		return Errorf("%v", err), nil
 	}
 	display := s.Workspace.Display(abs)
-	fi, err := os.Stat(abs)
+	fi, err := s.Workspace.stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		msg := "Directory not found: " + display
@@ -64,9 +66,14 @@ func runListDir(ctx context.Context, s *Session, p ListDirParams) (Result, error
 	case !fi.IsDir():
 		return Errorf("%s is a file, not a directory; use read_file to read it", display), nil
 	}
+	dir, err := s.Workspace.openRoot(abs)
+	if err != nil {
+		return Errorf("cannot list %s: %v", display, err), nil
+	}
+	defer dir.Close()
 	w := dirWalk{
 		ctx:     ctx,
-		matcher: ignore.NewMatcher(s.Workspace.Root()),
+		matcher: s.Workspace.matcher(),
 		depth:   listDirDefaultDepth,
 		first:   max(p.Offset, 1),
 		limit:   listDirDefaultLimit,
@@ -77,11 +84,11 @@ func runListDir(ctx context.Context, s *Session, p ListDirParams) (Result, error
 	if p.Limit > 0 {
 		w.limit = p.Limit
 	}
-	if err := w.walk(abs); err != nil {
+	if err := w.walk(dir, abs); err != nil {
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
 		}
-		return Errorf("cannot list %s: %v", display, err), nil
+		return Errorf("cannot list %s: %v", display, s.Workspace.explain(err, abs)), nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Absolute path: %s", display)
@@ -122,33 +129,47 @@ type dirWalk struct {
 // errListDirPageDone ends a walk that has seen enough.
 var errListDirPageDone = errors.New("list_dir: page complete")
 
-// walk lists root's tree until the page is complete or the tree ends.
-func (w *dirWalk) walk(root string) error {
-	err := w.dir(root, 0)
+// walk lists the tree of the open directory dir (at path) until the page
+// is complete or the tree ends.
+func (w *dirWalk) walk(dir *os.Root, path string) error {
+	err := w.dir(dir, path, 0)
 	if errors.Is(err, errListDirPageDone) {
 		return nil
 	}
 	return err
 }
 
-// dir lists one directory's entries at indentation level, descending
-// into subdirectories while the depth allows.
-func (w *dirWalk) dir(dir string, level int) error {
+// dir lists one open directory's entries at indentation level,
+// descending into subdirectories while the depth allows. Each
+// subdirectory is opened beneath its parent's handle, so a name swapped
+// for a symlink since the listing cannot lead out of the parent.
+func (w *dirWalk) dir(d *os.Root, path string, level int) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := readDirSorted(d)
 	// Below the top, an unreadable directory is shown with what could be
-	// read of it (ReadDir returns that with its error), often nothing.
+	// read of it, often nothing.
 	if err != nil && level == 0 {
 		return err
 	}
+	var pr ignore.Presence
 	for _, e := range entries {
-		name := e.Name()
-		full := filepath.Join(dir, name)
-		typ := e.Type()
+		switch e.Name {
+		case ".gitignore":
+			pr.Gitignore = true
+		case ".ignore":
+			pr.Ignore = true
+		case ".git":
+			pr.Git = true
+		}
+	}
+	w.matcher.Prime(path, pr)
+	rules := w.matcher.Dir(path)
+	for _, e := range entries {
+		name, typ := e.Name, e.Type
 		isDir := typ.IsDir()
-		if name == ".git" || w.matcher.Match(full, isDir) {
+		if name == ".git" || rules.Match(name, isDir) {
 			continue
 		}
 		w.seen++
@@ -160,12 +181,31 @@ func (w *dirWalk) dir(dir string, level int) error {
 			w.lines = append(w.lines, strings.Repeat("  ", level)+entryLabel(name, typ))
 		}
 		if isDir && level+1 < w.depth {
-			if err := w.dir(full, level+1); err != nil {
+			sub, err := d.OpenRoot(name)
+			if err != nil {
+				continue // gone or swapped since the listing: shown without entries
+			}
+			err = w.dir(sub, filepath.Join(path, name), level+1)
+			sub.Close()
+			if err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// readDirSorted lists the open directory d sorted by name, with what it
+// could read when it fails partway.
+func readDirSorted(d *os.Root) ([]search.Dirent, error) {
+	f, err := d.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	entries, err := search.ReadDir(f)
+	f.Close()
+	slices.SortFunc(entries, func(a, b search.Dirent) int { return strings.Compare(a.Name, b.Name) })
+	return entries, err
 }
 
 // entryLabel is an entry's name, cut when very long, with / after a

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,13 +77,14 @@ func runReadFile(ctx context.Context, s *Session, p ReadFileParams) (Result, err
 		return Errorf("%v", err), nil
 	}
 	display := s.Workspace.Display(abs)
-	fi, err := os.Stat(abs)
+	f, fi, err := s.Workspace.open(abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fileNotFound(s, abs, display), nil
 		}
 		return Errorf("cannot read %s: %v", display, err), nil
 	}
+	defer f.Close()
 	if fi.IsDir() {
 		return Errorf("%s is a directory, not a file; use list_dir to see what it contains", display), nil
 	}
@@ -99,11 +99,6 @@ func runReadFile(ctx context.Context, s *Session, p ReadFileParams) (Result, err
 	if limit == 0 {
 		limit = readFileDefaultLimit
 	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return Errorf("cannot read %s: %v", display, err), nil
-	}
-	defer f.Close()
 	keep := &keepBuffer{max: maxTrackedFileBytes, over: fi.Size() > maxTrackedFileBytes}
 	if !keep.over {
 		keep.buf = make([]byte, 0, fi.Size())

@@ -3,7 +3,6 @@ package tools
 import (
 	"bytes"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -67,8 +66,12 @@ func fileNotFound(s *Session, abs, display string) Result {
 // name with another extension or case, or one name extending the other.
 func similarNames(s *Session, abs string) []string {
 	dir, want := filepath.Dir(abs), strings.ToLower(filepath.Base(abs))
-	f, err := os.Open(dir)
+	f, fi, err := s.Workspace.open(dir)
 	if err != nil {
+		return nil
+	}
+	if !fi.IsDir() {
+		f.Close()
 		return nil
 	}
 	entries, _ := f.ReadDir(2000) // a bound keeps a huge directory cheap

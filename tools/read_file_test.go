@@ -113,14 +113,14 @@ func TestReadFileRegistersWholeFileRead(t *testing.T) {
 	t.Parallel()
 	s := newTestSession(t)
 	abs := writeFile(t, s, "f.txt", numberedTextLines(50))
-	if err := s.Reads.Check(abs, "f.txt"); err == nil {
+	if _, err := s.Reads.Check(s.Workspace, abs, "f.txt"); err == nil {
 		t.Fatal("an unread file passed the read check")
 	}
 	res := callFileTool(t, s, ReadFile(), `{"path":"f.txt","offset":10,"limit":2}`)
 	if res.IsError {
 		t.Fatalf("read failed: %s", res.Text)
 	}
-	if err := s.Reads.Check(abs, "f.txt"); err != nil {
+	if _, err := s.Reads.Check(s.Workspace, abs, "f.txt"); err != nil {
 		t.Fatalf("a partial read did not register the file: %v", err)
 	}
 	// The registered hash is of the whole file: appending a line makes the
@@ -128,7 +128,7 @@ func TestReadFileRegistersWholeFileRead(t *testing.T) {
 	if err := os.WriteFile(abs, []byte(numberedTextLines(51)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Reads.Check(abs, "f.txt"); err == nil {
+	if _, err := s.Reads.Check(s.Workspace, abs, "f.txt"); err == nil {
 		t.Fatal("a change outside the shown window did not make the read stale")
 	}
 }
@@ -140,7 +140,7 @@ func TestReadFileBinaryRegistersRead(t *testing.T) {
 	if res := callFileTool(t, s, ReadFile(), `{"path":"b.bin"}`); res.IsError {
 		t.Fatalf("read failed: %s", res.Text)
 	}
-	if err := s.Reads.Check(abs, "b.bin"); err != nil {
+	if _, err := s.Reads.Check(s.Workspace, abs, "b.bin"); err != nil {
 		t.Fatalf("binary read not registered: %v", err)
 	}
 }

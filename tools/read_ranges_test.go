@@ -30,7 +30,7 @@ func TestReadFileAliasesMatchTheirOriginals(t *testing.T) {
 	s2 := newTestSession(t)
 	abs := writeFile(t, s2, "g.txt", numberedTextLines(100))
 	callFileTool(t, s2, tool, `{"path":"g.txt","ranges":[[5,6]]}`)
-	if err := s2.Reads.Check(abs, filepath.Base(abs)); err != nil {
+	if _, err := s2.Reads.Check(s2.Workspace, abs, filepath.Base(abs)); err != nil {
 		t.Errorf("a ranged read did not register: %v", err)
 	}
 }

@@ -3,7 +3,6 @@ package tools
 import (
 	"crypto/sha256"
 	"fmt"
-	"os"
 	"sync"
 )
 
@@ -58,23 +57,23 @@ func (t *ReadTracker) WasRead(abs string) bool {
 	return ok
 }
 
-// Check returns nil when abs was read and is unchanged on disk since; a
-// file not read, or changed since, is an *unreadError (a blind write).
-// display is the path as shown to the model. The error text is meant for
-// the model and says what to do.
-func (t *ReadTracker) Check(abs, display string) error {
+// Check returns the current content of abs, read through ws, when abs
+// was read and is unchanged on disk since; a file not read, or changed
+// since, is an *unreadError (a blind write). display is the path as shown
+// to the model. The error text is meant for the model and says what to do.
+func (t *ReadTracker) Check(ws *Workspace, abs, display string) ([]byte, error) {
 	t.mu.Lock()
 	h, ok := t.reads[abs]
 	t.mu.Unlock()
 	if !ok {
-		return &unreadError{fmt.Sprintf("file %s has not been read in this session: read it with read_file first, then edit it", display)}
+		return nil, &unreadError{fmt.Sprintf("file %s has not been read in this session: read it with read_file first, then edit it", display)}
 	}
-	cur, err := os.ReadFile(abs)
+	cur, err := ws.readFile(abs)
 	if err != nil {
-		return fmt.Errorf("file %s cannot be read: %v", display, err)
+		return nil, fmt.Errorf("file %s cannot be read: %v", display, err)
 	}
 	if sha256.Sum256(cur) != h {
-		return &unreadError{fmt.Sprintf("file %s has changed on disk since you last read it, so it counts as unread: read it again with read_file before editing", display)}
+		return nil, &unreadError{fmt.Sprintf("file %s has changed on disk since you last read it, so it counts as unread: read it again with read_file before editing", display)}
 	}
-	return nil
+	return cur, nil
 }

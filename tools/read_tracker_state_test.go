@@ -16,11 +16,11 @@ func TestReadTrackerSnapshotRestore(t *testing.T) {
 	snap["/elsewhere/c.txt"] = "not-hex"
 	fresh := NewReadTracker()
 	fresh.Restore(snap)
-	if err := fresh.Check(a, "a.txt"); err != nil {
+	if _, err := fresh.Check(s.Workspace, a, "a.txt"); err != nil {
 		t.Errorf("restored read of a.txt: %v", err)
 	}
 	writeFile(t, s, "b.txt", "changed\n")
-	if err := fresh.Check(b, "b.txt"); err == nil {
+	if _, err := fresh.Check(s.Workspace, b, "b.txt"); err == nil {
 		t.Error("a file changed since the snapshot counts as read")
 	}
 	if fresh.WasRead("/elsewhere/c.txt") {

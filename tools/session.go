@@ -3,9 +3,10 @@ package tools
 import (
 	"sync"
 
-	"github.com/troupe-ai/troupe/internal/redact"
 	"sync/atomic"
 	"time"
+
+	"github.com/troupe-ai/troupe/internal/redact"
 )
 
 // Config holds the framework's settings. The zero value is usable: every

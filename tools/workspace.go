@@ -15,8 +15,15 @@ var ErrOutsideWorkspace = errors.New("path is outside the workspace")
 // Workspace is the root directory every tool is confined to. Paths are
 // resolved against it with symlinks followed; a path that lands outside is
 // refused whether it got there by "..", an absolute path or a symlink.
+//
+// Resolving a path only names a file: every file access then goes through
+// the root held open as an *os.Root (workspace_fs.go), which resolves each
+// component beneath the root's descriptor and refuses to leave it, so a
+// component swapped for a symlink between the check and the open cannot
+// lead outside.
 type Workspace struct {
-	root string // absolute, symlinks resolved
+	root string   // absolute, symlinks resolved
+	dir  *os.Root // the root, held open until Close
 }
 
 // NewWorkspace opens dir as a workspace root. It must be an existing
@@ -37,8 +44,16 @@ func NewWorkspace(dir string) (*Workspace, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("workspace %s: not a directory", dir)
 	}
-	return &Workspace{root: real}, nil
+	d, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	return &Workspace{root: real, dir: d}, nil
 }
+
+// Close releases the workspace's root; file tools fail after it. Calling
+// it again does nothing.
+func (w *Workspace) Close() error { return w.dir.Close() }
 
 // Root is the workspace's absolute, symlink-free path.
 func (w *Workspace) Root() string { return w.root }

@@ -85,17 +85,17 @@ func TestReadTracker(t *testing.T) {
 	s := newTestSession(t)
 	p := writeFile(t, s, "f.txt", "one\n")
 	tr := s.Reads
-	if err := tr.Check(p, "f.txt"); err == nil || !contains(err.Error(), "has not been read") {
+	if _, err := tr.Check(s.Workspace, p, "f.txt"); err == nil || !contains(err.Error(), "has not been read") {
 		t.Fatalf("unread: %v", err)
 	}
 	tr.Record(p, []byte("one\n"))
-	if err := tr.Check(p, "f.txt"); err != nil {
+	if _, err := tr.Check(s.Workspace, p, "f.txt"); err != nil {
 		t.Fatalf("fresh read refused: %v", err)
 	}
 	if err := os.WriteFile(p, []byte("two\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.Check(p, "f.txt"); err == nil || !contains(err.Error(), "changed on disk since you last read it") {
+	if _, err := tr.Check(s.Workspace, p, "f.txt"); err == nil || !contains(err.Error(), "changed on disk since you last read it") {
 		t.Fatalf("changed file: %v", err)
 	}
 	tr.Forget(p)

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"strings"
 )
 
 //go:embed write_file.md
@@ -43,7 +41,7 @@ func runWriteFile(ctx context.Context, s *Session, p WriteFileParams) (Result, e
 	display := s.Workspace.Display(abs)
 	mode := newFileMode
 	change := fileChange{To: display, New: []byte(p.Content)}
-	fi, err := os.Stat(abs)
+	fi, err := s.Workspace.stat(abs)
 	switch {
 	case err == nil:
 		if fi.IsDir() {
@@ -55,19 +53,11 @@ func runWriteFile(ctx context.Context, s *Session, p WriteFileParams) (Result, e
 		if fi.Size() > maxTrackedFileBytes {
 			return Errorf("%s is too large to replace with write_file (%d bytes, limit %d): its read cannot be checked", display, fi.Size(), maxTrackedFileBytes), nil
 		}
-		if err := s.Reads.Check(abs, display); err != nil {
+		old, err := s.Reads.Check(s.Workspace, abs, display)
+		if err != nil {
 			return refusal(err), nil
 		}
 		mode = fi.Mode().Perm()
-		old, err := os.ReadFile(abs)
-		if err != nil {
-			return Errorf("cannot read %s: %v", display, err), nil
-		}
-		// Check read the file once already; the diff must be of the very
-		// bytes it accepted.
-		if !s.Reads.readCurrent(abs, old) {
-			return Errorf("file %s changed on disk while it was being written: read it again with read_file, then retry", display), nil
-		}
 		change.From, change.Old = display, old
 	case errors.Is(err, fs.ErrNotExist):
 	default:
@@ -85,7 +75,7 @@ func runWriteFile(ctx context.Context, s *Session, p WriteFileParams) (Result, e
 		return Result{}, err
 	}
 	data := change.New
-	if err := replaceFileAtomically(abs, data, mode); err != nil {
+	if err := s.Workspace.writeAtomic(abs, data, mode); err != nil {
 		return Errorf("cannot write %s: %v", display, err), nil
 	}
 	s.Reads.Record(abs, data)
@@ -98,43 +88,12 @@ func runWriteFile(ctx context.Context, s *Session, p WriteFileParams) (Result, e
 // where a folder should be is an error result naming it.
 func makeParents(abs string, ws *Workspace) (Result, bool) {
 	dir := filepath.Dir(abs)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := ws.mkdirAll(dir, 0o755); err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
-			return Errorf("cannot create folder %s: %v", ws.Display(pe.Path), pe.Err), false
+			return Errorf("cannot create folder %s: %v", pe.Path, pe.Err), false
 		}
 		return Errorf("cannot create folder %s: %v", ws.Display(dir), err), false
 	}
 	return Result{}, true
-}
-
-// replaceFileAtomically writes data to abs through a temporary file in the
-// same directory and a rename, so that a reader sees the old content or the
-// new, never a mix, and a failure leaves the old file whole. The file ends
-// with permission perm.
-func replaceFileAtomically(abs string, data []byte, perm fs.FileMode) (err error) {
-	dir, base := filepath.Split(abs)
-	tmp, err := os.CreateTemp(dir, "."+strings.TrimPrefix(base, ".")+".troupe-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(perm); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), abs)
 }

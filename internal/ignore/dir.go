@@ -1,7 +1,6 @@
 package ignore
 
 import (
-	"path/filepath"
 	"strings"
 )
 
@@ -141,16 +140,15 @@ func decideSplit(rules []rule, prefix, name string, isDir bool) decision {
 
 // loadPresent reads the rule files a directory is known to hold.
 func (m *Matcher) loadPresent(dir string, p Presence) *dirRules {
-	abs := filepath.Join(m.root, filepath.FromSlash(dir))
 	dr := &dirRules{hasGit: p.Git}
 	if p.Ignore {
-		dr.ignore = readRules(filepath.Join(abs, ".ignore"))
+		dr.ignore = m.readRules(dir, ".ignore")
 	}
 	if p.Gitignore {
-		dr.gitignore = readRules(filepath.Join(abs, ".gitignore"))
+		dr.gitignore = m.readRules(dir, ".gitignore")
 	}
 	if p.Git {
-		dr.exclude = readRules(filepath.Join(abs, ".git", "info", "exclude"))
+		dr.exclude = m.readRules(dir, ".git/info/exclude")
 	}
 	return dr
 }

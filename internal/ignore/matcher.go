@@ -2,17 +2,20 @@ package ignore
 
 import (
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Matcher answers whether a path under its root is ignored by the rules
 // ripgrep applies by default (see the package documentation). It is safe
 // for concurrent use; it loads each directory's rule files lazily, once.
 type Matcher struct {
-	root string // absolute, cleaned
+	root string   // absolute, cleaned
+	dir  *os.Root // when set, rule files are opened beneath it
 
 	mu      sync.RWMutex
 	dirs    map[string]*dirRules // rel dir ("" for the root) → its rules
@@ -39,6 +42,17 @@ func NewMatcher(root string) *Matcher {
 		dirs:    map[string]*dirRules{},
 		ignored: map[string]bool{},
 	}
+}
+
+// NewMatcherIn is NewMatcher reading the rule files through dir, the
+// root held open (root is its path, for matching): they are opened beneath
+// its descriptor, so a folder swapped for a symlink cannot make the
+// matcher read rules from outside. The caller keeps dir open while the
+// matcher is used.
+func NewMatcherIn(root string, dir *os.Root) *Matcher {
+	m := NewMatcher(root)
+	m.dir = dir
+	return m
 }
 
 // Root is the directory the matcher's rules are read from.
@@ -177,15 +191,14 @@ func (m *Matcher) rules(dir string) *dirRules {
 
 // load reads a directory's rule files. Unreadable files count as empty.
 func (m *Matcher) load(dir string) *dirRules {
-	abs := filepath.Join(m.root, filepath.FromSlash(dir))
 	dr := &dirRules{
-		ignore:    readRules(filepath.Join(abs, ".ignore")),
-		gitignore: readRules(filepath.Join(abs, ".gitignore")),
+		ignore:    m.readRules(dir, ".ignore"),
+		gitignore: m.readRules(dir, ".gitignore"),
 	}
-	if fi, err := os.Stat(filepath.Join(abs, ".git")); err == nil {
+	if fi, err := m.stat(dir, ".git"); err == nil {
 		dr.hasGit = true
 		if fi.IsDir() {
-			dr.exclude = readRules(filepath.Join(abs, ".git", "info", "exclude"))
+			dr.exclude = m.readRules(dir, ".git/info/exclude")
 		}
 	}
 	return dr
@@ -194,15 +207,49 @@ func (m *Matcher) load(dir string) *dirRules {
 // maxRuleFile bounds how much of one rule file is read.
 const maxRuleFile = 4 << 20
 
-func readRules(path string) []rule {
-	f, err := os.Open(path)
+// path turns a root-relative directory and a name below it into the path
+// to open: relative to the root when the matcher has one open, absolute
+// otherwise.
+func (m *Matcher) path(dir, name string) string {
+	rel := filepath.FromSlash(name)
+	if dir != "" {
+		rel = filepath.Join(filepath.FromSlash(dir), rel)
+	}
+	if m.dir != nil {
+		return rel
+	}
+	return filepath.Join(m.root, rel)
+}
+
+func (m *Matcher) stat(dir, name string) (fs.FileInfo, error) {
+	if m.dir != nil {
+		return m.dir.Stat(m.path(dir, name))
+	}
+	return os.Stat(m.path(dir, name))
+}
+
+// readRules reads the rule file name of a root-relative directory. Only a
+// regular file is read: a named pipe is opened without waiting and then
+// refused, so a FIFO called .gitignore cannot stall a search.
+func (m *Matcher) readRules(dir, name string) []rule {
+	const flags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
+	var f *os.File
+	var err error
+	if m.dir != nil {
+		f, err = m.dir.OpenFile(m.path(dir, name), flags, 0)
+	} else {
+		f, err = os.OpenFile(m.path(dir, name), flags, 0)
+	}
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil // a directory named .gitignore, say, or a pipe
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxRuleFile))
 	if err != nil && len(b) == 0 {
-		return nil // a directory named .gitignore, say
+		return nil
 	}
 	return parseRules(string(b))
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io/fs"
+	"os"
 	"syscall"
 	"time"
 
@@ -16,12 +17,77 @@ import (
 // and opened with openat, so the kernel resolves one name, not the path.
 type dirHandle struct{ fd int }
 
-// noDir stands for "no open directory": entries are opened by path.
+// noDir stands for "no open directory".
 var noDir = dirHandle{fd: -1}
 
-func openDir(path string) (dirHandle, error) {
+// opened is the search's target when it is a file: its descriptor, opened
+// beneath the root.
+type opened struct{ fd int }
+
+func (o *opened) close() { syscall.Close(o.fd) }
+
+// openStart opens the target rel beneath root (os.Root follows symlinks
+// inside the root and refuses any that lead out, also when a component is
+// swapped meanwhile) without waiting on a pipe, and returns it as a
+// directory to walk or as a file with its type bits.
+func openStart(root *os.Root, rel string) (dirHandle, *opened, fs.FileMode, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return noDir, nil, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return noDir, nil, 0, err
+	}
+	var fd int
+	var dupErr error
+	cerr := withFd(f, func(raw int) { fd, dupErr = unix.FcntlInt(uintptr(raw), unix.F_DUPFD_CLOEXEC, 0) })
+	if cerr != nil {
+		return noDir, nil, 0, cerr
+	}
+	if dupErr != nil {
+		return noDir, nil, 0, dupErr
+	}
+	if fi.IsDir() {
+		return dirHandle{fd: fd}, nil, fs.ModeDir, nil
+	}
+	return noDir, &opened{fd: fd}, fi.Mode().Type(), nil
+}
+
+// withFd calls fn with f's descriptor (without the blocking-mode switch
+// of File.Fd).
+func withFd(f *os.File, fn func(fd int)) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	return rc.Control(func(fd uintptr) { fn(int(fd)) })
+}
+
+// listFile lists the open directory f with getdents64 on its descriptor.
+func listFile(f *os.File, fn func(name string, typ fs.FileMode)) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var lerr error
+	buf := make([]byte, 32<<10)
+	if err := rc.Read(func(fd uintptr) bool {
+		lerr = dirHandle{fd: int(fd)}.list(buf, fn)
+		return true
+	}); err != nil {
+		return err
+	}
+	return lerr
+}
+
+// openChild opens the subdirectory name of h. It never follows a
+// symbolic link: a directory swapped for one since h was listed fails to
+// open rather than leading elsewhere.
+func (h dirHandle) openChild(name string) (dirHandle, error) {
 	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+		fd, err := unix.Openat(h.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err == syscall.EINTR {
 			continue
 		}
@@ -118,18 +184,26 @@ func modeOf(m uint32) fs.FileMode {
 	return fs.ModeIrregular
 }
 
-// openEntry opens an entry for reading, relative to its directory when
-// that is open. It never waits on a pipe: the open is non-blocking, and
-// anything but a regular file (a FIFO, a socket, a device) is refused
-// with ErrNotRegular, checked on the descriptor itself.
+// openEntry opens an entry for reading, relative to its directory, never
+// following a symbolic link (a file swapped for one since the directory
+// was listed is not read). The target itself, opened beneath the root
+// already, is read through a copy of its descriptor. It never waits on a
+// pipe: the open is non-blocking, and anything but a regular file (a
+// FIFO, a socket, a device) is refused with ErrNotRegular, checked on the
+// descriptor itself.
 func openEntry(e Entry, _ bool) (*rawFile, error) {
-	flags := syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NOCTTY | syscall.O_NONBLOCK
-	dirfd, name := unix.AT_FDCWD, e.Path
-	if e.dir.fd >= 0 {
-		dirfd, name = e.dir.fd, e.Name
-	}
+	flags := syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NOCTTY | syscall.O_NONBLOCK | syscall.O_NOFOLLOW
 	for {
-		fd, err := syscall.Openat(dirfd, name, flags, 0)
+		var fd int
+		var err error
+		switch {
+		case e.pre != nil:
+			fd, err = unix.FcntlInt(uintptr(e.pre.fd), unix.F_DUPFD_CLOEXEC, 0)
+		case e.dir.fd >= 0:
+			fd, err = syscall.Openat(e.dir.fd, e.Name, flags, 0)
+		default:
+			return nil, fmt.Errorf("%s: %w", e.Path, ErrOutsideRoot)
+		}
 		if err == syscall.EINTR {
 			continue
 		}
@@ -153,11 +227,15 @@ func openEntry(e Entry, _ bool) (*rawFile, error) {
 // directory, not following a symbolic link.
 func lstatEntry(e Entry) (time.Time, bool, error) {
 	var st unix.Stat_t
-	dirfd, name := unix.AT_FDCWD, e.Path
-	if e.dir.fd >= 0 {
-		dirfd, name = e.dir.fd, e.Name
+	var err error
+	switch {
+	case e.pre != nil:
+		err = unix.Fstat(e.pre.fd, &st)
+	case e.dir.fd >= 0:
+		err = unix.Fstatat(e.dir.fd, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	default:
+		err = fmt.Errorf("%s: %w", e.Path, ErrOutsideRoot)
 	}
-	err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	if err != nil {
 		return time.Time{}, false, err
 	}

@@ -11,6 +11,15 @@
 // directories; each goroutine also searches the files of the directories
 // it reads, with its own buffers, so nothing is allocated per line.
 //
+// Everything is opened beneath the root (Target.Dir, an os.Root): the
+// target path through the root, which follows symbolic links inside it
+// and refuses any that lead out; every directory below relative to its
+// parent's descriptor and every file relative to its directory's, with
+// O_NOFOLLOW, so a directory or file swapped for a symbolic link while
+// the walk runs is skipped, never followed. Rule files are read through
+// the root too. A directory's descriptor stays open until its reader and
+// every subdirectory waiting to be opened from it are done.
+//
 // Grep reads files in 64 KB chunks and treats a file as binary from the
 // chunk holding its first NUL byte: a file whose first chunk holds one is
 // skipped; a later one ends the search of the file, and what was found

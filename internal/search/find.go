@@ -2,7 +2,6 @@ package search
 
 import (
 	"context"
-	"os"
 	"slices"
 	"time"
 )
@@ -45,9 +44,4 @@ func Find(ctx context.Context, t Target, g *Glob) ([]Found, error) {
 	all := slices.Concat(found...)
 	slices.SortFunc(all, func(a, b Found) int { return byNewest(a.ModTime, b.ModTime, a.Path, b.Path) })
 	return all, nil
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }

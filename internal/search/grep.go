@@ -42,13 +42,13 @@ type Hit struct {
 func Grep(ctx context.Context, t Target, p *Pattern, o GrepOptions) ([]Hit, error) {
 	stopped, release := watch(ctx)
 	defer release()
-	explicit := !isDir(t.Path)
 	n := t.workers()
 	scanners := make([]*scanner, n)
 	found := make([][]Hit, n)
 	err := walk(stopped, t, false, func(w int, e Entry) error {
+		explicit := e.explicit()
 		if !e.Type.IsRegular() && !(explicit && e.Type&fs.ModeNamedPipe != 0) {
-			return nil // links and devices met in the walk; a pipe named as the target is read
+			return nil // links and devices met in the walk; a pipe named as the target is tried (and refused when opened)
 		}
 		if !explicit && !o.Filter.Allow(e.Name, relTo(t.Root, e.Path), relTo(t.Path, e.Path)) {
 			return nil

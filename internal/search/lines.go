@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 )
 
@@ -19,13 +20,14 @@ type Line struct {
 const MaxLineBytes = 16 << 10
 
 // ReadLines reads the lines numbered in matches (sorted, 1-based) from the
-// file at path, each with up to before lines of context above and after
+// file at path (absolute, inside t.Root, opened beneath it as a search's
+// target is), each with up to before lines of context above and after
 // lines below, in order. Reading stops after the last line needed.
-func ReadLines(ctx context.Context, path string, matches []int, before, after int) ([]Line, error) {
+func ReadLines(ctx context.Context, t Target, path string, matches []int, before, after int) ([]Line, error) {
 	if len(matches) == 0 {
 		return nil, nil
 	}
-	f, err := openEntry(Entry{Path: path, dir: noDir}, true)
+	f, err := openFile(t, path)
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +54,29 @@ func ReadLines(ctx context.Context, path string, matches []int, before, after in
 		return true
 	})
 	return out, err
+}
+
+// openFile opens the regular file path beneath t's root.
+func openFile(t Target, path string) (*rawFile, error) {
+	root, release, err := t.open()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	rel, err := t.rel(path)
+	if err != nil {
+		return nil, err
+	}
+	dir, pre, _, err := openStart(root, rel)
+	if err != nil {
+		return nil, err
+	}
+	if pre == nil {
+		dir.close()
+		return nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
+	}
+	defer pre.close()
+	return openEntry(Entry{Path: path, pre: pre}, true)
 }
 
 // eachLine calls fn with every line of r and its number until fn returns

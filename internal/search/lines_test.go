@@ -17,7 +17,8 @@ func TestReadLines(t *testing.T) {
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lines, err := ReadLines(t.Context(), p, []int{2, 7}, 1, 1)
+	tg := Target{Root: dir}
+	lines, err := ReadLines(t.Context(), tg, p, []int{2, 7}, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,11 +34,11 @@ func TestReadLines(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	lines, err = ReadLines(t.Context(), p, []int{5}, 0, 0)
+	lines, err = ReadLines(t.Context(), tg, p, []int{5}, 0, 0)
 	if err != nil || len(lines) != 1 || !lines[0].Long || len(lines[0].Text) != MaxLineBytes {
 		t.Errorf("long line: %v %+v", err, lines)
 	}
-	if _, err := ReadLines(t.Context(), filepath.Join(dir, "gone"), []int{1}, 0, 0); err == nil {
+	if _, err := ReadLines(t.Context(), tg, filepath.Join(dir, "gone"), []int{1}, 0, 0); err == nil {
 		t.Error("ReadLines of a missing file succeeded")
 	}
 }
