@@ -55,4 +55,5 @@ require (
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
+	mvdan.cc/sh/v3 v3.14.1 // indirect
 )

@@ -12,8 +12,10 @@ type Config struct {
 	// Timeout bounds one tool call (default 60 s). shell has its own
 	// timeout argument and is bounded by that instead.
 	Timeout time.Duration
-	// ShellBlocklist holds regular expressions; a shell command matching
-	// one is refused. Nil means DefaultShellBlocklist.
+	// ShellBlocklist holds regular expressions that refuse shell
+	// commands on top of the built-in rules (which are always on). Each is
+	// matched against the raw command, every nested script and every
+	// simple command as the parser normalised it.
 	ShellBlocklist []string
 	// ShellEnv names environment variables (or prefixes ending in "*")
 	// that commands get beyond the built-in allow-list; names that look

@@ -43,17 +43,12 @@ func runShell(ctx context.Context, s *Session, p ShellParams) (Result, error) {
 	if strings.TrimSpace(p.Command) == "" {
 		return Errorf("shell: command is empty; give the command line to run"), nil
 	}
-	rules := s.Config.ShellBlocklist
-	if rules == nil {
-		rules = DefaultShellBlocklist
-	}
-	compiled, err := compileBlocklist(rules)
+	guard, err := newShellGuard(s.Config)
 	if err != nil {
 		return Errorf("shell: %v; nothing was run (fix the configuration)", err), nil
 	}
-	if rule := blockedBy(compiled, p.Command); rule != "" {
-		return Errorf("shell: command refused by blocklist rule %s; nothing was run. This command is never allowed: do not retry it or a variant of it", rule).
-			WithMeta("blocked_by", rule), nil
+	if r := guard.check(p.Command); r != nil {
+		return refused(r), nil
 	}
 	dir, err := s.Workspace.Resolve(p.WorkingDir)
 	if err != nil {
@@ -99,4 +94,14 @@ func (o shellOutcome) result(timeout time.Duration) Result {
 		WithMeta("cancelled", o.cancelled).
 		WithMeta("output_bytes", o.total).
 		WithMeta("duration_ms", o.duration.Milliseconds())
+}
+
+// refused is the result for a command the guard refused.
+func refused(r *refusal) Result {
+	where := ""
+	if r.Command != "" {
+		where = fmt.Sprintf(" in `%s`", r.Command)
+	}
+	return Errorf("shell: command refused by the blocklist (rule %s)%s: %s. Nothing was run. The blocklist is a safety net against destructive accidents; do not retry this command or a variant of it", r.Rule, where, r.Why).
+		WithMeta("blocked_by", r.Rule)
 }
