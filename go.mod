@@ -14,6 +14,7 @@ require (
 	github.com/tidwall/gjson v1.20.0
 	golang.org/x/sys v0.49.0
 	gopkg.in/yaml.v3 v3.0.1
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (
@@ -55,5 +56,4 @@ require (
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 	google.golang.org/protobuf v1.33.0 // indirect
-	mvdan.cc/sh/v3 v3.14.1 // indirect
 )
