@@ -41,7 +41,7 @@ func StartAgent(ctx context.Context, o Options, task ChildTask, svc budget.Servi
 	}
 	k, ok := rt.kinds[task.Kind]
 	if !ok {
-		rt.system.Shutdown()
+		rt.shutdown()
 		return nil, fmt.Errorf("start agent: unknown kind %q", task.Kind)
 	}
 	if task.Tools != nil {
@@ -61,7 +61,7 @@ func StartAgent(ctx context.Context, o Options, task ChildTask, svc budget.Servi
 	go func() {
 		h.result = <-h.results
 		_ = rt.system.Root.StopFuture(h.pid).Wait()
-		rt.system.Shutdown()
+		rt.shutdown()
 		close(h.done)
 	}()
 	return h, nil

@@ -109,6 +109,10 @@ func (a *agent) modelStep(conv *convo.Conversation, req llm.Request, toolCalls i
 	done.maintenance, done.maintErr = conv.Fit(a.ctx, convo.Summarizer{Client: a.rt.client,
 		Model: req.Model, Run: a.rt.run, Agent: a.spec.id + "-summary", Kind: SummarizerKind})
 	req.Messages = conv.Messages()
+	if note := a.session.JobsNote(); note != "" {
+		// Live state, not history: it rides on this request only.
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: note})
+	}
 	var onDelta func(llm.Delta)
 	var dc *deltaCoalescer
 	if a.rt.deltas {

@@ -55,12 +55,17 @@ type runtime struct {
 	// toolCallLimit: the run limits tool calls, so they are charged at once.
 	toolCallLimit bool
 	dataDir       string
-	log           zerolog.Logger
+	// procs keeps the processes of the run's shell commands, sessions and
+	// jobs from outliving their agent or this process; closed when the
+	// run's actor system shuts down.
+	procs *tools.ProcGuard
+	log   zerolog.Logger
 }
 
 func (rt *runtime) newSession(agent string) *tools.Session {
 	return &tools.Session{Agent: agent, Workspace: rt.ws, Reads: tools.NewReadTracker(),
-		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg, Artifacts: rt.artifacts}
+		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg, Artifacts: rt.artifacts,
+		Procs: rt.procs}
 }
 
 func (rt *runtime) registryFor(names []string) *tools.Registry { return rt.known.Filter(names) }
@@ -111,4 +116,13 @@ func (rt *runtime) saveCheckpoint(ck *convo.Checkpoint) (string, error) {
 		return "", err
 	}
 	return filepath.Join(dir, convo.CheckpointFile), nil
+}
+
+// shutdown stops the run's actor system and kills what its tools may
+// still have running.
+func (rt *runtime) shutdown() {
+	rt.system.Shutdown()
+	if err := rt.procs.Close(); err != nil {
+		rt.log.Warn().Err(err).Msg("close the process guard")
+	}
 }

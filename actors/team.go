@@ -123,7 +123,7 @@ func Start(ctx context.Context, o Options) (*Team, error) {
 	}()
 	t.bpid, err = budget.Spawn(rt.system.Root, rt.run, o.Budget, budget.WithLogger(rt.log))
 	if err != nil {
-		rt.system.Shutdown()
+		rt.shutdown()
 		return nil, fmt.Errorf("start budget actor: %w", err)
 	}
 	rt.budget = budget.NewClient(rt.system.Root, t.bpid)
@@ -210,7 +210,7 @@ func (t *Team) shutdown() {
 	if t.bpid != nil {
 		_ = budget.Stop(t.rt.system.Root, t.bpid)
 	}
-	t.rt.system.Shutdown()
+	t.rt.shutdown()
 }
 
 func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
@@ -281,7 +281,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
 		cache: tools.NewCache(o.Tools.CacheMaxAge), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
 		settings: o.Settings, events: events, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
-		toolCallLimit: o.Budget.ToolCalls > 0}, nil
+		toolCallLimit: o.Budget.ToolCalls > 0, procs: tools.NewProcGuard()}, nil
 }
 
 // childStrategy stops a failed agent, never restarts it: a restart would

@@ -80,10 +80,11 @@ func toolsCall(ctx context.Context, args []string, stdout io.Writer) (int, error
 	if !json.Valid([]byte(raw)) {
 		return exitUsage, usageErr("JSON-ARGS is not valid JSON: %s", raw)
 	}
-	_, ex, err := toolSession(fs.values["workspace"])
+	s, ex, err := toolSession(fs.values["workspace"])
 	if err != nil {
 		return exitUsage, err
 	}
+	defer s.Close() // a background job or session lives as long as the call
 	res := ex.Run(ctx, []messages.ToolCall{{ID: "cli-1", Name: pos[0], Args: json.RawMessage(raw)}})[0]
 	if fs.bools["json"] {
 		enc := json.NewEncoder(stdout)
@@ -140,6 +141,7 @@ func toolsScript(ctx context.Context, path, dir string, stdout io.Writer) (int, 
 	if err != nil {
 		return exitUsage, err
 	}
+	defer s.Close() // sessions and background jobs end with the script
 	code := exitOK
 	for i, l := range lines {
 		if err := ctx.Err(); err != nil {
