@@ -53,11 +53,7 @@ func runJobOutput(ctx context.Context, s *Session, p JobOutputParams) (Result, e
 	if j.exited {
 		j.reported = true
 	}
-	text := b.String()
-	if !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	r := Text(text).WithMeta("job_id", j.id).WithMeta("running", !j.exited).
+	r := Text(b.String()).WithMeta("job_id", j.id).WithMeta("running", !j.exited).
 		WithMeta("new_bytes", news).WithMeta("total_bytes", j.total)
 	if j.exited {
 		r = r.WithMeta("exit_code", j.exitCode)

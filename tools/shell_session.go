@@ -256,7 +256,12 @@ func (s *shellSession) run(ctx context.Context, command, dir string, timeout tim
 		out.notes = append(out.notes, fmt.Sprintf("session %q was stopped with everything it ran (its working directory and variables are lost); its next command starts a fresh shell in the workspace root", s.name))
 	}
 	s.outMu.Lock()
-	s.cur = nil
+	if s.cur == r && r.started && !r.trailer {
+		// Ended without its end marker: what was held back as a possible
+		// marker's beginning is output.
+		r.buf.Write(s.carry)
+	}
+	s.cur, s.carry = nil, nil
 	out.output, out.total = r.buf.String(), r.buf.total
 	s.outMu.Unlock()
 	if out.closed {
