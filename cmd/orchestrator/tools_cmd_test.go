@@ -149,9 +149,10 @@ func TestToolsCallScriptShellSessionsAndJobs(t *testing.T) {
 		`{"name":"shell","args":{"session":"dev","command":"echo \"$N in $(basename $PWD)\""}}`,
 		`{"name":"shell","args":{"background":true,"command":"echo $$ > job.pid; echo up; exec sleep 1000"}}`,
 		`{"name":"job_output","args":{"job_id":"j1","wait":30}}`,
-		`{"name":"job_output","args":{"job_id":"j2"}}`,
-		`{"name":"shell","args":{"background":true,"command":"echo $$ > left.pid; exec sleep 1001"}}`,
+		`{"name":"job_output","args":{"job_id":"j9"}}`,
+		`{"name":"shell","args":{"background":true,"command":"echo $$ > left.pid; echo up2; exec sleep 1001"}}`,
 		`{"name":"job_kill","args":{"job_id":"j1"}}`,
+		`{"name":"job_output","args":{"job_id":"j2","wait":30}}`,
 	}, "\n")
 	if err := os.WriteFile(script, []byte(lines), 0o644); err != nil {
 		t.Fatal(err)
@@ -164,8 +165,9 @@ func TestToolsCallScriptShellSessionsAndJobs(t *testing.T) {
 		"=== 2 shell\n[exit: 0]\n5 in sub\n",
 		"=== 3 shell\n[job j1 started]\n",
 		"=== 4 job_output\n[job j1: running]\nup\n",
-		"=== 5 job_output\njob_output: no job \"j2\"; your jobs: j1 (running)\n",
+		"=== 5 job_output\njob_output: no job \"j9\"; your jobs: j1 (running)\n",
 		"=== 7 job_kill\n[job j1: stopped by job_kill, exit: 143]\n",
+		"=== 8 job_output\n[job j2: running]\nup2\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
