@@ -201,12 +201,11 @@ func (w *guardWalk) unwrapEnv(argv []string) []string {
 // splitWords splits s into words as the shell would, statically.
 func (w *guardWalk) splitWords(s string) []string {
 	var words []*syntax.Word
-	err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Words(strings.NewReader(s), func(wd *syntax.Word) bool {
+	for wd, err := range syntax.NewParser(syntax.Variant(syntax.LangBash)).WordsSeq(strings.NewReader(s)) {
+		if err != nil {
+			return strings.Fields(s)
+		}
 		words = append(words, wd)
-		return true
-	})
-	if err != nil {
-		return strings.Fields(s)
 	}
 	return w.fields(words)
 }
