@@ -41,8 +41,7 @@ func StartAgent(ctx context.Context, o Options, task ChildTask, svc budget.Servi
 	}
 	k, ok := rt.kinds[task.Kind]
 	if !ok {
-		rt.system.Shutdown()
-		_ = rt.ws.Close()
+		rt.shutdown()
 		return nil, fmt.Errorf("start agent: unknown kind %q", task.Kind)
 	}
 	if task.Tools != nil {
@@ -62,8 +61,7 @@ func StartAgent(ctx context.Context, o Options, task ChildTask, svc budget.Servi
 	go func() {
 		h.result = <-h.results
 		_ = rt.system.Root.StopFuture(h.pid).Wait()
-		rt.system.Shutdown()
-		_ = rt.ws.Close()
+		rt.shutdown()
 		close(h.done)
 	}()
 	return h, nil

@@ -92,8 +92,14 @@ func (a *agent) finalize(r AgentResult) {
 		a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log).withAttempt(a.spec.attempt)
 	}
 	a.ev.emit(typ, data)
-	uncharged, ev := a.unchargedCalls, a.ev
+	uncharged, ev, session := a.unchargedCalls, a.ev, a.session
 	a.goSafe("end agent", func() {
+		if session != nil {
+			// Its shell sessions and background jobs end with it.
+			if err := session.Close(); err != nil {
+				a.log.Warn().Err(err).Msg("close tool session")
+			}
+		}
 		a.rt.releaseLease(a.spec.id, int64(r.Usage.Total()), uncharged, ev)
 		a.deliver(r)
 	})

@@ -17,8 +17,8 @@ func TestKindToolsDerivedFromSpecs(t *testing.T) {
 	want := map[string]string{
 		KindExplore: "find_files,grep,list_dir,read_file,think",
 		KindPlanner: "find_files,grep,list_dir,read_file,submit_plan,think",
-		KindWorker:  "apply_patch,ask_user,edit_file,find_files,grep,list_dir,read_file,shell,think,todo,web_fetch,web_search,write_file",
-		KindRoot:    "apply_patch,ask_user,cancel_agent,check_agent,delegate,edit_file,find_files,grep,list_dir,read_file,send_input,shell,submit_plan,think,todo,web_fetch,web_search,write_file",
+		KindWorker:  "apply_patch,ask_user,edit_file,find_files,grep,job_kill,job_output,list_dir,read_file,shell,think,todo,web_fetch,web_search,write_file",
+		KindRoot:    "apply_patch,ask_user,cancel_agent,check_agent,delegate,edit_file,find_files,grep,job_kill,job_output,list_dir,read_file,send_input,shell,submit_plan,think,todo,web_fetch,web_search,write_file",
 	}
 	known := tools.NewRegistry(tools.All()...)
 	for name, k := range BuiltinKinds() {
@@ -38,7 +38,7 @@ func TestKindToolsDerivedFromSpecs(t *testing.T) {
 	if got := strings.Join(DelegationTools, ","); got != "cancel_agent,check_agent,delegate,send_input" {
 		t.Errorf("delegation tools %s", got)
 	}
-	if got := strings.Join(tools.MutatingToolNames(), ","); got != "apply_patch,edit_file,shell,write_file" {
+	if got := strings.Join(tools.MutatingToolNames(), ","); got != "apply_patch,edit_file,job_kill,shell,write_file" {
 		t.Errorf("mutating tools %s", got)
 	}
 }

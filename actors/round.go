@@ -110,6 +110,10 @@ func (a *agent) modelStep(conv *convo.Conversation, req llm.Request, toolCalls i
 		Model: req.Model, Run: a.rt.run, Agent: a.spec.id + "-summary", Kind: SummarizerKind})
 	req.Messages = conv.Messages()
 	done.contextTokens, done.toolResultTokens = conv.Estimate(), conv.ToolResultTokens()
+	if note := a.session.JobsNote(); note != "" {
+		// Live state, not history: it rides on this request only.
+		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: note})
+	}
 	var onDelta func(llm.Delta)
 	var dc *deltaCoalescer
 	if a.rt.deltas {

@@ -57,13 +57,17 @@ type runtime struct {
 	toolCallLimit bool
 	dataDir       string
 	redact        *redact.Redactor // configured secrets, masked in all the run writes
-	log           zerolog.Logger
+	// procs keeps the processes of the run's shell commands, sessions and
+	// jobs from outliving their agent or this process; closed when the
+	// run's actor system shuts down.
+	procs *tools.ProcGuard
+	log   zerolog.Logger
 }
 
 func (rt *runtime) newSession(agent string) *tools.Session {
 	return &tools.Session{Agent: agent, Workspace: rt.ws, Reads: tools.NewReadTracker(),
 		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg, Artifacts: rt.artifacts,
-		Web: rt.web, Redact: rt.redact}
+		Web: rt.web, Redact: rt.redact, Procs: rt.procs}
 }
 
 func (rt *runtime) registryFor(names []string) *tools.Registry { return rt.known.Filter(names) }
@@ -113,4 +117,13 @@ func (rt *runtime) store(agent string) (convo.Store, error) {
 		return convo.Store{}, err
 	}
 	return convo.Store{Dir: dir, Filter: rt.redact.JSON}, nil
+}
+
+// shutdown stops the run's actor system and kills what its tools may
+// still have running.
+func (rt *runtime) shutdown() {
+	rt.system.Shutdown()
+	if err := rt.procs.Close(); err != nil {
+		rt.log.Warn().Err(err).Msg("close the process guard")
+	}
 }

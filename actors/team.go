@@ -130,7 +130,7 @@ func Start(ctx context.Context, o Options) (*Team, error) {
 	}()
 	t.bpid, err = budget.Spawn(rt.system.Root, rt.run, o.Budget, budget.WithLogger(rt.log))
 	if err != nil {
-		rt.system.Shutdown()
+		rt.shutdown()
 		return nil, fmt.Errorf("start budget actor: %w", err)
 	}
 	rt.budget = budget.NewClient(rt.system.Root, t.bpid)
@@ -219,8 +219,7 @@ func (t *Team) shutdown() {
 	if t.bpid != nil {
 		_ = budget.Stop(t.rt.system.Root, t.bpid)
 	}
-	t.rt.system.Shutdown()
-	_ = t.rt.ws.Close()
+	t.rt.shutdown()
 }
 
 func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
@@ -297,7 +296,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 		cache: tools.NewCache(o.Tools.CacheMaxAge), web: tools.NewWebCache(o.Tools.Web.CacheTTL), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
 		settings: o.Settings, events: events, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
 		redact:        secrets,
-		toolCallLimit: o.Budget.ToolCalls > 0}, nil
+		toolCallLimit: o.Budget.ToolCalls > 0, procs: tools.NewProcGuard()}, nil
 }
 
 // childStrategy stops a failed agent, never restarts it: a restart would

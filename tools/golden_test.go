@@ -38,8 +38,14 @@ func newTestSession(t *testing.T) *Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ws.Close() })
-	return NewSession("test", ws, Config{DataDir: t.TempDir()})
+	s := NewSession("test", ws, Config{DataDir: t.TempDir()})
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close session: %v", err)
+		}
+		ws.Close()
+	})
+	return s
 }
 
 // writeFile creates a file under the session's workspace.

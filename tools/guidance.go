@@ -49,6 +49,10 @@ func Guidance(reg *Registry) string {
 			line += fmt.Sprintf(", not to read, search or edit files: %s do that with less output", strings.Join(own, ", "))
 		}
 		routing = append(routing, line+".")
+		routing = append(routing, "For several commands that build on each other (cd, exported variables, an activated virtualenv), give shell the same session name: the shell persists between calls.")
+		if has(NameJobOutput, NameJobKill) {
+			routing = append(routing, "Start long-running processes (a dev server, a watcher) with shell background: true, then read them with job_output (wait: N instead of polling) and stop them with job_kill.")
+		}
 	}
 	switch {
 	case has(NameWebSearch, NameWebFetch):

@@ -29,8 +29,15 @@ func TestGuidanceFollowsTheToolSet(t *testing.T) {
 			t.Errorf("worker guidance lacks %q", want)
 		}
 	}
+	withJobs := NewRegistry(named("shell", false), named("job_output", true), named("job_kill", false))
+	if !strings.Contains(Guidance(withJobs), "shell background: true, then read them with job_output") {
+		t.Errorf("guidance with the job tools lacks the background line:\n%s", Guidance(withJobs))
+	}
+	if strings.Contains(w, "background: true") {
+		t.Error("background jobs shown without job_output and job_kill")
+	}
 	// Every tool name in the text is one the agent has.
-	for _, reg := range []*Registry{explore, worker, NewRegistry(named("grep", true), named("read_file", true))} {
+	for _, reg := range []*Registry{explore, worker, withJobs, NewRegistry(named("grep", true), named("read_file", true))} {
 		text := Guidance(reg)
 		for _, name := range NewRegistry(All()...).Names() {
 			if _, ok := reg.Get(name); !ok && strings.Contains(text, name) {

@@ -12,6 +12,8 @@ const (
 	NameEditFile    = "edit_file"
 	NameFindFiles   = "find_files"
 	NameGrep        = "grep"
+	NameJobKill     = "job_kill"
+	NameJobOutput   = "job_output"
 	NameListDir     = "list_dir"
 	NameReadFile    = "read_file"
 	NameSendInput   = "send_input"

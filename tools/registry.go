@@ -23,6 +23,8 @@ func Builtin() []Tool {
 		FindFiles(),
 		ApplyPatch(),
 		Shell(),
+		JobOutput(),
+		JobKill(),
 		AskUser(),
 		WebFetch(),
 		WebSearch(),

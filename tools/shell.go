@@ -14,9 +14,11 @@ var shellDoc string
 
 // ShellParams are shell's arguments.
 type ShellParams struct {
-	Command    string `json:"command" jsonschema:"the command line, run with bash -c"`
-	Timeout    int    `json:"timeout,omitempty" jsonschema:"seconds before the command and everything it started are killed; default 120, max 600"`
-	WorkingDir string `json:"working_dir,omitempty" jsonschema:"directory to run in, relative to the workspace root; default the root"`
+	Command    string `json:"command" jsonschema:"the command line, run with bash"`
+	Timeout    int    `json:"timeout,omitempty" jsonschema:"seconds before the command and everything it started are killed; default 120, max 600; for a background job, how long it may run (default: until you finish)"`
+	WorkingDir string `json:"working_dir,omitempty" jsonschema:"directory to run in, relative to the workspace root; default the root (in a session: the session's current directory, and the session stays there)"`
+	Session    string `json:"session,omitempty" jsonschema:"a name of your choice: commands with the same session run in one persistent bash, so the working directory, exported variables and an activated virtualenv carry over"`
+	Background bool   `json:"background,omitempty" jsonschema:"start the command as a background job (a dev server, a watcher) and return its job ID at once; read its output with job_output, stop it with job_kill"`
 }
 
 // DefaultShellTimeout is the shell timeout when the call gives none.
@@ -26,8 +28,13 @@ const DefaultShellTimeout = 120 * time.Second
 // truncation then cuts it to what the model sees.
 const shellOutputCap = 10 << 20
 
+// shellCommandMax is the longest command accepted: longer ones are
+// scripts, better written to a file and run.
+const shellCommandMax = 1 << 20
+
 // Shell returns the shell tool: it runs a command with bash (or sh) in the
-// workspace and reports its exit status and combined output.
+// workspace and reports its exit status and combined output; in a named
+// session (a persistent bash) or as a background job.
 func Shell() Tool {
 	return New(Spec{
 		Name: NameShell, Kinds: changeKinds,
@@ -43,31 +50,46 @@ func runShell(ctx context.Context, s *Session, p ShellParams) (Result, error) {
 	if strings.TrimSpace(p.Command) == "" {
 		return Errorf("shell: command is empty; give the command line to run"), nil
 	}
-	rules := s.Config.ShellBlocklist
-	if rules == nil {
-		rules = DefaultShellBlocklist
+	if len(p.Command) > shellCommandMax {
+		return Errorf("shell: the command is %d bytes, more than the %d a command may have; write the script to a file (write_file) and run that file", len(p.Command), shellCommandMax), nil
 	}
-	compiled, err := compileBlocklist(rules)
+	if strings.ContainsRune(p.Command, 0) {
+		return Errorf("shell: the command holds a NUL byte, which no shell can run"), nil
+	}
+	if p.Background && p.Session != "" {
+		return Errorf("shell: background and session do not go together: a background job runs on its own, in working_dir (default the workspace root); put any setup (cd, source) in its command"), nil
+	}
+	if p.Session != "" && !validSessionName(p.Session) {
+		return Errorf("shell: session %q is not a valid name: use 1 to 64 letters, digits, '.', '_' or '-'", p.Session), nil
+	}
+	guard, err := newShellGuard(s.Config)
 	if err != nil {
 		return Errorf("shell: %v; nothing was run (fix the configuration)", err), nil
 	}
-	if rule := blockedBy(compiled, p.Command); rule != "" {
-		return Errorf("shell: command refused by blocklist rule %s; nothing was run. This command is never allowed: do not retry it or a variant of it", rule).
-			WithMeta("blocked_by", rule), nil
+	if r := guard.check(p.Command); r != nil {
+		return refused(r), nil
 	}
-	dir, err := s.Workspace.Resolve(p.WorkingDir)
-	if err != nil {
-		return Errorf("shell: working_dir: %v", err), nil
+	dir := ""
+	if p.WorkingDir != "" || p.Session == "" {
+		if dir, err = s.Workspace.Resolve(p.WorkingDir); err != nil {
+			return Errorf("shell: working_dir: %v", err), nil
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return Errorf("shell: working_dir %s is not an existing directory", s.Workspace.Display(dir)), nil
+		}
 	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return Errorf("shell: working_dir %s is not an existing directory", s.Workspace.Display(dir)), nil
+	switch {
+	case p.Background:
+		return startJob(s, p, dir), nil
+	case p.Session != "":
+		return runInSession(ctx, s, p, dir)
 	}
 	timeout := DefaultShellTimeout
 	if p.Timeout > 0 {
 		timeout = time.Duration(p.Timeout) * time.Second
 	}
 	run := shellRun{command: p.Command, dir: dir, timeout: timeout, outputCap: shellOutputCap, envExtras: s.Config.ShellEnv}
-	out, err := run.exec(ctx)
+	out, err := run.exec(ctx, s.procs())
 	if err != nil {
 		return Errorf("shell: the command could not be started: %v", err), nil
 	}
@@ -99,4 +121,14 @@ func (o shellOutcome) result(timeout time.Duration) Result {
 		WithMeta("cancelled", o.cancelled).
 		WithMeta("output_bytes", o.total).
 		WithMeta("duration_ms", o.duration.Milliseconds())
+}
+
+// refused is the result for a command the guard refused.
+func refused(r *shellRefusal) Result {
+	where := ""
+	if r.Command != "" {
+		where = fmt.Sprintf(" in `%s`", r.Command)
+	}
+	return Errorf("shell: command refused by the blocklist (rule %s)%s: %s. Nothing was run. The blocklist is a safety net against destructive accidents; do not retry this command or a variant of it", r.Rule, where, r.Why).
+		WithMeta("blocked_by", r.Rule)
 }

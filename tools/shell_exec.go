@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -46,35 +45,69 @@ func findShell() (string, error) {
 	return p, nil
 }
 
-// exec runs the command in its own process group with stdout and stderr
-// on one pipe (so their interleaving is kept) and stdin on /dev/null. On
-// timeout or cancellation the group gets SIGTERM, then SIGKILL after a
-// grace period. When the command ends, whatever it left running in its
-// group (background jobs) is stopped the same way, so nothing outlives
-// the call. The error is non-nil only when the command could not start.
-func (r shellRun) exec(ctx context.Context) (shellOutcome, error) {
+// shellArgs are the arguments that make sh run command: -c for most,
+// a script file for a command too long to be one argument (Linux caps an
+// argument at 128 KiB). cleanup removes the file.
+func shellArgs(command string) (args []string, cleanup func(), err error) {
+	if len(command) <= shellArgMax {
+		return []string{"-c", command}, func() {}, nil
+	}
+	f, err := os.CreateTemp("", "troupe-command-*.sh")
+	if err != nil {
+		return nil, nil, fmt.Errorf("write the long command to a file: %w", err)
+	}
+	_, werr := f.WriteString(command)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		_ = os.Remove(f.Name())
+		return nil, nil, fmt.Errorf("write the long command to a file: %w", werr)
+	}
+	return []string{f.Name()}, func() { _ = os.Remove(f.Name()) }, nil
+}
+
+// shellArgMax is the longest command passed as an argument; longer ones
+// go through a file (0600, removed afterwards).
+const shellArgMax = 64 << 10
+
+// exec runs the command in a process scope of its own (process group,
+// cgroup where available) with stdout and stderr on one pipe (so their
+// interleaving is kept) and stdin on /dev/null. On timeout or
+// cancellation the scope gets SIGTERM, then SIGKILL after a grace period.
+// When the command ends, whatever it left running (background jobs, a
+// setsid daemon when cgroups are available) is stopped the same way, so
+// nothing outlives the call. The error is non-nil only when the command
+// could not start.
+func (r shellRun) exec(ctx context.Context, g *ProcGuard) (shellOutcome, error) {
 	sh, err := findShell()
 	if err != nil {
 		return shellOutcome{}, err
 	}
+	args, cleanup, err := shellArgs(r.command)
+	if err != nil {
+		return shellOutcome{}, err
+	}
+	defer cleanup()
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return shellOutcome{}, fmt.Errorf("create output pipe: %w", err)
 	}
-	cmd := exec.Command(sh, "-c", r.command)
-	cmd.Args[0] = filepath.Base(sh) // messages say "bash: ...", not the install path
-	cmd.Dir = r.dir
-	cmd.Env = childEnv(os.Environ(), r.envExtras)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Stdout, cmd.Stderr = pw, pw // stdin stays nil: /dev/null
 	start := time.Now()
-	err = cmd.Start()
+	cmd, scope, err := g.start(func() *exec.Cmd {
+		c := exec.Command(sh, args...)
+		c.Args[0] = filepath.Base(sh) // messages say "bash: ...", not the install path
+		c.Dir = r.dir
+		c.Env = childEnv(os.Environ(), r.envExtras)
+		c.Stdout, c.Stderr = pw, pw // stdin stays nil: /dev/null
+		return c
+	})
 	_ = pw.Close() // the child holds its own copy
 	if err != nil {
 		_ = pr.Close()
 		return shellOutcome{}, err
 	}
-	pgid := cmd.Process.Pid // Setpgid: the shell leads a group of its own id
+	defer scope.release()
 
 	buf := newCapBuffer(r.outputCap)
 	readDone := make(chan struct{})
@@ -106,9 +139,9 @@ func (r shellRun) exec(ctx context.Context) (shellOutcome, error) {
 		out.cancelled = true
 	}
 	if out.timedOut || out.cancelled {
-		signalGroup(pgid, syscall.SIGTERM)
+		scope.signal(syscall.SIGTERM)
 		waitOrTimeout(waitDone, killGrace)
-		signalGroup(pgid, syscall.SIGKILL)
+		scope.kill()
 		<-waitDone
 	}
 	out.duration = time.Since(start)
@@ -116,11 +149,12 @@ func (r shellRun) exec(ctx context.Context) (shellOutcome, error) {
 
 	// Stop what the command left behind; the pipe reaches EOF once every
 	// process holding it has exited.
-	signalGroup(pgid, syscall.SIGTERM)
+	scope.signal(syscall.SIGTERM)
 	waitOrTimeout(readDone, killGrace)
-	signalGroup(pgid, syscall.SIGKILL)
+	scope.kill()
 	if !waitOrTimeout(readDone, killGrace) {
-		// A process that left the group (setsid) still holds the pipe.
+		// A process that left the group (setsid) still holds the pipe,
+		// and no cgroup caught it.
 		_ = pr.Close()
 		<-readDone
 	} else {
@@ -128,12 +162,6 @@ func (r shellRun) exec(ctx context.Context) (shellOutcome, error) {
 	}
 	out.output, out.total = buf.String(), buf.total
 	return out, nil
-}
-
-// signalGroup sends sig to every process of group pgid. ESRCH (the group
-// is already empty) is the normal case and ignored.
-func signalGroup(pgid int, sig syscall.Signal) {
-	_ = syscall.Kill(-pgid, sig)
 }
 
 // waitOrTimeout waits for ch to close, at most d; it reports whether it did.
@@ -163,64 +191,6 @@ func exitCode(ps *os.ProcessState) int {
 		return 128 + int(ws.Signal())
 	}
 	return ps.ExitCode()
-}
-
-// childEnvAllow are the variables a child process gets from ours: what
-// shells, toolchains and terminals need, nothing that carries secrets.
-// Names ending in "*" are prefixes.
-var childEnvAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "LANG", "LANGUAGE", "LC_*", "TERM",
-	"COLORTERM", "NO_COLOR", "TZ", "TMPDIR", "COLUMNS", "LINES", "EDITOR", "PAGER", "CI",
-	"GO*", "CGO_*", "CC", "CXX", "CFLAGS", "LDFLAGS", "PKG_CONFIG_PATH", "CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN",
-	"NODE_PATH", "NVM_DIR", "PYTHONPATH", "VIRTUAL_ENV", "PYENV_ROOT", "JAVA_HOME", "MAVEN_HOME", "GRADLE_HOME",
-	"SSL_CERT_FILE", "SSL_CERT_DIR", "XDG_*", "DISPLAY"}
-
-// secretEnvTokens, as a "_"-separated part of a name, mark it secret; the
-// deny rule wins over the allow-list and the configured extras.
-var secretEnvTokens = []string{"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PAT", "AUTH",
-	"CREDENTIAL", "CREDENTIALS", "PRIVATE", "SESSION", "COOKIE"}
-
-// secretEnvPrefixes are cloud credentials' variables.
-var secretEnvPrefixes = []string{"AWS_", "AZURE_", "GCP_", "GOOGLE_", "CLOUDSDK_", "ARM_"}
-
-// secretEnvName reports whether a variable's name looks like it holds a
-// secret.
-func secretEnvName(name string) bool {
-	upper := strings.ToUpper(name)
-	for _, p := range secretEnvPrefixes {
-		if strings.HasPrefix(upper, p) {
-			return true
-		}
-	}
-	for _, part := range strings.FieldsFunc(upper, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
-		for _, tok := range secretEnvTokens {
-			if part == tok || (len(tok) > 5 && strings.HasSuffix(part, tok)) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func allowedEnv(name string, extras []string) bool {
-	for _, a := range append(childEnvAllow, extras...) {
-		if a == name || (strings.HasSuffix(a, "*") && strings.HasPrefix(name, strings.TrimSuffix(a, "*"))) {
-			return true
-		}
-	}
-	return false
-}
-
-// childEnv builds a child process's environment from env: the allow-list
-// plus the configured extras, never a name that looks secret.
-func childEnv(env, extras []string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if allowedEnv(name, extras) && !secretEnvName(name) {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // capBuffer keeps a command's output within a byte cap: the first 60 % of

@@ -94,10 +94,11 @@ func toolsCall(ctx context.Context, args []string, getenv func(string) string, s
 	if !json.Valid([]byte(raw)) {
 		return exitUsage, usageErr("JSON-ARGS is not valid JSON: %s", raw)
 	}
-	_, ex, err := toolSession(fs.values["workspace"], fs.values["config"], getenv)
+	s, ex, err := toolSession(fs.values["workspace"], fs.values["config"], getenv)
 	if err != nil {
 		return exitUsage, err
 	}
+	defer s.Close() // a background job or session lives as long as the call
 	res := ex.Run(ctx, []messages.ToolCall{{ID: "cli-1", Name: pos[0], Args: json.RawMessage(raw)}})[0]
 	if fs.bools["json"] {
 		enc := json.NewEncoder(stdout)
@@ -154,6 +155,7 @@ func toolsScript(ctx context.Context, path, dir, configFile string, getenv func(
 	if err != nil {
 		return exitUsage, err
 	}
+	defer s.Close() // sessions and background jobs end with the script
 	code := exitOK
 	for i, l := range lines {
 		if err := ctx.Err(); err != nil {

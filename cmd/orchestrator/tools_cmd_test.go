@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -27,7 +29,7 @@ func TestToolsList(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "NAME") || !strings.Contains(lines[0], "TIER") || !strings.Contains(lines[0], "ACCESS") {
 		t.Fatalf("header %q", lines[0])
 	}
-	for _, want := range []string{"read_file", "edit_file", "write_file", "apply_patch", "list_dir", "shell", "think", "todo", "grep", "find_files"} {
+	for _, want := range []string{"read_file", "edit_file", "write_file", "apply_patch", "list_dir", "shell", "job_output", "job_kill", "think", "todo", "grep", "find_files"} {
 		found := false
 		for _, l := range lines[1:] {
 			f := strings.Fields(l)
@@ -131,6 +133,66 @@ func TestToolsCallScriptSharesOneSession(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "new.txt")); !os.IsNotExist(err) {
 		t.Error("line 1 of a malformed script ran")
 	}
+}
+
+// A script's shell calls share sessions and jobs: state carries over in a
+// session, a background job is read and stopped by later lines, a bad job
+// ID is an error result, and nothing outlives the script.
+func TestToolsCallScriptShellSessionsAndJobs(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "s.jsonl")
+	lines := strings.Join([]string{
+		`{"name":"shell","args":{"session":"dev","command":"cd sub && export N=5"}}`,
+		`{"name":"shell","args":{"session":"dev","command":"echo \"$N in $(basename $PWD)\""}}`,
+		`{"name":"shell","args":{"background":true,"command":"echo $$ > job.pid; echo up; exec sleep 1000"}}`,
+		`{"name":"job_output","args":{"job_id":"j1","wait":30}}`,
+		`{"name":"job_output","args":{"job_id":"j9"}}`,
+		`{"name":"shell","args":{"background":true,"command":"echo $$ > left.pid; echo up2; exec sleep 1001"}}`,
+		`{"name":"job_kill","args":{"job_id":"j1"}}`,
+		`{"name":"job_output","args":{"job_id":"j2","wait":30}}`,
+	}, "\n")
+	if err := os.WriteFile(script, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI(t, "tools", "call", "--script", script, "--workspace", ws)
+	if code != 1 {
+		t.Fatalf("exit %d (want 1: line 5 is an error result)\n%s\n%s", code, out, stderr)
+	}
+	for _, want := range []string{
+		"=== 2 shell\n[exit: 0]\n5 in sub\n",
+		"=== 3 shell\n[job j1 started]\n",
+		"=== 4 job_output\n[job j1: running]\nup\n",
+		"=== 5 job_output\njob_output: no job \"j9\"; your jobs: j1 (running)\n",
+		"=== 7 job_kill\n[job j1: stopped by job_kill, exit: 143]\n",
+		"=== 8 job_output\n[job j2: running]\nup2\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, f := range []string{"job.pid", "left.pid"} {
+		b, err := os.ReadFile(filepath.Join(ws, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err := syscall.Kill(pid, 0); err == nil && !isZombie(pid) {
+			t.Errorf("%s: pid %d outlived the script", f, pid)
+		}
+	}
+}
+
+// isZombie reports whether pid has exited and waits to be reaped.
+func isZombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
 }
 
 // checkFor polls cond for up to 30 s.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"time"
 
@@ -291,6 +292,11 @@ func (c Config) Validate() error {
 	}
 	if c.Node.Slots < 0 || c.Node.MaxDeliver < 0 || c.Node.AckWait < 0 {
 		return errors.New("node: slots, max_deliver and ack_wait must not be negative")
+	}
+	for i, r := range c.Tools.ShellBlocklist {
+		if _, err := regexp.Compile(r); err != nil {
+			return fmt.Errorf("tools.shell_blocklist[%d]: %q is not a valid regular expression: %v", i, r, err)
+		}
 	}
 	for name, k := range c.Kinds {
 		if k.Name != "" && k.Name != name {

@@ -122,6 +122,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(c *Config) { c.Model.ContextWindows = map[string]int{"m": 10} }, "model.context_windows.m"},
 		{func(c *Config) { c.Agent.DoomRepeats = 1 }, "agent.doom_repeats"},
 		{func(c *Config) { c.Tools.SpillMaxAge = -time.Hour }, "tools.spill_max_age"},
+		{func(c *Config) { c.Tools.ShellBlocklist = []string{`\bok\b`, `(unclosed`} }, "tools.shell_blocklist[1]"},
 	}
 	for _, tc := range cases {
 		c := base
