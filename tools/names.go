@@ -14,6 +14,7 @@ const (
 	NameGrep        = "grep"
 	NameListDir     = "list_dir"
 	NameReadFile    = "read_file"
+	NameSearchTools = "search_tools"
 	NameSendInput   = "send_input"
 	NameShell       = "shell"
 	NameSubmitPlan  = "submit_plan"
