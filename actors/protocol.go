@@ -100,7 +100,8 @@ type (
 		toolCalls   int64    // calls run (not refused)
 		changed     []string // paths changed by successful file tools
 		doom        doomState
-		charged     bool // toolCalls were charged to the budget already
+		charged     bool     // toolCalls were charged to the budget already
+		loaded      []string // deferred tools this step loaded
 	}
 	toolActivity struct {
 		name    string
@@ -117,4 +118,6 @@ type checkpointState struct {
 	PlanRounds int    `json:"plan_rounds,omitempty"`
 	BestText   string `json:"best_text,omitempty"`
 	Seq        uint64 `json:"seq"`
+	// LoadedTools are the deferred tools the agent loaded.
+	LoadedTools []string `json:"loaded_tools,omitempty"`
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/google/uuid"
+	"maps"
 	"runtime/debug"
 	"time"
 
@@ -20,7 +21,8 @@ import (
 // It reads only its arguments and the run's shared, concurrency-safe
 // parts (events, session, checkpointer); what it changes comes back in
 // toolsDone.
-func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []messages.ToolCall, ck *convo.Checkpoint, reg *tools.Registry) {
+func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []messages.ToolCall, ck *convo.Checkpoint, pt *phaseTools) {
+	reg := pt.reg
 	root := a.rt.system.Root
 	defer func() {
 		if v := recover(); v != nil {
@@ -37,7 +39,7 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 			done.results[i] = r
 			continue
 		}
-		if r, refused := a.screen(&st, call); refused {
+		if r, refused := a.screen(&st, call, reg); refused {
 			done.results[i] = r
 			continue
 		}
@@ -77,10 +79,12 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 		ck.Phase = PhaseExecute
 		done.err = conv.AppendUser(st.round, executionPrompt)
 	}
+	done.loaded = loadedBy(pt, calls, done.results)
 	if done.err == nil {
 		// Written even when cancelled: the cancelled calls are in the
 		// conversation as error results, so a resumed agent redoes them.
-		state, _ := json.Marshal(checkpointState{PlanRounds: st.planRounds, BestText: st.bestText, Seq: a.ev.current()})
+		state, _ := json.Marshal(checkpointState{PlanRounds: st.planRounds, BestText: st.bestText, Seq: a.ev.current(),
+			LoadedTools: loadedNames(st.loaded, done.loaded)})
 		ck.State = state
 		ck.Conversation = conv.Clone()
 		a.ckpt.enqueue(ck)
@@ -92,7 +96,7 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 // screen refuses a call before it runs: a doom loop, or a mutating tool the
 // approval policy denies. It runs on the tool-step goroutine, one call at a
 // time in call order, on the step's own copy of the doom-loop state.
-func (a *agent) screen(st *stepState, call messages.ToolCall) (tools.Result, bool) {
+func (a *agent) screen(st *stepState, call messages.ToolCall, reg *tools.Registry) (tools.Result, bool) {
 	sig := tools.CacheKey(call.Name, call.Args) // the tool and its normalized arguments
 	if sig == st.doom.lastCall {
 		st.doom.repeats++
@@ -104,7 +108,7 @@ func (a *agent) screen(st *stepState, call messages.ToolCall) (tools.Result, boo
 			Args: orEmpty(call.Args), Repeats: st.doom.repeats})
 		return tools.Errorf("doom loop: you have called %s with the same arguments %d times in a row, and the result will not change. Do something different: change the arguments, use another tool, or finish with what you have.", call.Name, st.doom.repeats), true
 	}
-	policy, mutating := a.approvalPolicy(call)
+	policy, mutating := a.approvalPolicy(call, reg)
 	if !mutating {
 		return tools.Result{}, false
 	}
@@ -131,10 +135,12 @@ func (a *agent) screen(st *stepState, call messages.ToolCall) (tools.Result, boo
 // change anything. A delegate call is as mutating as the kind it spawns: a
 // read-only kind needs no approval; another follows the policy set for
 // delegate, else the strictest policy among the kind's mutating tools.
-func (a *agent) approvalPolicy(call messages.ToolCall) (string, bool) {
-	t, ok := a.rt.known.Get(call.Name)
+func (a *agent) approvalPolicy(call messages.ToolCall, reg *tools.Registry) (string, bool) {
+	t, ok := reg.Get(call.Name) // the agent's own tools include its MCP servers'
 	if !ok {
-		return PolicyAuto, false
+		if t, ok = a.rt.known.Get(call.Name); !ok {
+			return PolicyAuto, false
+		}
 	}
 	if call.Name != tools.NameDelegate {
 		return a.rt.settings.ApprovalFor(call.Name), !t.Spec().ReadOnly
@@ -214,6 +220,7 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 		a.changed[p] = true
 	}
 	a.toolCalls += int64(len(m.calls))
+	a.load(m.loaded)
 	if !m.charged {
 		a.unchargedCalls += m.toolCalls
 	}
@@ -262,7 +269,8 @@ type stepState struct {
 	model      string
 	planRounds int
 	bestText   string
-	doom       doomState // updated by the step and handed back in toolsDone
+	doom       doomState       // updated by the step and handed back in toolsDone
+	loaded     map[string]bool // the agent's loaded tools (read only)
 }
 
 // doomState is doom-loop detection: the last call's signature and how
@@ -274,7 +282,7 @@ type doomState struct {
 
 func (a *agent) stepState() stepState {
 	return stepState{round: a.round, phase: a.phase, model: a.model, planRounds: a.planRounds,
-		bestText: a.bestText, doom: a.doom}
+		bestText: a.bestText, doom: a.doom, loaded: maps.Clone(a.loaded)}
 }
 
 // checkpointSnapshot captures the loop state for the round's checkpoint;

@@ -28,6 +28,9 @@ type Config struct {
 	SpillMaxAge time.Duration
 	// CacheMaxAge is how many rounds a cached result lives (default 10).
 	CacheMaxAge int
+	// Tiers decides which tool definitions an agent is sent each round
+	// and which it loads with search_tools.
+	Tiers Tiers
 }
 
 // DefaultTimeout is the per-call timeout when Config.Timeout is zero.

@@ -23,43 +23,62 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}
 	switch args[0] {
 	case "list":
-		return exitOK, toolsList(stdout)
+		return toolsList(ctx, args[1:], stdout, stderr)
 	case "call":
-		return toolsCall(ctx, args[1:], stdout)
+		return toolsCall(ctx, args[1:], stdout, stderr)
 	}
 	return exitUsage, usageErr("unknown tools subcommand %q", args[0])
 }
 
-func toolsList(w io.Writer) error {
+// toolsList lists the built-in tools and the configured MCP servers'
+// (which it starts), with the tier each is given.
+func toolsList(ctx context.Context, args []string, w, stderr io.Writer) (int, error) {
+	fs := newFlagSet([]string{"workspace", "config"}, nil)
+	pos, err := fs.parse(args)
+	if err != nil {
+		return exitUsage, err
+	}
+	if len(pos) > 0 {
+		return exitUsage, usageErr("tools list takes no arguments")
+	}
+	ts, err := openToolset(ctx, wsOr(fs.values["workspace"]), fs.values["config"], func(string) bool { return true }, true, stderr)
+	if err != nil {
+		return exitUsage, err
+	}
+	defer ts.close()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTIER\tACCESS\tDESCRIPTION")
-	for _, s := range tools.NewRegistry(tools.All()...).Specs() {
+	for _, s := range ts.reg.Specs() {
 		access := "read-only"
 		if !s.ReadOnly {
 			access = "mutating"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Tier, access, s.Summary())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, ts.tiers.TierOf(s), access, s.Summary())
 	}
-	return tw.Flush()
+	return exitOK, tw.Flush()
 }
 
-// toolSession opens a tool session over dir as an agent would have it.
-func toolSession(dir string) (*tools.Session, *tools.Executor, error) {
+func wsOr(dir string) string {
 	if dir == "" {
-		dir = "."
+		return "."
 	}
-	ws, err := tools.NewWorkspace(dir)
+	return dir
+}
+
+// toolSession opens a tool session over dir as an agent would have it,
+// with the tools of ts.
+func toolSession(dir string, ts *toolset) (*tools.Session, *tools.Executor, error) {
+	ws, err := tools.NewWorkspace(wsOr(dir))
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
 	s := tools.NewSession("cli", ws, tools.Config{DataDir: filepath.Join(ws.Root(), ".troupe")})
 	_, _ = s.Spill.Sweep(time.Now())
-	reg := tools.NewRegistry(tools.All()...)
-	return s, &tools.Executor{Tools: reg, Session: s}, nil
+	return s, &tools.Executor{Tools: ts.reg, Session: s}, nil
 }
 
-func toolsCall(ctx context.Context, args []string, stdout io.Writer) (int, error) {
-	fs := newFlagSet([]string{"workspace", "script"}, []string{"json"})
+func toolsCall(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlagSet([]string{"workspace", "script", "config"}, []string{"json"})
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err
@@ -68,10 +87,10 @@ func toolsCall(ctx context.Context, args []string, stdout io.Writer) (int, error
 		if len(pos) > 0 {
 			return exitUsage, usageErr("--script takes no tool name or arguments")
 		}
-		return toolsScript(ctx, script, fs.values["workspace"], stdout)
+		return toolsScript(ctx, script, fs.values["workspace"], fs.values["config"], stdout, stderr)
 	}
 	if len(pos) < 1 || len(pos) > 2 {
-		return exitUsage, usageErr("tools call NAME 'JSON-ARGS' [--workspace DIR] [--json]")
+		return exitUsage, usageErr("tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]")
 	}
 	raw := "{}"
 	if len(pos) == 2 {
@@ -80,7 +99,12 @@ func toolsCall(ctx context.Context, args []string, stdout io.Writer) (int, error
 	if !json.Valid([]byte(raw)) {
 		return exitUsage, usageErr("JSON-ARGS is not valid JSON: %s", raw)
 	}
-	_, ex, err := toolSession(fs.values["workspace"])
+	ts, err := openToolset(ctx, wsOr(fs.values["workspace"]), fs.values["config"], serversFor(pos[0]), false, stderr)
+	if err != nil {
+		return exitUsage, err
+	}
+	defer ts.close()
+	_, ex, err := toolSession(fs.values["workspace"], ts)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -109,7 +133,7 @@ type scriptLine struct {
 // toolsScript runs a JSON Lines file of calls, in order, in one session.
 // Every line is checked before anything runs, so a typo on line 9 does not
 // leave lines 1-8 applied.
-func toolsScript(ctx context.Context, path, dir string, stdout io.Writer) (int, error) {
+func toolsScript(ctx context.Context, path, dir, cfgFile string, stdout, stderr io.Writer) (int, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return exitUsage, usageErr("read script: %v", err)
@@ -136,7 +160,16 @@ func toolsScript(ctx context.Context, path, dir string, stdout io.Writer) (int, 
 	if err := sc.Err(); err != nil {
 		return exitUsage, usageErr("read script: %v", err)
 	}
-	s, ex, err := toolSession(dir)
+	var names []string
+	for _, l := range lines {
+		names = append(names, l.Name)
+	}
+	ts, err := openToolset(ctx, wsOr(dir), cfgFile, serversFor(names...), false, stderr)
+	if err != nil {
+		return exitUsage, err
+	}
+	defer ts.close()
+	s, ex, err := toolSession(dir, ts)
 	if err != nil {
 		return exitUsage, err
 	}

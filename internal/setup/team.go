@@ -13,7 +13,9 @@ import (
 	"github.com/troupe-ai/troupe/tools"
 )
 
-// TeamOptions turns a validated config into the options of a run.
+// TeamOptions turns a validated config into the options of a run. The
+// configured MCP servers are in Options.ToolSources, not started; the
+// caller closes them (CloseToolSources) when the run or node ends.
 func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actors.Options, error) {
 	m := cfg.Model
 	pricing := llm.Pricing{}
@@ -38,13 +40,18 @@ func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actor
 	if err != nil {
 		return actors.Options{}, err
 	}
+	sources, err := MCPServers(cfg, workspace, kinds, getenv, log)
+	if err != nil {
+		return actors.Options{}, err
+	}
 	b := cfg.Budget
 	return actors.Options{
+		ToolSources:  sources,
 		StreamDeltas: cfg.Events.Deltas,
 		Workspace:    workspace, Client: client, Kinds: kinds, Settings: cfg.Agent, Log: log,
 		Models: actors.Models{Default: m.Default, Cheap: m.Cheap, Router: route, Window: m.Window, Cost: pricing.Cost},
 		Tools: tools.Config{Timeout: cfg.Tools.Timeout, ShellBlocklist: cfg.Tools.ShellBlocklist, ShellEnv: cfg.Tools.ShellEnv,
-			CacheMaxAge: cfg.Tools.CacheMaxAge, SpillMaxAge: cfg.Tools.SpillMaxAge},
+			CacheMaxAge: cfg.Tools.CacheMaxAge, SpillMaxAge: cfg.Tools.SpillMaxAge, Tiers: Tiers(cfg.Tools)},
 		Budget: budget.Limits{Tokens: b.Tokens, USD: b.USD, ToolCalls: b.ToolCalls, WallTime: b.WallTime,
 			MaxConcurrent: b.MaxConcurrent, PerKind: b.PerKind, AcquireTimeout: b.AcquireTimeout},
 	}, nil

@@ -14,7 +14,10 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,12 +33,31 @@ func ServeIfAsked() {
 	if os.Getenv(EnvVar) != "stdio" {
 		return
 	}
+	Serve()
+}
+
+// Serve serves the test server on stdin/stdout and exits.
+func Serve() {
 	fmt.Fprintln(os.Stderr, "mcptest: serving on stdio")
 	err := NewServer().Run(context.Background(), &sdk.StdioTransport{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcptest:", err)
 	}
 	os.Exit(0)
+}
+
+// Build compiles the test server as a program (package mcptestserver)
+// into a temporary directory of t and returns its path: for tests in
+// packages whose TestMain does not call ServeIfAsked, and for programs
+// under test that take a server command from their configuration.
+func Build(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "mcptestserver")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/troupe-ai/troupe/tools/mcp/mcptest/mcptestserver")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the test MCP server: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // Command is the command line that starts the test server: this test
