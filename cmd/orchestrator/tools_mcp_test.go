@@ -94,3 +94,25 @@ func TestToolsListMCP(t *testing.T) {
 		t.Errorf("tools list extra: exit %d, %q", code, stderr)
 	}
 }
+
+// tools call reaches the reference server-everything (Node.js, installed
+// by tests/run.sh) from a config file.
+func TestToolsCallServerEverything(t *testing.T) {
+	cmd := mcptest.Everything(t)
+	cfg := filepath.Join(t.TempDir(), "mcp.yaml")
+	var quoted []string
+	for _, c := range cmd {
+		quoted = append(quoted, strconv.Quote(c))
+	}
+	if err := os.WriteFile(cfg, []byte("mcp:\n  servers:\n    everything:\n      command: ["+strings.Join(quoted, ", ")+"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI(t, "tools", "call", "mcp__everything__echo", `{"message":"hi"}`, "--config", cfg, "--workspace", t.TempDir())
+	if code != 0 || out != "Echo: hi\n" {
+		t.Fatalf("exit %d, %q, stderr %q", code, out, stderr)
+	}
+	code, out, _ = runCLI(t, "tools", "call", "mcp__everything__get-sum", `{"a":"x","b":1}`, "--config", cfg, "--workspace", t.TempDir())
+	if code != 1 || !strings.Contains(out, `field "a": expected number, got string "x"`) {
+		t.Errorf("bad argument: exit %d, %q", code, out)
+	}
+}

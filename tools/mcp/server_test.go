@@ -66,7 +66,11 @@ func newHarness(t *testing.T, srv *mcp.Server, cfg tools.Config) *harness {
 
 func (h *harness) call(tool, args string) tools.Result {
 	h.t.Helper()
-	return h.ex.Run(h.t.Context(), []messages.ToolCall{{ID: "c1", Name: mcp.ToolName("t", tool), Args: json.RawMessage(args)}})[0]
+	return h.ex.Run(h.t.Context(), callOf(mcp.ToolName("t", tool), args))[0]
+}
+
+func callOf(name, args string) []messages.ToolCall {
+	return []messages.ToolCall{{ID: "c1", Name: name, Args: json.RawMessage(args)}}
 }
 
 func alive(pid int) bool { return pid > 0 && syscall.Kill(pid, 0) == nil }
