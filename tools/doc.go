@@ -24,6 +24,15 @@
 // writes are atomic. Outputs are small by default: paths before contents,
 // confirmations rather than echoes.
 //
+// Tiers decide which definitions an agent is sent each round: TierAlways
+// tools always; the optional ones while their estimated tokens fit the
+// definition budget, beyond it TierOnRelevance tools as long as they fit
+// and every other one listed by name in the description of search_tools,
+// which loads the definitions matching a query for the next round. A call
+// to a listed tool runs (the kind allows it) and loads it too. Tools
+// listed at run time (MCP servers, package tools/mcp) come from a
+// ToolSource.
+//
 // The delegation tools reach the agent actor through the Delegator
 // interface declared here; this package knows nothing of actors or NATS.
 package tools

@@ -13,7 +13,7 @@ import (
 // DefaultDefinitionBudget is how many estimated tokens the definitions of
 // an agent's optional tools (every tier but TierAlways) may take in each
 // request before they are deferred to search_tools.
-const DefaultDefinitionBudget = 2000
+const DefaultDefinitionBudget = 1000
 
 // CharsPerToken is the ratio the tool-definition estimate uses; it is
 // internal/convo's default, so the budget and the context estimate agree.

@@ -79,7 +79,7 @@ func TestMCPSecretsRedacted(t *testing.T) {
 		got[s.Key] = s
 	}
 	for key, want := range map[string]string{"mcp.servers.gh.env.TOKEN": "[redacted]", "mcp.servers.gh.env.REF": "${GITHUB_TOKEN}",
-		"mcp.servers.docs.headers.Authorization": "[redacted]", "mcp.servers.gh.command": "[npx, srv]", "tools.definition_budget": "2000"} {
+		"mcp.servers.docs.headers.Authorization": "[redacted]", "mcp.servers.gh.command": "[npx, srv]", "tools.definition_budget": "1000"} {
 		if s := got[key]; s.Value != want {
 			t.Errorf("%s = %q, want %q", key, s.Value, want)
 		}
