@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -26,6 +27,7 @@ type process struct {
 	exited chan struct{} // closed once Wait returned; state is then set
 	state  *os.ProcessState
 	killed sync.Once
+	ours   atomic.Bool // we stopped it (a timeout, a broken connection, Close)
 }
 
 // startProcess starts cfg's command with its stdin and stdout as the
@@ -110,6 +112,11 @@ func slicesDeleteNames(env []string, names map[string]string) []string {
 
 // kill stops the whole group at once and waits for the server to exit.
 func (p *process) kill() {
+	select {
+	case <-p.exited: // it ended on its own; what it started may still run
+	default:
+		p.ours.Store(true)
+	}
 	p.killed.Do(func() { _ = syscall.Kill(-p.pgid, syscall.SIGKILL) })
 	<-p.exited
 }
@@ -117,6 +124,11 @@ func (p *process) kill() {
 // stop lets the server exit on its own (its stdin is closed), then
 // signals the group with SIGTERM and finally SIGKILL.
 func (p *process) stop() {
+	select {
+	case <-p.exited:
+	default:
+		p.ours.Store(true)
+	}
 	if waitFor(p.exited, stopGrace) {
 		_ = syscall.Kill(-p.pgid, syscall.SIGKILL) // what it started goes too
 		return

@@ -328,6 +328,9 @@ func (s *Server) explain(l *link, err error) error {
 	}
 	if l.proc != nil {
 		if how := l.proc.exit(time.Second); how != "" {
+			if l.proc.ours.Load() {
+				return fmt.Errorf("the MCP server %s was stopped while the call ran (another call timed out, or the run is ending)", s.cfg.Name)
+			}
 			return fmt.Errorf("the MCP server %s exited during the call (%s)", s.cfg.Name, how)
 		}
 	}

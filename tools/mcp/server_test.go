@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -384,4 +385,59 @@ func TestConfigValidate(t *testing.T) {
 	if !srv.For("explore") || srv.For("root") || mcp.New(mcp.Config{Name: "d", URL: "http://h"}, zerolog.Nop()).For("explore") {
 		t.Error("kinds not applied")
 	}
+}
+
+// Calls of several agents share one server; when one call's timeout stops
+// it, the others' calls say so and the next call starts it again.
+func TestSharedServerStoppedByAnotherCall(t *testing.T) {
+	srv := stdioServer(t, func(c *mcp.Config) { c.Timeout = 2 * time.Second })
+	h := newHarness(t, srv, tools.Config{})
+	results := h.ex.Run(t.Context(), []messages.ToolCall{
+		{ID: "a", Name: "mcp__t__hang", Args: json.RawMessage(`{}`)},
+		{ID: "b", Name: "mcp__t__slow", Args: json.RawMessage(`{}`)},
+		{ID: "c", Name: "mcp__t__echo", Args: json.RawMessage(`{"text":"x"}`)},
+	})
+	if r := results[2]; r.IsError || r.Text != "echo: x" {
+		t.Errorf("echo beside the hang: %+v", r)
+	}
+	timedOut, stopped := 0, 0
+	for _, r := range results[:2] {
+		switch {
+		case strings.Contains(r.Text, "no answer before the timeout"):
+			timedOut++
+		case strings.Contains(r.Text, "was stopped while the call ran"):
+			stopped++
+		}
+	}
+	if timedOut < 1 || timedOut+stopped != 2 {
+		t.Errorf("results %q / %q", results[0].Text, results[1].Text)
+	}
+	if r := h.call(mcptest.Echo, `{"text":"y"}`); r.IsError || r.Text != "echo: y" {
+		t.Errorf("after: %+v", r)
+	}
+}
+
+// What a server starts goes with it: Close stops the whole process group.
+func TestCloseStopsWhatTheServerStarted(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	exe := mcptest.Command()
+	srv := stdioServer(t, func(c *mcp.Config) {
+		c.Command = []string{"sh", "-c", `sleep 300 & echo $! > "$1"; exec "$2" "$3"`, "sh", pidFile, exe[0], exe[1]}
+	})
+	if _, err := srv.Tools(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || !alive(child) {
+		t.Fatalf("child %q not running", b)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, child)
 }
