@@ -66,6 +66,8 @@ type agent struct {
 	kids           *children
 	ckpt           *checkpointer
 	curTools       *phaseTools     // the current phase's tools
+	sourced        []tools.Tool    // its tool sources' tools (MCP servers), listed before round 1
+	loaded         map[string]bool // deferred tools it loaded (search_tools, or by calling them)
 	unchargedCalls int64           // tool calls not yet charged to the budget
 	changed        map[string]bool // paths changed by its file tools
 }
@@ -83,6 +85,8 @@ func (a *agent) Receive(c actor.Context) {
 		a.start(c)
 	case *startRound:
 		a.startRound(c)
+	case *sourcesLoaded:
+		a.onSourcesLoaded(c, m)
 	case *modelDone:
 		a.onModel(c, m)
 	case *toolsDone:
@@ -161,6 +165,11 @@ func (a *agent) start(c actor.Context) {
 	}
 	a.ev.emit(messages.EvtAgentStarted, messages.AgentStarted{Task: a.spec.task, Depth: a.spec.depth, Phase: a.phase,
 		Round: a.round, Tools: a.toolNames(), Resumed: a.spec.resume != nil, Background: a.spec.background})
+	if srcs := a.sources(); len(srcs) > 0 {
+		a.busy = true          // a cancel now ends the agent once the sources answer
+		go a.loadSources(srcs) // then resumes a step or starts a round
+		return
+	}
 	if a.resumeStep(c) {
 		return
 	}
@@ -181,6 +190,7 @@ func (a *agent) initConversation() error {
 			}
 		}
 		a.planRounds, a.bestText = st.PlanRounds, st.BestText
+		a.load(st.LoadedTools)
 		a.ev.setSeq(st.Seq)
 		a.session.Reads.Restore(st.Reads)
 		return nil

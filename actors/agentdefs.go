@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/troupe-ai/troupe/tools"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/troupe-ai/troupe/tools"
 
 	"gopkg.in/yaml.v3"
 )

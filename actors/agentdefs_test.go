@@ -1,12 +1,13 @@
 package actors
 
 import (
-	"github.com/troupe-ai/troupe/tools"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/troupe-ai/troupe/tools"
 )
 
 func TestParseAgentDef(t *testing.T) {

@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/google/uuid"
-	"github.com/troupe-ai/troupe/messages"
-	"github.com/troupe-ai/troupe/tools"
 	"io"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/google/uuid"
+	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/tools"
 )
 
 // ApprovalRequest is a mutating call waiting for a human's yes or no; it

@@ -2,9 +2,10 @@ package actors
 
 import (
 	"fmt"
-	"github.com/troupe-ai/troupe/internal/text"
 	"slices"
 	"strings"
+
+	"github.com/troupe-ai/troupe/internal/text"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/google/uuid"

@@ -3,6 +3,7 @@ package actors
 import (
 	"encoding/json"
 	"fmt"
+
 	"github.com/google/uuid"
 
 	"github.com/troupe-ai/troupe/llm"

@@ -3,10 +3,11 @@ package actors
 import (
 	"context"
 	"encoding/json"
-	"github.com/troupe-ai/troupe/internal/text"
 	"runtime/debug"
 	"slices"
 	"time"
+
+	"github.com/troupe-ai/troupe/internal/text"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-ai/troupe/budget"

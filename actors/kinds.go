@@ -2,10 +2,11 @@ package actors
 
 import (
 	"fmt"
-	"github.com/troupe-ai/troupe/internal/config"
-	"github.com/troupe-ai/troupe/tools"
 	"slices"
 	"strings"
+
+	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/tools"
 )
 
 // Kind is a type of agent (config.Kind): its tools, model, delegation

@@ -4,9 +4,10 @@ import (
 	"context"
 
 	"fmt"
-	"github.com/troupe-ai/troupe/messages"
 	"runtime/debug"
 	"time"
+
+	"github.com/troupe-ai/troupe/messages"
 
 	"github.com/asynkron/protoactor-go/actor"
 )

@@ -107,6 +107,7 @@ type (
 		// (already charged to the budget).
 		extraUsage llm.Usage
 		extraCost  float64
+		loaded     []string // deferred tools this step loaded
 	}
 	toolActivity struct {
 		name    string
@@ -126,4 +127,6 @@ type checkpointState struct {
 	// Reads is the read-before-write tracker (tools.ReadTracker.Snapshot),
 	// so a resumed agent may edit the files it had read.
 	Reads map[string]string `json:"reads,omitempty"`
+	// LoadedTools are the deferred tools the agent loaded.
+	LoadedTools []string `json:"loaded_tools,omitempty"`
 }

@@ -80,7 +80,7 @@ func (a *agent) resumeStep(c actor.Context) bool {
 	a.session.SetRound(a.round)
 	a.curTools = a.toolSet()
 	a.busy = true
-	go a.toolStep(a.conv, a.stepState(), pending, a.checkpointSnapshot(), a.curTools.reg, prior)
+	go a.toolStep(a.conv, a.stepState(), pending, a.checkpointSnapshot(), a.curTools, prior)
 	return true
 }
 
@@ -96,6 +96,9 @@ func (a *agent) settleFromJournal(calls []messages.ToolCall, prior map[string]co
 		switch {
 		case ok && e.Done:
 			results[i] = tools.Result{Text: e.Content, IsError: e.IsError}
+			if len(e.Loaded) > 0 {
+				results[i] = results[i].WithMeta(tools.MetaLoadedTools, e.Loaded)
+			}
 			a.session.Reads.Restore(e.Reads) // in call order, as the calls that touch one file ran
 		case ok && e.Started:
 			results[i] = interrupted(call.Name)

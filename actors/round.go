@@ -10,7 +10,6 @@ import (
 	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
-	"github.com/troupe-ai/troupe/tools"
 )
 
 // SummarizerKind is the X-Troupe-Kind of context-compaction requests.
@@ -55,30 +54,15 @@ func (a *agent) startRound(c actor.Context) {
 	}
 	a.session.SetRound(a.round)
 	a.model = a.rt.pickModel(a.spec, a.round)
-	a.ev.emit(messages.EvtRoundStarted, messages.RoundStarted{Round: a.round, Phase: a.phase, Model: a.model,
-		EstimateTokens: a.conv.Estimate(), Messages: a.conv.Len()})
-	a.busy = true
 	a.curTools = a.toolSet()
+	a.fitToolDefinitions(a.curTools)
+	a.ev.emit(messages.EvtRoundStarted, messages.RoundStarted{Round: a.round, Phase: a.phase, Model: a.model,
+		EstimateTokens: a.conv.Estimate(), Messages: a.conv.Len(), ToolTokens: a.curTools.offer.Tokens(),
+		ToolsDeferred: len(a.curTools.offer.Deferred)})
+	a.busy = true
 	req := llm.Request{Model: a.model, Tools: a.curTools.specs,
 		Agent: a.spec.id, Run: a.rt.run, Kind: a.spec.kind.Name}
 	go a.modelStep(a.conv, req, a.unchargedCalls, a.round)
-}
-
-// phaseTools is the tool set of one phase, built once per phase.
-type phaseTools struct {
-	phase string
-	reg   *tools.Registry
-	specs []messages.ToolSpec
-}
-
-// toolSet returns the current phase's tools, rebuilding them only when the
-// phase changed.
-func (a *agent) toolSet() *phaseTools {
-	if a.curTools == nil || a.curTools.phase != a.phase {
-		reg := a.rt.registryFor(a.toolNames())
-		return &phaseTools{phase: a.phase, reg: reg, specs: reg.ToolSpecs()}
-	}
-	return a.curTools
 }
 
 func (a *agent) switchToExecution(prompt string) {
@@ -199,7 +183,7 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 		return
 	}
 	a.busy = true
-	go a.toolStep(a.conv, a.stepState(), msg.ToolCalls, a.checkpointSnapshot(), a.curTools.reg, nil)
+	go a.toolStep(a.conv, a.stepState(), msg.ToolCalls, a.checkpointSnapshot(), a.curTools, nil)
 }
 
 func (a *agent) emitMaintenance(m convo.Maintenance, err error) {

@@ -53,6 +53,7 @@ type runtime struct {
 	placer    Placer
 	deltas    bool // emit llm.delta events
 	artifacts tools.ArtifactStore
+	sources   []tools.ToolSource // MCP servers and the like; their creator closes them
 	// toolCallLimit: the run limits tool calls, so they are charged at once.
 	toolCallLimit bool
 	dataDir       string

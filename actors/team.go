@@ -46,6 +46,11 @@ type Options struct {
 	DataDir string
 	// ExtraTools are added to the built-in tools (custom tools, tests).
 	ExtraTools []tools.Tool
+	// ToolSources supply tools listed at run time (MCP servers, package
+	// tools/mcp): an agent whose kind a source serves gets its tools,
+	// subject to the tiers in Tools.Tiers. The caller owns the sources
+	// and closes them when the run ends.
+	ToolSources []tools.ToolSource
 	// Placer decides where each child agent runs; nil runs every child in
 	// this process (LocalPlacer).
 	Placer Placer
@@ -296,6 +301,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 		cache: tools.NewCache(o.Tools.CacheMaxAge), web: tools.NewWebCache(o.Tools.Web.CacheTTL), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
 		settings: o.Settings, events: events, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
 		redact:        secrets,
+		sources:       o.ToolSources,
 		toolCallLimit: o.Budget.ToolCalls > 0, procs: tools.NewProcGuard()}, nil
 }
 

@@ -3,11 +3,13 @@ package actors
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/google/uuid"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-ai/troupe/budget"
@@ -27,7 +29,8 @@ import (
 // parts (events, session, checkpointer); what it changes comes back in
 // toolsDone.
 func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []messages.ToolCall, ck *convo.Checkpoint,
-	reg *tools.Registry, prior map[string]convo.JournalEntry) {
+	pt *phaseTools, prior map[string]convo.JournalEntry) {
+	reg := pt.reg
 	root := a.rt.system.Root
 	defer func() {
 		if v := recover(); v != nil {
@@ -39,10 +42,10 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 	if prior == nil {
 		// Before any call runs: from here on a killed run resumes this step.
 		state, _ := json.Marshal(checkpointState{PlanRounds: st.planRounds, BestText: st.bestText, Seq: a.ev.current(),
-			Reads: a.session.Reads.Snapshot()})
+			Reads: a.session.Reads.Snapshot(), LoadedTools: loadedNames(st.loaded, nil)})
 		ck.State = state
 		ck.Conversation = conv.Clone()
-		a.ckpt.begin(ck, slices.ContainsFunc(calls, a.mutating))
+		a.ckpt.begin(ck, slices.ContainsFunc(calls, func(c messages.ToolCall) bool { return a.mutating(c, reg) }))
 	} else {
 		a.ckpt.reopen(st.round)
 	}
@@ -60,7 +63,7 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 		r, refused := fanout[j]
 		fp := ""
 		if !refused {
-			r, refused, fp = a.screen(&st, call)
+			r, refused, fp = a.screen(&st, call, reg)
 		}
 		if refused {
 			done.results[i] = r
@@ -116,6 +119,7 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 		done.switched = true
 		done.err = conv.AppendUser(st.round, executionPrompt)
 	}
+	done.loaded = loadedBy(pt, calls, done.results)
 	done.doom = st.doom
 	root.Send(a.self, done)
 }
@@ -130,7 +134,8 @@ func resultContent(r tools.Result) string {
 
 // journalDone is the journal record of a completed call.
 func journalDone(callID string, r tools.Result) convo.JournalEntry {
-	return convo.JournalEntry{CallID: callID, Done: true, Content: resultContent(r), IsError: r.IsError}
+	names, _ := r.Metadata[tools.MetaLoadedTools].([]string)
+	return convo.JournalEntry{CallID: callID, Done: true, Content: resultContent(r), IsError: r.IsError, Loaded: names}
 }
 
 // screen refuses a call before it runs: a doom loop, or a mutating tool the
@@ -139,7 +144,7 @@ func journalDone(callID string, r tools.Result) convo.JournalEntry {
 // approval of a file tool's call is asked with the diff the call would
 // make; approved, its fingerprint comes back, and the call may write only
 // that change.
-func (a *agent) screen(st *stepState, call messages.ToolCall) (res tools.Result, refused bool, approvedChange string) {
+func (a *agent) screen(st *stepState, call messages.ToolCall, reg *tools.Registry) (res tools.Result, refused bool, approvedChange string) {
 	sig := tools.CacheKey(call.Name, call.Args) // the tool and its normalized arguments
 	if sig == st.doom.lastCall {
 		st.doom.repeats++
@@ -151,8 +156,8 @@ func (a *agent) screen(st *stepState, call messages.ToolCall) (res tools.Result,
 			Args: orEmpty(call.Args), Repeats: st.doom.repeats})
 		return tools.Errorf("doom loop: you have called %s with the same arguments %d times in a row, and the result will not change. Do something different: change the arguments, use another tool, or finish with what you have.", call.Name, st.doom.repeats), true, ""
 	}
-	policy, mutating := a.approvalPolicy(call)
-	if !mutating || a.refusedAnyway(st.tools, call) {
+	policy, mutating := a.approvalPolicy(call, reg)
+	if !mutating || a.refusedAnyway(reg, call) {
 		return tools.Result{}, false, ""
 	}
 	switch policy {
@@ -192,10 +197,12 @@ func (a *agent) preview(call messages.ToolCall) tools.Preview {
 // change anything. A delegate call is as mutating as the kind it spawns: a
 // read-only kind needs no approval; another follows the policy set for
 // delegate, else the strictest policy among the kind's mutating tools.
-func (a *agent) approvalPolicy(call messages.ToolCall) (string, bool) {
-	t, ok := a.rt.known.Get(call.Name)
+func (a *agent) approvalPolicy(call messages.ToolCall, reg *tools.Registry) (string, bool) {
+	t, ok := reg.Get(call.Name) // the agent's own tools include its MCP servers'
 	if !ok {
-		return PolicyAuto, false
+		if t, ok = a.rt.known.Get(call.Name); !ok {
+			return PolicyAuto, false
+		}
 	}
 	if call.Name != tools.NameDelegate {
 		return a.rt.settings.ApprovalFor(call.Name), !t.Spec().ReadOnly
@@ -227,9 +234,10 @@ func (a *agent) approvalPolicy(call messages.ToolCall) (string, bool) {
 	return strictest, true
 }
 
-// mutating reports a call that may change something (see approvalPolicy).
-func (a *agent) mutating(call messages.ToolCall) bool {
-	_, m := a.approvalPolicy(call)
+// mutating reports a call to one of reg's tools that may change something
+// (see approvalPolicy).
+func (a *agent) mutating(call messages.ToolCall, reg *tools.Registry) bool {
+	_, m := a.approvalPolicy(call, reg)
 	return m
 }
 
@@ -253,7 +261,7 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 		Session: a.session, Log: a.log,
 		Hooks: tools.Hooks{
 			OnStart: func(ci tools.CallInfo) {
-				if a.mutating(messages.ToolCall{ID: ci.ID, Name: ci.Name, Args: ci.Args}) {
+				if a.mutating(messages.ToolCall{ID: ci.ID, Name: ci.Name, Args: ci.Args}, reg) {
 					// On disk before the call can change anything: a resumed
 					// run will not start it again (see settleFromJournal).
 					a.ckpt.record(true, convo.JournalEntry{CallID: ci.ID, Started: true})
@@ -267,7 +275,7 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 				// before the next model request.
 				e := journalDone(ci.ID, r)
 				e.Reads = ci.Reads
-				a.ckpt.record(a.mutating(messages.ToolCall{ID: ci.ID, Name: ci.Name, Args: ci.Args}), e)
+				a.ckpt.record(a.mutating(messages.ToolCall{ID: ci.ID, Name: ci.Name, Args: ci.Args}, reg), e)
 				root.Send(a.self, &toolActivity{name: ci.Name})
 				data := messages.ToolFinished{Round: st.round, CallID: ci.ID, Tool: ci.Name,
 					DurationMS: float64(ci.Duration.Microseconds()) / 1000, OutputBytes: ci.OutputBytes,
@@ -295,6 +303,7 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 		a.changed[p] = true
 	}
 	a.toolCalls += int64(len(m.calls))
+	a.load(m.loaded)
 	if !m.charged {
 		a.unchargedCalls += m.toolCalls
 	}
@@ -340,13 +349,13 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 // stepState is the agent state a tool step works from: copies taken on
 // the actor's goroutine, so the step never reads or writes agent fields.
 type stepState struct {
-	tools      *tools.Registry // the tools the agent may call in this step
 	round      int
 	phase      string
 	model      string
 	planRounds int
 	bestText   string
-	doom       doomState // updated by the step and handed back in toolsDone
+	doom       doomState       // updated by the step and handed back in toolsDone
+	loaded     map[string]bool // the agent's loaded tools (read only)
 }
 
 // doomState is doom-loop detection: the last call's signature and how
@@ -357,12 +366,8 @@ type doomState struct {
 }
 
 func (a *agent) stepState() stepState {
-	st := stepState{round: a.round, phase: a.phase, model: a.model, planRounds: a.planRounds,
-		bestText: a.bestText, doom: a.doom}
-	if a.curTools != nil {
-		st.tools = a.curTools.reg
-	}
-	return st
+	return stepState{round: a.round, phase: a.phase, model: a.model, planRounds: a.planRounds,
+		bestText: a.bestText, doom: a.doom, loaded: maps.Clone(a.loaded)}
 }
 
 // checkpointSnapshot captures the loop state for the round's checkpoint;

@@ -119,6 +119,7 @@ func TestWebToolsInAnAgentRun(t *testing.T) {
 	defer srv.Close()
 	o := options(t, srv, workspace(t, nil), "research", &actors.Recorder{})
 	o.Tools.Web.Search = tools.SearchConfig{Provider: tools.SearchSearXNG, URL: searx.URL}
+	o.Tools.Tiers = tools.Tiers{Budget: -1} // every definition sent: this test is about the web tools, not tiers
 	res := run(t, o)
 	if res.Status != actors.StatusCompleted {
 		t.Fatalf("result %+v", res.AgentResult)

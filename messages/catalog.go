@@ -42,7 +42,7 @@ func Catalog() []EventSpec {
 		{EvtAgentStarted, "An agent started (its first event).", func() any { return new(AgentStarted) },
 			AgentStarted{Task: "Where is the cache invalidated?", Depth: 1, Phase: "executing", Tools: []string{"find_files", "grep", "list_dir", "read_file", "think"}}},
 		{EvtRoundStarted, "An agent's round began: the model is about to be called.", func() any { return new(RoundStarted) },
-			RoundStarted{Round: 2, Phase: "executing", Model: "gpt-4.1-nano", EstimateTokens: 3120, Messages: 5}},
+			RoundStarted{Round: 2, Phase: "executing", Model: "gpt-4.1-nano", EstimateTokens: 3120, Messages: 5, ToolTokens: 1260, ToolsDeferred: 14}},
 		{EvtLLMResponse, "A model call answered.", func() any { return new(LLMResponse) },
 			LLMResponse{Round: 2, Model: "gpt-4.1-nano", TokensIn: 3180, TokensOut: 96, CostUSD: 0.000356, CostKnown: true,
 				FinishReason: "tool_calls", ContextTokens: 3120, ToolResultTokens: 1480, ToolCalls: []string{"grep", "read_file"}, Attempts: 1, DurationMS: 812,

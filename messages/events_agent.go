@@ -32,6 +32,8 @@ type RoundStarted struct {
 	Model          string `json:"model" doc:"the model of this round"`
 	EstimateTokens int    `json:"estimate_tokens" doc:"estimated prompt tokens of the conversation"`
 	Messages       int    `json:"messages" doc:"messages in the conversation"`
+	ToolTokens     int    `json:"tool_tokens,omitempty" doc:"estimated tokens of the tool definitions sent with this round's request"`
+	ToolsDeferred  int    `json:"tools_deferred,omitempty" doc:"tools the agent may call that were listed by name only (search_tools loads them)"`
 }
 
 // LLMResponse is the data of llm.response: one model call's answer.

@@ -26,6 +26,26 @@ FUZZTIME=${FUZZTIME:-5s}
 # TEST_PKGS narrows the run (the README test runs this script on a subset);
 # FUZZTIME=0 skips fuzzing.
 PKGS=${TEST_PKGS:-./...}
+
+# The MCP tests also meet a real third-party MCP server: the reference
+# @modelcontextprotocol/server-everything (Node.js), pinned, installed into
+# tests/.npm (ignored by git) when node and npm are present; the tests
+# that need it skip with a message otherwise. A run narrowed by TEST_PKGS
+# skips the install.
+EVERYTHING_VERSION=2026.8.31
+if [ -n "${TEST_PKGS:-}" ]; then
+  :
+elif command -v node >/dev/null && command -v npm >/dev/null; then
+  if ! grep -qs "\"version\": \"$EVERYTHING_VERSION\"" tests/.npm/node_modules/@modelcontextprotocol/server-everything/package.json; then
+    echo "tests/run.sh: installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into tests/.npm"
+    npm install --prefix tests/.npm --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
+      "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" >/dev/null \
+      || echo "tests/run.sh: could not install server-everything; the tests that need it will skip"
+  fi
+else
+  echo "tests/run.sh: node or npm missing; the tests against server-everything will skip"
+fi
+
 echo "== go vet"
 go vet $PKGS
 echo "== staticcheck"

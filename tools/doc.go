@@ -43,6 +43,15 @@
 // previewed. A write to a file the session has not read as it is carries
 // blind: true in its metadata.
 //
+// Tiers decide which definitions an agent is sent each round: TierAlways
+// tools always; the optional ones while their estimated tokens fit the
+// definition budget, beyond it TierOnRelevance tools as long as they fit
+// and every other one listed by name in the description of search_tools,
+// which loads the definitions matching a query for the next round. A call
+// to a listed tool runs (the kind allows it) and loads it too. Tools
+// listed at run time (MCP servers, package tools/mcp) come from a
+// ToolSource.
+//
 // The delegation tools reach the agent actor through the Delegator
 // interface declared here, ask_user through Asker, and web_fetch's prompt
 // through Extractor; this package knows nothing of actors or NATS.

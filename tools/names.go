@@ -16,6 +16,7 @@ const (
 	NameJobOutput   = "job_output"
 	NameListDir     = "list_dir"
 	NameReadFile    = "read_file"
+	NameSearchTools = "search_tools"
 	NameSendInput   = "send_input"
 	NameShell       = "shell"
 	NameSubmitPlan  = "submit_plan"

@@ -35,6 +35,9 @@ type Config struct {
 	CacheMaxAge int
 	// Web configures web_fetch and web_search.
 	Web WebConfig
+	// Tiers decides which tool definitions an agent is sent each round
+	// and which it loads with search_tools.
+	Tiers Tiers
 }
 
 // DefaultTimeout is the per-call timeout when Config.Timeout is zero.

@@ -28,7 +28,7 @@ type Plan struct {
 // returns it as metadata ("plan"); the agent loop switches phase on it.
 func SubmitPlan() Tool {
 	return New(Spec{Name: NameSubmitPlan, Kinds: planKinds, Description: submitPlanDoc, ReadOnly: true,
-		Parallel: ParallelSafe, Tier: TierOnDemand, Truncation: HeadLines(200)}, runSubmitPlan)
+		Parallel: ParallelSafe, Tier: TierAlways, Truncation: HeadLines(200)}, runSubmitPlan)
 }
 
 func runSubmitPlan(_ context.Context, _ *Session, p Plan) (Result, error) {

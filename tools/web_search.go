@@ -18,8 +18,8 @@ type WebSearchParams struct {
 
 // Bounds of web_search's limit.
 const (
-	defaultSearchLimit = 5
-	maxSearchLimit     = 20
+	defaultWebSearchLimit = 5
+	maxWebSearchLimit     = 20
 	maxQueryLength     = 400
 )
 
@@ -29,7 +29,7 @@ const (
 func WebSearch() Tool {
 	return New(Spec{Name: NameWebSearch, Kinds: changeKinds, Description: webSearchDoc, ReadOnly: true,
 		Cacheable: false, Parallel: ParallelSafe, Tier: TierOnRelevance, Truncation: Head(16 * 1024)},
-		runWebSearch, Minimum("limit", 1), Maximum("limit", maxSearchLimit))
+		runWebSearch, Minimum("limit", 1), Maximum("limit", maxWebSearchLimit))
 }
 
 func runWebSearch(ctx context.Context, s *Session, p WebSearchParams) (Result, error) {
@@ -42,7 +42,7 @@ func runWebSearch(ctx context.Context, s *Session, p WebSearchParams) (Result, e
 	}
 	limit := p.Limit
 	if limit == 0 {
-		limit = defaultSearchLimit
+		limit = defaultWebSearchLimit
 	}
 	c := s.Config.Web.Search
 	prov, err := newSearchProvider(c)

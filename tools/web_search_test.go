@@ -129,7 +129,7 @@ func TestWebSearchProviders(t *testing.T) {
 				t.Errorf("metadata %v", res.Metadata)
 			}
 			res = searchThrough(t, s, map[string]any{"query": "go"})
-			if n := strings.Count(res.Text, "\n   https://"); n != defaultSearchLimit {
+			if n := strings.Count(res.Text, "\n   https://"); n != defaultWebSearchLimit {
 				t.Errorf("default limit: %d results", n)
 			}
 			for query, wantErr := range map[string]string{

@@ -7,8 +7,9 @@ import (
 	"io"
 	"os"
 
-	"github.com/troupe-ai/troupe/internal/nodecmd"
 	"strings"
+
+	"github.com/troupe-ai/troupe/internal/nodecmd"
 )
 
 // Exit codes shared by the commands.
@@ -36,7 +37,7 @@ Usage:
   orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow]
   orchestrator serve [--listen 127.0.0.1:4222] [--store DIR]
   orchestrator node --nats URL --workspace DIR [--kinds explore,worker] [--slots N]   (same as the node program)
-  orchestrator tools list
+  orchestrator tools list [--config FILE]
   orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]
   orchestrator tools call --script FILE [--workspace DIR] [--config FILE]
   orchestrator config print [--workspace DIR] [--config FILE] [--json]

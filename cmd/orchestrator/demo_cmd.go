@@ -7,15 +7,16 @@ import (
 	"strconv"
 
 	"fmt"
-	"github.com/google/uuid"
-	"github.com/troupe-ai/troupe/internal/config"
-	"github.com/troupe-ai/troupe/watch"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
+	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/watch"
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"

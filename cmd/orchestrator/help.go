@@ -3,9 +3,10 @@ package main
 import (
 	"io"
 
-	"github.com/troupe-ai/troupe/internal/nodecmd"
 	"slices"
 	"strings"
+
+	"github.com/troupe-ai/troupe/internal/nodecmd"
 )
 
 // commandHelp holds each command's help: usage, what it does, its flags and
@@ -74,22 +75,27 @@ Examples:
   orchestrator resume
   orchestrator resume 5f1c0e9a-... --workspace ~/src/app
 `,
-	"tools": `Usage: orchestrator tools list
+	"tools": `Usage: orchestrator tools list [--config FILE] [--workspace DIR]
        orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]
        orchestrator tools call --script FILE [--workspace DIR] [--config FILE]
 
 Lists the tools, or runs one exactly as an agent would and prints what the
-model would see.
+model would see. The tools of the MCP servers in the configuration
+(mcp.servers) are mcp__<server>__<tool>; a server is started for the command
+that needs it and stopped when it ends.
 
 Examples:
   orchestrator tools list
   orchestrator tools call grep '{"pattern":"func main"}'
   orchestrator tools call read_file '{"path":"go.mod","limit":5}' --json
+  orchestrator tools call mcp__everything__echo '{"message":"hi"}' --config mcp.yaml
 `,
-	"tools list": `Usage: orchestrator tools list
+	"tools list": `Usage: orchestrator tools list [--config FILE] [--workspace DIR]
 
-Lists every tool: name, visibility tier, read-only or mutating, and what it
-does.
+Lists every tool: name, visibility tier (after tools.tiers), read-only or
+mutating, and what it does; with MCP servers configured, their tools too
+(each server is started to list them, and a server that cannot start is
+reported on stderr).
 `,
 	"tools call": `Usage: orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]
        orchestrator tools call --script FILE [--workspace DIR] [--config FILE]
@@ -97,7 +103,8 @@ does.
 Runs one tool exactly as an agent would and prints exactly what the model
 would see. --script runs a JSON Lines file of {"name": ..., "args": {...}} in
 one session (one read tracker, cache and todo list), each output after a line
-"=== N name". Exit 1 when the tool returned an error result.
+"=== N name". Exit 1 when the tool returned an error result. An MCP tool
+(mcp__<server>__<tool>) starts its server from the configuration first.
 
 Flags:
   --workspace DIR   the workspace the tool is confined to (default: .)
@@ -110,6 +117,7 @@ Examples:
   orchestrator tools call list_dir '{"path":".","depth":2}'
   orchestrator tools call --script calls.jsonl --workspace ~/src/app
   orchestrator tools call web_fetch '{"url":"https://go.dev/doc/devel/release"}'
+  orchestrator tools call mcp__everything__echo '{"message":"hi"}' --config mcp.yaml
 `,
 	"watch": `Usage: orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--config FILE]
 

@@ -3,10 +3,11 @@ package main
 
 import (
 	"context"
-	"github.com/troupe-ai/troupe/internal/procsec"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/troupe-ai/troupe/internal/procsec"
 )
 
 func main() {

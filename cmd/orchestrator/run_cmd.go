@@ -133,6 +133,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
+	defer setup.CloseToolSources(opts.ToolSources) // MCP servers end with the run
 	opts.Task, opts.Resume = task, cp
 	if cp != nil {
 		opts.Run = cp.Run

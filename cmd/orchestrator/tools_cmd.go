@@ -13,7 +13,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
@@ -25,54 +24,63 @@ func cmdTools(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	switch args[0] {
 	case "list":
-		return exitOK, toolsList(stdout)
+		return toolsList(ctx, args[1:], getenv, stdout, stderr)
 	case "call":
-		return toolsCall(ctx, args[1:], getenv, stdout)
+		return toolsCall(ctx, args[1:], getenv, stdout, stderr)
 	}
 	return exitUsage, usageErr("unknown tools subcommand %q", args[0])
 }
 
-func toolsList(w io.Writer) error {
+// toolsList lists the built-in tools and the configured MCP servers'
+// (which it starts), with the tier each is given.
+func toolsList(ctx context.Context, args []string, getenv func(string) string, w, stderr io.Writer) (int, error) {
+	fs := newFlagSet([]string{"workspace", "config"}, nil)
+	pos, err := fs.parse(args)
+	if err != nil {
+		return exitUsage, err
+	}
+	if len(pos) > 0 {
+		return exitUsage, usageErr("tools list takes no arguments")
+	}
+	ts, err := openToolset(ctx, getenv, wsOr(fs.values["workspace"]), fs.values["config"], func(string) bool { return true }, true, stderr)
+	if err != nil {
+		return exitUsage, err
+	}
+	defer ts.close()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTIER\tACCESS\tDESCRIPTION")
-	for _, s := range tools.NewRegistry(tools.All()...).Specs() {
+	for _, s := range ts.reg.Specs() {
 		access := "read-only"
 		if !s.ReadOnly {
 			access = "mutating"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Tier, access, s.Summary())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, ts.tiers.TierOf(s), access, s.Summary())
 	}
-	return tw.Flush()
+	return exitOK, tw.Flush()
+}
+
+func wsOr(dir string) string {
+	if dir == "" {
+		return "."
+	}
+	return dir
 }
 
 // toolSession opens a tool session over dir as an agent would have it,
-// with the tools settings of the configuration (defaults, the config
-// files, --config, the environment).
-func toolSession(dir, configFile string, getenv func(string) string) (*tools.Session, *tools.Executor, error) {
-	if dir == "" {
-		dir = "."
-	}
-	ws, err := tools.NewWorkspace(dir)
+// with the tools of ts.
+func toolSession(dir string, ts *toolset) (*tools.Session, *tools.Executor, error) {
+	ws, err := tools.NewWorkspace(wsOr(dir))
 	if err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
-	home, _ := os.UserHomeDir()
-	cfg, err := config.Load(config.Sources{File: configFile, Home: home, Workspace: ws.Root(), Getenv: getenv})
-	if err != nil {
-		return nil, nil, usageErr("%v", err)
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, nil, usageErr("config: %v", err)
-	}
-	tc := setup.ToolsConfig(cfg.Tools)
+	tc := setup.ToolsConfig(ts.cfg.Tools)
 	tc.DataDir = filepath.Join(ws.Root(), ".troupe")
 	s := tools.NewSession("cli", ws, tc)
 	_, _ = s.Spill.Sweep(time.Now())
-	reg := tools.NewRegistry(tools.All()...)
-	return s, &tools.Executor{Tools: reg, Session: s}, nil
+	return s, &tools.Executor{Tools: ts.reg, Session: s}, nil
 }
 
-func toolsCall(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (int, error) {
+func toolsCall(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlagSet([]string{"workspace", "script", "config"}, []string{"json"})
 	pos, err := fs.parse(args)
 	if err != nil {
@@ -82,7 +90,7 @@ func toolsCall(ctx context.Context, args []string, getenv func(string) string, s
 		if len(pos) > 0 {
 			return exitUsage, usageErr("--script takes no tool name or arguments")
 		}
-		return toolsScript(ctx, script, fs.values["workspace"], fs.values["config"], getenv, stdout)
+		return toolsScript(ctx, script, fs.values["workspace"], fs.values["config"], getenv, stdout, stderr)
 	}
 	if len(pos) < 1 || len(pos) > 2 {
 		return exitUsage, usageErr("tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]")
@@ -94,7 +102,12 @@ func toolsCall(ctx context.Context, args []string, getenv func(string) string, s
 	if !json.Valid([]byte(raw)) {
 		return exitUsage, usageErr("JSON-ARGS is not valid JSON: %s", raw)
 	}
-	s, ex, err := toolSession(fs.values["workspace"], fs.values["config"], getenv)
+	ts, err := openToolset(ctx, getenv, wsOr(fs.values["workspace"]), fs.values["config"], serversFor(pos[0]), false, stderr)
+	if err != nil {
+		return exitUsage, err
+	}
+	defer ts.close()
+	s, ex, err := toolSession(fs.values["workspace"], ts)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -124,7 +137,7 @@ type scriptLine struct {
 // toolsScript runs a JSON Lines file of calls, in order, in one session.
 // Every line is checked before anything runs, so a typo on line 9 does not
 // leave lines 1-8 applied.
-func toolsScript(ctx context.Context, path, dir, configFile string, getenv func(string) string, stdout io.Writer) (int, error) {
+func toolsScript(ctx context.Context, path, dir, cfgFile string, getenv func(string) string, stdout, stderr io.Writer) (int, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return exitUsage, usageErr("read script: %v", err)
@@ -151,7 +164,16 @@ func toolsScript(ctx context.Context, path, dir, configFile string, getenv func(
 	if err := sc.Err(); err != nil {
 		return exitUsage, usageErr("read script: %v", err)
 	}
-	s, ex, err := toolSession(dir, configFile, getenv)
+	var names []string
+	for _, l := range lines {
+		names = append(names, l.Name)
+	}
+	ts, err := openToolset(ctx, getenv, wsOr(dir), cfgFile, serversFor(names...), false, stderr)
+	if err != nil {
+		return exitUsage, err
+	}
+	defer ts.close()
+	s, ex, err := toolSession(dir, ts)
 	if err != nil {
 		return exitUsage, err
 	}

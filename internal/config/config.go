@@ -28,6 +28,7 @@ type Config struct {
 	Placement map[string]string `yaml:"placement"`
 	Node      Node              `yaml:"node"`
 	Events    Events            `yaml:"events"`
+	MCP       MCP               `yaml:"mcp"`
 }
 
 // Events configures what goes into the event stream.
@@ -95,6 +96,12 @@ type Tools struct {
 	ShellBlocklist []string      `yaml:"shell_blocklist"`
 	ShellEnv       []string      `yaml:"shell_env"`
 	Web            Web           `yaml:"web"`
+	// DefinitionBudget is the estimated tokens of optional tool
+	// definitions sent each round before they are deferred to
+	// search_tools (0: the default, -1: never defer).
+	DefinitionBudget int `yaml:"definition_budget"`
+	// Tiers override tools' tiers by name or pattern (mcp__github__*).
+	Tiers map[string]string `yaml:"tiers"`
 }
 
 // Budget is the run's budget (see package budget).
@@ -284,6 +291,12 @@ func (c Config) Validate() error {
 	}
 	if p := c.Agent.OnParentFinish; p != "" && p != "cancel" && p != "wait" {
 		return fmt.Errorf("agent.on_parent_finish: must be cancel or wait, got %q", p)
+	}
+	if err := c.validateTools(); err != nil {
+		return err
+	}
+	if err := c.validateMCP(); err != nil {
+		return err
 	}
 	for kind, p := range c.Placement {
 		if p != "local" && p != "remote" && p != "auto" {

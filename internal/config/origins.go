@@ -99,7 +99,7 @@ func Effective(src Sources, flags map[string]string) (Config, []Setting, error) 
 				break
 			}
 		}
-		if slices.Contains(secretKeys, l.Key) && l.Value != `""` && l.Value != "" {
+		if (slices.Contains(secretKeys, l.Key) || secretValue(l.Key, l.Value)) && l.Value != `""` && l.Value != "" {
 			l.Value = "[redacted]"
 		}
 		l.Origin = o

@@ -52,6 +52,9 @@ type JournalEntry struct {
 	// Reads are the read-before-write tracker's entries for the files the
 	// call touched (path → hex content hash), restored on resume.
 	Reads map[string]string `json:"reads,omitempty"`
+	// Loaded are the deferred tools the call loaded (search_tools), so a
+	// resumed agent keeps them.
+	Loaded []string `json:"loaded,omitempty"`
 }
 
 // journalVersion is the version of a journal batch file.

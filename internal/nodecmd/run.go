@@ -136,6 +136,7 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 	if err != nil {
 		return usageError{err}
 	}
+	defer setup.CloseToolSources(agent.ToolSources) // MCP servers end with the node
 	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: cfg.NATS.URL, Setting: setting, Token: cfg.NATS.Token,
 		User: cfg.NATS.User, Password: cfg.NATS.Password, CredsFile: cfg.NATS.Creds, TLSCA: cfg.NATS.TLSCA,
 		TLSCert: cfg.NATS.TLSCert, TLSKey: cfg.NATS.TLSKey, Name: "troupe node", Prefix: cfg.NATS.Prefix}, log)

@@ -13,7 +13,9 @@ import (
 	"github.com/troupe-ai/troupe/tools"
 )
 
-// TeamOptions turns a validated config into the options of a run.
+// TeamOptions turns a validated config into the options of a run. The
+// configured MCP servers are in Options.ToolSources, not started; the
+// caller closes them (CloseToolSources) when the run or node ends.
 func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actors.Options, error) {
 	m := cfg.Model
 	pricing := llm.Pricing{}
@@ -38,8 +40,13 @@ func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actor
 	if err != nil {
 		return actors.Options{}, err
 	}
+	sources, err := MCPServers(cfg, workspace, kinds, getenv, log)
+	if err != nil {
+		return actors.Options{}, err
+	}
 	b := cfg.Budget
 	return actors.Options{
+		ToolSources:  sources,
 		StreamDeltas: cfg.Events.Deltas,
 		Workspace:    workspace, Client: client, Kinds: kinds, Settings: cfg.Agent, Log: log, Secrets: Secrets(cfg),
 		Models: actors.Models{Default: m.Default, Cheap: m.Cheap, Router: route, Window: m.Window, Cost: pricing.Cost},
@@ -93,7 +100,7 @@ func loadKinds(cfg config.Config, workspace string) (map[string]actors.Kind, err
 // tools section.
 func ToolsConfig(t config.Tools) tools.Config {
 	return tools.Config{Timeout: t.Timeout, ShellBlocklist: t.ShellBlocklist, ShellEnv: t.ShellEnv,
-		CacheMaxAge: t.CacheMaxAge, SpillMaxAge: t.SpillMaxAge, Web: WebTools(t.Web)}
+		CacheMaxAge: t.CacheMaxAge, SpillMaxAge: t.SpillMaxAge, Web: WebTools(t.Web), Tiers: Tiers(t)}
 }
 
 // WebTools is the web tools' configuration from the config's tools.web.

@@ -1,0 +1,135 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// MCP configures the MCP servers whose tools agents get.
+type MCP struct {
+	// StartTimeout bounds a server's start, handshake and tool listing.
+	StartTimeout time.Duration `yaml:"start_timeout"`
+	// Servers by name; their tools are mcp__<name>__<tool>.
+	Servers map[string]MCPServer `yaml:"servers"`
+}
+
+// MCPServer is one MCP server: a command run over stdio, or a streamable
+// HTTP URL.
+type MCPServer struct {
+	Command []string `yaml:"command"`
+	URL     string   `yaml:"url"`
+	// Env is added to a stdio server's allow-listed environment; a value
+	// may name our variables as ${NAME}.
+	Env map[string]string `yaml:"env"`
+	// Headers go with every request to an HTTP server; values may name
+	// our variables as ${NAME}.
+	Headers map[string]string `yaml:"headers"`
+	// Kinds get the server's tools (default root and worker).
+	Kinds []string `yaml:"kinds"`
+	// Timeout bounds one call (default tools.timeout).
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// The tool tiers tools.tiers may set.
+const (
+	TierAlways      = "always"
+	TierOnRelevance = "on-relevance"
+	TierOnDemand    = "on-demand"
+)
+
+var (
+	mcpServerName = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]|_[A-Za-z0-9-])*$`)
+	mcpEnvName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	envRef        = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
+)
+
+// validateTools checks tools.definition_budget and tools.tiers.
+func (c Config) validateTools() error {
+	if c.Tools.DefinitionBudget < -1 {
+		return fmt.Errorf("tools.definition_budget: want a number of tokens, 0 for the default or -1 to never defer, got %d", c.Tools.DefinitionBudget)
+	}
+	for _, name := range sortedKeys(c.Tools.Tiers) {
+		tier := c.Tools.Tiers[name]
+		if tier != TierAlways && tier != TierOnRelevance && tier != TierOnDemand {
+			return fmt.Errorf("tools.tiers.%s: must be always, on-relevance or on-demand, got %q", name, tier)
+		}
+		if _, err := path.Match(name, ""); err != nil {
+			return fmt.Errorf("tools.tiers.%s: not a tool name or pattern (%v)", name, err)
+		}
+	}
+	return nil
+}
+
+// validateMCP checks mcp.*, naming the setting.
+func (c Config) validateMCP() error {
+	if c.MCP.StartTimeout < 0 {
+		return errors.New("mcp.start_timeout: must not be negative")
+	}
+	for _, name := range sortedKeys(c.MCP.Servers) {
+		s := c.MCP.Servers[name]
+		at := "mcp.servers." + name
+		switch {
+		case len(name) > 32 || !mcpServerName.MatchString(name):
+			return fmt.Errorf("%s: the name becomes part of tool names (mcp__%s__<tool>): use up to 32 letters, digits, '-' or single '_'", at, name)
+		case len(s.Command) > 0 && s.URL != "":
+			return fmt.Errorf("%s: set command (a server run on this machine) or url (an HTTP server), not both", at)
+		case len(s.Command) == 0 && s.URL == "":
+			return fmt.Errorf("%s: set command, e.g. [npx, -y, some-mcp-server], or url, e.g. http://127.0.0.1:8080/mcp", at)
+		case len(s.Command) > 0 && strings.TrimSpace(s.Command[0]) == "":
+			return fmt.Errorf("%s.command: the program (the first word) is empty", at)
+		case s.URL != "" && len(s.Env) > 0:
+			return fmt.Errorf("%s.env: only for servers run with command; an HTTP server takes headers", at)
+		case len(s.Command) > 0 && len(s.Headers) > 0:
+			return fmt.Errorf("%s.headers: only for servers reached by url; a command takes env", at)
+		case s.Timeout < 0:
+			return fmt.Errorf("%s.timeout: must not be negative", at)
+		}
+		if s.URL != "" {
+			u, err := url.Parse(s.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("%s.url: want an http:// or https:// URL, got %q", at, s.URL)
+			}
+		}
+		for _, k := range sortedKeys(s.Env) {
+			if !mcpEnvName.MatchString(k) {
+				return fmt.Errorf("%s.env: %q is not a variable name", at, k)
+			}
+		}
+		for i, k := range s.Kinds {
+			if strings.TrimSpace(k) == "" || slices.Contains(s.Kinds[:i], k) {
+				return fmt.Errorf("%s.kinds: %q is empty or given twice", at, k)
+			}
+		}
+	}
+	return nil
+}
+
+// secretValue reports whether a printed setting's value must be hidden:
+// MCP servers' env and header values, unless they only name a variable.
+func secretValue(key, value string) bool {
+	if !strings.HasPrefix(key, "mcp.servers.") {
+		return false
+	}
+	parts := strings.Split(key, ".")
+	if len(parts) < 5 || (parts[3] != "env" && parts[3] != "headers") {
+		return false
+	}
+	v := strings.Trim(value, `"'`)
+	return v != "" && !envRef.MatchString(v)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

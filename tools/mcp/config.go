@@ -1,0 +1,98 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"time"
+)
+
+// Config is one MCP server: a command run over stdio, or a streamable
+// HTTP endpoint.
+type Config struct {
+	// Name names the server; its tools are mcp__<Name>__<tool>.
+	Name string
+	// Command is a stdio server's program and arguments.
+	Command []string
+	// Dir is a stdio server's working directory (the workspace).
+	Dir string
+	// Env is added to a stdio server's environment, which otherwise holds
+	// only the allow-listed variables shell commands get (values are taken
+	// as given: the caller expands references to its own environment).
+	Env map[string]string
+	// URL is a streamable HTTP server's endpoint.
+	URL string
+	// Headers are sent with every request to URL (e.g. Authorization).
+	Headers map[string]string
+	// Kinds are the agent kinds that get the server's tools; empty means
+	// DefaultKinds.
+	Kinds []string
+	// Timeout bounds one call (0: the tools' per-call timeout).
+	Timeout time.Duration
+	// StartTimeout bounds starting the server, the handshake and listing
+	// its tools (0: DefaultStartTimeout).
+	StartTimeout time.Duration
+}
+
+// DefaultKinds get a server's tools when its config names none: the
+// kinds that change things, since a server's tools may.
+var DefaultKinds = []string{"root", "worker"}
+
+// DefaultStartTimeout bounds a server's start, handshake and tool listing.
+const DefaultStartTimeout = 30 * time.Second
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Validate reports the first problem with c, in words.
+func (c Config) Validate() error {
+	if err := CheckServerName(c.Name); err != nil {
+		return err
+	}
+	switch {
+	case len(c.Command) > 0 && c.URL != "":
+		return errors.New("set command (a stdio server) or url (an HTTP server), not both")
+	case len(c.Command) == 0 && c.URL == "":
+		return errors.New("set command (a stdio server: [program, args...]) or url (a streamable HTTP endpoint)")
+	case len(c.Command) > 0 && c.Command[0] == "":
+		return errors.New("command: the program is empty")
+	case c.URL != "" && len(c.Env) > 0:
+		return errors.New("env is for stdio servers (command); an HTTP server takes headers")
+	case len(c.Command) > 0 && len(c.Headers) > 0:
+		return errors.New("headers are for HTTP servers (url); a stdio server takes env")
+	case c.Timeout < 0 || c.StartTimeout < 0:
+		return errors.New("timeout and start_timeout must not be negative")
+	}
+	if c.URL != "" {
+		u, err := url.Parse(c.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("url %q: want an http:// or https:// URL", c.URL)
+		}
+	}
+	for k := range c.Env {
+		if !envName.MatchString(k) {
+			return fmt.Errorf("env: %q is not a variable name", k)
+		}
+	}
+	for i, k := range c.Kinds {
+		if k == "" || slices.Contains(c.Kinds[:i], k) {
+			return fmt.Errorf("kinds: %q is empty or repeated", k)
+		}
+	}
+	return nil
+}
+
+func (c Config) kinds() []string {
+	if len(c.Kinds) == 0 {
+		return DefaultKinds
+	}
+	return c.Kinds
+}
+
+func (c Config) startTimeout() time.Duration {
+	if c.StartTimeout > 0 {
+		return c.StartTimeout
+	}
+	return DefaultStartTimeout
+}
