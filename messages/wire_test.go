@@ -28,6 +28,9 @@ func wireSamples() []any {
 		&BudgetReleaseReply{V: ProtocolVersion, Agent: "e1", Used: BudgetUsage{Tokens: 12}, Returned: 88},
 		&BudgetSnapshotRequest{V: ProtocolVersion},
 		&BudgetSnapshotReply{V: ProtocolVersion, Snapshot: &BudgetSnapshot{V: 1, Run: "r1", Limits: BudgetLimits{Tokens: 100}}},
+		&AskRequest{V: ProtocolVersion, ID: "q-1", Run: "r1", Agent: "worker-1", Kind: "worker", Tool: "shell",
+			Args: json.RawMessage(`{"command":"go test ./..."}`), Question: "run go test?", Choices: []string{"yes", "no"}, DeadlineUnixMS: 1700000000000},
+		&AskAnswer{V: ProtocolVersion, ID: "q-1", Approved: true, Text: "yes", AnsweredBy: "watch"},
 	}
 }
 
@@ -77,55 +80,48 @@ func TestWireValidate(t *testing.T) {
 	if _, err := Decode[Cancel]([]byte(`{"v":1,"reason":"`+string(make([]byte, 100))+`"}`), 50); !errors.Is(err, ErrBadMessage) {
 		t.Errorf("oversize: %v", err)
 	}
+	if _, err := Decode[AskRequest]([]byte(`{"v":1,"id":"q","run":"r","agent":"a","question":" "}`), 1<<20); !errors.Is(err, ErrBadMessage) {
+		t.Errorf("empty question: %v", err)
+	}
+	if _, err := Decode[AskAnswer]([]byte(`{"v":2,"id":"q"}`), 1<<20); !errors.Is(err, ErrVersion) {
+		t.Errorf("answer version: %v", err)
+	}
 }
 
-// FuzzWire: arbitrary bytes decode into every wire message (and into an
-// event and its payload) or fail with an error; nothing panics, and what
-// decodes validates again after a round trip.
-func FuzzWire(f *testing.F) {
-	for _, v := range wireSamples() {
-		b, _ := json.Marshal(v)
-		f.Add(b)
+// IDs with control characters (an escape sequence for the terminal that
+// shows them), bidirectional controls or invalid UTF-8 are malformed, in
+// every wire message and in the event envelope.
+func TestIDsRefuseControlCharacters(t *testing.T) {
+	for _, id := range []string{"a\x1b[2Jb", "a\x1b]0;pwned\x07", "a\x00", "a\u009b31m", "a\u202eb", "a\tb", "a\x7f", "a\xffb"} {
+		task := Task{V: 1, Run: "r", ID: id, Parent: "p", Kind: "k", Task: "t"}
+		if err := task.Validate(); !errors.Is(err, ErrBadMessage) {
+			t.Errorf("task agent %q: %v", id, err)
+		}
+		ask := AskRequest{V: 1, ID: "q", Run: id, Agent: "a", Question: "?"}
+		if err := ask.Validate(); !errors.Is(err, ErrBadMessage) {
+			t.Errorf("ask run %q: %v", id, err)
+		}
+		acq := BudgetAcquireRequest{V: 1, Agent: "a", Node: id, Kind: "k", Estimate: 1}
+		if err := acq.Validate(); !errors.Is(err, ErrBadMessage) {
+			t.Errorf("acquire node %q: %v", id, err)
+		}
+		res := Result{V: 1, Run: "r", Agent: "a", Node: id, Status: "completed"}
+		if err := res.Validate(); !errors.Is(err, ErrBadMessage) {
+			t.Errorf("result node %q: %v", id, err)
+		}
+		for _, field := range []string{"run", "agent", "parent", "node", "kind"} {
+			ev := Event{V: 1, ID: "i", Run: "r", Agent: "a", Seq: 1, Type: EvtAgentStarted}
+			*map[string]*string{"run": &ev.Run, "agent": &ev.Agent, "parent": &ev.Parent, "node": &ev.Node, "kind": &ev.Kind}[field] = id
+			if err := ev.Validate(); err == nil {
+				t.Errorf("event with %s %q accepted", field, id)
+			}
+		}
 	}
-	f.Add([]byte(`{"v":1,"type":"tool.finished","data":{"tool":7}}`))
-	f.Add([]byte(`null`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		check := func(name string, v any, err error) {
-			if err != nil {
-				return
-			}
-			out, err := json.Marshal(v)
-			if err != nil {
-				t.Fatalf("%s re-encodes with an error: %v", name, err)
-			}
-			back := reflect.New(reflect.TypeOf(v)).Interface()
-			if err := json.Unmarshal(out, back); err != nil || back.(validator).Validate() != nil {
-				t.Fatalf("%s does not survive a round trip: %v", name, err)
-			}
-		}
-		v1, e1 := Decode[Task](b, 1<<20)
-		check("task", v1, e1)
-		v2, e2 := Decode[Result](b, 1<<20)
-		check("result", v2, e2)
-		v3, e3 := Decode[Status](b, 1<<20)
-		check("status", v3, e3)
-		v4, e4 := Decode[Cancel](b, 1<<20)
-		check("cancel", v4, e4)
-		v5, e5 := Decode[Steer](b, 1<<20)
-		check("steer", v5, e5)
-		v6, e6 := Decode[BudgetAcquireRequest](b, 1<<20)
-		check("acquire", v6, e6)
-		v7, e7 := Decode[BudgetAcquireReply](b, 1<<20)
-		check("acquire reply", v7, e7)
-		v8, e8 := Decode[BudgetReport](b, 1<<20)
-		check("report", v8, e8)
-		v9, e9 := Decode[BudgetRelease](b, 1<<20)
-		check("release", v9, e9)
-		v10, e10 := Decode[BudgetSnapshotReply](b, 1<<20)
-		check("snapshot reply", v10, e10)
-		var ev Event
-		if json.Unmarshal(b, &ev) == nil {
-			_, _ = ev.Decode()
-		}
-	})
+	// From the wire: an escaped ESC in the JSON is still an ESC.
+	if _, err := Decode[Task]([]byte(`{"v":1,"run":"r","agent":"a\u001b[31m","parent":"p","kind":"k","task":"t"}`), 1<<20); !errors.Is(err, ErrBadMessage) {
+		t.Errorf("escaped ESC in an agent ID: %v", err)
+	}
+	if err := (&Task{V: 1, Run: "r", ID: "explore-日本", Parent: "p", Kind: "k", Task: "t"}).Validate(); err != nil {
+		t.Errorf("a UTF-8 ID is fine: %v", err)
+	}
 }
