@@ -46,7 +46,8 @@ type runtime struct {
 	cache     *tools.Cache
 	spill     *tools.Spiller
 	settings  Settings
-	events    Emitter
+	events    Emitter // seqs, in front of the run's emitters
+	seqs      *seqTracker
 	budget    budget.Service
 	approver  Approver
 	placer    Placer

@@ -189,8 +189,10 @@ func (t *Team) Wait(ctx context.Context) (Result, error) {
 		out.Checkpoint = ""
 	}
 	out.EventsDropped = t.eventsDropped()
+	last := rt.seqs.last()
+	last[t.runEv.base.Agent] = t.runEv.current() + 1 // run.finished's own
 	fin := messages.RunFinished{Status: res.Status, Reason: res.Reason, Rounds: res.Rounds,
-		WallMS: out.Wall.Milliseconds(), EventsDropped: out.EventsDropped, Budget: out.Budget}
+		WallMS: out.Wall.Milliseconds(), EventsDropped: out.EventsDropped, Budget: out.Budget, LastSeq: last}
 	if b := out.Budget; b != nil {
 		fin.Tokens, fin.CostUSD, fin.ToolCalls, fin.Agents = b.Used.Tokens, b.Used.CostUSD, b.Used.ToolCalls, len(b.Agents)
 	}
@@ -271,6 +273,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	if events == nil {
 		events = Emitters{}
 	}
+	seqs := &seqTracker{out: events}
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		if o.Log.GetLevel() == zerolog.Disabled {
 			return slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -280,7 +283,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	return &runtime{ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
 		cache: tools.NewCache(o.Tools.CacheMaxAge), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
-		settings: o.Settings, events: events, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
+		settings: o.Settings, events: seqs, seqs: seqs, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
 		toolCallLimit: o.Budget.ToolCalls > 0}, nil
 }
 

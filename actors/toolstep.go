@@ -58,7 +58,7 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 		if a.rt.budget != nil && a.rt.toolCallLimit && a.ctx.Err() == nil {
 			rep, err := a.rt.budget.Usage(a.ctx, budget.Usage{Agent: a.spec.id, ToolCalls: done.toolCalls})
 			if err == nil {
-				done.budgetState, done.budgetLent, done.charged = rep.State, rep.Lent, true
+				done.budgetState, done.budgetLent, done.budgetLeft, done.charged = rep.State, rep.Lent, rep.Remaining, true
 			}
 		}
 	}
@@ -222,7 +222,7 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 		return
 	}
 	if m.budgetState == messages.BudgetStateExhausted && m.budgetLent == 0 {
-		a.wrapUp = true // e.g. the run's tool-call limit was reached
+		a.wrapUp, a.budgetLeft = true, m.budgetLeft // e.g. the run's tool-call limit was reached
 	}
 	if m.advisory.Level != convo.NoAdvisory {
 		a.ev.emit(messages.EvtContextAdvisory, messages.ContextAdvisory{Level: m.advisory.Level.String(),
