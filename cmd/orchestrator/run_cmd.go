@@ -165,7 +165,11 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	case via != "" && via != "terminal":
 		return exitUsage, usageErr("--ask-via: want terminal or nats, got %q", via)
 	case env.interactive:
-		opts.Approver = &actors.TerminalApprover{In: env.stdin, Out: stderr}
+		ta := pausingApprover{inner: &actors.TerminalApprover{In: env.stdin, Out: stderr}}
+		if live != nil && live.tty {
+			ta.view = live.view
+		}
+		opts.Approver = ta
 	}
 	res, err := actors.Run(ctx, opts)
 	if live != nil {
