@@ -34,7 +34,7 @@ const demoTask = "Find where discounts are applied and make sure a percentage ab
 // --nodes N it also starts N node processes and places the explore agents
 // on them.
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet([]string{"workspace", "nodes"}, []string{"keep", "in-place"})
+	fs := flagsOf("demo")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err

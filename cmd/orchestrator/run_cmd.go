@@ -21,10 +21,6 @@ import (
 	"github.com/troupe-ai/troupe/watch"
 )
 
-// runFlags are the flags of run and resume.
-var runValueFlags = []string{"workspace", "model", "config", "max-rounds", "log-level", "nats", "placement", "ask-via"}
-var runBoolFlags = []string{"json", "keep-checkpoints", "yes", "ephemeral", "quiet"}
-
 // runEnv is what run needs from the process, injectable for tests.
 type runEnv struct {
 	getenv      func(string) string
@@ -45,7 +41,7 @@ func processEnv(stdin io.Reader) runEnv {
 }
 
 func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Writer, resume bool) (int, error) {
-	fs := newFlagSet(runValueFlags, runBoolFlags)
+	fs := flagsOf("run")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err

@@ -19,7 +19,7 @@ import (
 // cmdWatch follows a swarm's events on NATS: the live agent tree on a
 // terminal, or one JSON envelope per line when piped or with --json.
 func cmdWatch(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet([]string{"nats", "run", "config"}, []string{"from-start", "json", "follow", "interactive"})
+	fs := flagsOf("watch")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err
