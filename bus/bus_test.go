@@ -153,7 +153,7 @@ func TestConnectErrors(t *testing.T) {
 	}
 	defer e.Shutdown(context.Background())
 	_, err = Connect(t.Context(), ConnectOptions{URLs: e.URL(), Token: "wrong"}, zerolog.Nop())
-	if err == nil || !strings.Contains(err.Error(), "refused the credentials") {
+	if err == nil || !strings.Contains(err.Error(), "refused the token in nats.token") {
 		t.Errorf("wrong token: %v", err)
 	}
 	c, err := Connect(t.Context(), ConnectOptions{URLs: e.URL(), Token: "s3cret-token"}, zerolog.Nop())

@@ -157,7 +157,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	case fs.bools["yes"]:
 		opts.Approver = yesApprover{}
 	case via == "nats":
-		opts.Approver = nb.conn.NewApprover() // watch --interactive answers; nobody answering is a no
+		opts.Approver = nb.conn.NewApprover(log) // watch --interactive answers; nobody answering is a no
 	case via != "" && via != "terminal":
 		return exitUsage, usageErr("--ask-via: want terminal or nats, got %q", via)
 	case env.interactive:
