@@ -150,7 +150,7 @@ func TestConnectCreds(t *testing.T) {
 // pki is a CA with a server certificate for 127.0.0.1 and a client
 // certificate, written as PEM files.
 type pki struct {
-	dir                                             string
+	dir                                              string
 	ca, serverCert, serverKey, clientCert, clientKey string
 }
 
