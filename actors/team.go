@@ -73,6 +73,10 @@ type Result struct {
 	// EventsDropped counts the events that could not be published (see
 	// Options.EventsDropped), up to run.finished.
 	EventsDropped uint64 `json:"events_dropped,omitempty"`
+	// LastSeq is the seq of the last event of each agent of this process,
+	// as run.finished carries it (run.finished's own for "run"): with it,
+	// a subscriber counts the events it lacks.
+	LastSeq map[string]uint64 `json:"last_seq,omitempty"`
 }
 
 // Team is a running team: its root agent and the run's budget actor.
@@ -191,6 +195,7 @@ func (t *Team) Wait(ctx context.Context) (Result, error) {
 	out.EventsDropped = t.eventsDropped()
 	last := rt.seqs.last()
 	last[t.runEv.base.Agent] = t.runEv.current() + 1 // run.finished's own
+	out.LastSeq = last
 	fin := messages.RunFinished{Status: res.Status, Reason: res.Reason, Rounds: res.Rounds,
 		WallMS: out.Wall.Milliseconds(), EventsDropped: out.EventsDropped, Budget: out.Budget, LastSeq: last}
 	if b := out.Budget; b != nil {

@@ -105,7 +105,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return exitFailed, err
 	}
 	opts.Events = nb.pub
-	opts.EventsDropped = nb.pub.Dropped
+	opts.EventsDropped = nb.dropped
 	res, err := actors.Run(ctx, opts)
 	live.waitFinished(5 * time.Second)
 	live.Close()

@@ -145,7 +145,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		}
 		opts.Events = actors.Emitters{actors.LogEmitter{Log: log}, nb.pub, prices}
 	}
-	opts.EventsDropped = nb.pub.Dropped
+	opts.EventsDropped = nb.dropped
 	opts.Artifacts = nb.conn.Artifacts(opts.Run)
 	if remote, err := startPlacement(ctx, nb, cfg, opts.Run, log); err != nil {
 		return exitUsage, usageErr("%v", err)

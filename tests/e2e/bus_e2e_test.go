@@ -83,7 +83,8 @@ type runResult struct {
 			Tokens int64 `json:"tokens"`
 		} `json:"used"`
 	} `json:"budget"`
-	EventsDropped uint64 `json:"events_dropped"`
+	EventsDropped uint64            `json:"events_dropped"`
+	LastSeq       map[string]uint64 `json:"last_seq"`
 }
 
 func runJSON(t *testing.T, p *proc) runResult {
