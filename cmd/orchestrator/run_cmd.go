@@ -206,7 +206,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		return exitInterrupt, nil
 	case res.Status == actors.StatusFailed:
 		if res.Err != "" {
-			fmt.Fprintf(stderr, "agent failed: %s\n", res.Err)
+			fmt.Fprintf(stderr, "agent failed: %s\n", watch.Printable(res.Err))
 		}
 		return exitFailed, nil
 	case res.Reason == actors.ReasonRoundLimit || res.Reason == actors.ReasonBudgetExhausted:
@@ -248,7 +248,7 @@ func (p *progressLine) Emit(ev messages.Event) {
 			where = " (remote)"
 		}
 		p.mu.Lock()
-		fmt.Fprintf(p.w, "  + %s agent %s on %s%s\n", d.Kind, d.Child, d.Model, where)
+		fmt.Fprintf(p.w, "  + %s agent %s on %s%s\n", watch.Printable(d.Kind), watch.Printable(d.Child), watch.Printable(d.Model), where)
 		p.mu.Unlock()
 	case messages.EvtLLMResponse:
 		if ev.Agent != actors.RootAgentID {
