@@ -125,3 +125,66 @@ func TestIDsRefuseControlCharacters(t *testing.T) {
 		t.Errorf("a UTF-8 ID is fine: %v", err)
 	}
 }
+
+// FuzzWire: arbitrary bytes decode into every wire message (and into an
+// event and its payload) or fail with an error; nothing panics, and what
+// decodes validates again after a round trip.
+func FuzzWire(f *testing.F) {
+	for _, v := range wireSamples() {
+		b, _ := json.Marshal(v)
+		f.Add(b)
+	}
+	f.Add([]byte(`{"v":1,"type":"tool.finished","data":{"tool":7}}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		check := func(name string, v any, err error) {
+			if err != nil {
+				return
+			}
+			out, err := json.Marshal(v)
+			if err != nil {
+				t.Fatalf("%s re-encodes with an error: %v", name, err)
+			}
+			back := reflect.New(reflect.TypeOf(v)).Interface()
+			if err := json.Unmarshal(out, back); err != nil || back.(validator).Validate() != nil {
+				t.Fatalf("%s does not survive a round trip: %v", name, err)
+			}
+		}
+		v1, e1 := Decode[Task](b, 1<<20)
+		check("task", v1, e1)
+		v2, e2 := Decode[Result](b, 1<<20)
+		check("result", v2, e2)
+		v3, e3 := Decode[Status](b, 1<<20)
+		check("status", v3, e3)
+		v4, e4 := Decode[Cancel](b, 1<<20)
+		check("cancel", v4, e4)
+		v5, e5 := Decode[Steer](b, 1<<20)
+		check("steer", v5, e5)
+		v6, e6 := Decode[BudgetAcquireRequest](b, 1<<20)
+		check("acquire", v6, e6)
+		v7, e7 := Decode[BudgetAcquireReply](b, 1<<20)
+		check("acquire reply", v7, e7)
+		v8, e8 := Decode[BudgetReport](b, 1<<20)
+		check("report", v8, e8)
+		v9, e9 := Decode[BudgetRelease](b, 1<<20)
+		check("release", v9, e9)
+		v10, e10 := Decode[BudgetSnapshotReply](b, 1<<20)
+		check("snapshot reply", v10, e10)
+		v11, e11 := Decode[SteerReply](b, 1<<20)
+		check("steer reply", v11, e11)
+		v12, e12 := Decode[BudgetReportReply](b, 1<<20)
+		check("report reply", v12, e12)
+		v13, e13 := Decode[BudgetReleaseReply](b, 1<<20)
+		check("release reply", v13, e13)
+		v14, e14 := Decode[BudgetSnapshotRequest](b, 1<<20)
+		check("snapshot request", v14, e14)
+		v15, e15 := Decode[AskRequest](b, 1<<20)
+		check("ask", v15, e15)
+		v16, e16 := Decode[AskAnswer](b, 1<<20)
+		check("answer", v16, e16)
+		var ev Event
+		if json.Unmarshal(b, &ev) == nil {
+			_, _ = ev.Decode()
+		}
+	})
+}
