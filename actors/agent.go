@@ -57,7 +57,8 @@ type agent struct {
 	bestText       string
 	busy           bool // a step goroutine owns the conversation
 	currentTool    string
-	wrapUp         bool // the budget is exhausted: the next round is the last
+	wrapUp         bool  // the budget is exhausted: the next round is the last
+	budgetLeft     int64 // the lease's tokens left when it was found exhausted
 	finalRound     bool
 	doom           doomState // doom-loop detection, carried through tool steps
 	pendingInput   []string

@@ -137,3 +137,34 @@ func (a *agentEvents) setSeq(n uint64) {
 	a.seq = n
 	a.mu.Unlock()
 }
+
+// seqTracker passes events on and remembers the last seq each agent of
+// this process emitted: run.finished carries them (LastSeq), so a
+// subscriber can count the events it missed, the last ones included.
+type seqTracker struct {
+	out  Emitter
+	mu   sync.Mutex
+	seqs map[string]uint64
+}
+
+// Emit records ev's seq and passes ev on.
+func (s *seqTracker) Emit(ev messages.Event) {
+	s.mu.Lock()
+	if s.seqs == nil {
+		s.seqs = map[string]uint64{}
+	}
+	s.seqs[ev.Agent] = max(s.seqs[ev.Agent], ev.Seq)
+	s.mu.Unlock()
+	s.out.Emit(ev)
+}
+
+// last returns a copy of the last seq per agent.
+func (s *seqTracker) last() map[string]uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]uint64, len(s.seqs))
+	for k, v := range s.seqs {
+		out[k] = v
+	}
+	return out
+}

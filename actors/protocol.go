@@ -86,6 +86,7 @@ type (
 		maintErr     error
 		budgetState  messages.BudgetState
 		budgetLent   int64 // tokens of this agent's lease held by live children
+		budgetLeft   int64 // tokens the lease has left after the charge
 		chargedCalls int64 // earlier tool calls charged with this usage
 		model        string
 		// The prompt as sent and its tool results, in estimated tokens.
@@ -99,6 +100,7 @@ type (
 		switched    bool                 // submit_plan moved the agent to execution
 		budgetState messages.BudgetState // after charging the batch's tool calls
 		budgetLent  int64
+		budgetLeft  int64
 		toolCalls   int64    // calls run (not refused)
 		changed     []string // paths changed by successful file tools
 		doom        doomState

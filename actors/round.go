@@ -51,6 +51,8 @@ func (a *agent) startRound(c actor.Context) {
 		if err := a.conv.AppendUser(a.round, budget.WrapUpAdvisory); err != nil {
 			a.log.Error().Err(err).Msg("append wrap-up")
 		}
+		a.ev.emit(messages.EvtBudgetAdvisory, messages.BudgetAdvisory{Agent: a.spec.id, State: messages.BudgetStateExhausted,
+			Remaining: a.budgetLeft, Text: budget.WrapUpAdvisory})
 	}
 	a.session.SetRound(a.round)
 	a.model = a.rt.pickModel(a.spec, a.round)
@@ -119,7 +121,7 @@ func (a *agent) modelStep(conv *convo.Conversation, req llm.Request, toolCalls i
 		case err != nil && a.ctx.Err() == nil:
 			a.log.Warn().Err(err).Msg("budget usage")
 		case err == nil:
-			done.budgetState, done.budgetLent = rep.State, rep.Lent
+			done.budgetState, done.budgetLent, done.budgetLeft = rep.State, rep.Lent, rep.Remaining
 			done.chargedCalls = toolCalls
 		}
 	}
@@ -164,7 +166,7 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 		a.bestText = msg.Content
 	}
 	if m.budgetState == messages.BudgetStateExhausted && m.budgetLent == 0 {
-		a.wrapUp = true
+		a.wrapUp, a.budgetLeft = true, m.budgetLeft
 	}
 	if len(msg.ToolCalls) == 0 {
 		reason := ReasonFinished

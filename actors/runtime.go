@@ -47,7 +47,8 @@ type runtime struct {
 	web       *tools.WebCache // pages web_fetch read, shared by the run's agents
 	spill     *tools.Spiller
 	settings  Settings
-	events    Emitter
+	events    Emitter // seqs, in front of the run's emitters
+	seqs      *seqTracker
 	budget    budget.Service
 	approver  Approver
 	placer    Placer

@@ -85,6 +85,10 @@ type Result struct {
 	// EventsDropped counts the events that could not be published (see
 	// Options.EventsDropped), up to run.finished.
 	EventsDropped uint64 `json:"events_dropped,omitempty"`
+	// LastSeq is the seq of the last event of each agent of this process,
+	// as run.finished carries it (run.finished's own for "run"): with it,
+	// a subscriber counts the events it lacks.
+	LastSeq map[string]uint64 `json:"last_seq,omitempty"`
 }
 
 // Team is a running team: its root agent and the run's budget actor.
@@ -203,8 +207,11 @@ func (t *Team) Wait(ctx context.Context) (Result, error) {
 		out.Checkpoint = ""
 	}
 	out.EventsDropped = t.eventsDropped()
+	last := rt.seqs.last()
+	last[t.runEv.base.Agent] = t.runEv.current() + 1 // run.finished's own
+	out.LastSeq = last
 	fin := messages.RunFinished{Status: res.Status, Reason: res.Reason, Rounds: res.Rounds,
-		WallMS: out.Wall.Milliseconds(), EventsDropped: out.EventsDropped, Budget: out.Budget}
+		WallMS: out.Wall.Milliseconds(), EventsDropped: out.EventsDropped, Budget: out.Budget, LastSeq: last}
 	if b := out.Budget; b != nil {
 		fin.Tokens, fin.CostUSD, fin.ToolCalls, fin.Agents = b.Used.Tokens, b.Used.CostUSD, b.Used.ToolCalls, len(b.Agents)
 	}
@@ -290,6 +297,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	if !secrets.Empty() {
 		events = redactingEmitter{out: events, r: secrets}
 	}
+	seqs := &seqTracker{out: events}
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		if o.Log.GetLevel() == zerolog.Disabled {
 			return slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -299,7 +307,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	return &runtime{ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
 		cache: tools.NewCache(o.Tools.CacheMaxAge), web: tools.NewWebCache(o.Tools.Web.CacheTTL), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
-		settings: o.Settings, events: events, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
+		settings: o.Settings, events: seqs, seqs: seqs, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
 		redact:        secrets,
 		sources:       o.ToolSources,
 		toolCallLimit: o.Budget.ToolCalls > 0, procs: tools.NewProcGuard()}, nil

@@ -104,7 +104,7 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 			rep, err := a.rt.budget.Usage(a.ctx, u)
 			switch {
 			case err == nil:
-				done.budgetState, done.budgetLent, done.charged = rep.State, rep.Lent, a.rt.toolCallLimit
+				done.budgetState, done.budgetLent, done.budgetLeft, done.charged = rep.State, rep.Lent, rep.Remaining, a.rt.toolCallLimit
 			case a.ctx.Err() == nil:
 				a.log.Warn().Err(err).Msg("budget usage")
 			}
@@ -312,7 +312,7 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 		return
 	}
 	if m.budgetState == messages.BudgetStateExhausted && m.budgetLent == 0 {
-		a.wrapUp = true // e.g. the run's tool-call limit was reached
+		a.wrapUp, a.budgetLeft = true, m.budgetLeft // e.g. the run's tool-call limit was reached
 	}
 	if m.advisory.Level != convo.NoAdvisory {
 		a.ev.emit(messages.EvtContextAdvisory, messages.ContextAdvisory{Level: m.advisory.Level.String(),

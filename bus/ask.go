@@ -15,20 +15,28 @@ import (
 
 // Approver asks questions over NATS: each AskRequest is a request on
 // <prefix>.ask.<run>.<agent> that any watcher (orchestrator watch
-// --interactive) may answer. It has the shape of actors.Approver.
+// --interactive) may answer. It has the shape of actors.Approver. An
+// answer that is malformed, or answers another question, is counted,
+// logged at warn with its subject and ignored: the question waits for a
+// proper answer until its deadline.
 type Approver struct {
-	c *Conn
+	c        *Conn
+	log      zerolog.Logger
+	rejected atomic.Uint64
 }
 
-// NewApprover returns an approver over c.
-func (c *Conn) NewApprover() *Approver { return &Approver{c: c} }
+// NewApprover returns an approver over c that logs rejected answers to log.
+func (c *Conn) NewApprover(log zerolog.Logger) *Approver { return &Approver{c: c, log: log} }
 
 // ErrNobodyAnswering means no watcher listens for questions.
 var ErrNobodyAnswering = errors.New("nobody is answering questions (start: orchestrator watch --interactive)")
 
+// Rejected counts the answers refused: malformed, or for a question this
+// approver never asked.
+func (a *Approver) Rejected() uint64 { return a.rejected.Load() }
+
 // Approve asks req and waits for the answer until ctx ends (its deadline
-// is the question's); an answer that does not match the question counts
-// as no.
+// is the question's).
 func (a *Approver) Approve(ctx context.Context, req messages.AskRequest) (bool, error) {
 	ans, err := a.Ask(ctx, req)
 	if err != nil {
@@ -38,7 +46,7 @@ func (a *Approver) Approve(ctx context.Context, req messages.AskRequest) (bool, 
 }
 
 // Ask asks req (an approval, or an open question with Choices) and returns
-// the answer.
+// the first valid answer to it.
 func (a *Approver) Ask(ctx context.Context, req messages.AskRequest) (messages.AskAnswer, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		req.DeadlineUnixMS = dl.UnixMilli()
@@ -52,32 +60,46 @@ func (a *Approver) Ask(ctx context.Context, req messages.AskRequest) (messages.A
 		ctx, cancel = context.WithTimeout(ctx, time.Minute)
 		defer cancel()
 	}
+	nc := a.c.nc
 	subj := AskSubject(a.c.prefix, token(req.Run), token(req.Agent))
-	var m *nats.Msg
-	for {
-		m, err = a.c.nc.RequestWithContext(ctx, subj, data)
-		if !errors.Is(err, nats.ErrNoResponders) {
-			break
-		}
-		// Nobody listens yet: a watcher may start; ask again until the
-		// question's time is up, then the default (no) applies.
-		select {
-		case <-ctx.Done():
-			return messages.AskAnswer{}, ErrNobodyAnswering
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
+	inbox := nc.NewRespInbox()
+	sub, err := nc.SubscribeSync(inbox)
 	if err != nil {
 		return messages.AskAnswer{}, err
 	}
-	ans, err := messages.Decode[messages.AskAnswer](m.Data, 64<<10)
-	if err != nil {
-		return messages.AskAnswer{}, fmt.Errorf("answer: %w", err)
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := nc.PublishRequest(subj, inbox, data); err != nil {
+		return messages.AskAnswer{}, err
 	}
-	if ans.ID != req.ID {
-		return messages.AskAnswer{}, fmt.Errorf("answer for question %s, asked %s", ans.ID, req.ID)
+	for {
+		m, err := sub.NextMsgWithContext(ctx)
+		if errors.Is(err, nats.ErrNoResponders) {
+			// Nobody listens yet: a watcher may start; ask again until the
+			// question's time is up, then the default (no) applies.
+			select {
+			case <-ctx.Done():
+				return messages.AskAnswer{}, ErrNobodyAnswering
+			case <-time.After(250 * time.Millisecond):
+			}
+			if err := nc.PublishRequest(subj, inbox, data); err != nil {
+				return messages.AskAnswer{}, err
+			}
+			continue
+		}
+		if err != nil {
+			return messages.AskAnswer{}, err
+		}
+		ans, err := messages.Decode[messages.AskAnswer](m.Data, 64<<10)
+		if err == nil && ans.ID != req.ID {
+			err = fmt.Errorf("answer for question %q, which was not asked here (asked %s)", ans.ID, req.ID)
+		}
+		if err != nil {
+			a.rejected.Add(1)
+			a.log.Warn().Err(err).Str("subject", subj).Str("reply_subject", m.Subject).Msg("answer rejected")
+			continue
+		}
+		return ans, nil
 	}
-	return ans, nil
 }
 
 // Question is a question received by an Answerer, with the way to answer

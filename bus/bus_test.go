@@ -115,7 +115,15 @@ func TestEventsRejectHostileInput(t *testing.T) {
 	noSeq.Seq = 0
 	noSeqB, _ := json.Marshal(noSeq)
 	subj := EventSubject(c.Prefix(), "r1", "root", messages.EvtToolFinished)
+	escAgent := good // an agent ID that would drive the watcher's terminal
+	escAgent.Agent = "root\x1b]0;owned\x07"
+	escB, _ := json.Marshal(escAgent)
+	escParent := good
+	escParent.Parent = "root\u009b2J"
+	escParentB, _ := json.Marshal(escParent)
 	for _, m := range []struct{ subj, data string }{
+		{EventSubject(c.Prefix(), "r1", escAgent.Agent, messages.EvtToolFinished), string(escB)},
+		{subj, string(escParentB)},
 		{subj, "{not json"},
 		{subj, string(v2B)},
 		{subj, string(noSeqB)},
@@ -135,7 +143,7 @@ func TestEventsRejectHostileInput(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the good event never arrived")
 	}
-	want := map[string]uint64{RejectJSON: 1, RejectVersion: 1, RejectInvalid: 1, RejectSubject: 1, RejectOversize: 1}
+	want := map[string]uint64{RejectJSON: 1, RejectVersion: 1, RejectInvalid: 3, RejectSubject: 1, RejectOversize: 1}
 	if got := es.Rejected(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("rejected %v, want %v", got, want)
 	}
@@ -153,7 +161,7 @@ func TestConnectErrors(t *testing.T) {
 	}
 	defer e.Shutdown(context.Background())
 	_, err = Connect(t.Context(), ConnectOptions{URLs: e.URL(), Token: "wrong"}, zerolog.Nop())
-	if err == nil || !strings.Contains(err.Error(), "refused the credentials") {
+	if err == nil || !strings.Contains(err.Error(), "refused the token in nats.token") {
 		t.Errorf("wrong token: %v", err)
 	}
 	c, err := Connect(t.Context(), ConnectOptions{URLs: e.URL(), Token: "s3cret-token"}, zerolog.Nop())

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -81,16 +82,28 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 			log.Warn().Err(err).Str("subject", subj).Msg("nats")
 		}),
 	}
+	creds := "no credentials (nats.token, nats.user and nats.password, or nats.creds)"
 	switch {
 	case o.CredsFile != "":
 		if _, err := os.Stat(o.CredsFile); err != nil {
 			return nil, fmt.Errorf("nats.creds %s: %w", o.CredsFile, err)
 		}
 		opts = append(opts, nats.UserCredentials(o.CredsFile))
+		creds = "the credentials in nats.creds " + o.CredsFile
 	case o.Token != "":
 		opts = append(opts, nats.Token(o.Token))
+		creds = "the token in nats.token (TROUPE_NATS_TOKEN)"
 	case o.User != "":
 		opts = append(opts, nats.UserInfo(o.User, o.Password))
+		creds = "nats.user " + o.User + " with nats.password (TROUPE_NATS_PASSWORD)"
+	}
+	for _, f := range []struct{ key, path string }{{"nats.tls_ca", o.TLSCA}, {"nats.tls_cert", o.TLSCert}, {"nats.tls_key", o.TLSKey}} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := os.Stat(f.path); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", f.key, f.path, err)
+		}
 	}
 	if o.TLSCA != "" {
 		opts = append(opts, nats.RootCAs(o.TLSCA))
@@ -103,13 +116,7 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 	}
 	nc, err := nats.Connect(urls, opts...)
 	if err != nil {
-		switch {
-		case errors.Is(err, nats.ErrAuthorization) || strings.Contains(strings.ToLower(err.Error()), "authorization"):
-			return nil, fmt.Errorf("%s %s: the server refused the credentials (nats.token, nats.user/nats.password or nats.creds): %w", o.Setting, redactURL(urls), err)
-		case errors.Is(err, nats.ErrNoServers):
-			return nil, fmt.Errorf("%s %s: no server reachable: %w", o.Setting, redactURL(urls), err)
-		}
-		return nil, fmt.Errorf("%s %s: %w", o.Setting, redactURL(urls), err)
+		return nil, connectError(o, urls, creds, err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -140,6 +147,27 @@ func (c *Conn) Close() {
 		_ = c.nc.FlushTimeout(5 * time.Second)
 	}
 	c.nc.Close()
+}
+
+// connectError says why the first connection failed, naming the setting
+// to fix.
+func connectError(o ConnectOptions, urls, creds string, err error) error {
+	where := o.Setting + " " + redactURL(urls)
+	msg := strings.ToLower(err.Error())
+	var verr *tls.CertificateVerificationError
+	switch {
+	case errors.Is(err, nats.ErrAuthorization) || strings.Contains(msg, "authorization") || strings.Contains(msg, "authentication"):
+		return fmt.Errorf("%s: the server refused %s: %w", where, creds, err)
+	case errors.Is(err, nats.ErrSecureConnRequired):
+		return fmt.Errorf("%s: the server requires TLS: give its CA in nats.tls_ca (and a client certificate in nats.tls_cert and nats.tls_key if it asks for one): %w", where, err)
+	case errors.Is(err, nats.ErrSecureConnWanted):
+		return fmt.Errorf("%s: nats.tls_ca, nats.tls_cert or nats.tls_key asks for TLS, which the server does not offer: %w", where, err)
+	case errors.Is(err, nats.ErrTLS) || errors.As(err, &verr) || strings.Contains(msg, "x509:") || strings.Contains(msg, "tls:"):
+		return fmt.Errorf("%s: TLS failed: check nats.tls_ca (the CA that signed the server's certificate), nats.tls_cert and nats.tls_key (a client certificate the server trusts): %w", where, err)
+	case errors.Is(err, nats.ErrNoServers):
+		return fmt.Errorf("%s: no server reachable: %w", where, err)
+	}
+	return fmt.Errorf("%s: %w", where, err)
 }
 
 // redactURL drops user info from URLs for messages.

@@ -43,6 +43,9 @@ func (r *AskRequest) Validate() error {
 			return err
 		}
 	}
+	if err := checkOptID("kind", r.Kind); err != nil {
+		return err
+	}
 	if strings.TrimSpace(r.Question) == "" {
 		return fmt.Errorf("%w: ask %s has no question", ErrBadMessage, r.ID)
 	}

@@ -21,9 +21,28 @@ type EventSpec struct {
 // know; newer emitters may add types, so callers should skip, not fail.
 var ErrUnknownEventType = errors.New("unknown event type")
 
+// catalog and catalogIndex are built once, when the package is
+// initialised, and never written afterwards: Decode looks a type up for
+// every event it reads.
+var (
+	catalog      = buildCatalog()
+	catalogIndex = indexCatalog(catalog)
+)
+
 // Catalog lists every event type with its payload, sorted by type. It is
-// the one source for emitters, watchers and docs/events.md.
-func Catalog() []EventSpec {
+// the one source for emitters, watchers and docs/events.md. The slice is
+// the caller's; the examples in it are shared and must not be modified.
+func Catalog() []EventSpec { return slices.Clone(catalog) }
+
+func indexCatalog(specs []EventSpec) map[string]int {
+	idx := make(map[string]int, len(specs))
+	for i, s := range specs {
+		idx[s.Type] = i
+	}
+	return idx
+}
+
+func buildCatalog() []EventSpec {
 	when := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	snap := &BudgetSnapshot{V: BudgetSnapshotVersion, Run: "9f1c2d3e", Time: when, Limits: BudgetLimits{Tokens: 2_000_000},
 		Used: BudgetUsage{Tokens: 48_210, CostUSD: 0.0412, ToolCalls: 31}, Slots: 0,
@@ -36,7 +55,8 @@ func Catalog() []EventSpec {
 			RunStarted{Task: "Find why the cache is never invalidated and fix it", Workspace: "/src/app", Model: "gpt-4.1-mini"}},
 		{EvtRunFinished, "The run ended: the root agent's end and the run's totals (agent \"run\").", func() any { return new(RunFinished) },
 			RunFinished{Status: "completed", Reason: "finished", Rounds: 6, Tokens: 48_210, CostUSD: 0.0412,
-				ToolCalls: 31, Agents: 5, WallMS: 48_120, Budget: snap}},
+				ToolCalls: 31, Agents: 5, WallMS: 48_120, Budget: snap,
+				LastSeq: map[string]uint64{"run": 4, "root": 58, "explore-1a2b3c4d": 19}}},
 		{EvtAgentSpawned, "A parent started a child agent.", func() any { return new(AgentSpawned) },
 			AgentSpawned{Child: "explore-1a2b3c4d", Kind: "explore", Model: "gpt-4.1-nano", Task: "Where is the cache invalidated?", Depth: 1, Placement: "local"}},
 		{EvtAgentStarted, "An agent started (its first event).", func() any { return new(AgentStarted) },
@@ -111,12 +131,11 @@ func Catalog() []EventSpec {
 
 // LookupEvent finds the spec of an event type.
 func LookupEvent(typ string) (EventSpec, bool) {
-	for _, s := range Catalog() {
-		if s.Type == typ {
-			return s, true
-		}
+	i, ok := catalogIndex[typ]
+	if !ok {
+		return EventSpec{}, false
 	}
-	return EventSpec{}, false
+	return catalog[i], true
 }
 
 // Decode decodes the event's data into its type's payload and returns a

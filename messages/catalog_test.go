@@ -139,3 +139,47 @@ func TestDecodeAs(t *testing.T) {
 		t.Error("decoded tool.finished as AgentEnded")
 	}
 }
+
+// LookupEvent answers from the catalog built once: the same spec for every
+// type, and a caller changing its copy of Catalog() changes nothing.
+func TestLookupEventIsTheCatalog(t *testing.T) {
+	specs := Catalog()
+	for _, s := range specs {
+		got, ok := LookupEvent(s.Type)
+		if !ok || got.Type != s.Type || got.Doc != s.Doc || reflect.TypeOf(got.New()) != reflect.TypeOf(s.New()) {
+			t.Errorf("%s: looked up %+v", s.Type, got)
+		}
+	}
+	specs[0].Type, specs[0].New = "changed", nil
+	if s, ok := LookupEvent(Catalog()[0].Type); !ok || s.New == nil || Catalog()[0].Type == "changed" {
+		t.Error("changing a copy of the catalog changed the catalog")
+	}
+	if _, ok := LookupEvent("no.such.type"); ok {
+		t.Error("unknown type found")
+	}
+}
+
+// BenchmarkEventDecode measures what every event a watcher reads costs to
+// decode into its payload.
+func BenchmarkEventDecode(b *testing.B) {
+	ev, err := NewEvent("r1", "root", EvtToolFinished, 1, ToolFinished{Round: 2, CallID: "call_7", Tool: "grep", DurationMS: 3.4, OutputBytes: 61})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ev.Decode(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLookupEvent measures the catalog lookup alone.
+func BenchmarkLookupEvent(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := LookupEvent(EvtToolFinished); !ok {
+			b.Fatal("not found")
+		}
+	}
+}

@@ -91,8 +91,13 @@ func (e *Event) Validate() error {
 		return fmt.Errorf("event: missing run or agent")
 	case e.Seq == 0:
 		return fmt.Errorf("event: seq must start at 1")
-	case e.Type == "" || strings.ContainsAny(e.Type, " *>"):
+	case e.Type == "" || strings.ContainsAny(e.Type, " *>") || !PrintableID(e.Type):
 		return fmt.Errorf("event: bad type %q", e.Type)
+	}
+	for _, f := range []struct{ what, v string }{{"run", e.Run}, {"agent", e.Agent}, {"parent", e.Parent}, {"kind", e.Kind}, {"node", e.Node}} {
+		if err := checkEnvelopeID(f.what, f.v); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -20,7 +20,8 @@ const eventsDocIntro = "# Events\n\n" +
 	"nats --server nats://127.0.0.1:PORT stream view TROUPE_EVENTS           # replay what is stored\n" +
 	"```\n\n" +
 	"`orchestrator watch --nats URL` shows the live agent tree; `--json` prints one envelope per line.\n" +
-	"A Go subscriber needs nats.go and `messages` only (a whole program: `examples/monitor`):\n\n" +
+	"A Go subscriber needs nats.go and `messages` only (a whole program that prints each run's agent tree:\n" +
+	"`examples/monitor`, which imports nothing else of troupe's):\n\n" +
 	"```go\n" +
 	"nc, _ := nats.Connect(url)\n" +
 	"nc.Subscribe(\"troupe.evt.>\", func(m *nats.Msg) {\n" +

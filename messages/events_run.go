@@ -12,16 +12,17 @@ type RunStarted struct {
 // RunFinished is the data of run.finished: how the root agent ended and
 // what the whole run spent.
 type RunFinished struct {
-	Status        string          `json:"status" doc:"completed, failed or cancelled"`
-	Reason        string          `json:"reason" doc:"finished, round_limit, budget_exhausted, error, cancelled or plan_submitted"`
-	Rounds        int             `json:"rounds" doc:"the root agent's rounds"`
-	Tokens        int64           `json:"tokens" doc:"tokens (prompt + completion) of the whole run, every agent included"`
-	CostUSD       float64         `json:"cost_usd" doc:"dollars spent by the whole run (0 when no model is priced)"`
-	ToolCalls     int64           `json:"tool_calls" doc:"tool calls of the whole run"`
-	Agents        int             `json:"agents" doc:"agents that ran, the root included"`
-	WallMS        int64           `json:"wall_ms" doc:"wall time of the run in milliseconds"`
-	EventsDropped uint64          `json:"events_dropped" doc:"events that could not be published (NATS unreachable and buffers full)"`
-	Budget        *BudgetSnapshot `json:"budget,omitempty" doc:"the budget at the end: per agent, per kind, limits"`
+	Status        string            `json:"status" doc:"completed, failed or cancelled"`
+	Reason        string            `json:"reason" doc:"finished, round_limit, budget_exhausted, error, cancelled or plan_submitted"`
+	Rounds        int               `json:"rounds" doc:"the root agent's rounds"`
+	Tokens        int64             `json:"tokens" doc:"tokens (prompt + completion) of the whole run, every agent included"`
+	CostUSD       float64           `json:"cost_usd" doc:"dollars spent by the whole run (0 when no model is priced)"`
+	ToolCalls     int64             `json:"tool_calls" doc:"tool calls of the whole run"`
+	Agents        int               `json:"agents" doc:"agents that ran, the root included"`
+	WallMS        int64             `json:"wall_ms" doc:"wall time of the run in milliseconds"`
+	EventsDropped uint64            `json:"events_dropped" doc:"events that could not be published (NATS unreachable and buffers full)"`
+	Budget        *BudgetSnapshot   `json:"budget,omitempty" doc:"the budget at the end: per agent, per kind, limits"`
+	LastSeq       map[string]uint64 `json:"last_seq,omitempty" doc:"per agent of this process, the seq of its last event (for \"run\", this event's own); an agent's events a subscriber lacks up to it were missed. Remote agents' events are their nodes' to count"`
 }
 
 // NodeJoined is the data of node.joined: a worker node registered. Node

@@ -68,14 +68,6 @@ func checkVersion(what string, v int) error {
 	return nil
 }
 
-// checkID refuses an ID that cannot be one NATS subject token.
-func checkID(what, s string) error {
-	if s == "" || strings.ContainsAny(s, ". *>\t\r\n") {
-		return fmt.Errorf("%w: %s %q is not a single token", ErrBadMessage, what, s)
-	}
-	return nil
-}
-
 // Task is a child agent placed on the queue: everything a node needs to
 // run it, and nothing else (a node keeps no other state).
 type Task struct {
@@ -158,6 +150,9 @@ func (r *Result) Validate() error {
 		return err
 	}
 	if err := checkID("agent", r.Agent); err != nil {
+		return err
+	}
+	if err := checkOptID("node", r.Node); err != nil {
 		return err
 	}
 	switch r.Status {

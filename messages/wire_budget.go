@@ -35,6 +35,12 @@ func (r *BudgetAcquireRequest) Validate() error {
 	if err := checkID("agent", r.Agent); err != nil {
 		return err
 	}
+	if err := checkOptID("parent", r.Parent); err != nil {
+		return err
+	}
+	if err := checkOptID("node", r.Node); err != nil {
+		return err
+	}
 	if r.Estimate <= 0 || r.EstimateUSD < 0 {
 		return fmt.Errorf("%w: budget acquire for %s: estimate must be positive", ErrBadMessage, r.Agent)
 	}

@@ -28,6 +28,9 @@ func wireSamples() []any {
 		&BudgetReleaseReply{V: ProtocolVersion, Agent: "e1", Used: BudgetUsage{Tokens: 12}, Returned: 88},
 		&BudgetSnapshotRequest{V: ProtocolVersion},
 		&BudgetSnapshotReply{V: ProtocolVersion, Snapshot: &BudgetSnapshot{V: 1, Run: "r1", Limits: BudgetLimits{Tokens: 100}}},
+		&AskRequest{V: ProtocolVersion, ID: "q-1", Run: "r1", Agent: "worker-1", Kind: "worker", Tool: "shell",
+			Args: json.RawMessage(`{"command":"go test ./..."}`), Question: "run go test?", Choices: []string{"yes", "no"}, DeadlineUnixMS: 1700000000000},
+		&AskAnswer{V: ProtocolVersion, ID: "q-1", Approved: true, Text: "yes", AnsweredBy: "watch"},
 	}
 }
 
@@ -77,6 +80,50 @@ func TestWireValidate(t *testing.T) {
 	if _, err := Decode[Cancel]([]byte(`{"v":1,"reason":"`+string(make([]byte, 100))+`"}`), 50); !errors.Is(err, ErrBadMessage) {
 		t.Errorf("oversize: %v", err)
 	}
+	if _, err := Decode[AskRequest]([]byte(`{"v":1,"id":"q","run":"r","agent":"a","question":" "}`), 1<<20); !errors.Is(err, ErrBadMessage) {
+		t.Errorf("empty question: %v", err)
+	}
+	if _, err := Decode[AskAnswer]([]byte(`{"v":2,"id":"q"}`), 1<<20); !errors.Is(err, ErrVersion) {
+		t.Errorf("answer version: %v", err)
+	}
+}
+
+// IDs with control characters (an escape sequence for the terminal that
+// shows them), bidirectional controls or invalid UTF-8 are malformed, in
+// every wire message and in the event envelope.
+func TestIDsRefuseControlCharacters(t *testing.T) {
+	for _, id := range []string{"a\x1b[2Jb", "a\x1b]0;pwned\x07", "a\x00", "a\u009b31m", "a\u202eb", "a\tb", "a\x7f", "a\xffb"} {
+		task := Task{V: 1, Run: "r", ID: id, Parent: "p", Kind: "k", Task: "t"}
+		if err := task.Validate(); !errors.Is(err, ErrBadMessage) {
+			t.Errorf("task agent %q: %v", id, err)
+		}
+		ask := AskRequest{V: 1, ID: "q", Run: id, Agent: "a", Question: "?"}
+		if err := ask.Validate(); !errors.Is(err, ErrBadMessage) {
+			t.Errorf("ask run %q: %v", id, err)
+		}
+		acq := BudgetAcquireRequest{V: 1, Agent: "a", Node: id, Kind: "k", Estimate: 1}
+		if err := acq.Validate(); !errors.Is(err, ErrBadMessage) {
+			t.Errorf("acquire node %q: %v", id, err)
+		}
+		res := Result{V: 1, Run: "r", Agent: "a", Node: id, Status: "completed"}
+		if err := res.Validate(); !errors.Is(err, ErrBadMessage) {
+			t.Errorf("result node %q: %v", id, err)
+		}
+		for _, field := range []string{"run", "agent", "parent", "node", "kind"} {
+			ev := Event{V: 1, ID: "i", Run: "r", Agent: "a", Seq: 1, Type: EvtAgentStarted}
+			*map[string]*string{"run": &ev.Run, "agent": &ev.Agent, "parent": &ev.Parent, "node": &ev.Node, "kind": &ev.Kind}[field] = id
+			if err := ev.Validate(); err == nil {
+				t.Errorf("event with %s %q accepted", field, id)
+			}
+		}
+	}
+	// From the wire: an escaped ESC in the JSON is still an ESC.
+	if _, err := Decode[Task]([]byte(`{"v":1,"run":"r","agent":"a\u001b[31m","parent":"p","kind":"k","task":"t"}`), 1<<20); !errors.Is(err, ErrBadMessage) {
+		t.Errorf("escaped ESC in an agent ID: %v", err)
+	}
+	if err := (&Task{V: 1, Run: "r", ID: "explore-日本", Parent: "p", Kind: "k", Task: "t"}).Validate(); err != nil {
+		t.Errorf("a UTF-8 ID is fine: %v", err)
+	}
 }
 
 // FuzzWire: arbitrary bytes decode into every wire message (and into an
@@ -123,6 +170,18 @@ func FuzzWire(f *testing.F) {
 		check("release", v9, e9)
 		v10, e10 := Decode[BudgetSnapshotReply](b, 1<<20)
 		check("snapshot reply", v10, e10)
+		v11, e11 := Decode[SteerReply](b, 1<<20)
+		check("steer reply", v11, e11)
+		v12, e12 := Decode[BudgetReportReply](b, 1<<20)
+		check("report reply", v12, e12)
+		v13, e13 := Decode[BudgetReleaseReply](b, 1<<20)
+		check("release reply", v13, e13)
+		v14, e14 := Decode[BudgetSnapshotRequest](b, 1<<20)
+		check("snapshot request", v14, e14)
+		v15, e15 := Decode[AskRequest](b, 1<<20)
+		check("ask", v15, e15)
+		v16, e16 := Decode[AskAnswer](b, 1<<20)
+		check("answer", v16, e16)
 		var ev Event
 		if json.Unmarshal(b, &ev) == nil {
 			_, _ = ev.Decode()

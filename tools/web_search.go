@@ -20,7 +20,7 @@ type WebSearchParams struct {
 const (
 	defaultWebSearchLimit = 5
 	maxWebSearchLimit     = 20
-	maxQueryLength     = 400
+	maxQueryLength        = 400
 )
 
 // WebSearch returns the web_search tool: a query to the configured search

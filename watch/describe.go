@@ -2,16 +2,22 @@ package watch
 
 import (
 	"fmt"
-	"github.com/troupe-ai/troupe/internal/text"
 	"strings"
 
+	"github.com/troupe-ai/troupe/internal/text"
 	"github.com/troupe-ai/troupe/messages"
 )
 
 // Describe is a one-line account of an event for people ("" for events
 // not worth a line): who started, what each round called, who finished
 // with what, and what it cost. v is the decoded payload (ev.Decode()).
+// The line is Printable: whatever the event carries, it cannot drive the
+// terminal it is shown on.
 func Describe(ev messages.Event, v any) string {
+	return Printable(describe(ev, v))
+}
+
+func describe(ev messages.Event, v any) string {
 	who := ev.Agent
 	switch d := v.(type) {
 	case *messages.RunStarted:
@@ -64,6 +70,8 @@ func Describe(ev messages.Event, v any) string {
 		return fmt.Sprintf("node %s joined (%s, %d %s)", d.Name, strings.Join(d.Kinds, ","), d.Slots, Plural(d.Slots, "slot", "slots"))
 	case *messages.NodeLeft:
 		return fmt.Sprintf("node %s left (%s)", d.Name, d.Reason)
+	case *messages.BudgetAdvisory:
+		return fmt.Sprintf("%s: budget %s, wrapping up", d.Agent, d.State)
 	case *messages.TaskRedelivered:
 		return fmt.Sprintf("task %s redelivered (attempt %d) to %s", d.Agent, d.Attempt, d.Node)
 	case *messages.ContextCompacted:

@@ -34,6 +34,9 @@ type Agent struct {
 	Findings                      []string
 	Changed                       []string
 	Attempt                       int
+	// Redelivered counts task.redelivered events about this agent: its
+	// task went to another node after the one running it went away.
+	Redelivered int
 }
 
 // Run is one run in the tree.
@@ -51,7 +54,10 @@ type Run struct {
 	Agents   map[string]*Agent
 	order    []string // agents in order of appearance
 	lastSeq  map[string]uint64
-	Gaps     int // seq gaps seen (missed events)
+	// Missed counts the events this watcher never got: gaps in an agent's
+	// seq, and, once run.finished names each agent's last seq, the tail
+	// events after the last one seen.
+	Missed uint64
 }
 
 // Node is a worker node seen in node events.
@@ -93,19 +99,31 @@ func (t *Tree) Apply(ev messages.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	v, _ := ev.Decode()
-	if ev.Run == "nodes" {
+	if ev.Run == NodesRun || strings.HasPrefix(ev.Type, "node.") {
 		t.applyNode(ev, v)
 		t.addTail(ev, v)
 		return
 	}
 	r := t.run(ev.Run, ev.Time)
-	key := fmt.Sprintf("%s/%d", ev.Agent, ev.Attempt)
-	if ev.Seq != r.lastSeq[key]+1 {
-		r.Gaps++
+	key := seqKey(ev.Agent, ev.Attempt)
+	if last := r.lastSeq[key]; ev.Seq > last {
+		r.Missed += ev.Seq - last - 1
+		r.lastSeq[key] = ev.Seq
 	}
-	r.lastSeq[key] = ev.Seq
-	if ev.Agent == "run" {
+	switch {
+	case ev.Agent == "run":
 		t.applyRun(r, v)
+		t.addTail(ev, v)
+		return
+	case ev.Kind == "node" || strings.HasPrefix(ev.Type, "task."):
+		// A node's events in a run (task.redelivered) are about an agent;
+		// the node itself is not one.
+		if d, ok := v.(*messages.TaskRedelivered); ok {
+			if a := r.Agents[d.Agent]; a != nil {
+				a.Redelivered++
+				a.Attempt = max(a.Attempt, d.Attempt)
+			}
+		}
 		t.addTail(ev, v)
 		return
 	}
@@ -168,8 +186,20 @@ func (t *Tree) applyRun(r *Run, v any) {
 	case *messages.RunFinished:
 		r.Finished, r.Status, r.Reason = true, d.Status, d.Reason
 		r.Tokens, r.CostUSD, r.WallMS, r.Dropped = d.Tokens, d.CostUSD, d.WallMS, d.EventsDropped
+		for agent, last := range d.LastSeq { // the tail events never seen
+			key := seqKey(agent, 0)
+			if seen := r.lastSeq[key]; last > seen {
+				r.Missed += last - seen
+				r.lastSeq[key] = last
+			}
+		}
 	}
 }
+
+// NodesRun is the run of node lifecycle events (node.joined, node.left).
+const NodesRun = "nodes"
+
+func seqKey(agent string, attempt int) string { return fmt.Sprintf("%s/%d", agent, attempt) }
 
 func (t *Tree) applyNode(ev messages.Event, v any) {
 	switch d := v.(type) {

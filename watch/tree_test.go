@@ -2,6 +2,7 @@ package watch
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,8 +74,8 @@ func TestTreeFromRealRun(t *testing.T) {
 			t.Errorf("explore agent: %+v", a)
 		}
 	}
-	if r.Gaps != 0 || r.Task != "find main" || r.Tokens == 0 {
-		t.Errorf("run: gaps %d task %q tokens %d", r.Gaps, r.Task, r.Tokens)
+	if r.Missed != 0 || r.Task != "find main" || r.Tokens == 0 {
+		t.Errorf("run: missed %d task %q tokens %d", r.Missed, r.Task, r.Tokens)
 	}
 	ids, depth := r.Ordered()
 	if ids[0] != "root" || depth[ids[1]] != 1 || len(ids) != 3 {
@@ -101,13 +102,13 @@ func TestTreeGapsAndOddEvents(t *testing.T) {
 	tr.Apply(mk("a", "b", "some.future.type", 4, map[string]any{"x": 1}))
 	tr.Apply(mk("a", "b", messages.EvtToolFinished, 5, "not an object"))
 	r := tr.Runs()[0]
-	if r.Gaps != 1 {
-		t.Errorf("gaps %d, want 1", r.Gaps)
+	if r.Missed != 1 {
+		t.Errorf("missed %d, want 1", r.Missed)
 	}
 	if ids, _ := r.Ordered(); len(ids) != 2 {
 		t.Errorf("ordered %v", ids)
 	}
-	if lines := Frame(tr, at, 80, false); len(lines) < 3 {
+	if lines := Frame(tr, at, Layout{Width: 80}); len(lines) < 3 {
 		t.Errorf("frame %q", lines)
 	}
 }
@@ -119,7 +120,7 @@ func TestTreeNodes(t *testing.T) {
 	tr.Apply(ev)
 	ev2, _ := messages.NewEvent("nodes", "n1", messages.EvtNodeLeft, 2, messages.NodeLeft{Node: "n1", Name: "box-1", Reason: "drained"})
 	tr.Apply(ev2)
-	lines := strings.Join(Frame(tr, time.Now(), 120, false), "\n")
+	lines := strings.Join(Frame(tr, time.Now(), Layout{Width: 120}), "\n")
 	if !strings.Contains(lines, "nodes: box-1 (explore ×3) left") || !strings.Contains(lines, "node box-1 joined") {
 		t.Errorf("frame:\n%s", lines)
 	}
@@ -135,7 +136,7 @@ func TestFrame(t *testing.T) {
 	for _, ev := range recordRun(t) {
 		tr.Apply(ev)
 	}
-	lines := Frame(tr, time.Now(), 90, false)
+	lines := Frame(tr, time.Now(), Layout{Width: 90})
 	text := strings.Join(lines, "\n")
 	if !strings.HasPrefix(lines[0], "run run-1234 · finished · 3 agents · ") || strings.Contains(text, "\x1b[") {
 		t.Errorf("frame:\n%s", text)
@@ -148,7 +149,7 @@ func TestFrame(t *testing.T) {
 	if !strings.Contains(text, "\n  root ") || !strings.Contains(text, "\n    explore-") {
 		t.Errorf("indentation:\n%s", text)
 	}
-	colored := strings.Join(Frame(tr, time.Now(), 90, true), "\n")
+	colored := strings.Join(Frame(tr, time.Now(), Layout{Width: 90, Color: true}), "\n")
 	if !strings.Contains(colored, ansiGreen+"finished"+ansiReset) {
 		t.Errorf("no colour on a terminal:\n%q", colored)
 	}
@@ -162,3 +163,159 @@ func TestFrame(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// mkEvent is an event of run from agent with an envelope filled in.
+func mkEvent(t *testing.T, run, agent, parent, kind, typ string, seq uint64, data any) messages.Event {
+	t.Helper()
+	ev, err := messages.NewEvent(run, agent, typ, seq, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Parent, ev.Kind = parent, kind
+	return ev
+}
+
+// task.redelivered, emitted in a run by the node that got the task, is
+// not an agent: it marks the agent it concerns and joins the event tail;
+// node events anywhere join the nodes line.
+func TestTaskAndNodeEventsAreNotAgents(t *testing.T) {
+	tr := NewTree(10)
+	tr.Apply(mkEvent(t, "r1", "root", "", "root", messages.EvtAgentStarted, 1, messages.AgentStarted{Task: "t"}))
+	tr.Apply(mkEvent(t, "r1", "root", "", "root", messages.EvtAgentSpawned, 2, messages.AgentSpawned{Child: "explore-1", Kind: "explore", Placement: "remote"}))
+	ev := mkEvent(t, "r1", "explore-1", "root", "explore", messages.EvtAgentStarted, 1, messages.AgentStarted{Task: "look"})
+	ev.Node, ev.Attempt = "node-a", 1
+	tr.Apply(ev)
+	tr.Apply(mkEvent(t, "r1", "node-b", "", "node", messages.EvtTaskRedelivered, 1,
+		messages.TaskRedelivered{Agent: "explore-1", Kind: "explore", Attempt: 2, Node: "node-b"}))
+	tr.Apply(mkEvent(t, "r1", "node-b", "", "node", messages.EvtNodeJoined, 2,
+		messages.NodeJoined{Node: "node-b", Name: "box-b", Kinds: []string{"explore"}, Slots: 2}))
+	r := tr.Runs()[0]
+	if len(r.Agents) != 2 || r.Agents["node-b"] != nil {
+		t.Fatalf("agents %v: a node became an agent", r.Agents)
+	}
+	if a := r.Agents["explore-1"]; a.Redelivered != 1 || a.Attempt != 2 {
+		t.Errorf("explore-1: redelivered %d attempt %d", a.Redelivered, a.Attempt)
+	}
+	text := strings.Join(Frame(tr, time.Now(), Layout{Width: 160}), "\n")
+	for _, want := range []string{"· 2 agents ·", "redelivered ×1", "task explore-1 redelivered (attempt 2) to node-b", "nodes: box-b (explore ×2)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("frame lacks %q:\n%s", want, text)
+		}
+	}
+	if r.Missed != 0 {
+		t.Errorf("missed %d", r.Missed)
+	}
+}
+
+// Events lost at the end of an agent's stream are counted once
+// run.finished names each agent's last seq; gaps count every missed
+// event, not one per gap.
+func TestMissedTailEvents(t *testing.T) {
+	tr := NewTree(0)
+	tr.Apply(mkEvent(t, "r1", "run", "", "run", messages.EvtRunStarted, 1, messages.RunStarted{Task: "t"}))
+	tr.Apply(mkEvent(t, "r1", "root", "", "root", messages.EvtAgentStarted, 1, nil))
+	tr.Apply(mkEvent(t, "r1", "root", "", "root", messages.EvtRoundStarted, 4, messages.RoundStarted{Round: 1})) // 2, 3 missed
+	tr.Apply(mkEvent(t, "r1", "run", "", "run", messages.EvtRunFinished, 2,
+		messages.RunFinished{Status: "completed", LastSeq: map[string]uint64{"run": 2, "root": 9, "explore-9": 3}}))
+	r := tr.Runs()[0]
+	if r.Missed != 2+5+3 {
+		t.Errorf("missed %d, want 10 (a gap of 2, root's last 5, explore-9's 3)", r.Missed)
+	}
+	if head := Frame(tr, time.Now(), Layout{})[0]; !strings.Contains(head, "· 10 missed") {
+		t.Errorf("header %q", head)
+	}
+}
+
+// bigTree is a run with a root, 30 finished explore agents and 30 running
+// workers, and a finished earlier run, plus a long event tail.
+func bigTree(t *testing.T) *Tree {
+	tr := NewTree(8)
+	tr.Apply(mkEvent(t, "r0", "run", "", "run", messages.EvtRunStarted, 1, messages.RunStarted{Task: "earlier"}))
+	tr.Apply(mkEvent(t, "r0", "root", "", "root", messages.EvtAgentStarted, 1, nil))
+	tr.Apply(mkEvent(t, "r0", "run", "", "run", messages.EvtRunFinished, 2, messages.RunFinished{Status: "completed"}))
+	tr.Apply(mkEvent(t, "r1", "run", "", "run", messages.EvtRunStarted, 1, messages.RunStarted{Task: "now"}))
+	seq := uint64(1)
+	tr.Apply(mkEvent(t, "r1", "root", "", "root", messages.EvtAgentStarted, seq, nil))
+	for i := range 60 {
+		kind := "explore"
+		if i >= 30 {
+			kind = "worker"
+		}
+		id := fmt.Sprintf("%s-%02d", kind, i)
+		seq++
+		tr.Apply(mkEvent(t, "r1", "root", "", "root", messages.EvtAgentSpawned, seq, messages.AgentSpawned{Child: id, Kind: kind}))
+		tr.Apply(mkEvent(t, "r1", id, "root", kind, messages.EvtAgentStarted, 1, messages.AgentStarted{Task: "x"}))
+		if kind == "explore" {
+			tr.Apply(mkEvent(t, "r1", id, "root", kind, messages.EvtAgentFinished, 2, messages.AgentEnded{Status: "completed"}))
+		}
+	}
+	return tr
+}
+
+// A tree taller than the terminal gives way so that every frame fits in
+// the rows it has: the tail shrinks, ended agents fold into a count,
+// running agents beyond the room show as "… N more agents".
+func TestFrameFitsTheRows(t *testing.T) {
+	tr := bigTree(t)
+	full := Frame(tr, time.Now(), Layout{Width: 100})
+	if len(full) < 70 {
+		t.Fatalf("the full frame has %d lines", len(full))
+	}
+	for h := 1; h <= len(full)+2; h++ {
+		lines := Frame(tr, time.Now(), Layout{Width: 100, Height: h})
+		if len(lines) > h {
+			t.Fatalf("height %d: %d lines", h, len(lines))
+		}
+		for _, l := range lines {
+			if Width(l) > 100 {
+				t.Fatalf("height %d: a line of %d columns", h, Width(l))
+			}
+		}
+	}
+	text := strings.Join(Frame(tr, time.Now(), Layout{Width: 100, Height: 24}), "\n")
+	for _, want := range []string{"run r1 · running · 61 agents", "  root ", "ended agents not shown", "more agents (", "run r0 · finished"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("24-row frame lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "explore-0") {
+		t.Errorf("finished explore agents still shown in 24 rows:\n%s", text)
+	}
+	if len(Frame(tr, time.Now(), Layout{Width: 100, Height: len(full)})) != len(full) {
+		t.Error("a frame that fits was shortened")
+	}
+}
+
+// The view asks for the terminal's size before every frame, so a resized
+// terminal gets frames that fit; each redraw replaces exactly the lines
+// of the last one. Paused, it draws nothing, and after Resume it draws
+// below what was printed meanwhile instead of over it.
+func TestViewSizeAndPause(t *testing.T) {
+	tr := bigTree(t)
+	var b strings.Builder
+	cols, rows := 80, 30
+	v := &View{W: &b, Size: func() (int, int) { return cols, rows }}
+	v.Draw(tr, time.Now())
+	first := strings.Count(b.String(), "\n")
+	if first > rows-1 {
+		t.Fatalf("first frame %d lines on %d rows", first, rows)
+	}
+	rows = 12
+	b.Reset()
+	v.Draw(tr, time.Now())
+	out := b.String()
+	if !strings.HasPrefix(out, fmt.Sprintf("\x1b[%dF\x1b[J", first)) || strings.Count(out, "\n") > 11 {
+		t.Errorf("resized redraw: %q", out)
+	}
+	v.Pause()
+	b.Reset()
+	v.Draw(tr, time.Now())
+	if b.Len() != 0 {
+		t.Errorf("drew while paused: %q", b.String())
+	}
+	v.Resume()
+	v.Draw(tr, time.Now())
+	if strings.HasPrefix(b.String(), "\x1b[") {
+		t.Errorf("the frame after a pause moves over what was printed: %q", b.String()[:20])
+	}
+}

@@ -25,7 +25,7 @@ func TestViewShowsTheLastChange(t *testing.T) {
 	for _, ev := range s.events {
 		tr.Apply(ev)
 	}
-	frame := strings.Join(Frame(tr, time.Now(), 100, false), "\n")
+	frame := strings.Join(Frame(tr, time.Now(), Layout{Width: 100}), "\n")
 	for _, want := range []string{"root: edit_file a.go +20 −1", "last change: root edit_file +20 −1", "  @@ -1,20 +1,20 @@", "  -old\\x1b[2J", "  +new 9", "  … 10 more lines"} {
 		if !strings.Contains(frame, want) {
 			t.Errorf("frame lacks %q:\n%s", want, frame)

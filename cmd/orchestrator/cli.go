@@ -31,18 +31,18 @@ func usageErr(format string, args ...any) error {
 const topUsage = `orchestrator: run teams of LLM agents as actors
 
 Usage:
-  orchestrator demo [--workspace DIR] [--keep]     an offline swarm against a scripted model
-  orchestrator run [--workspace DIR] [--model M] [--config FILE] [--max-rounds N] [--json] [--yes] "task"
-  orchestrator resume [RUN] [--workspace DIR] [--model M] [--json]
-  orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow]
-  orchestrator serve [--listen 127.0.0.1:4222] [--store DIR]
-  orchestrator node --nats URL --workspace DIR [--kinds explore,worker] [--slots N]   (same as the node program)
-  orchestrator tools list [--config FILE]
+  orchestrator demo [--workspace DIR [--in-place]] [--nodes N] [--keep]   an offline swarm against a scripted model
+  orchestrator run [--workspace DIR] [--model M] [--config FILE] [--max-rounds N] [--json] [--yes] [flags] "task"
+  orchestrator resume [RUN] [--workspace DIR] [--model M] [--json] [flags]
+  orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--config FILE]
+  orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral] [flags]
+  orchestrator node --nats URL --workspace DIR [--kinds explore,worker] [--slots N] [flags]   (same as the node program)
+  orchestrator tools list [--config FILE] [--workspace DIR]
   orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]
   orchestrator tools call --script FILE [--workspace DIR] [--config FILE]
-  orchestrator config print [--workspace DIR] [--config FILE] [--json]
+  orchestrator config print [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--json]
   orchestrator version
-  orchestrator help COMMAND                        (or COMMAND --help)
+  orchestrator help COMMAND                        (or COMMAND --help; [flags]: see there)
 
 Model: OPENAI_API_KEY and OPENAI_BASE_URL (any OpenAI-compatible endpoint),
 --model or TROUPE_MODEL; see configs/default.yaml for everything else.
@@ -56,7 +56,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stderr, topUsage)
 		return exitUsage
 	}
-	if args[0] == "help" && len(args) > 1 && wantsHelp(args[1:]) {
+	switch {
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "-help":
+		args = []string{"help"} // the top-level usage
+	case args[0] == "help" && len(args) > 1 && wantsHelp(args[1:]):
 		args = []string{"help"}
 	}
 	if args[0] != "help" && wantsHelp(args) {

@@ -16,7 +16,7 @@ func cmdConfig(args []string, getenv func(string) string, stdout io.Writer) (int
 	if len(args) == 0 || args[0] != "print" {
 		return exitUsage, usageErr("config needs a subcommand: print")
 	}
-	fs := newFlagSet([]string{"workspace", "config", "model", "nats"}, []string{"json"})
+	fs := flagsOf("config print")
 	pos, err := fs.parse(args[1:])
 	if err != nil {
 		return exitUsage, err

@@ -35,7 +35,7 @@ const demoTask = "Find where discounts are applied and make sure a percentage ab
 // --nodes N it also starts N node processes and places the explore agents
 // on them.
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet([]string{"workspace", "nodes"}, []string{"keep", "in-place"})
+	fs := flagsOf("demo")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err
@@ -107,7 +107,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return exitFailed, err
 	}
 	opts.Events = nb.pub
-	opts.EventsDropped = nb.pub.Dropped
+	opts.EventsDropped = nb.dropped
 	res, err := actors.Run(ctx, opts)
 	live.waitFinished(5 * time.Second)
 	live.Close()

@@ -12,7 +12,7 @@ import (
 // commandHelp holds each command's help: usage, what it does, its flags and
 // examples. `orchestrator help CMD` and `CMD --help` print it.
 var commandHelp = map[string]string{
-	"demo": `Usage: orchestrator demo [--workspace DIR [--in-place]] [--keep]
+	"demo": `Usage: orchestrator demo [--workspace DIR [--in-place]] [--nodes N] [--keep]
 
 Runs a real team offline: agent actors, real tools on real files, the budget
 actor and streaming HTTP, against a local scripted OpenAI-compatible server
@@ -24,11 +24,15 @@ Flags:
                     (DIR must exist; it is left unchanged)
   --in-place        with --workspace: work in DIR itself; files that exist are
                     never overwritten
+  --nodes N         also start N local node processes (0 to 16) and run the
+                    explore agents on them: the distributed path, task queue
+                    and node events, on one machine
   --keep            keep the temporary workspace and print where it is
 
 Examples:
   orchestrator demo
   orchestrator demo --keep
+  orchestrator demo --nodes 2
   orchestrator demo --workspace ~/src/scratch --in-place
 `,
 	"run": `Usage: orchestrator run [flags] "task"
@@ -37,23 +41,7 @@ Runs a team on a task in a workspace: the root agent plans, delegates to
 explore, planner and worker agents, and acts. Progress goes to stderr, the
 final answer to stdout.
 
-Flags:
-  --workspace DIR        the repository to work in (default: .)
-  --model M              the root agent's model (also TROUPE_MODEL)
-  --config FILE          a config file layered over the others
-  --max-rounds N         round limit per agent
-  --json                 print one JSON result instead of text
-  --yes                  approve every mutating tool call without asking
-  --ask-via nats         ask approvals over NATS, for orchestrator watch --interactive to answer
-                         (default: the terminal; when stdin is not a terminal, </dev/null included,
-                         a call that needs approval is denied at once)
-  --keep-checkpoints     keep the run's checkpoints even when it succeeds
-  --log-level LEVEL      debug, info, warn or error logs on stderr (default: none)
-  --quiet                one progress line per root round instead of the live agent tree
-  --nats URL             use this NATS server or cluster instead of an embedded one
-  --ephemeral            the embedded server keeps its store in a temporary directory
-  --placement K=P,...    where kinds run: local, remote (a node) or auto, e.g. explore=remote
-
+` + runFlagsHelp + `
 Model: OPENAI_API_KEY and OPENAI_BASE_URL reach any OpenAI-compatible endpoint
 (OpenAI, OpenRouter, Ollama, vLLM, llama.cpp server, LM Studio).
 Exit codes: 0 finished, 1 the agent failed, 2 usage or config error,
@@ -63,7 +51,7 @@ Examples:
   orchestrator run --workspace ~/src/app "Find why the cache is never invalidated and fix it"
   OPENAI_BASE_URL=http://localhost:11434/v1 orchestrator run --model qwen3 "Explain the build"
 `,
-	"resume": `Usage: orchestrator resume [RUN] [--workspace DIR] [--model M] [--json]
+	"resume": `Usage: orchestrator resume [RUN] [--workspace DIR] [--model M] [--json] [flags]
 
 Continues an interrupted run from its last checkpoint (the run written last
 when RUN is not given), on the model the run was on (--model switches).
@@ -71,6 +59,7 @@ Calls that had completed before the run stopped are not run again; a
 mutating call cut off mid-run is reported to the model as interrupted.
 Takes the same flags as run.
 
+` + runFlagsHelp + `
 Examples:
   orchestrator resume
   orchestrator resume 5f1c0e9a-... --workspace ~/src/app
@@ -186,6 +175,25 @@ Prints the version, the commit it was built from and the Go version.
 Prints the help of a command, or the list of commands.
 `,
 }
+
+// runFlagsHelp describes the flags of run and resume.
+const runFlagsHelp = `Flags:
+  --workspace DIR        the repository to work in (default: .)
+  --model M              the root agent's model (also TROUPE_MODEL)
+  --config FILE          a config file layered over the others
+  --max-rounds N         round limit per agent
+  --json                 print one JSON result instead of text
+  --yes                  approve every mutating tool call without asking
+  --ask-via nats         ask approvals over NATS, for orchestrator watch --interactive to answer
+                         (default: the terminal; when stdin is not a terminal, </dev/null included,
+                         a call that needs approval is denied at once)
+  --keep-checkpoints     keep the run's checkpoints even when it succeeds
+  --log-level LEVEL      debug, info, warn or error logs on stderr (default: none)
+  --quiet                one progress line per root round instead of the live agent tree
+  --nats URL             use this NATS server or cluster instead of an embedded one
+  --ephemeral            the embedded server keeps its store in a temporary directory
+  --placement K=P,...    where kinds run: local, remote (a node) or auto, e.g. explore=remote
+`
 
 // printHelp writes the help of cmd ("tools call" for a subcommand).
 func printHelp(w io.Writer, cmd string) error {

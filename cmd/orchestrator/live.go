@@ -28,10 +28,10 @@ type liveView struct {
 }
 
 func newLiveView(w io.Writer, getenv func(string) string) *liveView {
-	tty, width := terminalOf(w)
-	l := &liveView{w: w, tree: watch.NewTree(6), tty: tty, start: time.Now(),
-		view: &watch.View{W: w, Color: tty && colorOK(getenv), Width: width}, stop: make(chan struct{}), done: make(chan struct{})}
-	if tty {
+	term := terminalOf(w, getenv)
+	l := &liveView{w: w, tree: watch.NewTree(6), tty: term.tty, start: time.Now(),
+		view: term.view(w), stop: make(chan struct{}), done: make(chan struct{})}
+	if term.tty {
 		go l.draw()
 	} else {
 		close(l.done)

@@ -64,6 +64,17 @@ func startBus(ctx context.Context, cfg config.NATS, setting, workspace string, l
 	return b, nil
 }
 
+// dropped counts the events that could not be published, after waiting
+// (at most 10 s) for the acknowledgements still awaited, so that the count
+// run.finished carries is settled: an event whose acknowledgement times out
+// counts as dropped only then.
+func (b *runBus) dropped() uint64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = b.pub.Flush(ctx)
+	return b.pub.Dropped()
+}
+
 // close flushes the events, closes the connection and stops the embedded
 // server, in that order, so no event is lost at exit.
 func (b *runBus) close(ctx context.Context) {

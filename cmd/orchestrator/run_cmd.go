@@ -21,10 +21,6 @@ import (
 	"github.com/troupe-ai/troupe/watch"
 )
 
-// runFlags are the flags of run and resume.
-var runValueFlags = []string{"workspace", "model", "config", "max-rounds", "log-level", "nats", "placement", "ask-via"}
-var runBoolFlags = []string{"json", "keep-checkpoints", "yes", "ephemeral", "quiet"}
-
 // runEnv is what run needs from the process, injectable for tests.
 type runEnv struct {
 	getenv      func(string) string
@@ -46,7 +42,7 @@ func processEnv(stdin io.Reader) runEnv {
 }
 
 func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Writer, resume bool) (int, error) {
-	fs := newFlagSet(runValueFlags, runBoolFlags)
+	fs := flagsOf("run")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err
@@ -165,7 +161,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		followed = live.fin
 		opts.Events = actors.Emitters{actors.LogEmitter{Log: log}, nb.pub, prices}
 	}
-	opts.EventsDropped = nb.pub.Dropped
+	opts.EventsDropped = nb.dropped
 	opts.Artifacts = nb.conn.Artifacts(opts.Run)
 	if remote, err := startPlacement(ctx, nb, cfg, opts.Run, log); err != nil {
 		return exitUsage, usageErr("%v", err)
@@ -177,11 +173,15 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	case fs.bools["yes"]:
 		opts.Approver = yesApprover{}
 	case via == "nats":
-		opts.Approver = nb.conn.NewApprover() // watch --interactive answers; nobody answering is a no
+		opts.Approver = nb.conn.NewApprover(log) // watch --interactive answers; nobody answering is a no
 	case via != "" && via != "terminal":
 		return exitUsage, usageErr("--ask-via: want terminal or nats, got %q", via)
 	case env.interactive:
-		opts.Approver = &actors.TerminalApprover{In: env.stdin, Out: stderr}
+		ta := pausingApprover{inner: &actors.TerminalApprover{In: env.stdin, Out: stderr}}
+		if live != nil && live.tty {
+			ta.view = live.view
+		}
+		opts.Approver = ta
 	}
 	res, err := actors.Run(ctx, opts)
 	waitFor(followed, 5*time.Second)
@@ -231,7 +231,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		return exitInterrupt, nil
 	case res.Status == actors.StatusFailed:
 		if res.Err != "" {
-			fmt.Fprintf(stderr, "agent failed: %s\n", res.Err)
+			fmt.Fprintf(stderr, "agent failed: %s\n", watch.Printable(res.Err))
 		}
 		return exitFailed, nil
 	case res.Reason == actors.ReasonRoundLimit || res.Reason == actors.ReasonBudgetExhausted:
@@ -273,7 +273,7 @@ func (p *progressLine) Emit(ev messages.Event) {
 			where = " (remote)"
 		}
 		p.mu.Lock()
-		fmt.Fprintf(p.w, "  + %s agent %s on %s%s\n", d.Kind, d.Child, d.Model, where)
+		fmt.Fprintf(p.w, "  + %s agent %s on %s%s\n", watch.Printable(d.Kind), watch.Printable(d.Child), watch.Printable(d.Model), where)
 		p.mu.Unlock()
 	case messages.EvtLLMResponse:
 		if ev.Agent != actors.RootAgentID {

@@ -15,7 +15,7 @@ import (
 // streams) as a long-lived process for nodes and watchers, until
 // interrupted.
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet([]string{"listen", "store", "cluster", "cluster-listen", "routes", "name"}, []string{"ephemeral"})
+	fs := flagsOf("serve")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/setup"
@@ -21,7 +20,7 @@ import (
 // cmdWatch follows a swarm's events on NATS: the live agent tree on a
 // terminal, or one JSON envelope per line when piped or with --json.
 func cmdWatch(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet([]string{"nats", "run", "config"}, []string{"from-start", "json", "follow", "interactive"})
+	fs := flagsOf("watch")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err
@@ -55,18 +54,18 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
+	term := terminalOf(stdout, getenv)
+	asJSON := fs.bools["json"] || !term.tty
+	tree := watch.NewTree(8)
+	view := term.view(stdout)
 	if fs.bools["interactive"] {
 		ans, err := conn.Answer(run, log)
 		if err != nil {
 			return exitFailed, err
 		}
 		defer ans.Stop()
-		go answerQuestions(ctx, ans, stdin, stderr)
+		go answerQuestions(ctx, ans, stdin, stderr, view)
 	}
-	tty, width := terminalOf(stdout)
-	asJSON := fs.bools["json"] || !tty
-	tree := watch.NewTree(8)
-	view := &watch.View{W: stdout, Color: tty && colorOK(getenv), Width: width}
 	caughtUp := !fs.bools["from-start"] || es.Backlog == 0
 	done := func() bool {
 		if fs.bools["follow"] || !caughtUp {
@@ -127,12 +126,18 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 
 // answerQuestions asks the person at stdin each question that arrives and
 // sends the answer (y for yes; anything else, or end of input, is no).
-func answerQuestions(ctx context.Context, ans *bus.Answerer, stdin io.Reader, stderr io.Writer) {
+// The view pauses while a question is open, so the tree's redraw neither
+// hides the question nor overwrites the answer being typed.
+func answerQuestions(ctx context.Context, ans *bus.Answerer, stdin io.Reader, stderr io.Writer, view *watch.View) {
 	lines := make(chan string)
 	go func() {
 		sc := bufio.NewScanner(stdin)
 		for sc.Scan() {
-			lines <- sc.Text()
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
 		}
 		close(lines)
 	}()
@@ -141,42 +146,40 @@ func answerQuestions(ctx context.Context, ans *bus.Answerer, stdin io.Reader, st
 		case <-ctx.Done():
 			return
 		case q := <-ans.C:
-			open := q.Req.Tool == "ask_user"
-			if open {
-				fmt.Fprintf(stderr, "\n%s agent %s (run %s) asks: %s\n", q.Req.Kind, q.Req.Agent, q.Req.Run, q.Req.Question)
-				for i, c := range q.Req.Choices {
-					fmt.Fprintf(stderr, "  %d. %s\n", i+1, c)
-				}
-				fmt.Fprint(stderr, "Answer: ")
-			} else {
-				args := string(q.Req.Args)
-				if len(args) > 400 {
-					args = args[:400] + "…"
-				}
-				fmt.Fprintf(stderr, "\n%s agent %s (run %s) asks: %s %s\n%sAllow? [y/N] ", q.Req.Kind, q.Req.Agent, q.Req.Run, q.Req.Question, args, actors.DiffBlock(q.Req))
-			}
-			var line string
-			var ok bool
-			select {
-			case line, ok = <-lines:
-			case <-ctx.Done():
+			if !answerOne(ctx, q, lines, stderr, view) {
 				return
-			}
-			line = strings.TrimSpace(line)
-			var err error
-			if open {
-				if n, e := strconv.Atoi(line); e == nil && n >= 1 && n <= len(q.Req.Choices) {
-					line = q.Req.Choices[n-1]
-				}
-				err = q.Reply(line, "watch")
-			} else {
-				err = q.Answer(ok && strings.HasPrefix(strings.ToLower(line), "y"), "watch")
-			}
-			if err != nil {
-				fmt.Fprintf(stderr, "answer: %v\n", err)
 			}
 		}
 	}
+}
+
+// answerOne puts q to the person and sends their answer; false when ctx
+// ended first.
+func answerOne(ctx context.Context, q *bus.Question, lines <-chan string, stderr io.Writer, view *watch.View) bool {
+	view.Pause()
+	defer view.Resume()
+	writeQuestion(stderr, q.Req)
+	var line string
+	var ok bool
+	select {
+	case line, ok = <-lines:
+	case <-ctx.Done():
+		return false
+	}
+	line = strings.TrimSpace(line)
+	var err error
+	if isOpenQuestion(q.Req) {
+		if n, e := strconv.Atoi(line); e == nil && n >= 1 && n <= len(q.Req.Choices) {
+			line = q.Req.Choices[n-1]
+		}
+		err = q.Reply(line, "watch")
+	} else {
+		err = q.Answer(ok && strings.HasPrefix(strings.ToLower(line), "y"), "watch")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "answer: %v\n", err)
+	}
+	return true
 }
 
 func orAll(run string) string {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,20 +53,25 @@ Examples:
   TROUPE_NATS_URL=nats://hub:4222 node --workspace . --name builder-2
 `
 
+// Run is the node program: it returns the process exit code.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && (args[0] == "version" || args[0] == "--version") {
-		fmt.Fprintln(stdout, versionLine())
-		return 0
+	if len(args) > 0 {
+		switch args[0] {
+		case "help": // node help [version]
+			fmt.Fprint(stdout, Usage)
+			return 0
+		case "version", "--version":
+			if slices.ContainsFunc(args[1:], func(a string) bool { return a == "-h" || a == "--help" || a == "-help" }) {
+				fmt.Fprint(stdout, Usage)
+			} else {
+				fmt.Fprintln(stdout, versionLine())
+			}
+			return 0
+		}
 	}
-	fs := flag.NewFlagSet("node", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	natsURL := fs.String("nats", "", "")
-	ws := fs.String("workspace", ".", "")
-	kinds := fs.String("kinds", "", "")
-	slots := fs.Int("slots", 0, "")
-	name := fs.String("name", "", "")
-	cfgFile := fs.String("config", "", "")
-	level := fs.String("log-level", "info", "")
+	var o options
+	level := "info"
+	fs := newFlags(&o, &level)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, Usage)
@@ -78,14 +84,13 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "node: unexpected argument %q\n\n%s", fs.Arg(0), Usage)
 		return 2
 	}
-	lvl, err := zerolog.ParseLevel(*level)
+	lvl, err := zerolog.ParseLevel(level)
 	if err != nil {
 		fmt.Fprintf(stderr, "node: --log-level: %v\n", err)
 		return 2
 	}
 	log := zerolog.New(zerolog.ConsoleWriter{Out: stderr, TimeFormat: time.TimeOnly, NoColor: true}).Level(lvl).With().Timestamp().Logger()
-	if err := serve(ctx, options{nats: *natsURL, workspace: *ws, kinds: *kinds, slots: *slots, name: *name, config: *cfgFile},
-		getenv, log, stderr); err != nil {
+	if err := serve(ctx, o, getenv, log, stderr); err != nil {
 		fmt.Fprintf(stderr, "node: %v\n", err)
 		var ue usageError
 		if errors.As(err, &ue) {
@@ -99,6 +104,20 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 type options struct {
 	nats, workspace, kinds, name, config string
 	slots                                int
+}
+
+// newFlags is the node program's flag set, filling o and level.
+func newFlags(o *options, level *string) *flag.FlagSet {
+	fs := flag.NewFlagSet("node", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.nats, "nats", "", "")
+	fs.StringVar(&o.workspace, "workspace", ".", "")
+	fs.StringVar(&o.kinds, "kinds", "", "")
+	fs.IntVar(&o.slots, "slots", 0, "")
+	fs.StringVar(&o.name, "name", "", "")
+	fs.StringVar(&o.config, "config", "", "")
+	fs.StringVar(level, "log-level", *level, "")
+	return fs
 }
 
 // usageError is an error of the caller's: exit code 2.

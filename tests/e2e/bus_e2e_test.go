@@ -83,7 +83,8 @@ type runResult struct {
 			Tokens int64 `json:"tokens"`
 		} `json:"used"`
 	} `json:"budget"`
-	EventsDropped uint64 `json:"events_dropped"`
+	EventsDropped uint64            `json:"events_dropped"`
+	LastSeq       map[string]uint64 `json:"last_seq"`
 }
 
 func runJSON(t *testing.T, p *proc) runResult {
@@ -260,5 +261,56 @@ func TestRunBadNATSURL(t *testing.T) {
 	}
 	if len(srv.Requests()) != 0 {
 		t.Error("an agent started before NATS was checked")
+	}
+}
+
+// Wrong credentials are a usage error (exit 2) naming the setting, before
+// any agent starts: a wrong token against `serve` with a token, a wrong
+// password against an external nats-server with a user and password.
+func TestRunWrongNATSCredentials(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process")
+	}
+	srv := fanout(1)
+	defer srv.Close()
+	serve := start(t, bin.orchestrator, []string{"TROUPE_NATS_TOKEN=right-token"}, "serve", "--listen", "127.0.0.1:0")
+	url := serve.firstLine(30 * time.Second)
+	r := start(t, bin.orchestrator, append(modelEnv(srv), "TROUPE_NATS_TOKEN=wrong-token"), "run", "--nats", url, "--workspace", repo(t, ""), "x")
+	if code := r.wait(time.Minute); code != 2 || !strings.Contains(r.errs(), "--nats "+url) || !strings.Contains(r.errs(), "nats.token") ||
+		strings.Contains(r.errs(), "wrong-token") {
+		t.Errorf("wrong token: exit %d, stderr:\n%s", code, r.errs())
+	}
+	if len(srv.Requests()) != 0 {
+		t.Error("an agent started before the token was checked")
+	}
+	ok := start(t, bin.orchestrator, append(modelEnv(srv), "TROUPE_NATS_TOKEN=right-token"), "run", "--nats", url, "--workspace", repo(t, ""), "--json", "x")
+	if res := runJSON(t, ok); res.Status != "completed" {
+		t.Errorf("the right token: %+v", res)
+	}
+	before := len(srv.Requests())
+
+	path, err := exec.LookPath("nats-server")
+	if err != nil {
+		t.Skip("nats-server is not installed (tests/run.sh installs the Debian package)")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	start(t, path, nil, "-a", "127.0.0.1", "-p", port, "-js", "-sd", t.TempDir(), "--user", "agent", "--pass", "right-pass")
+	poll(t, 15*time.Second, func() error {
+		c, err := net.Dial("tcp", "127.0.0.1:"+port)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	})
+	r = start(t, bin.orchestrator, append(modelEnv(srv), "TROUPE_NATS_PASSWORD=wrong-pass"), "run", "--nats", "nats://127.0.0.1:"+port,
+		"--workspace", repo(t, "nats:\n  user: agent\n"), "x")
+	if code := r.wait(time.Minute); code != 2 || !strings.Contains(r.errs(), "nats.user agent with nats.password") || strings.Contains(r.errs(), "wrong-pass") {
+		t.Errorf("wrong password: exit %d, stderr:\n%s", code, r.errs())
+	}
+	if n := len(srv.Requests()); n != before {
+		t.Errorf("%d model requests after wrong credentials: an agent started", n-before)
 	}
 }

@@ -1,0 +1,31 @@
+package main
+
+// flagNames are a command's flags: those taking a value, and switches.
+type flagNames struct {
+	values, bools []string
+}
+
+// runValueFlags and runBoolFlags are the flags of run and resume.
+var (
+	runValueFlags = []string{"workspace", "model", "config", "max-rounds", "log-level", "nats", "placement", "ask-via"}
+	runBoolFlags  = []string{"json", "keep-checkpoints", "yes", "ephemeral", "quiet"}
+)
+
+// commandFlags lists the flags of each command (by help topic). The
+// commands parse with them, and a test checks that each command's help
+// names every one.
+var commandFlags = map[string]flagNames{
+	"run":          {runValueFlags, runBoolFlags},
+	"resume":       {runValueFlags, runBoolFlags},
+	"demo":         {[]string{"workspace", "nodes"}, []string{"keep", "in-place"}},
+	"watch":        {[]string{"nats", "run", "config"}, []string{"from-start", "json", "follow", "interactive"}},
+	"serve":        {[]string{"listen", "store", "cluster", "cluster-listen", "routes", "name"}, []string{"ephemeral"}},
+	"config print": {[]string{"workspace", "config", "model", "nats"}, []string{"json"}},
+	"tools call":   {[]string{"workspace", "script"}, []string{"json"}},
+}
+
+// flagsOf is a flag set for the command of help topic topic.
+func flagsOf(topic string) *flagSet {
+	f := commandFlags[topic]
+	return newFlagSet(f.values, f.bools)
+}
