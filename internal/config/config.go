@@ -127,6 +127,10 @@ type NATS struct {
 	PublishQueue int `yaml:"publish_queue"`
 }
 
+// NodeEntryTTL is how long a node's registry entry outlives its last
+// heartbeat (the TTL of the troupe_nodes bucket that bus creates).
+const NodeEntryTTL = 15 * time.Second
+
 // Node configures worker nodes (cmd/node) and how the orchestrator's
 // remote tasks are delivered.
 type Node struct {
@@ -279,6 +283,11 @@ func (c Config) Validate() error {
 	}
 	if c.Node.Slots < 0 || c.Node.MaxDeliver < 0 || c.Node.AckWait < 0 {
 		return errors.New("node: slots, max_deliver and ack_wait must not be negative")
+	}
+	if hb := c.Node.Heartbeat; hb < 0 || hb > NodeEntryTTL/3 {
+		return fmt.Errorf("node.heartbeat: %s is too long: a node's registry entry expires %s after its last heartbeat, "+
+			"so a node must beat at least three times in that span (node.heartbeat at most %s), or live nodes drop out of the registry",
+			hb, NodeEntryTTL, NodeEntryTTL/3)
 	}
 	for name, k := range c.Kinds {
 		if k.Name != "" && k.Name != name {
