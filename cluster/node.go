@@ -260,4 +260,3 @@ func (n *Node) Drain(ctx context.Context) error {
 	}
 	return nil
 }
-
