@@ -129,6 +129,7 @@ type Node struct {
 	cancel   context.CancelFunc
 	fetching context.Context // ends when the node stops taking tasks
 	stopTake context.CancelFunc
+	pulling  sync.WaitGroup // the take loops and their open pull requests
 	loops    sync.WaitGroup
 	tasks    sync.WaitGroup
 
@@ -199,7 +200,7 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	n.loops.Add(1)
 	go n.heartbeat()
 	for i, c := range consumers {
-		n.loops.Add(1)
+		n.pulling.Add(1)
 		go n.take(o.Kinds[i], c)
 	}
 	return n, nil
@@ -236,6 +237,10 @@ func (n *Node) Drain(ctx context.Context) error {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+	// Hand back only once the node's pull requests have expired: a task
+	// handed back earlier could be delivered to one of them, be handed
+	// back again and spend another of its attempts.
+	n.pulling.Wait()
 	n.mu.Lock()
 	for _, rt := range n.running {
 		rt.handBack.Store(true)

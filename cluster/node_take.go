@@ -20,12 +20,12 @@ import (
 const (
 	fetchBatch = 32              // most tasks one request asks for
 	maxPulls   = 4               // requests open at once per kind
-	pullWait   = 2 * time.Second // server-side expiry of a request
+	pullWait   = time.Second // server-side expiry of a request (a drain waits for it)
 )
 
 // take keeps kind's pull requests open while the node takes tasks.
 func (n *Node) take(kind string, c jetstream.Consumer) {
-	defer n.loops.Done()
+	defer n.pulling.Done()
 	var open sync.WaitGroup
 	defer open.Wait()
 	pulls := make(chan struct{}, maxPulls)
@@ -77,7 +77,7 @@ func (n *Node) startAll(kind string, batch jetstream.MessageBatch) int {
 	got := 0
 	for m := range batch.Messages() {
 		got++
-		if n.fetching.Err() != nil { // stopping: give it back at once
+		if n.fetching.Err() != nil { // draining: give it back at once to another node
 			_ = m.Nak()
 			n.release(1)
 			continue
