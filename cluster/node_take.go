@@ -18,8 +18,8 @@ import (
 // AckWait redelivers it. Requests that never expire on the server
 // (FetchNoWait) lost whole batches that way under load, so none are used.
 const (
-	fetchBatch = 32              // most tasks one request asks for
-	maxPulls   = 4               // requests open at once per kind
+	fetchBatch = 32          // most tasks one request asks for
+	maxPulls   = 4           // requests open at once per kind
 	pullWait   = time.Second // server-side expiry of a request (a drain waits for it)
 )
 
