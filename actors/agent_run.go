@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/tools"
 )
 
 // AgentHandle is one agent started on its own with StartAgent: what a node
@@ -30,18 +31,58 @@ type AgentHandle struct {
 // own children, log, node name); o.Run, o.Task, o.Resume and o.Budget are
 // not used. The agent's events carry the task's run, agent and parent IDs,
 // so they join the run's stream as a local child's would.
+//
+// StartAgent builds a Host for the one agent and closes it when the agent
+// ends; a process that runs many agents (a node) keeps one Host instead.
 func StartAgent(ctx context.Context, o Options, task ChildTask, svc budget.Service) (*AgentHandle, error) {
-	if task.Run == "" || task.ID == "" || task.Kind == "" || task.Task == "" {
-		return nil, errors.New("start agent: the task needs run, agent, kind and task")
+	host, err := NewHost(ctx, o)
+	if err != nil {
+		return nil, err
 	}
-	o.Run = task.Run
+	h, err := host.StartAgent(task, svc, o.Artifacts)
+	if err != nil {
+		host.Close()
+		return nil, err
+	}
+	go func() { <-h.done; host.Close() }()
+	return h, nil
+}
+
+// Host runs agents of any run that a process was handed (a node's tasks):
+// it builds once what they share (one actor system, the workspace, the
+// tool registry, the model router) so that starting an agent costs an
+// actor spawn, not a new runtime. Its methods are safe for concurrent use.
+type Host struct {
+	base *runtime
+}
+
+// NewHost prepares o (as StartAgent reads it) for running agents.
+func NewHost(ctx context.Context, o Options) (*Host, error) {
+	if o.Run == "" {
+		o.Run = "host" // each agent gets its task's run
+	}
 	rt, err := newRuntime(ctx, &o)
 	if err != nil {
 		return nil, err
 	}
-	k, ok := rt.kinds[task.Kind]
+	return &Host{base: rt}, nil
+}
+
+// Close stops the host's actor system, kills what its agents' tools may
+// still have running and closes the workspace; call it once its agents
+// have ended.
+func (h *Host) Close() { h.base.shutdown() }
+
+// StartAgent starts the agent task describes on the host (see the
+// function StartAgent): svc serves its run's budget, artifacts (nil: none)
+// keeps its run's spilled outputs where other processes read them, and
+// task.Limits, when set, replace the host's limits for this agent.
+func (h *Host) StartAgent(task ChildTask, svc budget.Service, artifacts tools.ArtifactStore) (*AgentHandle, error) {
+	if task.Run == "" || task.ID == "" || task.Kind == "" || task.Task == "" {
+		return nil, errors.New("start agent: the task needs run, agent, kind and task")
+	}
+	k, ok := h.base.kinds[task.Kind]
 	if !ok {
-		rt.shutdown()
 		return nil, fmt.Errorf("start agent: unknown kind %q", task.Kind)
 	}
 	if task.Tools != nil {
@@ -49,22 +90,27 @@ func StartAgent(ctx context.Context, o Options, task ChildTask, svc budget.Servi
 		// limit); a task can only narrow the kind, never widen it.
 		k.Tools = slices.DeleteFunc(slices.Clone(k.Tools), func(t string) bool { return !slices.Contains(task.Tools, t) })
 	}
+	rt := *h.base // what differs per run: its ID, budget, artifacts and read cache
+	rt.run, rt.artifacts, rt.budget = task.Run, artifacts, nil
+	rt.cache = tools.NewCache(rt.toolCfg.CacheMaxAge)
 	if svc != nil {
 		rt.budget = svc
 	}
-	h := &AgentHandle{rt: rt, results: make(chan AgentResult, 1), done: make(chan struct{})}
+	rt.applyLimits(task.Limits)
+	rt.log = rt.log.With().Str("run", task.Run).Logger()
+	ah := &AgentHandle{rt: &rt, results: make(chan AgentResult, 1), done: make(chan struct{})}
 	spec := agentSpec{id: task.ID, parent: task.Parent, kind: k, task: task.Task, context: task.Context,
 		model: task.ModelOverride, parentModel: task.ParentModel, depth: task.Depth, background: task.Background,
-		lease: task.LeaseTokens, attempt: task.Attempt, done: func(r AgentResult) { h.results <- r }}
-	h.pid = rt.system.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return newAgent(rt, spec) },
-		actor.WithSupervisor(childStrategy())), "agent-"+task.ID)
+		lease: task.LeaseTokens, attempt: task.Attempt, done: func(r AgentResult) { ah.results <- r }}
+	sys := rt.system
+	ah.pid = sys.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return newAgent(&rt, spec) },
+		actor.WithSupervisor(childStrategy())), "agent-"+task.Run+"-"+task.ID+"-")
 	go func() {
-		h.result = <-h.results
-		_ = rt.system.Root.StopFuture(h.pid).Wait()
-		rt.shutdown()
-		close(h.done)
+		ah.result = <-ah.results
+		_ = sys.Root.StopFuture(ah.pid).Wait()
+		close(ah.done)
 	}()
-	return h, nil
+	return ah, nil
 }
 
 // Done is closed once the agent has ended and its lease is released.

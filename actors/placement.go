@@ -29,6 +29,13 @@ type Placer interface {
 	Place(ctx context.Context, task ChildTask) (RemoteChild, error)
 }
 
+// RunCanceller is implemented by a Placer whose children run elsewhere
+// and can all be told at once that their run is cancelled (the remote
+// placer publishes the run-wide cancel). Team.Cancel calls it.
+type RunCanceller interface {
+	CancelRun(reason string)
+}
+
 // LocalPlacer runs every child in this process. It is the default.
 type LocalPlacer struct{}
 

@@ -121,11 +121,12 @@ func (rt *runtime) store(agent string) (convo.Store, error) {
 	return convo.Store{Dir: dir, Filter: rt.redact.JSON}, nil
 }
 
-// shutdown stops the run's actor system and kills what its tools may
-// still have running.
+// shutdown stops the run's actor system, kills what its tools may still
+// have running and closes the workspace root.
 func (rt *runtime) shutdown() {
 	rt.system.Shutdown()
 	if err := rt.procs.Close(); err != nil {
 		rt.log.Warn().Err(err).Msg("close the process guard")
 	}
+	_ = rt.ws.Close()
 }

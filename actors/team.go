@@ -176,8 +176,15 @@ func (t *Team) Run() string { return t.rt.run }
 // elsewhere (see StartAgent).
 func (t *Team) Budget() *budget.Client { return t.rt.budget.(*budget.Client) }
 
-// Cancel cancels the whole tree; Wait returns once it has stopped.
-func (t *Team) Cancel() { t.rt.system.Root.Send(t.root, &Cancel{Reason: "run cancelled"}) }
+// Cancel cancels the whole tree; Wait returns once it has stopped. A
+// Placer that is a RunCanceller is told first, so agents on other
+// machines hear of it at once, not only as their parents wind down.
+func (t *Team) Cancel() {
+	if rc, ok := t.rt.placer.(RunCanceller); ok {
+		rc.CancelRun("run cancelled")
+	}
+	t.rt.system.Root.Send(t.root, &Cancel{Reason: "run cancelled"})
+}
 
 // Wait waits for the root agent to end (cancelling the tree if ctx ends
 // first), settles the budget and returns the run's result. Call it once.

@@ -3,6 +3,7 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,9 +28,22 @@ func oneShotFanout(n int) *llmtest.Server {
 	}})
 }
 
-// benchFanout runs b.N rounds of a 100-task fan-out through three nodes
+// cpuTime is the user + system CPU time this process has used: the
+// orchestrator, the three nodes, the NATS server and the scripted model
+// all run in it, so its growth per task is what a task costs the machine
+// whatever else shares the machine's cores.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchFanout runs b.N rounds of an n-task fan-out through three nodes
 // (remote) or in the orchestrator (local) and reports tasks per second,
-// the time per task, and the spawn → first model request latency.
+// the wall time and CPU time per task, and the spawn → first model
+// request latency. The nodes run in this process (each with its own NATS
+// connection, as a node process has), over a real NATS server on
+// loopback TCP; the model is the scripted server, answering at once.
 func benchFanout(b *testing.B, remote bool, n int) {
 	s := natsServer(b)
 	srv := oneShotFanout(n)
@@ -40,7 +54,8 @@ func benchFanout(b *testing.B, remote bool, n int) {
 			js, _ := jetstream.New(nc)
 			node, err := StartNode(b.Context(), NodeOptions{NC: nc, JS: js, ID: fmt.Sprintf("n%d", i), Kinds: []string{"explore"}, Slots: 64,
 				Agent: actors.Options{Workspace: workspace(b), Client: modelClient(b, srv), Models: actors.Models{Default: "big"},
-					Log: zerolog.Nop()}, AckWait: 30 * time.Second, Log: zerolog.Nop()})
+					Log: zerolog.Nop()},
+				AckWait: 30 * time.Second, Log: zerolog.Nop()})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -52,6 +67,7 @@ func benchFanout(b *testing.B, remote bool, n int) {
 	var spawnToCall time.Duration
 	var spawned int
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for i := 0; i < b.N; i++ {
 		run := fmt.Sprintf("bench-%d", i)
 		o := actors.Options{Run: run, Workspace: workspace(b), Task: "fan out", Client: modelClient(b, srv),
@@ -94,6 +110,7 @@ func benchFanout(b *testing.B, remote bool, n int) {
 		b.StartTimer()
 	}
 	b.StopTimer()
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N*n), "cpu-µs/task")
 	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "tasks/s")
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/task")
 	if spawned > 0 {
@@ -113,3 +130,7 @@ func BenchmarkSpawnRemote(b *testing.B) { benchFanout(b, true, 1) }
 // BenchmarkFanoutLocal is the same fan-out with every child local, for the
 // per-task overhead of placing remotely.
 func BenchmarkFanoutLocal(b *testing.B) { benchFanout(b, false, 100) }
+
+// BenchmarkSpawnLocal is one local child at a time, for comparison with
+// BenchmarkSpawnRemote.
+func BenchmarkSpawnLocal(b *testing.B) { benchFanout(b, false, 1) }

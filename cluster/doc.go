@@ -2,10 +2,11 @@
 // other machines. It carries a run's parts over NATS:
 //
 //   - the task queue: a child placed remotely is published to the
-//     JetStream work queue TROUPE_TASKS on <prefix>.task.<kind>; node
-//     processes pull the tasks of their kinds through one durable consumer
-//     per kind, with explicit acks, AckWait and MaxDeliver, and send
-//     InProgress while a task runs, so a task whose node dies is
+//     JetStream work queue TROUPE_TASKS on <prefix>.task.<kind>.v<protocol>;
+//     node processes pull the tasks of their kinds and version through one
+//     durable consumer per kind and version, with explicit acks, AckWait
+//     and MaxDeliver, keeping a pull request open for their free slots,
+//     and send InProgress while a task runs, so a task whose node dies is
 //     redelivered to another node and nothing is lost;
 //   - results: a node publishes each agent's end on
 //     <prefix>.result.<run>.<agent> (stream TROUPE_RESULTS) before it acks
@@ -16,12 +17,14 @@
 //     remote agents draw on it exactly as local ones do and the tree's
 //     ceilings hold across nodes;
 //   - control: cancel, steer and status reach a remote agent on
-//     <prefix>.ctl.<run>[.<agent>].<op>;
+//     <prefix>.ctl.<run>[.<agent>].<op> (a node subscribes once, with
+//     wildcards); cancelling the run publishes <prefix>.ctl.<run>.cancel;
 //   - the node registry: KV bucket troupe_nodes, one entry per live node
 //     (kinds, slots, free slots, version), kept alive by a heartbeat.
 //
 // The orchestrator side plugs into actors through its placement seam: a
 // Placer decides per kind (local, remote or auto) and a RemoteChild stands
-// for each remote agent in its parent. The node side runs each task with
-// actors.StartAgent.
+// for each remote agent in its parent. The node side runs each task on one
+// actors.Host (one actor system and tool set per node). docs/wire.md is
+// the protocol.
 package cluster

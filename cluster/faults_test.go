@@ -42,14 +42,14 @@ func TestNodeRefusesBadTasks(t *testing.T) {
 	v2.V, v2.ID = 99, "explore-v2"
 	other := good
 	other.Kind, other.ID = "worker", "worker-1"
-	pub(bus.TaskSubject(DefaultPrefix, "explore"), []byte("{not json"))
-	pub(bus.TaskSubject(DefaultPrefix, "explore"), other)
-	pub(bus.TaskSubject(DefaultPrefix, "explore"), v2)
-	pub(bus.TaskSubject(DefaultPrefix, "explore"), good)
+	pub(TaskSubject(DefaultPrefix, "explore", messages.ProtocolVersion), []byte("{not json"))
+	pub(TaskSubject(DefaultPrefix, "explore", messages.ProtocolVersion), other)
+	pub(TaskSubject(DefaultPrefix, "explore", messages.ProtocolVersion), v2)
+	pub(TaskSubject(DefaultPrefix, "explore", messages.ProtocolVersion), good)
 	// The good task runs and its result is published.
 	checkFor(t, 30*time.Second, func() error {
 		st := n.Stats()
-		if st.Malformed != 1 || st.WrongKind != 1 || st.Version == 0 || st.Completed != 1 {
+		if st.Malformed != 1 || st.WrongKind != 1 || st.Version != 1 || st.Completed != 1 {
 			return errorf("stats %+v", st)
 		}
 		return nil

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"encoding/json"
+	"github.com/troupe-ai/troupe/messages"
 	"testing"
 	"time"
 
@@ -64,3 +66,7 @@ func checkFor(t testing.TB, total time.Duration, fn func() error) {
 		<-time.After(2 * time.Millisecond)
 	}
 }
+
+type natsMsg = nats.Msg
+
+func jsonTask(t messages.Task) ([]byte, error) { return json.Marshal(t) }

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -50,7 +49,15 @@ type NodeOptions struct {
 	DrainTimeout time.Duration
 	// Version is the node program's version, shown in the registry.
 	Version string
-	Log     zerolog.Logger
+	// Protocol is the task protocol version the node takes tasks of
+	// (default messages.ProtocolVersion); each version has its own
+	// subject, so a node never receives tasks of another version.
+	Protocol int
+	// WorkspaceKey names the repository the node serves (default
+	// WorkspaceKey(Agent.Workspace)); a task for another repository is
+	// refused. "" refuses nothing.
+	WorkspaceKey string
+	Log          zerolog.Logger
 }
 
 func (o *NodeOptions) defaults() {
@@ -84,6 +91,12 @@ func (o *NodeOptions) defaults() {
 	if o.Events == nil {
 		o.Events = actors.Emitters{}
 	}
+	if o.Protocol == 0 {
+		o.Protocol = messages.ProtocolVersion
+	}
+	if o.WorkspaceKey == "" {
+		o.WorkspaceKey = WorkspaceKey(o.Agent.Workspace)
+	}
 }
 
 // NodeStats count what a node did and refused.
@@ -95,7 +108,9 @@ type NodeStats struct {
 	HandedBack  uint64 // tasks given back (Nak) when a drain timed out
 	Malformed   uint64 // task messages that could not be decoded (terminated)
 	WrongKind   uint64 // tasks of a kind this node does not serve (terminated)
-	Version     uint64 // tasks of another protocol version (handed back)
+	Version     uint64 // tasks of another protocol version on this version's subject (terminated)
+	Workspace   uint64 // tasks for another repository (handed back)
+	Cancelled   uint64 // tasks whose run or agent was cancelled before they started (acked with a cancelled result)
 }
 
 // Node pulls agent tasks of its kinds from the queue and runs them.
@@ -105,18 +120,23 @@ type Node struct {
 	info   NodeInfo
 	events *nodeEvents
 	slots  chan struct{}
+	host   *actors.Host // one actor system and tool set for every task
+	ctl    []*nats.Subscription
+	kicks  chan struct{} // a task started or ended: rewrite the registry entry soon
+	gone   *cancelMemory
 
 	ctx      context.Context // ends when the node stops for good
 	cancel   context.CancelFunc
 	fetching context.Context // ends when the node stops taking tasks
 	stopTake context.CancelFunc
+	pulling  sync.WaitGroup // the take loops and their open pull requests
 	loops    sync.WaitGroup
 	tasks    sync.WaitGroup
 
 	mu      sync.Mutex
-	running map[string]*runningTask
+	running map[string]*runningTask // by run + "." + agent
 	stats   struct {
-		taken, completed, redelivered, alreadyDone, handedBack, malformed, wrongKind, version atomic.Uint64
+		taken, completed, redelivered, alreadyDone, handedBack, malformed, wrongKind, version, workspace, cancelled atomic.Uint64
 	}
 }
 
@@ -135,43 +155,56 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", bus.NodesBucket, err)
 	}
+	if err := checkHeartbeat(ctx, kv, o.Heartbeat); err != nil {
+		return nil, err
+	}
 	host, _ := os.Hostname()
 	n := &Node{o: o, kv: kv, slots: make(chan struct{}, o.Slots), running: map[string]*runningTask{},
-		events: newNodeEvents(o.Events, o.ID, o.Name, o.Log)}
+		kicks: make(chan struct{}, 1), gone: newCancelMemory(), events: newNodeEvents(o.Events, o.ID, o.Name, o.Log)}
 	n.info = NodeInfo{ID: o.ID, Name: o.Name, Host: host, Kinds: slices.Clone(o.Kinds), Slots: o.Slots, Free: o.Slots,
-		Version: o.Version, Protocol: messages.ProtocolVersion, Started: time.Now().UTC()}
+		Version: o.Version, Protocol: o.Protocol, Workspace: o.WorkspaceKey, Started: time.Now().UTC()}
 	n.ctx, n.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	n.fetching, n.stopTake = context.WithCancel(n.ctx)
+	fail := func(err error) (*Node, error) {
+		n.stopControl()
+		if n.host != nil {
+			n.host.Close()
+		}
+		n.cancel()
+		return nil, err
+	}
+	agent := o.Agent
+	agent.Node, agent.Events = o.ID, o.Events
+	if n.host, err = actors.NewHost(n.ctx, agent); err != nil {
+		return fail(fmt.Errorf("node %s: %w", o.ID, err))
+	}
 	consumers := make([]jetstream.Consumer, 0, len(o.Kinds))
 	for _, k := range o.Kinds {
 		c, err := o.JS.CreateOrUpdateConsumer(ctx, bus.TasksStream, jetstream.ConsumerConfig{
-			Durable: consumerName(k), FilterSubject: bus.TaskSubject(o.Prefix, k), AckPolicy: jetstream.AckExplicitPolicy,
-			AckWait: o.AckWait, MaxDeliver: o.MaxDeliver, MaxAckPending: -1,
-			Description: "troupe nodes taking " + k + " tasks"})
+			Durable: consumerName(k, o.Protocol), FilterSubject: TaskSubject(o.Prefix, k, o.Protocol),
+			AckPolicy: jetstream.AckExplicitPolicy, AckWait: o.AckWait, MaxDeliver: o.MaxDeliver, MaxAckPending: -1,
+			Description: fmt.Sprintf("troupe nodes taking %s tasks of protocol %d", k, o.Protocol)})
 		if err != nil {
-			n.cancel()
-			return nil, fmt.Errorf("consumer for %s tasks: %w", k, err)
+			return fail(fmt.Errorf("consumer for %s tasks: %w", k, err))
 		}
 		consumers = append(consumers, c)
 	}
+	if err := n.subscribeControl(); err != nil {
+		return fail(err)
+	}
 	if err := n.beat(ctx); err != nil {
-		n.cancel()
-		return nil, fmt.Errorf("register node %s: %w", o.ID, err)
+		return fail(fmt.Errorf("register node %s: %w", o.ID, err))
 	}
 	n.events.emit(NodesRun, messages.EvtNodeJoined, messages.NodeJoined{Node: o.ID, Name: o.Name, Host: host, Kinds: o.Kinds,
 		Slots: o.Slots, Version: o.Version})
 	n.loops.Add(1)
 	go n.heartbeat()
 	for i, c := range consumers {
-		n.loops.Add(1)
+		n.pulling.Add(1)
 		go n.take(o.Kinds[i], c)
 	}
 	return n, nil
 }
-
-// consumerName is the durable consumer of kind's tasks, shared by every
-// node that runs the kind.
-func consumerName(kind string) string { return "troupe_" + kind }
 
 // ID is the node's ID.
 func (n *Node) ID() string { return n.o.ID }
@@ -181,7 +214,7 @@ func (n *Node) Stats() NodeStats {
 	s := &n.stats
 	return NodeStats{Taken: s.taken.Load(), Completed: s.completed.Load(), Redelivered: s.redelivered.Load(),
 		AlreadyDone: s.alreadyDone.Load(), HandedBack: s.handedBack.Load(), Malformed: s.malformed.Load(),
-		WrongKind: s.wrongKind.Load(), Version: s.version.Load()}
+		WrongKind: s.wrongKind.Load(), Version: s.version.Load(), Workspace: s.workspace.Load(), Cancelled: s.cancelled.Load()}
 }
 
 // Drain stops taking tasks, lets the running ones finish for up to the
@@ -204,6 +237,10 @@ func (n *Node) Drain(ctx context.Context) error {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+	// Hand back only once the node's pull requests have expired: a task
+	// handed back earlier could be delivered to one of them, be handed
+	// back again and spend another of its attempts.
+	n.pulling.Wait()
 	n.mu.Lock()
 	for _, rt := range n.running {
 		rt.handBack.Store(true)
@@ -213,6 +250,8 @@ func (n *Node) Drain(ctx context.Context) error {
 	<-done
 	n.cancel()
 	n.loops.Wait()
+	n.stopControl()
+	n.host.Close()
 	n.events.emit(NodesRun, messages.EvtNodeLeft, messages.NodeLeft{Node: n.o.ID, Name: n.o.Name, Reason: "drained"})
 	if !n.o.NC.IsConnected() {
 		// The server is gone: the entry expires with its TTL.
@@ -226,105 +265,3 @@ func (n *Node) Drain(ctx context.Context) error {
 	}
 	return nil
 }
-
-func (n *Node) heartbeat() {
-	defer n.loops.Done()
-	t := time.NewTicker(n.o.Heartbeat)
-	defer t.Stop()
-	for {
-		select {
-		case <-n.ctx.Done():
-			return
-		case <-t.C:
-			if err := n.beat(n.ctx); err != nil && n.ctx.Err() == nil {
-				n.o.Log.Warn().Err(err).Msg("heartbeat")
-			}
-		}
-	}
-}
-
-// beat writes the node's registry entry.
-func (n *Node) beat(ctx context.Context) error {
-	n.mu.Lock()
-	n.info.Free = n.o.Slots - len(n.running)
-	n.info.Heartbeat = time.Now().UTC()
-	b, _ := json.Marshal(n.info)
-	n.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	_, err := n.kv.Put(ctx, n.o.ID, b)
-	return err
-}
-
-// take pulls kind's tasks while the node takes tasks: it reserves the
-// free slots (waiting for one) and takes what is queued at once, up to
-// that many; when nothing is queued it waits for the next task with one
-// slot reserved.
-func (n *Node) take(kind string, c jetstream.Consumer) {
-	defer n.loops.Done()
-	for {
-		select {
-		case n.slots <- struct{}{}:
-		case <-n.fetching.Done():
-			return
-		}
-		reserved := 1
-	more:
-		for reserved < fetchBatch {
-			select {
-			case n.slots <- struct{}{}:
-				reserved++
-			default:
-				break more
-			}
-		}
-		got, err := n.fetch(kind, c, reserved, false)
-		if err == nil && got == 0 {
-			for ; reserved > 1; reserved-- { // wait for one with one slot
-				<-n.slots
-			}
-			got, err = n.fetch(kind, c, 1, true)
-		}
-		for ; got < reserved; got++ {
-			<-n.slots
-		}
-		if err != nil && n.fetching.Err() == nil {
-			n.o.Log.Debug().Err(err).Str("kind", kind).Msg("fetch")
-			select { // the server is away: do not spin
-			case <-time.After(250 * time.Millisecond):
-			case <-n.fetching.Done():
-			}
-		}
-	}
-}
-
-// fetch takes up to max tasks (waiting up to a second for the first when
-// wait) and starts them; each started task holds one of the reserved
-// slots. It returns how many messages it took.
-func (n *Node) fetch(kind string, c jetstream.Consumer, max int, wait bool) (int, error) {
-	var batch jetstream.MessageBatch
-	var err error
-	if wait {
-		batch, err = c.Fetch(max, jetstream.FetchMaxWait(time.Second))
-	} else {
-		batch, err = c.FetchNoWait(max)
-	}
-	if err != nil {
-		return 0, err
-	}
-	got := 0
-	for m := range batch.Messages() {
-		got++
-		if n.fetching.Err() != nil { // stopping: give it back at once
-			_ = m.Nak()
-			<-n.slots
-			continue
-		}
-		n.tasks.Add(1)
-		go n.run(kind, m)
-	}
-	return got, batch.Error()
-}
-
-// fetchBatch bounds the tasks one fetch asks for.
-const fetchBatch = 32

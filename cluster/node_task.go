@@ -17,6 +17,7 @@ import (
 
 // runningTask is a task a node is running.
 type runningTask struct {
+	run      string
 	h        *actors.AgentHandle
 	handBack atomic.Bool // drain timed out: Nak instead of a result
 }
@@ -26,7 +27,7 @@ type runningTask struct {
 // nak'ed or terminated) and the slot freed.
 func (n *Node) run(kind string, m jetstream.Msg) {
 	defer n.tasks.Done()
-	defer func() { <-n.slots }()
+	defer n.release(1)
 	log := n.o.Log.With().Str("subject", m.Subject()).Logger()
 	md, err := m.Metadata()
 	if err != nil {
@@ -38,23 +39,34 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 	task, err := DecodeTask(m.Data())
 	switch {
 	case errors.Is(err, messages.ErrVersion):
+		// Each version has its own subject: this one was published on
+		// the wrong subject, and no node of this version can run it.
 		n.stats.version.Add(1)
-		log.Warn().Err(err).Msg("task of another protocol version handed back; run nodes of the orchestrator's version")
-		_ = m.NakWithDelay(time.Second)
+		log.Warn().Err(err).Msg("task of another protocol version on this version's subject terminated")
+		_ = m.TermWithReason(fmt.Sprintf("node %s: %v (published on the subject of protocol %d)", n.o.Name, err, n.o.Protocol))
 		return
 	case err != nil:
 		n.stats.malformed.Add(1)
 		log.Warn().Err(err).Msg("malformed task terminated")
-		_ = m.TermWithReason("malformed task")
+		_ = m.TermWithReason(fmt.Sprintf("node %s: malformed task: %v", n.o.Name, err))
 		return
 	case task.Kind != kind:
 		n.stats.wrongKind.Add(1)
 		log.Warn().Str("kind", task.Kind).Msg("task of another kind on this kind's subject terminated")
-		_ = m.TermWithReason("kind does not match subject")
+		_ = m.TermWithReason(fmt.Sprintf("node %s: a %s task on the subject of %s tasks", n.o.Name, task.Kind, kind))
 		return
 	}
 	task.Attempt = int(md.NumDelivered)
 	log = log.With().Str("run", task.Run).Str("agent", task.ID).Int("attempt", task.Attempt).Logger()
+	if task.Workspace != "" && n.o.WorkspaceKey != "" && task.Workspace != n.o.WorkspaceKey {
+		n.stats.workspace.Add(1)
+		why := fmt.Sprintf("node %s serves another repository (%s) than the task's (%s); start it with --workspace on a checkout of the orchestrator's repository",
+			n.o.Name, n.o.WorkspaceKey, task.Workspace)
+		log.Warn().Msg("task refused: " + why)
+		n.refuse(task, why)
+		_ = m.NakWithDelay(time.Second) // another node may serve the task's repository
+		return
+	}
 	if task.Attempt > 1 {
 		n.stats.redelivered.Add(1)
 		n.events.emit(task.Run, messages.EvtTaskRedelivered, messages.TaskRedelivered{Agent: task.ID, Kind: task.Kind,
@@ -66,22 +78,29 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 			return
 		}
 	}
-	n.stats.taken.Add(1)
-	res, handedBack := n.runAgent(m, task)
-	if handedBack {
-		n.stats.handedBack.Add(1)
-		log.Info().Msg("task handed back to the queue (drain timeout)")
-		_ = m.Nak()
-		return
+	var res actors.AgentResult
+	if n.gone.has(task.Run, task.ID) {
+		n.stats.cancelled.Add(1)
+		res = actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusCancelled, Reason: actors.ReasonCancelled}
+	} else {
+		n.stats.taken.Add(1)
+		var handedBack bool
+		res, handedBack = n.runAgent(m, task)
+		if handedBack {
+			n.stats.handedBack.Add(1)
+			log.Info().Msg("task handed back to the queue (drain timeout)")
+			_ = m.Nak()
+			return
+		}
 	}
 	if err := n.publishResult(task, res); err != nil {
 		// No ack: the task is redelivered and the result published then.
 		log.Error().Err(err).Msg("publish result")
 		return
 	}
-	ctx, cancel := context.WithTimeout(n.ctx, 10*time.Second)
-	defer cancel()
-	if err := m.DoubleAck(ctx); err != nil {
+	// The result is stored: a plain ack will do. Should it be lost, the
+	// redelivery finds the result and is acked without a rerun.
+	if err := m.Ack(); err != nil {
 		log.Warn().Err(err).Msg("ack task (the result is published; a redelivery will find it)")
 	}
 	n.stats.completed.Add(1)
@@ -90,33 +109,28 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 // runAgent runs the task's agent to its end while keeping the task alive
 // in the queue and answering control messages.
 func (n *Node) runAgent(m jetstream.Msg, task actors.ChildTask) (actors.AgentResult, bool) {
-	o := n.o.Agent
-	o.Node, o.Events, o.Log = n.o.ID, n.o.Events, n.o.Log.With().Str("run", task.Run).Logger()
-	o.Artifacts = bus.NewArtifacts(n.o.JS, task.Run)
-	h, err := actors.StartAgent(n.ctx, o, task, NewBudgetClient(n.o.NC, n.o.Prefix, task.Run, n.o.ID))
+	h, err := n.host.StartAgent(task, NewBudgetClient(n.o.NC, n.o.Prefix, task.Run, n.o.ID), bus.NewArtifacts(n.o.JS, task.Run))
 	if err != nil {
 		return actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusFailed, Reason: actors.ReasonError,
 			Err: fmt.Sprintf("node %s could not start the agent: %v", n.o.Name, err)}, false
 	}
-	rt := &runningTask{h: h}
+	rt := &runningTask{run: task.Run, h: h}
 	key := task.Run + "." + task.ID
 	n.mu.Lock()
 	n.running[key] = rt
 	n.mu.Unlock()
-	_ = n.beat(n.ctx)
+	n.kick()
 	defer func() {
 		n.mu.Lock()
 		delete(n.running, key)
 		n.mu.Unlock()
-		_ = n.beat(n.ctx)
+		n.kick()
 	}()
-	subs := n.control(task, h)
-	defer func() {
-		for _, s := range subs {
-			_ = s.Unsubscribe()
-		}
-	}()
-	_ = n.o.NC.Publish(bus.CtlSubject(n.o.Prefix, task.Run, task.ID, ctlStarted), []byte(n.o.ID))
+	if n.gone.has(task.Run, task.ID) { // cancelled while it was starting
+		h.Cancel("cancelled by the orchestrator")
+	}
+	b, _ := json.Marshal(startNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt})
+	_ = n.o.NC.Publish(bus.CtlSubject(n.o.Prefix, task.Run, task.ID, ctlStarted), b)
 	alive := time.NewTicker(n.o.AckWait / 3)
 	defer alive.Stop()
 	for {
@@ -129,61 +143,10 @@ func (n *Node) runAgent(m jetstream.Msg, task actors.ChildTask) (actors.AgentRes
 	}
 }
 
-// control subscribes to the run's and the agent's control subjects.
-func (n *Node) control(task actors.ChildTask, h *actors.AgentHandle) []*nats.Subscription {
-	p := n.o.Prefix
-	var subs []*nats.Subscription
-	add := func(subj string, fn nats.MsgHandler) {
-		if s, err := n.o.NC.Subscribe(subj, fn); err == nil {
-			subs = append(subs, s)
-		} else {
-			n.o.Log.Warn().Err(err).Str("subject", subj).Msg("subscribe control")
-		}
-	}
-	cancel := func(m *nats.Msg) {
-		reason := "cancelled by the orchestrator"
-		if c, err := messages.Decode[messages.Cancel](m.Data, maxRequestBytes); err == nil && c.Reason != "" {
-			reason += ": " + c.Reason
-		}
-		h.Cancel(reason)
-	}
-	add(bus.CtlSubject(p, task.Run, "", ctlCancel), cancel)
-	add(bus.CtlSubject(p, task.Run, task.ID, ctlCancel), cancel)
-	add(bus.CtlSubject(p, task.Run, task.ID, ctlInput), func(m *nats.Msg) {
-		if m.Reply == "" {
-			return
-		}
-		steer, err := messages.Decode[messages.Steer](m.Data, maxRequestBytes)
-		if err != nil {
-			b, _ := json.Marshal(messages.SteerReply{Error: &messages.Error{Code: messages.CodeBadRequest, Message: err.Error()}})
-			_ = m.Respond(b)
-			return
-		}
-		go func() {
-			ctx, c := context.WithTimeout(n.ctx, 5*time.Second)
-			defer c()
-			ok, _ := h.SendInput(ctx, steer.Message)
-			b, _ := json.Marshal(messages.SteerReply{Accepted: ok})
-			_ = m.Respond(b)
-		}()
-	})
-	add(bus.CtlSubject(p, task.Run, task.ID, ctlStatus), func(m *nats.Msg) {
-		if m.Reply == "" {
-			return
-		}
-		go func() {
-			ctx, c := context.WithTimeout(n.ctx, 5*time.Second)
-			defer c()
-			st, err := h.Status(ctx)
-			if err != nil {
-				return
-			}
-			b, _ := json.Marshal(st.Wire())
-			_ = m.Respond(b)
-		}()
-	})
-	_ = n.o.NC.Flush()
-	return subs
+// refuse tells the task's orchestrator why this node did not run it.
+func (n *Node) refuse(task actors.ChildTask, why string) {
+	b, _ := json.Marshal(startNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt, Refused: why})
+	_ = n.o.NC.Publish(bus.CtlSubject(n.o.Prefix, task.Run, task.ID, ctlStarted), b)
 }
 
 func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult) error {

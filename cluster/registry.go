@@ -25,16 +25,21 @@ type NodeInfo struct {
 	Free      int       `json:"free"`
 	Version   string    `json:"version"`
 	Protocol  int       `json:"protocol"`
+	Workspace string    `json:"workspace,omitempty"` // WorkspaceKey of the node's checkout
 	Started   time.Time `json:"started"`
 	Heartbeat time.Time `json:"heartbeat"`
 	Draining  bool      `json:"draining,omitempty"`
 }
 
-// registry is the orchestrator's live view of the node bucket.
+// registry is the orchestrator's live view of the node bucket. An entry
+// that expires from the bucket (its node stopped beating) sends no delete
+// to watchers, so a node not heard from within the bucket's TTL counts as
+// gone here too.
 type registry struct {
 	mu    sync.Mutex
 	nodes map[string]NodeInfo
 	seen  map[string]time.Time // when this process last heard from each node (its own clock)
+	ttl   time.Duration        // the bucket's; 0: entries do not expire
 	done  chan struct{}
 }
 
@@ -43,11 +48,15 @@ func watchRegistry(ctx context.Context, js jetstream.JetStream, log zerolog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", bus.NodesBucket, err)
 	}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", bus.NodesBucket, err)
+	}
 	w, err := kv.WatchAll(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", bus.NodesBucket, err)
 	}
-	g := &registry{nodes: map[string]NodeInfo{}, seen: map[string]time.Time{}, done: make(chan struct{})}
+	g := &registry{nodes: map[string]NodeInfo{}, seen: map[string]time.Time{}, ttl: st.TTL(), done: make(chan struct{})}
 	go func() {
 		defer close(g.done)
 		defer w.Stop()
@@ -90,20 +99,29 @@ func (g *registry) apply(e jetstream.KeyValueEntry, log zerolog.Logger) {
 func (g *registry) hasFreeSlot(kind string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	now := time.Now()
 	for _, n := range g.nodes {
-		if !n.Draining && n.Free > 0 && slices.Contains(n.Kinds, kind) {
+		if g.live(n.ID, now) && !n.Draining && n.Free > 0 && slices.Contains(n.Kinds, kind) {
 			return true
 		}
 	}
 	return false
 }
 
+// live reports whether node was heard from within the bucket's TTL.
+func (g *registry) live(node string, now time.Time) bool {
+	return g.ttl <= 0 || now.Sub(g.seen[node]) <= g.ttl
+}
+
 func (g *registry) list() []NodeInfo {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	out := make([]NodeInfo, 0, len(g.nodes))
+	now := time.Now()
 	for _, n := range g.nodes {
-		out = append(out, n)
+		if g.live(n.ID, now) {
+			out = append(out, n)
+		}
 	}
 	slices.SortFunc(out, func(a, b NodeInfo) int {
 		if a.Name != b.Name {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/messages"
 )
 
 // Placements of a kind.
@@ -40,7 +42,10 @@ type RemoteOptions struct {
 	// LeaseTimeout is how long a node may go without a heartbeat before
 	// the leases it acquired are returned (default 30s).
 	LeaseTimeout time.Duration
-	Log          zerolog.Logger
+	// Workspace is the orchestrator's workspace directory: tasks carry its
+	// WorkspaceKey, and nodes serving another repository refuse them.
+	Workspace string
+	Log       zerolog.Logger
 }
 
 // Remote is the orchestrator side of a run with remote agents: its Placer
@@ -53,8 +58,9 @@ type Remote struct {
 	nodes   *registry
 	budget  *BudgetServer
 	results jetstream.ConsumeContext
-	advSub  *nats.Subscription
+	subs    []*nats.Subscription // advisories and start notices
 	origin  string
+	wsKey   string
 
 	mu      sync.Mutex
 	waiting map[string]*remoteChild // by agent ID
@@ -63,6 +69,7 @@ type Remote struct {
 	duplicates atomic.Uint64
 	forged     atomic.Uint64
 	failedMax  atomic.Uint64
+	terminated atomic.Uint64
 }
 
 // StartRemote starts the orchestrator side of run.
@@ -89,7 +96,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 	}
 	host, _ := os.Hostname()
 	r := &Remote{o: o, waiting: map[string]*remoteChild{}, bySeq: map[uint64]string{},
-		origin: fmt.Sprintf("%s/%d", host, os.Getpid())}
+		origin: fmt.Sprintf("%s/%d", host, os.Getpid()), wsKey: WorkspaceKey(o.Workspace)}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
 	if r.nodes, err = watchRegistry(r.ctx, o.JS, o.Log); err != nil {
@@ -106,9 +113,17 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		r.Close()
 		return nil, fmt.Errorf("consume results of %s: %w", o.Run, err)
 	}
-	if r.advSub, err = o.NC.Subscribe("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."+bus.TasksStream+".*", r.onMaxDeliveries); err != nil {
-		r.Close()
-		return nil, fmt.Errorf("subscribe to max-delivery advisories: %w", err)
+	for subj, fn := range map[string]nats.MsgHandler{
+		"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + bus.TasksStream + ".*": r.onMaxDeliveries,
+		"$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED." + bus.TasksStream + ".*": r.onTerminated,
+		bus.CtlSubject(o.Prefix, o.Run, "*", ctlStarted):                       r.onStarted,
+	} {
+		sub, err := o.NC.Subscribe(subj, fn)
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("subscribe to %s: %w", subj, err)
+		}
+		r.subs = append(r.subs, sub)
 	}
 	if err := o.NC.Flush(); err != nil {
 		r.Close()
@@ -155,8 +170,8 @@ func (r *Remote) Close() {
 	if r.results != nil {
 		r.results.Stop()
 	}
-	if r.advSub != nil {
-		_ = r.advSub.Unsubscribe()
+	for _, s := range r.subs {
+		_ = s.Unsubscribe()
 	}
 	if r.budget != nil {
 		r.budget.Close()
@@ -172,11 +187,13 @@ type RemoteStats struct {
 	Duplicates   uint64 // second results of a task (redelivery), dropped
 	Forged       uint64 // results for tasks this run never sent, or malformed
 	MaxDelivered uint64 // tasks that failed after MaxDeliver attempts
+	Terminated   uint64 // tasks a node refused for good (unreadable, or on the wrong subject)
 }
 
 // Stats reports the dropped results so far.
 func (r *Remote) Stats() RemoteStats {
-	return RemoteStats{Duplicates: r.duplicates.Load(), Forged: r.forged.Load(), MaxDelivered: r.failedMax.Load()}
+	return RemoteStats{Duplicates: r.duplicates.Load(), Forged: r.forged.Load(), MaxDelivered: r.failedMax.Load(),
+		Terminated: r.terminated.Load()}
 }
 
 // Nodes lists the live nodes as the registry shows them.
@@ -199,7 +216,21 @@ func (p remotePlacer) Place(_ context.Context, task actors.ChildTask) (actors.Re
 	default:
 		return nil, nil
 	}
-	return &remoteChild{r: p.r, task: task, done: make(chan actors.AgentResult, 1), started: make(chan string, 1)}, nil
+	return &remoteChild{r: p.r, task: task, done: make(chan actors.AgentResult, 1)}, nil
+}
+
+// CancelRun tells every node at once that the run is cancelled: each
+// cancels the run's agents it runs, and runs none of its tasks that it
+// takes later (actors.RunCanceller).
+func (p remotePlacer) CancelRun(reason string) { p.r.CancelRun(reason) }
+
+// CancelRun publishes the run-wide cancel on <prefix>.ctl.<run>.cancel.
+func (r *Remote) CancelRun(reason string) {
+	b, _ := json.Marshal(messages.Cancel{V: messages.ProtocolVersion, Reason: reason})
+	if err := r.o.NC.Publish(bus.CtlSubject(r.o.Prefix, r.o.Run, "", ctlCancel), b); err != nil {
+		r.o.Log.Warn().Err(err).Msg("publish the run's cancel")
+	}
+	_ = r.o.NC.FlushTimeout(time.Second)
 }
 
 func (r *Remote) onResult(m jetstream.Msg) {
@@ -224,30 +255,68 @@ func (r *Remote) onResult(m jetstream.Msg) {
 	c.done <- actors.ResultFromWire(res)
 }
 
+// onStarted records which node took (or refused) a task.
+func (r *Remote) onStarted(m *nats.Msg) {
+	var n startNotice
+	if json.Unmarshal(m.Data, &n) != nil || n.Node == "" {
+		return
+	}
+	agent := strings.TrimSuffix(strings.TrimPrefix(m.Subject, bus.CtlSubject(r.o.Prefix, r.o.Run, "", "")), "."+ctlStarted)
+	r.mu.Lock()
+	c := r.waiting[agent]
+	r.mu.Unlock()
+	if c != nil {
+		c.noticed(n)
+	}
+}
+
+// taskAdvisory is what the JetStream advisories about a task say.
+type taskAdvisory struct {
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries int    `json:"deliveries"`
+	Reason     string `json:"reason"`
+}
+
+// take removes the waiting task of the advisory's stream sequence (nil
+// when it is another run's).
+func (r *Remote) take(data []byte) (*remoteChild, taskAdvisory) {
+	var adv taskAdvisory
+	if json.Unmarshal(data, &adv) != nil {
+		return nil, adv
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	agent, ok := r.bySeq[adv.StreamSeq]
+	c := r.waiting[agent]
+	if !ok || c == nil {
+		return nil, adv
+	}
+	delete(r.waiting, agent)
+	return c, adv
+}
+
 // onMaxDeliveries fails a task that was delivered MaxDeliver times
 // without a result and removes it from the queue.
 func (r *Remote) onMaxDeliveries(m *nats.Msg) {
-	var adv struct {
-		StreamSeq  uint64 `json:"stream_seq"`
-		Deliveries int    `json:"deliveries"`
-	}
-	if json.Unmarshal(m.Data, &adv) != nil {
-		return
-	}
-	r.mu.Lock()
-	agent, ok := r.bySeq[adv.StreamSeq]
-	c := r.waiting[agent]
-	if ok && c != nil {
-		delete(r.waiting, agent)
-	}
-	r.mu.Unlock()
+	c, adv := r.take(m.Data)
 	if c == nil {
-		return // another run's task
+		return
 	}
 	r.failedMax.Add(1)
 	r.deleteTask(adv.StreamSeq)
+	c.done <- actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError, Err: c.gaveUp(adv.Deliveries)}
+}
+
+// onTerminated fails a task that a node terminated (it could not be read,
+// or was published where no node can run it), with the node's reason.
+func (r *Remote) onTerminated(m *nats.Msg) {
+	c, adv := r.take(m.Data)
+	if c == nil {
+		return
+	}
+	r.terminated.Add(1)
 	c.done <- actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError,
-		Err: fmt.Sprintf("task %s failed after %d delivery attempts: the nodes that took it died or stopped before it ended", agent, adv.Deliveries)}
+		Err: fmt.Sprintf("task %s was refused for good on attempt %d: %s", c.task.ID, adv.Deliveries, adv.Reason)}
 }
 
 func (r *Remote) deleteTask(seq uint64) {

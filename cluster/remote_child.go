@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,15 +26,58 @@ const (
 // remoteChild is one child placed on the queue: its proxy actor in the
 // parent drives it through the actors.RemoteChild methods.
 type remoteChild struct {
-	r       *Remote
-	task    actors.ChildTask
-	done    chan actors.AgentResult // the task's one result
-	started chan string             // the node that took it
+	r    *Remote
+	task actors.ChildTask
+	done chan actors.AgentResult // the task's one result
 
 	mu        sync.Mutex
 	seq       uint64
-	node      string
+	node      string        // the node that took it last
+	notices   []startNotice // each node that took or refused it, in order
 	cancelled bool
+}
+
+// noticed records a node's start (or refusal) notice.
+func (c *remoteChild) noticed(n startNotice) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n.Refused == "" {
+		c.node = n.Node
+	}
+	if len(c.notices) < 64 {
+		c.notices = append(c.notices, n)
+	}
+}
+
+// gaveUp says why the task failed after deliveries attempts, from what
+// the nodes said of each: which took it and stopped before its end (a
+// node killed, disconnected, or drained past its timeout), which refused
+// it and why, and how many attempts no node spoke of.
+func (c *remoteChild) gaveUp(deliveries int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var took, refused []string
+	for _, n := range c.notices {
+		who := n.Node
+		if n.Name != "" && n.Name != n.Node {
+			who = n.Name + " (" + n.Node + ")"
+		}
+		if n.Refused != "" {
+			refused = append(refused, fmt.Sprintf("attempt %d refused: %s", n.Attempt, n.Refused))
+		} else {
+			took = append(took, fmt.Sprintf("attempt %d on node %s", n.Attempt, who))
+		}
+	}
+	msg := fmt.Sprintf("task %s failed after %d delivery attempts", c.task.ID, deliveries)
+	var parts []string
+	if len(took) > 0 {
+		parts = append(parts, strings.Join(took, ", ")+" started and ended without a result (the node was killed, lost its connection or handed the task back)")
+	}
+	parts = append(parts, refused...)
+	if silent := deliveries - len(c.notices); silent > 0 {
+		parts = append(parts, fmt.Sprintf("%d attempt(s) were never started: the node that received the task stopped or lost its connection first", silent))
+	}
+	return msg + ": " + strings.Join(parts, "; ")
 }
 
 // Start publishes the task and waits for its result. When ctx ends the
@@ -41,26 +85,16 @@ type remoteChild struct {
 // for a while.
 func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	r := c.r
-	sub, err := r.o.NC.Subscribe(bus.CtlSubject(r.o.Prefix, c.task.Run, c.task.ID, ctlStarted), func(m *nats.Msg) {
-		select {
-		case c.started <- string(m.Data):
-		default:
-		}
-	})
-	if err != nil {
-		return actors.AgentResult{}, fmt.Errorf("subscribe to %s's start: %w", c.task.ID, err)
-	}
-	defer sub.Unsubscribe()
 	r.mu.Lock()
 	r.waiting[c.task.ID] = c
 	r.mu.Unlock()
 	task := c.task
-	task.V, task.Origin = messages.ProtocolVersion, r.origin
+	task.V, task.Origin, task.Workspace = messages.ProtocolVersion, r.origin, r.wsKey
 	data, err := json.Marshal(task)
 	if err != nil {
 		return actors.AgentResult{}, err
 	}
-	ack, err := r.o.JS.PublishMsg(ctx, &nats.Msg{Subject: bus.TaskSubject(r.o.Prefix, c.task.Kind), Data: data,
+	ack, err := r.o.JS.PublishMsg(ctx, &nats.Msg{Subject: TaskSubject(r.o.Prefix, c.task.Kind, messages.ProtocolVersion), Data: data,
 		Header: nats.Header{jetstream.MsgIDHeader: []string{c.task.Run + "." + c.task.ID}}})
 	if err != nil {
 		r.mu.Lock()
@@ -74,21 +108,15 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	r.mu.Lock()
 	r.bySeq[ack.Sequence] = c.task.ID
 	r.mu.Unlock()
-	for {
-		select {
-		case res := <-c.done:
-			return res, nil
-		case node := <-c.started:
-			c.mu.Lock()
-			c.node = node
-			c.mu.Unlock()
-		case <-ctx.Done():
-			c.Cancel("parent cancelled")
-			return c.awaitCancelled(), nil
-		case <-r.ctx.Done():
-			return actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError,
-				Err: "the orchestrator stopped waiting for the remote agent"}, nil
-		}
+	select {
+	case res := <-c.done:
+		return res, nil
+	case <-ctx.Done():
+		c.Cancel("parent cancelled")
+		return c.awaitCancelled(), nil
+	case <-r.ctx.Done():
+		return actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError,
+			Err: "the orchestrator stopped waiting for the remote agent"}, nil
 	}
 }
 

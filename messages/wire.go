@@ -92,6 +92,14 @@ type Task struct {
 	Tools []string `json:"tools"`
 	// LeaseTokens is the budget granted to the child.
 	LeaseTokens int64 `json:"lease_tokens"`
+	// Limits are the run's agent and tool limits as the orchestrator
+	// configured them; a node applies them instead of its own (nil: the
+	// node's own).
+	Limits *TaskLimits `json:"limits,omitempty"`
+	// Workspace names the repository the task is for (WorkspaceKey of the
+	// orchestrator's workspace; "" when it has no identity). A node that
+	// serves another repository refuses the task.
+	Workspace string `json:"workspace,omitempty"`
 	// Attempt is the delivery attempt (set by the node that runs it).
 	Attempt int `json:"attempt,omitempty"`
 	// Origin names the process that sent it, for logs.
@@ -113,6 +121,61 @@ func (t *Task) Validate() error {
 	}
 	if t.Depth < 0 || t.LeaseTokens < 0 {
 		return fmt.Errorf("%w: task %s: negative depth or lease", ErrBadMessage, t.ID)
+	}
+	if err := t.Limits.validate(); err != nil {
+		return fmt.Errorf("%w: task %s: %v", ErrBadMessage, t.ID, err)
+	}
+	return nil
+}
+
+// TaskLimits are the limits an agent runs under, carried by its task so
+// that a remote agent runs exactly as a local child would. Zero values
+// leave the node's own setting.
+type TaskLimits struct {
+	// MaxRounds and PlanningRounds bound the agent's rounds.
+	MaxRounds      int `json:"max_rounds,omitempty"`
+	PlanningRounds int `json:"planning_rounds,omitempty"`
+	// ToolTimeoutMS bounds one tool call, in milliseconds.
+	ToolTimeoutMS int64 `json:"tool_timeout_ms,omitempty"`
+	// Truncation overrides the caps of named tools' output.
+	Truncation map[string]TaskTruncation `json:"truncation,omitempty"`
+	// ResultCap bounds the text a child hands its parent, in characters.
+	ResultCap int `json:"result_cap,omitempty"`
+}
+
+// TaskTruncation is one tool's output cap on the wire.
+type TaskTruncation struct {
+	// Strategy is "none", "head", "head_tail" or "head_lines".
+	Strategy  string  `json:"strategy"`
+	MaxBytes  int     `json:"max_bytes,omitempty"`
+	MaxLines  int     `json:"max_lines,omitempty"`
+	TailRatio float64 `json:"tail_ratio,omitempty"`
+}
+
+// Truncation strategies on the wire.
+const (
+	TruncateNone      = "none"
+	TruncateHead      = "head"
+	TruncateHeadTail  = "head_tail"
+	TruncateHeadLines = "head_lines"
+)
+
+func (l *TaskLimits) validate() error {
+	if l == nil {
+		return nil
+	}
+	if l.MaxRounds < 0 || l.PlanningRounds < 0 || l.ToolTimeoutMS < 0 || l.ResultCap < 0 {
+		return errors.New("negative limit")
+	}
+	for tool, t := range l.Truncation {
+		switch t.Strategy {
+		case TruncateNone, TruncateHead, TruncateHeadTail, TruncateHeadLines:
+		default:
+			return fmt.Errorf("truncation of %s: unknown strategy %q", tool, t.Strategy)
+		}
+		if t.MaxBytes < 0 || t.MaxLines < 0 || t.TailRatio < 0 || t.TailRatio > 1 {
+			return fmt.Errorf("truncation of %s: caps must be positive and tail_ratio within 0..1", tool)
+		}
 	}
 	return nil
 }

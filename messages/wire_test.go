@@ -3,6 +3,8 @@ package messages
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -12,7 +14,10 @@ func wireSamples() []any {
 	return []any{
 		&Task{V: ProtocolVersion, Run: "r1", ID: "explore-1a2b", Parent: "root", Kind: "explore", Task: "where is main?",
 			Context: "the repo is Go", Model: "small", ModelOverride: "x", ParentModel: "big", Depth: 1, Background: true,
-			Tools: []string{"grep", "read_file"}, LeaseTokens: 200_000, Attempt: 2, Origin: "host/42"},
+			Tools: []string{"grep", "read_file"}, LeaseTokens: 200_000, Attempt: 2, Origin: "host/42",
+			Limits: &TaskLimits{MaxRounds: 20, PlanningRounds: 3, ToolTimeoutMS: 30_000, ResultCap: 2000,
+				Truncation: map[string]TaskTruncation{"shell": {Strategy: TruncateHeadTail, MaxBytes: 8000, TailRatio: 0.5}}},
+			Workspace: "git:4b825dc642cb6eb9a060e54bf8d69288fbee4904"},
 		&Result{V: ProtocolVersion, Run: "r1", Agent: "explore-1a2b", Kind: "explore", Node: "n1", Attempt: 2, Status: "completed",
 			Reason: "finished", Text: "main.go:3", Plan: json.RawMessage(`{"summary":"s"}`), Error: &Error{Code: CodeInternal, Message: "m"},
 			Rounds: 2, TokensIn: 10, TokensOut: 5, Cached: 1, CostUSD: 0.5, ToolCalls: 3, Model: "small", Changed: []string{"a.go"}},
@@ -63,7 +68,10 @@ func TestWireValidate(t *testing.T) {
 		t.Errorf("version: %v", err)
 	}
 	for _, s := range []string{`{"v":1,"run":"r.x","agent":"a","parent":"p","kind":"k","task":"t"}`, `{"v":1,"run":"r","agent":"a","parent":"p","kind":"k","task":" "}`,
-		`{"v":1}`, `[1]`, `{"v":1,"run":"r","agent":"a","parent":"p","kind":"k","task":"t","lease_tokens":-1}`} {
+		`{"v":1}`, `[1]`, `{"v":1,"run":"r","agent":"a","parent":"p","kind":"k","task":"t","lease_tokens":-1}`,
+		`{"v":1,"run":"r","agent":"a","parent":"p","kind":"k","task":"t","limits":{"max_rounds":-1}}`,
+		`{"v":1,"run":"r","agent":"a","parent":"p","kind":"k","task":"t","limits":{"truncation":{"shell":{"strategy":"middle"}}}}`,
+		`{"v":1,"run":"r","agent":"a","parent":"p","kind":"k","task":"t","limits":{"truncation":{"shell":{"strategy":"head","tail_ratio":2}}}}`} {
 		if _, err := Decode[Task]([]byte(s), 1<<20); !errors.Is(err, ErrBadMessage) {
 			t.Errorf("%s: %v", s, err)
 		}
@@ -187,4 +195,33 @@ func FuzzWire(f *testing.F) {
 			_, _ = ev.Decode()
 		}
 	})
+}
+
+// A task from an older orchestrator, without limits or workspace, still
+// decodes (adding fields is compatible), and the golden task of this
+// version reads back field for field.
+func TestTaskCompatible(t *testing.T) {
+	old := `{"v":1,"run":"r1","agent":"explore-1","parent":"root","kind":"explore","task":"where is main?","model":"small","depth":1,"tools":["grep"],"lease_tokens":100}`
+	task, err := Decode[Task]([]byte(old), 1<<20)
+	if err != nil || task.Limits != nil || task.Workspace != "" || task.LeaseTokens != 100 {
+		t.Fatalf("old task: %+v %v", task, err)
+	}
+	want := wireSamples()[0].(*Task)
+	if *update {
+		b, _ := json.MarshalIndent(want, "", "  ")
+		if err := os.WriteFile(filepath.Join("testdata", "wire", "task.json"), append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	golden, err := os.ReadFile(filepath.Join("testdata", "wire", "task.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode[Task](golden, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&got, want) {
+		t.Errorf("golden task:\n%+v\nwant\n%+v", got, want)
+	}
 }

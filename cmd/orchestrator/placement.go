@@ -33,8 +33,9 @@ func parsePlacement(v string, base map[string]string) (map[string]string, error)
 }
 
 // startPlacement starts the orchestrator side of remote placement when a
-// kind may run on nodes; nil when every kind runs here.
-func startPlacement(ctx context.Context, nb *runBus, cfg config.Config, run string, log zerolog.Logger) (*cluster.Remote, error) {
+// kind may run on nodes; nil when every kind runs here. Tasks carry the
+// identity of workspace's repository, so nodes serving another refuse them.
+func startPlacement(ctx context.Context, nb *runBus, cfg config.Config, run, workspace string, log zerolog.Logger) (*cluster.Remote, error) {
 	remote := false
 	for _, p := range cfg.Placement {
 		remote = remote || p != cluster.PlaceLocal
@@ -43,5 +44,5 @@ func startPlacement(ctx context.Context, nb *runBus, cfg config.Config, run stri
 		return nil, nil
 	}
 	return cluster.StartRemote(ctx, cluster.RemoteOptions{NC: nb.conn.NATS(), JS: nb.conn.JetStream(),
-		Prefix: nb.conn.Prefix(), Run: run, Placement: cfg.Placement, LeaseTimeout: cfg.Node.LeaseTimeout, Log: log})
+		Prefix: nb.conn.Prefix(), Run: run, Placement: cfg.Placement, LeaseTimeout: cfg.Node.LeaseTimeout, Workspace: workspace, Log: log})
 }

@@ -136,6 +136,10 @@ type NATS struct {
 	PublishQueue int `yaml:"publish_queue"`
 }
 
+// NodeEntryTTL is how long a node's registry entry outlives its last
+// heartbeat (the TTL of the troupe_nodes bucket that bus creates).
+const NodeEntryTTL = 15 * time.Second
+
 // Node configures worker nodes (cmd/node) and how the orchestrator's
 // remote tasks are delivered.
 type Node struct {
@@ -310,6 +314,11 @@ func (c Config) Validate() error {
 		if _, err := regexp.Compile(r); err != nil {
 			return fmt.Errorf("tools.shell_blocklist[%d]: %q is not a valid regular expression: %v", i, r, err)
 		}
+	}
+	if hb := c.Node.Heartbeat; hb < 0 || hb > NodeEntryTTL/3 {
+		return fmt.Errorf("node.heartbeat: %s is too long: a node's registry entry expires %s after its last heartbeat, "+
+			"so a node must beat at least three times in that span (node.heartbeat at most %s), or live nodes drop out of the registry",
+			hb, NodeEntryTTL, NodeEntryTTL/3)
 	}
 	for name, k := range c.Kinds {
 		if k.Name != "" && k.Name != name {

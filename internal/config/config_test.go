@@ -123,6 +123,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(c *Config) { c.Agent.DoomRepeats = 1 }, "agent.doom_repeats"},
 		{func(c *Config) { c.Tools.SpillMaxAge = -time.Hour }, "tools.spill_max_age"},
 		{func(c *Config) { c.Tools.ShellBlocklist = []string{`\bok\b`, `(unclosed`} }, "tools.shell_blocklist[1]"},
+		{func(c *Config) { c.Node.Heartbeat = NodeEntryTTL }, "node.heartbeat"},
+		{func(c *Config) { c.Node.Heartbeat = NodeEntryTTL/3 + time.Millisecond }, "node.heartbeat"},
 	}
 	for _, tc := range cases {
 		c := base
@@ -133,5 +135,24 @@ func TestValidateNamesTheField(t *testing.T) {
 		if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("want error naming %s, got %v", tc.want, err)
 		}
+	}
+}
+
+// A heartbeat of a third of the registry TTL is the longest accepted, and
+// the refusal says why in words.
+func TestValidateHeartbeat(t *testing.T) {
+	t.Parallel()
+	c, err := Load(Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Node.Heartbeat = NodeEntryTTL / 3
+	if err := c.Validate(); err != nil {
+		t.Fatalf("heartbeat %s: %v", c.Node.Heartbeat, err)
+	}
+	c.Node.Heartbeat = NodeEntryTTL
+	err = c.Validate()
+	if err == nil || !strings.Contains(err.Error(), "expires 15s after its last heartbeat") || !strings.Contains(err.Error(), "at most 5s") {
+		t.Fatalf("heartbeat of 15s: %v", err)
 	}
 }

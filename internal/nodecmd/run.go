@@ -22,6 +22,7 @@ import (
 	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/setup"
+	"github.com/troupe-ai/troupe/messages"
 )
 
 // Version is set at build time with -ldflags "-X github.com/troupe-ai/troupe/internal/nodecmd.Version=...".
@@ -221,5 +222,5 @@ func versionLine() string {
 			}
 		}
 	}
-	return "node " + Version + " (commit " + commit + ") " + runtime.Version() + " protocol " + strconv.Itoa(1)
+	return "node " + Version + " (commit " + commit + ") " + runtime.Version() + " protocol " + strconv.Itoa(messages.ProtocolVersion)
 }

@@ -24,11 +24,11 @@ import (
 
 const tasks = 30
 
-// gatedFanout is fanout(tasks) whose explore agents' first call waits for
+// gatedFanoutN is fanout(n) whose explore agents' first call waits for
 // the gate, so the test can kill and drain nodes while they hold tasks.
-func gatedFanout(gate chan struct{}) *llmtest.Server {
+func gatedFanoutN(n int, gate chan struct{}) *llmtest.Server {
 	var calls []llmtest.ToolCall
-	for i := 0; i < tasks; i++ {
+	for i := 0; i < n; i++ {
 		args, _ := json.Marshal(map[string]string{"type": "explore", "task": fmt.Sprintf("q%d: where is main?", i)})
 		calls = append(calls, llmtest.ToolCall{Name: "delegate", Args: args})
 	}
@@ -92,7 +92,10 @@ func poll(t *testing.T, d time.Duration, fn func() error) {
 	}
 }
 
-var nodeReady = regexp.MustCompile(`node (\S+) ready`)
+var (
+	nodeReady = regexp.MustCompile(`node (\S+) ready`)
+	natsURL   = regexp.MustCompile(`at (nats://\S+) `)
+)
 
 // The distributed worker pool, in processes: an orchestrator (its own
 // embedded NATS server, or an external nats-server), three nodes, thirty
@@ -130,7 +133,7 @@ func TestWorkerPool(t *testing.T) {
 
 func workerPool(t *testing.T, external string) {
 	gate := make(chan struct{})
-	srv := gatedFanout(gate)
+	srv := gatedFanoutN(tasks, gate)
 	defer srv.Close()
 	defer func() {
 		select {
@@ -146,7 +149,7 @@ func workerPool(t *testing.T, external string) {
 	}
 	run := start(t, bin.orchestrator, modelEnv(srv), args...)
 	run.waitStderr("events: ", 30*time.Second)
-	url := regexp.MustCompile(`at (nats://\S+) `).FindStringSubmatch(run.errs())[1]
+	url := natsURL.FindStringSubmatch(run.errs())[1]
 	col := collect(t, url)
 
 	nodeCfg := filepath.Join(t.TempDir(), "node.yaml")
@@ -176,16 +179,13 @@ func workerPool(t *testing.T, external string) {
 		}
 		return nil
 	})
-	killed := time.Now()
 	must(t, nodes[0].cmd.Process.Signal(syscall.SIGKILL))
 	must(t, nodes[1].cmd.Process.Signal(syscall.SIGTERM))
 	if code := nodes[1].wait(time.Minute); code != 0 {
 		t.Fatalf("drained node exited %d:\n%s", code, nodes[1].errs())
 	}
 	close(gate)
-	t.Logf("gate opened at %v", time.Since(killed))
 	res := runJSON(t, run)
-	t.Logf("run exited at %v", time.Since(killed))
 	if res.Status != "completed" || res.Text != "all answered" {
 		t.Fatalf("run: %+v\n%s", res, run.errs())
 	}
@@ -213,15 +213,9 @@ func workerPool(t *testing.T, external string) {
 			t.Errorf("task q%s answered %d times", q, n)
 		}
 	}
-	// The budget's ceiling held across nodes.
-	var granted int64
-	for _, a := range res.Budget.Agents {
-		if a.Kind == "explore" {
-			granted += a.Granted
-		}
-	}
-	if granted > res.Budget.Limits.Tokens || res.Budget.Used.Tokens > res.Budget.Limits.Tokens || res.Budget.Used.Tokens == 0 {
-		t.Errorf("budget: granted %d, used %d, limit %d", granted, res.Budget.Used.Tokens, res.Budget.Limits.Tokens)
+	// (The budget's ceiling across nodes: TestWorkerPoolBudgetCeiling.)
+	if res.Budget.Used.Tokens == 0 {
+		t.Error("the remote agents charged nothing to the run's budget")
 	}
 
 	// The watcher process saw it all: nodes joining and leaving, the
@@ -236,18 +230,6 @@ func workerPool(t *testing.T, external string) {
 		watched = append(watched, ev)
 	}
 	checkSeqs(t, watched)
-	onKilled := map[string]bool{}
-	for _, ev := range watched {
-		if ev.Type == messages.EvtAgentStarted && ev.Node == ids[0] {
-			onKilled[ev.Agent] = true
-		}
-	}
-	for _, ev := range watched { // measured, not asserted: the goal is AckWait + 1s
-		if d, err := messages.DecodeAs[messages.TaskRedelivered](ev); err == nil && onKilled[d.Agent] {
-			t.Logf("recovery after SIGKILL: the killed node's first task redelivered %v after the kill (AckWait 3s)", ev.Time.Sub(killed).Round(time.Millisecond))
-			break
-		}
-	}
 	types := map[string]int{}
 	perNode := map[string]int{}
 	for _, ev := range watched {

@@ -1,0 +1,180 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// Control of the agents a node runs. The node subscribes once, with
+// wildcards, to every run's control subjects and hands each message to
+// the task it names, so starting a task costs no subscription and no
+// round trip to the server. A cancel for an agent (or a run) the node is
+// not running yet is remembered for a while: a task that arrives just
+// after its cancel is not run.
+
+// cancelMemory remembers recent cancels of runs and agents.
+type cancelMemory struct {
+	mu   sync.Mutex
+	keys map[string]time.Time // run, or run + "." + agent → when
+}
+
+// cancelKeep is how long a cancel is remembered.
+const cancelKeep = 10 * time.Minute
+
+func newCancelMemory() *cancelMemory { return &cancelMemory{keys: map[string]time.Time{}} }
+
+func (c *cancelMemory) add(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	if len(c.keys) > 10_000 { // forget the old ones
+		for k, at := range c.keys {
+			if now.Sub(at) > cancelKeep {
+				delete(c.keys, k)
+			}
+		}
+	}
+	c.keys[key] = now
+}
+
+// has reports whether run, or the agent of run, was cancelled recently.
+func (c *cancelMemory) has(run, agent string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range []string{run, run + "." + agent} {
+		if at, ok := c.keys[k]; ok && time.Since(at) < cancelKeep {
+			return true
+		}
+	}
+	return false
+}
+
+// subscribeControl subscribes to every run's cancel, input and status
+// subjects (four subscriptions for the node's life).
+func (n *Node) subscribeControl() error {
+	p := n.o.Prefix
+	subs := []struct {
+		subj string
+		fn   nats.MsgHandler
+	}{
+		{bus.CtlSubject(p, "*", "", ctlCancel), n.onRunCancel},
+		{bus.CtlSubject(p, "*", "*", ctlCancel), n.onCancel},
+		{bus.CtlSubject(p, "*", "*", ctlInput), n.onInput},
+		{bus.CtlSubject(p, "*", "*", ctlStatus), n.onStatus},
+	}
+	for _, s := range subs {
+		sub, err := n.o.NC.Subscribe(s.subj, s.fn)
+		if err != nil {
+			return err
+		}
+		n.ctl = append(n.ctl, sub)
+	}
+	return n.o.NC.Flush()
+}
+
+func (n *Node) stopControl() {
+	for _, s := range n.ctl {
+		_ = s.Unsubscribe()
+	}
+	n.ctl = nil
+}
+
+// ctlTarget reads run and agent from <prefix>.ctl.<run>[.<agent>].<op>.
+func (n *Node) ctlTarget(subject string) (run, agent string) {
+	t := strings.Split(strings.TrimPrefix(subject, n.o.Prefix+".ctl."), ".")
+	switch len(t) {
+	case 2:
+		return t[0], ""
+	case 3:
+		return t[0], t[1]
+	}
+	return "", ""
+}
+
+func cancelReason(data []byte) string {
+	reason := "cancelled by the orchestrator"
+	if c, err := messages.Decode[messages.Cancel](data, maxRequestBytes); err == nil && c.Reason != "" {
+		reason += ": " + c.Reason
+	}
+	return reason
+}
+
+// onRunCancel cancels every agent of the run on this node.
+func (n *Node) onRunCancel(m *nats.Msg) {
+	run, _ := n.ctlTarget(m.Subject)
+	if run == "" {
+		return
+	}
+	n.gone.add(run)
+	reason := cancelReason(m.Data)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, rt := range n.running {
+		if rt.run == run {
+			rt.h.Cancel(reason)
+		}
+	}
+}
+
+func (n *Node) onCancel(m *nats.Msg) {
+	run, agent := n.ctlTarget(m.Subject)
+	if agent == "" {
+		return
+	}
+	if rt := n.task(run, agent); rt != nil {
+		rt.h.Cancel(cancelReason(m.Data))
+		return
+	}
+	n.gone.add(run + "." + agent)
+}
+
+// task is the running task of run's agent on this node, or nil.
+func (n *Node) task(run, agent string) *runningTask {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.running[run+"."+agent]
+}
+
+func (n *Node) onInput(m *nats.Msg) {
+	rt := n.task(n.ctlTarget(m.Subject))
+	if rt == nil || m.Reply == "" {
+		return // another node's agent, or ended
+	}
+	steer, err := messages.Decode[messages.Steer](m.Data, maxRequestBytes)
+	if err != nil {
+		b, _ := json.Marshal(messages.SteerReply{Error: &messages.Error{Code: messages.CodeBadRequest, Message: err.Error()}})
+		_ = m.Respond(b)
+		return
+	}
+	go func() {
+		ctx, c := context.WithTimeout(n.ctx, 5*time.Second)
+		defer c()
+		ok, _ := rt.h.SendInput(ctx, steer.Message)
+		b, _ := json.Marshal(messages.SteerReply{Accepted: ok})
+		_ = m.Respond(b)
+	}()
+}
+
+func (n *Node) onStatus(m *nats.Msg) {
+	rt := n.task(n.ctlTarget(m.Subject))
+	if rt == nil || m.Reply == "" {
+		return
+	}
+	go func() {
+		ctx, c := context.WithTimeout(n.ctx, 5*time.Second)
+		defer c()
+		st, err := rt.h.Status(ctx)
+		if err != nil {
+			return
+		}
+		b, _ := json.Marshal(st.Wire())
+		_ = m.Respond(b)
+	}()
+}
