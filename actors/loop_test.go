@@ -178,6 +178,29 @@ func TestDoomLoopIsBroken(t *testing.T) {
 	}
 }
 
+// Polling a background job with the same arguments is no doom loop: its
+// output changes over time.
+func TestPollingIsNoDoomLoop(t *testing.T) {
+	ws := workspace(t, map[string]string{"a.txt": "alpha\n"})
+	poll := calls(tc("job_output", `{"job_id":"job-9"}`))
+	srv := llmtest.New(script(kind("root", poll, poll, poll, poll, say("done polling"))))
+	defer srv.Close()
+	rec := &actors.Recorder{}
+	o := options(t, srv, ws, "poll", rec)
+	o.Settings = noPlan()
+	if res := run(t, o); res.Text != "done polling" {
+		t.Fatalf("result %+v", res.AgentResult)
+	}
+	for i, r := range srv.Requests()[1:] {
+		if last := r.Messages[len(r.Messages)-1]; strings.Contains(last.Content, "doom loop") {
+			t.Errorf("poll %d refused: %s", i+1, last.Content)
+		}
+	}
+	if n := len(rec.OfType(messages.EvtDoomLoop)); n != 0 {
+		t.Errorf("%d doom-loop events", n)
+	}
+}
+
 // max_rounds ends the agent with its best text and the reason round_limit.
 func TestRoundLimit(t *testing.T) {
 	ws := workspace(t, map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})

@@ -112,15 +112,17 @@ func TestDeafToolTimesOutInARun(t *testing.T) {
 	}
 }
 
-// A call the executor refuses anyway (a tool this phase may not use, a
-// path outside the workspace) is not put to the user; a legitimate one is.
+// A call the executor refuses anyway (a tool this phase may not use,
+// arguments the tool does not take, a path outside the workspace) is not
+// put to the user; a legitimate one is.
 func TestRefusedCallsAreNotAskedFor(t *testing.T) {
 	srv := llmtest.New(script(kind("root",
 		calls(tc("write_file", `{"path":"plan.txt","content":"x\n"}`)), // planning phase: not allowed yet
 		calls(tc("submit_plan", `{"summary":"write one file","steps":[{"title":"write it"}]}`)),
 		calls(tc("write_file", `{"path":"../outside.txt","content":"x\n"}`),
 			tc("write_file", `{"path":"/etc/troupe-outside.txt","content":"x\n"}`),
-			tc("write_file", `{"path":"inside.txt","content":"x\n"}`)),
+			tc("write_file", `{"path":"inside.txt","content":"x\n"}`),
+			tc("write_file", `{"path":"bad.txt","contents":"x\n"}`)),
 		say("done"))))
 	defer srv.Close()
 	ws := workspace(t, nil)
@@ -137,7 +139,8 @@ func TestRefusedCallsAreNotAskedFor(t *testing.T) {
 		t.Errorf("write in the planning phase: %q", got)
 	}
 	got := toolResults(reqs[3])
-	if len(got) != 3 || !strings.Contains(got[0], "outside") || !strings.Contains(got[1], "outside") || !strings.Contains(got[2], "inside.txt") {
+	if len(got) != 4 || !strings.Contains(got[0], "outside") || !strings.Contains(got[1], "outside") || !strings.Contains(got[2], "inside.txt") ||
+		!strings.Contains(got[3], "invalid arguments") {
 		t.Errorf("results %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "inside.txt")); err != nil {

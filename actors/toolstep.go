@@ -146,9 +146,12 @@ func journalDone(callID string, r tools.Result) convo.JournalEntry {
 // that change.
 func (a *agent) screen(st *stepState, call messages.ToolCall, reg *tools.Registry) (res tools.Result, refused bool, approvedChange string) {
 	sig := tools.CacheKey(call.Name, call.Args) // the tool and its normalized arguments
-	if sig == st.doom.lastCall {
+	switch t, ok := reg.Get(call.Name); {
+	case ok && t.Spec().Polls:
+		st.doom = doomState{} // polling is how it is used
+	case sig == st.doom.lastCall:
 		st.doom.repeats++
-	} else {
+	default:
 		st.doom = doomState{lastCall: sig, repeats: 1}
 	}
 	if n := a.rt.settings.DoomLimit(); st.doom.repeats >= n {

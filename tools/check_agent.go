@@ -18,7 +18,7 @@ type CheckAgentParams struct {
 
 // CheckAgent returns the check_agent tool.
 func CheckAgent() Tool {
-	return New(Spec{Name: NameCheckAgent, Kinds: delegationKinds, Description: checkAgentDoc, ReadOnly: true, Parallel: ParallelSafe,
+	return New(Spec{Name: NameCheckAgent, Kinds: delegationKinds, Description: checkAgentDoc, ReadOnly: true, Polls: true, Parallel: ParallelSafe,
 		Tier: TierAlways, Truncation: Head(16 * 1024), Timeout: 11 * time.Minute}, runCheckAgent, Minimum("timeout", 1), Maximum("timeout", 600))
 }
 

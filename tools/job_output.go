@@ -21,7 +21,7 @@ type JobOutputParams struct {
 
 // JobOutput returns the job_output tool.
 func JobOutput() Tool {
-	return New(Spec{Name: NameJobOutput, Kinds: changeKinds, Description: jobOutputDoc, ReadOnly: true,
+	return New(Spec{Name: NameJobOutput, Kinds: changeKinds, Description: jobOutputDoc, ReadOnly: true, Polls: true,
 		Parallel: ParallelSafe, Tier: TierAlways, Truncation: HeadAndTail(30*1024, 0.4), Timeout: 6 * time.Minute},
 		runJobOutput, Minimum("tail", 1), Maximum("tail", 10000), Minimum("wait", 0), Maximum("wait", 300))
 }

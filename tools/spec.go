@@ -77,6 +77,10 @@ type Spec struct {
 	// Kinds are the built-in agent kinds that get the tool (KindRoot,
 	// KindExplore, ...); the kinds' tool sets are derived from it.
 	Kinds []string
+	// Polls marks a tool whose result changes over time for the same
+	// arguments (job_output, check_agent): calling it again and again is
+	// how it is used, so the doom-loop check leaves it alone.
+	Polls bool
 }
 
 // Summary is the first line of the description, for listings.

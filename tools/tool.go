@@ -23,6 +23,14 @@ type Tool interface {
 	Run(ctx context.Context, s *Session, args json.RawMessage) (Result, error)
 }
 
+// ArgChecker is implemented by tools that can tell whether a call's
+// arguments would be accepted without running it (every tool built with
+// New): a call whose arguments fail is refused before anyone is asked to
+// approve it.
+type ArgChecker interface {
+	CheckArgs(args json.RawMessage) error
+}
+
 // PathLister is implemented by params structs whose calls touch paths.
 type PathLister interface {
 	TouchedPaths() []string
@@ -109,6 +117,13 @@ func (t *typedTool[P]) Paths(args json.RawMessage) []string {
 		return pl.TouchedPaths()
 	}
 	return nil
+}
+
+// CheckArgs reports the error a call with args would get for its
+// arguments, without running it.
+func (t *typedTool[P]) CheckArgs(args json.RawMessage) error {
+	_, err := t.decode(args)
+	return err
 }
 
 func (t *typedTool[P]) Run(ctx context.Context, s *Session, args json.RawMessage) (Result, error) {
