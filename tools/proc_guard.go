@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/troupe-ai/troupe/internal/procsec"
 )
 
 // ProcGuard makes sure the processes the shell tool starts do not outlive
@@ -213,7 +215,7 @@ func (g *ProcGuard) start(build func() *exec.Cmd) (*exec.Cmd, *procScope, error)
 		cmd := build()
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
 			UseCgroupFD: true, CgroupFD: s.cg.fd}
-		err := cmd.Start()
+		err := procsec.Start(cmd)
 		if err == nil {
 			s.started(cmd.Process.Pid)
 			return cmd, s, nil
@@ -225,7 +227,7 @@ func (g *ProcGuard) start(build func() *exec.Cmd) (*exec.Cmd, *procScope, error)
 	}
 	cmd := build()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := procsec.Start(cmd); err != nil {
 		return nil, nil, err
 	}
 	s.started(cmd.Process.Pid)

@@ -103,8 +103,8 @@ func TestShellChildSeesNoSecrets(t *testing.T) {
 
 // In a scripted run, what a command prints of the environment, even of
 // the orchestrator's own, never carries the model API key to the model:
-// the variable is not passed on, /proc is closed to same-user commands,
-// and where a process may read it anyway (root) the key is redacted.
+// the variable is not passed on, /proc is closed to the commands (root's
+// included), and a file holding the key shows [redacted].
 func TestRunNeverSendsTheKeyToTheModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process")
@@ -142,9 +142,9 @@ func TestRunNeverSendsTheKeyToTheModel(t *testing.T) {
 			t.Errorf("env showed %s", k)
 		}
 	}
-	if os.Geteuid() == 0 {
-		t.Logf("as root, /proc/<ppid>/environ is readable (CAP_SYS_PTRACE); the model saw: %.200q", results[1])
-	} else if !strings.Contains(results[1], "Permission denied") {
-		t.Errorf("a same-user command read the orchestrator's environment: %q", results[1])
+	// Even as root: the orchestrator is non-dumpable and its commands hold
+	// no capability that passes that check.
+	if !strings.Contains(results[1], "Permission denied") || strings.Contains(results[1], "GITHUB_PAT") {
+		t.Errorf("a command read the orchestrator's environment: %.300q", results[1])
 	}
 }

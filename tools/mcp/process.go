@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/troupe-ai/troupe/internal/procsec"
 	"github.com/troupe-ai/troupe/tools"
 )
 
@@ -69,7 +70,7 @@ func startProcess(cfg Config) (p *process, stdout io.ReadCloser, stdin io.WriteC
 	cmd.Env = serverEnv(os.Environ(), cfg.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := procsec.Start(cmd); err != nil {
 		closeAll()
 		return nil, nil, nil, err
 	}
