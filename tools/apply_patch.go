@@ -39,7 +39,8 @@ var _ PathLister = ApplyPatchParams{}
 // deletes files from one patch in the Codex format, all or nothing.
 func ApplyPatch() Tool {
 	return New(Spec{
-		Name: NameApplyPatch, Kinds: changeKinds,
+		Guidance: []GuidanceLine{Line(sectionEditing, 20, "apply_patch applies a multi-file patch atomically: all files or none.")},
+		Name:     NameApplyPatch, Kinds: changeKinds,
 		Description: applyPatchDoc,
 		ReadOnly:    false,
 		Parallel:    PerPath,

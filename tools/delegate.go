@@ -21,7 +21,9 @@ type DelegateParams struct {
 
 // Delegate returns the delegate tool.
 func Delegate() Tool {
-	return New(Spec{Name: NameDelegate, Kinds: delegationKinds, Description: delegateDoc, ReadOnly: true, Parallel: ParallelSafe,
+	return New(Spec{
+		Guidance: []GuidanceLine{Line(sectionWhichTool, 70, "Hand off self-contained sub-tasks with delegate: explore agents for read-only questions over the code, planner for a plan, worker for changes. Give each a precise task and the context it needs; they do not see your conversation.")},
+		Name:     NameDelegate, Kinds: delegationKinds, Description: delegateDoc, ReadOnly: true, Parallel: ParallelSafe,
 		Tier: TierAlways, Truncation: Head(16 * 1024), Timeout: 24 * time.Hour}, runDelegate)
 }
 

@@ -6,6 +6,12 @@ import (
 	"strings"
 )
 
+// The sections of the tool guidance that tools add lines to.
+const (
+	sectionWhichTool = "Which tool"
+	sectionEditing   = "Editing"
+)
+
 // Guidance writes the tool-guidance section of a system prompt for an agent
 // holding exactly the tools in reg: routing rules, parallel calls, the
 // two-step search, the edit workflow and output awareness. A rule that
@@ -24,46 +30,7 @@ func Guidance(reg *Registry) string {
 	b.WriteString("# Using your tools\n\n")
 	fmt.Fprintf(&b, "You have these tools: %s.\n", strings.Join(reg.Names(), ", "))
 
-	var routing []string
-	if has(NameFindFiles) {
-		routing = append(routing, "Find files by name or path pattern with find_files.")
-	}
-	if has(NameGrep) {
-		routing = append(routing, "Find where something is written with grep; it lists matching files by default.")
-	}
-	if has(NameListDir) {
-		routing = append(routing, "See a directory's layout with list_dir.")
-	}
-	if has(NameReadFile) {
-		routing = append(routing, "Read file contents with read_file; use offset/limit or ranges for the part you need.")
-	}
-	if has(NameShell) {
-		var own []string
-		for _, n := range []string{NameReadFile, NameGrep, NameFindFiles, NameListDir, NameEditFile} {
-			if has(n) {
-				own = append(own, n)
-			}
-		}
-		line := "Use shell to build, test and run programs"
-		if len(own) > 0 {
-			line += fmt.Sprintf(", not to read, search or edit files: %s do that with less output", strings.Join(own, ", "))
-		}
-		routing = append(routing, line+".")
-		routing = append(routing, "For several commands that build on each other (cd, exported variables, an activated virtualenv), give shell the same session name: the shell persists between calls.")
-		if has(NameJobOutput, NameJobKill) {
-			routing = append(routing, "Start long-running processes (a dev server, a watcher) with shell background: true, then read them with job_output (wait: N instead of polling) and stop them with job_kill.")
-		}
-	}
-	switch {
-	case has(NameWebSearch, NameWebFetch):
-		routing = append(routing, "Look things up on the web with web_search, then read the pages that matter with web_fetch; give web_fetch a prompt saying what you need, so only the answer comes back.")
-	case has(NameWebFetch):
-		routing = append(routing, "Read a web page you know the address of with web_fetch; give it a prompt saying what you need, so only the answer comes back.")
-	}
-	if has(NameDelegate) {
-		routing = append(routing, "Hand off self-contained sub-tasks with delegate: explore agents for read-only questions over the code, planner for a plan, worker for changes. Give each a precise task and the context it needs; they do not see your conversation.")
-	}
-	section(&b, "Which tool", routing)
+	section(&b, sectionWhichTool, declared(reg, sectionWhichTool, has))
 
 	what := "files to read, patterns to search"
 	if has(NameDelegate) {
@@ -92,22 +59,46 @@ func Guidance(reg *Registry) string {
 	if has(NameReadFile) && (has(NameEditFile) || has(NameWriteFile) || has(NameApplyPatch)) {
 		edit = append(edit, "Read a file before you change it: the edit tools refuse files you have not read, or that changed on disk since you read them.")
 	}
-	if has(NameEditFile) {
-		edit = append(edit, "edit_file replaces old_string with new_string; old_string must match exactly once (include a few surrounding lines), or set replace_all. It answers with a one-line confirmation, not the file.")
-	}
-	if has(NameApplyPatch) {
-		edit = append(edit, "apply_patch applies a multi-file patch atomically: all files or none.")
-	}
-	if has(NameWriteFile) {
-		edit = append(edit, "write_file is for new files or complete rewrites; prefer edit_file for changes.")
-	}
-	section(&b, "Editing", edit)
+	edit = append(edit, declared(reg, sectionEditing, has)...)
+	section(&b, sectionEditing, edit)
 
 	section(&b, "Output size", []string{
 		"Tool outputs are kept small on purpose and capped. When an output is cut, its last line says what was left out and how to get it (an offset, a narrower call, or a saved file to read).",
 		"Ask for what you need: a line range rather than a whole file, files mode before content mode.",
 	})
 	return b.String()
+}
+
+// declared collects the lines reg's tools declare for section, in their
+// order (then by tool name), leaving out the empty ones.
+func declared(reg *Registry, name string, has func(...string) bool) []string {
+	type line struct {
+		order int
+		tool  string
+		text  string
+	}
+	var ls []line
+	for _, s := range reg.Specs() {
+		for _, gl := range s.Guidance {
+			if gl.Section != name || gl.Text == nil {
+				continue
+			}
+			if t := gl.Text(has); t != "" {
+				ls = append(ls, line{gl.Order, s.Name, t})
+			}
+		}
+	}
+	slices.SortStableFunc(ls, func(a, b line) int {
+		if a.order != b.order {
+			return a.order - b.order
+		}
+		return strings.Compare(a.tool, b.tool)
+	})
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.text
+	}
+	return out
 }
 
 func section(b *strings.Builder, title string, lines []string) {

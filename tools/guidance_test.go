@@ -5,16 +5,13 @@ import (
 	"testing"
 )
 
-func named(name string, readOnly bool) Tool {
-	return New(Spec{Name: name, ReadOnly: readOnly}, func(_ ctxT, _ *Session, _ struct{}) (Result, error) {
-		return Text(""), nil
-	})
-}
+// pick is a registry of the built-in tools named.
+func pick(names ...string) *Registry { return NewRegistry(All()...).Filter(names) }
 
 func TestGuidanceFollowsTheToolSet(t *testing.T) {
 	t.Parallel()
-	explore := NewRegistry(named("read_file", true), named("grep", true), named("find_files", true), named("list_dir", true), named("think", true))
-	worker := NewRegistry(named("read_file", true), named("grep", true), named("edit_file", false), named("write_file", false), named("shell", false), named("apply_patch", false))
+	explore := pick("read_file", "grep", "find_files", "list_dir", "think")
+	worker := pick("read_file", "grep", "edit_file", "write_file", "shell", "apply_patch")
 	g := Guidance(explore)
 	golden(t, "guidance/explore", g)
 	for _, absent := range []string{"edit_file", "shell", "delegate", "apply_patch", "Editing"} {
@@ -29,7 +26,7 @@ func TestGuidanceFollowsTheToolSet(t *testing.T) {
 			t.Errorf("worker guidance lacks %q", want)
 		}
 	}
-	withJobs := NewRegistry(named("shell", false), named("job_output", true), named("job_kill", false))
+	withJobs := pick("shell", "job_output", "job_kill")
 	if !strings.Contains(Guidance(withJobs), "shell background: true, then read them with job_output") {
 		t.Errorf("guidance with the job tools lacks the background line:\n%s", Guidance(withJobs))
 	}
@@ -37,7 +34,7 @@ func TestGuidanceFollowsTheToolSet(t *testing.T) {
 		t.Error("background jobs shown without job_output and job_kill")
 	}
 	// Every tool name in the text is one the agent has.
-	for _, reg := range []*Registry{explore, worker, withJobs, NewRegistry(named("grep", true), named("read_file", true))} {
+	for _, reg := range []*Registry{explore, worker, withJobs, pick("grep", "read_file")} {
 		text := Guidance(reg)
 		for _, name := range NewRegistry(All()...).Names() {
 			if _, ok := reg.Get(name); !ok && strings.Contains(text, name) {
@@ -45,7 +42,41 @@ func TestGuidanceFollowsTheToolSet(t *testing.T) {
 			}
 		}
 	}
-	if strings.Contains(Guidance(NewRegistry(named("think", true))), "Search in two steps") {
+	if strings.Contains(Guidance(pick("think")), "Search in two steps") {
 		t.Error("two-step search shown without grep and read_file")
+	}
+}
+
+// Each tool declares its own guidance lines: every line a tool declares
+// names that tool, and a registry with every tool shows each line.
+func TestGuidanceLinesAreDeclaredByTheirTools(t *testing.T) {
+	t.Parallel()
+	all := NewRegistry(All()...)
+	full := Guidance(all)
+	declaring := 0
+	for _, s := range all.Specs() {
+		for _, gl := range s.Guidance {
+			declaring++
+			text := gl.Text(func(names ...string) bool {
+				for _, n := range names {
+					if _, ok := all.Get(n); !ok {
+						return false
+					}
+				}
+				return true
+			})
+			if text == "" {
+				continue // a line another tool's covers (web_fetch beside web_search)
+			}
+			if !strings.Contains(text, s.Name) {
+				t.Errorf("%s declares a line that does not name it: %q", s.Name, text)
+			}
+			if !strings.Contains(full, text) {
+				t.Errorf("%s's line is missing from the guidance: %q", s.Name, text)
+			}
+		}
+	}
+	if declaring < 10 {
+		t.Errorf("only %d guidance lines are declared by tools", declaring)
 	}
 }

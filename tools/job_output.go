@@ -21,7 +21,14 @@ type JobOutputParams struct {
 
 // JobOutput returns the job_output tool.
 func JobOutput() Tool {
-	return New(Spec{Name: NameJobOutput, Kinds: changeKinds, Description: jobOutputDoc, ReadOnly: true, Polls: true,
+	return New(Spec{
+		Guidance: []GuidanceLine{{Section: sectionWhichTool, Order: 52, Text: func(has func(...string) bool) string {
+			if !has(NameShell, NameJobKill) {
+				return ""
+			}
+			return "Start long-running processes (a dev server, a watcher) with shell background: true, then read them with job_output (wait: N instead of polling) and stop them with job_kill."
+		}}},
+		Name: NameJobOutput, Kinds: changeKinds, Description: jobOutputDoc, ReadOnly: true, Polls: true,
 		Parallel: ParallelSafe, Tier: TierAlways, Truncation: HeadAndTail(30*1024, 0.4), Timeout: 6 * time.Minute},
 		runJobOutput, Minimum("tail", 1), Maximum("tail", 10000), Minimum("wait", 0), Maximum("wait", 300))
 }

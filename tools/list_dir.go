@@ -39,7 +39,9 @@ func (p ListDirParams) TouchedPaths() []string { return dirScope(p.Path) }
 
 // ListDir returns the list_dir tool.
 func ListDir() Tool {
-	return New(Spec{Name: NameListDir, Kinds: readKinds, Truncation: Head(30 * 1024), Description: listDirDoc, ReadOnly: true, Cacheable: true,
+	return New(Spec{
+		Guidance: []GuidanceLine{Line(sectionWhichTool, 30, "See a directory's layout with list_dir.")},
+		Name:     NameListDir, Kinds: readKinds, Truncation: Head(30 * 1024), Description: listDirDoc, ReadOnly: true, Cacheable: true,
 		Parallel: ParallelSafe, Tier: TierAlways}, runListDir,
 		Minimum("depth", 1), Minimum("limit", 1), Minimum("offset", 1))
 }

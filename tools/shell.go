@@ -37,6 +37,8 @@ const shellCommandMax = 1 << 20
 // session (a persistent bash) or as a background job.
 func Shell() Tool {
 	return New(Spec{
+		Guidance: []GuidanceLine{{Section: sectionWhichTool, Order: 50, Text: shellGuidance},
+			Line(sectionWhichTool, 51, "For several commands that build on each other (cd, exported variables, an activated virtualenv), give shell the same session name: the shell persists between calls.")},
 		Name: NameShell, Kinds: changeKinds,
 		Description: shellDoc,
 		ReadOnly:    false,
@@ -131,4 +133,20 @@ func refused(r *shellRefusal) Result {
 	}
 	return Errorf("shell: command refused by the blocklist (rule %s)%s: %s. Nothing was run. The blocklist is a safety net against destructive accidents; do not retry this command or a variant of it", r.Rule, where, r.Why).
 		WithMeta("blocked_by", r.Rule)
+}
+
+// shellGuidance routes file work away from shell, naming the file tools the
+// agent has.
+func shellGuidance(has func(...string) bool) string {
+	var own []string
+	for _, n := range []string{NameReadFile, NameGrep, NameFindFiles, NameListDir, NameEditFile} {
+		if has(n) {
+			own = append(own, n)
+		}
+	}
+	line := "Use shell to build, test and run programs"
+	if len(own) > 0 {
+		line += fmt.Sprintf(", not to read, search or edit files: %s do that with less output", strings.Join(own, ", "))
+	}
+	return line + "."
 }

@@ -81,6 +81,26 @@ type Spec struct {
 	// arguments (job_output, check_agent): calling it again and again is
 	// how it is used, so the doom-loop check leaves it alone.
 	Polls bool
+	// Guidance are the lines the tool adds to the tool-guidance section of
+	// an agent's system prompt (see Guidance), declared with the tool.
+	Guidance []GuidanceLine
+}
+
+// GuidanceLine is one line a tool adds to the tool guidance.
+type GuidanceLine struct {
+	// Section is the heading it goes under ("Which tool", "Editing").
+	Section string
+	// Order places it within its section (lower first).
+	Order int
+	// Text writes the line for an agent whose tools has reports; "" leaves
+	// it out (a line that would name a tool the agent lacks).
+	Text func(has func(names ...string) bool) string
+}
+
+// Line is a GuidanceLine whose text does not depend on the agent's other
+// tools.
+func Line(section string, order int, text string) GuidanceLine {
+	return GuidanceLine{Section: section, Order: order, Text: func(func(...string) bool) string { return text }}
 }
 
 // Summary is the first line of the description, for listings.

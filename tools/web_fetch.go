@@ -29,7 +29,14 @@ const webFetchTimeout = 4 * time.Minute
 // answer from the page. Non-public addresses are refused unless the
 // configuration allows them; pages are cached for Config.Web.CacheTTL.
 func WebFetch() Tool {
-	return New(Spec{Name: NameWebFetch, Kinds: changeKinds, Description: webFetchDoc, ReadOnly: true,
+	return New(Spec{
+		Guidance: []GuidanceLine{{Section: sectionWhichTool, Order: 60, Text: func(has func(...string) bool) string {
+			if has(NameWebSearch) {
+				return "" // web_search's line covers both
+			}
+			return "Read a web page you know the address of with web_fetch; give it a prompt saying what you need, so only the answer comes back."
+		}}},
+		Name: NameWebFetch, Kinds: changeKinds, Description: webFetchDoc, ReadOnly: true,
 		Cacheable: false, Parallel: ParallelSafe, Tier: TierOnRelevance, Truncation: Head(32 * 1024),
 		Timeout: webFetchTimeout}, runWebFetch)
 }

@@ -27,7 +27,14 @@ const (
 // provider (Brave, Tavily or a SearXNG instance), answered as title, URL
 // and snippet lines. It is offered only when a provider is configured.
 func WebSearch() Tool {
-	return New(Spec{Name: NameWebSearch, Kinds: changeKinds, Description: webSearchDoc, ReadOnly: true,
+	return New(Spec{
+		Guidance: []GuidanceLine{{Section: sectionWhichTool, Order: 60, Text: func(has func(...string) bool) string {
+			if !has(NameWebFetch) {
+				return ""
+			}
+			return "Look things up on the web with web_search, then read the pages that matter with web_fetch; give web_fetch a prompt saying what you need, so only the answer comes back."
+		}}},
+		Name: NameWebSearch, Kinds: changeKinds, Description: webSearchDoc, ReadOnly: true,
 		Cacheable: false, Parallel: ParallelSafe, Tier: TierOnRelevance, Truncation: Head(16 * 1024)},
 		runWebSearch, Minimum("limit", 1), Maximum("limit", maxWebSearchLimit))
 }
