@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -30,8 +31,14 @@ func EventsFilter(prefix, run string) string {
 	return prefix + ".evt." + run + ".>"
 }
 
-// TaskSubject is <prefix>.task.<kind>.
-func TaskSubject(prefix, kind string) string { return prefix + ".task." + kind }
+// TaskSubject is <prefix>.task.<kind>.v<protocol>: the subject of kind's
+// tasks in one protocol version. Each version has its own subject and its
+// own durable consumer, so a node only ever receives tasks it can read: a
+// node of another version never takes (and never spends the delivery
+// attempts of) a task it would have to refuse.
+func TaskSubject(prefix, kind string, protocol int) string {
+	return prefix + ".task." + kind + ".v" + strconv.Itoa(protocol)
+}
 
 // ResultSubject is <prefix>.result.<run>.<agent>.
 func ResultSubject(prefix, run, agent string) string { return prefix + ".result." + run + "." + agent }

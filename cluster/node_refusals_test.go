@@ -229,13 +229,23 @@ func TestRunCancelReachesRemoteAgents(t *testing.T) {
 	if _, err := run.wait(t); err != nil {
 		t.Fatal(err)
 	}
-	cancelled := 0
-	for _, e := range ev.events() {
-		if e.Type == messages.EvtAgentCancelled && e.Run == "rcan" {
-			cancelled++
+	// The root's result can come before the nodes' last events: wait for
+	// them (an agent that ends otherwise fails the count for good).
+	checkFor(t, 30*time.Second, func() error {
+		cancelled, ended := 0, map[string]string{}
+		for _, e := range ev.events() {
+			switch {
+			case e.Run != "rcan" || e.Kind != "explore":
+			case e.Type == messages.EvtAgentCancelled:
+				cancelled++
+				ended[e.Agent] = e.Type
+			case e.Type == messages.EvtAgentFinished || e.Type == messages.EvtAgentFailed:
+				ended[e.Agent] = e.Type
+			}
 		}
-	}
-	if cancelled != 4 {
-		t.Errorf("%d remote agents ended cancelled, want 4", cancelled)
-	}
+		if cancelled != 4 {
+			return fmt.Errorf("%d remote agents ended cancelled, want 4 (ends: %v)", cancelled, ended)
+		}
+		return nil
+	})
 }

@@ -1,17 +1,17 @@
 package cluster
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/troupe-ai/troupe/bus"
+)
 
 // DefaultPrefix is the first token of every troupe subject.
 const DefaultPrefix = "troupe"
 
-// TaskSubject is <prefix>.task.<kind>.v<protocol>: the subject of kind's
-// tasks in one protocol version. Each version has its own subject and its
-// own durable consumer, so a node only ever receives tasks it can read: a
-// node of another version never takes (and never spends the delivery
-// attempts of) a task it would have to refuse.
+// TaskSubject is bus.TaskSubject: <prefix>.task.<kind>.v<protocol>.
 func TaskSubject(prefix, kind string, protocol int) string {
-	return prefix + ".task." + kind + ".v" + strconv.Itoa(protocol)
+	return bus.TaskSubject(prefix, kind, protocol)
 }
 
 // consumerName is the durable consumer of kind's tasks in one protocol
