@@ -199,9 +199,38 @@ func TestReadmeCommands(t *testing.T) {
 			}
 			continue
 		}
+		// The live watch of the next section, started before the run it
+		// shows: piped, it prints one event per line and ends with the run.
+		live := strings.ReplaceAll(commandLines(shBlocks(t, text, "## Watching a swarm")[0])[0], "4222", port)
+		w := exec.Command("bash", "-c", "exec "+live)
+		w.Dir, w.Env = clone, append(os.Environ(), base...)
+		w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		wout, werr := &syncBuffer{}, &syncBuffer{}
+		w.Stdout, w.Stderr = wout, werr
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		watchDone := make(chan error, 1)
+		go func() { watchDone <- w.Wait() }()
+		deadline := time.Now().Add(3 * time.Minute)
+		for !strings.Contains(werr.String(), "watching") {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never started:\n%s", live, werr.String())
+			}
+			<-time.After(20 * time.Millisecond)
+		}
 		out, errs, code := sh(t, clone, model, line, 3*time.Minute)
 		if code != 0 || strings.TrimSpace(out) != "budget/actor.go enforces it" || !strings.Contains(errs, "(remote)") {
 			t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", line, code, out, errs)
+		}
+		select {
+		case err := <-watchDone:
+			if err != nil || !strings.Contains(wout.String(), `"type":"run.finished"`) || !strings.Contains(wout.String(), `"kind":"explore"`) {
+				t.Errorf("%s: %v\nstderr:\n%s\nstdout (%d bytes)", live, err, werr.String(), len(wout.String()))
+			}
+		case <-time.After(2 * time.Minute):
+			_ = syscall.Kill(-w.Process.Pid, syscall.SIGKILL)
+			t.Errorf("%s did not end with the run it watched:\n%s", live, werr.String())
 		}
 	}
 	// Watching it: the JSON form ends with the run it replayed.
@@ -214,6 +243,17 @@ func TestReadmeCommands(t *testing.T) {
 		out, errs, code := sh(t, clone, base, line, 2*time.Minute)
 		if code != 0 || !strings.Contains(out, `"type":"run.finished"`) || !strings.Contains(out, `"type":"node.joined"`) {
 			t.Errorf("%s: exit %d\nstderr:\n%s\nstdout (%d bytes)", line, code, errs, len(out))
+		}
+	}
+
+	for i, line := range commandLines(shBlocks(t, text, "## Configuration")[0]) {
+		out, errs, code := sh(t, clone, base, line, 3*time.Minute)
+		want := "model.default: gpt-4.1-mini" // and "# default" beside it
+		if i == 1 {
+			want = `"value": "gpt-4.1",` + "\n    " + `"origin": "env TROUPE_MODEL"`
+		}
+		if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "default") {
+			t.Errorf("%s: exit %d\nstdout:\n%.2000s\nstderr:\n%s", line, code, out, errs)
 		}
 	}
 
