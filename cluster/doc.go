@@ -20,7 +20,10 @@
 //     <prefix>.ctl.<run>[.<agent>].<op> (a node subscribes once, with
 //     wildcards); cancelling the run publishes <prefix>.ctl.<run>.cancel;
 //   - the node registry: KV bucket troupe_nodes, one entry per live node
-//     (kinds, slots, free slots, version), kept alive by a heartbeat.
+//     (kinds, slots, free slots, version), kept alive by a heartbeat. A
+//     node silent for the lease timeout is lost: the run returns its
+//     leases and emits node.left (reason lost) in its own events, as
+//     agent NodesAgent; a drained node reports node.left itself.
 //
 // The orchestrator side plugs into actors through its placement seam: a
 // Placer decides per kind (local, remote or auto) and a RemoteChild stands

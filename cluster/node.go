@@ -252,7 +252,7 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.loops.Wait()
 	n.stopControl()
 	n.host.Close()
-	n.events.emit(NodesRun, messages.EvtNodeLeft, messages.NodeLeft{Node: n.o.ID, Name: n.o.Name, Reason: "drained"})
+	n.events.emit(NodesRun, messages.EvtNodeLeft, messages.NodeLeft{Node: n.o.ID, Name: n.o.Name, Reason: NodeDrained})
 	if !n.o.NC.IsConnected() {
 		// The server is gone: the entry expires with its TTL.
 		n.o.Log.Warn().Msg("NATS unreachable: leaving the registry to the entry's TTL")

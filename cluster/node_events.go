@@ -12,6 +12,18 @@ import (
 // which belong to no run: troupe.evt.nodes.<node>.<type>.
 const NodesRun = "nodes"
 
+// NodesAgent is the agent ID of a run's own events about nodes: the
+// orchestrator's Remote emits node.left (reason NodeLost) in the run when
+// a node stops heartbeating, and node.joined when a lost node beats
+// again, with the node's ID in the envelope's node field.
+const NodesAgent = "nodes"
+
+// Reasons of node.left.
+const (
+	NodeDrained = "drained" // the node drained and left the registry (its own event, run "nodes")
+	NodeLost    = "lost"    // a run's orchestrator heard no heartbeat for its lease timeout (the run's event)
+)
+
 // nodeEvents stamps a node's own events: agent is the node's ID, kind
 // "node", and seq counts per run from 1.
 type nodeEvents struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,10 +36,18 @@ type NodeInfo struct {
 // that expires from the bucket (its node stopped beating) sends no delete
 // to watchers, so a node not heard from within the bucket's TTL counts as
 // gone here too.
+//
+// A node found stale is remembered as lost, with the revision of its last
+// entry: a replay of that entry (the watcher resuming after a reconnect)
+// does not bring it back, a newer one does (it beats again), and is then
+// listed by back once.
 type registry struct {
 	mu    sync.Mutex
 	nodes map[string]NodeInfo
 	seen  map[string]time.Time // when this process last heard from each node (its own clock)
+	rev   map[string]uint64    // the revision of each node's last entry
+	lost  map[string]uint64    // nodes found stale → the revision of their last entry
+	back  []NodeInfo           // lost nodes heard from again, not yet listed by back
 	ttl   time.Duration        // the bucket's; 0: entries do not expire
 	done  chan struct{}
 }
@@ -56,7 +65,8 @@ func watchRegistry(ctx context.Context, js jetstream.JetStream, log zerolog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", bus.NodesBucket, err)
 	}
-	g := &registry{nodes: map[string]NodeInfo{}, seen: map[string]time.Time{}, ttl: st.TTL(), done: make(chan struct{})}
+	g := &registry{nodes: map[string]NodeInfo{}, seen: map[string]time.Time{}, rev: map[string]uint64{}, lost: map[string]uint64{},
+		ttl: st.TTL(), done: make(chan struct{})}
 	go func() {
 		defer close(g.done)
 		defer w.Stop()
@@ -84,6 +94,9 @@ func (g *registry) apply(e jetstream.KeyValueEntry, log zerolog.Logger) {
 	if e.Operation() != jetstream.KeyValuePut {
 		delete(g.nodes, e.Key())
 		delete(g.seen, e.Key())
+		delete(g.rev, e.Key())
+		delete(g.lost, e.Key()) // it left after all: a later entry is a new start, which says so itself
+		g.back = slices.DeleteFunc(g.back, func(n NodeInfo) bool { return n.ID == e.Key() })
 		return
 	}
 	var n NodeInfo
@@ -91,8 +104,16 @@ func (g *registry) apply(e jetstream.KeyValueEntry, log zerolog.Logger) {
 		log.Warn().Str("key", e.Key()).Msg("malformed node entry ignored")
 		return
 	}
+	if last, lost := g.lost[n.ID]; lost {
+		if e.Revision() <= last {
+			return // the entry it was lost with, replayed
+		}
+		delete(g.lost, n.ID)
+		g.back = append(g.back, n)
+	}
 	g.nodes[n.ID] = n
 	g.seen[n.ID] = time.Now()
+	g.rev[n.ID] = e.Revision()
 }
 
 // hasFreeSlot reports whether a live node serving kind has a free slot.
@@ -138,19 +159,33 @@ func (g *registry) list() []NodeInfo {
 	return out
 }
 
-// stale lists the nodes whose last heartbeat is older than timeout and
-// forgets them (their entries expire from the bucket without a delete).
-func (g *registry) stale(now time.Time, timeout time.Duration) []string {
+// stale lists the nodes whose last heartbeat is older than timeout, by
+// ID, and forgets them as lost (their entries expire from the bucket
+// without a delete).
+func (g *registry) stale(now time.Time, timeout time.Duration) []NodeInfo {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var out []string
-	for id := range g.nodes {
+	var out []NodeInfo
+	for id, n := range g.nodes {
 		if now.Sub(g.seen[id]) > timeout {
-			out = append(out, id)
+			out = append(out, n)
+			g.lost[id] = g.rev[id]
 			delete(g.nodes, id)
 			delete(g.seen, id)
+			delete(g.rev, id)
 		}
 	}
+	slices.SortFunc(out, func(a, b NodeInfo) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// returned lists, once each, the lost nodes heard from again since the
+// last call.
+func (g *registry) returned() []NodeInfo {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := g.back
+	g.back = nil
 	return out
 }
 

@@ -40,8 +40,14 @@ type RemoteOptions struct {
 	// awaited before it is reported cancelled (default 10s).
 	CancelWait time.Duration
 	// LeaseTimeout is how long a node may go without a heartbeat before
-	// the leases it acquired are returned (default 30s).
+	// it counts as lost: node.left (reason lost) is emitted and the leases
+	// it acquired are returned (default 30s).
 	LeaseTimeout time.Duration
+	// Events receives the run's events about nodes (pass the run's
+	// emitter, actors.Options.Events): node.left with reason lost for a
+	// node that stopped heartbeating, node.joined for a lost node heard
+	// from again. They are the run's, as agent NodesAgent; nil emits none.
+	Events actors.Emitter
 	// Workspace is the orchestrator's workspace directory: tasks carry its
 	// WorkspaceKey, and nodes serving another repository refuse them.
 	Workspace string
@@ -50,12 +56,15 @@ type RemoteOptions struct {
 
 // Remote is the orchestrator side of a run with remote agents: its Placer
 // publishes tasks, a results consumer hands each task's first result to
-// its parent, and the run's budget is served to the nodes.
+// its parent, the run's budget is served to the nodes, and nodes that
+// stop heartbeating are reported lost.
 type Remote struct {
 	o       RemoteOptions
 	ctx     context.Context
 	cancel  context.CancelFunc
 	nodes   *registry
+	nodeEv  *runNodeEvents
+	sweeper sync.WaitGroup
 	budget  *BudgetServer
 	results jetstream.ConsumeContext
 	subs    []*nats.Subscription // advisories and start notices
@@ -103,6 +112,9 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		r.Close()
 		return nil, err
 	}
+	r.nodeEv = &runNodeEvents{out: o.Events, run: o.Run, log: o.Log}
+	r.sweeper.Add(1)
+	go r.sweepNodes()
 	cons, err := o.JS.OrderedConsumer(r.ctx, bus.ResultsStream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{bus.ResultSubject(o.Prefix, o.Run, "*")}})
 	if err != nil {
@@ -142,26 +154,7 @@ func (r *Remote) ServeBudget(svc budget.Service) error {
 	r.mu.Lock()
 	r.budget = s
 	r.mu.Unlock()
-	go r.sweepNodes(s)
 	return nil
-}
-
-// sweepNodes returns the leases of nodes that stopped heartbeating.
-func (r *Remote) sweepNodes(s *BudgetServer) {
-	t := time.NewTicker(r.o.LeaseTimeout / 4)
-	defer t.Stop()
-	for {
-		select {
-		case <-r.ctx.Done():
-			return
-		case now := <-t.C:
-			for _, n := range r.nodes.stale(now, r.o.LeaseTimeout) {
-				ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
-				s.ReleaseNode(ctx, n)
-				cancel()
-			}
-		}
-	}
 }
 
 // Close stops consuming results and serving the budget. Remote children
@@ -177,6 +170,7 @@ func (r *Remote) Close() {
 		r.budget.Close()
 	}
 	r.cancel()
+	r.sweeper.Wait()
 	if r.nodes != nil {
 		r.nodes.wait()
 	}

@@ -36,11 +36,13 @@ type NodeJoined struct {
 	Version string   `json:"version,omitempty" doc:"the node program's version"`
 }
 
-// NodeLeft is the data of node.left: a node drained and deregistered.
+// NodeLeft is the data of node.left: a node drained and deregistered
+// (its own event), or a run's orchestrator stopped hearing its heartbeat
+// (the run's event).
 type NodeLeft struct {
 	Node   string `json:"node" doc:"the node's ID"`
 	Name   string `json:"name" doc:"the node's name"`
-	Reason string `json:"reason" doc:"why it left: drained"`
+	Reason string `json:"reason" doc:"why it left: drained (it said so), lost (killed or cut off: a run's orchestrator heard no heartbeat from it)"`
 }
 
 // TaskRedelivered is the data of task.redelivered, emitted in the task's

@@ -129,6 +129,34 @@ func TestTreeNodes(t *testing.T) {
 	}
 }
 
+// A node a run reported lost (node.left in the run, from its orchestrator
+// as agent "nodes") shows as gone, and back when the run reports it
+// heard from again; the run gains no agent and misses nothing.
+func TestTreeLostNode(t *testing.T) {
+	tr := NewTree(10)
+	ev, _ := messages.NewEvent("nodes", "n1", messages.EvtNodeJoined, 1, messages.NodeJoined{Node: "n1", Name: "box-1", Kinds: []string{"explore"}, Slots: 3})
+	tr.Apply(ev)
+	start, _ := messages.NewEvent("r1", "run", messages.EvtRunStarted, 1, messages.RunStarted{Task: "find main"})
+	tr.Apply(start)
+	lost, _ := messages.NewEvent("r1", "nodes", messages.EvtNodeLeft, 1, messages.NodeLeft{Node: "n1", Name: "box-1", Reason: "lost"})
+	lost.Kind, lost.Node = "node", "n1"
+	tr.Apply(lost)
+	lines := strings.Join(Frame(tr, time.Now(), Layout{Width: 120}), "\n")
+	if !strings.Contains(lines, "nodes: box-1 (explore ×3) left") || !strings.Contains(lines, "node box-1 left (lost)") {
+		t.Errorf("frame:\n%s", lines)
+	}
+	back, _ := messages.NewEvent("r1", "nodes", messages.EvtNodeJoined, 2, messages.NodeJoined{Node: "n1", Name: "box-1", Kinds: []string{"explore"}, Slots: 3})
+	back.Kind, back.Node = "node", "n1"
+	tr.Apply(back)
+	if n := tr.Nodes(); len(n) != 1 || n[0].Left {
+		t.Errorf("nodes after the return: %+v", n)
+	}
+	r := tr.Runs()[0]
+	if len(r.Agents) != 0 || r.Missed != 0 {
+		t.Errorf("run %s: agents %v, missed %d", r.ID, r.Agents, r.Missed)
+	}
+}
+
 // The frame of a finished run: header with totals, agents indented under
 // their parent, no colour codes without Color, none wider than asked.
 func TestFrame(t *testing.T) {

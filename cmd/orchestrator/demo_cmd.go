@@ -93,7 +93,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 			return exitFailed, err
 		}
 		defer stopNodes()
-		remote, err := startPlacement(ctx, nb, config.Config{Placement: map[string]string{"explore": "remote"}}, run, ws, zerolog.Nop())
+		remote, err := startPlacement(ctx, nb, config.Config{Placement: map[string]string{"explore": "remote"}}, run, ws, nb.pub, zerolog.Nop())
 		if err != nil {
 			return exitFailed, err
 		}

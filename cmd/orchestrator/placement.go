@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/config"
 )
@@ -35,7 +36,8 @@ func parsePlacement(v string, base map[string]string) (map[string]string, error)
 // startPlacement starts the orchestrator side of remote placement when a
 // kind may run on nodes; nil when every kind runs here. Tasks carry the
 // identity of workspace's repository, so nodes serving another refuse them.
-func startPlacement(ctx context.Context, nb *runBus, cfg config.Config, run, workspace string, log zerolog.Logger) (*cluster.Remote, error) {
+// events gets the run's events about its nodes (a node lost).
+func startPlacement(ctx context.Context, nb *runBus, cfg config.Config, run, workspace string, events actors.Emitter, log zerolog.Logger) (*cluster.Remote, error) {
 	remote := false
 	for _, p := range cfg.Placement {
 		remote = remote || p != cluster.PlaceLocal
@@ -44,5 +46,5 @@ func startPlacement(ctx context.Context, nb *runBus, cfg config.Config, run, wor
 		return nil, nil
 	}
 	return cluster.StartRemote(ctx, cluster.RemoteOptions{NC: nb.conn.NATS(), JS: nb.conn.JetStream(),
-		Prefix: nb.conn.Prefix(), Run: run, Placement: cfg.Placement, LeaseTimeout: cfg.Node.LeaseTimeout, Workspace: workspace, Log: log})
+		Prefix: nb.conn.Prefix(), Run: run, Placement: cfg.Placement, LeaseTimeout: cfg.Node.LeaseTimeout, Workspace: workspace, Events: events, Log: log})
 }

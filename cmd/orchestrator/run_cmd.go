@@ -163,7 +163,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	}
 	opts.EventsDropped = nb.dropped
 	opts.Artifacts = nb.conn.Artifacts(opts.Run)
-	if remote, err := startPlacement(ctx, nb, cfg, opts.Run, opts.Workspace, log); err != nil {
+	if remote, err := startPlacement(ctx, nb, cfg, opts.Run, opts.Workspace, opts.Events, log); err != nil {
 		return exitUsage, usageErr("%v", err)
 	} else if remote != nil {
 		defer remote.Close()

@@ -142,7 +142,11 @@ func workerPool(t *testing.T, external string) {
 			close(gate)
 		}
 	}()
-	args := []string{"run", "--workspace", repo(t, ""), "--json",
+	// The nodes beat every second; the orchestrator counts one lost after
+	// three silent seconds (node.left, reason lost).
+	orchCfg := filepath.Join(t.TempDir(), "orchestrator.yaml")
+	must(t, os.WriteFile(orchCfg, []byte("node:\n  lease_timeout: 3s\n"), 0o644))
+	args := []string{"run", "--workspace", repo(t, ""), "--json", "--config", orchCfg,
 		"--placement", "explore=remote", "--ephemeral", "find main"}
 	if external != "" {
 		args = append(args, "--nats", external)
@@ -184,6 +188,14 @@ func workerPool(t *testing.T, external string) {
 	if code := nodes[1].wait(time.Minute); code != 0 {
 		t.Fatalf("drained node exited %d:\n%s", code, nodes[1].errs())
 	}
+	// The run reports the killed node lost while its agents still wait at
+	// the gate, so before run.finished, where the watcher stops.
+	poll(t, time.Minute, func() error {
+		if lost := lostNodes(col.events()); len(lost) == 0 {
+			return fmt.Errorf("no node reported lost")
+		}
+		return nil
+	})
 	close(gate)
 	res := runJSON(t, run)
 	if res.Status != "completed" || res.Text != "all answered" {
@@ -238,9 +250,25 @@ func workerPool(t *testing.T, external string) {
 			perNode[ev.Node]++
 		}
 	}
-	if types[messages.EvtNodeJoined] != 3 || types[messages.EvtNodeLeft] != 1 || types[messages.EvtTaskRedelivered] == 0 {
-		t.Errorf("node events: %d joined, %d left, %d redelivered", types[messages.EvtNodeJoined], types[messages.EvtNodeLeft], types[messages.EvtTaskRedelivered])
+	if types[messages.EvtNodeJoined] != 3 || types[messages.EvtNodeLeft] != 2 {
+		t.Errorf("node events: %d joined, %d left", types[messages.EvtNodeJoined], types[messages.EvtNodeLeft])
 	}
+	// The drained node said goodbye itself; the killed one was reported
+	// lost by the run, once.
+	for _, ev := range watched {
+		if ev.Type != messages.EvtNodeLeft {
+			continue
+		}
+		left, err := messages.DecodeAs[messages.NodeLeft](ev)
+		must(t, err)
+		switch {
+		case left.Node == ids[1] && left.Reason == "drained" && ev.Run == "nodes" && ev.Agent == ids[1]:
+		case left.Node == ids[0] && left.Reason == "lost" && ev.Run == res.Run && ev.Agent == "nodes" && ev.Node == ids[0] && ev.Seq == 1:
+		default:
+			t.Errorf("node.left %+v: %+v (killed %s, drained %s)", ev, left, ids[0], ids[1])
+		}
+	}
+	checkKilledRedelivered(t, watched, ids[0])
 	if types[messages.EvtRunFinished] != 1 || perNode[ids[2]] == 0 {
 		t.Errorf("types %v, finished per node %v", types, perNode)
 	}
@@ -256,4 +284,57 @@ func workerPool(t *testing.T, external string) {
 		t.Errorf("last node exited %d:\n%s", code, nodes[2].errs())
 	}
 	_ = context.Background
+}
+
+// lostNodes are the nodes the events report lost.
+func lostNodes(evs []messages.Event) []string {
+	var out []string
+	for _, ev := range evs {
+		if ev.Type != messages.EvtNodeLeft {
+			continue
+		}
+		if left, err := messages.DecodeAs[messages.NodeLeft](ev); err == nil && left.Reason == "lost" {
+			out = append(out, left.Node)
+		}
+	}
+	return out
+}
+
+// checkKilledRedelivered checks that every task whose agent started on
+// the killed node (and could not end there) was redelivered to another
+// node on a later attempt, and ended there: the redeliveries are the
+// killed node's, not only a drained node's hand-backs.
+func checkKilledRedelivered(t *testing.T, evs []messages.Event, killed string) {
+	t.Helper()
+	startedOn := map[string]int{} // agent → its attempt on the killed node
+	for _, ev := range evs {
+		if ev.Type == messages.EvtAgentStarted && ev.Node == killed {
+			startedOn[ev.Agent] = ev.Attempt
+		}
+	}
+	if len(startedOn) == 0 {
+		t.Fatalf("no agent started on the killed node %s", killed)
+	}
+	redelivered := map[string]bool{}
+	ended := map[string]bool{}
+	for _, ev := range evs {
+		switch ev.Type {
+		case messages.EvtTaskRedelivered:
+			d, err := messages.DecodeAs[messages.TaskRedelivered](ev)
+			must(t, err)
+			if first, ok := startedOn[d.Agent]; ok && d.Attempt > first && d.Node != killed && ev.Node == d.Node {
+				redelivered[d.Agent] = true
+			}
+		case messages.EvtAgentFinished:
+			if first, ok := startedOn[ev.Agent]; ok && ev.Node != killed && ev.Attempt > first {
+				ended[ev.Agent] = true
+			}
+		}
+	}
+	for agent, attempt := range startedOn {
+		if !redelivered[agent] || !ended[agent] {
+			t.Errorf("%s started on the killed node (attempt %d): redelivered to another node %v, ended there %v",
+				agent, attempt, redelivered[agent], ended[agent])
+		}
+	}
 }
