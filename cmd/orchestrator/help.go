@@ -152,10 +152,11 @@ Examples:
 	"config": `Usage: orchestrator config print [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--json]
 
 Prints the effective configuration, one setting a line, with where each value
-came from: the compiled-in default (configs/default.yaml), a config file
-(~/.config/troupe/config.yaml, <workspace>/.troupe/config.yaml, --config), the
-environment (OPENAI_API_KEY, TROUPE_MODEL, ...) or a flag. Secrets show as
-[redacted].
+came from: the compiled-in default (configs/default.yaml), a config file and
+line (~/.config/troupe/config.yaml, <workspace>/.troupe/config.yaml, --config),
+the environment (OPENAI_API_KEY, TROUPE_MODEL, ...) or a flag. Secrets show as
+[redacted]. An invalid configuration is printed all the same, then refused
+with the error run would give (exit 2).
 
 Examples:
   orchestrator config print --workspace ~/src/app

@@ -81,6 +81,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	}
 	if m := fs.values["model"]; m != "" {
 		cfg.Model.Default = m
+		cfg.SetByFlag("model.default", "--model")
 		if cp != nil {
 			cp.Model = m // resume --model switches; without it the run keeps its model
 		}
@@ -94,23 +95,31 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 			return exitUsage, usageErr("--max-rounds: want a positive number, got %q", v)
 		}
 		cfg.Agent.MaxRounds = n
+		cfg.SetByFlag("agent.max_rounds", "--max-rounds")
 	}
 	if fs.bools["keep-checkpoints"] {
 		cfg.Agent.KeepCheckpoints = true
+		cfg.SetByFlag("agent.keep_checkpoints", "--keep-checkpoints")
 	}
 	natsSetting := "nats.url"
 	switch {
 	case fs.values["nats"] != "":
 		cfg.NATS.URL, natsSetting = fs.values["nats"], "--nats"
+		cfg.SetByFlag("nats.url", "--nats")
 	case env.getenv("TROUPE_NATS_URL") != "":
 		natsSetting = "TROUPE_NATS_URL"
 	}
 	if fs.bools["ephemeral"] {
 		cfg.NATS.Ephemeral = true
+		cfg.SetByFlag("nats.ephemeral", "--ephemeral")
 	}
 	if v := fs.values["placement"]; v != "" {
 		if cfg.Placement, err = parsePlacement(v, cfg.Placement); err != nil {
 			return exitUsage, usageErr("--placement: %v", err)
+		}
+		for _, part := range strings.Split(v, ",") {
+			kind, _, _ := strings.Cut(strings.TrimSpace(part), "=")
+			cfg.SetByFlag("placement."+kind, "--placement")
 		}
 	}
 	if err := cfg.Validate(); err != nil {
