@@ -67,7 +67,8 @@ func wsOr(dir string) string {
 }
 
 // toolSession opens a tool session over dir as an agent would have it,
-// with the tools of ts.
+// with the tools of ts: configured secrets (the API key, NATS
+// credentials) are redacted from results and spill files as in a run.
 func toolSession(dir string, ts *toolset) (*tools.Session, *tools.Executor, error) {
 	ws, err := tools.NewWorkspace(wsOr(dir))
 	if err != nil {
@@ -76,6 +77,7 @@ func toolSession(dir string, ts *toolset) (*tools.Session, *tools.Executor, erro
 	tc := setup.ToolsConfig(ts.cfg.Tools)
 	tc.DataDir = filepath.Join(ws.Root(), ".troupe")
 	s := tools.NewSession("cli", ws, tc)
+	s.Redact = setup.Redactor(ts.cfg)
 	_, _ = s.Spill.Sweep(time.Now())
 	return s, &tools.Executor{Tools: ts.reg, Session: s}, nil
 }
