@@ -116,8 +116,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	fmt.Fprintln(stderr)
 	printText(stdout, res.Text)
-	fmt.Fprintf(stderr, "\n%s · %d %s · %s\n", watch.EndWords(res.Status, res.Reason), res.Rounds, watch.Plural(res.Rounds, "round", "rounds"),
-		res.Wall.Round(time.Millisecond))
+	fmt.Fprintf(stderr, "\n%s · %s\n", endWords(res.Status, res.Reason, res.Rounds), res.Wall.Round(time.Millisecond))
 	printRunSummary(stderr, res.Budget)
 	printMetrics(stderr, metrics.Metrics())
 	if b, err := os.ReadFile(filepath.Join(ws, "discount.go")); err == nil {

@@ -221,9 +221,8 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		if len(unpriced) > 0 {
 			cost = "cost unknown"
 		}
-		fmt.Fprintf(stderr, "%s · %d %s · %d in / %d out tokens · %s · %s\n", watch.EndWords(res.Status, res.Reason),
-			res.Rounds, watch.Plural(res.Rounds, "round", "rounds"), res.Usage.PromptTokens, res.Usage.CompletionTokens, cost,
-			res.Wall.Round(time.Millisecond))
+		fmt.Fprintf(stderr, "%s · %d in / %d out tokens · %s · %s\n", endWords(res.Status, res.Reason, res.Rounds),
+			res.Usage.PromptTokens, res.Usage.CompletionTokens, cost, res.Wall.Round(time.Millisecond))
 		printRunSummary(stderr, res.Budget, unpriced...)
 		printMetrics(stderr, metrics.Metrics())
 		if res.EventsDropped > 0 {
@@ -244,7 +243,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		}
 		return exitFailed, nil
 	case res.Reason == actors.ReasonRoundLimit || res.Reason == actors.ReasonBudgetExhausted:
-		fmt.Fprintf(stderr, "stopped: %s; resume with: orchestrator resume %s --workspace %s\n", res.Reason, res.Run, ws)
+		fmt.Fprintln(stderr, limitWords(res.Reason, cfg.Agent.RoundLimit(), res.Run, ws))
 		return exitLimit, nil
 	case res.Status == actors.StatusCancelled:
 		return exitInterrupt, nil
