@@ -34,7 +34,7 @@ func cmdTools(ctx context.Context, args []string, getenv func(string) string, st
 // toolsList lists the built-in tools and the configured MCP servers'
 // (which it starts), with the tier each is given.
 func toolsList(ctx context.Context, args []string, getenv func(string) string, w, stderr io.Writer) (int, error) {
-	fs := newFlagSet([]string{"workspace", "config"}, nil)
+	fs := flagsOf("tools list")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err
@@ -83,7 +83,7 @@ func toolSession(dir string, ts *toolset) (*tools.Session, *tools.Executor, erro
 }
 
 func toolsCall(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet([]string{"workspace", "script", "config"}, []string{"json"})
+	fs := flagsOf("tools call")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err
