@@ -22,8 +22,10 @@ network.
 Flags:
   --workspace DIR   add the sample repository to a copy of DIR and work there
                     (DIR must exist; it is left unchanged)
-  --in-place        with --workspace: work in DIR itself; files that exist are
-                    never overwritten
+  --in-place        with --workspace: work in DIR itself, which must not hold
+                    any of the sample's files (go.mod, cart.go, checkout.go,
+                    discount.go, pricing.go): the demo changes no file it did
+                    not create
   --nodes N         also start N local node processes (0 to 16) and run the
                     explore agents on them: the distributed path, task queue
                     and node events, on one machine
