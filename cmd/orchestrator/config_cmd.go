@@ -11,7 +11,9 @@ import (
 )
 
 // cmdConfig prints the effective configuration with the origin of every
-// value: the compiled-in default, a file, the environment or a flag.
+// value: the compiled-in default, a file and line, the environment or a
+// flag. An invalid configuration is printed all the same, then refused
+// with the error run would give (exit 2).
 func cmdConfig(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
 	if len(args) == 0 || args[0] != "print" {
 		return exitUsage, usageErr("config needs a subcommand: print")
@@ -29,33 +31,40 @@ func cmdConfig(args []string, getenv func(string) string, stdout io.Writer) (int
 		ws = "."
 	}
 	home, _ := os.UserHomeDir()
-	flags := map[string]string{}
-	if fs.values["model"] != "" {
-		flags["model.default"] = "--model"
-	}
-	if fs.values["nats"] != "" {
-		flags["nats.url"] = "--nats"
-	}
-	_, settings, err := config.Effective(config.Sources{File: fs.values["config"], Home: home, Workspace: absOr(ws), Getenv: getenv}, flags)
+	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: home, Workspace: absOr(ws), Getenv: getenv})
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
-	for i, s := range settings {
-		switch {
-		case s.Key == "model.default" && fs.values["model"] != "":
-			settings[i].Value = fs.values["model"]
-		case s.Key == "nats.url" && fs.values["nats"] != "":
-			settings[i].Value = fs.values["nats"]
-		}
+	if m := fs.values["model"]; m != "" {
+		cfg.Model.Default = m
+		cfg.SetByFlag("model.default", "--model")
+	}
+	if u := fs.values["nats"]; u != "" {
+		cfg.NATS.URL = u
+		cfg.SetByFlag("nats.url", "--nats")
+	}
+	settings, err := cfg.Settings()
+	if err != nil {
+		return exitFailed, err
 	}
 	if fs.bools["json"] {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return exitOK, enc.Encode(settings)
+		if err := enc.Encode(settings); err != nil {
+			return exitFailed, err
+		}
+	} else {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		for _, s := range settings {
+			fmt.Fprintf(tw, "%s: %s\t# %s\n", s.Key, s.Value, s.Origin)
+		}
+		if err := tw.Flush(); err != nil {
+			return exitFailed, err
+		}
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	for _, s := range settings {
-		fmt.Fprintf(tw, "%s: %s\t# %s\n", s.Key, s.Value, s.Origin)
+	// Printed, and refused as run would refuse it: exit 2.
+	if err := cfg.Validate(); err != nil {
+		return exitUsage, usageErr("config: %v", err)
 	}
-	return exitOK, tw.Flush()
+	return exitOK, nil
 }

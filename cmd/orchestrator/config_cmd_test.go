@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 )
 
 // config print shows each setting's value and origin: the default, a
-// workspace file, the environment, a flag; secrets never.
+// workspace file and line, the environment, a flag; secrets never.
 func TestConfigPrintOrigins(t *testing.T) {
 	ws := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(ws, ".troupe"), 0o755); err != nil {
@@ -37,8 +38,8 @@ func TestConfigPrintOrigins(t *testing.T) {
 		got[s.Key] = s
 	}
 	for key, want := range map[string][2]string{
-		"model.cheap":       {"tiny", filepath.Join(ws, ".troupe", "config.yaml")},
-		"placement.explore": {"remote", filepath.Join(ws, ".troupe", "config.yaml")},
+		"model.cheap":       {"tiny", filepath.Join(ws, ".troupe", "config.yaml") + " line 2"},
+		"placement.explore": {"remote", filepath.Join(ws, ".troupe", "config.yaml") + " line 3"},
 		"model.default":     {"big-one", "flag --model"},
 		"model.api_key":     {"[redacted]", "env OPENAI_API_KEY"},
 		"budget.tokens":     {"10000000", "default"},
@@ -50,5 +51,37 @@ func TestConfigPrintOrigins(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "sk-very-secret") {
 		t.Error("the API key was printed")
+	}
+}
+
+// An invalid configuration is printed, so the user sees where each value
+// came from, and refused as run refuses it: exit 2, the error naming the
+// file, the line, the setting and the values it accepts.
+func TestConfigPrintInvalid(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "team.yaml")
+	if err := os.WriteFile(file, []byte("agent:\n  max_rounds: 9\n  fanout_policy: sometimes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(string) string { return "" }
+	want := "config: " + file + ` line 3: agent.fanout_policy: must be auto, ask or deny, got "sometimes"`
+	var out bytes.Buffer
+	code, err := cmdConfig([]string{"print", "--workspace", t.TempDir(), "--config", file}, getenv, &out)
+	if code != exitUsage || err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("exit %d, err %v; want exit 2 and %q", code, err, want)
+	}
+	if !regexp.MustCompile(`(?m)^agent\.fanout_policy: sometimes +# ` + regexp.QuoteMeta(file) + ` line 3$`).MatchString(out.String()) {
+		t.Errorf("the settings were not printed:\n%s", out.String())
+	}
+	// run refuses the same file with the same words.
+	runCode, _, runErr := runCmd(t, t.Context(), runEnv{getenv: getenv, home: t.TempDir(), stdin: strings.NewReader("")}, false,
+		"--workspace", t.TempDir(), "--config", file, "--model", "m", "a task")
+	if runCode != exitUsage || !strings.Contains(runErr, want) {
+		t.Errorf("run: exit %d, %s", runCode, runErr)
+	}
+	// Through the program: the error on stderr, exit 2.
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), []string{"config", "print", "--config", file}, strings.NewReader(""), &stdout, &stderr); code != exitUsage ||
+		!strings.Contains(stderr.String(), want) {
+		t.Errorf("orchestrator config print: exit %d, stderr %s", code, stderr.String())
 	}
 }

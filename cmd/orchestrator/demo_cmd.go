@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,8 +60,11 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	if err != nil {
 		return exitFailed, err
 	}
+	if len(skipped) > 0 && fs.bools["in-place"] { // created since demoWorkspace looked: the agents must not touch it
+		return exitFailed, fmt.Errorf("demo: %s appeared in %s as the demo started; nothing was run", strings.Join(skipped, ", "), ws)
+	}
 	for _, name := range skipped {
-		fmt.Fprintf(stderr, "demo: %s exists in the workspace; the demo leaves it as it is\n", name)
+		fmt.Fprintf(stderr, "demo: %s exists in the workspace; the copy keeps it as it is\n", name)
 	}
 	raw, err := demoFS.ReadFile("demo/script.json")
 	if err != nil {
@@ -116,8 +121,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	fmt.Fprintln(stderr)
 	printText(stdout, res.Text)
-	fmt.Fprintf(stderr, "\n%s · %d %s · %s\n", watch.EndWords(res.Status, res.Reason), res.Rounds, watch.Plural(res.Rounds, "round", "rounds"),
-		res.Wall.Round(time.Millisecond))
+	fmt.Fprintf(stderr, "\n%s · %s\n", endWords(res.Status, res.Reason, res.Rounds), res.Wall.Round(time.Millisecond))
 	printRunSummary(stderr, res.Budget)
 	printMetrics(stderr, metrics.Metrics())
 	if b, err := os.ReadFile(filepath.Join(ws, "discount.go")); err == nil {
@@ -132,10 +136,11 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 // demoPricing prices the demo's models (made-up prices, for the cost table).
 var demoPricing = llm.Pricing{"demo-large": {Input: 2.0, CachedInput: 0.5, Output: 8.0}, "demo-small": {Input: 0.1, CachedInput: 0.025, Output: 0.4}}
 
-// writeDemoRepo adds the sample repository's files to dir. A file that
-// exists already is never overwritten: it is skipped and named in skipped.
-func writeDemoRepo(dir string) (skipped []string, err error) {
-	err = fs.WalkDir(demoFS, "demo/repo", func(p string, d fs.DirEntry, err error) error {
+// demoRepoFiles are the sample repository's files by the name they take
+// in a workspace (go.mod.txt → go.mod).
+func demoRepoFiles() (map[string][]byte, error) {
+	files := map[string][]byte{}
+	err := fs.WalkDir(demoFS, "demo/repo", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -143,22 +148,53 @@ func writeDemoRepo(dir string) (skipped []string, err error) {
 		if err != nil {
 			return err
 		}
-		name := strings.TrimSuffix(strings.TrimPrefix(p, "demo/repo/"), ".txt") // go.mod.txt → go.mod
+		files[strings.TrimSuffix(strings.TrimPrefix(p, "demo/repo/"), ".txt")] = data
+		return nil
+	})
+	return files, err
+}
+
+// existingDemoFiles lists the sample repository's files that dir holds
+// already (anything by that name, a directory or a link included).
+func existingDemoFiles(dir string) ([]string, error) {
+	files, err := demoRepoFiles()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// writeDemoRepo adds the sample repository's files to dir. A file that
+// exists already is never overwritten: it is skipped and named in skipped.
+func writeDemoRepo(dir string) (skipped []string, err error) {
+	files, err := demoRepoFiles()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, fs.ErrExist) {
 			skipped = append(skipped, name)
-			return nil
+			continue
 		}
 		if err != nil {
-			return err
+			return skipped, err
 		}
-		if _, err := f.Write(data); err != nil {
+		if _, err := f.Write(files[name]); err != nil {
 			f.Close()
-			return err
+			return skipped, err
 		}
-		return f.Close()
-	})
-	return skipped, err
+		if err := f.Close(); err != nil {
+			return skipped, err
+		}
+	}
+	return skipped, nil
 }
 
 func indent(s string) string {

@@ -88,18 +88,48 @@ func TestDemoWorkspaceLeftUnchanged(t *testing.T) {
 	}
 }
 
-// --in-place never overwrites a file the demo did not create.
-func TestDemoInPlaceKeepsUserFiles(t *testing.T) {
-	ws := t.TempDir()
-	if err := os.WriteFile(filepath.Join(ws, "go.mod"), []byte("module mine\n"), 0o644); err != nil {
+// --in-place never changes a file the demo did not create: in a
+// directory holding the sample's discount.go (the file its scripted worker
+// edits, with the very text the edit replaces) it refuses to run, exit 2,
+// and the directory is left byte for byte as it was.
+func TestDemoInPlaceRefusesUserFiles(t *testing.T) {
+	sample, err := demoFS.ReadFile("demo/repo/discount.go.txt")
+	if err != nil {
 		t.Fatal(err)
 	}
-	var out, errb bytes.Buffer
-	if code, err := cmdDemo(t.Context(), []string{"--workspace", ws, "--in-place"}, &out, &errb); err != nil || code != exitOK {
-		t.Fatalf("exit %d %v\n%s", code, err, errb.String())
+	if !strings.Contains(string(sample), "func ApplyDiscount(total, percent int) int {\n") {
+		t.Fatal("the sample's discount.go no longer holds the text the scripted edit replaces; fix this test")
 	}
-	if b, _ := os.ReadFile(filepath.Join(ws, "go.mod")); string(b) != "module mine\n" {
-		t.Errorf("go.mod overwritten: %q", b)
+	ws := t.TempDir()
+	mine := "// Mine, not the demo's.\n" + string(sample)
+	for name, body := range map[string]string{"discount.go": mine, "go.mod": "module mine\n", "notes.txt": "keep\n"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := treeDigest(t, ws)
+	var out, errb bytes.Buffer
+	code, err := cmdDemo(t.Context(), []string{"--workspace", ws, "--in-place"}, &out, &errb)
+	if code != exitUsage || err == nil {
+		t.Fatalf("exit %d, err %v\n%s", code, err, errb.String())
+	}
+	for _, want := range []string{"demo --in-place: " + ws + " already has discount.go, go.mod: ", "nothing was changed", "leave out --in-place to work on a copy"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if after := treeDigest(t, ws); after != before {
+		t.Errorf("the workspace changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	// Without --in-place the demo works on a copy, edits the copy's
+	// discount.go, and leaves the directory as it was.
+	out.Reset()
+	errb.Reset()
+	if code, err := cmdDemo(t.Context(), []string{"--workspace", ws}, &out, &errb); err != nil || code != exitOK {
+		t.Fatalf("on a copy: exit %d %v\n%s", code, err, errb.String())
+	}
+	if after := treeDigest(t, ws); after != before {
+		t.Errorf("the workspace changed:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // demoWorkspace decides where the demo works. With no directory it makes a
@@ -39,7 +40,17 @@ func demoWorkspace(dir string, inPlace, keep bool, stderr io.Writer) (ws string,
 		return "", cleanup, usageErr("demo: --workspace %s is not a directory", dir)
 	}
 	if inPlace {
-		fmt.Fprintf(stderr, "demo: working in %s itself (--in-place); existing files are never overwritten\n", abs)
+		// The scripted agents read and edit the sample's files (the worker
+		// edits discount.go): in place, they must all be the demo's own.
+		clash, err := existingDemoFiles(abs)
+		if err != nil {
+			return "", cleanup, err
+		}
+		if len(clash) > 0 {
+			return "", cleanup, usageErr("demo --in-place: %s already has %s: the demo creates the sample repository's files and its scripted agents read and edit them; "+
+				"nothing was changed. Use a directory without them, or leave out --in-place to work on a copy of %s", dir, strings.Join(clash, ", "), dir)
+		}
+		fmt.Fprintf(stderr, "demo: working in %s itself (--in-place); the demo adds its sample files there and changes no others\n", abs)
 		return abs, cleanup, nil
 	}
 	tmp, err := os.MkdirTemp("", "troupe-demo-")

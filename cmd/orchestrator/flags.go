@@ -21,7 +21,8 @@ var commandFlags = map[string]flagNames{
 	"watch":        {[]string{"nats", "run", "config"}, []string{"from-start", "json", "follow", "interactive"}},
 	"serve":        {[]string{"listen", "store", "cluster", "cluster-listen", "routes", "name"}, []string{"ephemeral"}},
 	"config print": {[]string{"workspace", "config", "model", "nats"}, []string{"json"}},
-	"tools call":   {[]string{"workspace", "script"}, []string{"json"}},
+	"tools list":   {[]string{"workspace", "config"}, nil},
+	"tools call":   {[]string{"workspace", "script", "config"}, []string{"json"}},
 }
 
 // flagsOf is a flag set for the command of help topic topic.

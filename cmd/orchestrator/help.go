@@ -22,8 +22,10 @@ network.
 Flags:
   --workspace DIR   add the sample repository to a copy of DIR and work there
                     (DIR must exist; it is left unchanged)
-  --in-place        with --workspace: work in DIR itself; files that exist are
-                    never overwritten
+  --in-place        with --workspace: work in DIR itself, which must not hold
+                    any of the sample's files (go.mod, cart.go, checkout.go,
+                    discount.go, pricing.go): the demo changes no file it did
+                    not create
   --nodes N         also start N local node processes (0 to 16) and run the
                     explore agents on them: the distributed path, task queue
                     and node events, on one machine
@@ -85,6 +87,14 @@ Lists every tool: name, visibility tier (after tools.tiers), read-only or
 mutating, and what it does; with MCP servers configured, their tools too
 (each server is started to list them, and a server that cannot start is
 reported on stderr).
+
+Flags:
+  --workspace DIR   the workspace whose .troupe/config.yaml applies (default: .)
+  --config FILE     a config file over the usual layers (tools.tiers, mcp.servers)
+
+Examples:
+  orchestrator tools list
+  orchestrator tools list --config mcp.yaml | grep mcp__
 `,
 	"tools call": `Usage: orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]
        orchestrator tools call --script FILE [--workspace DIR] [--config FILE]
@@ -151,11 +161,8 @@ Examples:
 `,
 	"config": `Usage: orchestrator config print [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--json]
 
-Prints the effective configuration, one setting a line, with where each value
-came from: the compiled-in default (configs/default.yaml), a config file
-(~/.config/troupe/config.yaml, <workspace>/.troupe/config.yaml, --config), the
-environment (OPENAI_API_KEY, TROUPE_MODEL, ...) or a flag. Secrets show as
-[redacted].
+The configuration's one command, print: the effective configuration with
+where each value came from. orchestrator config print --help says more.
 
 Examples:
   orchestrator config print --workspace ~/src/app
@@ -163,16 +170,41 @@ Examples:
 `,
 	"config print": `Usage: orchestrator config print [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--json]
 
-Prints the effective configuration with the origin of every value.
+Prints the effective configuration, one setting a line, with where each value
+came from: the compiled-in default (configs/default.yaml), a config file and
+line (~/.config/troupe/config.yaml, <workspace>/.troupe/config.yaml, --config),
+the environment (OPENAI_API_KEY, TROUPE_MODEL, ...) or a flag. Secrets show as
+[redacted]. An invalid configuration is printed all the same, then refused
+with the error run would give (exit 2).
+
+Flags:
+  --workspace DIR   the workspace whose .troupe/config.yaml applies (default: .)
+  --config FILE     a config file layered over the others, as for run
+  --model M         the model run --model would set
+  --nats URL        the server run --nats would set
+  --json            a JSON list of {key, value, origin}
+
+Examples:
+  orchestrator config print --workspace ~/src/app
+  orchestrator config print --json | jq '.[] | select(.origin != "default")'
+  orchestrator config print --config team.yaml --model gpt-4.1
 `,
 	"version": `Usage: orchestrator version
 
 Prints the version, the commit it was built from and the Go version.
+
+Examples:
+  orchestrator version
+  orchestrator --version
 `,
 	"node": "Usage: orchestrator node [flags]   (the node program, built in)\n\n" + nodecmd.Usage,
 	"help": `Usage: orchestrator help [COMMAND]
 
 Prints the help of a command, or the list of commands.
+
+Examples:
+  orchestrator help run
+  orchestrator help tools call
 `,
 }
 

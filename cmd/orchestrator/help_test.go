@@ -107,3 +107,26 @@ func TestVersionLine(t *testing.T) {
 		t.Errorf("version: %q", out.String())
 	}
 }
+
+// Every command's help ends its text with examples of that command: an
+// "Examples:" section of indented command lines, each of which runs it.
+func TestHelpHasExamples(t *testing.T) {
+	for topic, h := range commandHelp {
+		_, ex, ok := strings.Cut(h, "\nExamples:\n")
+		if !ok {
+			t.Errorf("help %s has no Examples: section", topic)
+			continue
+		}
+		ex, _, _ = strings.Cut(ex, "\n\n")
+		lines := strings.Split(strings.TrimRight(ex, "\n"), "\n")
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "  ") || !strings.Contains(l, topic) ||
+				!strings.Contains(l, "orchestrator ") && !strings.HasPrefix(strings.TrimSpace(l), "node ") && !strings.Contains(l, " node ") {
+				t.Errorf("help %s: example %q does not run orchestrator %s", topic, l, topic)
+			}
+		}
+		if len(lines) == 0 || lines[0] == "" {
+			t.Errorf("help %s: no examples", topic)
+		}
+	}
+}

@@ -81,6 +81,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	}
 	if m := fs.values["model"]; m != "" {
 		cfg.Model.Default = m
+		cfg.SetByFlag("model.default", "--model")
 		if cp != nil {
 			cp.Model = m // resume --model switches; without it the run keeps its model
 		}
@@ -94,23 +95,31 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 			return exitUsage, usageErr("--max-rounds: want a positive number, got %q", v)
 		}
 		cfg.Agent.MaxRounds = n
+		cfg.SetByFlag("agent.max_rounds", "--max-rounds")
 	}
 	if fs.bools["keep-checkpoints"] {
 		cfg.Agent.KeepCheckpoints = true
+		cfg.SetByFlag("agent.keep_checkpoints", "--keep-checkpoints")
 	}
 	natsSetting := "nats.url"
 	switch {
 	case fs.values["nats"] != "":
 		cfg.NATS.URL, natsSetting = fs.values["nats"], "--nats"
+		cfg.SetByFlag("nats.url", "--nats")
 	case env.getenv("TROUPE_NATS_URL") != "":
 		natsSetting = "TROUPE_NATS_URL"
 	}
 	if fs.bools["ephemeral"] {
 		cfg.NATS.Ephemeral = true
+		cfg.SetByFlag("nats.ephemeral", "--ephemeral")
 	}
 	if v := fs.values["placement"]; v != "" {
 		if cfg.Placement, err = parsePlacement(v, cfg.Placement); err != nil {
 			return exitUsage, usageErr("--placement: %v", err)
+		}
+		for _, part := range strings.Split(v, ",") {
+			kind, _, _ := strings.Cut(strings.TrimSpace(part), "=")
+			cfg.SetByFlag("placement."+kind, "--placement")
 		}
 	}
 	if err := cfg.Validate(); err != nil {
@@ -212,9 +221,8 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		if len(unpriced) > 0 {
 			cost = "cost unknown"
 		}
-		fmt.Fprintf(stderr, "%s · %d %s · %d in / %d out tokens · %s · %s\n", watch.EndWords(res.Status, res.Reason),
-			res.Rounds, watch.Plural(res.Rounds, "round", "rounds"), res.Usage.PromptTokens, res.Usage.CompletionTokens, cost,
-			res.Wall.Round(time.Millisecond))
+		fmt.Fprintf(stderr, "%s · %d in / %d out tokens · %s · %s\n", endWords(res.Status, res.Reason, res.Rounds),
+			res.Usage.PromptTokens, res.Usage.CompletionTokens, cost, res.Wall.Round(time.Millisecond))
 		printRunSummary(stderr, res.Budget, unpriced...)
 		printMetrics(stderr, metrics.Metrics())
 		if res.EventsDropped > 0 {
@@ -235,7 +243,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		}
 		return exitFailed, nil
 	case res.Reason == actors.ReasonRoundLimit || res.Reason == actors.ReasonBudgetExhausted:
-		fmt.Fprintf(stderr, "stopped: %s; resume with: orchestrator resume %s --workspace %s\n", res.Reason, res.Run, ws)
+		fmt.Fprintln(stderr, limitWords(res.Reason, cfg.Agent.RoundLimit(), res.Run, ws))
 		return exitLimit, nil
 	case res.Status == actors.StatusCancelled:
 		return exitInterrupt, nil

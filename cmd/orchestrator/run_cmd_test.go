@@ -47,7 +47,7 @@ func TestRunPrintsAnswerProgressAndTotals(t *testing.T) {
 	}
 	// Off a terminal, the live view is one line per event worth a line.
 	for _, want := range []string{"root round 1 called read_file×2", "root round 2 answered", "events: embedded NATS at nats://127.0.0.1:",
-		"\nfinished · 2 rounds · ", " out tokens · cost unknown · "} {
+		"\nfinished after 2 rounds · ", " out tokens · cost unknown · "} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
@@ -55,7 +55,8 @@ func TestRunPrintsAnswerProgressAndTotals(t *testing.T) {
 	// --quiet: one line per root round; an unpriced model says so.
 	srv2 := scripted(t, llmtest.Turn{Text: "It says alpha."})
 	code, _, errs = runCmd(t, t.Context(), testEnv(srv2, t.TempDir()), false, "--workspace", ws, "--model", "m1", "--quiet", "x")
-	if code != exitOK || !strings.Contains(errs, "round 1 · answer · ") || !strings.Contains(errs, "cost unknown") || strings.Contains(errs, "root round") {
+	if code != exitOK || !strings.Contains(errs, "round 1 · answer · ") || !strings.Contains(errs, "cost unknown") || strings.Contains(errs, "root round") ||
+		!strings.Contains(errs, "\nfinished after 1 round · ") {
 		t.Errorf("--quiet: exit %d\n%s", code, errs)
 	}
 	if strings.Contains(errs+out, "sk-test-secret-123") {
@@ -83,14 +84,32 @@ func TestRunJSONAndExitCodes(t *testing.T) {
 	loop := scripted(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "think", Args: json.RawMessage(`{"thought":"a"}`)}}},
 		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "think", Args: json.RawMessage(`{"thought":"b"}`)}}})
 	code, _, errs = runCmd(t, t.Context(), testEnv(loop, t.TempDir()), false, "--workspace", t.TempDir(), "--max-rounds", "1", "hi")
-	if code != exitLimit || !strings.Contains(errs, "round_limit") {
+	// In words, never the reason's token.
+	if code != exitLimit || strings.Contains(errs, "round_limit") || !strings.Contains(errs, "\nstopped at its round limit after 1 round · ") ||
+		!strings.Contains(errs, "\nstopped at the round limit of 1 round per agent (raise it with --max-rounds or agent.max_rounds); to go on: orchestrator resume ") {
 		t.Errorf("round limit: exit %d, %s", code, errs)
 	}
-	// Usage and config errors: exit 2.
-	for _, args := range [][]string{{}, {"--max-rounds", "zero", "x"}, {"--config", "/nonexistent.yaml", "x"}, {"a", "b"}} {
-		if code, _, _ := runCmd(t, t.Context(), testEnv(srv, t.TempDir()), false, args...); code != exitUsage {
-			t.Errorf("%v: exit %d", args, code)
+	// Usage and config errors: exit 2, saying what to do.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, `run needs a task, in quotes: orchestrator run --workspace DIR "Find why the cache is never invalidated and fix it"`},
+		{[]string{"  "}, `run needs a task, in quotes:`},
+		{[]string{"--max-rounds", "zero", "x"}, `--max-rounds: want a positive number, got "zero"`},
+		{[]string{"--config", "/nonexistent.yaml", "x"}, "/nonexistent.yaml"},
+		{[]string{"a", "b"}, "run takes one task; put it in quotes"},
+	} {
+		if code, _, errs := runCmd(t, t.Context(), testEnv(srv, t.TempDir()), false, tc.args...); code != exitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("%q: exit %d, %s; want exit 2 and %q", tc.args, code, errs, tc.want)
 		}
+	}
+	// Through the program, the hint goes to stderr with where to read more.
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), []string{"run"}, strings.NewReader(""), &stdout, &stderr); code != exitUsage ||
+		stderr.String() != "orchestrator: run needs a task, in quotes: orchestrator run --workspace DIR \"Find why the cache is never invalidated and fix it\"\n"+
+			"(orchestrator run --help for usage and examples)\n" || stdout.Len() != 0 {
+		t.Errorf("orchestrator run: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 	noKey := runEnv{getenv: func(string) string { return "" }, home: t.TempDir(), stdin: strings.NewReader("")}
 	if code, _, errs := runCmd(t, t.Context(), noKey, false, "--workspace", t.TempDir(), "x"); code != exitUsage || !strings.Contains(errs, "OPENAI_API_KEY") {
@@ -126,7 +145,7 @@ func TestRunInterruptedThenResumed(t *testing.T) {
 	}
 	cancel()
 	<-done
-	if code != exitInterrupt || !strings.Contains(errs, "orchestrator resume ") {
+	if code != exitInterrupt || !strings.Contains(errs, "orchestrator resume ") || !strings.Contains(errs, "\ncancelled after 2 rounds · ") {
 		t.Fatalf("interrupt: exit %d\n%s", code, errs)
 	}
 	code, out, errs := runCmd(t, t.Context(), env, true, "--workspace", ws)

@@ -6,8 +6,32 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/watch"
 )
+
+// endWords says how a run ended and after how many of the root's rounds:
+// "finished after 1 round", "cancelled after 2 rounds".
+func endWords(status, reason string, rounds int) string {
+	return fmt.Sprintf("%s after %d %s", watch.EndWords(status, reason), rounds, watch.Plural(rounds, "round", "rounds"))
+}
+
+// limitWords says which limit stopped a run, how to raise it and how to
+// go on: "" when no limit did.
+func limitWords(reason string, maxRounds int, run, workspace string) string {
+	var what string
+	switch reason {
+	case actors.ReasonRoundLimit:
+		what = fmt.Sprintf("stopped at the round limit of %d %s per agent (raise it with --max-rounds or agent.max_rounds)",
+			maxRounds, watch.Plural(maxRounds, "round", "rounds"))
+	case actors.ReasonBudgetExhausted:
+		what = "stopped: the run's budget is spent (raise budget.tokens, budget.usd, budget.tool_calls or budget.wall_time in the config)"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("%s; to go on: orchestrator resume %s --workspace %s", what, run, workspace)
+}
 
 // printRunSummary lists what a run spent: in all, per kind, and per agent
 // with its sub-tree rolled up, as the budget actor accounted it.

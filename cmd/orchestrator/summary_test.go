@@ -52,3 +52,35 @@ func TestRunSummaryRollsUpAndCountsAgents(t *testing.T) {
 		t.Errorf("a lone root printed a summary:\n%s", b.String())
 	}
 }
+
+// The limit that stopped a run is said in words, with how to raise it and
+// how to go on; never as the reason's token.
+func TestLimitWords(t *testing.T) {
+	for reason, want := range map[string]string{
+		"round_limit": "stopped at the round limit of 1 round per agent (raise it with --max-rounds or agent.max_rounds); " +
+			"to go on: orchestrator resume r1 --workspace /w",
+		"budget_exhausted": "stopped: the run's budget is spent (raise budget.tokens, budget.usd, budget.tool_calls or budget.wall_time in the config); " +
+			"to go on: orchestrator resume r1 --workspace /w",
+		"finished": "",
+	} {
+		if got := limitWords(reason, 1, "r1", "/w"); got != want {
+			t.Errorf("%s:\ngot  %q\nwant %q", reason, got, want)
+		}
+	}
+	if got := limitWords("round_limit", 50, "r1", "/w"); !strings.Contains(got, "of 50 rounds per agent") {
+		t.Errorf("50: %q", got)
+	}
+	for _, tc := range []struct {
+		status, reason string
+		rounds         int
+		want           string
+	}{
+		{"completed", "finished", 1, "finished after 1 round"},
+		{"cancelled", "cancelled", 2, "cancelled after 2 rounds"},
+		{"completed", "budget_exhausted", 3, "stopped: budget exhausted after 3 rounds"},
+	} {
+		if got := endWords(tc.status, tc.reason, tc.rounds); got != tc.want {
+			t.Errorf("%+v: %q", tc, got)
+		}
+	}
+}

@@ -34,7 +34,7 @@ func cmdTools(ctx context.Context, args []string, getenv func(string) string, st
 // toolsList lists the built-in tools and the configured MCP servers'
 // (which it starts), with the tier each is given.
 func toolsList(ctx context.Context, args []string, getenv func(string) string, w, stderr io.Writer) (int, error) {
-	fs := newFlagSet([]string{"workspace", "config"}, nil)
+	fs := flagsOf("tools list")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err
@@ -67,7 +67,8 @@ func wsOr(dir string) string {
 }
 
 // toolSession opens a tool session over dir as an agent would have it,
-// with the tools of ts.
+// with the tools of ts: configured secrets (the API key, NATS
+// credentials) are redacted from results and spill files as in a run.
 func toolSession(dir string, ts *toolset) (*tools.Session, *tools.Executor, error) {
 	ws, err := tools.NewWorkspace(wsOr(dir))
 	if err != nil {
@@ -76,12 +77,13 @@ func toolSession(dir string, ts *toolset) (*tools.Session, *tools.Executor, erro
 	tc := setup.ToolsConfig(ts.cfg.Tools)
 	tc.DataDir = filepath.Join(ws.Root(), ".troupe")
 	s := tools.NewSession("cli", ws, tc)
+	s.Redact = setup.Redactor(ts.cfg)
 	_, _ = s.Spill.Sweep(time.Now())
 	return s, &tools.Executor{Tools: ts.reg, Session: s}, nil
 }
 
 func toolsCall(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet([]string{"workspace", "script", "config"}, []string{"json"})
+	fs := flagsOf("tools call")
 	pos, err := fs.parse(args)
 	if err != nil {
 		return exitUsage, err

@@ -71,9 +71,9 @@ func TestToolsCallWebFetch(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "connection refused") {
 		t.Errorf("unreachable: exit %d %q", code, out)
 	}
-	code, _, stderr := runCLI(t, "tools", "call", "web_fetch", `{"url":"https://example.org"}`, "--workspace", ws,
-		"--config", writeConfig(t, "tools:\n  web:\n    max_redirects: 99\n"))
-	if code != 2 || !strings.Contains(stderr, "tools.web.max_redirects: must be between 0 (follow none) and 20, got 99") {
+	bad := writeConfig(t, "tools:\n  web:\n    max_redirects: 99\n")
+	code, _, stderr := runCLI(t, "tools", "call", "web_fetch", `{"url":"https://example.org"}`, "--workspace", ws, "--config", bad)
+	if code != 2 || !strings.Contains(stderr, bad+" line 3: tools.web.max_redirects: must be a number from 0 (follow none) to 20, got 99") {
 		t.Errorf("bad config: exit %d %q", code, stderr)
 	}
 }

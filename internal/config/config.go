@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -29,6 +27,10 @@ type Config struct {
 	Node      Node              `yaml:"node"`
 	Events    Events            `yaml:"events"`
 	MCP       MCP               `yaml:"mcp"`
+
+	// origins says where each setting that is not a default was set (see
+	// origins.go), for Settings and for Validate's errors.
+	origins map[string]origin
 }
 
 // Events configures what goes into the event stream.
@@ -188,6 +190,7 @@ func Load(src Sources) (Config, error) {
 		if err := decodeInto(&c, data, p); err != nil {
 			return Config{}, err
 		}
+		c.markFile(data, p)
 	}
 	if src.File != "" {
 		data, err := os.ReadFile(src.File)
@@ -197,6 +200,7 @@ func Load(src Sources) (Config, error) {
 		if err := decodeInto(&c, data, src.File); err != nil {
 			return Config{}, err
 		}
+		c.markFile(data, src.File)
 	}
 	if src.Getenv != nil {
 		c.applyEnv(src.Getenv)
@@ -218,114 +222,25 @@ func decodeInto(c *Config, data []byte, name string) error {
 	return nil
 }
 
-// applyEnv applies the environment's settings. It returns the web
-// settings it set, with the variable that set each (the others are in
-// envKeys).
-func (c *Config) applyEnv(getenv func(string) string) map[string]string {
-	set := func(dst *string, key string) {
-		if v := getenv(key); v != "" {
+// applyEnv applies the environment's settings and records which
+// variable set each.
+func (c *Config) applyEnv(getenv func(string) string) {
+	set := func(dst *string, key, env string) {
+		if v := getenv(env); v != "" {
 			*dst = v
+			c.setOrigin(key, origin{at: "env " + env, whole: true})
 		}
 	}
-	set(&c.Model.APIKey, "OPENAI_API_KEY")
-	set(&c.Model.BaseURL, "OPENAI_BASE_URL")
-	set(&c.Model.Default, "TROUPE_MODEL")
-	set(&c.Model.Cheap, "TROUPE_CHEAP_MODEL")
-	set(&c.NATS.URL, "TROUPE_NATS_URL")
-	set(&c.NATS.Token, "TROUPE_NATS_TOKEN")
-	set(&c.NATS.Password, "TROUPE_NATS_PASSWORD")
-	return c.Tools.Web.applyWebEnv(getenv)
-}
-
-// Validate reports the first problem, naming the field.
-func (c Config) Validate() error {
-	switch {
-	case c.Model.BaseURL == "":
-		return errors.New("model.base_url: empty")
-	case c.Model.Default == "":
-		return errors.New("model.default: empty (set it, TROUPE_MODEL or --model)")
-	case c.Model.MaxAttempts < 1:
-		return fmt.Errorf("model.max_attempts: must be at least 1, got %d", c.Model.MaxAttempts)
-	case c.Model.RequestTimeout < 0 || c.Model.StreamIdleTimeout < 0 || c.Model.InitialBackoff < 0 ||
-		c.Model.MaxBackoff < 0 || c.Model.MaxRetryAfter < 0:
-		return errors.New("model: request_timeout, stream_idle_timeout, initial_backoff, max_backoff and max_retry_after must not be negative")
-	case c.Budget.Tokens <= 0:
-		return fmt.Errorf("budget.tokens: must be positive, got %d", c.Budget.Tokens)
-	case c.Budget.USD < 0:
-		return errors.New("budget.usd: negative")
-	case c.Agent.MaxRounds < 0:
-		return fmt.Errorf("agent.max_rounds: negative")
-	case c.Agent.DoomRepeats == 1:
-		return errors.New("agent.doom_repeats: 1 would refuse every call; use 2 or more")
-	case c.Tools.Timeout < 0:
-		return errors.New("tools.timeout: negative")
-	case c.Tools.SpillMaxAge < 0:
-		return errors.New("tools.spill_max_age: negative (0 keeps the default, 7 days)")
+	set(&c.Model.APIKey, "model.api_key", "OPENAI_API_KEY")
+	set(&c.Model.BaseURL, "model.base_url", "OPENAI_BASE_URL")
+	set(&c.Model.Default, "model.default", "TROUPE_MODEL")
+	set(&c.Model.Cheap, "model.cheap", "TROUPE_CHEAP_MODEL")
+	set(&c.NATS.URL, "nats.url", "TROUPE_NATS_URL")
+	set(&c.NATS.Token, "nats.token", "TROUPE_NATS_TOKEN")
+	set(&c.NATS.Password, "nats.password", "TROUPE_NATS_PASSWORD")
+	for key, env := range c.Tools.Web.applyWebEnv(getenv) {
+		c.setOrigin(key, origin{at: "env " + env, whole: true})
 	}
-	if err := c.Tools.Web.validate(); err != nil {
-		return err
-	}
-	for m, p := range c.Model.Pricing {
-		if p.Input < 0 || p.Output < 0 || p.CachedInput < 0 {
-			return fmt.Errorf("model.pricing.%s: negative price", m)
-		}
-	}
-	for m, w := range c.Model.ContextWindows {
-		if w < 1000 {
-			return fmt.Errorf("model.context_windows.%s: %d is too small (at least 1000 tokens)", m, w)
-		}
-	}
-	r := c.Model.Routing
-	if !slices.Contains([]string{RouteSingle, RoutePerKind, RouteCheapOrchestrator, RouteRounds}, r.Strategy) {
-		return fmt.Errorf("model.routing.strategy: must be single, per-kind, cheap-orchestrator or rounds, got %q", r.Strategy)
-	}
-	for i, rm := range r.Rounds {
-		if rm.From < 1 || (rm.To != 0 && rm.To < rm.From) || rm.Model == "" {
-			return fmt.Errorf("model.routing.rounds[%d]: need from >= 1, to >= from (or 0), and a model", i)
-		}
-	}
-	policies := []string{PolicyAuto, PolicyAsk, PolicyDeny}
-	for tool, p := range c.Agent.Approval {
-		if !slices.Contains(policies, p) {
-			return fmt.Errorf("agent.approval.%s: must be auto, ask or deny, got %q", tool, p)
-		}
-	}
-	if c.Agent.FanoutPolicy != "" && !slices.Contains(policies, c.Agent.FanoutPolicy) {
-		return fmt.Errorf("agent.fanout_policy: must be auto, ask or deny, got %q", c.Agent.FanoutPolicy)
-	}
-	if p := c.Agent.OnParentFinish; p != "" && p != "cancel" && p != "wait" {
-		return fmt.Errorf("agent.on_parent_finish: must be cancel or wait, got %q", p)
-	}
-	if err := c.validateTools(); err != nil {
-		return err
-	}
-	if err := c.validateMCP(); err != nil {
-		return err
-	}
-	for kind, p := range c.Placement {
-		if p != "local" && p != "remote" && p != "auto" {
-			return fmt.Errorf("placement.%s: must be local, remote or auto, got %q", kind, p)
-		}
-	}
-	if c.Node.Slots < 0 || c.Node.MaxDeliver < 0 || c.Node.AckWait < 0 {
-		return errors.New("node: slots, max_deliver and ack_wait must not be negative")
-	}
-	for i, r := range c.Tools.ShellBlocklist {
-		if _, err := regexp.Compile(r); err != nil {
-			return fmt.Errorf("tools.shell_blocklist[%d]: %q is not a valid regular expression: %v", i, r, err)
-		}
-	}
-	if hb := c.Node.Heartbeat; hb < 0 || hb > NodeEntryTTL/3 {
-		return fmt.Errorf("node.heartbeat: %s is too long: a node's registry entry expires %s after its last heartbeat, "+
-			"so a node must beat at least three times in that span (node.heartbeat at most %s), or live nodes drop out of the registry",
-			hb, NodeEntryTTL, NodeEntryTTL/3)
-	}
-	for name, k := range c.Kinds {
-		if k.Name != "" && k.Name != name {
-			return fmt.Errorf("kinds.%s: name %q differs from its key", name, k.Name)
-		}
-	}
-	return nil
 }
 
 // Window is the context window of model (default 128000).

@@ -156,3 +156,90 @@ func TestValidateHeartbeat(t *testing.T) {
 		t.Fatalf("heartbeat of 15s: %v", err)
 	}
 }
+
+// A value Validate refuses is reported with where it was set (the file
+// and line, the environment variable, the flag) and what the setting
+// accepts, in words.
+func TestValidateNamesFileLineAndAcceptedValues(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, body string
+		env        map[string]string
+		want       string // after the file's path, or the whole error when it starts with "env "
+	}{
+		{"policy", "agent:\n  max_rounds: 3\n  fanout_policy: sometimes\n", nil,
+			` line 3: agent.fanout_policy: must be auto, ask or deny, got "sometimes"`},
+		{"price", "model:\n  pricing:\n    m:\n      input: 1\n      output: -2\n", nil,
+			" line 5: model.pricing.m.output: must be a price in US dollars per million tokens, 0 or more, got -2"},
+		{"flow price", "model:\n  pricing: {m: {input: -1}}\n", nil,
+			" line 2: model.pricing.m.input: must be a price in US dollars per million tokens, 0 or more, got -1"},
+		{"list item", "tools:\n  shell_blocklist:\n    - '\\bok\\b'\n    - '(unclosed'\n", nil,
+			` line 4: tools.shell_blocklist[1]: must be a regular expression (RE2 syntax)`},
+		{"placement", "placement:\n  explore: elsewhere\n", nil, ` line 2: placement.explore: must be local, remote or auto, got "elsewhere"`},
+		{"timeout", "tools:\n  timeout: -5s\n", nil, " line 2: tools.timeout: must be a duration such as 60s, or 0 for the default (60s); got -5s"},
+		{"budget", "\nbudget:\n\n  tokens: 0\n", nil, " line 4: budget.tokens: must be a positive number of tokens, got 0"},
+		// The key is not in the file, the setting that needs it is.
+		{"needs key", "tools:\n  web:\n    search:\n      provider: brave\n", nil,
+			" line 4: tools.web.search.api_key: brave needs its API key; set BRAVE_API_KEY"},
+		{"env", "", map[string]string{"SEARXNG_URL": "ftp://search.example"},
+			`env SEARXNG_URL: tools.web.search.url: must be an http:// or https:// URL, got "ftp://search.example"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			file := filepath.Join(t.TempDir(), "troupe.yaml")
+			if err := os.WriteFile(file, []byte(tc.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Load(Sources{File: file, Getenv: env(tc.env)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := file + tc.want
+			if strings.HasPrefix(tc.want, "env ") {
+				want = tc.want
+			}
+			if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("got  %v\nwant %s", err, want)
+			}
+		})
+	}
+}
+
+// The last layer that set a value is the one named: the workspace's file
+// over the home one, a flag over both.
+func TestValidateNamesTheLayerThatWon(t *testing.T) {
+	t.Parallel()
+	home, ws := t.TempDir(), t.TempDir()
+	homeFile := filepath.Join(home, ".config", "troupe", "config.yaml")
+	wsFile := filepath.Join(ws, ".troupe", "config.yaml")
+	for p, body := range map[string]string{homeFile: "agent:\n  on_parent_finish: abandon\n", wsFile: "# mine\nagent:\n  doom_repeats: 0\n  on_parent_finish: linger\n"} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := Load(Sources{Home: home, Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := wsFile + ` line 4: agent.on_parent_finish: must be cancel or wait, got "linger"`
+	if err := c.Validate(); err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+	c.Agent.OnParentFinish = "wait"
+	c.Agent.MaxRounds = -1
+	c.SetByFlag("agent.max_rounds", "--max-rounds")
+	want = "flag --max-rounds: agent.max_rounds: must be a number of rounds, or 0 for the default (50); got -1"
+	if err := c.Validate(); err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+	// A default has no origin to name.
+	d, _ := Load(Sources{})
+	d.Budget.Tokens = -1
+	if err := d.Validate(); err == nil || !strings.HasPrefix(err.Error(), "budget.tokens: must be a positive number") {
+		t.Errorf("default: %v", err)
+	}
+}

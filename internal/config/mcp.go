@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"path"
@@ -53,15 +52,15 @@ var (
 // validateTools checks tools.definition_budget and tools.tiers.
 func (c Config) validateTools() error {
 	if c.Tools.DefinitionBudget < -1 {
-		return fmt.Errorf("tools.definition_budget: want a number of tokens, 0 for the default or -1 to never defer, got %d", c.Tools.DefinitionBudget)
+		return bad("tools.definition_budget", "must be a number of tokens, 0 for the default or -1 to never defer, got %d", c.Tools.DefinitionBudget)
 	}
 	for _, name := range sortedKeys(c.Tools.Tiers) {
 		tier := c.Tools.Tiers[name]
 		if tier != TierAlways && tier != TierOnRelevance && tier != TierOnDemand {
-			return fmt.Errorf("tools.tiers.%s: must be always, on-relevance or on-demand, got %q", name, tier)
+			return bad("tools.tiers."+name, "must be always, on-relevance or on-demand, got %q", tier)
 		}
 		if _, err := path.Match(name, ""); err != nil {
-			return fmt.Errorf("tools.tiers.%s: not a tool name or pattern (%v)", name, err)
+			return bad("tools.tiers."+name, "the key must be a tool name or a pattern such as mcp__github__* (%v)", err)
 		}
 	}
 	return nil
@@ -70,41 +69,41 @@ func (c Config) validateTools() error {
 // validateMCP checks mcp.*, naming the setting.
 func (c Config) validateMCP() error {
 	if c.MCP.StartTimeout < 0 {
-		return errors.New("mcp.start_timeout: must not be negative")
+		return bad("mcp.start_timeout", "must be a duration such as 30s, got %s", c.MCP.StartTimeout)
 	}
 	for _, name := range sortedKeys(c.MCP.Servers) {
 		s := c.MCP.Servers[name]
 		at := "mcp.servers." + name
 		switch {
 		case len(name) > 32 || !mcpServerName.MatchString(name):
-			return fmt.Errorf("%s: the name becomes part of tool names (mcp__%s__<tool>): use up to 32 letters, digits, '-' or single '_'", at, name)
+			return bad(at, "the name becomes part of tool names (mcp__%s__<tool>): use up to 32 letters, digits, '-' or single '_'", name)
 		case len(s.Command) > 0 && s.URL != "":
-			return fmt.Errorf("%s: set command (a server run on this machine) or url (an HTTP server), not both", at)
+			return bad(at, "set command (a server run on this machine) or url (an HTTP server), not both")
 		case len(s.Command) == 0 && s.URL == "":
-			return fmt.Errorf("%s: set command, e.g. [npx, -y, some-mcp-server], or url, e.g. http://127.0.0.1:8080/mcp", at)
+			return bad(at, "set command, e.g. [npx, -y, some-mcp-server], or url, e.g. http://127.0.0.1:8080/mcp")
 		case len(s.Command) > 0 && strings.TrimSpace(s.Command[0]) == "":
-			return fmt.Errorf("%s.command: the program (the first word) is empty", at)
+			return bad(at+".command", "must start with the program to run; the first word is empty")
 		case s.URL != "" && len(s.Env) > 0:
-			return fmt.Errorf("%s.env: only for servers run with command; an HTTP server takes headers", at)
+			return bad(at+".env", "only for servers run with command; an HTTP server takes headers")
 		case len(s.Command) > 0 && len(s.Headers) > 0:
-			return fmt.Errorf("%s.headers: only for servers reached by url; a command takes env", at)
+			return bad(at+".headers", "only for servers reached by url; a command takes env")
 		case s.Timeout < 0:
-			return fmt.Errorf("%s.timeout: must not be negative", at)
+			return bad(at+".timeout", "must be a duration such as 60s, or 0 for tools.timeout; got %s", s.Timeout)
 		}
 		if s.URL != "" {
 			u, err := url.Parse(s.URL)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return fmt.Errorf("%s.url: want an http:// or https:// URL, got %q", at, s.URL)
+				return bad(at+".url", "must be an http:// or https:// URL, got %q", s.URL)
 			}
 		}
 		for _, k := range sortedKeys(s.Env) {
 			if !mcpEnvName.MatchString(k) {
-				return fmt.Errorf("%s.env: %q is not a variable name", at, k)
+				return bad(at+".env", "keys must be variable names (letters, digits and _, not starting with a digit); %q is not", k)
 			}
 		}
 		for i, k := range s.Kinds {
 			if strings.TrimSpace(k) == "" || slices.Contains(s.Kinds[:i], k) {
-				return fmt.Errorf("%s.kinds: %q is empty or given twice", at, k)
+				return bad(fmt.Sprintf("%s.kinds[%d]", at, i), "must name an agent kind once each; %q is empty or given twice", k)
 			}
 		}
 	}

@@ -7,25 +7,27 @@ import (
 	"testing"
 )
 
+// Errors name the file and line that set the value, the setting and what
+// it accepts.
 func TestMCPAndTiersValidate(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ yaml, want string }{
 		{"mcp:\n  servers:\n    gh:\n      command: [npx, -y, srv]\n      env: {GITHUB_TOKEN: \"${GITHUB_TOKEN}\"}\n      kinds: [root]\n", ""},
 		{"mcp:\n  servers:\n    docs:\n      url: http://127.0.0.1:9/mcp\n      headers: {Authorization: Bearer x}\n", ""},
-		{"mcp:\n  servers:\n    a__b:\n      command: [x]\n", "mcp.servers.a__b: the name becomes part of tool names"},
+		{"mcp:\n  servers:\n    a__b:\n      command: [x]\n", "line 3: mcp.servers.a__b: the name becomes part of tool names"},
 		{"mcp:\n  servers:\n    a:\n      command: [x]\n      url: http://h\n", "mcp.servers.a: set command (a server run on this machine) or url (an HTTP server), not both"},
 		{"mcp:\n  servers:\n    a: {}\n", "mcp.servers.a: set command, e.g."},
-		{"mcp:\n  servers:\n    a:\n      command: [\"\"]\n", "mcp.servers.a.command: the program (the first word) is empty"},
-		{"mcp:\n  servers:\n    a:\n      url: ftp://h\n", "mcp.servers.a.url: want an http:// or https:// URL"},
+		{"mcp:\n  servers:\n    a:\n      command: [\"\"]\n", "line 4: mcp.servers.a.command: must start with the program to run"},
+		{"mcp:\n  servers:\n    a:\n      url: ftp://h\n", "line 4: mcp.servers.a.url: must be an http:// or https:// URL, got \"ftp://h\""},
 		{"mcp:\n  servers:\n    a:\n      url: http://h\n      env: {A: b}\n", "mcp.servers.a.env: only for servers run with command"},
 		{"mcp:\n  servers:\n    a:\n      command: [x]\n      headers: {A: b}\n", "mcp.servers.a.headers: only for servers reached by url"},
-		{"mcp:\n  servers:\n    a:\n      command: [x]\n      env: {\"A-B\": b}\n", `mcp.servers.a.env: "A-B" is not a variable name`},
-		{"mcp:\n  servers:\n    a:\n      command: [x]\n      kinds: [root, root]\n", `mcp.servers.a.kinds: "root" is empty or given twice`},
-		{"mcp:\n  servers:\n    a:\n      command: [x]\n      timeout: -1s\n", "mcp.servers.a.timeout: must not be negative"},
-		{"mcp:\n  start_timeout: -1s\n", "mcp.start_timeout: must not be negative"},
-		{"tools:\n  definition_budget: -5\n", "tools.definition_budget: want a number of tokens"},
+		{"mcp:\n  servers:\n    a:\n      command: [x]\n      env: {\"A-B\": b}\n", `line 5: mcp.servers.a.env: keys must be variable names (letters, digits and _, not starting with a digit); "A-B" is not`},
+		{"mcp:\n  servers:\n    a:\n      command: [x]\n      kinds: [root, root]\n", `line 5: mcp.servers.a.kinds[1]: must name an agent kind once each; "root" is empty or given twice`},
+		{"mcp:\n  servers:\n    a:\n      command: [x]\n      timeout: -1s\n", "line 5: mcp.servers.a.timeout: must be a duration such as 60s"},
+		{"mcp:\n  start_timeout: -1s\n", "line 2: mcp.start_timeout: must be a duration such as 30s, got -1s"},
+		{"tools:\n  definition_budget: -5\n", "line 2: tools.definition_budget: must be a number of tokens, 0 for the default or -1 to never defer, got -5"},
 		{"tools:\n  tiers: {ask_user: sometimes}\n", "tools.tiers.ask_user: must be always, on-relevance or on-demand"},
-		{"tools:\n  tiers: {\"mcp__[\": always}\n", "tools.tiers.mcp__[: not a tool name or pattern"},
+		{"tools:\n  tiers: {\"mcp__[\": always}\n", "line 2: tools.tiers.mcp__[: the key must be a tool name or a pattern"},
 		{"tools:\n  tiers: {\"mcp__gh__*\": always, ask_user: on-demand}\n  definition_budget: -1\n", ""},
 	}
 	for _, tt := range tests {
@@ -41,7 +43,7 @@ func TestMCPAndTiersValidate(t *testing.T) {
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%q: %v", tt.yaml, err)
-		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), file+" line ")):
 			t.Errorf("%q: %v, want %q", tt.yaml, err, tt.want)
 		}
 	}
@@ -70,7 +72,11 @@ func TestMCPSecretsRedacted(t *testing.T) {
 	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, settings, err := Effective(Sources{File: file}, nil)
+	c, err := Load(Sources{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings, err := c.Settings()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +90,7 @@ func TestMCPSecretsRedacted(t *testing.T) {
 			t.Errorf("%s = %q, want %q", key, s.Value, want)
 		}
 	}
-	if got["mcp.servers.gh.command"].Origin != file {
+	if got["mcp.servers.gh.command"].Origin != file+" line 4" {
 		t.Errorf("origin %q", got["mcp.servers.gh.command"].Origin)
 	}
 }

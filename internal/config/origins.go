@@ -2,128 +2,149 @@ package config
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/troupe-ai/troupe/configs"
 )
 
 // Setting is one effective configuration value and where it came from.
 type Setting struct {
 	Key    string `json:"key"`    // dotted, e.g. model.default
 	Value  string `json:"value"`  // as YAML would write it; secrets are [redacted]
-	Origin string `json:"origin"` // "default", a file path, or an environment variable
+	Origin string `json:"origin"` // "default", "<file> line <n>", "env <VAR>" or "flag --<name>"
 }
 
-// envKeys are the settings the environment can set, by variable.
-var envKeys = [][2]string{
-	{"OPENAI_API_KEY", "model.api_key"}, {"OPENAI_BASE_URL", "model.base_url"}, {"TROUPE_MODEL", "model.default"},
-	{"TROUPE_CHEAP_MODEL", "model.cheap"}, {"TROUPE_NATS_URL", "nats.url"}, {"TROUPE_NATS_TOKEN", "nats.token"},
-	{"TROUPE_NATS_PASSWORD", "nats.password"},
+// origin is where a setting was last set: "<file> line <n>", "env <VAR>"
+// or "flag --<name>". whole is true when the layer set the value in one
+// piece (a scalar, a list, an empty mapping), so keys under it came from
+// there too.
+type origin struct {
+	at    string
+	whole bool
 }
 
 // secretKeys are never printed.
 var secretKeys = []string{"model.api_key", "nats.token", "nats.password", "tools.web.search.api_key"}
 
-// Effective loads the configuration as Load does and lists every setting
-// with its value and the layer that set it, sorted by key; flags is what
-// the caller's flags set (key → flag name), applied last by the caller.
-func Effective(src Sources, flags map[string]string) (Config, []Setting, error) {
-	getenv := src.Getenv
-	src.Getenv = nil
-	c, err := Load(src)
-	if err != nil {
-		return Config{}, nil, err
-	}
-	var fromEnv map[string]string
-	if getenv != nil {
-		fromEnv = c.applyEnv(getenv)
-	}
-	origin := map[string]string{}
-	mark := func(data []byte, name string) {
-		var n yaml.Node
-		if yaml.Unmarshal(data, &n) != nil {
-			return
-		}
-		for _, k := range leafKeys(&n, "") {
-			origin[k] = name
-		}
-	}
-	mark(configs.Default, "default")
-	var files []string
-	if src.Home != "" {
-		files = append(files, filepath.Join(src.Home, ".config", "troupe", "config.yaml"))
-	}
-	if src.Workspace != "" {
-		files = append(files, filepath.Join(src.Workspace, ".troupe", "config.yaml"))
-	}
-	if src.File != "" {
-		files = append(files, src.File)
-	}
-	for _, f := range files {
-		if data, err := os.ReadFile(f); err == nil {
-			mark(data, f)
-		}
-	}
-	if getenv != nil {
-		for _, e := range envKeys {
-			if getenv(e[0]) != "" {
-				origin[e[1]] = "env " + e[0]
-			}
-		}
-	}
-	for k, v := range fromEnv {
-		origin[k] = v
-	}
-	for k, f := range flags {
-		origin[k] = "flag " + f
-	}
-	out, err := yaml.Marshal(c)
-	if err != nil {
-		return Config{}, nil, fmt.Errorf("config: %w", err)
-	}
-	var n yaml.Node
-	if err := yaml.Unmarshal(out, &n); err != nil {
-		return Config{}, nil, fmt.Errorf("config: %w", err)
-	}
-	var settings []Setting
-	for _, l := range leaves(&n, "") {
-		o := "default"
-		for k := l.Key; k != ""; k = parentKey(k) {
-			if v, ok := origin[k]; ok {
-				o = v
-				break
-			}
-		}
-		if (slices.Contains(secretKeys, l.Key) || secretValue(l.Key, l.Value)) && l.Value != `""` && l.Value != "" {
-			l.Value = "[redacted]"
-		}
-		l.Origin = o
-		settings = append(settings, l)
-	}
-	slices.SortFunc(settings, func(a, b Setting) int { return strings.Compare(a.Key, b.Key) })
-	return c, settings, nil
+// SetByFlag records that flag (e.g. "--model") set the setting key, so
+// that Settings and Validate's errors name it. The caller sets the value.
+func (c *Config) SetByFlag(key, flag string) {
+	c.setOrigin(key, origin{at: "flag " + flag, whole: true})
 }
 
-func parentKey(k string) string {
-	if i := strings.LastIndexByte(k, '.'); i >= 0 {
-		return k[:i]
+func (c *Config) setOrigin(key string, o origin) {
+	c.origins = maps.Clone(c.origins) // a copy of c may share the map
+	if c.origins == nil {
+		c.origins = map[string]origin{}
+	}
+	c.origins[key] = o
+}
+
+// markFile records the keys a configuration file sets, with their lines.
+func (c *Config) markFile(data []byte, file string) {
+	var n yaml.Node
+	if yaml.Unmarshal(data, &n) != nil {
+		return
+	}
+	c.origins = maps.Clone(c.origins)
+	if c.origins == nil {
+		c.origins = map[string]origin{}
+	}
+	positions(&n, "", func(key string, line int, whole bool) {
+		if whole { // what an earlier layer set under key is gone
+			for k := range c.origins {
+				if strings.HasPrefix(k, key+".") || strings.HasPrefix(k, key+"[") {
+					delete(c.origins, k)
+				}
+			}
+		}
+		c.origins[key] = origin{at: file + " line " + strconv.Itoa(line), whole: whole}
+	})
+}
+
+// positions calls fn with every key a document sets: the keys of
+// mappings (at the key's line) and the items of lists (key[i]).
+func positions(n *yaml.Node, prefix string, fn func(key string, line int, whole bool)) {
+	whole := func(v *yaml.Node) bool { return v.Kind != yaml.MappingNode || len(v.Content) == 0 }
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) > 0 {
+			positions(n.Content[0], prefix, fn)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			if prefix != "" {
+				k = prefix + "." + k
+			}
+			fn(k, n.Content[i].Line, whole(n.Content[i+1]))
+			positions(n.Content[i+1], k, fn)
+		}
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			k := fmt.Sprintf("%s[%d]", prefix, i)
+			fn(k, item.Line, whole(item))
+			positions(item, k, fn)
+		}
+	}
+}
+
+// originOf is where key was set, "" for the default. A key a layer did
+// not name itself comes from the nearest enclosing key that layer set in
+// one piece (a list, say).
+func (c Config) originOf(key string) string {
+	if o, ok := c.origins[key]; ok {
+		return o.at
+	}
+	for k := parentKey(key); k != ""; k = parentKey(k) {
+		if o, ok := c.origins[k]; ok && o.whole {
+			return o.at
+		}
 	}
 	return ""
 }
 
-// leafKeys lists the dotted keys a document sets (mappings walked; a
-// scalar or a list is a leaf).
-func leafKeys(n *yaml.Node, prefix string) []string {
-	var out []string
-	for _, l := range leaves(n, prefix) {
-		out = append(out, l.Key)
+// Settings lists every setting of c with its value and where it came
+// from, sorted by key; secrets show as [redacted].
+func (c Config) Settings() ([]Setting, error) {
+	out, err := yaml.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
 	}
-	return out
+	var n yaml.Node
+	if err := yaml.Unmarshal(out, &n); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	var settings []Setting
+	for _, l := range leaves(&n, "") {
+		if (slices.Contains(secretKeys, l.Key) || secretValue(l.Key, l.Value)) && l.Value != `""` && l.Value != "" {
+			l.Value = "[redacted]"
+		}
+		l.Origin = c.originOf(l.Key)
+		if l.Origin == "" {
+			l.Origin = "default"
+		}
+		settings = append(settings, l)
+	}
+	slices.SortFunc(settings, func(a, b Setting) int { return strings.Compare(a.Key, b.Key) })
+	return settings, nil
+}
+
+// parentKey is the key enclosing k: model for model.default,
+// tools.shell_blocklist for tools.shell_blocklist[1].
+func parentKey(k string) string {
+	if strings.HasSuffix(k, "]") {
+		if i := strings.LastIndexByte(k, '['); i > 0 {
+			return k[:i]
+		}
+	}
+	if i := strings.LastIndexByte(k, '.'); i >= 0 {
+		return k[:i]
+	}
+	return ""
 }
 
 func leaves(n *yaml.Node, prefix string) []Setting {

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"net/url"
@@ -50,48 +49,48 @@ var searchKeyEnv = map[string]string{SearchBrave: "BRAVE_API_KEY", SearchTavily:
 // provider's key from its variable (BRAVE_API_KEY, TAVILY_API_KEY), a
 // SearXNG instance from SEARXNG_URL, and, when no file names a provider,
 // the provider whose variable is set. It returns the settings it set,
-// with the variable that set each.
+// with the variable that set each (key → variable).
 func (w *Web) applyWebEnv(getenv func(string) string) map[string]string {
 	set := map[string]string{}
 	s := &w.Search
 	if s.Provider == "" {
 		for _, p := range []string{SearchBrave, SearchTavily} {
 			if getenv(searchKeyEnv[p]) != "" {
-				s.Provider, set["tools.web.search.provider"] = p, "env "+searchKeyEnv[p]
+				s.Provider, set["tools.web.search.provider"] = p, searchKeyEnv[p]
 				break
 			}
 		}
 		if s.Provider == "" && getenv("SEARXNG_URL") != "" {
-			s.Provider, set["tools.web.search.provider"] = SearchSearXNG, "env SEARXNG_URL"
+			s.Provider, set["tools.web.search.provider"] = SearchSearXNG, "SEARXNG_URL"
 		}
 	}
 	if v := getenv(searchKeyEnv[s.Provider]); v != "" {
-		s.APIKey, set["tools.web.search.api_key"] = v, "env "+searchKeyEnv[s.Provider]
+		s.APIKey, set["tools.web.search.api_key"] = v, searchKeyEnv[s.Provider]
 	}
 	if v := getenv("SEARXNG_URL"); v != "" && s.Provider == SearchSearXNG {
-		s.URL, set["tools.web.search.url"] = v, "env SEARXNG_URL"
+		s.URL, set["tools.web.search.url"] = v, "SEARXNG_URL"
 	}
 	return set
 }
 
 // validate reports the first problem of the web settings, naming the
-// setting.
+// setting and what it accepts.
 func (w Web) validate() error {
 	switch {
 	case w.Timeout <= 0:
-		return fmt.Errorf("tools.web.timeout: must be positive, e.g. 30s; got %s", w.Timeout)
+		return bad("tools.web.timeout", "must be a positive duration, e.g. 30s; got %s", w.Timeout)
 	case w.CacheTTL <= 0:
-		return fmt.Errorf("tools.web.cache_ttl: must be positive, e.g. 15m; got %s", w.CacheTTL)
+		return bad("tools.web.cache_ttl", "must be a positive duration, e.g. 15m; got %s", w.CacheTTL)
 	case w.MaxBytes < 1024 || w.MaxBytes > 1<<30:
-		return fmt.Errorf("tools.web.max_bytes: must be between 1024 and 1073741824 bytes, got %d", w.MaxBytes)
+		return bad("tools.web.max_bytes", "must be a number of bytes from 1024 to 1073741824, got %d", w.MaxBytes)
 	case w.MaxRedirects < 0 || w.MaxRedirects > 20:
-		return fmt.Errorf("tools.web.max_redirects: must be between 0 (follow none) and 20, got %d", w.MaxRedirects)
+		return bad("tools.web.max_redirects", "must be a number from 0 (follow none) to 20, got %d", w.MaxRedirects)
 	case w.Search.Timeout <= 0:
-		return fmt.Errorf("tools.web.search.timeout: must be positive, e.g. 20s; got %s", w.Search.Timeout)
+		return bad("tools.web.search.timeout", "must be a positive duration, e.g. 20s; got %s", w.Search.Timeout)
 	}
 	for i, h := range w.AllowHosts {
 		if err := validAllowHost(h); err != nil {
-			return fmt.Errorf("tools.web.allow_hosts[%d]: %v", i, err)
+			return bad(fmt.Sprintf("tools.web.allow_hosts[%d]", i), "%v", err)
 		}
 	}
 	s := w.Search
@@ -99,19 +98,21 @@ func (w Web) validate() error {
 	case "":
 	case SearchBrave, SearchTavily:
 		if s.APIKey == "" {
-			return fmt.Errorf("tools.web.search.api_key: %s needs its API key; set %s (better than a file)", s.Provider, searchKeyEnv[s.Provider])
+			return &settingError{key: "tools.web.search.api_key", near: "tools.web.search.provider",
+				problem: fmt.Sprintf("%s needs its API key; set %s (better than a file)", s.Provider, searchKeyEnv[s.Provider])}
 		}
 	case SearchSearXNG:
 		if s.URL == "" {
-			return errors.New("tools.web.search.url: searxng needs the instance's URL, e.g. http://127.0.0.1:8888 (or SEARXNG_URL)")
+			return &settingError{key: "tools.web.search.url", near: "tools.web.search.provider",
+				problem: "searxng needs the instance's URL, e.g. http://127.0.0.1:8888 (or SEARXNG_URL)"}
 		}
 	default:
-		return fmt.Errorf("tools.web.search.provider: must be brave, tavily, searxng or empty (no web_search), got %q", s.Provider)
+		return bad("tools.web.search.provider", "must be brave, tavily, searxng or empty (no web_search), got %q", s.Provider)
 	}
 	if s.URL != "" {
 		u, err := url.Parse(s.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("tools.web.search.url: %q is not an http or https URL", s.URL)
+			return bad("tools.web.search.url", "must be an http:// or https:// URL, got %q", s.URL)
 		}
 	}
 	return nil

@@ -71,10 +71,10 @@ func TestWebValidation(t *testing.T) {
 		mut  func(*Web)
 		want string
 	}{
-		{func(w *Web) { w.Timeout = 0 }, "tools.web.timeout: must be positive"},
-		{func(w *Web) { w.CacheTTL = -time.Second }, "tools.web.cache_ttl: must be positive"},
-		{func(w *Web) { w.MaxBytes = 10 }, "tools.web.max_bytes: must be between 1024 and"},
-		{func(w *Web) { w.MaxRedirects = 21 }, "tools.web.max_redirects: must be between 0 (follow none) and 20"},
+		{func(w *Web) { w.Timeout = 0 }, "tools.web.timeout: must be a positive duration, e.g. 30s; got 0s"},
+		{func(w *Web) { w.CacheTTL = -time.Second }, "tools.web.cache_ttl: must be a positive duration, e.g. 15m"},
+		{func(w *Web) { w.MaxBytes = 10 }, "tools.web.max_bytes: must be a number of bytes from 1024 to 1073741824, got 10"},
+		{func(w *Web) { w.MaxRedirects = 21 }, "tools.web.max_redirects: must be a number from 0 (follow none) to 20"},
 		{func(w *Web) { w.Search.Timeout = 0 }, "tools.web.search.timeout"},
 		{func(w *Web) { w.AllowHosts = []string{"ok.example", "https://bad.example/"} }, `tools.web.allow_hosts[1]: "https://bad.example/" is not a host name`},
 		{func(w *Web) { w.AllowHosts = []string{"10.0.0.0/33"} }, "tools.web.allow_hosts[0]"},
@@ -83,7 +83,7 @@ func TestWebValidation(t *testing.T) {
 		{func(w *Web) { w.Search.Provider = "brave" }, "tools.web.search.api_key: brave needs its API key; set BRAVE_API_KEY"},
 		{func(w *Web) { w.Search.Provider = "tavily" }, "set TAVILY_API_KEY"},
 		{func(w *Web) { w.Search.Provider = "searxng" }, "tools.web.search.url: searxng needs the instance's URL"},
-		{func(w *Web) { w.Search.Provider, w.Search.URL = "searxng", "127.0.0.1:8888" }, `tools.web.search.url: "127.0.0.1:8888" is not an http or https URL`},
+		{func(w *Web) { w.Search.Provider, w.Search.URL = "searxng", "127.0.0.1:8888" }, `tools.web.search.url: must be an http:// or https:// URL, got "127.0.0.1:8888"`},
 	} {
 		cfg := base
 		cfg.Tools.Web.AllowHosts = nil
@@ -108,7 +108,11 @@ func TestWebValidation(t *testing.T) {
 // never the search key.
 func TestWebSettingsPrinted(t *testing.T) {
 	t.Parallel()
-	_, settings, err := Effective(Sources{Getenv: env(map[string]string{"TAVILY_API_KEY": "tvly-secret"})}, nil)
+	c, err := Load(Sources{Getenv: env(map[string]string{"TAVILY_API_KEY": "tvly-secret"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings, err := c.Settings()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,61 @@
+package readme
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/troupe-ai/troupe/internal/config"
+)
+
+// The Configuration section's sample error is the one troupe gives: a
+// file setting that value on that line is refused in exactly those words.
+func TestReadmeConfigError(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "## Configuration")
+	if i < 0 {
+		t.Fatal("README.md has no Configuration section")
+	}
+	m := regexp.MustCompile(`(?m)^orchestrator: config: (\S+) line (\d+): ([a-z_.]+): (.*)$`).FindStringSubmatch(s[i:])
+	if m == nil {
+		t.Fatal("the Configuration section shows no config error")
+	}
+	path, key, problem := m[1], m[3], m[4]
+	line, _ := strconv.Atoi(m[2])
+	got := regexp.MustCompile(`got "([^"]*)"$`).FindStringSubmatch(problem)
+	if got == nil {
+		t.Fatalf("the sample error %q does not say what it got", m[0])
+	}
+	// A document setting key to the value on the line the sample names.
+	parts := strings.Split(key, ".")
+	var doc strings.Builder
+	for range line - len(parts) {
+		doc.WriteString("# ...\n")
+	}
+	for d, p := range parts {
+		doc.WriteString(strings.Repeat("  ", d) + p + ":")
+		if d == len(parts)-1 {
+			doc.WriteString(" " + got[1])
+		}
+		doc.WriteString("\n")
+	}
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte(doc.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(config.Sources{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(m[0], path, file, 1)
+	if err := c.Validate(); err == nil || "orchestrator: config: "+err.Error() != want {
+		t.Errorf("README.md says\n  %s\ntroupe says\n  orchestrator: config: %v", want, err)
+	}
+}
