@@ -132,6 +132,19 @@ func Plural(n int, one, many string) string {
 // Dollars formats a cost.
 func Dollars(usd float64) string { return fmt.Sprintf("$%.4f", usd) }
 
+// Cost formats a cost some of which may be unknown (a model without a
+// price): "cost unknown" when nothing was priced, "$0.0123 + unpriced"
+// when only part was, never a silent $0.
+func Cost(usd float64, unpriced bool) string {
+	switch {
+	case !unpriced:
+		return Dollars(usd)
+	case usd == 0:
+		return "cost unknown"
+	}
+	return Dollars(usd) + " + unpriced"
+}
+
 // Tokens formats a token count compactly: 950, 12.3k, 4.1M.
 func Tokens(n int64) string {
 	switch {

@@ -131,15 +131,17 @@ func (f *frame) runLines(r Run) []string {
 	}
 	var tokens int64
 	var cost float64
+	unpriced := false
 	for _, a := range r.Agents {
 		tokens += int64(a.TokensIn + a.TokensOut)
 		cost += a.CostUSD
+		unpriced = unpriced || a.Unpriced
 	}
 	if r.Finished && r.Tokens > 0 {
 		tokens, cost = r.Tokens, r.CostUSD
 	}
 	head := fmt.Sprintf("run %s · %s · %d %s · %s · %s · %s", short(r.ID), state, len(r.Agents),
-		Plural(len(r.Agents), "agent", "agents"), Tokens(tokens), Dollars(cost), age(r.Started, f.now))
+		Plural(len(r.Agents), "agent", "agents"), Tokens(tokens), Cost(cost, unpriced), age(r.Started, f.now))
 	if r.Missed > 0 {
 		head += fmt.Sprintf(" · %d missed", r.Missed)
 	}
@@ -203,7 +205,7 @@ func (f *frame) agentLine(a *Agent, depth int) string {
 	}
 	id := fmt.Sprintf("%s%-22s %-8s ", strings.Repeat("  ", depth+1), Printable(a.ID), Printable(a.Kind))
 	line := fmt.Sprintf("%s%-9s r%-2d%s · %s/%s · %s · %s", id, status, a.Round, doing, Tokens(int64(a.TokensIn)),
-		Tokens(int64(a.TokensOut)), Dollars(a.CostUSD), age(a.Started, end))
+		Tokens(int64(a.TokensOut)), Cost(a.CostUSD, a.Unpriced), age(a.Started, end))
 	if a.Node != "" {
 		line += " · " + a.Node
 		if a.Attempt > 1 {

@@ -28,12 +28,15 @@ type Agent struct {
 	Tool                          string // the tool running now
 	TokensIn, TokensOut           int
 	CostUSD                       float64
-	Started, Ended                time.Time
-	Children                      []string
-	Task                          string
-	Findings                      []string
-	Changed                       []string
-	Attempt                       int
+	// Unpriced is set when a model call of this agent had no price
+	// (llm.response cost_known false): CostUSD then says too little.
+	Unpriced       bool
+	Started, Ended time.Time
+	Children       []string
+	Task           string
+	Findings       []string
+	Changed        []string
+	Attempt        int
 	// Redelivered counts task.redelivered events about this agent: its
 	// task went to another node after the one running it went away.
 	Redelivered int
@@ -146,6 +149,9 @@ func (t *Tree) Apply(ev messages.Event) {
 		a.TokensIn += d.TokensIn
 		a.TokensOut += d.TokensOut
 		a.CostUSD += d.CostUSD
+		if !d.CostKnown && d.TokensIn+d.TokensOut > 0 {
+			a.Unpriced = true
+		}
 	case *messages.ToolStarted:
 		a.Tool = d.Tool
 	case *messages.ToolFinished:
