@@ -106,13 +106,13 @@ func changedWhat(meta map[string]any) string {
 }
 
 // EndWords says how something ended: "finished", "failed", "cancelled",
-// "stopped at its round limit", "stopped: budget exhausted".
+// "stopped at its round limit", "ran out of budget".
 func EndWords(status, reason string) string {
 	switch {
 	case status == "completed" && reason == "round_limit":
 		return "stopped at its round limit"
 	case status == "completed" && reason == "budget_exhausted":
-		return "stopped: budget exhausted"
+		return "ran out of budget"
 	case status == "completed" && reason == "plan_submitted":
 		return "submitted its plan"
 	case status == "completed":

@@ -77,7 +77,7 @@ func TestLimitWords(t *testing.T) {
 	}{
 		{"completed", "finished", 1, "finished after 1 round"},
 		{"cancelled", "cancelled", 2, "cancelled after 2 rounds"},
-		{"completed", "budget_exhausted", 3, "stopped: budget exhausted after 3 rounds"},
+		{"completed", "budget_exhausted", 3, "ran out of budget after 3 rounds"},
 	} {
 		if got := endWords(tc.status, tc.reason, tc.rounds); got != tc.want {
 			t.Errorf("%+v: %q", tc, got)
