@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/tools"
 
 	"gopkg.in/yaml.v3"
@@ -99,13 +100,13 @@ func ParseAgentDef(data []byte) (Kind, error) {
 	if err != nil {
 		return Kind{}, err
 	}
-	k := Kind{Name: d.Name, Description: d.Description, Tools: names, Prompt: body, ModelRole: "parent"}
+	k := Kind{Name: d.Name, Description: d.Description, Tools: names, Prompt: body, ModelRole: llm.RoleParent}
 	switch strings.ToLower(strings.TrimSpace(d.Model)) {
 	case "", "inherit", "sonnet", "opus":
-	case "haiku", "cheap":
-		k.ModelRole = "cheap"
-	case "default":
-		k.ModelRole = "default"
+	case "haiku", llm.RoleCheap:
+		k.ModelRole = llm.RoleCheap
+	case llm.RoleDefault:
+		k.ModelRole = llm.RoleDefault
 	default:
 		k.Model = strings.TrimSpace(d.Model)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/tools"
 )
 
@@ -16,7 +17,7 @@ func TestParseAgentDef(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k.Name != "reviewer" || k.ModelRole != "cheap" || !k.ReadOnly || k.MayDelegate {
+	if k.Name != "reviewer" || k.ModelRole != llm.RoleCheap || !k.ReadOnly || k.MayDelegate {
 		t.Errorf("kind %+v", k)
 	}
 	if !slices.Equal(k.Tools, []string{"find_files", "grep", "read_file", "think"}) {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+	"github.com/troupe-ai/troupe/internal/text"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
 )
@@ -112,10 +113,7 @@ func (t *TerminalApprover) Approve(ctx context.Context, req ApprovalRequest) (bo
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.startReading()
-	args := string(req.Args)
-	if len(args) > 400 {
-		args = args[:400] + "…"
-	}
+	args := text.Clip(string(req.Args), 400)
 	fmt.Fprintf(t.Out, "\n%s agent %s wants to run %s %s\n%sAllow? [y/N] ", req.Kind, req.Agent, req.Tool, args, DiffBlock(req))
 	select {
 	case line, ok := <-t.lines:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -253,7 +254,7 @@ func TestLentBudgetIsNotExhaustion(t *testing.T) {
 // delegating kind start children of its own, and no deeper.
 func TestDelegationDepthLimit(t *testing.T) {
 	lead := actors.Kind{Name: "lead", Description: "leads a sub-team", ReadOnly: true, MayDelegate: true,
-		Tools: []string{"check_agent", "delegate", "read_file", "think"}, ModelRole: "parent"}
+		Tools: []string{"check_agent", "delegate", "read_file", "think"}, ModelRole: llm.RoleParent}
 	for _, depth := range []int{1, 2} {
 		t.Run(fmt.Sprint("max_depth=", depth), func(t *testing.T) {
 			srv := llmtest.New(script(

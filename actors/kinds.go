@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/tools"
 )
 
@@ -31,13 +32,13 @@ var DelegationTools = tools.DelegationToolNames()
 func BuiltinKinds() map[string]Kind {
 	return map[string]Kind{
 		KindRoot: {Name: KindRoot, Description: "the run's top agent: plans, delegates and acts",
-			Tools: tools.ForKind(KindRoot), ModelRole: "default", MayDelegate: true, PlanFirst: true, Prompt: rootPrompt},
+			Tools: tools.ForKind(KindRoot), ModelRole: llm.RoleDefault, MayDelegate: true, PlanFirst: true, Prompt: rootPrompt},
 		KindExplore: {Name: KindExplore, Description: "cheap read-only agent that answers one question about the code with path:line findings",
-			Tools: tools.ForKind(KindExplore), ModelRole: "cheap", ReadOnly: true, Prompt: explorePrompt},
+			Tools: tools.ForKind(KindExplore), ModelRole: llm.RoleCheap, ReadOnly: true, Prompt: explorePrompt},
 		KindPlanner: {Name: KindPlanner, Description: "read-only agent that studies the code and returns a structured plan",
-			Tools: tools.ForKind(KindPlanner), ModelRole: "parent", ReadOnly: true, Prompt: plannerPrompt},
+			Tools: tools.ForKind(KindPlanner), ModelRole: llm.RoleParent, ReadOnly: true, Prompt: plannerPrompt},
 		KindWorker: {Name: KindWorker, Description: "agent that makes changes: edits files and runs commands",
-			Tools: tools.ForKind(KindWorker), ModelRole: "parent", PlanFirst: true, Prompt: workerPrompt},
+			Tools: tools.ForKind(KindWorker), ModelRole: llm.RoleParent, PlanFirst: true, Prompt: workerPrompt},
 	}
 }
 
@@ -71,10 +72,8 @@ func validateKind(k Kind, known func(tool string) bool) error {
 			return fmt.Errorf("kind %s: unknown tool %q", k.Name, t)
 		}
 	}
-	switch k.ModelRole {
-	case "", "cheap", "parent", "default":
-	default:
-		return fmt.Errorf("kind %s: model_role must be cheap, parent or default, got %q", k.Name, k.ModelRole)
+	if !llm.ValidRole(k.ModelRole) {
+		return fmt.Errorf("kind %s: model_role must be %s, %s or %s, got %q", k.Name, llm.RoleCheap, llm.RoleParent, llm.RoleDefault, k.ModelRole)
 	}
 	return nil
 }

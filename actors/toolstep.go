@@ -197,9 +197,10 @@ func (a *agent) preview(call messages.ToolCall) tools.Preview {
 }
 
 // approvalPolicy is the approval policy of a call and whether it can
-// change anything. A delegate call is as mutating as the kind it spawns: a
-// read-only kind needs no approval; another follows the policy set for
-// delegate, else the strictest policy among the kind's mutating tools.
+// change anything. A call of a tool that spawns agents (Spec.Spawns:
+// delegate) is as mutating as the kind it starts: a read-only kind needs
+// no approval; another follows the policy set for the tool, else the
+// strictest policy among the kind's mutating tools.
 func (a *agent) approvalPolicy(call messages.ToolCall, reg *tools.Registry) (string, bool) {
 	t, ok := reg.Get(call.Name) // the agent's own tools include its MCP servers'
 	if !ok {
@@ -207,18 +208,19 @@ func (a *agent) approvalPolicy(call messages.ToolCall, reg *tools.Registry) (str
 			return PolicyAuto, false
 		}
 	}
-	if call.Name != tools.NameDelegate {
+	spawns := t.Spec().Spawns
+	if spawns == nil {
 		return a.rt.settings.ApprovalFor(call.Name), !t.Spec().ReadOnly
 	}
-	var p tools.DelegateParams
-	if json.Unmarshal(call.Args, &p) != nil {
+	name, ok := spawns(call.Args)
+	if !ok {
 		return PolicyAuto, false // the tool itself reports the bad arguments
 	}
-	k, ok := a.rt.kinds[p.Type]
+	k, ok := a.rt.kinds[name]
 	if !ok || k.ReadOnly {
 		return PolicyAuto, false
 	}
-	if pol, set := a.rt.settings.Approval[tools.NameDelegate]; set {
+	if pol, set := a.rt.settings.Approval[call.Name]; set {
 		return pol, true
 	}
 	strictest := PolicyAuto

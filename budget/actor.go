@@ -137,8 +137,6 @@ func (a *budgetActor) Receive(c actor.Context) {
 		c.Respond(a.topUp(c, m))
 	case *Release:
 		c.Respond(a.release(c, m))
-	case *Attach:
-		c.Respond(a.attach(c, m))
 	case *GetSnapshot:
 		s := a.snapshot()
 		c.Respond(&s)

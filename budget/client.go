@@ -11,7 +11,7 @@ import (
 )
 
 // DefaultRequestTimeout bounds a client call that is answered at once
-// (Usage, TopUp, Release, Attach, Snapshot) when its context has no
+// (Usage, TopUp, Release, Snapshot) when its context has no
 // earlier deadline.
 const DefaultRequestTimeout = 10 * time.Second
 
@@ -128,15 +128,6 @@ func (c *Client) Release(ctx context.Context, rel Release) (Released, error) {
 		return Released{}, err
 	}
 	return *r, r.Err
-}
-
-// Attach makes holder the actor whose termination releases agent's lease.
-func (c *Client) Attach(ctx context.Context, agent string, holder *actor.PID) error {
-	r, err := request[*Attached](ctx, c, &Attach{Agent: agent, Holder: holder}, "attach "+agent)
-	if err != nil {
-		return err
-	}
-	return r.Err
 }
 
 // Snapshot returns the run's budget as it stands.

@@ -60,8 +60,8 @@
 // agent consumed stays consumed, the rest of its reservation returns to
 // its parent's pool, its slot is freed and waiting requests are served.
 // Releasing twice is harmless. The actor watches each lease's Holder (set
-// in Acquire or later with Attach): when that actor terminates without
-// releasing, its leases and their descendants come back the same way.
+// in Acquire): when that actor terminates without releasing, its leases
+// and their descendants come back the same way.
 //
 // # Use
 //

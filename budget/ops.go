@@ -233,22 +233,6 @@ func (a *budgetActor) releaseTree(c actor.Context, n *node, now time.Time) {
 	a.unbind(c, n)
 }
 
-// attach sets the actor holding a lease.
-func (a *budgetActor) attach(c actor.Context, m *Attach) *Attached {
-	n, err := a.lookup("Attach", m.Agent)
-	switch {
-	case err != nil:
-		return &Attached{Err: err}
-	case m.Holder == nil:
-		return &Attached{Err: fmt.Errorf("%w: Attach.Holder is nil for %s", ErrInvalidRequest, m.Agent)}
-	case !n.live():
-		return &Attached{Err: fmt.Errorf("attach %s: %w", m.Agent, ErrReleased)}
-	}
-	a.unbind(c, n)
-	a.bind(c, n, m.Holder)
-	return &Attached{}
-}
-
 func pidKey(p *actor.PID) string { return p.Address + "/" + p.Id }
 
 // bind records holder as the owner of n's lease and watches it.

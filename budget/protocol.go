@@ -35,9 +35,9 @@ type Acquire struct {
 	EstimateUSD float64
 	// Deadline bounds the wait; zero uses Limits.AcquireTimeout.
 	Deadline time.Time
-	// Holder is the actor that owns the lease, if known yet (see Attach).
-	// The budget actor watches it: when it terminates, the lease and its
-	// descendants' leases are released.
+	// Holder is the actor that owns the lease (nil: none). The budget
+	// actor watches it: when it terminates, the lease and its descendants'
+	// leases are released.
 	Holder *actor.PID
 }
 
@@ -145,19 +145,6 @@ type Released struct {
 // Wire converts r to the data of a budget.released event.
 func (r Released) Wire() messages.BudgetReleased {
 	return messages.BudgetReleased{Agent: r.Agent, Used: r.Used, Returned: r.Returned}
-}
-
-// Attach sets (or replaces) the actor that holds an agent's lease, for when
-// the agent is spawned after its lease was acquired. The budget actor
-// watches it. The reply is a *Attached.
-type Attach struct {
-	Agent  string
-	Holder *actor.PID
-}
-
-// Attached answers Attach.
-type Attached struct {
-	Err error
 }
 
 // GetSnapshot asks for a messages.BudgetSnapshot; the reply is a

@@ -1,7 +1,6 @@
 package budget
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -71,31 +70,28 @@ func TestHolderDeathReturnsLeaseAndDescendants(t *testing.T) {
 	}
 }
 
-func TestAttach(t *testing.T) {
+// A lease is tied to the holder named in its Acquire: the holder's death
+// returns it and every other lease that actor holds, and leaves a lease
+// without a holder alone.
+func TestHolderOwnsItsLeases(t *testing.T) {
 	f := start(t, Limits{Tokens: 1000})
-	f.acquire(t, "w", "", "worker", 100)
 	ctx := ctxT(t)
-	if err := f.cl.Attach(ctx, "w", nil); !errors.Is(err, ErrInvalidRequest) {
-		t.Fatalf("attach nil holder: %v", err)
+	owner := holder(f.sys)
+	for _, req := range []Acquire{
+		{Agent: "w1", Kind: "worker", Estimate: 100, Holder: owner},
+		{Agent: "w2", Kind: "worker", Estimate: 100, Holder: owner},
+		{Agent: "free", Kind: "worker", Estimate: 100},
+	} {
+		if _, err := f.cl.Acquire(ctx, req, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := f.cl.Attach(ctx, "nobody", holder(f.sys)); !errors.Is(err, ErrUnknownAgent) {
-		t.Fatalf("attach unknown agent: %v", err)
-	}
-	first, second := holder(f.sys), holder(f.sys)
-	if err := f.cl.Attach(ctx, "w", first); err != nil {
+	if err := f.sys.Root.StopFuture(owner).Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.cl.Attach(ctx, "w", second); err != nil { // the lease moves to second
-		t.Fatal(err)
-	}
-	f.sys.Root.StopFuture(first).Wait()
-	if line := agentLine(t, f.snap(t), "w"); line.State != StateOK {
-		t.Fatalf("lease released by its former holder's death: %+v", line)
-	}
-	f.sys.Root.StopFuture(second).Wait()
-	checkFor(t, waitLong, 5*time.Millisecond, f.released(t, "w"))
-	if err := f.cl.Attach(ctx, "w", holder(f.sys)); !errors.Is(err, ErrReleased) {
-		t.Fatalf("attach to a released lease: %v", err)
+	checkFor(t, waitLong, 5*time.Millisecond, f.released(t, "w1", "w2"))
+	if line := agentLine(t, f.snap(t), "free"); line.State != StateOK {
+		t.Fatalf("a lease without a holder was released: %+v", line)
 	}
 }
 

@@ -9,11 +9,28 @@ type Choice struct {
 	Override string
 	// KindModel is the kind's own model (an agent file's model: line).
 	KindModel string
-	// Role is the kind's model role when no rule names it: "cheap",
-	// "parent" or "default" ("" = default).
+	// Role is the kind's model role when no rule names it: RoleCheap,
+	// RoleParent or RoleDefault ("" = RoleDefault).
 	Role string
 	// ParentModel is the parent's current model, for the parent role.
 	ParentModel string
+}
+
+// The model roles of agent kinds (the kinds' model_role): which model an
+// agent gets when no rule names its kind.
+const (
+	RoleCheap   = "cheap"   // the cheap model (RouteConfig.Cheap)
+	RoleParent  = "parent"  // the delegating agent's current model
+	RoleDefault = "default" // the default model (RouteConfig.Default)
+)
+
+// ValidRole reports whether role is a model role ("" means RoleDefault).
+func ValidRole(role string) bool {
+	switch role {
+	case "", RoleCheap, RoleParent, RoleDefault:
+		return true
+	}
+	return false
 }
 
 // RootKind is the kind the round-based strategies steer.
@@ -47,9 +64,9 @@ func (r *Router) Choose(c Choice) string {
 		return r.Pick(c.Kind, c.Round, "")
 	}
 	switch c.Role {
-	case AliasCheap:
+	case RoleCheap:
 		return r.resolve(AliasCheap)
-	case "parent":
+	case RoleParent:
 		if c.ParentModel != "" {
 			return c.ParentModel
 		}

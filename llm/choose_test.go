@@ -25,23 +25,36 @@ func TestChoose(t *testing.T) {
 		{"override wins", perKind, Choice{Kind: "explore", Override: "x", KindModel: "y"}, "x"},
 		{"override alias", perKind, Choice{Kind: "worker", Override: "cheap"}, "small"},
 		{"kind's own model", single, Choice{Kind: "reviewer", KindModel: "gpt-4.1"}, "gpt-4.1"},
-		{"single: everyone on default", single, Choice{Kind: "explore", Role: "cheap"}, "big"},
-		{"per-kind rule", perKind, Choice{Kind: "explore", Role: "parent", ParentModel: "p"}, "small"},
-		{"per-kind alias default", perKind, Choice{Kind: "worker", Role: "parent", ParentModel: "p"}, "big"},
-		{"no rule: parent role", perKind, Choice{Kind: "planner", Role: "parent", ParentModel: "p"}, "p"},
-		{"no rule: parent role, no parent", perKind, Choice{Kind: "planner", Role: "parent"}, "big"},
-		{"no rule: cheap role", perKind, Choice{Kind: "scout", Role: "cheap"}, "small"},
-		{"no rule: default role", perKind, Choice{Kind: "root", Role: "default"}, "big"},
-		{"cheap orchestrator: early root", orch, Choice{Kind: "root", Round: 2, Role: "default"}, "small"},
-		{"cheap orchestrator: late root", orch, Choice{Kind: "root", Round: 3, Role: "default"}, "big"},
-		{"cheap orchestrator: a worker's role", orch, Choice{Kind: "worker", Round: 1, Role: "parent", ParentModel: "p"}, "p"},
+		{"single: everyone on default", single, Choice{Kind: "explore", Role: RoleCheap}, "big"},
+		{"per-kind rule", perKind, Choice{Kind: "explore", Role: RoleParent, ParentModel: "p"}, "small"},
+		{"per-kind alias default", perKind, Choice{Kind: "worker", Role: RoleParent, ParentModel: "p"}, "big"},
+		{"no rule: parent role", perKind, Choice{Kind: "planner", Role: RoleParent, ParentModel: "p"}, "p"},
+		{"no rule: parent role, no parent", perKind, Choice{Kind: "planner", Role: RoleParent}, "big"},
+		{"no rule: cheap role", perKind, Choice{Kind: "scout", Role: RoleCheap}, "small"},
+		{"no rule: default role", perKind, Choice{Kind: "root", Role: RoleDefault}, "big"},
+		{"cheap orchestrator: early root", orch, Choice{Kind: "root", Round: 2, Role: RoleDefault}, "small"},
+		{"cheap orchestrator: late root", orch, Choice{Kind: "root", Round: 3, Role: RoleDefault}, "big"},
+		{"cheap orchestrator: a worker's role", orch, Choice{Kind: "worker", Round: 1, Role: RoleParent, ParentModel: "p"}, "p"},
 		{"cheap orchestrator: per-kind still", orch, Choice{Kind: "explore", Round: 9}, "small"},
 		{"rounds: covered root round", rounds, Choice{Kind: "root", Round: 3}, "mid"},
 		{"rounds: uncovered root round", rounds, Choice{Kind: "root", Round: 5}, "big"},
-		{"rounds: not the root", rounds, Choice{Kind: "worker", Round: 3, Role: "cheap"}, "small"},
+		{"rounds: not the root", rounds, Choice{Kind: "worker", Round: 3, Role: RoleCheap}, "small"},
 	} {
 		if got := c.r.Choose(c.c); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestValidRole(t *testing.T) {
+	for _, r := range []string{"", RoleCheap, RoleParent, RoleDefault} {
+		if !ValidRole(r) {
+			t.Errorf("%q refused", r)
+		}
+	}
+	for _, r := range []string{"Cheap", "small", "inherit"} {
+		if ValidRole(r) {
+			t.Errorf("%q accepted", r)
 		}
 	}
 }

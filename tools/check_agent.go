@@ -19,7 +19,9 @@ type CheckAgentParams struct {
 // CheckAgent returns the check_agent tool.
 func CheckAgent() Tool {
 	return New(Spec{Name: NameCheckAgent, Kinds: delegationKinds, Description: checkAgentDoc, ReadOnly: true, Polls: true, Parallel: ParallelSafe,
-		Tier: TierAlways, Truncation: Head(16 * 1024), Timeout: 11 * time.Minute}, runCheckAgent, Minimum("timeout", 1), Maximum("timeout", 600))
+		// No Truncation of its own: the report's text is capped by the
+		// parent (result_cap), as delegate's is.
+		Tier: TierAlways, Timeout: 11 * time.Minute}, runCheckAgent, Minimum("timeout", 1), Maximum("timeout", 600))
 }
 
 func runCheckAgent(ctx context.Context, s *Session, p CheckAgentParams) (Result, error) {

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"strings"
 	"time"
 )
@@ -23,8 +24,20 @@ type DelegateParams struct {
 func Delegate() Tool {
 	return New(Spec{
 		Guidance: []GuidanceLine{Line(sectionWhichTool, 70, "Hand off self-contained sub-tasks with delegate: explore agents for read-only questions over the code, planner for a plan, worker for changes. Give each a precise task and the context it needs; they do not see your conversation.")},
-		Name:     NameDelegate, Kinds: delegationKinds, Description: delegateDoc, ReadOnly: true, Parallel: ParallelSafe,
-		Tier: TierAlways, Truncation: Head(16 * 1024), Timeout: 24 * time.Hour}, runDelegate)
+		Name:     NameDelegate, Kinds: delegationKinds, Description: delegateDoc, Spawns: delegatedKind, Parallel: ParallelSafe,
+		// No Truncation of its own: the parent caps the child's text
+		// (result_cap, ChildReport.Text), and the executor's default cap is
+		// only the structural guard every tool has.
+		Tier: TierAlways, Timeout: 24 * time.Hour}, runDelegate)
+}
+
+// delegatedKind is the agent kind a delegate call starts.
+func delegatedKind(args json.RawMessage) (string, bool) {
+	var p DelegateParams
+	if json.Unmarshal(args, &p) != nil || strings.TrimSpace(p.Type) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(p.Type), true
 }
 
 func runDelegate(ctx context.Context, s *Session, p DelegateParams) (Result, error) {

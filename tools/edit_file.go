@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+
+	"github.com/troupe-ai/troupe/internal/text"
 )
 
 //go:embed edit_file.md
@@ -214,11 +216,8 @@ func matchLineEndings(content, text string) string {
 // of the file when one is close enough to help.
 func editNotFound(content, old, display string) Result {
 	msg := fmt.Sprintf("old_string was not found in %s", display)
-	if n, text, ok := closestLine(content, old); ok {
-		if len(text) > 200 {
-			text = text[:200] + "..."
-		}
-		msg += fmt.Sprintf("; the most similar line is L%d: %s", n, strings.ToValidUTF8(text, "\uFFFD"))
+	if n, line, ok := closestLine(content, old); ok {
+		msg += fmt.Sprintf("; the most similar line is L%d: %s", n, strings.ToValidUTF8(text.Clip(line, 200), "\uFFFD"))
 	}
 	return Errorf("%s. Read the file again and copy old_string exactly, including whitespace.", msg)
 }

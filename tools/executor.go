@@ -119,7 +119,7 @@ func (e *Executor) prepare(c messages.ToolCall) *pending {
 		return p
 	}
 	p.tool, p.spec = t, t.Spec()
-	if p.spec.ReadOnly && !p.spec.Cacheable {
+	if !p.spec.Mutates() && !p.spec.Cacheable {
 		return p // no scopes needed: never serialized, never cached
 	}
 	ws := e.Session.Workspace
@@ -128,7 +128,7 @@ func (e *Executor) prepare(c messages.ToolCall) *pending {
 		// serialized; reads only need a lexical scope for the cache, which
 		// spares a walk of lstat calls on every read.
 		resolve := ws.Resolve
-		if p.spec.ReadOnly {
+		if !p.spec.Mutates() {
 			resolve = ws.Lexical
 		}
 		if abs, err := resolve(raw); err == nil {
@@ -185,7 +185,7 @@ func schedule(ps []*pending) {
 			if q.tool == nil || q.spec.Parallel == Sequential {
 				continue
 			}
-			mut := !p.spec.ReadOnly || !q.spec.ReadOnly
+			mut := p.spec.Mutates() || q.spec.Mutates()
 			if mut && overlaps(p.scopes, q.scopes) {
 				wait(i, j)
 			}
@@ -266,14 +266,14 @@ func (e *Executor) execute(ctx context.Context, p *pending) Result {
 		e.Log.Error().Err(err).Str("tool", p.spec.Name).Msg("tool failed")
 		res = Errorf("tool %s failed: %v", p.spec.Name, err)
 	}
-	if !p.spec.ReadOnly {
+	if p.spec.Mutates() {
 		s.Web.dropPrivate() // a local server may serve what was just changed
 	}
 	// Before the cache, the spill file and the conversation see it: a
 	// command that prints a configured secret (cat of a file holding the
 	// API key) hands on "[redacted]" instead.
 	res.Text = s.Redact.String(res.Text)
-	if !p.spec.ReadOnly && s.Cache != nil {
+	if p.spec.Mutates() && s.Cache != nil {
 		switch {
 		case p.spec.Parallel == Sequential:
 			s.Cache.InvalidateAll()

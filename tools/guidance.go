@@ -38,7 +38,7 @@ func Guidance(reg *Registry) string {
 	}
 	parallel := "When you need several independent results (" + what + "), request all the calls in the same turn: they run in parallel."
 	for _, s := range reg.Specs() {
-		if !s.ReadOnly {
+		if s.Mutates() {
 			parallel += " Calls that change the same file run in the order you give them."
 			break
 		}

@@ -69,12 +69,13 @@ func DelegationToolNames() []string {
 	return out
 }
 
-// MutatingToolNames are the built-in tools that can change files or run
-// commands.
+// MutatingToolNames are the built-in tools whose own calls can change
+// files or run commands (Spec.Mutates; delegate's depend on the kind it
+// starts).
 func MutatingToolNames() []string {
 	var out []string
 	for _, t := range All() {
-		if !t.Spec().ReadOnly {
+		if t.Spec().Mutates() {
 			out = append(out, t.Spec().Name)
 		}
 	}

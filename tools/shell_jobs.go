@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/troupe-ai/troupe/internal/text"
 )
 
 // A background job is a command started by shell with background: true.
@@ -298,9 +300,5 @@ func (t *jobTable) closeAll() {
 
 // clipCommand shortens a command for one line.
 func clipCommand(c string) string {
-	c = strings.Join(strings.Fields(c), " ")
-	if len(c) > 80 {
-		return c[:77] + "..."
-	}
-	return c
+	return text.Clip(strings.Join(strings.Fields(c), " "), 79)
 }

@@ -61,11 +61,21 @@ type Spec struct {
 	Name        string
 	Description string // the model-facing description (an embedded .md)
 	Schema      json.RawMessage
-	ReadOnly    bool
-	Parallel    Parallel
-	Cacheable   bool
-	Truncation  Truncation
-	Tier        Tier
+	// ReadOnly tools never change files, run commands or start agents
+	// that may: their calls need no approval, may run while an agent
+	// plans, and leave the result cache as it is.
+	ReadOnly bool
+	// Spawns, set on a tool whose calls start another agent (delegate),
+	// reads from a call's arguments the agent kind it starts (ok false:
+	// they name none). Such a call changes what that kind's tools change,
+	// which only the agent actor knows, so the tool is not ReadOnly and
+	// the actor judges each call by its kind: starting a read-only kind
+	// needs no approval and is allowed while planning.
+	Spawns     func(args json.RawMessage) (kind string, ok bool)
+	Parallel   Parallel
+	Cacheable  bool
+	Truncation Truncation
+	Tier       Tier
 	// Timeout overrides the executor's per-call timeout for this tool
 	// (delegate waits for a whole child agent).
 	Timeout time.Duration
@@ -85,6 +95,12 @@ type Spec struct {
 	// an agent's system prompt (see Guidance), declared with the tool.
 	Guidance []GuidanceLine
 }
+
+// Mutates reports whether the tool's own calls may change files or run
+// commands. A Spawns tool's calls do not: the agent they start does, with
+// tools of its own, under its own executor (which keeps the run's cache
+// true) and its own approvals.
+func (s Spec) Mutates() bool { return !s.ReadOnly && s.Spawns == nil }
 
 // GuidanceLine is one line a tool adds to the tool guidance.
 type GuidanceLine struct {

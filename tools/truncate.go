@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/troupe-ai/troupe/internal/text"
 )
 
 // Strategy is how an over-long output is cut.
@@ -132,10 +134,7 @@ func headBytes(s string, n int) string {
 	if i := strings.LastIndexByte(cut, '\n'); i >= n*3/4 {
 		return cut[:i+1]
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return text.Cut(s, n)
 }
 
 // tailBytes returns at most n bytes from the end of s, starting at a line

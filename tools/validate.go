@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/troupe-ai/troupe/internal/text"
 )
 
 // validateArgs checks raw arguments against schema and returns them
@@ -173,10 +174,7 @@ func describe(v any) string {
 	case nil:
 		return "null"
 	case string:
-		if len(x) > 40 {
-			x = x[:40] + "..."
-		}
-		return fmt.Sprintf("string %q", x)
+		return fmt.Sprintf("string %q", text.Clip(x, 40))
 	case bool:
 		return fmt.Sprintf("boolean %v", x)
 	case json.Number, float64:

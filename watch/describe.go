@@ -180,9 +180,5 @@ func SummarizeCalls(names []string) string {
 // Clip puts s on one line and cuts it to n bytes, marking the cut.
 func Clip(s string, n int) string { return text.Clip(strings.Join(strings.Fields(s), " "), n) }
 
-func short(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
-}
+// short is an ID's first 8 bytes, cut on a character boundary.
+func short(id string) string { return text.Cut(id, 8) }

@@ -93,3 +93,13 @@ func TestFitCountsColumns(t *testing.T) {
 		}
 	}
 }
+
+// A run ID shortened for a line keeps its characters whole.
+func TestShortRunIDKeepsCharactersWhole(t *testing.T) {
+	for _, id := range []string{"run-日本語", "ab日本", "abcdefgh-ij", "r1"} {
+		got := short(id)
+		if len(got) > 8 || !utf8.ValidString(got) || !strings.HasPrefix(id, got) || len(got) < min(len(id), 6) {
+			t.Errorf("short(%q) = %q", id, got)
+		}
+	}
+}

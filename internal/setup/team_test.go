@@ -34,7 +34,7 @@ func TestRouterFromConfig(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%+v: %v", c.routing, err)
 		}
-		role := map[string]string{"root": "default", "worker": "parent", "explore": "cheap"}[c.kind]
+		role := map[string]string{"root": llm.RoleDefault, "worker": llm.RoleParent, "explore": llm.RoleCheap}[c.kind]
 		if got := route.Choose(llm.Choice{Kind: c.kind, Round: c.round, Role: role, ParentModel: "parent-model"}); got != c.want {
 			t.Errorf("%s %s round %d: %q, want %q", c.routing.Strategy, c.kind, c.round, got, c.want)
 		}
