@@ -242,6 +242,12 @@ func (a *agent) newChildSpec(req tools.DelegateRequest) (agentSpec, error) {
 		return agentSpec{}, fmt.Errorf("%s agents can only be delegated after submit_plan; while planning, delegate read-only types (%s)",
 			req.Type, strings.Join(a.rt.readOnlyKinds(), ", "))
 	}
+	// A read-only agent's whole sub-tree is read-only: it may start only
+	// read-only kinds, so nothing it starts changes files either.
+	if a.spec.kind.ReadOnly && !kind.ReadOnly {
+		return agentSpec{}, fmt.Errorf("%s agents are read-only and can delegate only read-only types (%s), not %s",
+			a.spec.kind.Name, strings.Join(a.rt.readOnlyKinds(), ", "), req.Type)
+	}
 	depth := a.spec.depth + 1
 	if depth > a.rt.settings.DepthLimit() {
 		return agentSpec{}, fmt.Errorf("delegation depth limit reached (%d)", a.rt.settings.DepthLimit())

@@ -324,3 +324,47 @@ func TestBudgetWaitIsAnEvent(t *testing.T) {
 		t.Errorf("budget.waiting events: %v", w)
 	}
 }
+
+// A read-only kind that may delegate keeps its whole sub-tree read-only:
+// started while the root plans, it cannot start a worker that would edit
+// files before the plan exists.
+func TestReadOnlyKindDelegatesOnlyReadOnly(t *testing.T) {
+	lead := actors.Kind{Name: "lead", Description: "leads a sub-team", ReadOnly: true, MayDelegate: true,
+		Tools: []string{"check_agent", "delegate", "read_file", "think"}, ModelRole: llm.RoleParent}
+	srv := llmtest.New(script(
+		kind("root", calls(delegate("lead", "lead the exploration", false)), say("root done")),
+		kind("lead", calls(delegate("worker", "edit main.go", false), delegate("explore", "look", false)), say("lead done")),
+		kind("explore", say("explore done")),
+	))
+	defer srv.Close()
+	o := options(t, srv, workspace(t, fixtureRepo), "ro-tree", &actors.Recorder{})
+	o.Kinds = actors.BuiltinKinds()
+	o.Kinds["lead"] = lead
+	o.Settings.MaxDepth = 2
+	if res := run(t, o); res.Text != "root done" {
+		t.Fatalf("%+v", res.AgentResult)
+	}
+	results := toolResults(requestsOf(srv, "lead")[1])
+	if len(results) != 2 || !strings.Contains(results[0], "lead agents are read-only and can delegate only read-only types") ||
+		!strings.Contains(results[1], "explore done") {
+		t.Fatalf("lead's results: %q", results)
+	}
+	if n := len(requestsOf(srv, "worker")); n != 0 {
+		t.Fatalf("a worker ran under a read-only lead (%d requests)", n)
+	}
+}
+
+// A kind that says read_only but lists a tool that changes files is a
+// configuration error, named before the run starts.
+func TestReadOnlyKindWithMutatingToolRefused(t *testing.T) {
+	srv := llmtest.New(script(kind("root", say("never"))))
+	defer srv.Close()
+	o := options(t, srv, workspace(t, fixtureRepo), "ro-bad", &actors.Recorder{})
+	o.Kinds = actors.BuiltinKinds()
+	o.Kinds["sneaky"] = actors.Kind{Name: "sneaky", Description: "says read-only", ReadOnly: true,
+		Tools: []string{"read_file", "write_file"}, ModelRole: llm.RoleParent}
+	_, err := actors.Run(t.Context(), o)
+	if err == nil || !strings.Contains(err.Error(), "kind sneaky: read_only, but its tool write_file changes files") {
+		t.Fatalf("err = %v", err)
+	}
+}

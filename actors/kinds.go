@@ -60,7 +60,7 @@ func planningTools(k Kind, readOnly func(string) bool) []string {
 }
 
 // validateKind reports the first problem with a kind definition.
-func validateKind(k Kind, known func(tool string) bool) error {
+func validateKind(k Kind, lookup func(tool string) (tools.Tool, bool)) error {
 	if k.Name == "" || strings.ContainsAny(k.Name, " .*>/") {
 		return fmt.Errorf("kind %q: name must be a single word", k.Name)
 	}
@@ -68,8 +68,12 @@ func validateKind(k Kind, known func(tool string) bool) error {
 		return fmt.Errorf("kind %s: no tools", k.Name)
 	}
 	for _, t := range k.Tools {
-		if !known(t) && !slices.Contains(DelegationTools, t) {
+		tool, ok := lookup(t)
+		if !ok && !slices.Contains(DelegationTools, t) {
 			return fmt.Errorf("kind %s: unknown tool %q", k.Name, t)
+		}
+		if ok && k.ReadOnly && tool.Spec().Mutates() {
+			return fmt.Errorf("kind %s: read_only, but its tool %s changes files or runs commands; drop the tool or read_only", k.Name, t)
 		}
 	}
 	if !llm.ValidRole(k.ModelRole) {

@@ -277,7 +277,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 		return nil, fmt.Errorf("run: Options.ExtraTools: %w", err)
 	}
 	for _, k := range kinds {
-		if err := validateKind(k, func(t string) bool { _, ok := known.Get(t); return ok }); err != nil {
+		if err := validateKind(k, known.Get); err != nil {
 			return nil, fmt.Errorf("run: %w", err)
 		}
 	}

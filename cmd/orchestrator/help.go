@@ -83,8 +83,9 @@ Examples:
 `,
 	"tools list": `Usage: orchestrator tools list [--config FILE] [--workspace DIR]
 
-Lists every tool: name, visibility tier (after tools.tiers), read-only or
-mutating, and what it does; with MCP servers configured, their tools too
+Lists every tool: name, visibility tier (after tools.tiers), read-only,
+mutating or spawns (delegate: as read-only as the kind it starts), and what
+it does; with MCP servers configured, their tools too
 (each server is started to list them, and a server that cannot start is
 reported on stderr).
 

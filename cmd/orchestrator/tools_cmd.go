@@ -51,7 +51,10 @@ func toolsList(ctx context.Context, args []string, getenv func(string) string, w
 	fmt.Fprintln(tw, "NAME\tTIER\tACCESS\tDESCRIPTION")
 	for _, s := range ts.reg.Specs() {
 		access := "read-only"
-		if !s.ReadOnly {
+		switch {
+		case s.Spawns != nil: // as read-only or mutating as the kind it starts
+			access = "spawns"
+		case s.Mutates():
 			access = "mutating"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, ts.tiers.TierOf(s), access, s.Summary())

@@ -29,13 +29,16 @@ func TestToolsList(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "NAME") || !strings.Contains(lines[0], "TIER") || !strings.Contains(lines[0], "ACCESS") {
 		t.Fatalf("header %q", lines[0])
 	}
-	for _, want := range []string{"read_file", "edit_file", "write_file", "apply_patch", "list_dir", "shell", "job_output", "job_kill", "think", "todo", "grep", "find_files"} {
+	for _, want := range []string{"read_file", "edit_file", "write_file", "apply_patch", "list_dir", "shell", "job_output", "job_kill", "think", "todo", "grep", "find_files", "delegate"} {
 		found := false
 		for _, l := range lines[1:] {
 			f := strings.Fields(l)
 			if len(f) >= 4 && f[0] == want {
 				found = true
-				if f[2] != "read-only" && f[2] != "mutating" {
+				if want := map[string]string{"read_file": "read-only", "write_file": "mutating", "delegate": "spawns"}[f[0]]; want != "" && f[2] != want {
+					t.Errorf("%s access %q, want %q", f[0], f[2], want)
+				}
+				if f[2] != "read-only" && f[2] != "mutating" && f[2] != "spawns" {
 					t.Errorf("%s access %q", want, f[2])
 				}
 			}
