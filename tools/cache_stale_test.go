@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -35,5 +36,53 @@ func TestCacheSeesChangesMadeOutsideTheTools(t *testing.T) {
 	}
 	if r := read(); r.Cached || !strings.Contains(r.Text, "new content") {
 		t.Errorf("after an outside change: cached=%v %q", r.Cached, r.Text)
+	}
+}
+
+// A change that keeps the size and the inode (the same number of bytes
+// written in place) is still seen, by the mtime.
+func TestCacheSeesAnInPlaceChangeOfTheSameSize(t *testing.T) {
+	t.Parallel()
+	s := newTestSession(t)
+	p := writeFile(t, s, "a.txt", "old content\n")
+	ex := &Executor{Tools: NewRegistry(ReadFile()), Session: s}
+	read := func() Result {
+		return ex.Run(t.Context(), []messages.ToolCall{{ID: "1", Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}})[0]
+	}
+	if r := read(); !strings.Contains(r.Text, "old content") {
+		t.Fatalf("first read %q", r.Text)
+	}
+	if r := read(); !r.Cached {
+		t.Fatal("the second read was not served from the cache")
+	}
+	before, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY, 0) // in place: same inode
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("new content\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A coarse file system clock could leave the mtime as it was: set one
+	// that surely differs.
+	if err := os.Chtimes(p, before.ModTime(), before.ModTime().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Size() != before.Size() || !os.SameFile(before, after) || after.ModTime().Equal(before.ModTime()) {
+		t.Fatalf("the change is not the one under test: size %d→%d, same inode %v, mtime %v→%v",
+			before.Size(), after.Size(), os.SameFile(before, after), before.ModTime(), after.ModTime())
+	}
+	if r := read(); r.Cached || !strings.Contains(r.Text, "new content") {
+		t.Errorf("after a same-size change in place: cached=%v %q", r.Cached, r.Text)
 	}
 }

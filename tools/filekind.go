@@ -1,6 +1,9 @@
 package tools
 
-import "io/fs"
+import (
+	"fmt"
+	"io/fs"
+)
 
 // fileKind names a non-regular file's type in words.
 func fileKind(m fs.FileMode) string {
@@ -17,4 +20,15 @@ func fileKind(m fs.FileMode) string {
 		return "a symbolic link"
 	}
 	return "not a regular file"
+}
+
+// notRegularError refuses a file that is not a regular file (nor a
+// directory), saying what it is: "sock is a socket, not a regular file".
+type notRegularError struct {
+	path string // as shown to the model
+	mode fs.FileMode
+}
+
+func (e *notRegularError) Error() string {
+	return fmt.Sprintf("%s is %s, not a regular file", e.path, fileKind(e.mode))
 }

@@ -81,8 +81,12 @@ func runReadFile(ctx context.Context, s *Session, p ReadFileParams) (Result, err
 	display := s.Workspace.Display(abs)
 	f, fi, err := s.Workspace.open(abs)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		var special *notRegularError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			return fileNotFound(s, abs, display), nil
+		case errors.As(err, &special):
+			return Errorf("%v; read_file reads regular files only", special), nil
 		}
 		return Errorf("cannot read %s: %v", display, err), nil
 	}
@@ -91,7 +95,7 @@ func runReadFile(ctx context.Context, s *Session, p ReadFileParams) (Result, err
 		return Errorf("%s is a directory, not a file; use list_dir to see what it contains", display), nil
 	}
 	if !fi.Mode().IsRegular() {
-		return Errorf("%s is %s, not a regular file; read_file reads regular files only", display, fileKind(fi.Mode())), nil
+		return Errorf("%v; read_file reads regular files only", &notRegularError{path: display, mode: fi.Mode()}), nil
 	}
 	ranges, res, ok := readRanges(p)
 	if !ok {

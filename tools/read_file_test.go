@@ -285,13 +285,18 @@ func checkToolConfined(t *testing.T, tool Tool, args func(path string) string) {
 }
 
 // FuzzReadFile reads arbitrary content with arbitrary windows: the tool
-// must answer without a Go error, number the lines it shows in increasing
-// order, and never show a line longer than the cap.
+// must answer without a Go error, say "(empty file" only for a file of no
+// bytes, and, for text, show exactly what the reference line splitter
+// (refLines, refRead) shows for the window; whatever the window, lines
+// are numbered in increasing order and none is longer than the cap.
 func FuzzReadFile(f *testing.F) {
 	f.Add("a\nb\r\nc", 1, 2, 0, 0)
 	f.Add("\n\n\n", 2, 0, 1, 3)
 	f.Add(strings.Repeat("é", 700)+"\n", 0, 0, 0, 0)
 	f.Add("x\xff\xfe\n", 1, 1, 2, 1)
+	f.Add("", 0, 0, 0, 0)
+	f.Add("\r", 0, 0, 0, 0)
+	f.Add(strings.Repeat("z", 65536), 0, 0, 0, 0)
 	tool := ReadFile()
 	f.Fuzz(func(t *testing.T, content string, offset, limit, start, end int) {
 		s := newTestSession(t)
@@ -303,7 +308,8 @@ func FuzzReadFile(f *testing.F) {
 		if limit != 0 {
 			args["limit"] = limit
 		}
-		if start != 0 || end != 0 {
+		ranges := start != 0 || end != 0
+		if ranges {
 			delete(args, "offset")
 			args["ranges"] = [][]int{{start, end}, {end, end + 3}}
 		}
@@ -312,7 +318,16 @@ func FuzzReadFile(f *testing.F) {
 			t.Fatal(err)
 		}
 		res := callFileTool(t, s, tool, string(raw))
-		if res.IsError || strings.HasPrefix(res.Text, "Binary file") || strings.HasPrefix(res.Text, "(empty file") {
+		if empty := strings.HasPrefix(res.Text, "(empty file"); empty != (content == "" && !res.IsError) {
+			t.Fatalf("%d bytes: %q", len(content), res.Text)
+		}
+		if res.IsError || strings.HasPrefix(res.Text, "Binary file") {
+			return
+		}
+		if want, ok := refFuzzRead(content, offset, limit, start, end, ranges); ok && res.Text != want {
+			t.Fatalf("%s: %s", raw, firstDifference(res.Text, want))
+		}
+		if content == "" {
 			return
 		}
 		last := 0
@@ -334,6 +349,33 @@ func FuzzReadFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// refFuzzRead is refRead for FuzzReadFile's window; ok is false when the
+// numbers are too large to add up safely (only the loose checks apply).
+func refFuzzRead(content string, offset, limit, start, end int, ranges bool) (string, bool) {
+	const big = 1 << 30
+	for _, v := range []int{offset, limit, start, end} {
+		if v < -big || v > big {
+			return "", false
+		}
+	}
+	if limit == 0 {
+		limit = readFileDefaultLimit
+	}
+	lines := refLines(content)
+	if !ranges {
+		off := max(offset, 1)
+		return refRead("f", lines, [][2]int{{off, off + limit - 1}}, limit, true), true
+	}
+	spans := [][2]int{{start, end}, {end, end + 3}}
+	if spans[1][0] < spans[0][0] {
+		spans[0], spans[1] = spans[1], spans[0]
+	}
+	if spans[1][0] <= spans[0][1]+1 {
+		spans = [][2]int{{spans[0][0], max(spans[0][1], spans[1][1])}}
+	}
+	return refRead("f", lines, spans, limit, false), true
 }
 
 // BenchmarkReadFile100k reads a 100,000-line file with the default window

@@ -11,16 +11,46 @@ var childEnvAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", 
 	"NODE_PATH", "NVM_DIR", "PYTHONPATH", "VIRTUAL_ENV", "PYENV_ROOT", "JAVA_HOME", "MAVEN_HOME", "GRADLE_HOME",
 	"SSL_CERT_FILE", "SSL_CERT_DIR", "XDG_*", "DISPLAY"}
 
-// secretEnvTokens, as a "_"-separated part of a name, mark it secret; the
-// deny rule wins over the allow-list and the configured extras.
-var secretEnvTokens = []string{"KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASS", "PAT", "AUTH",
-	"CREDENTIAL", "CREDENTIALS", "PRIVATE", "SESSION", "COOKIE"}
+// secretEnvWords mark a variable's name as secret wherever they occur in
+// it (upper-cased), inside a word or not: NPM_AUTHTOKEN, GITHUBTOKEN,
+// API_KEYS and PASSPHRASE all hold one. An occurrence is excused only
+// when it lies inside one of the word's harmless words, so PATH and
+// GOPATH are not a PAT, KEYBOARD is not a KEY, GIT_AUTHOR_NAME is not an
+// AUTH (but AUTHORIZATION is: its own secret word).
+var secretEnvWords = map[string][]string{
+	"KEY":        {"KEYBOARD", "KEYMAP", "KEYCODE", "KEYWORD", "KEYBIND"},
+	"TOKEN":      {"TOKENIZER"},
+	"SECRET":     nil,
+	"PASS":       {"COMPASS", "BYPASS", "PASSIVE", "PASSTHROUGH", "PASSTHRU"},
+	"PAT":        {"PATH", "PATTERN", "PATCH", "COMPAT", "DISPATCH", "SPATIAL"},
+	"AUTH":       {"AUTHOR"},
+	"AUTHORIZ":   nil,
+	"AUTHORIS":   nil,
+	"CREDENTIAL": nil,
+	"CRED":       {"CREDIT"},
+	"COOKIE":     nil,
+	"SESSION":    {"XDG_SESSION"},
+	"PRIVATE":    {"GOPRIVATE"},
+	"BEARER":     nil,
+}
 
-// secretEnvPrefixes are cloud credentials' variables.
-var secretEnvPrefixes = []string{"AWS_", "AZURE_", "GCP_", "GOOGLE_", "CLOUDSDK_", "ARM_"}
+// secretEnvParts are whole "_"-separated parts that mark a name secret
+// (DB_PWD), beside the words above; PWD and OLDPWD themselves are the
+// working directory.
+var secretEnvParts = []string{"PWD", "PW"}
+
+// secretEnvPrefixes are the cloud providers' variables (AWS, Azure and
+// its resource manager, Google Cloud), secret or not.
+var secretEnvPrefixes = []string{"AWS_", "AZURE_", "ARM_", "GCP_", "GOOGLE_", "GCLOUD_", "CLOUDSDK_"}
+
+// secretEnvNames are credential variables under no telling prefix or
+// word: Azure managed identity's endpoint and header.
+var secretEnvNames = []string{"IDENTITY_ENDPOINT", "IDENTITY_HEADER", "MSI_ENDPOINT", "IMDS_ENDPOINT"}
 
 // secretEnvName reports whether a variable's name looks like it holds a
-// secret.
+// secret: it starts with a cloud provider's prefix, is one of the cloud
+// credential variables, has a secret word outside that word's harmless
+// words, or has a part such as PWD.
 func secretEnvName(name string) bool {
 	upper := strings.ToUpper(name)
 	for _, p := range secretEnvPrefixes {
@@ -28,9 +58,51 @@ func secretEnvName(name string) bool {
 			return true
 		}
 	}
+	for _, n := range secretEnvNames {
+		if upper == n {
+			return true
+		}
+	}
+	for word, harmless := range secretEnvWords {
+		if holdsWord(upper, word, harmless) {
+			return true
+		}
+	}
+	if upper == "PWD" || upper == "OLDPWD" {
+		return false
+	}
 	for _, part := range strings.FieldsFunc(upper, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
-		for _, tok := range secretEnvTokens {
-			if part == tok || (len(tok) > 5 && strings.HasSuffix(part, tok)) {
+		for _, p := range secretEnvParts {
+			if part == p {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// holdsWord reports whether s contains word at a place that no harmless
+// word covers.
+func holdsWord(s, word string, harmless []string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], word)
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		if !coveredBy(s, at, len(word), harmless) {
+			return true
+		}
+		i = at + 1
+	}
+}
+
+// coveredBy reports whether s[at:at+n] lies inside an occurrence of one
+// of words.
+func coveredBy(s string, at, n int, words []string) bool {
+	for _, w := range words {
+		for start := max(0, at+n-len(w)); start <= at && start+len(w) <= len(s); start++ {
+			if s[start:start+len(w)] == w {
 				return true
 			}
 		}

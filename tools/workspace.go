@@ -90,6 +90,7 @@ func (w *Workspace) Resolve(p string) (string, error) {
 // root and cleaned, refused when it leaves the root lexically. It is for
 // bookkeeping (cache scopes), never for opening files.
 func (w *Workspace) Lexical(p string) (string, error) {
+	p = unquotePath(p)
 	abs := filepath.Clean(p)
 	if !filepath.IsAbs(p) {
 		abs = filepath.Join(w.root, p)

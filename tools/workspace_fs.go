@@ -118,7 +118,8 @@ const readFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
 
 // open opens abs for reading and returns it with what it is (checked on
 // the descriptor, so it is the file read). It may be a directory, a pipe
-// or a device: the caller refuses what it cannot read. Reads of a regular
+// or a device: the caller refuses what it cannot read; what cannot even
+// be opened (a socket) is a *notRegularError. Reads of a regular
 // file do not care about the non-blocking flag.
 func (w *Workspace) open(abs string) (*os.File, fs.FileInfo, error) {
 	rel, err := w.relOf(abs)
@@ -127,6 +128,11 @@ func (w *Workspace) open(abs string) (*os.File, fs.FileInfo, error) {
 	}
 	f, err := w.dir.OpenFile(rel, readFlags, 0)
 	if err != nil {
+		// A socket cannot be opened at all (ENXIO): say what it is rather
+		// than what open said.
+		if fi, serr := w.dir.Stat(rel); serr == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+			return nil, nil, &notRegularError{path: filepath.ToSlash(rel), mode: fi.Mode()}
+		}
 		return nil, nil, w.fsErr(err, rel)
 	}
 	fi, err := f.Stat()

@@ -68,9 +68,17 @@ func start(t testing.TB, path string, env []string, args ...string) *proc {
 // startIn is start with a standard input.
 func startIn(t testing.TB, path string, env []string, stdin io.Reader, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, cmd: exec.Command(path, args...), lines: make(chan string, 100_000), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdin = stdin
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = stdin
+	return startCmd(t, cmd)
+}
+
+// startCmd starts cmd, prepared by the caller (its environment, input,
+// credentials), with its output captured; the test's end kills it.
+func startCmd(t testing.TB, cmd *exec.Cmd) *proc {
+	t.Helper()
+	p := &proc{t: t, cmd: cmd, lines: make(chan string, 100_000), done: make(chan struct{})}
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

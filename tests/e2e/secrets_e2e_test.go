@@ -11,7 +11,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
@@ -29,24 +31,25 @@ func secretVars() []string {
 	return out
 }
 
-// asOtherUser prepares running the orchestrator as an unprivileged user
-// when the tests run as root: root keeps CAP_SYS_PTRACE, which reads any
-// process's /proc/<pid>/environ, dumpable or not, so the property under
-// test (a command run by the same user cannot read it) needs a user that
-// is not root. It returns the binary to run, a workspace that user owns,
-// and the credential (nil when the tests are not root).
-func asOtherUser(t *testing.T) (string, string, *syscall.Credential) {
+// asOtherUser prepares running program (bin.orchestrator, bin.node) as
+// an unprivileged user when the tests run as root: root keeps
+// CAP_SYS_PTRACE, which reads any process's /proc/<pid>/environ, dumpable
+// or not, so the property under test (a command run by the same user
+// cannot read it) needs a user that is not root. It returns the binary to
+// run, a workspace that user owns, and the credential (nil when the tests
+// are not root).
+func asOtherUser(t *testing.T, program string) (string, string, *syscall.Credential) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		return bin.orchestrator, t.TempDir(), nil
+		return program, t.TempDir(), nil
 	}
 	const nobody = 65534
 	dir, err := os.MkdirTemp("", "troupe-e2e-user-")
 	must(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	must(t, os.Chmod(dir, 0o755))
-	exe := filepath.Join(dir, "orchestrator")
-	src, err := os.Open(bin.orchestrator)
+	exe := filepath.Join(dir, filepath.Base(program))
+	src, err := os.Open(program)
 	must(t, err)
 	defer src.Close()
 	dst, err := os.OpenFile(exe, os.O_CREATE|os.O_WRONLY, 0o755)
@@ -68,7 +71,7 @@ func TestShellChildSeesNoSecrets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process")
 	}
-	exe, ws, cred := asOtherUser(t)
+	exe, ws, cred := asOtherUser(t, bin.orchestrator)
 	args, _ := json.Marshal(map[string]string{"command": `env; echo "---"; cat /proc/$PPID/environ; echo; echo "ppid=$PPID"`})
 	cmd := exec.Command(exe, "tools", "call", "shell", string(args), "--workspace", ws)
 	cmd.Env = append(append(os.Environ(), "HOME="+ws, "TROUPE_NATS_URL="), secretVars()...)
@@ -146,5 +149,68 @@ func TestRunNeverSendsTheKeyToTheModel(t *testing.T) {
 	// no capability that passes that check.
 	if !strings.Contains(results[1], "Permission denied") || strings.Contains(results[1], "GITHUB_PAT") {
 		t.Errorf("a command read the orchestrator's environment: %.300q", results[1])
+	}
+}
+
+// A node process is non-dumpable too: a process of the node's own user
+// (what its shell commands are) cannot read its /proc/<pid>/environ,
+// where the model API key lives, and the kernel shows the node's /proc
+// files as root's. A control reads a dumpable process of the same user
+// the same way, so the refusal is the node's doing.
+func TestNodeIsNotDumpable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process")
+	}
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
+		JetStream: true, StoreDir: t.TempDir()})
+	must(t, err)
+	go ns.Start()
+	t.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(30 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	exe, ws, cred := asOtherUser(t, bin.node)
+	key := secretEnv["OPENAI_API_KEY"]
+	cmd := exec.Command(exe, "--nats", ns.ClientURL(), "--workspace", ws, "--slots", "1")
+	// Only what the node needs: a failure prints what was read.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + ws, "TROUPE_NATS_URL=", "OPENAI_API_KEY=" + key,
+		"OPENAI_BASE_URL=http://127.0.0.1:9"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	node := startCmd(t, cmd)
+	node.waitStderr(" ready", 60*time.Second) // main made it non-dumpable before this line
+	pid := strconv.Itoa(node.cmd.Process.Pid)
+
+	// As the node's user, read another process's environment: the node's,
+	// then (the control) a dumpable shell's, its parent.
+	readAs := func(script string) (string, error) {
+		c := exec.Command("sh", "-c", script, "sh", pid)
+		c.Env = []string{"PATH=" + os.Getenv("PATH")}
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	out, err := readAs(`cat /proc/$1/environ`)
+	if err == nil || !strings.Contains(out, "Permission denied") || strings.Contains(out, key) {
+		t.Errorf("a process of the node's user read its environment (%v):\n%.300q", err, out)
+	}
+	if out, err := readAs(`cat /proc/$$/environ >/dev/null && echo readable`); err != nil || !strings.Contains(out, "readable") {
+		t.Fatalf("control: a dumpable process of the same user was not readable either, so this test shows nothing (%v): %s", err, out)
+	}
+
+	fi, err := os.Stat("/proc/" + pid + "/environ")
+	must(t, err)
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		t.Fatalf("no owner in %T", fi.Sys())
+	}
+	uid := uint32(os.Getuid())
+	if cred != nil {
+		uid = cred.Uid
+	}
+	if uid == 0 {
+		t.Fatal("the node runs as root, so its /proc owner says nothing")
+	}
+	if st.Uid != 0 {
+		t.Errorf("the node's /proc/%s/environ belongs to uid %d, its own user: the node is dumpable", pid, st.Uid)
 	}
 }

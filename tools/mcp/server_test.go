@@ -283,10 +283,12 @@ func TestServerEnvironmentHoldsNoSecrets(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-ours")
 	t.Setenv("TROUPE_NATS_TOKEN", "nats-ours")
 	t.Setenv("LANG", "C.UTF-8")
+	t.Setenv("GOAUTH", "netrc")            // GO* is allowed, an AUTH is not
+	t.Setenv("GOPRIVATE", "example.com/*") // nor is it taken for a secret
 	srv := stdioServer(t, func(c *mcp.Config) { c.Env["SERVICE_TOKEN"] = "given-on-purpose" })
 	h := newHarness(t, srv, tools.Config{})
 	for name, want := range map[string]string{"OPENAI_API_KEY": "(unset)", "TROUPE_NATS_TOKEN": "(unset)",
-		"SERVICE_TOKEN": "given-on-purpose", "LANG": "C.UTF-8"} {
+		"SERVICE_TOKEN": "given-on-purpose", "LANG": "C.UTF-8", "GOAUTH": "(unset)", "GOPRIVATE": "example.com/*"} {
 		if r := h.call(mcptest.ReadEnv, `{"name":"`+name+`"}`); r.Text != want {
 			t.Errorf("%s: %q, want %q", name, r.Text, want)
 		}
