@@ -5,14 +5,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/configs"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/tools"
 )
 
-// Kind is a type of agent (config.Kind): its tools, model, delegation
+// Kind is a type of agent (configs.Kind): its tools, model, delegation
 // rights and prompt. The restriction is enforced by the actor.
-type Kind = config.Kind
+type Kind = configs.Kind
 
 // The built-in kind names.
 const (

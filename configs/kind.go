@@ -1,4 +1,4 @@
-package config
+package configs
 
 // Kind is a type of agent: the tools it may call, the model it runs on,
 // whether it may delegate and how it is prompted. The restriction is
