@@ -153,8 +153,9 @@ Flags:
   --routes URL,...        nats-route://host:port of the other servers
 
 Cluster: start each server with the same --cluster, its own --name and store,
-and --routes to the others; runs and nodes take every client URL in --nats.
-With --cluster, serve leaves the streams to the first run or node, once a
+and --routes to the others (the first one too: clustered JetStream needs
+routes); runs and nodes take every client URL in --nats. With --cluster,
+serve leaves the streams to the first run or node, which can connect once a
 majority of the servers is up.
 
 Examples:
