@@ -182,25 +182,52 @@ func TestEmbeddedLoopbackByDefault(t *testing.T) {
 	}
 }
 
-// Emit never blocks: with a queue of 10 and nobody draining it faster,
-// extra events are dropped and counted, and emitted = published + dropped.
+// Emit never blocks: with the server stopped, nothing is ever
+// acknowledged and the publisher is stuck on a full window, yet emitting
+// 5,000 events into a queue of 10 returns, and every event beyond what the
+// queue, the window and the publisher's hand can hold is counted as
+// dropped as it is emitted. Once the acknowledgements time out, every
+// event is counted as dropped and none as published.
 func TestEmitNeverBlocks(t *testing.T) {
-	_, c := embedded(t)
-	p, err := c.NewPublisher(PublisherOptions{Queue: 10})
+	e, c := embedded(t)
+	const queue, window, n = 10, 16, 5000
+	p, err := c.NewPublisher(PublisherOptions{Queue: queue, Window: window, AckTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for s := uint64(1); s <= 5000; s++ {
-		p.Emit(event(t, "r", "a", s))
+	evs := make([]messages.Event, n)
+	for i := range evs {
+		evs[i] = event(t, "r", "a", uint64(i+1))
 	}
-	if err := p.Close(t.Context()); err != nil {
+	e.Shutdown(t.Context())
+	emitted := make(chan struct{})
+	go func() {
+		defer close(emitted)
+		for _, ev := range evs {
+			p.Emit(ev)
+		}
+	}()
+	select {
+	case <-emitted:
+	case <-time.After(time.Minute): // a guard against a hang, not a speed check
+		t.Fatalf("Emit blocked with the server stopped: %d of %d emitted", p.Emitted(), n)
+	}
+	// Published counts what was sent and awaits its acknowledgement: at
+	// most the window.
+	if p.Emitted() != n || p.Published() > window || p.Dropped() < n-(queue+window+1) {
+		t.Errorf("emitted %d, published %d, dropped %d: want %d, at most %d, at least %d",
+			p.Emitted(), p.Published(), p.Dropped(), n, window, n-(queue+window+1))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := p.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if p.Published()+p.Dropped() != p.Emitted() || p.Emitted() != 5000 {
-		t.Errorf("emitted %d = published %d + dropped %d?", p.Emitted(), p.Published(), p.Dropped())
+	if p.Published() != 0 || p.Dropped() != n {
+		t.Errorf("after close with no server: published %d, dropped %d; want 0 and %d", p.Published(), p.Dropped(), n)
 	}
-	p.Emit(event(t, "r", "a", 5001)) // after Close: counted, never sent
-	if p.Dropped() == 0 || p.Published()+p.Dropped() != p.Emitted() {
+	p.Emit(event(t, "r", "a", n+1)) // after Close: counted, never sent
+	if p.Dropped() != n+1 || p.Emitted() != n+1 {
 		t.Errorf("after close: emitted %d published %d dropped %d", p.Emitted(), p.Published(), p.Dropped())
 	}
 }

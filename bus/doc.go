@@ -1,7 +1,9 @@
 // Package bus is troupe's NATS plumbing: an embedded nats-server with
 // JetStream on loopback (the default), or a connection to an external
 // server or cluster (URLs, token, user and password, a .creds file, TLS);
-// the subjects, streams and buckets of a deployment, created idempotently;
+// the subjects, streams and buckets of a deployment, created idempotently
+// (an existing stream keeps its data, and its limits unless they are
+// applied explicitly);
 // the event publisher that puts every lifecycle event of a run on
 // <prefix>.evt.<run>.<agent>.<type>; and the subscriber that reads them
 // back, live or replayed from the TROUPE_EVENTS stream.

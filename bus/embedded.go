@@ -97,14 +97,27 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions, log zerolog.Logger) (
 		e.cleanup()
 		return nil, fmt.Errorf("embedded nats: %w", err)
 	}
+	// The server's log goes to log at debug level; its fatal error, at any
+	// level, becomes StartEmbedded's.
+	sl := serverLogger{log: zerolog.Nop(), fatal: make(chan string, 1)}
 	if log.GetLevel() <= zerolog.DebugLevel {
-		srv.SetLoggerV2(serverLogger{log.With().Str("component", "nats-server").Logger()}, false, false, false)
+		sl.log = log.With().Str("component", "nats-server").Logger()
 	}
+	srv.SetLoggerV2(sl, false, false, false)
 	go srv.Start()
-	if !srv.ReadyForConnections(o.ReadyTimeout) {
-		srv.Shutdown()
-		e.cleanup()
-		return nil, fmt.Errorf("embedded nats: not ready within %v (listening on %s:%d)", o.ReadyTimeout, o.Host, o.Port)
+	for deadline := time.Now().Add(o.ReadyTimeout); !srv.ReadyForConnections(100 * time.Millisecond); {
+		select {
+		case msg := <-sl.fatal:
+			srv.Shutdown()
+			e.cleanup()
+			return nil, fmt.Errorf("embedded nats: %s", msg)
+		default:
+		}
+		if time.Now().After(deadline) {
+			srv.Shutdown()
+			e.cleanup()
+			return nil, fmt.Errorf("embedded nats: not ready within %v (listening on %s:%d)", o.ReadyTimeout, o.Host, o.Port)
+		}
 	}
 	if ctx.Err() != nil {
 		srv.Shutdown()
@@ -151,12 +164,22 @@ func (e *Embedded) cleanup() {
 	}
 }
 
-// serverLogger routes nats-server's log lines to zerolog.
-type serverLogger struct{ log zerolog.Logger }
+// serverLogger routes nats-server's log lines to zerolog, and its first
+// fatal error to fatal.
+type serverLogger struct {
+	log   zerolog.Logger
+	fatal chan string
+}
 
 func (l serverLogger) Noticef(format string, v ...any) { l.log.Info().Msgf(format, v...) }
 func (l serverLogger) Warnf(format string, v ...any)   { l.log.Warn().Msgf(format, v...) }
-func (l serverLogger) Fatalf(format string, v ...any)  { l.log.Error().Msgf(format, v...) }
-func (l serverLogger) Errorf(format string, v ...any)  { l.log.Error().Msgf(format, v...) }
-func (l serverLogger) Debugf(format string, v ...any)  { l.log.Debug().Msgf(format, v...) }
-func (l serverLogger) Tracef(format string, v ...any)  { l.log.Trace().Msgf(format, v...) }
+func (l serverLogger) Fatalf(format string, v ...any) {
+	l.log.Error().Msgf(format, v...)
+	select {
+	case l.fatal <- fmt.Sprintf(format, v...):
+	default:
+	}
+}
+func (l serverLogger) Errorf(format string, v ...any) { l.log.Error().Msgf(format, v...) }
+func (l serverLogger) Debugf(format string, v ...any) { l.log.Debug().Msgf(format, v...) }
+func (l serverLogger) Tracef(format string, v ...any) { l.log.Trace().Msgf(format, v...) }

@@ -41,6 +41,7 @@ type Publisher struct {
 	dropped   atomic.Uint64
 	emitted   atomic.Uint64
 	closing   atomic.Bool
+	stall     time.Duration // how long a publish waits for room in the window
 	done      chan struct{}
 	stop      chan struct{}
 	flushMu   sync.Mutex
@@ -58,7 +59,7 @@ func (c *Conn) NewPublisher(o PublisherOptions) (*Publisher, error) {
 	if o.AckTimeout <= 0 {
 		o.AckTimeout = 5 * time.Second
 	}
-	p := &Publisher{c: c, q: make(chan messages.Event, o.Queue), log: o.Log, done: make(chan struct{}),
+	p := &Publisher{c: c, q: make(chan messages.Event, o.Queue), log: o.Log, stall: o.AckTimeout, done: make(chan struct{}),
 		stop: make(chan struct{}), flushReq: make(chan chan struct{})}
 	js, err := jetstream.New(c.nc, jetstream.WithPublishAsyncMaxPending(o.Window),
 		jetstream.WithPublishAsyncTimeout(o.AckTimeout),
@@ -135,7 +136,11 @@ func (p *Publisher) publish(ev messages.Event) {
 		return
 	}
 	subj := EventSubject(p.c.prefix, token(ev.Run), token(ev.Agent), ev.Type)
-	if _, err := p.js.PublishAsync(subj, data); err != nil {
+	// With the window full, wait for room as long as an acknowledgement
+	// may take (the default, 200 ms, dropped events on a busy machine
+	// while the queue had room): the queue, not the window, is where an
+	// event is dropped. Emit does not wait on this goroutine.
+	if _, err := p.js.PublishAsync(subj, data, jetstream.WithStallWait(p.stall)); err != nil {
 		p.dropped.Add(1)
 		if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
 			p.log.Debug().Err(err).Str("subject", subj).Msg("publish event")

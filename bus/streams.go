@@ -11,12 +11,19 @@ import (
 
 // StreamLimits size the streams; zero values take the defaults.
 type StreamLimits struct {
-	EventsMaxAge   time.Duration // default 7 days
-	EventsMaxBytes int64         // default 1 GiB
+	EventsMaxAge   time.Duration // default 7 days (nats.events_max_age)
+	EventsMaxBytes int64         // default 1 GiB (nats.events_max_bytes)
 	ResultsMaxAge  time.Duration // default 24h
 	NodeTTL        time.Duration // a node entry expires this long after its last heartbeat (default 15s)
 	Replicas       int           // stream replicas in a cluster (default 1)
 	DuplicateWin   time.Duration // publish deduplication window (default 2m)
+
+	// ApplyEventsMaxAge and ApplyEventsMaxBytes say the operator set that
+	// limit explicitly: an existing TROUPE_EVENTS stream whose limit
+	// differs is updated to it in place (its messages stay, but for those
+	// beyond a smaller limit). Without them an existing stream keeps its
+	// limits; ReconcileStreams reports the difference either way.
+	ApplyEventsMaxAge, ApplyEventsMaxBytes bool
 }
 
 func (l StreamLimits) withDefaults() StreamLimits {
@@ -44,13 +51,21 @@ func (l StreamLimits) withDefaults() StreamLimits {
 // EnsureStreams creates the events stream, the task queue, the results
 // stream and the node registry where they are missing. It never resets
 // them: a second orchestrator or node against the same server finds them
-// as they are (and their data with them).
+// as they are (and their data with them); only the limits l applies
+// explicitly change (see StreamLimits).
 func (c *Conn) EnsureStreams(ctx context.Context, l StreamLimits) error {
 	return EnsureStreams(ctx, c.js, c.prefix, l)
 }
 
 // EnsureStreams is Conn.EnsureStreams for a bare JetStream context.
 func EnsureStreams(ctx context.Context, js jetstream.JetStream, prefix string, l StreamLimits) error {
+	_, err := ReconcileStreams(ctx, js, prefix, l)
+	return err
+}
+
+// ReconcileStreams is Conn.ReconcileStreams for a bare JetStream context.
+func ReconcileStreams(ctx context.Context, js jetstream.JetStream, prefix string, l StreamLimits) ([]LimitDiff, error) {
+	asked := l
 	l = l.withDefaults()
 	streams := []jetstream.StreamConfig{
 		{Name: EventsStream, Subjects: []string{prefix + ".evt.>"}, Retention: jetstream.LimitsPolicy,
@@ -63,28 +78,36 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, prefix string, l
 			Storage: jetstream.FileStorage, Replicas: l.Replicas, MaxAge: l.ResultsMaxAge, Duplicates: l.DuplicateWin,
 			MaxMsgsPerSubject: 1, Description: "troupe remote agents' results, one per agent"},
 	}
+	var diffs []LimitDiff
 	for _, cfg := range streams {
-		if _, err := js.Stream(ctx, cfg.Name); err == nil {
-			continue // exists: leave it as it is
+		if s, err := js.Stream(ctx, cfg.Name); err == nil {
+			if cfg.Name == EventsStream { // exists: only explicit limits change
+				d, err := applyEventsLimits(ctx, js, s.CachedInfo().Config, asked)
+				if err != nil {
+					return diffs, err
+				}
+				diffs = append(diffs, d...)
+			}
+			continue
 		} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
-			return fmt.Errorf("look up stream %s: %w", cfg.Name, err)
+			return diffs, fmt.Errorf("look up stream %s: %w", cfg.Name, err)
 		}
 		if _, err := js.CreateStream(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			return fmt.Errorf("create stream %s: %w", cfg.Name, err)
+			return diffs, fmt.Errorf("create stream %s: %w", cfg.Name, err)
 		}
 	}
 	if err := ensureArtifacts(ctx, js, l.Replicas); err != nil {
-		return err
+		return diffs, err
 	}
 	if _, err := js.KeyValue(ctx, NodesBucket); err == nil {
-		return nil
+		return diffs, nil
 	} else if !errors.Is(err, jetstream.ErrBucketNotFound) {
-		return fmt.Errorf("look up bucket %s: %w", NodesBucket, err)
+		return diffs, fmt.Errorf("look up bucket %s: %w", NodesBucket, err)
 	}
 	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: NodesBucket, TTL: l.NodeTTL,
 		Replicas: l.Replicas, Description: "troupe nodes: one entry per live node"}); err != nil &&
 		!errors.Is(err, jetstream.ErrBucketExists) {
-		return fmt.Errorf("create bucket %s: %w", NodesBucket, err)
+		return diffs, fmt.Errorf("create bucket %s: %w", NodesBucket, err)
 	}
-	return nil
+	return diffs, nil
 }

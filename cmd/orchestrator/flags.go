@@ -19,7 +19,7 @@ var commandFlags = map[string]flagNames{
 	"resume":       {runValueFlags, runBoolFlags},
 	"demo":         {[]string{"workspace", "nodes"}, []string{"keep", "in-place"}},
 	"watch":        {[]string{"nats", "run", "config"}, []string{"from-start", "json", "follow", "interactive"}},
-	"serve":        {[]string{"listen", "store", "cluster", "cluster-listen", "routes", "name"}, []string{"ephemeral"}},
+	"serve":        {[]string{"listen", "store", "cluster", "cluster-listen", "routes", "name", "config"}, []string{"ephemeral"}},
 	"config print": {[]string{"workspace", "config", "model", "nats"}, []string{"json"}},
 	"tools list":   {[]string{"workspace", "config"}, nil},
 	"tools call":   {[]string{"workspace", "script", "config"}, []string{"json"}},

@@ -141,24 +141,40 @@ Examples:
   orchestrator watch --nats nats://127.0.0.1:41297
   orchestrator watch --nats nats://127.0.0.1:41297 --run 5f1c0e9a --from-start --json | jq .type
 `,
-	"serve": `Usage: orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral]
+	"serve": `Usage: orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral] [--config FILE]
                           [--cluster NAME --name SERVER --cluster-listen HOST:PORT --routes URL,...]
 
 Runs the embedded NATS server with JetStream (and troupe's streams) as a
 long-lived process for runs, nodes and watchers to connect to. Prints the URL
 to use on stdout. Listens on loopback unless --listen says otherwise; a token
-in TROUPE_NATS_TOKEN is required of every client when set.
+in TROUPE_NATS_TOKEN (or nats.token) is required of every client when set.
+
+The streams take the configuration's nats.prefix, nats.events_max_age and
+nats.events_max_bytes. A stream that exists keeps its events; its limits change
+only to those a config file sets (--config, ~/.config/troupe/config.yaml), and
+any other difference is a warning naming the setting and both values.
 
 Flags:
   --listen HOST:PORT      client address (default 127.0.0.1:4222; port 0 = any free port)
   --store DIR             JetStream store (default: a temporary directory)
+  --ephemeral             keep the store in a temporary directory, removed at exit
+  --config FILE           a config file over ~/.config/troupe/config.yaml (its nats settings)
   --cluster NAME          join a cluster of that name; every server needs its own --name
   --cluster-listen H:P    where this server listens for routes (default HOST, any free port)
   --routes URL,...        nats-route://host:port of the other servers
 
+Cluster: start each server with the same --cluster, its own --name and store,
+and --routes to the others (the first one too: clustered JetStream needs
+routes); runs and nodes take every client URL in --nats. With --cluster,
+serve leaves the streams to the first run or node, which can connect once a
+majority of the servers is up.
+
 Examples:
-  orchestrator serve --store /var/lib/troupe/nats
+  orchestrator serve --store /var/lib/troupe/nats --config /etc/troupe/serve.yaml
   orchestrator serve --listen 0.0.0.0:4222 --store /data/nats   # reachable from other machines
+  orchestrator serve --listen 0.0.0.0:4222 --store /data/nats --cluster troupe --name a \
+      --cluster-listen 10.0.0.1:6222 --routes nats-route://10.0.0.2:6222,nats-route://10.0.0.3:6222
+  orchestrator run --nats nats://10.0.0.1:4222,nats://10.0.0.2:4222,nats://10.0.0.3:4222 "task"
 `,
 	"config": `Usage: orchestrator config print [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--json]
 

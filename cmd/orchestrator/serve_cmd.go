@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/internal/config"
 )
 
 // cmdServe runs the embedded NATS server (with JetStream and troupe's
@@ -32,7 +33,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return exitUsage, usageErr("--listen: %v", err)
 	}
 	o := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: fs.values["store"], Ephemeral: fs.bools["ephemeral"] || fs.values["store"] == "",
-		ServerName: fs.values["name"], ClusterName: fs.values["cluster"], Token: getenv("TROUPE_NATS_TOKEN")}
+		ServerName: fs.values["name"], ClusterName: fs.values["cluster"]}
 	if o.ClusterName != "" {
 		if o.ClusterHost, o.ClusterPort, err = splitListen(fs.values["cluster-listen"]); err != nil {
 			return exitUsage, usageErr("--cluster-listen: %v", err)
@@ -44,6 +45,18 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 			return exitUsage, usageErr("--cluster needs --name (each server of a cluster needs its own)")
 		}
 	}
+	// The configuration as run loads it, but for the workspace's: serve has
+	// none. os.UserHomeDir is $HOME here; getenv keeps tests off the real one.
+	cfg, settings, err := config.Effective(config.Sources{File: fs.values["config"], Home: getenv("HOME"), Getenv: getenv}, nil)
+	if err != nil {
+		return exitUsage, usageErr("%v", err)
+	}
+	// Only the nats settings matter here, so only they are checked (the
+	// model's are run's to check).
+	if cfg.NATS.EventsMaxAge < 0 || cfg.NATS.EventsMaxBytes < 0 {
+		return exitUsage, usageErr("config: nats.events_max_age and nats.events_max_bytes must not be negative")
+	}
+	o.Token = cfg.NATS.Token
 	log := zerolog.New(stderr).Level(zerolog.WarnLevel)
 	emb, err := bus.StartEmbedded(ctx, o, log)
 	if err != nil {
@@ -51,14 +64,21 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer emb.Shutdown(context.Background())
 	if o.ClusterName == "" { // a cluster creates its streams once it has formed
-		conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: emb.URL(), Token: o.Token, Name: "troupe serve"}, log)
+		conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: emb.URL(), Token: o.Token, Name: "troupe serve", Prefix: cfg.NATS.Prefix}, log)
 		if err != nil {
 			return exitFailed, err
 		}
-		err = conn.EnsureStreams(ctx, bus.StreamLimits{})
+		diffs, err := conn.ReconcileStreams(ctx, streamLimits(cfg.NATS, settings))
 		conn.Close()
 		if err != nil {
 			return exitFailed, err
+		}
+		for _, d := range diffs {
+			if d.Applied {
+				fmt.Fprintln(stderr, d)
+			} else {
+				fmt.Fprintf(stderr, "warning: %s\n", d)
+			}
 		}
 	}
 	store := o.StoreDir
@@ -78,4 +98,20 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer cancel()
 	emb.Shutdown(sctx)
 	return exitOK, nil
+}
+
+// streamLimits are the events stream's limits of cfg. Those a config file
+// sets are applied to an existing stream too; the defaults never change
+// one (another serve or an operator may have set it otherwise).
+func streamLimits(cfg config.NATS, settings []config.Setting) bus.StreamLimits {
+	l := bus.StreamLimits{EventsMaxAge: cfg.EventsMaxAge, EventsMaxBytes: cfg.EventsMaxBytes}
+	for _, s := range settings {
+		switch explicit := s.Origin != "default"; s.Key {
+		case "nats.events_max_age":
+			l.ApplyEventsMaxAge = explicit
+		case "nats.events_max_bytes":
+			l.ApplyEventsMaxBytes = explicit
+		}
+	}
+	return l
 }

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/llm/llmtest"
+)
+
+// When the run's events cannot be published, the summary says how many
+// were lost. Here the server's TROUPE_EVENTS captures other subjects (a
+// stream that exists is left as it is), so JetStream answers no event and
+// each one is counted as dropped.
+func TestRunSummaryCountsDroppedEvents(t *testing.T) {
+	e, err := bus.StartEmbedded(t.Context(), bus.EmbeddedOptions{StoreDir: t.TempDir()}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Shutdown(context.Background()) })
+	c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: e.URL()}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.JetStream().CreateStream(t.Context(), jetstream.StreamConfig{Name: bus.EventsStream, Subjects: []string{"elsewhere.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	srv := scripted(t, llmtest.Turn{Text: "done"})
+	code, out, errs := runCmd(t, t.Context(), testEnv(srv, t.TempDir()), false, "--workspace", t.TempDir(), "--model", "m1",
+		"--nats", e.URL(), "--quiet", "say done")
+	if code != exitOK || out != "done\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %s", code, out, errs)
+	}
+	if !regexp.MustCompile(`\nevents: [1-9][0-9]* could not be published \(NATS was unreachable`).MatchString(errs) {
+		t.Errorf("stderr lacks the dropped-events line:\n%s", errs)
+	}
+}
