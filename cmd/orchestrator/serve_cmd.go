@@ -47,7 +47,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	// The configuration as run loads it, but for the workspace's: serve has
 	// none. os.UserHomeDir is $HOME here; getenv keeps tests off the real one.
-	cfg, settings, err := config.Effective(config.Sources{File: fs.values["config"], Home: getenv("HOME"), Getenv: getenv}, nil)
+	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: getenv("HOME"), Getenv: getenv})
+	if err != nil {
+		return exitUsage, usageErr("%v", err)
+	}
+	settings, err := cfg.Settings()
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
