@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/watch"
 
@@ -84,7 +85,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	fmt.Fprintf(stderr, "Everything else is real: agent actors, tools on the files in %s, the budget actor, NATS events, streaming HTTP.\n", ws)
 	fmt.Fprintf(stderr, "A real model: export OPENAI_API_KEY=sk-... (or OPENAI_BASE_URL=http://localhost:11434/v1 for Ollama) and run\n  orchestrator run --workspace DIR \"your task\"\n\n")
 	run := uuid.NewString()
-	nb, err := startBus(ctx, config.NATS{Ephemeral: true, Prefix: "troupe"}, "demo", ws, zerolog.Nop())
+	nb, err := startBus(ctx, config.NATS{Ephemeral: true, Prefix: "troupe"}, bus.StreamLimits{}, "demo", ws, zerolog.Nop())
 	if err != nil {
 		return exitFailed, err
 	}

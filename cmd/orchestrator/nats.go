@@ -26,7 +26,7 @@ type runBus struct {
 // startBus starts the embedded server in workspace's .troupe/nats (or a
 // temporary store when ephemeral), or connects to cfg.URL; a URL or
 // credentials that do not work are a usage error naming the setting.
-func startBus(ctx context.Context, cfg config.NATS, setting, workspace string, log zerolog.Logger) (*runBus, error) {
+func startBus(ctx context.Context, cfg config.NATS, limits bus.StreamLimits, setting, workspace string, log zerolog.Logger) (*runBus, error) {
 	b := &runBus{}
 	urls := cfg.URL
 	if urls == "" {
@@ -53,10 +53,12 @@ func startBus(ctx context.Context, cfg config.NATS, setting, workspace string, l
 		return nil, usageErr("%v", err)
 	}
 	b.conn, b.url = conn, urls
-	if err := conn.EnsureStreams(ctx, bus.StreamLimits{EventsMaxAge: cfg.EventsMaxAge, EventsMaxBytes: cfg.EventsMaxBytes}); err != nil {
+	diffs, err := conn.ReconcileStreams(ctx, limits)
+	if err != nil {
 		b.close(context.Background())
 		return nil, fmt.Errorf("%s: %w", setting, err)
 	}
+	logLimitDiffs(log, diffs)
 	if b.pub, err = conn.NewPublisher(bus.PublisherOptions{Queue: cfg.PublishQueue, Log: log}); err != nil {
 		b.close(context.Background())
 		return nil, err
@@ -122,4 +124,17 @@ func splitListen(listen string) (string, int, error) {
 		host = "127.0.0.1"
 	}
 	return host, port, nil
+}
+
+// logLimitDiffs logs the events stream's limits that differ from the
+// configuration's: applied ones at info, kept ones (the configuration's
+// defaults) at debug, since a run does not undo what an operator set.
+func logLimitDiffs(log zerolog.Logger, diffs []bus.LimitDiff) {
+	for _, d := range diffs {
+		if d.Applied {
+			log.Info().Str("stream", d.Stream).Str("setting", d.Setting).Msg(d.String())
+		} else {
+			log.Debug().Str("stream", d.Stream).Str("setting", d.Setting).Msg(d.String())
+		}
+	}
 }

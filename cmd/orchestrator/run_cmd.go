@@ -145,7 +145,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	} else {
 		opts.Run = uuid.NewString()
 	}
-	nb, err := startBus(ctx, cfg.NATS, natsSetting, absOr(ws), log)
+	nb, err := startBus(ctx, cfg.NATS, setup.StreamLimits(cfg), natsSetting, absOr(ws), log)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -226,7 +226,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		printRunSummary(stderr, res.Budget, unpriced...)
 		printMetrics(stderr, metrics.Metrics())
 		if res.EventsDropped > 0 {
-			fmt.Fprintf(stderr, "events: %d could not be published (NATS was unreachable and the buffers were full)\n", res.EventsDropped)
+			fmt.Fprintf(stderr, "events: %d could not be published (NATS was unreachable or refused them and the buffers were full)\n", res.EventsDropped)
 		}
 	}
 	switch {

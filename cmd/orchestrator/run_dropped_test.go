@@ -35,7 +35,7 @@ func TestRunSummaryCountsDroppedEvents(t *testing.T) {
 	if code != exitOK || out != "done\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %s", code, out, errs)
 	}
-	if !regexp.MustCompile(`\nevents: [1-9][0-9]* could not be published \(NATS was unreachable`).MatchString(errs) {
+	if !regexp.MustCompile(`\nevents: [1-9][0-9]* could not be published \(NATS was unreachable or refused them`).MatchString(errs) {
 		t.Errorf("stderr lacks the dropped-events line:\n%s", errs)
 	}
 }

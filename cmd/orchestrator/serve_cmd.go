@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/setup"
 )
 
 // cmdServe runs the embedded NATS server (with JetStream and troupe's
@@ -51,10 +52,6 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
-	settings, err := cfg.Settings()
-	if err != nil {
-		return exitUsage, usageErr("%v", err)
-	}
 	// Only the nats settings matter here, so only they are checked (the
 	// model's are run's to check).
 	if cfg.NATS.EventsMaxAge < 0 || cfg.NATS.EventsMaxBytes < 0 {
@@ -72,7 +69,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		if err != nil {
 			return exitFailed, err
 		}
-		diffs, err := conn.ReconcileStreams(ctx, streamLimits(cfg.NATS, settings))
+		diffs, err := conn.ReconcileStreams(ctx, setup.StreamLimits(cfg))
 		conn.Close()
 		if err != nil {
 			return exitFailed, err
@@ -102,20 +99,4 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer cancel()
 	emb.Shutdown(sctx)
 	return exitOK, nil
-}
-
-// streamLimits are the events stream's limits of cfg. Those a config file
-// sets are applied to an existing stream too; the defaults never change
-// one (another serve or an operator may have set it otherwise).
-func streamLimits(cfg config.NATS, settings []config.Setting) bus.StreamLimits {
-	l := bus.StreamLimits{EventsMaxAge: cfg.EventsMaxAge, EventsMaxBytes: cfg.EventsMaxBytes}
-	for _, s := range settings {
-		switch explicit := s.Origin != "default"; s.Key {
-		case "nats.events_max_age":
-			l.ApplyEventsMaxAge = explicit
-		case "nats.events_max_bytes":
-			l.ApplyEventsMaxBytes = explicit
-		}
-	}
-	return l
 }

@@ -107,6 +107,10 @@ func (c Config) originOf(key string) string {
 	return ""
 }
 
+// IsSet reports whether key (dotted, e.g. nats.events_max_age) was set by
+// a file, the environment or a flag rather than left at its default.
+func (c Config) IsSet(key string) bool { return c.originOf(key) != "" }
+
 // Settings lists every setting of c with its value and where it came
 // from, sorted by key; secrets show as [redacted].
 func (c Config) Settings() ([]Setting, error) {

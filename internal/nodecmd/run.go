@@ -164,8 +164,14 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 		return usageError{err}
 	}
 	defer conn.Close()
-	if err := conn.EnsureStreams(ctx, bus.StreamLimits{EventsMaxAge: cfg.NATS.EventsMaxAge, EventsMaxBytes: cfg.NATS.EventsMaxBytes}); err != nil {
+	diffs, err := conn.ReconcileStreams(ctx, setup.StreamLimits(cfg))
+	if err != nil {
 		return err
+	}
+	for _, d := range diffs { // applied: the node's configuration set it
+		if d.Applied {
+			log.Info().Str("stream", d.Stream).Str("setting", d.Setting).Msg(d.String())
+		}
 	}
 	pub, err := conn.NewPublisher(bus.PublisherOptions{Queue: cfg.NATS.PublishQueue, Log: log})
 	if err != nil {
