@@ -69,7 +69,7 @@ type runtime struct {
 func (rt *runtime) newSession(agent string) *tools.Session {
 	return &tools.Session{Agent: agent, Workspace: rt.ws, Reads: tools.NewReadTracker(),
 		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg, Artifacts: rt.artifacts,
-		Web: rt.web, Redact: rt.redact, Procs: rt.procs}
+		Web: rt.web, Redact: rt.redact.String, Procs: rt.procs}
 }
 
 func (rt *runtime) registryFor(names []string) *tools.Registry { return rt.known.Filter(names) }

@@ -272,7 +272,9 @@ func (e *Executor) execute(ctx context.Context, p *pending) Result {
 	// Before the cache, the spill file and the conversation see it: a
 	// command that prints a configured secret (cat of a file holding the
 	// API key) hands on "[redacted]" instead.
-	res.Text = s.Redact.String(res.Text)
+	if s.Redact != nil {
+		res.Text = s.Redact(res.Text)
+	}
 	if p.spec.Mutates() && s.Cache != nil {
 		switch {
 		case p.spec.Parallel == Sequential:

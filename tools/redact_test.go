@@ -15,7 +15,7 @@ import (
 func TestExecutorRedactsSecrets(t *testing.T) {
 	const key = "sk-live-0123456789abcdef"
 	s := newTestSession(t)
-	s.Redact = redact.New(key)
+	s.Redact = redact.New(key).String
 	writeFile(t, s, ".env", "OPENAI_API_KEY="+key+"\n")
 	writeFile(t, s, "big.txt", strings.Repeat("line with "+key+" in it\n", 5000))
 	reg, err := BuildRegistry(ReadFile(), Shell())

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/troupe-ai/troupe/internal/redact"
 )
 
 // Config holds the framework's settings. The zero value is usable: every
@@ -90,7 +89,9 @@ type Session struct {
 	// Redact, when set, replaces configured secret values in every
 	// result's text before anything else sees it: the cache, the spill
 	// file, the conversation (and so model requests and checkpoints).
-	Redact *redact.Redactor
+	// Redact is a function (e.g. a redact.Redactor's String) so that
+	// programs of other modules can set it.
+	Redact func(string) string
 
 	// Procs keeps the processes the shell tool starts from outliving their
 	// command, agent or process; the agents of a run share one. Nil: the

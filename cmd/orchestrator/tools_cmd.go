@@ -80,7 +80,7 @@ func toolSession(dir string, ts *toolset) (*tools.Session, *tools.Executor, erro
 	tc := setup.ToolsConfig(ts.cfg.Tools)
 	tc.DataDir = filepath.Join(ws.Root(), ".troupe")
 	s := tools.NewSession("cli", ws, tc)
-	s.Redact = setup.Redactor(ts.cfg)
+	s.Redact = setup.Redactor(ts.cfg).String
 	_, _ = s.Spill.Sweep(time.Now())
 	return s, &tools.Executor{Tools: ts.reg, Session: s}, nil
 }
