@@ -5,7 +5,6 @@ import (
 
 	"sync/atomic"
 	"time"
-
 )
 
 // Config holds the framework's settings. The zero value is usable: every
