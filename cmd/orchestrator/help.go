@@ -165,16 +165,15 @@ Flags:
 
 Cluster: start each server with the same --cluster, its own --name and store,
 and --routes to the others (the first one too: clustered JetStream needs
-routes); runs and nodes take every client URL in --nats. With --cluster,
-serve leaves the streams to the first run or node, which can connect once a
-majority of the servers is up.
+routes); runs and nodes take every client URL in --nats, e.g.
+--nats nats://10.0.0.1:4222,nats://10.0.0.2:4222,nats://10.0.0.3:4222. With
+--cluster, serve leaves the streams to the first run or node, which can
+connect once a majority of the servers is up.
 
 Examples:
   orchestrator serve --store /var/lib/troupe/nats --config /etc/troupe/serve.yaml
   orchestrator serve --listen 0.0.0.0:4222 --store /data/nats   # reachable from other machines
-  orchestrator serve --listen 0.0.0.0:4222 --store /data/nats --cluster troupe --name a \
-      --cluster-listen 10.0.0.1:6222 --routes nats-route://10.0.0.2:6222,nats-route://10.0.0.3:6222
-  orchestrator run --nats nats://10.0.0.1:4222,nats://10.0.0.2:4222,nats://10.0.0.3:4222 "task"
+  orchestrator serve --listen 0.0.0.0:4222 --store /data/nats --cluster troupe --name a --cluster-listen 10.0.0.1:6222 --routes nats-route://10.0.0.2:6222,nats-route://10.0.0.3:6222
 `,
 	"config": `Usage: orchestrator config print [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--json]
 
