@@ -59,6 +59,19 @@ grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r f; do
   pkg=./$(dirname "${f#./}")
   for fz in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | cut -d' ' -f2); do
     echo "-- $pkg $fz"
-    go test -run '^$' -fuzz "^${fz}\$" -fuzztime "$FUZZTIME" "$pkg"
+    log=$(mktemp)
+    if ! go test -run '^$' -fuzz "^${fz}\$" -fuzztime "$FUZZTIME" "$pkg" 2>&1 | tee "$log"; then
+      # Go 1.26's fuzz coordinator can report its own -fuzztime deadline as
+      # a failure when a worker is mid-call at that moment (golang/go#75804,
+      # fixed in Go 1.27): "context deadline exceeded" with no failing input
+      # written. That alone is not a finding; anything else fails the run.
+      if grep -q '^    context deadline exceeded$' "$log" && ! grep -q 'Failing input written to' "$log"; then
+        echo "tests/run.sh: $fz stopped at its deadline with Go's known fuzz-coordinator race (golang/go#75804), no failing input; not a finding"
+      else
+        rm -f "$log"
+        exit 1
+      fi
+    fi
+    rm -f "$log"
   done
 done
