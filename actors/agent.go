@@ -53,6 +53,7 @@ type agent struct {
 	model          string
 	usage          llm.Usage
 	cost           float64
+	unpriced       bool // a model call had no price: cost says too little
 	toolCalls      int64
 	bestText       string
 	busy           bool // a step goroutine owns the conversation

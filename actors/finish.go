@@ -84,7 +84,7 @@ func (a *agent) finalize(r AgentResult) {
 		typ = messages.EvtAgentCancelled
 	}
 	data := messages.AgentEnded{Status: r.Status, Reason: r.Reason, Rounds: r.Rounds, TokensIn: r.Usage.PromptTokens,
-		TokensOut: r.Usage.CompletionTokens, CostUSD: r.Cost, ToolCalls: r.ToolCalls, Model: r.Model,
+		TokensOut: r.Usage.CompletionTokens, CostUSD: r.Cost, Unpriced: a.unpriced, ToolCalls: r.ToolCalls, Model: r.Model,
 		Text: text.Clip(r.Text, 2000), Error: r.Err, Findings: findingsOf(a.spec.kind.Name, r.Text), Changed: r.Changed}
 	if r.Plan != nil {
 		data.Plan, _ = json.Marshal(r.Plan)

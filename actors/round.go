@@ -145,6 +145,7 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 	a.usage.CompletionTokens += resp.Usage.CompletionTokens
 	a.usage.CachedTokens += resp.Usage.CachedTokens
 	a.cost += resp.Cost
+	a.unpriced = a.unpriced || (!resp.Priced && resp.Usage.PromptTokens+resp.Usage.CompletionTokens > 0)
 	if c := m.maintenance.Compaction; c != nil {
 		a.usage.PromptTokens += c.Usage.PromptTokens
 		a.usage.CompletionTokens += c.Usage.CompletionTokens

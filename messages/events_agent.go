@@ -109,6 +109,7 @@ type AgentEnded struct {
 	TokensIn  int             `json:"tokens_in" doc:"the agent's prompt tokens"`
 	TokensOut int             `json:"tokens_out" doc:"the agent's completion tokens"`
 	CostUSD   float64         `json:"cost_usd" doc:"the agent's dollars"`
+	Unpriced  bool            `json:"unpriced,omitempty" doc:"some of its model calls had no price (model.pricing), so cost_usd says too little"`
 	ToolCalls int64           `json:"tool_calls" doc:"tool calls it made"`
 	Model     string          `json:"model,omitempty" doc:"the model of its last round"`
 	Text      string          `json:"text,omitempty" doc:"its final answer (or best text so far), cut at 2000 characters"`

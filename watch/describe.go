@@ -55,7 +55,7 @@ func describe(ev messages.Event, v any) string {
 		return fmt.Sprintf("%s: doom loop broken (%s ×%d)", who, d.Tool, d.Repeats)
 	case *messages.AgentEnded:
 		line := fmt.Sprintf("%s %s after %d %s · %s · %s", who, EndWords(d.Status, d.Reason), d.Rounds, Plural(d.Rounds, "round", "rounds"),
-			Tokens(int64(d.TokensIn+d.TokensOut)), Dollars(d.CostUSD))
+			Tokens(int64(d.TokensIn+d.TokensOut)), Cost(d.CostUSD, d.Unpriced))
 		if d.Error != "" {
 			line += " · " + Clip(d.Error, 80)
 		}

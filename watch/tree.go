@@ -168,6 +168,7 @@ func (t *Tree) Apply(ev messages.Event) {
 	case *messages.AgentEnded:
 		a.Status, a.Reason, a.Ended, a.Tool = endStatus(d.Status), d.Reason, ev.Time, ""
 		a.Findings, a.Changed = d.Findings, d.Changed
+		a.Unpriced = a.Unpriced || d.Unpriced
 		if d.TokensIn+d.TokensOut > 0 { // the end's totals are the agent's own
 			a.TokensIn, a.TokensOut, a.CostUSD = d.TokensIn, d.TokensOut, d.CostUSD
 		}
