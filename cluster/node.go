@@ -111,6 +111,11 @@ type NodeStats struct {
 	Version     uint64 // tasks of another protocol version on this version's subject (terminated)
 	Workspace   uint64 // tasks for another repository (handed back)
 	Cancelled   uint64 // tasks whose run or agent was cancelled before they started (acked with a cancelled result)
+	// ControlDropped counts cancel, input and status messages the node's
+	// control subscriptions dropped because it fell behind (the client's
+	// slow-consumer drops, which the connection's error handler only
+	// logs). A dropped cancel leaves its agent running.
+	ControlDropped uint64
 }
 
 // Node pulls agent tasks of its kinds from the queue and runs them.
@@ -121,8 +126,10 @@ type Node struct {
 	events *nodeEvents
 	slots  chan struct{}
 	host   *actors.Host // one actor system and tool set for every task
-	ctl    []*nats.Subscription
-	kicks  chan struct{} // a task started or ended: rewrite the registry entry soon
+	ctlMu  sync.Mutex
+	ctl    []*nats.Subscription // under ctlMu
+	ctlOff uint64               // under ctlMu: messages the ended control subscriptions dropped
+	kicks  chan struct{}        // a task started or ended: rewrite the registry entry soon
 	gone   *cancelMemory
 
 	ctx      context.Context // ends when the node stops for good
@@ -214,7 +221,8 @@ func (n *Node) Stats() NodeStats {
 	s := &n.stats
 	return NodeStats{Taken: s.taken.Load(), Completed: s.completed.Load(), Redelivered: s.redelivered.Load(),
 		AlreadyDone: s.alreadyDone.Load(), HandedBack: s.handedBack.Load(), Malformed: s.malformed.Load(),
-		WrongKind: s.wrongKind.Load(), Version: s.version.Load(), Workspace: s.workspace.Load(), Cancelled: s.cancelled.Load()}
+		WrongKind: s.wrongKind.Load(), Version: s.version.Load(), Workspace: s.workspace.Load(), Cancelled: s.cancelled.Load(),
+		ControlDropped: n.controlDropped()}
 }
 
 // Drain stops taking tasks, lets the running ones finish for up to the

@@ -74,16 +74,37 @@ func (n *Node) subscribeControl() error {
 		if err != nil {
 			return err
 		}
+		n.ctlMu.Lock()
 		n.ctl = append(n.ctl, sub)
+		n.ctlMu.Unlock()
 	}
 	return n.o.NC.Flush()
 }
 
 func (n *Node) stopControl() {
+	n.ctlMu.Lock()
+	defer n.ctlMu.Unlock()
 	for _, s := range n.ctl {
+		if d, err := s.Dropped(); err == nil { // kept: Dropped fails once unsubscribed
+			n.ctlOff += uint64(d)
+		}
 		_ = s.Unsubscribe()
 	}
 	n.ctl = nil
+}
+
+// controlDropped is how many control messages the node's subscriptions
+// dropped as a slow consumer (past their pending limits).
+func (n *Node) controlDropped() uint64 {
+	n.ctlMu.Lock()
+	defer n.ctlMu.Unlock()
+	total := n.ctlOff
+	for _, s := range n.ctl {
+		if d, err := s.Dropped(); err == nil {
+			total += uint64(d)
+		}
+	}
+	return total
 }
 
 // ctlTarget reads run and agent from <prefix>.ctl.<run>[.<agent>].<op>.

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
@@ -345,4 +347,87 @@ func TestRegistryEntryExpires(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Control messages a node falls behind on are dropped by the client as a
+// slow consumer: the node counts them in its stats (ControlDropped), and
+// keeps the count once drained.
+func TestNodeCountsDroppedControlMessages(t *testing.T) {
+	s := natsServer(t)
+	srv := fanoutScript(1, false)
+	defer srv.Close()
+	// The node's connection reports slow consumers as the node program's
+	// does (bus.Connect logs them); here they are counted.
+	var slow atomic.Int64
+	nodeConn, err := nats.Connect(s.ClientURL(), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		if errors.Is(err, nats.ErrSlowConsumer) {
+			slow.Add(1)
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nodeConn.Close)
+	o := nodeOpts(t, s, srv, "n1")
+	o.NC = nodeConn
+	if o.JS, err = jetstream.New(nodeConn); err != nil {
+		t.Fatal(err)
+	}
+	n := startNodeWith(t, o)
+	if st := n.Stats(); st.ControlDropped != 0 {
+		t.Fatalf("dropped before anything was sent: %+v", st)
+	}
+	// The run-cancel subscription holds at most 4 pending messages, and its
+	// handler is stuck on the node's lock: of 64 cancels, the handler holds
+	// one, 4 wait and the rest are dropped.
+	const sent, pending = 64, 4
+	n.ctlMu.Lock()
+	runCancels := n.ctl[0]
+	n.ctlMu.Unlock()
+	if runCancels.Subject != bus.CtlSubject(DefaultPrefix, "*", "", ctlCancel) {
+		t.Fatalf("the first control subscription is %s", runCancels.Subject)
+	}
+	if err := runCancels.SetPendingLimits(pending, -1); err != nil {
+		t.Fatal(err)
+	}
+	nc := connect(t, s)
+	n.mu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			n.mu.Unlock()
+		}
+	}()
+	for i := range sent {
+		if err := nc.Publish(bus.CtlSubject(DefaultPrefix, fmt.Sprintf("r%d", i), "", ctlCancel), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, 30*time.Second, func() error {
+		if d := n.Stats().ControlDropped; d < sent-pending-1 {
+			return errorf("%d control messages counted as dropped, want at least %d", d, sent-pending-1)
+		}
+		return nil
+	})
+	n.mu.Unlock()
+	locked = false
+	checkFor(t, 30*time.Second, func() error {
+		if slow.Load() == 0 {
+			return errorf("no slow-consumer error reported on the node's connection")
+		}
+		return nil
+	})
+	dropped := n.Stats().ControlDropped
+	if dropped > sent {
+		t.Fatalf("%d dropped of %d sent", dropped, sent)
+	}
+	if err := n.Drain(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := n.Stats(); st.ControlDropped != dropped {
+		t.Errorf("after the drain %d dropped, before it %d", st.ControlDropped, dropped)
+	}
 }
