@@ -116,6 +116,10 @@ type NodeStats struct {
 	// slow-consumer drops, which the connection's error handler only
 	// logs). A dropped cancel leaves its agent running.
 	ControlDropped uint64
+	// Restored counts the times the node created its task consumer or
+	// registry bucket again because the server had lost them (a server
+	// restarted without its store).
+	Restored uint64
 }
 
 // Node pulls agent tasks of its kinds from the queue and runs them.
@@ -140,10 +144,13 @@ type Node struct {
 	loops    sync.WaitGroup
 	tasks    sync.WaitGroup
 
+	kvMu sync.Mutex // guards kv, which restore replaces
+
 	mu      sync.Mutex
 	running map[string]*runningTask // by run + "." + agent
 	stats   struct {
 		taken, completed, redelivered, alreadyDone, handedBack, malformed, wrongKind, version, workspace, cancelled atomic.Uint64
+		restored                                                                                                    atomic.Uint64
 	}
 }
 
@@ -187,12 +194,9 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	}
 	consumers := make([]jetstream.Consumer, 0, len(o.Kinds))
 	for _, k := range o.Kinds {
-		c, err := o.JS.CreateOrUpdateConsumer(ctx, bus.TasksStream, jetstream.ConsumerConfig{
-			Durable: consumerName(k, o.Protocol), FilterSubject: TaskSubject(o.Prefix, k, o.Protocol),
-			AckPolicy: jetstream.AckExplicitPolicy, AckWait: o.AckWait, MaxDeliver: o.MaxDeliver, MaxAckPending: -1,
-			Description: fmt.Sprintf("troupe nodes taking %s tasks of protocol %d", k, o.Protocol)})
+		c, err := n.consumer(ctx, k)
 		if err != nil {
-			return fail(fmt.Errorf("consumer for %s tasks: %w", k, err))
+			return fail(err)
 		}
 		consumers = append(consumers, c)
 	}
@@ -222,7 +226,7 @@ func (n *Node) Stats() NodeStats {
 	return NodeStats{Taken: s.taken.Load(), Completed: s.completed.Load(), Redelivered: s.redelivered.Load(),
 		AlreadyDone: s.alreadyDone.Load(), HandedBack: s.handedBack.Load(), Malformed: s.malformed.Load(),
 		WrongKind: s.wrongKind.Load(), Version: s.version.Load(), Workspace: s.workspace.Load(), Cancelled: s.cancelled.Load(),
-		ControlDropped: n.controlDropped()}
+		ControlDropped: n.controlDropped(), Restored: s.restored.Load()}
 }
 
 // Drain stops taking tasks, lets the running ones finish for up to the
@@ -268,7 +272,7 @@ func (n *Node) Drain(ctx context.Context) error {
 	}
 	dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := n.kv.Delete(dctx, n.o.ID); err != nil {
+	if err := n.registry().Delete(dctx, n.o.ID); err != nil {
 		n.o.Log.Warn().Err(err).Msg("leave registry (the entry expires with its TTL)")
 	}
 	return nil

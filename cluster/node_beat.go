@@ -73,6 +73,9 @@ func (n *Node) beat(ctx context.Context) error {
 	n.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_, err := n.kv.Put(ctx, n.o.ID, b)
+	_, err := n.registry().Put(ctx, n.o.ID, b)
+	if err != nil && n.restoreRegistry(ctx) {
+		_, err = n.registry().Put(ctx, n.o.ID, b)
+	}
 	return err
 }

@@ -67,10 +67,17 @@ func reconnected(t *testing.T, c *bus.Conn, n uint64) {
 }
 
 // A node survives its NATS server's restart: after the server is shut
-// down and started again on the same port and store, the node reconnects,
-// heartbeats again, and takes and completes a new run's task, whose
-// result reaches its parent exactly once.
+// down and started again on the same port, the node reconnects, heartbeats
+// again, and takes and completes a new run's task, whose result reaches
+// its parent exactly once. With the same store the node goes on as it
+// was; with an empty one (a server restarted without its store) it
+// creates its task consumer and the registry again.
 func TestNodeSurvivesServerRestart(t *testing.T) {
+	t.Run("same store", func(t *testing.T) { testNodeSurvivesServerRestart(t, true) })
+	t.Run("store lost", func(t *testing.T) { testNodeSurvivesServerRestart(t, false) })
+}
+
+func testNodeSurvivesServerRestart(t *testing.T, keepStore bool) {
 	port, dir := freePort(t), t.TempDir()
 	e := startPersistent(t, port, dir)
 	url := e.URL()
@@ -169,18 +176,21 @@ func TestNodeSurvivesServerRestart(t *testing.T) {
 		}
 		return nil
 	})
+	if !keepStore {
+		dir = t.TempDir()
+	}
 	startPersistent(t, port, dir) // shut down at the end of the test
 	reconnected(t, nodeConn, 1)
 	reconnected(t, orch, 1)
 
 	// The node heartbeats again: its registry entry is rewritten after
-	// the restart.
+	// the restart (into a bucket the node made again if the store was lost).
 	restarted := time.Now().UTC()
-	kv, err := orch.JetStream().KeyValue(t.Context(), bus.NodesBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
 	checkFor(t, 30*time.Second, func() error {
+		kv, err := orch.JetStream().KeyValue(t.Context(), bus.NodesBucket)
+		if err != nil {
+			return err
+		}
 		entry, err := kv.Get(t.Context(), "n1")
 		if err != nil {
 			return err
@@ -192,8 +202,8 @@ func TestNodeSurvivesServerRestart(t *testing.T) {
 	})
 
 	runOnce("after-restart")
-	if st := n.Stats(); st.Taken != 2 || st.Completed != 2 || st.Redelivered != 0 {
-		t.Errorf("node stats after both runs: %+v", st)
+	if st := n.Stats(); st.Taken != 2 || st.Completed != 2 || st.Redelivered != 0 || (st.Restored > 0) == keepStore {
+		t.Errorf("node stats after both runs (store kept: %v): %+v", keepStore, st)
 	}
 	if err := n.Drain(t.Context()); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -29,7 +30,11 @@ func (n *Node) take(kind string, c jetstream.Consumer) {
 	var open sync.WaitGroup
 	defer open.Wait()
 	pulls := make(chan struct{}, maxPulls)
+	var failed atomic.Bool // a pull failed: check that the consumer still exists
 	for {
+		if failed.Swap(false) {
+			c = n.restoreConsumer(kind, c)
+		}
 		select { // a free slot
 		case n.slots <- struct{}{}:
 		case <-n.fetching.Done():
@@ -55,6 +60,7 @@ func (n *Node) take(kind string, c jetstream.Consumer) {
 		if err != nil {
 			n.release(reserved)
 			n.pullFailed(kind, err)
+			failed.Store(true)
 			<-pulls
 			continue
 		}
@@ -66,6 +72,7 @@ func (n *Node) take(kind string, c jetstream.Consumer) {
 			n.release(reserved - got)
 			if err := batch.Error(); err != nil {
 				n.pullFailed(kind, err)
+				failed.Store(true)
 			}
 		}()
 	}
