@@ -19,6 +19,10 @@ import (
 // then after SIGTERM, before the next step.
 const stopGrace = 2 * time.Second
 
+// stderrDrain bounds the wait for the rest of an ended server's stderr
+// (a process it started may hold the pipe open).
+const stderrDrain = 500 * time.Millisecond
+
 // process is a stdio server's process: it leads a process group of its
 // own, so stopping it stops whatever it started.
 type process struct {
@@ -26,9 +30,11 @@ type process struct {
 	pgid   int
 	stderr *tail
 	exited chan struct{} // closed once Wait returned; state is then set
-	state  *os.ProcessState
-	killed sync.Once
-	ours   atomic.Bool // we stopped it (a timeout, a broken connection, Close)
+	// stderrDone is closed when the stderr pipe reached its end.
+	stderrDone chan struct{}
+	state      *os.ProcessState
+	killed     sync.Once
+	ours       atomic.Bool // we stopped it (a timeout, a broken connection, Close)
 }
 
 // startProcess starts cfg's command with its stdin and stdout as the
@@ -76,10 +82,12 @@ func startProcess(cfg Config) (p *process, stdout io.ReadCloser, stdin io.WriteC
 	}
 	// The child holds its own copies of its ends.
 	_, _, _ = inR.Close(), outW.Close(), errW.Close()
-	p = &process{cmd: cmd, pgid: cmd.Process.Pid, stderr: &tail{max: 4096}, exited: make(chan struct{})}
+	p = &process{cmd: cmd, pgid: cmd.Process.Pid, stderr: &tail{max: 4096}, exited: make(chan struct{}),
+		stderrDone: make(chan struct{})}
 	go func() {
 		_, _ = io.Copy(p.stderr, errR)
 		_ = errR.Close()
+		close(p.stderrDone)
 	}()
 	go func() {
 		_ = cmd.Wait()
@@ -149,6 +157,9 @@ func (p *process) exit(d time.Duration) string {
 		return ""
 	}
 	desc := p.state.String() // "exit status 2", "signal: killed"
+	// What it wrote last may still be in the pipe: read to its end, unless
+	// something it started keeps the pipe open.
+	waitFor(p.stderrDone, stderrDrain)
 	if t := p.stderr.String(); t != "" {
 		desc += "; the end of its stderr: " + oneLine(t, 600)
 	}
