@@ -253,7 +253,7 @@ func (a *agent) newChildSpec(req tools.DelegateRequest) (agentSpec, error) {
 		return agentSpec{}, fmt.Errorf("delegation depth limit reached (%d)", a.rt.settings.DepthLimit())
 	}
 	if !kind.MayDelegate || depth >= a.rt.settings.DepthLimit() {
-		kind.Tools = slices.DeleteFunc(slices.Clone(kind.Tools), func(t string) bool { return slices.Contains(DelegationTools, t) })
+		kind.Tools = slices.DeleteFunc(slices.Clone(kind.Tools), func(t string) bool { return slices.Contains(DelegationTools(), t) })
 	}
 	id := fmt.Sprintf("%s-%s", kind.Name, strings.ReplaceAll(uuid.NewString(), "-", "")[:8])
 	return agentSpec{id: id, parent: a.spec.id, kind: kind, task: req.Task, context: req.Context,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/troupe-ai/troupe/configs"
 	"github.com/troupe-ai/troupe/llm"
@@ -24,8 +25,9 @@ const (
 	PhaseExecute = "executing"
 )
 
-// DelegationTools are the tools of agents that may delegate.
-var DelegationTools = tools.DelegationToolNames()
+// DelegationTools are the tools of agents that may delegate (built on
+// first use: building tools is no work for a program's start-up).
+var DelegationTools = sync.OnceValue(tools.DelegationToolNames)
 
 // BuiltinKinds returns the four built-in kinds. Their tool sets come from
 // the tools' own declarations (tools.Spec.Kinds).
@@ -48,7 +50,7 @@ func BuiltinKinds() map[string]Kind {
 func planningTools(k Kind, readOnly func(string) bool) []string {
 	var out []string
 	for _, t := range k.Tools {
-		if readOnly(t) || slices.Contains(DelegationTools, t) {
+		if readOnly(t) || slices.Contains(DelegationTools(), t) {
 			out = append(out, t)
 		}
 	}
@@ -69,7 +71,7 @@ func validateKind(k Kind, lookup func(tool string) (tools.Tool, bool)) error {
 	}
 	for _, t := range k.Tools {
 		tool, ok := lookup(t)
-		if !ok && !slices.Contains(DelegationTools, t) {
+		if !ok && !slices.Contains(DelegationTools(), t) {
 			return fmt.Errorf("kind %s: unknown tool %q", k.Name, t)
 		}
 		if ok && k.ReadOnly && tool.Spec().Mutates() {

@@ -35,7 +35,7 @@ func TestKindToolsDerivedFromSpecs(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(DelegationTools, ","); got != "cancel_agent,check_agent,delegate,send_input" {
+	if got := strings.Join(DelegationTools(), ","); got != "cancel_agent,check_agent,delegate,send_input" {
 		t.Errorf("delegation tools %s", got)
 	}
 	if got := strings.Join(tools.MutatingToolNames(), ","); got != "apply_patch,edit_file,job_kill,shell,write_file" {
