@@ -97,8 +97,9 @@ func run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	defer conn.Close()
 	runID := fmt.Sprintf("pool-%d", time.Now().UnixNano())
+	rec := &actors.Recorder{}
 	remote, err := cluster.StartRemote(ctx, cluster.RemoteOptions{NC: conn.NATS(), JS: conn.JetStream(), Run: runID,
-		Placement: map[string]string{actors.KindWorker: cluster.PlaceRemote}, Log: log})
+		Placement: map[string]string{actors.KindWorker: cluster.PlaceRemote}, Events: rec, Log: log})
 	if err != nil {
 		return err
 	}
@@ -108,7 +109,6 @@ func run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(ws)
-	rec := &actors.Recorder{}
 	res, err := actors.Run(ctx, actors.Options{Run: runID, Workspace: ws, Client: client, Models: models, Log: log,
 		Task:     "Make Greet and Bye say their words in capitals: one worker per file.",
 		Placer:   remote.Placer(),
