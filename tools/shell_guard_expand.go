@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/expand"
@@ -300,7 +301,7 @@ func (w *guardWalk) crude(src string, depth int) {
 		return
 	}
 	for _, seg := range crudeSplit(src) {
-		var argv []string
+		var argv, raw []string
 		for i := 0; i < len(seg); i++ {
 			f := seg[i]
 			if f == crudeRedirOut || f == crudeRedirIn {
@@ -314,9 +315,15 @@ func (w *guardWalk) crude(src string, depth int) {
 				continue
 			}
 			argv = append(argv, strings.ReplaceAll(f, "$", ""))
+			raw = append(raw, f)
 		}
+		// Checked with the $ signs dropped (r$@m is rm) and as written: a
+		// script handed to bash -c or eval must be checked as it is.
 		if len(argv) > 0 {
 			w.argv(argv, "", false, depth)
+		}
+		if w.found == nil && len(raw) > 0 && !slices.Equal(raw, argv) {
+			w.argv(raw, "", false, depth)
 		}
 		if w.found != nil {
 			return
