@@ -71,6 +71,10 @@ func normalizeURL(raw string) (*url.URL, error) {
 		}
 	}
 	u.Fragment, u.RawFragment = "", ""
+	// The URL as it is sent, its bytes escaped, is what the limit is for.
+	if n := len(u.String()); n > maxURLLength {
+		return nil, fmt.Errorf("url is %d bytes long once escaped; at most %d are accepted", n, maxURLLength)
+	}
 	return u, nil
 }
 
