@@ -174,7 +174,7 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	}
 	host, _ := os.Hostname()
 	n := &Node{o: o, kv: kv, slots: make(chan struct{}, o.Slots), running: map[string]*runningTask{},
-		kicks: make(chan struct{}, 1), gone: newCancelMemory(), events: newNodeEvents(o.Events, o.ID, o.Name, o.Log)}
+		kicks: make(chan struct{}, 1), gone: newCancelMemory(), events: newNodeEvents(o.Events, o.ID, o.Log)}
 	n.info = NodeInfo{ID: o.ID, Name: o.Name, Host: host, Kinds: slices.Clone(o.Kinds), Slots: o.Slots, Free: o.Slots,
 		Version: o.Version, Protocol: o.Protocol, Workspace: o.WorkspaceKey, Started: time.Now().UTC()}
 	n.ctx, n.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -206,7 +206,7 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	if err := n.beat(ctx); err != nil {
 		return fail(fmt.Errorf("register node %s: %w", o.ID, err))
 	}
-	n.events.emit(NodesRun, messages.EvtNodeJoined, messages.NodeJoined{Node: o.ID, Name: o.Name, Host: host, Kinds: o.Kinds,
+	n.events.emit(NodesRun, o.ID, messages.EvtNodeJoined, messages.NodeJoined{Node: o.ID, Name: o.Name, Host: host, Kinds: o.Kinds,
 		Slots: o.Slots, Version: o.Version})
 	n.loops.Add(1)
 	go n.heartbeat()
@@ -264,7 +264,7 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.loops.Wait()
 	n.stopControl()
 	n.host.Close()
-	n.events.emit(NodesRun, messages.EvtNodeLeft, messages.NodeLeft{Node: n.o.ID, Name: n.o.Name, Reason: NodeDrained})
+	n.events.emit(NodesRun, n.o.ID, messages.EvtNodeLeft, messages.NodeLeft{Node: n.o.ID, Name: n.o.Name, Reason: NodeDrained})
 	if !n.o.NC.IsConnected() {
 		// The server is gone: the entry expires with its TTL.
 		n.o.Log.Warn().Msg("NATS unreachable: leaving the registry to the entry's TTL")

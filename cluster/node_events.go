@@ -24,30 +24,36 @@ const (
 	NodeLost    = "lost"    // a run's orchestrator heard no heartbeat for its lease timeout (the run's event)
 )
 
-// nodeEvents stamps a node's own events: agent is the node's ID, kind
-// "node", and seq counts per run from 1.
+// nodeEvents stamps events about nodes: kind "node", the node each is
+// about in the envelope's node field, and one agent whose seq counts per
+// run from 1. A node stamps its own events as agent = its ID; a run's
+// Remote stamps its events about lost nodes as agent NodesAgent, since a
+// lost node may have used any seq of its own in that run. Nil out emits
+// nothing.
 type nodeEvents struct {
-	mu   sync.Mutex
-	out  actors.Emitter
-	id   string
-	name string
-	seq  map[string]uint64
-	log  zerolog.Logger
+	mu    sync.Mutex
+	out   actors.Emitter
+	agent string
+	seq   map[string]uint64 // by run
+	log   zerolog.Logger
 }
 
-func newNodeEvents(out actors.Emitter, id, name string, log zerolog.Logger) *nodeEvents {
-	return &nodeEvents{out: out, id: id, name: name, seq: map[string]uint64{}, log: log}
+func newNodeEvents(out actors.Emitter, agent string, log zerolog.Logger) *nodeEvents {
+	return &nodeEvents{out: out, agent: agent, seq: map[string]uint64{}, log: log}
 }
 
-func (e *nodeEvents) emit(run, typ string, data any) {
+func (e *nodeEvents) emit(run, node, typ string, data any) {
+	if e.out == nil {
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	ev, err := messages.NewEvent(run, e.id, typ, e.seq[run]+1, data)
+	ev, err := messages.NewEvent(run, e.agent, typ, e.seq[run]+1, data)
 	if err != nil {
 		e.log.Error().Err(err).Str("type", typ).Msg("build node event")
 		return
 	}
 	e.seq[run]++
-	ev.Kind, ev.Node = "node", e.id
+	ev.Kind, ev.Node = "node", node
 	e.out.Emit(ev)
 }

@@ -69,7 +69,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 	}
 	if task.Attempt > 1 {
 		n.stats.redelivered.Add(1)
-		n.events.emit(task.Run, messages.EvtTaskRedelivered, messages.TaskRedelivered{Agent: task.ID, Kind: task.Kind,
+		n.events.emit(task.Run, n.o.ID, messages.EvtTaskRedelivered, messages.TaskRedelivered{Agent: task.ID, Kind: task.Kind,
 			Attempt: task.Attempt, Node: n.o.ID})
 		if n.resultExists(task) {
 			n.stats.alreadyDone.Add(1)

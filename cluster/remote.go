@@ -63,7 +63,7 @@ type Remote struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	nodes   *registry
-	nodeEv  *runNodeEvents
+	nodeEv  *nodeEvents // the run's events about nodes
 	sweeper sync.WaitGroup
 	budget  *BudgetServer
 	results jetstream.ConsumeContext
@@ -112,7 +112,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		r.Close()
 		return nil, err
 	}
-	r.nodeEv = &runNodeEvents{out: o.Events, run: o.Run, log: o.Log}
+	r.nodeEv = newNodeEvents(o.Events, NodesAgent, o.Log)
 	r.sweeper.Add(1)
 	go r.sweepNodes()
 	cons, err := o.JS.OrderedConsumer(r.ctx, bus.ResultsStream, jetstream.OrderedConsumerConfig{
