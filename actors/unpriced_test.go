@@ -15,6 +15,7 @@ import (
 func TestAgentEndedSaysUnpriced(t *testing.T) {
 	for _, priced := range []bool{false, true} {
 		srv := llmtest.New(script(kind("root", say("done"))))
+		t.Cleanup(srv.Close)
 		rec := &actors.Recorder{}
 		o := options(t, srv, t.TempDir(), "say done", rec)
 		cfg := llm.Config{BaseURL: srv.URL(), Model: "big-model", Stream: true}
@@ -30,7 +31,6 @@ func TestAgentEndedSaysUnpriced(t *testing.T) {
 		if res := run(t, o); res.Text != "done" {
 			t.Fatalf("%+v", res.AgentResult)
 		}
-		srv.Close()
 		ended := rec.OfType(messages.EvtAgentFinished)
 		if len(ended) != 1 {
 			t.Fatalf("%d agent.finished events", len(ended))

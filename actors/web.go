@@ -55,7 +55,7 @@ type agentExtractor struct{ a *agent }
 
 func (x agentExtractor) Extract(ctx context.Context, req tools.ExtractRequest) (tools.Extraction, error) {
 	a := x.a
-	model := a.rt.router.Choose(llm.Choice{Kind: ExtractKind, Role: llm.AliasCheap})
+	model := a.rt.router.Choose(llm.Choice{Kind: ExtractKind, Role: llm.RoleCheap})
 	// Leave room for the instruction and the answer; about three
 	// characters a token keeps a page of code or markup inside.
 	maxChars := min(max(a.rt.window(model)-extractMaxTokens-2000, 2000)*3, extractMaxChars)

@@ -19,9 +19,9 @@ type Choice struct {
 // The model roles of agent kinds (the kinds' model_role): which model an
 // agent gets when no rule names its kind.
 const (
-	RoleCheap   = "cheap"   // the cheap model (RouteConfig.Cheap)
-	RoleParent  = "parent"  // the delegating agent's current model
-	RoleDefault = "default" // the default model (RouteConfig.Default)
+	RoleCheap   = AliasCheap   // the cheap model (RouteConfig.Cheap)
+	RoleParent  = "parent"     // the delegating agent's current model
+	RoleDefault = AliasDefault // the default model (RouteConfig.Default)
 )
 
 // ValidRole reports whether role is a model role ("" means RoleDefault).

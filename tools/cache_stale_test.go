@@ -3,7 +3,6 @@ package tools
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,19 +14,7 @@ import (
 // the cached read is checked against the file's size, mtime and inode.
 func TestCacheSeesChangesMadeOutsideTheTools(t *testing.T) {
 	t.Parallel()
-	s := newTestSession(t)
-	writeFile(t, s, "a.txt", "old content\n")
-	ex := &Executor{Tools: NewRegistry(ReadFile()), Session: s}
-	read := func() Result {
-		return ex.Run(t.Context(), []messages.ToolCall{{ID: "1", Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}})[0]
-	}
-	if r := read(); !strings.Contains(r.Text, "old content") {
-		t.Fatalf("first read %q", r.Text)
-	}
-	if r := read(); !r.Cached {
-		t.Fatal("the second read was not served from the cache")
-	}
-	p := filepath.Join(s.Workspace.Root(), "a.txt")
+	p, read := cachedRead(t)
 	if err := os.WriteFile(p+".new", []byte("new content, longer\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -43,18 +30,7 @@ func TestCacheSeesChangesMadeOutsideTheTools(t *testing.T) {
 // written in place) is still seen, by the mtime.
 func TestCacheSeesAnInPlaceChangeOfTheSameSize(t *testing.T) {
 	t.Parallel()
-	s := newTestSession(t)
-	p := writeFile(t, s, "a.txt", "old content\n")
-	ex := &Executor{Tools: NewRegistry(ReadFile()), Session: s}
-	read := func() Result {
-		return ex.Run(t.Context(), []messages.ToolCall{{ID: "1", Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}})[0]
-	}
-	if r := read(); !strings.Contains(r.Text, "old content") {
-		t.Fatalf("first read %q", r.Text)
-	}
-	if r := read(); !r.Cached {
-		t.Fatal("the second read was not served from the cache")
-	}
+	p, read := cachedRead(t)
 	before, err := os.Stat(p)
 	if err != nil {
 		t.Fatal(err)
@@ -85,4 +61,24 @@ func TestCacheSeesAnInPlaceChangeOfTheSameSize(t *testing.T) {
 	if r := read(); r.Cached || !strings.Contains(r.Text, "new content") {
 		t.Errorf("after a same-size change in place: cached=%v %q", r.Cached, r.Text)
 	}
+}
+
+// cachedRead writes a.txt ("old content") and reads it twice through
+// read_file, the second time from the cache; it returns the file's path
+// and the read.
+func cachedRead(t *testing.T) (string, func() Result) {
+	t.Helper()
+	s := newTestSession(t)
+	p := writeFile(t, s, "a.txt", "old content\n")
+	ex := &Executor{Tools: NewRegistry(ReadFile()), Session: s}
+	read := func() Result {
+		return ex.Run(t.Context(), []messages.ToolCall{{ID: "1", Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}})[0]
+	}
+	if r := read(); !strings.Contains(r.Text, "old content") {
+		t.Fatalf("first read %q", r.Text)
+	}
+	if r := read(); !r.Cached {
+		t.Fatal("the second read was not served from the cache")
+	}
+	return p, read
 }

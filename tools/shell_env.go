@@ -1,6 +1,9 @@
 package tools
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // childEnvAllow are the variables a child process gets from ours: what
 // shells, toolchains and terminals need, nothing that carries secrets.
@@ -58,10 +61,8 @@ func secretEnvName(name string) bool {
 			return true
 		}
 	}
-	for _, n := range secretEnvNames {
-		if upper == n {
-			return true
-		}
+	if slices.Contains(secretEnvNames, upper) {
+		return true
 	}
 	for word, harmless := range secretEnvWords {
 		if holdsWord(upper, word, harmless) {
@@ -71,14 +72,8 @@ func secretEnvName(name string) bool {
 	if upper == "PWD" || upper == "OLDPWD" {
 		return false
 	}
-	for _, part := range strings.FieldsFunc(upper, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
-		for _, p := range secretEnvParts {
-			if part == p {
-				return true
-			}
-		}
-	}
-	return false
+	parts := strings.FieldsFunc(upper, func(r rune) bool { return r == '_' || r == '-' || r == '.' })
+	return slices.ContainsFunc(parts, func(part string) bool { return slices.Contains(secretEnvParts, part) })
 }
 
 // holdsWord reports whether s contains word at a place that no harmless

@@ -16,16 +16,7 @@ import (
 // stream that exists is left as it is), so JetStream answers no event and
 // each one is counted as dropped.
 func TestRunSummaryCountsDroppedEvents(t *testing.T) {
-	e, err := bus.StartEmbedded(t.Context(), bus.EmbeddedOptions{StoreDir: t.TempDir()}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Shutdown(context.Background()) })
-	c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: e.URL()}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	e, c := embeddedServer(t)
 	if _, err := c.JetStream().CreateStream(t.Context(), jetstream.StreamConfig{Name: bus.EventsStream, Subjects: []string{"elsewhere.>"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -38,4 +29,21 @@ func TestRunSummaryCountsDroppedEvents(t *testing.T) {
 	if !regexp.MustCompile(`\nevents: [1-9][0-9]* could not be published \(NATS was unreachable or refused them`).MatchString(errs) {
 		t.Errorf("stderr lacks the dropped-events line:\n%s", errs)
 	}
+}
+
+// embeddedServer starts a JetStream server for a run to connect to with
+// --nats, and connects to it as the test.
+func embeddedServer(t *testing.T) (*bus.Embedded, *bus.Conn) {
+	t.Helper()
+	e, err := bus.StartEmbedded(t.Context(), bus.EmbeddedOptions{StoreDir: t.TempDir()}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Shutdown(context.Background()) })
+	c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: e.URL()}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return e, c
 }

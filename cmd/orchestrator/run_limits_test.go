@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
@@ -17,16 +15,7 @@ import (
 // configuration sets (events_max_age here) and keeps the others as the
 // operator left them (max bytes), with the stream's events kept.
 func TestRunAppliesConfiguredStreamLimits(t *testing.T) {
-	e, err := bus.StartEmbedded(t.Context(), bus.EmbeddedOptions{StoreDir: t.TempDir()}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Shutdown(context.Background()) })
-	c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: e.URL(), Prefix: "troupe"}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	e, c := embeddedServer(t)
 	if err := c.EnsureStreams(t.Context(), bus.StreamLimits{EventsMaxAge: 3 * time.Hour, EventsMaxBytes: 5 << 20}); err != nil {
 		t.Fatal(err)
 	}

@@ -36,11 +36,17 @@ func (c *Config) SetByFlag(key, flag string) {
 }
 
 func (c *Config) setOrigin(key string, o origin) {
-	c.origins = maps.Clone(c.origins) // a copy of c may share the map
+	c.ownOrigins()
+	c.origins[key] = o
+}
+
+// ownOrigins gives c a map of origins of its own to write: a copy of c
+// may share the map.
+func (c *Config) ownOrigins() {
+	c.origins = maps.Clone(c.origins)
 	if c.origins == nil {
 		c.origins = map[string]origin{}
 	}
-	c.origins[key] = o
 }
 
 // markFile records the keys a configuration file sets, with their lines.
@@ -49,10 +55,7 @@ func (c *Config) markFile(data []byte, file string) {
 	if yaml.Unmarshal(data, &n) != nil {
 		return
 	}
-	c.origins = maps.Clone(c.origins)
-	if c.origins == nil {
-		c.origins = map[string]origin{}
-	}
+	c.ownOrigins()
 	positions(&n, "", func(key string, line int, whole bool) {
 		if whole { // what an earlier layer set under key is gone
 			for k := range c.origins {
