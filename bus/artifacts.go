@@ -13,7 +13,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// ArtifactsBucket is the JetStream object store of spilled outputs.
+// ArtifactsBucket is the JetStream object store of spilled outputs with
+// the default prefix (see Names.Artifacts).
 const ArtifactsBucket = "troupe_artifacts"
 
 // Artifacts keeps a run's spilled outputs in the object store, so an agent
@@ -25,6 +26,7 @@ const ArtifactsBucket = "troupe_artifacts"
 // those still running.
 type Artifacts struct {
 	js      jetstream.JetStream
+	bucket  string
 	run     string
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -35,16 +37,13 @@ type Artifacts struct {
 // artifactUploadTimeout bounds one background upload.
 const artifactUploadTimeout = 30 * time.Second
 
-// NewArtifacts returns run's artifact store on js (EnsureStreams creates
-// the bucket).
-func NewArtifacts(js jetstream.JetStream, run string) *Artifacts {
-	a := &Artifacts{js: js, run: run}
+// Artifacts returns run's artifact store (EnsureStreams creates the
+// bucket).
+func (c *Conn) Artifacts(run string) *Artifacts {
+	a := &Artifacts{js: c.js, bucket: c.Names().Artifacts, run: run}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	return a
 }
-
-// Artifacts is NewArtifacts on c.
-func (c *Conn) Artifacts(run string) *Artifacts { return NewArtifacts(c.js, run) }
 
 const artifactScheme = "artifact://"
 
@@ -73,7 +72,7 @@ func (a *Artifacts) Put(_ context.Context, name string, r io.Reader) (string, er
 }
 
 func (a *Artifacts) put(ctx context.Context, key string, data []byte) error {
-	obs, err := a.js.ObjectStore(ctx, ArtifactsBucket)
+	obs, err := a.js.ObjectStore(ctx, a.bucket)
 	if err != nil {
 		return fmt.Errorf("artifacts: %w", err)
 	}
@@ -110,7 +109,7 @@ func (a *Artifacts) Get(ctx context.Context, handle string, w io.Writer) error {
 	if !ok || key == "" {
 		return fmt.Errorf("not an artifact handle: %q", handle)
 	}
-	obs, err := a.js.ObjectStore(ctx, ArtifactsBucket)
+	obs, err := a.js.ObjectStore(ctx, a.bucket)
 	if err != nil {
 		return fmt.Errorf("artifacts: %w", err)
 	}
@@ -131,16 +130,16 @@ func (a *Artifacts) Get(ctx context.Context, handle string, w io.Writer) error {
 // artifactsMaxAge is how long spilled outputs are kept in the store.
 const artifactsMaxAge = 24 * time.Hour
 
-func ensureArtifacts(ctx context.Context, js jetstream.JetStream, replicas int) error {
-	if _, err := js.ObjectStore(ctx, ArtifactsBucket); err == nil {
+func ensureArtifacts(ctx context.Context, js jetstream.JetStream, bucket string, replicas int) error {
+	if _, err := js.ObjectStore(ctx, bucket); err == nil {
 		return nil
 	} else if !errors.Is(err, jetstream.ErrBucketNotFound) {
-		return fmt.Errorf("look up object store %s: %w", ArtifactsBucket, err)
+		return fmt.Errorf("look up object store %s: %w", bucket, err)
 	}
-	if _, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: ArtifactsBucket, TTL: artifactsMaxAge,
+	if _, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: bucket, TTL: artifactsMaxAge,
 		Replicas: replicas, Description: "troupe spilled outputs: artifact://<run>/<name>"}); err != nil &&
 		!errors.Is(err, jetstream.ErrBucketExists) {
-		return fmt.Errorf("create object store %s: %w", ArtifactsBucket, err)
+		return fmt.Errorf("create object store %s: %w", bucket, err)
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 	}
-	if err := CheckToken("nats.prefix", o.Prefix); err != nil {
+	if err := checkPrefix(o.Prefix); err != nil {
 		return nil, err
 	}
 	if o.ReconnectBuffer == 0 {
@@ -138,7 +138,7 @@ func Wrap(nc *nats.Conn, prefix string) (*Conn, error) {
 	if prefix == "" {
 		prefix = DefaultPrefix
 	}
-	if err := CheckToken("nats.prefix", prefix); err != nil {
+	if err := checkPrefix(prefix); err != nil {
 		return nil, err
 	}
 	js, err := jetstream.New(nc)
@@ -156,6 +156,9 @@ func (c *Conn) JetStream() jetstream.JetStream { return c.js }
 
 // Prefix is the subject prefix.
 func (c *Conn) Prefix() string { return c.prefix }
+
+// Names are the streams and buckets of the connection's prefix.
+func (c *Conn) Names() Names { return NamesFor(c.prefix) }
 
 // Close flushes what is pending and closes the connection.
 func (c *Conn) Close() {

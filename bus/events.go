@@ -63,10 +63,10 @@ func (c *Conn) Events(ctx context.Context, o WatchOptions) (*EventStream, error)
 	if o.FromStart {
 		policy = jetstream.DeliverAllPolicy
 	}
-	cons, err := c.js.OrderedConsumer(ctx, EventsStream, jetstream.OrderedConsumerConfig{
+	cons, err := c.js.OrderedConsumer(ctx, c.Names().Events, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{EventsFilter(c.prefix, o.Run)}, DeliverPolicy: policy})
 	if err != nil {
-		return nil, fmt.Errorf("follow events: %w (is this a troupe NATS server? run or serve creates %s)", err, EventsStream)
+		return nil, fmt.Errorf("follow events: %w (is this a troupe NATS server? run or serve creates %s)", err, c.Names().Events)
 	}
 	out := make(chan Delivery, 1024)
 	s := &EventStream{C: out, rejected: map[string]uint64{}, stopped: make(chan struct{})}

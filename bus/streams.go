@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -62,21 +63,26 @@ func (c *Conn) EnsureStreams(ctx context.Context, l StreamLimits) error {
 func reconcile(ctx context.Context, js jetstream.JetStream, prefix string, l StreamLimits) ([]LimitDiff, error) {
 	asked := l
 	l = l.withDefaults()
+	names := NamesFor(prefix)
 	streams := []jetstream.StreamConfig{
-		{Name: EventsStream, Subjects: []string{prefix + ".evt.>"}, Retention: jetstream.LimitsPolicy,
+		{Name: names.Events, Subjects: []string{prefix + ".evt.>"}, Retention: jetstream.LimitsPolicy,
 			Storage: jetstream.FileStorage, Replicas: l.Replicas, MaxAge: l.EventsMaxAge, MaxBytes: l.EventsMaxBytes,
 			Discard: jetstream.DiscardOld, Description: "troupe lifecycle events of every run"},
-		{Name: TasksStream, Subjects: []string{prefix + ".task.>"}, Retention: jetstream.WorkQueuePolicy,
+		{Name: names.Tasks, Subjects: []string{prefix + ".task.>"}, Retention: jetstream.WorkQueuePolicy,
 			Storage: jetstream.FileStorage, Replicas: l.Replicas, Duplicates: l.DuplicateWin,
 			Description: "troupe agent tasks for remote nodes (work queue)"},
-		{Name: ResultsStream, Subjects: []string{prefix + ".result.>"}, Retention: jetstream.LimitsPolicy,
+		{Name: names.Results, Subjects: []string{prefix + ".result.>"}, Retention: jetstream.LimitsPolicy,
 			Storage: jetstream.FileStorage, Replicas: l.Replicas, MaxAge: l.ResultsMaxAge, Duplicates: l.DuplicateWin,
 			MaxMsgsPerSubject: 1, Description: "troupe remote agents' results, one per agent"},
 	}
 	var diffs []LimitDiff
 	for _, cfg := range streams {
 		if s, err := js.Stream(ctx, cfg.Name); err == nil {
-			if cfg.Name == EventsStream { // exists: only explicit limits change
+			if had := s.CachedInfo().Config.Subjects; !slices.Equal(had, cfg.Subjects) {
+				return diffs, fmt.Errorf("%w: stream %s exists with subjects %v, not %v: another nats.prefix uses it (pick a prefix that differs in more than case)",
+					ErrStreamMismatch, cfg.Name, had, cfg.Subjects)
+			}
+			if cfg.Name == names.Events { // exists: only explicit limits change
 				d, err := applyEventsLimits(ctx, js, s.CachedInfo().Config, asked)
 				if err != nil {
 					return diffs, err
@@ -91,18 +97,18 @@ func reconcile(ctx context.Context, js jetstream.JetStream, prefix string, l Str
 			return diffs, fmt.Errorf("create stream %s: %w", cfg.Name, err)
 		}
 	}
-	if err := ensureArtifacts(ctx, js, l.Replicas); err != nil {
+	if err := ensureArtifacts(ctx, js, names.Artifacts, l.Replicas); err != nil {
 		return diffs, err
 	}
-	if _, err := js.KeyValue(ctx, NodesBucket); err == nil {
+	if _, err := js.KeyValue(ctx, names.Nodes); err == nil {
 		return diffs, nil
 	} else if !errors.Is(err, jetstream.ErrBucketNotFound) {
-		return diffs, fmt.Errorf("look up bucket %s: %w", NodesBucket, err)
+		return diffs, fmt.Errorf("look up bucket %s: %w", names.Nodes, err)
 	}
-	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: NodesBucket, TTL: l.NodeTTL,
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: names.Nodes, TTL: l.NodeTTL,
 		Replicas: l.Replicas, Description: "troupe nodes: one entry per live node"}); err != nil &&
 		!errors.Is(err, jetstream.ErrBucketExists) {
-		return diffs, fmt.Errorf("create bucket %s: %w", NodesBucket, err)
+		return diffs, fmt.Errorf("create bucket %s: %w", names.Nodes, err)
 	}
 	return diffs, nil
 }

@@ -9,13 +9,42 @@ import (
 // DefaultPrefix is the first token of every troupe subject.
 const DefaultPrefix = "troupe"
 
-// Stream and bucket names.
+// Stream and bucket names of the default prefix (NamesFor(DefaultPrefix)).
 const (
 	EventsStream  = "TROUPE_EVENTS"
 	TasksStream   = "TROUPE_TASKS"
 	ResultsStream = "TROUPE_RESULTS"
 	NodesBucket   = "troupe_nodes"
 )
+
+// Names are the JetStream streams and buckets of one subject prefix, so
+// that two prefixes share a server without touching each other's.
+type Names struct {
+	Events, Tasks, Results string // streams
+	Nodes, Artifacts       string // KV bucket, object store
+}
+
+// NamesFor is prefix's names: streams <PREFIX>_EVENTS, _TASKS and
+// _RESULTS, buckets <prefix>_nodes and <prefix>_artifacts (the default
+// prefix keeps the names troupe always used).
+func NamesFor(prefix string) Names {
+	up := strings.ToUpper(prefix)
+	return Names{Events: up + "_EVENTS", Tasks: up + "_TASKS", Results: up + "_RESULTS",
+		Nodes: prefix + "_nodes", Artifacts: prefix + "_artifacts"}
+}
+
+// checkPrefix refuses a prefix that cannot name streams and buckets.
+func checkPrefix(prefix string) error {
+	if err := CheckToken("nats.prefix", prefix); err != nil {
+		return err
+	}
+	for _, r := range prefix {
+		if !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return fmt.Errorf("nats.prefix %q: use letters, digits, _ and - only (it names streams and buckets too)", prefix)
+		}
+	}
+	return nil
+}
 
 // EventSubject is <prefix>.evt.<run>.<agent>.<type>; the type's dots make
 // further tokens (agent.finished → ...agent.finished).

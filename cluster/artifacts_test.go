@@ -7,10 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
-	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
@@ -42,7 +40,6 @@ func TestArtifactsAcrossNodes(t *testing.T) {
 	}})
 	defer srv.Close()
 	nc := connect(t, s)
-	js, _ := jetstream.New(nc)
 	n, err := StartNode(t.Context(), NodeOptions{Bus: wrap(t, connect(t, s)), ID: "n1", Kinds: []string{"worker"}, Slots: 1,
 		Agent: actors.Options{Workspace: workspace(t), Client: modelClient(t, srv), Models: actors.Models{Default: "big"},
 			Settings: actors.Settings{PlanFirst: map[string]bool{"worker": false}}, Log: zerolog.Nop()},
@@ -58,7 +55,7 @@ func TestArtifactsAcrossNodes(t *testing.T) {
 	defer remote.Close()
 	res, err := actors.Run(t.Context(), actors.Options{Run: "ra", Workspace: workspace(t), Task: "t", Client: modelClient(t, srv),
 		Models: actors.Models{Default: "big"}, Placer: remote.Placer(), OnBudget: remote.ServeBudget, Events: &recorder{},
-		Artifacts: bus.NewArtifacts(js, "ra"), Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}}, Log: zerolog.Nop()})
+		Artifacts: wrap(t, nc).Artifacts("ra"), Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}}, Log: zerolog.Nop()})
 	if err != nil || res.Status != actors.StatusCompleted {
 		t.Fatalf("run %+v %v", res, err)
 	}

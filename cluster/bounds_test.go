@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/llm/llmtest"
@@ -205,4 +207,40 @@ func TestDuplicateDeliveryKeepsRunningCopy(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A remote task whose kind no live node serves fails within the placement
+// timeout with a sentence naming the kind, and leaves the queue.
+func TestRemoteKindWithoutNodesFails(t *testing.T) {
+	s := natsServer(t)
+	conn := wrap(t, connect(t, s))
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: conn, Run: "rk", PlacementTimeout: time.Second,
+		Placement: map[string]string{"worker": PlaceRemote}, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remote.Close()
+	child, err := remote.Placer().Place(t.Context(), actors.ChildTask{V: messages.ProtocolVersion, Run: "rk", ID: "worker-1",
+		Parent: "root", Kind: "worker", Task: "edit main.go", Model: "small"})
+	if err != nil || child == nil {
+		t.Fatalf("place: %v %v", child, err)
+	}
+	res, err := child.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != actors.StatusFailed || !strings.Contains(res.Err, `no live node serves kind "worker"`) {
+		t.Fatalf("result: %+v", res)
+	}
+	if remote.Stats().Unplaced != 1 {
+		t.Errorf("stats: %+v", remote.Stats())
+	}
+	st, err := conn.JetStream().Stream(t.Context(), conn.Names().Tasks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(t.Context())
+	if err != nil || info.State.Msgs != 0 {
+		t.Fatalf("the task is still queued: %+v %v", info.State, err)
+	}
 }

@@ -170,9 +170,9 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	if err := o.Bus.EnsureStreams(ctx, bus.StreamLimits{}); err != nil {
 		return nil, err
 	}
-	kv, err := o.Bus.JetStream().KeyValue(ctx, bus.NodesBucket)
+	kv, err := o.Bus.JetStream().KeyValue(ctx, o.Bus.Names().Nodes)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", bus.NodesBucket, err)
+		return nil, fmt.Errorf("open %s: %w", o.Bus.Names().Nodes, err)
 	}
 	if err := checkHeartbeat(ctx, kv, o.Heartbeat); err != nil {
 		return nil, err

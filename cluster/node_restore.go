@@ -20,8 +20,8 @@ import (
 // consumer creates (or finds) the durable consumer of kind's tasks.
 func (n *Node) consumer(ctx context.Context, kind string) (jetstream.Consumer, error) {
 	o := n.o
-	c, err := o.Bus.JetStream().CreateOrUpdateConsumer(ctx, bus.TasksStream, jetstream.ConsumerConfig{
-		Durable: consumerName(kind, o.Protocol), FilterSubject: TaskSubject(o.Bus.Prefix(), kind, o.Protocol),
+	c, err := o.Bus.JetStream().CreateOrUpdateConsumer(ctx, o.Bus.Names().Tasks, jetstream.ConsumerConfig{
+		Durable: consumerName(o.Bus.Prefix(), kind, o.Protocol), FilterSubject: TaskSubject(o.Bus.Prefix(), kind, o.Protocol),
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: o.AckWait, MaxDeliver: o.MaxDeliver, MaxAckPending: -1,
 		Description: fmt.Sprintf("troupe nodes taking %s tasks of protocol %d", kind, o.Protocol)})
 	if err != nil {
@@ -70,10 +70,10 @@ func (n *Node) registry() jetstream.KeyValue {
 // streams) when the server no longer has it; it reports whether there is
 // a bucket to write to again.
 func (n *Node) restoreRegistry(ctx context.Context) bool {
-	kv, err := n.o.Bus.JetStream().KeyValue(ctx, bus.NodesBucket)
+	kv, err := n.o.Bus.JetStream().KeyValue(ctx, n.o.Bus.Names().Nodes)
 	if gone(err) {
 		if err = n.o.Bus.EnsureStreams(ctx, bus.StreamLimits{}); err == nil {
-			kv, err = n.o.Bus.JetStream().KeyValue(ctx, bus.NodesBucket)
+			kv, err = n.o.Bus.JetStream().KeyValue(ctx, n.o.Bus.Names().Nodes)
 		}
 		if err == nil {
 			n.stats.restored.Add(1)

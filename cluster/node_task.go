@@ -156,7 +156,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 // runAgent runs the task's agent to its end while keeping the task alive
 // in the queue and answering control messages.
 func (n *Node) runAgent(rt *runningTask, task actors.ChildTask) (actors.AgentResult, bool) {
-	arts := bus.NewArtifacts(n.o.Bus.JetStream(), task.Run)
+	arts := n.o.Bus.Artifacts(task.Run)
 	defer arts.Close()
 	h, err := n.host.StartAgent(task, NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID), arts)
 	if err != nil {
@@ -219,7 +219,7 @@ func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult) erro
 func (n *Node) resultExists(task actors.ChildTask) bool {
 	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 	defer cancel()
-	s, err := n.o.Bus.JetStream().Stream(ctx, bus.ResultsStream)
+	s, err := n.o.Bus.JetStream().Stream(ctx, n.o.Bus.Names().Results)
 	if err != nil {
 		return false
 	}

@@ -34,18 +34,19 @@ type registry struct {
 	done  chan struct{}
 }
 
-func watchRegistry(ctx context.Context, js jetstream.JetStream, log zerolog.Logger) (*registry, error) {
-	kv, err := js.KeyValue(ctx, bus.NodesBucket)
+func watchRegistry(ctx context.Context, conn *bus.Conn, log zerolog.Logger) (*registry, error) {
+	bucket := conn.Names().Nodes
+	kv, err := conn.JetStream().KeyValue(ctx, bucket)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", bus.NodesBucket, err)
+		return nil, fmt.Errorf("open %s: %w", bucket, err)
 	}
 	st, err := kv.Status(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", bus.NodesBucket, err)
+		return nil, fmt.Errorf("read %s: %w", bucket, err)
 	}
 	w, err := kv.WatchAll(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("watch %s: %w", bus.NodesBucket, err)
+		return nil, fmt.Errorf("watch %s: %w", bucket, err)
 	}
 	g := &registry{nodes: map[string]messages.NodeInfo{}, seen: map[string]time.Time{}, rev: map[string]uint64{}, lost: map[string]uint64{},
 		ttl: st.TTL(), done: make(chan struct{})}
@@ -105,6 +106,19 @@ func (g *registry) hasFreeSlot(kind string) bool {
 	now := time.Now()
 	for _, n := range g.nodes {
 		if g.live(n.ID, now) && !n.Draining && n.Free > 0 && slices.Contains(n.Kinds, kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// serves reports whether a live node that is not draining serves kind.
+func (g *registry) serves(kind string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := time.Now()
+	for _, n := range g.nodes {
+		if g.live(n.ID, now) && !n.Draining && slices.Contains(n.Kinds, kind) {
 			return true
 		}
 	}

@@ -44,6 +44,10 @@ type RemoteOptions struct {
 	// it counts as lost: node.left (reason lost) is emitted and the leases
 	// it acquired are returned (default 30s).
 	LeaseTimeout time.Duration
+	// PlacementTimeout bounds how long a remote task waits, not yet
+	// started, while no live node serves its kind: then it fails with a
+	// sentence naming the kind (default 10s; node.placement_timeout).
+	PlacementTimeout time.Duration
 	// Events receives the run's events about nodes (pass the run's
 	// emitter, actors.Options.Events): node.left with reason lost for a
 	// node that stopped heartbeating, node.joined for a lost node heard
@@ -80,6 +84,7 @@ type Remote struct {
 	forged     atomic.Uint64
 	failedMax  atomic.Uint64
 	terminated atomic.Uint64
+	unplaced   atomic.Uint64
 }
 
 // StartRemote starts the orchestrator side of run.
@@ -89,6 +94,9 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 	}
 	if o.CancelWait == 0 {
 		o.CancelWait = 10 * time.Second
+	}
+	if o.PlacementTimeout <= 0 {
+		o.PlacementTimeout = 10 * time.Second
 	}
 	if o.LeaseTimeout == 0 {
 		o.LeaseTimeout = 30 * time.Second
@@ -109,14 +117,14 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		origin: fmt.Sprintf("%s/%d", host, os.Getpid()), wsKey: WorkspaceKey(o.Workspace)}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
-	if r.nodes, err = watchRegistry(r.ctx, o.Bus.JetStream(), o.Log); err != nil {
+	if r.nodes, err = watchRegistry(r.ctx, o.Bus, o.Log); err != nil {
 		r.Close()
 		return nil, err
 	}
 	r.nodeEv = newNodeEvents(o.Events, NodesAgent, o.Log)
 	r.sweeper.Add(1)
 	go r.sweepNodes()
-	cons, err := o.Bus.JetStream().OrderedConsumer(r.ctx, bus.ResultsStream, jetstream.OrderedConsumerConfig{
+	cons, err := o.Bus.JetStream().OrderedConsumer(r.ctx, o.Bus.Names().Results, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{bus.ResultSubject(o.Bus.Prefix(), o.Run, "*")}})
 	if err != nil {
 		r.Close()
@@ -127,9 +135,9 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		return nil, fmt.Errorf("consume results of %s: %w", o.Run, err)
 	}
 	for subj, fn := range map[string]nats.MsgHandler{
-		"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + bus.TasksStream + ".*": r.onMaxDeliveries,
-		"$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED." + bus.TasksStream + ".*": r.onTerminated,
-		bus.CtlSubject(o.Bus.Prefix(), o.Run, "*", ctlStarted):                 r.onStarted,
+		"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + o.Bus.Names().Tasks + ".*": r.onMaxDeliveries,
+		"$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED." + o.Bus.Names().Tasks + ".*": r.onTerminated,
+		bus.CtlSubject(o.Bus.Prefix(), o.Run, "*", ctlStarted):                     r.onStarted,
 	} {
 		sub, err := o.Bus.NATS().Subscribe(subj, fn)
 		if err != nil {
@@ -183,12 +191,13 @@ type RemoteStats struct {
 	Forged       uint64 // results for tasks this run never sent, or malformed
 	MaxDelivered uint64 // tasks that failed after MaxDeliver attempts
 	Terminated   uint64 // tasks a node refused for good (unreadable, or on the wrong subject)
+	Unplaced     uint64 // tasks failed because no live node served their kind for the placement timeout
 }
 
 // Stats reports the dropped results so far.
 func (r *Remote) Stats() RemoteStats {
 	return RemoteStats{Duplicates: r.duplicates.Load(), Forged: r.forged.Load(), MaxDelivered: r.failedMax.Load(),
-		Terminated: r.terminated.Load()}
+		Terminated: r.terminated.Load(), Unplaced: r.unplaced.Load()}
 }
 
 // Nodes lists the live nodes as the registry shows them.
@@ -329,7 +338,7 @@ func (r *Remote) onTerminated(m *nats.Msg) {
 func (r *Remote) deleteTask(seq uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if s, err := r.o.Bus.JetStream().Stream(ctx, bus.TasksStream); err == nil {
+	if s, err := r.o.Bus.JetStream().Stream(ctx, r.o.Bus.Names().Tasks); err == nil {
 		_ = s.DeleteMsg(ctx, seq)
 	}
 }

@@ -109,16 +109,49 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	r.bySeq[ack.Sequence] = c.task.ID
 	r.mu.Unlock()
 	defer r.forget(c, ack.Sequence)
-	select {
-	case res := <-c.done:
-		return res, nil
-	case <-ctx.Done():
-		c.Cancel("parent cancelled")
-		return c.awaitCancelled(), nil
-	case <-r.ctx.Done():
-		return actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError,
-			Err: "the orchestrator stopped waiting for the remote agent"}, nil
+	check := time.NewTicker(min(time.Second, r.o.PlacementTimeout/4))
+	defer check.Stop()
+	nobodySince := time.Time{} // since when no live node serves the kind (zero: one does)
+	for {
+		select {
+		case res := <-c.done:
+			return res, nil
+		case <-ctx.Done():
+			c.Cancel("parent cancelled")
+			return c.awaitCancelled(), nil
+		case <-r.ctx.Done():
+			return actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError,
+				Err: "the orchestrator stopped waiting for the remote agent"}, nil
+		case now := <-check.C:
+			if res, failed := c.unplaced(now, &nobodySince); failed {
+				return res, nil
+			}
+		}
 	}
+}
+
+// unplaced fails a task no node has started while no live node serves its
+// kind for the placement timeout: it is taken off the queue, so it never
+// runs later.
+func (c *remoteChild) unplaced(now time.Time, nobodySince *time.Time) (actors.AgentResult, bool) {
+	c.mu.Lock()
+	started, seq := c.node != "", c.seq
+	c.mu.Unlock()
+	if started || c.r.nodes.serves(c.task.Kind) {
+		*nobodySince = time.Time{}
+		return actors.AgentResult{}, false
+	}
+	if nobodySince.IsZero() {
+		*nobodySince = now
+	}
+	if now.Sub(*nobodySince) < c.r.o.PlacementTimeout {
+		return actors.AgentResult{}, false
+	}
+	c.r.deleteTask(seq)
+	c.r.unplaced.Add(1)
+	return actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError,
+		Err: fmt.Sprintf("no live node serves kind %q: the task waited %s (node.placement_timeout) and no node started it; start a node with --kinds %s or place %s locally",
+			c.task.Kind, c.r.o.PlacementTimeout, c.task.Kind, c.task.Kind)}, true
 }
 
 // awaitCancelled waits a while for a cancelled agent's own result (its

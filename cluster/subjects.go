@@ -15,7 +15,8 @@ func TaskSubject(prefix, kind string, protocol int) string {
 }
 
 // consumerName is the durable consumer of kind's tasks in one protocol
-// version, shared by every node of that version that runs the kind.
-func consumerName(kind string, protocol int) string {
-	return "troupe_" + kind + "_v" + strconv.Itoa(protocol)
+// version, shared by every node of that version that runs the kind:
+// <prefix>_<kind>_v<protocol>.
+func consumerName(prefix, kind string, protocol int) string {
+	return prefix + "_" + kind + "_v" + strconv.Itoa(protocol)
 }

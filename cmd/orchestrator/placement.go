@@ -46,5 +46,5 @@ func startPlacement(ctx context.Context, nb *runBus, cfg config.Config, run, wor
 		return nil, nil
 	}
 	return cluster.StartRemote(ctx, cluster.RemoteOptions{Bus: nb.conn,
-		Run: run, Placement: cfg.Placement, LeaseTimeout: cfg.Node.LeaseTimeout, Workspace: workspace, Events: events, Log: log})
+		Run: run, Placement: cfg.Placement, LeaseTimeout: cfg.Node.LeaseTimeout, PlacementTimeout: cfg.Node.PlacementTimeout, Workspace: workspace, Events: events, Log: log})
 }

@@ -152,6 +152,9 @@ type Node struct {
 	Heartbeat    time.Duration `yaml:"heartbeat"`
 	DrainTimeout time.Duration `yaml:"drain_timeout"`
 	LeaseTimeout time.Duration `yaml:"lease_timeout"`
+	// PlacementTimeout: a remote task not started while no live node
+	// serves its kind fails after this long.
+	PlacementTimeout time.Duration `yaml:"placement_timeout"`
 }
 
 // Sources say where Load looks. Empty fields are skipped.
