@@ -1,7 +1,6 @@
 package actors
 
 import (
-
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/messages"
