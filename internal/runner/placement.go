@@ -51,6 +51,6 @@ func startPlacement(ctx context.Context, b *Bus, placement map[string]string, le
 	if !anyRemote(placement) {
 		return nil, nil
 	}
-	return cluster.StartRemote(ctx, cluster.RemoteOptions{NC: b.conn.NATS(), JS: b.conn.JetStream(),
-		Prefix: b.conn.Prefix(), Run: run, Placement: placement, LeaseTimeout: lease, Workspace: workspace, Events: events, Log: log})
+	return cluster.StartRemote(ctx, cluster.RemoteOptions{Bus: b.conn,
+		Run: run, Placement: placement, LeaseTimeout: lease, Workspace: workspace, Events: events, Log: log})
 }
