@@ -1,0 +1,27 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"errors"
+	"os/exec"
+)
+
+func probeOnce() Support {
+	return Support{Notes: []string{"the sandbox needs Linux"}}
+}
+
+// Confine leaves cmd as it is outside Linux, or refuses when p is
+// required.
+func Confine(cmd *exec.Cmd, p Policy, s Support) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if p.Required {
+		return errors.Join(ErrUnsupported, errors.New("the sandbox needs Linux"))
+	}
+	return nil
+}
+
+// MaybeRunLauncher does nothing outside Linux.
+func MaybeRunLauncher() {}
