@@ -1,6 +1,9 @@
 package sandbox
 
 import (
+	"fmt"
+	"syscall"
+
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
@@ -25,6 +28,27 @@ var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/d
 // bind or connect. Rights this kernel lacks are left out (best effort):
 // Check and Missing say which.
 func applyLandlock(p Policy, inNetNS bool) error {
+	cfg, rules := landlockRules(p, inNetNS)
+	return cfg.BestEffort().Restrict(rules...)
+}
+
+// restrictThread applies the same Landlock rules to the calling thread
+// only (no_new_privs must be set on it first).
+func restrictThread(p Policy) error {
+	cfg, rules := landlockRules(p, false)
+	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
+	if err != nil || fd < 0 {
+		return err
+	}
+	defer syscall.Close(fd)
+	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return nil
+}
+
+// landlockRules are the configuration and rules for p.
+func landlockRules(p Policy, inNetNS bool) (landlock.Config, []landlock.Rule) {
 	cfg := landlock.Config{
 		// IOCTL on devices stays unrestricted (terminals need it); the
 		// newer UNIX-socket right is not handled at ABI 7.
@@ -38,10 +62,10 @@ func applyLandlock(p Policy, inNetNS bool) error {
 	}
 	rules := []landlock.Rule{
 		landlock.PathAccess(ll.AccessFSReadDir, "/"),
-		landlock.PathAccess(readFile, readGrants(p.DenyRead)...).IgnoreIfMissing(),
+		landlock.PathAccess(readFile, grantsMemo.get(p.DenyRead)...).IgnoreIfMissing(),
 		landlock.PathAccess(writeAll, p.Writable...).IgnoreIfMissing(),
 		landlock.PathAccess(deviceRW, devices...).IgnoreIfMissing(),
 		landlock.PathAccess(writeAll&^ll.AccessFSExecute, "/dev/pts").IgnoreIfMissing(),
 	}
-	return cfg.BestEffort().Restrict(rules...)
+	return cfg, rules
 }

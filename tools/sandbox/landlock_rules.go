@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // readGrants are the paths whose trees get read and execute rights so
@@ -19,13 +20,25 @@ import (
 // denied path (a grant on a symlink is a grant on its target). Denied
 // paths are taken both as written and with their symlinks resolved.
 func readGrants(denied []string) []string {
+	g, _, _ := walkGrants(denied)
+	return g
+}
+
+// walkGrants is readGrants, also returning the directories it listed and
+// their modification times, read before they were listed.
+func walkGrants(denied []string) (grants, listed []string, mtimes []time.Time) {
 	deny := resolveAll(denied)
 	if len(deny) == 0 {
-		return []string{"/"}
+		return []string{"/"}, nil, nil
 	}
 	var out []string
 	var walk func(dir string)
 	walk = func(dir string) {
+		var mt time.Time
+		if fi, err := os.Stat(dir); err == nil {
+			mt = fi.ModTime()
+		}
+		listed, mtimes = append(listed, dir), append(mtimes, mt)
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			return // unreadable to us: nothing to grant
@@ -48,10 +61,10 @@ func readGrants(denied []string) []string {
 		}
 	}
 	if beneathAny("/", deny) {
-		return nil
+		return nil, nil, nil
 	}
 	walk("/")
-	return out
+	return out, listed, mtimes
 }
 
 // aboveAny reports whether a path of list lies strictly beneath dir.

@@ -137,10 +137,7 @@ func apply(pl payload) error {
 		}
 	}
 	if pl.Support.Seccomp {
-		if err := loadSeccomp(); err != nil {
-			return fmt.Errorf("apply seccomp: %w", err)
-		}
-		return nil
+		return loadSeccomp(true, true)
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("set no_new_privs: %w", err)

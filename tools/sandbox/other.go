@@ -25,3 +25,11 @@ func Confine(cmd *exec.Cmd, p Policy, s Support) error {
 
 // MaybeRunLauncher does nothing outside Linux.
 func MaybeRunLauncher() {}
+
+// Start is cmd.Start outside Linux, or a refusal when p is required.
+func Start(cmd *exec.Cmd, p Policy, s Support) error {
+	if err := Confine(cmd, p, s); err != nil {
+		return err
+	}
+	return cmd.Start()
+}
