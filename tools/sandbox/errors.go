@@ -12,3 +12,6 @@ var ErrBadPolicy = errors.New("sandbox: invalid policy")
 
 // ErrWiden: a policy asked for more than the one it must stay within.
 var ErrWiden = errors.New("sandbox: a policy may tighten but never widen")
+
+// ErrClosed: the box was closed (its agent has ended).
+var ErrClosed = errors.New("sandbox: the agent's sandbox is closed")
