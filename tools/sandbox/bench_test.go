@@ -48,7 +48,7 @@ func BenchmarkPrepare(b *testing.B) {
 	pol := Policy{Writable: []string{b.TempDir()}, DenyRead: DefaultDenyRead("/root"), Network: NetworkAllow}
 	s := Check()
 	for b.Loop() {
-		if err := onFreshThread(func() error { return prepareThread(pol, s) }); err != nil {
+		if err := onFreshThread(nil, func() error { return prepareThread(pol, s) }); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -9,9 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -285,5 +287,38 @@ func TestStarterStaysFree(t *testing.T) {
 	}
 	if data, err := os.ReadFile(filepath.Join(b.home, ".ssh", "id_ed25519")); err != nil || len(data) == 0 {
 		t.Fatalf("the parent cannot read what its commands may not: %v", err)
+	}
+}
+
+// A command started with a parent-death signal outlives Start's thread
+// (the signal fires when the forking thread ends): it still answers
+// after many other starts and a collection.
+func TestPdeathsigSurvivesStart(t *testing.T) {
+	needKernel(t)
+	b := newBox(t)
+	for _, mode := range []Network{NetworkAllow, NetworkDeny} {
+		pol := b.pol
+		pol.Network = mode
+		cmd := exec.Command("sh", "-c", "read line; echo got $line")
+		cmd.Dir = b.ws
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := Start(cmd, pol, Check()); err != nil {
+			t.Fatal(err)
+		}
+		for range 4 {
+			_, _ = b.sh(t, "true")
+		}
+		runtime.GC()
+		_, _ = in.Write([]byte("hello\n"))
+		_ = in.Close()
+		if err := cmd.Wait(); err != nil || strings.TrimSpace(out.String()) != "got hello" {
+			t.Errorf("network %s: %v, %q", mode, err, out.String())
+		}
 	}
 }

@@ -36,9 +36,9 @@ func Start(cmd *exec.Cmd, p Policy, s Support) error {
 		if err := Confine(cmd, p, s); err != nil {
 			return err
 		}
-		return onFreshThread(func() error { return cmd.Start() })
+		return onFreshThread(cmd, func() error { return cmd.Start() })
 	}
-	return onFreshThread(func() error {
+	return onFreshThread(cmd, func() error {
 		if err := prepareThread(p, s); err != nil {
 			return fmt.Errorf("prepare the sandbox: %w", err)
 		}
@@ -46,14 +46,41 @@ func Start(cmd *exec.Cmd, p Policy, s Support) error {
 	})
 }
 
-// onFreshThread runs fn on an OS thread of its own that ends with it.
-func onFreshThread(fn func() error) error {
+// onFreshThread runs start on an OS thread of its own, and keeps that
+// thread until the process started ends: a parent-death signal
+// (SysProcAttr.Pdeathsig) fires when the thread that forked the child
+// ends, not the process (go.dev/issue/27505). The thread waits without
+// reaping (WNOWAIT), so the caller's cmd.Wait works as usual; then it
+// ends with its goroutine.
+func onFreshThread(cmd *exec.Cmd, start func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		// Never unlocked: when this goroutine returns, its thread,
 		// whatever was done to it, is terminated.
 		runtime.LockOSThread()
-		errc <- fn()
+		err := start()
+		if err != nil || cmd == nil || cmd.Process == nil {
+			errc <- err
+			return
+		}
+		// Opened before the caller can reap the child: the pidfd names
+		// this process even if its pid is reused later.
+		fd, ferr := unix.PidfdOpen(cmd.Process.Pid, 0)
+		errc <- nil
+		var info unix.Siginfo
+		for {
+			if ferr == nil {
+				err = unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			} else {
+				err = unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			}
+			if err != unix.EINTR {
+				break
+			}
+		}
+		if ferr == nil {
+			_ = unix.Close(fd)
+		}
 	}()
 	return <-errc
 }
