@@ -35,8 +35,10 @@ type BudgetServer struct {
 	rejected atomic.Uint64
 }
 
-// ServeBudget starts serving svc, the budget of run, on nc.
-func ServeBudget(nc *nats.Conn, prefix, run string, svc budget.Service, log zerolog.Logger) (*BudgetServer, error) {
+// StartBudgetServer starts serving svc, the budget of run, on conn (a
+// run with a Remote calls Remote.ServeBudget instead).
+func StartBudgetServer(conn *bus.Conn, run string, svc budget.Service, log zerolog.Logger) (*BudgetServer, error) {
+	nc, prefix := conn.NATS(), conn.Prefix()
 	if err := bus.CheckToken("run", run); err != nil {
 		return nil, err
 	}
@@ -185,10 +187,8 @@ func (s *BudgetServer) reject(m *nats.Msg, why string) {
 	s.rejected.Add(1)
 	s.log.Warn().Str("subject", m.Subject).Int("bytes", len(m.Data)).Msg("budget request rejected: " + why)
 	if m.Reply != "" {
-		b, _ := json.Marshal(struct {
-			V     int             `json:"v"`
-			Error *messages.Error `json:"error"`
-		}{1, &messages.Error{Code: messages.CodeBadRequest, Message: why}})
+		b, _ := json.Marshal(messages.ErrorReply{V: messages.ProtocolVersion,
+			Error: &messages.Error{Code: messages.CodeBadRequest, Message: why}})
 		_ = m.Respond(b)
 	}
 }

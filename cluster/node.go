@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -20,9 +21,9 @@ import (
 
 // NodeOptions configure a worker node.
 type NodeOptions struct {
-	NC     *nats.Conn
-	JS     jetstream.JetStream
-	Prefix string // default DefaultPrefix
+	// Bus is the connection to NATS, with JetStream and the subject
+	// prefix (required).
+	Bus *bus.Conn
 	// ID is unique per node process (default a new UUID); Name is for
 	// people (default the host name).
 	ID, Name string
@@ -61,9 +62,6 @@ type NodeOptions struct {
 }
 
 func (o *NodeOptions) defaults() {
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
-	}
 	if o.ID == "" {
 		o.ID = "node-" + uuid.NewString()[:8]
 	}
@@ -126,7 +124,7 @@ type NodeStats struct {
 type Node struct {
 	o      NodeOptions
 	kv     jetstream.KeyValue
-	info   NodeInfo
+	info   messages.NodeInfo
 	events *nodeEvents
 	slots  chan struct{}
 	host   *actors.Host // one actor system and tool set for every task
@@ -156,16 +154,19 @@ type Node struct {
 
 // StartNode registers the node and starts taking tasks.
 func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
+	if o.Bus == nil {
+		return nil, errors.New("start node: NodeOptions.Bus is nil")
+	}
 	o.defaults()
 	for _, k := range o.Kinds {
 		if err := bus.CheckToken("kind", k); err != nil {
 			return nil, err
 		}
 	}
-	if err := bus.EnsureStreams(ctx, o.JS, o.Prefix, bus.StreamLimits{}); err != nil {
+	if err := o.Bus.EnsureStreams(ctx, bus.StreamLimits{}); err != nil {
 		return nil, err
 	}
-	kv, err := o.JS.KeyValue(ctx, bus.NodesBucket)
+	kv, err := o.Bus.JetStream().KeyValue(ctx, bus.NodesBucket)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", bus.NodesBucket, err)
 	}
@@ -175,7 +176,7 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	host, _ := os.Hostname()
 	n := &Node{o: o, kv: kv, slots: make(chan struct{}, o.Slots), running: map[string]*runningTask{},
 		kicks: make(chan struct{}, 1), gone: newCancelMemory(), events: newNodeEvents(o.Events, o.ID, o.Log)}
-	n.info = NodeInfo{ID: o.ID, Name: o.Name, Host: host, Kinds: slices.Clone(o.Kinds), Slots: o.Slots, Free: o.Slots,
+	n.info = messages.NodeInfo{ID: o.ID, Name: o.Name, Host: host, Kinds: slices.Clone(o.Kinds), Slots: o.Slots, Free: o.Slots,
 		Version: o.Version, Protocol: o.Protocol, Workspace: o.WorkspaceKey, Started: time.Now().UTC()}
 	n.ctx, n.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	n.fetching, n.stopTake = context.WithCancel(n.ctx)
@@ -237,7 +238,7 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.mu.Lock()
 	n.info.Draining = true
 	n.mu.Unlock()
-	if n.o.NC.IsConnected() {
+	if n.o.Bus.NATS().IsConnected() {
 		_ = n.beat(ctx)
 	}
 	done := make(chan struct{})
@@ -265,7 +266,7 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.stopControl()
 	n.host.Close()
 	n.events.emit(NodesRun, n.o.ID, messages.EvtNodeLeft, messages.NodeLeft{Node: n.o.ID, Name: n.o.Name, Reason: NodeDrained})
-	if !n.o.NC.IsConnected() {
+	if !n.o.Bus.NATS().IsConnected() {
 		// The server is gone: the entry expires with its TTL.
 		n.o.Log.Warn().Msg("NATS unreachable: leaving the registry to the entry's TTL")
 		return nil

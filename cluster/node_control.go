@@ -59,7 +59,7 @@ func (c *cancelMemory) has(run, agent string) bool {
 // subscribeControl subscribes to every run's cancel, input and status
 // subjects (four subscriptions for the node's life).
 func (n *Node) subscribeControl() error {
-	p := n.o.Prefix
+	p := n.o.Bus.Prefix()
 	subs := []struct {
 		subj string
 		fn   nats.MsgHandler
@@ -70,7 +70,7 @@ func (n *Node) subscribeControl() error {
 		{bus.CtlSubject(p, "*", "*", ctlStatus), n.onStatus},
 	}
 	for _, s := range subs {
-		sub, err := n.o.NC.Subscribe(s.subj, s.fn)
+		sub, err := n.o.Bus.NATS().Subscribe(s.subj, s.fn)
 		if err != nil {
 			return err
 		}
@@ -78,7 +78,7 @@ func (n *Node) subscribeControl() error {
 		n.ctl = append(n.ctl, sub)
 		n.ctlMu.Unlock()
 	}
-	return n.o.NC.Flush()
+	return n.o.Bus.NATS().Flush()
 }
 
 func (n *Node) stopControl() {
@@ -109,7 +109,7 @@ func (n *Node) controlDropped() uint64 {
 
 // ctlTarget reads run and agent from <prefix>.ctl.<run>[.<agent>].<op>.
 func (n *Node) ctlTarget(subject string) (run, agent string) {
-	t := strings.Split(strings.TrimPrefix(subject, n.o.Prefix+".ctl."), ".")
+	t := strings.Split(strings.TrimPrefix(subject, n.o.Bus.Prefix()+".ctl."), ".")
 	switch len(t) {
 	case 2:
 		return t[0], ""

@@ -93,8 +93,7 @@ func TestWorkspaceMismatchRefused(t *testing.T) {
 	wrong.Agent.Workspace, wrong.AckWait = repoB, time.Hour
 	w := startNodeWith(t, wrong)
 	nc := connect(t, s)
-	js, _ := jetstream.New(nc)
-	remote, err := StartRemote(t.Context(), RemoteOptions{NC: nc, JS: js, Run: "rw2", Workspace: repoA,
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: "rw2", Workspace: repoA,
 		Placement: map[string]string{"explore": PlaceRemote}})
 	if err != nil {
 		t.Fatal(err)

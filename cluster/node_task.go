@@ -109,7 +109,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 // runAgent runs the task's agent to its end while keeping the task alive
 // in the queue and answering control messages.
 func (n *Node) runAgent(m jetstream.Msg, task actors.ChildTask) (actors.AgentResult, bool) {
-	h, err := n.host.StartAgent(task, NewBudgetClient(n.o.NC, n.o.Prefix, task.Run, n.o.ID), bus.NewArtifacts(n.o.JS, task.Run))
+	h, err := n.host.StartAgent(task, NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID), bus.NewArtifacts(n.o.Bus.JetStream(), task.Run))
 	if err != nil {
 		return actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusFailed, Reason: actors.ReasonError,
 			Err: fmt.Sprintf("node %s could not start the agent: %v", n.o.Name, err)}, false
@@ -129,8 +129,8 @@ func (n *Node) runAgent(m jetstream.Msg, task actors.ChildTask) (actors.AgentRes
 	if n.gone.has(task.Run, task.ID) { // cancelled while it was starting
 		h.Cancel("cancelled by the orchestrator")
 	}
-	b, _ := json.Marshal(startNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt})
-	_ = n.o.NC.Publish(bus.CtlSubject(n.o.Prefix, task.Run, task.ID, ctlStarted), b)
+	b, _ := json.Marshal(messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt})
+	_ = n.o.Bus.NATS().Publish(bus.CtlSubject(n.o.Bus.Prefix(), task.Run, task.ID, ctlStarted), b)
 	alive := time.NewTicker(n.o.AckWait / 3)
 	defer alive.Stop()
 	for {
@@ -145,8 +145,8 @@ func (n *Node) runAgent(m jetstream.Msg, task actors.ChildTask) (actors.AgentRes
 
 // refuse tells the task's orchestrator why this node did not run it.
 func (n *Node) refuse(task actors.ChildTask, why string) {
-	b, _ := json.Marshal(startNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt, Refused: why})
-	_ = n.o.NC.Publish(bus.CtlSubject(n.o.Prefix, task.Run, task.ID, ctlStarted), b)
+	b, _ := json.Marshal(messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt, Refused: why})
+	_ = n.o.Bus.NATS().Publish(bus.CtlSubject(n.o.Bus.Prefix(), task.Run, task.ID, ctlStarted), b)
 }
 
 func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult) error {
@@ -156,7 +156,7 @@ func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult) erro
 	}
 	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
 	defer cancel()
-	_, err = n.o.JS.PublishMsg(ctx, &nats.Msg{Subject: bus.ResultSubject(n.o.Prefix, task.Run, task.ID), Data: b,
+	_, err = n.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID), Data: b,
 		Header: nats.Header{jetstream.MsgIDHeader: []string{task.Run + "." + task.ID + ".result"}}})
 	return err
 }
@@ -166,10 +166,10 @@ func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult) erro
 func (n *Node) resultExists(task actors.ChildTask) bool {
 	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 	defer cancel()
-	s, err := n.o.JS.Stream(ctx, bus.ResultsStream)
+	s, err := n.o.Bus.JetStream().Stream(ctx, bus.ResultsStream)
 	if err != nil {
 		return false
 	}
-	_, err = s.GetLastMsgForSubject(ctx, bus.ResultSubject(n.o.Prefix, task.Run, task.ID))
+	_, err = s.GetLastMsgForSubject(ctx, bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID))
 	return err == nil
 }

@@ -45,6 +45,6 @@ func startPlacement(ctx context.Context, nb *runBus, cfg config.Config, run, wor
 	if !remote {
 		return nil, nil
 	}
-	return cluster.StartRemote(ctx, cluster.RemoteOptions{NC: nb.conn.NATS(), JS: nb.conn.JetStream(),
-		Prefix: nb.conn.Prefix(), Run: run, Placement: cfg.Placement, LeaseTimeout: cfg.Node.LeaseTimeout, Workspace: workspace, Events: events, Log: log})
+	return cluster.StartRemote(ctx, cluster.RemoteOptions{Bus: nb.conn,
+		Run: run, Placement: cfg.Placement, LeaseTimeout: cfg.Node.LeaseTimeout, Workspace: workspace, Events: events, Log: log})
 }
