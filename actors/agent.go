@@ -143,7 +143,7 @@ func (a *agent) start(c actor.Context) {
 		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Err: err.Error()})
 		return
 	}
-	a.ckpt = newCheckpointer(store, a.log, func(ck *convo.Checkpoint, path string, err error) {
+	a.ckpt = newCheckpointer(store, a.log, a.rt.written, func(ck *convo.Checkpoint, path string, err error) {
 		if err != nil {
 			a.log.Warn().Err(err).Int("round", ck.Round).Msg("checkpoint")
 			return

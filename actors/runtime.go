@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
@@ -63,7 +64,10 @@ type runtime struct {
 	// jobs from outliving their agent or this process; closed when the
 	// run's actor system shuts down.
 	procs *tools.ProcGuard
-	log   zerolog.Logger
+	// written counts the bytes the run's agents wrote to their checkpoints
+	// and journals (shared by the runs of a Host).
+	written *atomic.Int64
+	log     zerolog.Logger
 }
 
 func (rt *runtime) newSession(agent, kind string) *tools.Session {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +23,8 @@ import (
 // through the executor, recording each result in the journal as it
 // completes, appends the results to the conversation, then reports.
 // prior holds what a resumed step's journal recorded (nil for a new
-// step, which saves its checkpoint first).
+// step, which saves its checkpoint first; a resumed step's was saved by
+// resumeStep).
 // It reads only its arguments and the run's shared, concurrency-safe
 // parts (events, session, checkpointer); what it changes comes back in
 // toolsDone.
@@ -44,10 +44,8 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 		state, _ := json.Marshal(checkpointState{PlanRounds: st.planRounds, BestText: st.bestText, Seq: a.ev.current(),
 			Reads: a.session.Reads.Snapshot(), LoadedTools: loadedNames(st.loaded, nil)})
 		ck.State = state
-		ck.Conversation = conv.Clone()
-		a.ckpt.begin(ck, slices.ContainsFunc(calls, func(c messages.ToolCall) bool { return a.mutating(c, reg) }))
-	} else {
-		a.ckpt.reopen(st.round)
+		ck.Conversation = conv // this goroutine owns it, and begin writes it before returning
+		a.ckpt.begin(ck)
 	}
 	settled, open := a.settleFromJournal(calls, prior, done.results)
 	var run []messages.ToolCall
