@@ -70,10 +70,14 @@ type runtime struct {
 	log     zerolog.Logger
 }
 
-func (rt *runtime) newSession(agent string) *tools.Session {
-	return &tools.Session{Agent: agent, Workspace: rt.ws, Reads: tools.NewReadTracker(),
+func (rt *runtime) newSession(agent, kind string) *tools.Session {
+	s := &tools.Session{Agent: agent, Workspace: rt.ws, Reads: tools.NewReadTracker(),
 		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg, Artifacts: rt.artifacts,
 		Web: rt.web, Redact: rt.redact.String, Procs: rt.procs}
+	if sb := rt.toolCfg.Sandbox; sb != nil {
+		s.Sandbox = sb.Box(kind, rt.ws.Root())
+	}
+	return s
 }
 
 func (rt *runtime) registryFor(names []string) *tools.Registry { return rt.known.Filter(names) }
