@@ -81,7 +81,9 @@ func (h *Host) StartAgent(task ChildTask, svc budget.Service, artifacts tools.Ar
 	if svc != nil {
 		rt.budget = svc
 	}
-	rt.applyLimits(task.Limits)
+	if err := rt.applyLimits(task.Limits, task.Kind); err != nil {
+		return nil, fmt.Errorf("start agent: %w", err)
+	}
 	rt.log = rt.log.With().Str("run", task.Run).Logger()
 	ah := &AgentHandle{rt: &rt, results: make(chan AgentResult, 1), done: make(chan struct{})}
 	spec := agentSpec{id: task.ID, parent: task.Parent, kind: k, task: task.Task, context: task.Context,
