@@ -10,6 +10,10 @@ import (
 	"github.com/troupe-ai/troupe/internal/redact"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/tools"
+	agenttools "github.com/troupe-ai/troupe/tools/agent"
+	"github.com/troupe-ai/troupe/tools/builtin"
+	"github.com/troupe-ai/troupe/tools/procguard"
+	"github.com/troupe-ai/troupe/tools/web"
 )
 
 // Models says which model each agent runs on.
@@ -42,9 +46,9 @@ type runtime struct {
 	kinds     map[string]Kind
 	known     *tools.Registry
 	ws        *tools.Workspace
-	toolCfg   tools.Config
+	toolCfg   builtin.Config
 	cache     *tools.Cache
-	web       *tools.WebCache // pages web_fetch read, shared by the run's agents
+	web       *web.Cache // pages web_fetch read, shared by the run's agents
 	spill     *tools.Spiller
 	settings  Settings
 	events    Emitter // seqs, in front of the run's emitters
@@ -62,14 +66,16 @@ type runtime struct {
 	// procs keeps the processes of the run's shell commands, sessions and
 	// jobs from outliving their agent or this process; closed when the
 	// run's actor system shuts down.
-	procs *tools.ProcGuard
+	procs *procguard.Guard
 	log   zerolog.Logger
 }
 
 func (rt *runtime) newSession(agent string) *tools.Session {
-	return &tools.Session{Agent: agent, Workspace: rt.ws, Reads: tools.NewReadTracker(),
-		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg, Artifacts: rt.artifacts,
-		Web: rt.web, Redact: rt.redact.String, Procs: rt.procs}
+	s := &tools.Session{Agent: agent, Workspace: rt.ws, Reads: tools.NewReadTracker(),
+		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg.Config, Artifacts: rt.artifacts,
+		Redact: rt.redact.String}
+	builtin.Prepare(s, rt.toolCfg, builtin.Shared{Web: rt.web, Procs: rt.procs})
+	return s
 }
 
 func (rt *runtime) registryFor(names []string) *tools.Registry { return rt.known.Filter(names) }
@@ -101,7 +107,7 @@ func (rt *runtime) window(model string) int {
 func (rt *runtime) convoConfig(model string, toolNames []string) convo.Config {
 	protected := rt.settings.ProtectedTools
 	if protected == nil {
-		protected = []string{tools.NameTodo, tools.NameSubmitPlan}
+		protected = []string{tools.NameTodo, agenttools.NameSubmitPlan}
 	}
 	fixed := 0
 	for _, ts := range rt.registryFor(toolNames).ToolSpecs() {
