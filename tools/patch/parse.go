@@ -162,7 +162,7 @@ func (p *parser) parse() (*Doc, error) {
 			op  FileOp
 			err error
 		)
-		switch {
+		switch l = unindent(l); {
 		case strings.HasPrefix(l, addHeader):
 			op, err = p.parseAdd()
 		case strings.HasPrefix(l, deleteHeader):
@@ -186,7 +186,7 @@ func (p *parser) parse() (*Doc, error) {
 
 // headerPath reads "<header><path>" at the current line and advances.
 func (p *parser) headerPath(header string) (string, error) {
-	path := strings.TrimSpace(strings.TrimPrefix(p.Lines[p.pos], header))
+	path := strings.TrimSpace(strings.TrimPrefix(unindent(p.Lines[p.pos]), header))
 	if path == "" {
 		return "", p.errorf(fmt.Sprintf("a path after %q", header))
 	}
@@ -210,6 +210,10 @@ func isHunkHeader(l string) bool {
 		(strings.HasPrefix(l, "@@") && strings.TrimSpace(l[2:]) == "")
 }
 
+// unindent is l without its leading blanks: a file header may be indented
+// ("  *** Update File: a.go"), as Codex's parser allows.
+func unindent(l string) string { return strings.TrimLeft(l, " \t") }
+
 func isFileHeader(l string) bool {
 	return strings.HasPrefix(l, addHeader) || strings.HasPrefix(l, deleteHeader) || strings.HasPrefix(l, updateHeader)
 }
@@ -220,7 +224,7 @@ func (p *parser) parseAdd() (FileOp, error) {
 		return op, err
 	}
 	blank := 0 // blank lines seen since the last '+' line
-	for p.pos < p.end && !isFileHeader(p.Lines[p.pos]) {
+	for p.pos < p.end && !isFileHeader(unindent(p.Lines[p.pos])) {
 		l := p.Lines[p.pos]
 		switch {
 		case strings.HasPrefix(l, "+"):
@@ -346,9 +350,20 @@ func (doc *Doc) render() string {
 	return b.String()
 }
 
-// Paths scans patch text for the paths its headers name, Move
-// targets included, without parsing hunks.
+// Paths lists the paths a patch's headers name, Move targets included:
+// the parser's when the patch parses, else those a scan of the lines that
+// start with a header finds.
 func Paths(text string) []string {
+	if doc, err := Parse(text); err == nil {
+		var out []string
+		for _, op := range doc.Ops {
+			out = append(out, op.Path)
+			if op.MoveTo != "" {
+				out = append(out, op.MoveTo)
+			}
+		}
+		return out
+	}
 	var out []string
 	for l := range strings.SplitSeq(text, "\n") {
 		l = strings.TrimSuffix(l, "\r")
