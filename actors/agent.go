@@ -11,6 +11,8 @@ import (
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
+	agenttools "github.com/troupe-ai/troupe/tools/agent"
+	"github.com/troupe-ai/troupe/tools/web"
 )
 
 // agentSpec is what a new agent actor is started with.
@@ -64,7 +66,7 @@ type agent struct {
 	doom           doomState // doom-loop detection, carried through tool steps
 	pendingInput   []string
 	ended          bool
-	plan           *tools.Plan
+	plan           *agenttools.Plan
 	kids           *children
 	ckpt           *checkpointer
 	curTools       *phaseTools     // the current phase's tools
@@ -151,11 +153,11 @@ func (a *agent) start(c actor.Context) {
 		a.ev.emit(messages.EvtCheckpointSaved, messages.CheckpointSaved{Round: ck.Round, Path: path})
 	})
 	if a.mayDelegate() {
-		a.session.Delegator = agentDelegator{a}
+		agenttools.UseDelegator(a.session, agentDelegator{a})
 	}
-	a.session.Extractor = agentExtractor{a}
+	web.UseExtractor(a.session, agentExtractor{a})
 	if _, ok := a.rt.approver.(Asker); ok {
-		a.session.Asker = agentAsker{a}
+		agenttools.UseAsker(a.session, agentAsker{a})
 	}
 	a.phase = PhaseExecute
 	if a.spec.kind.PlanFirst && a.rt.settings.PlansFirst(a.spec.kind.Name) {

@@ -10,7 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/google/uuid"
 	"github.com/troupe-ai/troupe/messages"
-	"github.com/troupe-ai/troupe/tools"
+	agenttools "github.com/troupe-ai/troupe/tools/agent"
 )
 
 // child is a parent's record of one child agent.
@@ -40,7 +40,7 @@ type children struct {
 // Messages between a parent's tool goroutines and the parent actor.
 type (
 	prepareChild struct {
-		req tools.DelegateRequest
+		req agenttools.DelegateRequest
 	}
 	prepared struct {
 		spec agentSpec
@@ -233,7 +233,7 @@ func (a *agent) HandleFailure(sys *actor.ActorSystem, sup actor.Supervisor, who 
 }
 
 // newChildSpec validates a delegate request and builds the child's spec.
-func (a *agent) newChildSpec(req tools.DelegateRequest) (agentSpec, error) {
+func (a *agent) newChildSpec(req agenttools.DelegateRequest) (agentSpec, error) {
 	kind, ok := a.rt.kinds[req.Type]
 	if !ok || req.Type == KindRoot {
 		return agentSpec{}, fmt.Errorf("unknown agent type %q; available: %s", req.Type, strings.Join(a.rt.delegableKinds(), ", "))

@@ -18,6 +18,9 @@ import (
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/builtin"
+	"github.com/troupe-ai/troupe/tools/procguard"
+	"github.com/troupe-ai/troupe/tools/web"
 )
 
 // RootAgentID is the ID of every run's root agent.
@@ -34,7 +37,7 @@ type Options struct {
 	// Kinds are the agent kinds; nil → BuiltinKinds.
 	Kinds    map[string]Kind
 	Settings Settings
-	Tools    tools.Config
+	Tools    builtin.Config
 	// Budget limits the run; Tokens 0 → 10 million.
 	Budget   budget.Limits
 	Events   Emitter
@@ -273,7 +276,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 		kinds = BuiltinKinds()
 	}
 	kinds = kindsUnder(kinds, o.Tools)
-	known, err := tools.BuildRegistry(append(offeredTools(tools.All(), o.Tools), o.ExtraTools...)...)
+	known, err := tools.BuildRegistry(append(offeredTools(builtin.All(), o.Tools), o.ExtraTools...)...)
 	if err != nil {
 		return nil, fmt.Errorf("run: Options.ExtraTools: %w", err)
 	}
@@ -314,11 +317,11 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	}))
 	return &runtime{written: new(atomic.Int64), ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
-		cache: tools.NewCache(o.Tools.CacheMaxAge), web: tools.NewWebCache(o.Tools.Web.CacheTTL), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
+		cache: tools.NewCache(o.Tools.CacheMaxAge), web: web.NewCache(o.Tools.Web.CacheTTL), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
 		settings: o.Settings, events: seqs, seqs: seqs, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
 		redact:        secrets,
 		sources:       o.ToolSources,
-		toolCallLimit: o.Budget.ToolCalls > 0, procs: tools.NewProcGuard()}, nil
+		toolCallLimit: o.Budget.ToolCalls > 0, procs: procguard.New()}, nil
 }
 
 // childStrategy stops a failed agent, never restarts it: a restart would
