@@ -12,6 +12,10 @@ missing=()
 command -v rg >/dev/null || missing+=(ripgrep)
 { command -v fdfind >/dev/null || command -v fd >/dev/null; } || missing+=(fd-find)
 command -v nats-server >/dev/null || missing+=(nats-server)
+# The web view's test drives headless Chromium and scrapes /metrics with a
+# real Prometheus server.
+command -v chromium >/dev/null || missing+=(chromium)
+command -v prometheus >/dev/null || missing+=(prometheus)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "tests/run.sh: installing ${missing[*]}"

@@ -34,7 +34,7 @@ Usage:
   orchestrator demo [--workspace DIR [--in-place]] [--nodes N] [--keep]   an offline swarm against a scripted model
   orchestrator run [--workspace DIR] [--model M] [--config FILE] [--max-rounds N] [--json] [--yes] [flags] "task"
   orchestrator resume [RUN] [--workspace DIR] [--model M] [--json] [flags]
-  orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--config FILE]
+  orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--web ADDR] [flags]
   orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral] [flags]
   orchestrator node --nats URL --workspace DIR [--kinds explore,worker] [--slots N] [flags]   (same as the node program)
   orchestrator tools list [--config FILE] [--workspace DIR]

@@ -58,6 +58,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return exitUsage, usageErr("config: nats.events_max_age and nats.events_max_bytes must not be negative")
 	}
 	o.Token = cfg.NATS.Token
+	if a := fs.values["http"]; a != "" {
+		if err := checkLoopback("--http", a, fs.bools["http-public"]); err != nil {
+			return exitUsage, err
+		}
+	}
 	log := zerolog.New(stderr).Level(zerolog.WarnLevel)
 	emb, err := bus.StartEmbedded(ctx, o, log)
 	if err != nil {
@@ -81,6 +86,14 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 				fmt.Fprintf(stderr, "warning: %s\n", d)
 			}
 		}
+	}
+	if a := fs.values["http"]; a != "" {
+		web, err := serveWeb(ctx, emb.URL(), o.Token, cfg.NATS.Prefix, a, log)
+		if err != nil {
+			return exitFailed, err
+		}
+		defer web.Close()
+		announceWeb(stderr, web)
 	}
 	store := o.StoreDir
 	if o.Ephemeral {
