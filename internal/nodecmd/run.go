@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/config"
@@ -30,6 +31,7 @@ var Version = "dev"
 
 // Usage is the node program's help.
 const Usage = `Usage: node --nats URL --workspace DIR [--kinds explore,worker] [--slots N] [--name NAME] [--config FILE] [--log-level LEVEL]
+                  [--http ADDR]
        node version
 
 Runs agent tasks that orchestrators placed on the NATS work queue
@@ -48,6 +50,8 @@ Flags:
   --name NAME         name shown to watchers (default the host name)
   --config FILE       a config file layered over the others
   --log-level LEVEL   debug, info, warn or error logs on stderr (default info)
+  --http ADDR         serve this node's Prometheus metrics at http://ADDR/metrics (loopback)
+  --http-public       let --http listen beyond loopback
 
 Examples:
   node --nats nats://10.0.0.5:4222 --workspace ~/src/app --kinds explore,worker --slots 8
@@ -103,8 +107,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 type options struct {
-	nats, workspace, kinds, name, config string
-	slots                                int
+	nats, workspace, kinds, name, config, http string
+	slots                                      int
+	httpPublic                                 bool
 }
 
 // newFlags is the node program's flag set, filling o and level.
@@ -118,6 +123,8 @@ func newFlags(o *options, level *string) *flag.FlagSet {
 	fs.StringVar(&o.name, "name", "", "")
 	fs.StringVar(&o.config, "config", "", "")
 	fs.StringVar(level, "log-level", *level, "")
+	fs.StringVar(&o.http, "http", "", "")
+	fs.BoolVar(&o.httpPublic, "http-public", false, "")
 	return fs
 }
 
@@ -125,6 +132,9 @@ func newFlags(o *options, level *string) *flag.FlagSet {
 type usageError struct{ error }
 
 func serve(ctx context.Context, o options, getenv func(string) string, log zerolog.Logger, stderr io.Writer) error {
+	if err := checkLoopback(o.http, o.httpPublic); err != nil {
+		return err
+	}
 	ws, err := filepath.Abs(o.workspace)
 	if err != nil {
 		return usageError{err}
@@ -200,8 +210,17 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 	if o.slots > 0 {
 		n = o.slots
 	}
+	var events actors.Emitter = pub
+	if o.http != "" {
+		m, err := serveMetrics(ctx, o.http, o.httpPublic, log)
+		if err != nil {
+			return err
+		}
+		events = actors.Emitters{pub, actors.EmitterFunc(m.Apply)}
+		fmt.Fprintf(stderr, "metrics at http://%s/metrics\n", m.addr)
+	}
 	node, err := cluster.StartNode(ctx, cluster.NodeOptions{NC: conn.NATS(), JS: conn.JetStream(), Prefix: conn.Prefix(),
-		Name: o.name, Kinds: ks, Slots: n, Agent: agent, Events: pub, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
+		Name: o.name, Kinds: ks, Slots: n, Agent: agent, Events: events, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
 		Heartbeat: nc.Heartbeat, DrainTimeout: nc.DrainTimeout, Version: Version, Log: log})
 	if err != nil {
 		return err
