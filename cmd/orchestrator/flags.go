@@ -20,6 +20,7 @@ var commandFlags = map[string]flagNames{
 	"demo":         {[]string{"workspace", "nodes"}, []string{"keep", "in-place"}},
 	"watch":        {[]string{"nats", "run", "config", "web"}, []string{"from-start", "json", "follow", "interactive", "http-public"}},
 	"serve":        {[]string{"listen", "store", "cluster", "cluster-listen", "routes", "name", "config", "http"}, []string{"ephemeral", "http-public"}},
+	"mcp":          {[]string{"workspace", "config", "model", "nats", "http"}, []string{"http-public"}},
 	"config print": {[]string{"workspace", "config", "model", "nats"}, []string{"json"}},
 	"tools list":   {[]string{"workspace", "config"}, nil},
 	"tools call":   {[]string{"workspace", "script", "config"}, []string{"json"}},

@@ -146,6 +146,29 @@ Examples:
   orchestrator watch --nats nats://127.0.0.1:41297 --web 127.0.0.1:8080
   orchestrator watch --nats nats://127.0.0.1:41297 --run 5f1c0e9a --from-start --json | jq .type
 `,
+	"mcp": `Usage: orchestrator mcp [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--http ADDR [--http-public]]
+
+Serves troupe as an MCP server, on stdin/stdout (the default) or over
+streamable HTTP at http://ADDR/mcp. Its tools: start_run (a task, with
+placement and budget options; wait for the answer or get a run ID),
+explore (a question answered by a fan-out of explore agents, findings
+returned), check_run and cancel_run. Calls run concurrently, each its own
+run in --workspace, with the configuration run would use. Runs are
+headless: a tool call that needs approval is refused. Events go to NATS
+(--nats, else an embedded server), so watch and the web view see the runs.
+
+Flags:
+  --workspace DIR   the repository the runs work in (default .)
+  --config FILE     a config file layered over the others
+  --model M         the default model
+  --nats URL        publish events to this server (default: an embedded one)
+  --http ADDR       serve streamable HTTP at ADDR instead of stdio (loopback)
+  --http-public     let --http listen beyond loopback
+
+Examples:
+  orchestrator mcp --workspace ~/src/app
+  orchestrator mcp --workspace ~/src/app --http 127.0.0.1:8765
+`,
 	"serve": `Usage: orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral] [--config FILE]
                           [--http ADDR [--http-public]]
                           [--cluster NAME --name SERVER --cluster-listen HOST:PORT --routes URL,...]
