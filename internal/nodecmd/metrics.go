@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/watch"
 )
 
@@ -54,4 +56,18 @@ func checkLoopback(addr string, public bool) error {
 		return usageError{fmt.Errorf("--http %s listens beyond loopback; add --http-public to mean it", addr)}
 	}
 	return nil
+}
+
+// withMetrics is the node's emitter: pub, and with --http the metrics it
+// serves too.
+func withMetrics(ctx context.Context, o options, pub actors.Emitter, log zerolog.Logger, stderr io.Writer) (actors.Emitter, error) {
+	if o.http == "" {
+		return pub, nil
+	}
+	m, err := serveMetrics(ctx, o.http, o.httpPublic, log)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "metrics at http://%s/metrics\n", m.addr)
+	return actors.Emitters{pub, actors.EmitterFunc(m.Apply)}, nil
 }

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/config"
@@ -210,14 +209,9 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 	if o.slots > 0 {
 		n = o.slots
 	}
-	var events actors.Emitter = pub
-	if o.http != "" {
-		m, err := serveMetrics(ctx, o.http, o.httpPublic, log)
-		if err != nil {
-			return err
-		}
-		events = actors.Emitters{pub, actors.EmitterFunc(m.Apply)}
-		fmt.Fprintf(stderr, "metrics at http://%s/metrics\n", m.addr)
+	events, err := withMetrics(ctx, o, pub, log, stderr)
+	if err != nil {
+		return err
 	}
 	node, err := cluster.StartNode(ctx, cluster.NodeOptions{NC: conn.NATS(), JS: conn.JetStream(), Prefix: conn.Prefix(),
 		Name: o.name, Kinds: ks, Slots: n, Agent: agent, Events: events, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
