@@ -15,22 +15,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/troupe-ai/troupe/internal/peer"
 )
-
-// peer finds an outside program a test needs: missing, the test fails
-// under CI=true (naming it) and skips elsewhere.
-func peer(t *testing.T, name, pkg string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is missing (Debian package %s; tests/run.sh installs it)", name, pkg)
-	}
-	t.Skipf("%s is not installed (Debian package %s; tests/run.sh installs it)", name, pkg)
-	return ""
-}
 
 // browser is a headless Chromium driven over the DevTools protocol.
 type browser struct {
@@ -43,7 +29,7 @@ type browser struct {
 // page at pageURL.
 func startBrowser(t *testing.T, pageURL string) *browser {
 	t.Helper()
-	bin := peer(t, "chromium", "chromium")
+	bin := peer.Need(t, "chromium")
 	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
 		"--user-data-dir="+t.TempDir(), "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",

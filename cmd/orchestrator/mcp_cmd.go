@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
 )
 
@@ -36,7 +37,7 @@ func cmdMCP(ctx context.Context, args []string, env runEnv, stdin io.Reader, std
 	if ws == "" {
 		ws = "."
 	}
-	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: env.home, Workspace: absOr(ws), Getenv: env.getenv})
+	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: env.home, Workspace: runner.Abs(ws), Getenv: env.getenv})
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
@@ -52,17 +53,17 @@ func cmdMCP(ctx context.Context, args []string, env runEnv, stdin io.Reader, std
 		return exitUsage, usageErr("config: %v", err)
 	}
 	log := zerolog.New(setup.Redactor(cfg).Writer(stderr)).Level(zerolog.WarnLevel)
-	nb, err := startBus(ctx, cfg.NATS, setup.StreamLimits(cfg), "nats.url", absOr(ws), log)
+	nb, err := runner.StartBus(ctx, cfg.NATS, setup.StreamLimits(cfg), "nats.url", runner.Abs(ws), log)
 	if err != nil {
 		return exitUsage, err
 	}
-	defer nb.close(context.Background())
+	defer nb.Close(context.Background())
 	ctx, cancel := context.WithCancel(ctx)
 	s := &mcpServer{ctx: ctx, cfg: cfg, ws: ws, nb: nb, log: log, runs: map[string]*mcpRun{}}
 	defer s.wg.Wait() // the runs, cancelled below, end first
 	defer cancel()
 	srv := newMCPServer(s)
-	fmt.Fprintf(stderr, "troupe MCP server: runs in %s, events on %s\n", absOr(ws), nb.url)
+	fmt.Fprintf(stderr, "troupe MCP server: runs in %s, events on %s\n", runner.Abs(ws), nb.URL())
 	if addr == "" {
 		err := srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
 		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {

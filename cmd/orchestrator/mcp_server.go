@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -20,7 +21,7 @@ type mcpServer struct {
 	ctx  context.Context // the server's life: runs end with it
 	cfg  config.Config
 	ws   string
-	nb   *runBus
+	nb   *runner.Bus
 	log  zerolog.Logger
 	mu   sync.Mutex
 	runs map[string]*mcpRun
@@ -132,11 +133,9 @@ func (s *mcpServer) start(task, placement string, budgetTokens int64) (*mcpRun, 
 	}
 	cfg := s.cfg
 	if placement != "" {
-		p, err := parsePlacement(placement, cfg.Placement)
-		if err != nil {
-			return nil, fmt.Errorf("placement: %w", err)
+		if err := (runner.Overrides{Placement: placement}).Apply(&cfg); err != nil {
+			return nil, err
 		}
-		cfg.Placement = p
 	}
 	opts, err := setup.TeamOptions(cfg, s.ws, s.log)
 	if err != nil {
@@ -147,19 +146,15 @@ func (s *mcpServer) start(task, placement string, budgetTokens int64) (*mcpRun, 
 	if budgetTokens > 0 {
 		opts.Budget.Tokens = budgetTokens
 	}
-	opts.Events = actors.Emitters{s.nb.pub, actors.EmitterFunc(r.collect)}
-	opts.EventsDropped = s.nb.dropped
-	opts.Artifacts = s.nb.conn.Artifacts(r.id)
+	opts.Artifacts = s.nb.Conn().Artifacts(r.id)
 	ctx, cancel := context.WithCancel(s.ctx)
 	r.cancel = cancel
-	remote, err := startPlacement(ctx, s.nb, cfg, r.id, opts.Workspace, opts.Events, s.log)
+	team, err := runner.Start(ctx, s.nb, runner.Params{Options: opts, Placement: cfg.Placement, LeaseTimeout: cfg.Node.LeaseTimeout,
+		Sinks: []actors.Emitter{actors.EmitterFunc(r.collect)}, Log: s.log})
 	if err != nil {
 		cancel()
 		setup.CloseToolSources(opts.ToolSources)
 		return nil, err
-	}
-	if remote != nil {
-		opts.Placer, opts.OnBudget = remote.Placer(), remote.ServeBudget
 	}
 	s.mu.Lock()
 	s.runs[r.id] = r
@@ -169,10 +164,8 @@ func (s *mcpServer) start(task, placement string, budgetTokens int64) (*mcpRun, 
 		defer s.wg.Done()
 		defer cancel()
 		defer setup.CloseToolSources(opts.ToolSources)
-		if remote != nil {
-			defer remote.Close()
-		}
-		res, err := actors.Run(ctx, opts)
+		defer team.Close()
+		res, err := team.Execute(ctx)
 		r.mu.Lock()
 		r.res, r.err = res, err
 		r.mu.Unlock()

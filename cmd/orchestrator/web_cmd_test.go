@@ -17,6 +17,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/internal/peer"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -106,7 +107,7 @@ func serveWithHTTP(t *testing.T) (*serving, string) {
 // startPrometheus runs a real Prometheus server scraping target every
 // second and returns its address.
 func startPrometheus(t *testing.T, target string) string {
-	bin := peer(t, "prometheus", "prometheus")
+	bin := peer.Need(t, "prometheus")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
 	doc := fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: troupe\n    static_configs:\n      - targets: [%q]\n", target)
@@ -175,7 +176,7 @@ func TestServeHTTPWebViewAndMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus and Chromium")
 	}
-	promBin, chromeBin := peer(t, "prometheus", "prometheus"), peer(t, "chromium", "chromium")
+	promBin, chromeBin := peer.Need(t, "prometheus"), peer.Need(t, "chromium")
 	_, _ = promBin, chromeBin
 	s, web := serveWithHTTP(t)
 	prom := startPrometheus(t, web)
