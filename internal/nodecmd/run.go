@@ -88,6 +88,10 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "node: unexpected argument %q\n\n%s", fs.Arg(0), Usage)
 		return 2
 	}
+	if err := checkLoopback(o.http, o.httpPublic); err != nil {
+		fmt.Fprintf(stderr, "node: %v\n", err)
+		return 2
+	}
 	lvl, err := zerolog.ParseLevel(level)
 	if err != nil {
 		fmt.Fprintf(stderr, "node: --log-level: %v\n", err)
@@ -131,9 +135,6 @@ func newFlags(o *options, level *string) *flag.FlagSet {
 type usageError struct{ error }
 
 func serve(ctx context.Context, o options, getenv func(string) string, log zerolog.Logger, stderr io.Writer) error {
-	if err := checkLoopback(o.http, o.httpPublic); err != nil {
-		return err
-	}
 	ws, err := filepath.Abs(o.workspace)
 	if err != nil {
 		return usageError{err}
