@@ -13,6 +13,7 @@ const (
 	ChangeStatusConflict = "conflict"
 	ChangeStatusBranch   = "branch"
 	ChangeStatusPatch    = "patch"
+	ChangeStatusError    = "error"
 )
 
 // FileChange is one file of a changeset.
@@ -71,9 +72,11 @@ type ChangesConflict struct {
 type ChangeOutcome struct {
 	Agent  string   `json:"agent"`
 	Files  []string `json:"files"`
-	Status string   `json:"status" doc:"applied, conflict, branch or patch"`
+	Status string   `json:"status" doc:"applied, conflict, branch, patch or error"`
 	Patch  string   `json:"patch,omitempty"`
 	Branch string   `json:"branch,omitempty"`
 	// Conflicts are the files that conflicted (status conflict).
 	Conflicts []string `json:"conflicts,omitempty"`
+	// Error says why the changes could not be brought back (status error).
+	Error string `json:"error,omitempty"`
 }
