@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/troupe-ai/troupe/internal/ignore"
 )
@@ -134,9 +133,4 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
-}
-
-// hasPrefixDir reports whether rel (slash-separated) is dir or below it.
-func hasPrefixDir(rel, dir string) bool {
-	return rel == dir || strings.HasPrefix(rel, dir+"/")
 }
