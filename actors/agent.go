@@ -143,7 +143,7 @@ func (a *agent) start(c actor.Context) {
 	a.self = c.Self()
 	a.ctx, a.cancel = context.WithCancel(a.rt.ctx)
 	a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log).withAttempt(a.spec.attempt)
-	a.session = a.rt.newSession(a.spec.id)
+	a.session = a.rt.newSession(a.spec.id, a.spec.kind.Name)
 	if a.spec.iso != nil {
 		// Its tools see its worktree, and cache what they read there apart.
 		a.session.Workspace = a.spec.iso.ws
@@ -154,7 +154,7 @@ func (a *agent) start(c actor.Context) {
 		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Err: err.Error()})
 		return
 	}
-	a.ckpt = newCheckpointer(store, a.log, func(ck *convo.Checkpoint, path string, err error) {
+	a.ckpt = newCheckpointer(store, a.log, a.rt.written, func(ck *convo.Checkpoint, path string, err error) {
 		if err != nil {
 			a.log.Warn().Err(err).Int("round", ck.Round).Msg("checkpoint")
 			return

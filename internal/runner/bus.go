@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"context"
@@ -14,25 +14,25 @@ import (
 	"github.com/troupe-ai/troupe/internal/config"
 )
 
-// runBus is a run's NATS: an embedded server (unless an external one was
+// Bus is a run's NATS: an embedded server (unless an external one was
 // named), the connection, and the event publisher.
-type runBus struct {
+type Bus struct {
 	emb  *bus.Embedded
 	conn *bus.Conn
 	pub  *bus.Publisher
 	url  string
 }
 
-// startBus starts the embedded server in workspace's .troupe/nats (or a
+// StartBus starts the embedded server in workspace's .troupe/nats (or a
 // temporary store when ephemeral), or connects to cfg.URL; a URL or
 // credentials that do not work are a usage error naming the setting.
-func startBus(ctx context.Context, cfg config.NATS, limits bus.StreamLimits, setting, workspace string, log zerolog.Logger) (*runBus, error) {
-	b := &runBus{}
+func StartBus(ctx context.Context, cfg config.NATS, limits bus.StreamLimits, setting, workspace string, log zerolog.Logger) (*Bus, error) {
+	b := &Bus{}
 	urls := cfg.URL
 	if urls == "" {
-		host, port, err := splitListen(cfg.Listen)
+		host, port, err := SplitListen(cfg.Listen)
 		if err != nil {
-			return nil, usageErr("nats.listen: %v", err)
+			return nil, Usage("nats.listen: %v", err)
 		}
 		store := cfg.StoreDir
 		if store == "" {
@@ -45,41 +45,48 @@ func startBus(ctx context.Context, cfg config.NATS, limits bus.StreamLimits, set
 		}
 		urls, setting = b.emb.URL(), "embedded server"
 	}
-	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: urls, Setting: setting, Token: cfg.Token, User: cfg.User,
-		Password: cfg.Password, CredsFile: cfg.Creds, TLSCA: cfg.TLSCA, TLSCert: cfg.TLSCert, TLSKey: cfg.TLSKey,
-		Name: "troupe orchestrator", Prefix: cfg.Prefix}, log)
+	conn, err := Connect(ctx, cfg, urls, setting, "troupe orchestrator", log)
 	if err != nil {
-		b.close(context.Background())
-		return nil, usageErr("%v", err)
+		b.Close(context.Background())
+		return nil, Usage("%v", err)
 	}
 	b.conn, b.url = conn, urls
 	diffs, err := conn.ReconcileStreams(ctx, limits)
 	if err != nil {
-		b.close(context.Background())
+		b.Close(context.Background())
 		return nil, fmt.Errorf("%s: %w", setting, err)
 	}
 	logLimitDiffs(log, diffs)
 	if b.pub, err = conn.NewPublisher(bus.PublisherOptions{Queue: cfg.PublishQueue, Log: log}); err != nil {
-		b.close(context.Background())
+		b.Close(context.Background())
 		return nil, err
 	}
 	return b, nil
 }
 
-// dropped counts the events that could not be published, after waiting
+// Conn is the connection to the run's NATS.
+func (b *Bus) Conn() *bus.Conn { return b.conn }
+
+// Publisher publishes the run's events.
+func (b *Bus) Publisher() *bus.Publisher { return b.pub }
+
+// URL is the server's address (the embedded one's, or the URLs named).
+func (b *Bus) URL() string { return b.url }
+
+// Dropped counts the events that could not be published, after waiting
 // (at most 10 s) for the acknowledgements still awaited, so that the count
 // run.finished carries is settled: an event whose acknowledgement times out
 // counts as dropped only then.
-func (b *runBus) dropped() uint64 {
+func (b *Bus) Dropped() uint64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = b.pub.Flush(ctx)
 	return b.pub.Dropped()
 }
 
-// close flushes the events, closes the connection and stops the embedded
+// Close flushes the events, closes the connection and stops the embedded
 // server, in that order, so no event is lost at exit.
-func (b *runBus) close(ctx context.Context) {
+func (b *Bus) Close(ctx context.Context) {
 	if b == nil {
 		return
 	}
@@ -96,8 +103,8 @@ func (b *runBus) close(ctx context.Context) {
 	}
 }
 
-// announce tells the user where the events are and how to watch them.
-func (b *runBus) announce(w io.Writer, run string) {
+// Announce tells the user where the events are and how to watch them.
+func (b *Bus) Announce(w io.Writer, run string) {
 	where := "NATS"
 	if b.emb != nil {
 		where = "embedded NATS"
@@ -105,8 +112,17 @@ func (b *runBus) announce(w io.Writer, run string) {
 	fmt.Fprintf(w, "events: %s at %s · watch: orchestrator watch --nats %s --run %s\n", where, b.url, b.url, run)
 }
 
-// splitListen parses host:port (port 0 or empty = any free port).
-func splitListen(listen string) (string, int, error) {
+// Connect connects to the NATS at urls with cfg's credentials, TLS and
+// prefix, as name; setting names where urls came from, for the error
+// when they do not work.
+func Connect(ctx context.Context, cfg config.NATS, urls, setting, name string, log zerolog.Logger) (*bus.Conn, error) {
+	return bus.Connect(ctx, bus.ConnectOptions{URLs: urls, Setting: setting, Token: cfg.Token, User: cfg.User,
+		Password: cfg.Password, CredsFile: cfg.Creds, TLSCA: cfg.TLSCA, TLSCert: cfg.TLSCert, TLSKey: cfg.TLSKey,
+		Name: name, Prefix: cfg.Prefix}, log)
+}
+
+// SplitListen parses host:port (port 0 or empty = any free port).
+func SplitListen(listen string) (string, int, error) {
 	if listen == "" {
 		return "127.0.0.1", 0, nil
 	}
