@@ -163,6 +163,7 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 	parent := c.Self()
 	root := a.rt.system.Root
 	spec.done = func(r AgentResult) { root.Send(parent, &childEnded{id: spec.id, result: r}) }
+	spec.parentEv = a.ev
 	task := spec.childTask(a.rt.run, ch.model)
 	task.Limits = a.rt.taskLimits(spec.kind.Name)
 	remote, err := a.rt.placer.Place(a.ctx, task)
@@ -172,6 +173,18 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 	producer := func() actor.Actor { return newAgent(a.rt, spec) }
 	where := "local"
 	if remote != nil {
+		// A remote child works on the node's checkout; its local
+		// worktree, if it got one, is not needed.
+		leave := spec.leave
+		go spec.dropWorktree()
+		spec.iso = nil
+		done := spec.done
+		spec.done = func(r AgentResult) {
+			if leave != nil {
+				leave()
+			}
+			done(r)
+		}
 		producer = func() actor.Actor { return &proxy{rt: a.rt, task: task, remote: remote, done: spec.done} }
 		where = "remote"
 	}

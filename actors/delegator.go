@@ -48,12 +48,17 @@ func (d agentDelegator) Delegate(ctx context.Context, req agenttools.DelegateReq
 		spec.lease = lease.Tokens
 		a.ev.emit(messages.EvtBudgetAcquired, lease.Wire())
 	}
+	if spec.iso, spec.leave, err = a.rt.iso.enter(ctx, spec.kind, spec.id, spec.background); err != nil {
+		d.releaseUnused(spec.id)
+		return agenttools.ChildReport{}, fmt.Errorf("start %s agent: %v", spec.kind.Name, err)
+	}
 	res, err = a.rt.system.Root.RequestFuture(a.self, &spawnChild{spec: spec}, actorAskTimeout).Result()
 	sp, _ := res.(*spawned)
 	if err == nil && sp != nil {
 		err = sp.err
 	}
 	if err != nil {
+		spec.discard()
 		d.releaseUnused(spec.id)
 		return agenttools.ChildReport{}, fmt.Errorf("start %s agent: %v", spec.kind.Name, err)
 	}
@@ -164,6 +169,6 @@ func (d agentDelegator) report(ch *child) agenttools.ChildReport {
 		model = ch.model
 	}
 	return agenttools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: model,
-		Status: r.Status, Reason: r.Reason, Text: capText(r.Text, d.a.rt.settings.ResultLimit()), Plan: r.Plan,
+		Status: r.Status, Reason: r.Reason, Text: capText(r.Text, d.a.rt.settings.ResultLimit()) + changesNote(r.Changes), Plan: r.Plan,
 		Err: r.Err, Rounds: r.Rounds, Tokens: r.Usage.Total(), Cost: r.Cost, Changed: r.Changed, Node: r.Node}
 }

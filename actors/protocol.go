@@ -46,6 +46,9 @@ type AgentResult struct {
 	Changed []string `json:"changed,omitempty"`
 	// Node is the node that ran the agent ("" when it ran here).
 	Node string `json:"node,omitempty"`
+	// Changes is what became of the changes of an agent that worked in
+	// its own worktree (nil: none, or it worked in the workspace).
+	Changes *messages.ChangeOutcome `json:"changes,omitempty"`
 }
 
 // Cancel asks an agent to stop: its running model call or tools are

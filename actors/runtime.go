@@ -63,6 +63,7 @@ type runtime struct {
 	// toolCallLimit: the run limits tool calls, so they are charged at once.
 	toolCallLimit bool
 	dataDir       string
+	iso           *isolation       // worktrees for agents that may change files
 	redact        *redact.Redactor // configured secrets, masked in all the run writes
 	// procs keeps the processes of the run's shell commands, sessions and
 	// jobs from outliving their agent or this process; closed when the

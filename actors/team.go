@@ -89,6 +89,9 @@ type Result struct {
 	// EventsDropped counts the events that could not be published (see
 	// Options.EventsDropped), up to run.finished.
 	EventsDropped uint64 `json:"events_dropped,omitempty"`
+	// Changes are what became of the changes of the agents that worked in
+	// worktrees of their own, in the order they were brought back.
+	Changes []messages.ChangeOutcome `json:"changes,omitempty"`
 	// LastSeq is the seq of the last event of each agent of this process,
 	// as run.finished carries it (run.finished's own for "run"): with it,
 	// a subscriber counts the events it lacks.
@@ -202,7 +205,7 @@ func (t *Team) Wait(ctx context.Context) (Result, error) {
 	}
 	_ = t.rt.system.Root.StopFuture(t.root).Wait()
 	rt := t.rt
-	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(t.start)}
+	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(t.start), Changes: rt.iso.results()}
 	// Every lease of the tree is back: an agent releases its lease before
 	// its result is delivered, and only after its children have ended.
 	if snap, err := rt.budget.Snapshot(context.Background()); err == nil {
@@ -309,6 +312,11 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 		events = redactingEmitter{out: events, r: secrets}
 	}
 	seqs := &seqTracker{out: events}
+	iso, err := newIsolation(ctx, o.Settings, ws.Root(), o.DataDir, o.Log)
+	if err != nil {
+		_ = ws.Close()
+		return nil, err
+	}
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		if o.Log.GetLevel() == zerolog.Disabled {
 			return slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -318,7 +326,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	return &runtime{written: new(atomic.Int64), ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
 		cache: tools.NewCache(o.Tools.CacheMaxAge), web: web.NewCache(o.Tools.Web.CacheTTL), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
-		settings: o.Settings, events: seqs, seqs: seqs, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
+		settings: o.Settings, iso: iso, events: seqs, seqs: seqs, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
 		redact:        secrets,
 		sources:       o.ToolSources,
 		toolCallLimit: o.Budget.ToolCalls > 0, procs: procguard.New()}, nil

@@ -7,7 +7,7 @@ type flagNames struct {
 
 // runValueFlags and runBoolFlags are the flags of run and resume.
 var (
-	runValueFlags = []string{"workspace", "model", "config", "max-rounds", "log-level", "nats", "placement", "ask-via"}
+	runValueFlags = []string{"workspace", "model", "config", "max-rounds", "log-level", "nats", "placement", "ask-via", "changes"}
 	runBoolFlags  = []string{"json", "keep-checkpoints", "yes", "ephemeral", "quiet"}
 )
 

@@ -273,6 +273,9 @@ const runFlagsHelp = `Flags:
   --nats URL             use this NATS server or cluster instead of an embedded one
   --ephemeral            the embedded server keeps its store in a temporary directory
   --placement K=P,...    where kinds run: local, remote (a node) or auto, e.g. explore=remote
+  --changes MODE         what becomes of the changes of workers in their own worktrees (agent.isolation):
+                         apply (merge into the workspace; a conflict keeps .troupe/runs/RUN/changes/AGENT.patch),
+                         branch (commit on troupe/RUN/AGENT) or patch (write the patch file only); default apply
 `
 
 // printHelp writes the help of cmd ("tools call" for a subcommand).
