@@ -90,11 +90,11 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return exitFailed, err
 	}
 	defer nb.close(ctx)
-	fmt.Fprintf(stderr, "events: embedded NATS at %s\nwatch it from another terminal: orchestrator watch --nats %s --run %s\n", nb.url, nb.url, run)
+	fmt.Fprintf(stderr, "events: embedded NATS at %s\nwatch it from another terminal: orchestrator watch --nats %s%s --run %s\n", nb.url, nb.url, nb.creds.credsFlag(bus.RoleWatcher), run)
 	opts := actors.Options{Run: run, Workspace: ws, Task: demoTask, Client: client, Log: zerolog.Nop(),
 		Models: actors.Models{Default: "demo-large", Cheap: "demo-small", Cost: demoPricing.Cost}}
 	if nodes > 0 {
-		stopNodes, err := startDemoNodes(ctx, nodes, nb.url, srv.URL(), ws, stderr)
+		stopNodes, err := startDemoNodes(ctx, nodes, nb.url, nb.creds.path(bus.RoleNode), srv.URL(), ws, stderr)
 		if err != nil {
 			return exitFailed, err
 		}

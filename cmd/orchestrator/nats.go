@@ -21,6 +21,9 @@ type runBus struct {
 	conn *bus.Conn
 	pub  *bus.Publisher
 	url  string
+	// creds are the role credentials of the embedded server (nil with an
+	// external server or a shared token).
+	creds *serverCreds
 }
 
 // startBus starts the embedded server in workspace's .troupe/nats (or a
@@ -38,9 +41,20 @@ func startBus(ctx context.Context, cfg config.NATS, limits bus.StreamLimits, set
 		if store == "" {
 			store = filepath.Join(workspace, ".troupe", "nats")
 		}
-		b.emb, err = bus.StartEmbedded(ctx, bus.EmbeddedOptions{Host: host, Port: port, StoreDir: store,
-			Ephemeral: cfg.Ephemeral, Token: cfg.Token}, log)
+		eo := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: store, Ephemeral: cfg.Ephemeral, Token: cfg.Token}
+		if cfg.Token == "" { // the embedded server takes only this process's credentials
+			credsDir := ""
+			if !cfg.Ephemeral {
+				credsDir = filepath.Join(store, "creds")
+			}
+			if b.creds, err = newServerCreds(credsDir, cfg.Prefix); err != nil {
+				return nil, fmt.Errorf("credentials of the embedded NATS server: %w", err)
+			}
+			eo.Auth, cfg.Creds = b.creds.auth, b.creds.path(bus.RoleRequester)
+		}
+		b.emb, err = bus.StartEmbedded(ctx, eo, log)
 		if err != nil {
+			b.creds.close()
 			return nil, fmt.Errorf("start the embedded NATS server: %w", err)
 		}
 		urls, setting = b.emb.URL(), "embedded server"
@@ -94,6 +108,7 @@ func (b *runBus) close(ctx context.Context) {
 	if b.emb != nil {
 		b.emb.Shutdown(ctx)
 	}
+	b.creds.close()
 }
 
 // announce tells the user where the events are and how to watch them.
@@ -102,7 +117,7 @@ func (b *runBus) announce(w io.Writer, run string) {
 	if b.emb != nil {
 		where = "embedded NATS"
 	}
-	fmt.Fprintf(w, "events: %s at %s · watch: orchestrator watch --nats %s --run %s\n", where, b.url, b.url, run)
+	fmt.Fprintf(w, "events: %s at %s · watch: orchestrator watch --nats %s%s --run %s\n", where, b.url, b.url, b.creds.credsFlag(bus.RoleWatcher), run)
 }
 
 // splitListen parses host:port (port 0 or empty = any free port).

@@ -109,6 +109,10 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	case env.getenv("TROUPE_NATS_URL") != "":
 		natsSetting = "TROUPE_NATS_URL"
 	}
+	if v := fs.values["creds"]; v != "" {
+		cfg.NATS.Creds = v
+		cfg.SetByFlag("nats.creds", "--creds")
+	}
 	if fs.bools["ephemeral"] {
 		cfg.NATS.Ephemeral = true
 		cfg.SetByFlag("nats.ephemeral", "--ephemeral")

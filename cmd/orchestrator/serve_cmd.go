@@ -59,13 +59,18 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	o.Token = cfg.NATS.Token
 	log := zerolog.New(stderr).Level(zerolog.WarnLevel)
+	sc, code, err := serveAuth(&o, fs.bools["no-auth"], cfg.NATS.Prefix, stderr)
+	if err != nil {
+		return code, err
+	}
+	defer sc.close()
 	emb, err := bus.StartEmbedded(ctx, o, log)
 	if err != nil {
 		return exitUsage, usageErr("serve: %v", err)
 	}
 	defer emb.Shutdown(context.Background())
 	if o.ClusterName == "" { // a cluster creates its streams once it has formed
-		conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: emb.URL(), Token: o.Token, Name: "troupe serve", Prefix: cfg.NATS.Prefix}, log)
+		conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: emb.URL(), Token: o.Token, CredsFile: sc.path(bus.RoleRequester), Name: "troupe serve", Prefix: cfg.NATS.Prefix}, log)
 		if err != nil {
 			return exitFailed, err
 		}
@@ -91,8 +96,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if u := emb.ClusterURL(); u != "" {
 		fmt.Fprintf(stderr, "cluster %s: routes at %s\n", o.ClusterName, u)
 	}
-	fmt.Fprintf(stderr, "nodes:    node --nats %s --workspace DIR\nruns:     orchestrator run --nats %s \"task\"\nwatch:    orchestrator watch --nats %s\n",
-		emb.URL(), emb.URL(), emb.URL())
+	if sc != nil {
+		fmt.Fprintf(stderr, "credentials: %s (requester.creds, node.creds, watcher.creds; only the server's clients holding one get in)\n", sc.dir)
+	}
+	fmt.Fprintf(stderr, "nodes:    node --nats %s%s --workspace DIR\nruns:     orchestrator run --nats %s%s \"task\"\nwatch:    orchestrator watch --nats %s%s\n",
+		emb.URL(), sc.credsFlag(bus.RoleNode), emb.URL(), sc.credsFlag(bus.RoleRequester), emb.URL(), sc.credsFlag(bus.RoleWatcher))
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -36,6 +36,9 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 	if v := fs.values["nats"]; v != "" {
 		url, setting = v, "--nats"
 	}
+	if v := fs.values["creds"]; v != "" {
+		cfg.NATS.Creds = v
+	}
 	if url == "" {
 		url, setting = "nats://127.0.0.1:4222", "--nats (default nats://127.0.0.1:4222)"
 	}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/troupe-ai/troupe/bus"
+)
+
+// serverCreds is the role material of an embedded server this process
+// starts: the key material the server trusts and the creds files of the
+// three roles (dir/<role>.creds, 0600 in a 0700 folder).
+type serverCreds struct {
+	auth  *bus.Auth
+	dir   string
+	paths map[bus.Role]string
+	temp  bool
+}
+
+// newServerCreds keeps the role material in dir (made once, kept across
+// restarts), or in a temporary folder when dir is "" (removed by close).
+func newServerCreds(dir, prefix string) (*serverCreds, error) {
+	sc := &serverCreds{dir: dir}
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "troupe-creds-")
+		if err != nil {
+			return nil, fmt.Errorf("make a creds folder: %w", err)
+		}
+		sc.dir, sc.temp = tmp, true
+	}
+	var err error
+	if sc.auth, sc.paths, err = bus.InitAuthDir(sc.dir, prefix); err != nil {
+		sc.close()
+		return nil, err
+	}
+	return sc, nil
+}
+
+// close removes a temporary creds folder.
+func (sc *serverCreds) close() {
+	if sc != nil && sc.temp {
+		_ = os.RemoveAll(sc.dir)
+	}
+}
+
+// credsFlag is " --creds FILE" for role's file, or "" without credentials.
+func (sc *serverCreds) credsFlag(role bus.Role) string {
+	if sc == nil {
+		return ""
+	}
+	return " --creds " + sc.paths[role]
+}
+
+// checkNoAuth refuses an unauthenticated server on any address beyond
+// loopback: anyone who reaches it could start work on every node.
+func checkNoAuth(host string) error {
+	if isLoopback(host) {
+		return nil
+	}
+	return usageErr("--no-auth on %s refused: without credentials anyone who reaches that address could run tasks on every node; "+
+		"drop --no-auth (serve writes creds files for each role) or listen on 127.0.0.1", host)
+}
+
+// isLoopback says host is a loopback name or address.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// cmdAuth is `orchestrator auth init DIR`: the operator and account
+// material, a nats-server configuration snippet and the three creds files
+// for an existing NATS server or cluster.
+func cmdAuth(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) != 2 || args[0] != "init" {
+		return exitUsage, usageErr("usage: orchestrator auth init DIR")
+	}
+	dir := args[1]
+	if _, paths, err := bus.InitAuthDir(dir, bus.DefaultPrefix); err != nil {
+		return exitFailed, err
+	} else {
+		conf, _ := filepath.Abs(filepath.Join(dir, bus.ServerConfigFile))
+		fmt.Fprintln(stdout, dir)
+		fmt.Fprintf(stderr, "wrote the operator and account keys, %s and the creds files of each role in %s (keep it private: its account.nk mints credentials)\n",
+			bus.ServerConfigFile, dir)
+		fmt.Fprintf(stderr, "server:   nats-server -js -c %s   (or include it in your configuration)\n", conf)
+		fmt.Fprintf(stderr, "runs:     orchestrator run --nats URL --creds %s \"task\"\n", paths[bus.RoleRequester])
+		fmt.Fprintf(stderr, "nodes:    node --nats URL --creds %s --workspace DIR\n", paths[bus.RoleNode])
+		fmt.Fprintf(stderr, "watch:    orchestrator watch --nats URL --creds %s\n", paths[bus.RoleWatcher])
+	}
+	return exitOK, nil
+}
+
+// path is role's creds file ("" without credentials).
+func (sc *serverCreds) path(role bus.Role) string {
+	if sc == nil {
+		return ""
+	}
+	return sc.paths[role]
+}
+
+// serveAuth gives serve's server its role credentials (in the store's
+// creds folder, or a temporary one with an ephemeral store), or none with
+// --no-auth on loopback; a shared token (nats.token) keeps the old
+// one-token mode, with a warning.
+func serveAuth(o *bus.EmbeddedOptions, noAuth bool, prefix string, stderr io.Writer) (*serverCreds, int, error) {
+	switch {
+	case noAuth:
+		if err := checkNoAuth(o.Host); err != nil {
+			return nil, exitUsage, err
+		}
+		return nil, exitOK, nil
+	case o.Token != "":
+		fmt.Fprintln(stderr, "warning: nats.token is one secret for every role: whoever can watch can also start and cancel work; drop it to get a creds file per role")
+		return nil, exitOK, nil
+	}
+	dir := ""
+	if !o.Ephemeral {
+		dir = filepath.Join(o.StoreDir, "creds")
+	}
+	sc, err := newServerCreds(dir, prefix)
+	if err != nil {
+		return nil, exitFailed, err
+	}
+	o.Auth = sc.auth
+	return sc, exitOK, nil
+}
