@@ -118,5 +118,19 @@ func RolePermissions(role Role, prefix string) (jwt.Permissions, error) {
 	default:
 		return jwt.Permissions{}, fmt.Errorf("%w: %q", ErrUnknownRole, role)
 	}
+	perm.Pub.Allow = uniq(perm.Pub.Allow)
 	return perm, nil
+}
+
+// uniq drops the repeats of subjects, keeping the first of each.
+func uniq(subjects []string) []string {
+	seen := map[string]bool{}
+	out := subjects[:0]
+	for _, s := range subjects {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
