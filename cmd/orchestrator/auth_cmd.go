@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/cluster"
 )
 
 // serverCreds is the role material of an embedded server this process
@@ -130,4 +131,29 @@ func serveAuth(o *bus.EmbeddedOptions, noAuth bool, prefix string, stderr io.Wri
 	}
 	o.Auth = sc.auth
 	return sc, exitOK, nil
+}
+
+// refusedCounts are the messages a run refused from the wire.
+type refusedCounts struct {
+	// Results without the proof of the node that pulled the task.
+	Results uint64 `json:"results"`
+	// Duplicates are second results of a task (a redelivery's), dropped.
+	Duplicates uint64 `json:"duplicates"`
+}
+
+// refusedOf is what remote refused (nil without remote agents).
+func refusedOf(remote *cluster.Remote) *refusedCounts {
+	if remote == nil {
+		return nil
+	}
+	st := remote.Stats()
+	return &refusedCounts{Results: st.Forged, Duplicates: st.Duplicates}
+}
+
+// printRefused says what the run refused, when it refused anything.
+func printRefused(w io.Writer, r *refusedCounts) {
+	if r == nil || r.Results == 0 {
+		return
+	}
+	fmt.Fprintf(w, "refused: %d result(s) not from the node that held the task (see the warnings for their subjects)\n", r.Results)
 }

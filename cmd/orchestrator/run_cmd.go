@@ -176,7 +176,8 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	}
 	opts.EventsDropped = nb.dropped
 	opts.Artifacts = nb.conn.Artifacts(opts.Run)
-	if remote, err := startPlacement(ctx, nb, cfg, opts.Run, opts.Workspace, opts.Events, log); err != nil {
+	remote, err := startPlacement(ctx, nb, cfg, opts.Run, opts.Workspace, opts.Events, log)
+	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	} else if remote != nil {
 		defer remote.Close()
@@ -211,7 +212,8 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		out := struct {
 			actors.Result
 			Metrics watch.Metrics `json:"metrics"`
-		}{res, metrics.Metrics()}
+			Refused *refusedCounts `json:"refused,omitempty"`
+		}{res, metrics.Metrics(), refusedOf(remote)}
 		if err := enc.Encode(out); err != nil {
 			return exitFailed, err
 		}
@@ -229,6 +231,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 			res.Usage.PromptTokens, res.Usage.CompletionTokens, cost, res.Wall.Round(time.Millisecond))
 		printRunSummary(stderr, res.Budget, unpriced...)
 		printMetrics(stderr, metrics.Metrics())
+		printRefused(stderr, refusedOf(remote))
 		if res.EventsDropped > 0 {
 			fmt.Fprintf(stderr, "events: %d could not be published (NATS was unreachable or refused them and the buffers were full)\n", res.EventsDropped)
 		}
