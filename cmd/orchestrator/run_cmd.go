@@ -211,7 +211,7 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		enc.SetIndent("", "  ")
 		out := struct {
 			actors.Result
-			Metrics watch.Metrics `json:"metrics"`
+			Metrics watch.Metrics  `json:"metrics"`
 			Refused *refusedCounts `json:"refused,omitempty"`
 		}{res, metrics.Metrics(), refusedOf(remote)}
 		if err := enc.Encode(out); err != nil {

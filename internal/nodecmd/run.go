@@ -105,7 +105,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 type options struct {
 	nats, workspace, kinds, name, config, creds string
-	slots                                int
+	slots                                       int
 }
 
 // newFlags is the node program's flag set, filling o and level.
