@@ -137,13 +137,13 @@ func (a *agent) start(c actor.Context) {
 	a.self = c.Self()
 	a.ctx, a.cancel = context.WithCancel(a.rt.ctx)
 	a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log).withAttempt(a.spec.attempt)
-	a.session = a.rt.newSession(a.spec.id)
+	a.session = a.rt.newSession(a.spec.id, a.spec.kind.Name)
 	store, err := a.rt.store(a.spec.id)
 	if err != nil {
 		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Err: err.Error()})
 		return
 	}
-	a.ckpt = newCheckpointer(store, a.log, func(ck *convo.Checkpoint, path string, err error) {
+	a.ckpt = newCheckpointer(store, a.log, a.rt.written, func(ck *convo.Checkpoint, path string, err error) {
 		if err != nil {
 			a.log.Warn().Err(err).Int("round", ck.Round).Msg("checkpoint")
 			return

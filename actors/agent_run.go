@@ -12,7 +12,7 @@ import (
 	"github.com/troupe-ai/troupe/tools"
 )
 
-// AgentHandle is one agent started on its own with StartAgent: what a node
+// AgentHandle is one agent started on its own with Host.StartAgent: what a node
 // holds for a task it took from the queue. Its methods are safe for
 // concurrent use.
 type AgentHandle struct {
@@ -23,31 +23,6 @@ type AgentHandle struct {
 	done    chan struct{}
 }
 
-// StartAgent starts the agent a ChildTask describes, outside any team: its
-// parent runs elsewhere and its lease (task.LeaseTokens) was granted by the
-// run's budget, which svc serves (nil: no budget accounting). o supplies
-// what the agent shares with a local one (workspace, model client and
-// routing, kinds, settings, tool config, events, approver, placer for its
-// own children, log, node name); o.Run, o.Task, o.Resume and o.Budget are
-// not used. The agent's events carry the task's run, agent and parent IDs,
-// so they join the run's stream as a local child's would.
-//
-// StartAgent builds a Host for the one agent and closes it when the agent
-// ends; a process that runs many agents (a node) keeps one Host instead.
-func StartAgent(ctx context.Context, o Options, task ChildTask, svc budget.Service) (*AgentHandle, error) {
-	host, err := NewHost(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	h, err := host.StartAgent(task, svc, o.Artifacts)
-	if err != nil {
-		host.Close()
-		return nil, err
-	}
-	go func() { <-h.done; host.Close() }()
-	return h, nil
-}
-
 // Host runs agents of any run that a process was handed (a node's tasks):
 // it builds once what they share (one actor system, the workspace, the
 // tool registry, the model router) so that starting an agent costs an
@@ -56,7 +31,11 @@ type Host struct {
 	base *runtime
 }
 
-// NewHost prepares o (as StartAgent reads it) for running agents.
+// NewHost prepares o for running agents started with Host.StartAgent.
+// o supplies what the agents share with a local one (workspace, model
+// client and routing, kinds, settings, tool config, events, approver,
+// placer for their own children, log, node name); o.Task, o.Resume and
+// o.Budget are not used.
 func NewHost(ctx context.Context, o Options) (*Host, error) {
 	if o.Run == "" {
 		o.Run = "host" // each agent gets its task's run
@@ -65,6 +44,9 @@ func NewHost(ctx context.Context, o Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Its agents' events go straight out: a host runs no run.finished, so
+	// it keeps no last seq per agent (that map would grow with every task).
+	rt.events, rt.seqs = rt.seqs.out, nil
 	return &Host{base: rt}, nil
 }
 
@@ -73,8 +55,11 @@ func NewHost(ctx context.Context, o Options) (*Host, error) {
 // have ended.
 func (h *Host) Close() { h.base.shutdown() }
 
-// StartAgent starts the agent task describes on the host (see the
-// function StartAgent): svc serves its run's budget, artifacts (nil: none)
+// StartAgent starts the agent a ChildTask describes, outside any team: its
+// parent runs elsewhere and its lease (task.LeaseTokens) was granted by the
+// run's budget, which svc serves (nil: no budget accounting). The agent's
+// events carry the task's run, agent and parent IDs, so they join the
+// run's stream as a local child's would. artifacts (nil: none)
 // keeps its run's spilled outputs where other processes read them, and
 // task.Limits, when set, replace the host's limits for this agent.
 func (h *Host) StartAgent(task ChildTask, svc budget.Service, artifacts tools.ArtifactStore) (*AgentHandle, error) {
@@ -96,7 +81,9 @@ func (h *Host) StartAgent(task ChildTask, svc budget.Service, artifacts tools.Ar
 	if svc != nil {
 		rt.budget = svc
 	}
-	rt.applyLimits(task.Limits)
+	if err := rt.applyLimits(task.Limits, task.Kind); err != nil {
+		return nil, fmt.Errorf("start agent: %w", err)
+	}
 	rt.log = rt.log.With().Str("run", task.Run).Logger()
 	ah := &AgentHandle{rt: &rt, results: make(chan AgentResult, 1), done: make(chan struct{})}
 	spec := agentSpec{id: task.ID, parent: task.Parent, kind: k, task: task.Task, context: task.Context,

@@ -2,34 +2,38 @@ package actors
 
 import (
 	"path/filepath"
+	goruntime "runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/internal/convo"
 )
 
-// checkpointer persists one agent's progress in its convo.Store, from the
-// tool-step goroutine. Every tool step first saves the checkpoint with the
-// step's calls pending (before any call runs), then records each call as
-// it completes (mutating calls also when they start) in the journal, so
-// that a run killed at any point resumes without running a completed call
-// again. Both are synchronous: a result is on disk before the next call
-// that depends on it starts and before the next model request. Writes
-// that a side effect depends on are also fsynced (see convo.Store).
+// checkpointer persists one agent's progress through its convo.Writer,
+// from the tool-step goroutine: each tool step is saved (with its calls
+// pending) before any call runs, then each call is recorded in the journal
+// as it completes, and a mutating call also as it starts, so that a run
+// killed at any point resumes without running a completed call again.
+// Every write is one append to the agent's journal, on disk (in the page
+// cache, which a kill cannot undo) before the next call that depends on it
+// starts and before the next model request. Only a mutating call's start
+// is fsynced before the call runs; as the journal is one file, that fsync
+// also makes every record before it durable (the step, earlier results).
 //
 // Records from calls that complete together are written as one batch
 // (group commit): a call's record waits for the write in progress, then
 // its batch is written with every record queued meanwhile.
 type checkpointer struct {
-	store   convo.Store
+	w       *convo.Writer
+	dir     string
 	onSaved func(ck *convo.Checkpoint, path string, err error)
 	log     zerolog.Logger
-
-	saving sync.Mutex // one checkpoint write at a time
+	bytes   *atomic.Int64 // the run's bytes written, for tests and benchmarks
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	round   int                  // the round whose journal is open (0: none)
+	round   int                  // the round whose step is saved (0: none)
 	queue   []convo.JournalEntry // waiting for the next batch
 	queued  uint64               // records ever queued
 	durable uint64               // records ever written (or given up on)
@@ -38,8 +42,8 @@ type checkpointer struct {
 	warned  bool
 }
 
-func newCheckpointer(store convo.Store, log zerolog.Logger, onSaved func(*convo.Checkpoint, string, error)) *checkpointer {
-	c := &checkpointer{store: store, onSaved: onSaved, log: log}
+func newCheckpointer(store convo.Store, log zerolog.Logger, bytes *atomic.Int64, onSaved func(*convo.Checkpoint, string, error)) *checkpointer {
+	c := &checkpointer{w: store.Writer(), dir: store.Dir, onSaved: onSaved, log: log, bytes: bytes}
 	c.cond = sync.NewCond(&c.mu)
 	if err := store.Tidy(); err != nil {
 		log.Warn().Err(err).Msg("remove temporary checkpoint files")
@@ -47,38 +51,67 @@ func newCheckpointer(store convo.Store, log zerolog.Logger, onSaved func(*convo.
 	return c
 }
 
-// begin saves ck, the checkpoint of a tool step about to run its calls
-// (fsynced when sync: the step has mutating calls), and opens the journal
-// of ck's round (clearing the previous round's, whose results ck now
-// holds). When the save fails the step runs without a journal: a resume
-// would start from the previous checkpoint.
-func (c *checkpointer) begin(ck *convo.Checkpoint, sync bool) {
-	c.saving.Lock()
-	err := c.store.Save(ck, sync)
-	if err == nil {
-		if cerr := c.store.ClearJournal(); cerr != nil {
-			c.log.Warn().Err(cerr).Msg("clear tool journal")
-		}
+// exclusive runs f with the writer to itself, once the write in progress
+// is over, and adds what f wrote to the run's count.
+func (c *checkpointer) exclusive(f func() error) error {
+	c.mu.Lock()
+	for c.writing {
+		c.cond.Wait()
 	}
-	c.saving.Unlock()
+	c.writing = true
+	c.mu.Unlock()
+	before := c.w.Written()
+	err := f()
+	if c.bytes != nil {
+		c.bytes.Add(c.w.Written() - before)
+	}
+	c.mu.Lock()
+	c.writing = false
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	return err
+}
+
+// begin saves ck, the checkpoint of a tool step about to run its calls;
+// ck.Conversation is the live conversation, which the caller owns and
+// does not change until begin returns. It is written as one journal record
+// (or now and then as a snapshot, see convo.Writer) and not fsynced: what
+// depends on it, a mutating call's start, is fsynced and takes it along.
+// When the save fails the step runs without a journal: a resume would
+// start from the previous step.
+func (c *checkpointer) begin(ck *convo.Checkpoint) {
+	err := c.exclusive(func() error { return c.w.Step(ck, false) })
 	c.mu.Lock()
 	c.round = 0
 	if err == nil {
 		c.round = ck.Round
 	}
 	c.mu.Unlock()
-	c.onSaved(ck, filepath.Join(c.store.Dir, convo.CheckpointFile), err)
+	c.onSaved(ck, filepath.Join(c.dir, convo.CheckpointFile), err)
 }
 
-// reopen continues the journal of round, whose checkpoint is already on
-// disk (a resumed tool step).
-func (c *checkpointer) reopen(round int) {
+// resume writes a resumed agent's checkpoint (its step's call records
+// included) as a snapshot, fsynced, and continues that step's journal.
+func (c *checkpointer) resume(ck *convo.Checkpoint) error {
+	err := c.exclusive(func() error { return c.w.Snapshot(ck, true) })
 	c.mu.Lock()
-	c.round = round
+	c.round = 0
+	if err == nil {
+		c.round = ck.Round
+	}
 	c.mu.Unlock()
+	return err
 }
 
-// record writes es to the open journal (fsynced when sync, or when
+// close closes the journal (the agent has ended).
+func (c *checkpointer) close() {
+	c.mu.Lock()
+	c.round = 0
+	c.mu.Unlock()
+	_ = c.exclusive(func() error { return c.w.Close() })
+}
+
+// record appends es to the step's journal (fsynced when sync, or when
 // another record of the batch asks for it) and returns once they are on
 // disk, or once writing them failed, which is logged: the run goes on, a
 // resume would run those calls again.
@@ -92,15 +125,31 @@ func (c *checkpointer) record(sync bool, es ...convo.JournalEntry) {
 	c.queued += uint64(len(es))
 	c.sync = c.sync || sync
 	mine := c.queued
+	gathered := !sync
 	for c.durable < mine {
 		if c.writing {
 			c.cond.Wait()
 			continue
 		}
+		if !gathered {
+			// Calls that start together (the executor starts them at
+			// once) get their start records into this batch, and so one
+			// fsync, when they are quick enough to queue now. A heuristic
+			// only: a record that misses it goes in the next batch.
+			gathered = true
+			c.mu.Unlock()
+			goruntime.Gosched()
+			c.mu.Lock()
+			continue
+		}
 		batch, upto, round, sync := c.queue, c.queued, c.round, c.sync
 		c.queue, c.sync, c.writing = nil, false, true
 		c.mu.Unlock()
-		err := c.store.Record(round, sync, batch...)
+		before := c.w.Written()
+		err := c.w.Record(round, sync, batch...)
+		if c.bytes != nil {
+			c.bytes.Add(c.w.Written() - before)
+		}
 		c.mu.Lock()
 		c.writing, c.durable = false, upto
 		if err != nil && !c.warned {

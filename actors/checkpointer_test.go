@@ -1,10 +1,12 @@
 package actors
 
 import (
-	"os"
+	"encoding/json"
 	"path/filepath"
 	goruntime "runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -33,14 +35,17 @@ func TestCheckpointerGroupCommit(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	var first sync.Once
+	var batches atomic.Int32
 	store := convo.Store{Dir: filepath.Join(t.TempDir(), "a"), Filter: func(b []byte) []byte {
-		if len(b) > 0 && string(b[:6]) == `{"v":1` { // a journal batch, not the checkpoint
+		if strings.HasPrefix(string(b), `{"round":3,"calls":`) { // a batch of call records
+			batches.Add(1)
 			first.Do(func() { <-release })
 		}
 		return b
 	}}
-	c := newCheckpointer(store, zerolog.Nop(), func(*convo.Checkpoint, string, error) {})
-	c.begin(testCheckpoint(t, 3), true)
+	var written atomic.Int64
+	c := newCheckpointer(store, zerolog.Nop(), &written, func(*convo.Checkpoint, string, error) {})
+	c.begin(testCheckpoint(t, 3))
 	const n = 16
 	var wg sync.WaitGroup
 	for i := range n {
@@ -58,43 +63,39 @@ func TestCheckpointerGroupCommit(t *testing.T) {
 	}
 	close(release)
 	wg.Wait()
-	files, _ := filepath.Glob(filepath.Join(store.Dir, "journal-*.json"))
-	if len(files) != 2 {
-		t.Errorf("%d batch files for %d records, want 2 (the held one and the rest)", len(files), n)
+	if b := batches.Load(); b != 2 {
+		t.Errorf("%d batches for %d records, want 2 (the held one and the rest)", b, n)
 	}
 	j, err := store.Journal(3)
 	if err != nil || len(j) != n {
 		t.Fatalf("journal has %d of %d records: %v", len(j), n, err)
 	}
-	// The next step's checkpoint holds these results: its journal starts empty.
-	c.begin(testCheckpoint(t, 4), false)
+	if written.Load() == 0 {
+		t.Error("the bytes written were not counted")
+	}
+	// The next step's journal starts empty.
+	c.begin(testCheckpoint(t, 4))
 	if j, _ := store.Journal(3); len(j) != 0 {
-		t.Errorf("round 3's journal survived round 4's checkpoint: %v", j)
+		t.Errorf("round 3's records are round 4's: %v", j)
 	}
 }
 
-// Without a saved checkpoint there is nothing to journal against: records
-// are dropped, and an older journal stays as it was.
+// Without a saved step there is nothing to journal against: records are
+// dropped, and what was saved before stays as it was.
 func TestCheckpointerWithoutCheckpoint(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "a")
 	store := convo.Store{Dir: dir}
-	c := newCheckpointer(store, zerolog.Nop(), func(*convo.Checkpoint, string, error) {})
+	c := newCheckpointer(store, zerolog.Nop(), nil, func(*convo.Checkpoint, string, error) {})
 	c.record(true, convo.JournalEntry{CallID: "x", Done: true}) // no step open
-	c.begin(testCheckpoint(t, 1), true)
+	c.begin(testCheckpoint(t, 1))
 	c.record(false, convo.JournalEntry{CallID: "y", Done: true})
-	// The next save fails (a non-empty directory where checkpoint.json
-	// would be renamed to, which stops root too).
-	ck := filepath.Join(dir, convo.CheckpointFile)
-	if err := os.Remove(ck); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(ck, "x"), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	// The next save fails (a state that is not JSON cannot be encoded).
+	bad := testCheckpoint(t, 2)
+	bad.State = json.RawMessage(`{not json`)
 	var saveErr error
 	c.onSaved = func(_ *convo.Checkpoint, _ string, err error) { saveErr = err }
-	c.begin(testCheckpoint(t, 2), true)
+	c.begin(bad)
 	if saveErr == nil {
 		t.Fatal("the save did not fail")
 	}

@@ -164,7 +164,7 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 	root := a.rt.system.Root
 	spec.done = func(r AgentResult) { root.Send(parent, &childEnded{id: spec.id, result: r}) }
 	task := spec.childTask(a.rt.run, ch.model)
-	task.Limits = a.rt.taskLimits()
+	task.Limits = a.rt.taskLimits(spec.kind.Name)
 	remote, err := a.rt.placer.Place(a.ctx, task)
 	if err != nil {
 		return &spawned{err: fmt.Errorf("place %s: %w", spec.id, err)}

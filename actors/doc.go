@@ -9,7 +9,20 @@
 // completes, and appends the results (with a context advisory when due).
 // A resumed run never runs a completed call again: a call the journal
 // holds keeps its result, a mutating call that had started and not
-// finished is reported interrupted, and the others run. The
+// finished is reported interrupted, and the others run.
+//
+// Checkpoints: each agent has an append-only journal (convo.Writer) beside
+// a snapshot of its checkpoint. A tool step's checkpoint is one journal
+// record of what changed since the last step (the new messages, the
+// agent's counters), not the whole conversation; each batch of call
+// records is one more. Nothing is fsynced except before a mutating call
+// starts: its start record is fsynced, and with it every record before it
+// in the file. The snapshot is written again (and the journal restarted)
+// when the journal has grown by 1 MiB or by the snapshot's own size, so
+// the bytes written per round stay flat however long the conversation
+// gets. A resume loads the snapshot, replays the journal (dropping, and
+// reporting, a last record cut off mid-write) and continues the step it
+// was in from a fresh snapshot. The
 // model call and the tool batch run in goroutines that own the
 // conversation while they run and report back as messages, so the actor
 // answers Cancel, Status and SendInput at once, whatever it is doing. Every

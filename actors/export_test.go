@@ -15,3 +15,7 @@ func RootStatus(ctx context.Context, t *Team) (*StatusReply, error) {
 	}
 	return res.(*StatusReply), nil
 }
+
+// BytesWritten is how many bytes a team's agents have written to their
+// checkpoints and journals.
+func BytesWritten(t *Team) int64 { return t.rt.written.Load() }

@@ -67,6 +67,9 @@ func (a *agent) closeIfSettled(c actor.Context) {
 // a tool step writes them before it reports.)
 func (a *agent) finalize(r AgentResult) {
 	a.cancel()
+	if a.ckpt != nil {
+		a.ckpt.close()
+	}
 	r.Agent, r.Kind, r.Rounds = a.spec.id, a.spec.kind.Name, a.round
 	r.Usage, r.Cost, r.ToolCalls, r.Model = a.usage, a.cost, a.toolCalls, a.model
 	if r.Plan == nil {

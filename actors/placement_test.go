@@ -34,7 +34,12 @@ func (c *agentChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	o := options(c.t, c.srv, c.ws, "", c.rec)
 	o.Settings = noPlan()
 	o.Node = "node-1"
-	h, err := actors.StartAgent(ctx, o, c.task, c.budget())
+	host, err := actors.NewHost(ctx, o)
+	if err != nil {
+		return actors.AgentResult{}, err
+	}
+	defer host.Close()
+	h, err := host.StartAgent(c.task, c.budget(), o.Artifacts)
 	if err != nil {
 		return actors.AgentResult{}, err
 	}

@@ -1,8 +1,6 @@
 package actors
 
 import (
-	"fmt"
-
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/messages"
@@ -68,14 +66,18 @@ func (a *agent) resumeStep(c actor.Context) bool {
 	if cp == nil {
 		return false
 	}
+	if cp.TornBytes > 0 {
+		a.log.Warn().Int("bytes", cp.TornBytes).Msg("the journal's last record was cut off mid-write (a kill or a power loss); resumed from the record before it")
+	}
 	pending := a.conv.Pending()
 	if len(pending) == 0 {
 		return false
 	}
-	prior, err := a.ckpt.store.Journal(cp.Round)
-	if err != nil {
-		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Err: fmt.Sprintf("resume %s: %v", a.spec.id, err)})
-		return true
+	prior := cp.CallRecords()
+	// The step goes on in a new journal after a snapshot that holds what
+	// the old one recorded (fsynced: it may hold a mutating call's start).
+	if err := a.ckpt.resume(cp); err != nil {
+		a.log.Warn().Err(err).Msg("checkpoint the resumed step")
 	}
 	a.session.SetRound(a.round)
 	a.curTools = a.toolSet()

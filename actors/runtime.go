@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
@@ -63,13 +64,20 @@ type runtime struct {
 	// jobs from outliving their agent or this process; closed when the
 	// run's actor system shuts down.
 	procs *tools.ProcGuard
-	log   zerolog.Logger
+	// written counts the bytes the run's agents wrote to their checkpoints
+	// and journals (shared by the runs of a Host).
+	written *atomic.Int64
+	log     zerolog.Logger
 }
 
-func (rt *runtime) newSession(agent string) *tools.Session {
-	return &tools.Session{Agent: agent, Workspace: rt.ws, Reads: tools.NewReadTracker(),
+func (rt *runtime) newSession(agent, kind string) *tools.Session {
+	s := &tools.Session{Agent: agent, Workspace: rt.ws, Reads: tools.NewReadTracker(),
 		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg, Artifacts: rt.artifacts,
 		Web: rt.web, Redact: rt.redact.String, Procs: rt.procs}
+	if sb := rt.toolCfg.Sandbox; sb != nil {
+		s.Sandbox = sb.Box(kind, rt.ws.Root())
+	}
+	return s
 }
 
 func (rt *runtime) registryFor(names []string) *tools.Registry { return rt.known.Filter(names) }

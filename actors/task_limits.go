@@ -1,11 +1,14 @@
 package actors
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"time"
 
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/sandbox"
 )
 
 // The tools' truncation strategies by their wire names.
@@ -18,10 +21,13 @@ var wireStrategies = map[tools.Strategy]string{
 
 // taskLimits are the run's limits as a child's task carries them, so
 // that a child placed on a node runs under the limits it would have here.
-func (rt *runtime) taskLimits() *messages.TaskLimits {
+func (rt *runtime) taskLimits(kind string) *messages.TaskLimits {
 	s, tc := rt.settings, rt.toolCfg
 	l := &messages.TaskLimits{MaxRounds: s.RoundLimit(), PlanningRounds: s.PlanningLimit(), ResultCap: s.ResultLimit(),
 		ToolTimeoutMS: tools.DefaultTimeout.Milliseconds()}
+	if sb := tc.Sandbox; sb != nil {
+		l.Sandbox = &messages.TaskSandbox{Network: string(sb.NetworkFor(kind)), Required: sb.Required}
+	}
 	if tc.Timeout > 0 {
 		l.ToolTimeoutMS = tc.Timeout.Milliseconds()
 	}
@@ -36,10 +42,14 @@ func (rt *runtime) taskLimits() *messages.TaskLimits {
 }
 
 // applyLimits makes a task's limits this runtime's (a copy made for the
-// task: the maps it changes are its own).
-func (rt *runtime) applyLimits(l *messages.TaskLimits) {
+// task: the maps it changes are its own). The task's sandbox can only
+// tighten this runtime's for kind: a narrower network, required.
+func (rt *runtime) applyLimits(l *messages.TaskLimits, kind string) error {
 	if l == nil {
-		return
+		return nil
+	}
+	if err := rt.applySandbox(l.Sandbox, kind); err != nil {
+		return err
 	}
 	if l.MaxRounds > 0 {
 		rt.settings.MaxRounds = l.MaxRounds
@@ -67,4 +77,40 @@ func (rt *runtime) applyLimits(l *messages.TaskLimits) {
 		}
 		rt.toolCfg.Truncation = tr
 	}
+	return nil
+}
+
+// applySandbox narrows the runtime's sandbox to what the task asks: the
+// stricter network of the two for kind, required when either is. A node
+// without a sandbox refuses a task that requires one.
+func (rt *runtime) applySandbox(ts *messages.TaskSandbox, kind string) error {
+	if ts == nil {
+		return nil
+	}
+	sb := rt.toolCfg.Sandbox
+	if sb == nil {
+		if ts.Required {
+			return errors.New("the task requires a sandbox and this node runs without one (sandbox.mode: off)")
+		}
+		return nil
+	}
+	own := sb.PolicyFor(kind, "/")
+	asked := own
+	asked.Network = sandbox.Network(ts.Network)
+	if err := asked.Validate(); err != nil {
+		return fmt.Errorf("task sandbox: %w", err)
+	}
+	narrowed, err := asked.Within(own)
+	if err != nil {
+		narrowed = own // the task asked for more: the node's own stays
+	}
+	c := *sb
+	c.Network = maps.Clone(sb.Network)
+	if c.Network == nil {
+		c.Network = map[string]sandbox.Network{}
+	}
+	c.Network[kind] = narrowed.Network
+	c.Required = sb.Required || ts.Required
+	rt.toolCfg.Sandbox = &c
+	return nil
 }

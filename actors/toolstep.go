@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
@@ -24,7 +23,8 @@ import (
 // through the executor, recording each result in the journal as it
 // completes, appends the results to the conversation, then reports.
 // prior holds what a resumed step's journal recorded (nil for a new
-// step, which saves its checkpoint first).
+// step, which saves its checkpoint first; a resumed step's was saved by
+// resumeStep).
 // It reads only its arguments and the run's shared, concurrency-safe
 // parts (events, session, checkpointer); what it changes comes back in
 // toolsDone.
@@ -44,10 +44,8 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 		state, _ := json.Marshal(checkpointState{PlanRounds: st.planRounds, BestText: st.bestText, Seq: a.ev.current(),
 			Reads: a.session.Reads.Snapshot(), LoadedTools: loadedNames(st.loaded, nil)})
 		ck.State = state
-		ck.Conversation = conv.Clone()
-		a.ckpt.begin(ck, slices.ContainsFunc(calls, func(c messages.ToolCall) bool { return a.mutating(c, reg) }))
-	} else {
-		a.ckpt.reopen(st.round)
+		ck.Conversation = conv // this goroutine owns it, and begin writes it before returning
+		a.ckpt.begin(ck)
 	}
 	settled, open := a.settleFromJournal(calls, prior, done.results)
 	var run []messages.ToolCall
@@ -277,10 +275,14 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 			},
 			OnFinish: func(ci tools.CallInfo, r tools.Result) {
 				// On disk before a call that waits for this one starts, and
-				// before the next model request.
+				// before the next model request. Not fsynced: should a power
+				// loss take it, the call's start record (fsynced if it
+				// mutates) has it reported interrupted, not run again; and
+				// the next fsync (a dependent mutating call's start) takes
+				// it along.
 				e := journalDone(ci.ID, r)
 				e.Reads = ci.Reads
-				a.ckpt.record(a.mutating(messages.ToolCall{ID: ci.ID, Name: ci.Name, Args: ci.Args}, reg), e)
+				a.ckpt.record(false, e)
 				root.Send(a.self, &toolActivity{name: ci.Name})
 				data := messages.ToolFinished{Round: st.round, CallID: ci.ID, Tool: ci.Name,
 					DurationMS: float64(ci.Duration.Microseconds()) / 1000, OutputBytes: ci.OutputBytes,

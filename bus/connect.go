@@ -148,6 +148,22 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 	return &Conn{nc: nc, js: js, prefix: o.Prefix}, nil
 }
 
+// Wrap makes a Conn of a connection the caller made (and closes): prefix
+// "" is DefaultPrefix.
+func Wrap(nc *nats.Conn, prefix string) (*Conn, error) {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	if err := CheckToken("nats.prefix", prefix); err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("wrap connection: jetstream: %w", err)
+	}
+	return &Conn{nc: nc, js: js, prefix: prefix}, nil
+}
+
 // NATS is the underlying connection.
 func (c *Conn) NATS() *nats.Conn { return c.nc }
 

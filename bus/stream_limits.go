@@ -35,7 +35,7 @@ func (d LimitDiff) String() string {
 // limit asks for nothing): updated where l applies them explicitly, kept
 // as they were otherwise.
 func (c *Conn) ReconcileStreams(ctx context.Context, l StreamLimits) ([]LimitDiff, error) {
-	return ReconcileStreams(ctx, c.js, c.prefix, l)
+	return reconcile(ctx, c.js, c.prefix, l)
 }
 
 // applyEventsLimits compares the events stream's configuration have with

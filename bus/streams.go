@@ -54,17 +54,12 @@ func (l StreamLimits) withDefaults() StreamLimits {
 // as they are (and their data with them); only the limits l applies
 // explicitly change (see StreamLimits).
 func (c *Conn) EnsureStreams(ctx context.Context, l StreamLimits) error {
-	return EnsureStreams(ctx, c.js, c.prefix, l)
-}
-
-// EnsureStreams is Conn.EnsureStreams for a bare JetStream context.
-func EnsureStreams(ctx context.Context, js jetstream.JetStream, prefix string, l StreamLimits) error {
-	_, err := ReconcileStreams(ctx, js, prefix, l)
+	_, err := c.ReconcileStreams(ctx, l)
 	return err
 }
 
-// ReconcileStreams is Conn.ReconcileStreams for a bare JetStream context.
-func ReconcileStreams(ctx context.Context, js jetstream.JetStream, prefix string, l StreamLimits) ([]LimitDiff, error) {
+// reconcile creates what is missing and applies l's explicit limits.
+func reconcile(ctx context.Context, js jetstream.JetStream, prefix string, l StreamLimits) ([]LimitDiff, error) {
 	asked := l
 	l = l.withDefaults()
 	streams := []jetstream.StreamConfig{

@@ -43,7 +43,7 @@ func TestArtifactsAcrossNodes(t *testing.T) {
 	defer srv.Close()
 	nc := connect(t, s)
 	js, _ := jetstream.New(nc)
-	n, err := StartNode(t.Context(), NodeOptions{NC: connect(t, s), JS: js, ID: "n1", Kinds: []string{"worker"}, Slots: 1,
+	n, err := StartNode(t.Context(), NodeOptions{Bus: wrap(t, connect(t, s)), ID: "n1", Kinds: []string{"worker"}, Slots: 1,
 		Agent: actors.Options{Workspace: workspace(t), Client: modelClient(t, srv), Models: actors.Models{Default: "big"},
 			Settings: actors.Settings{PlanFirst: map[string]bool{"worker": false}}, Log: zerolog.Nop()},
 		Events: &recorder{}, AckWait: 10 * time.Second, Log: zerolog.Nop()})
@@ -51,7 +51,7 @@ func TestArtifactsAcrossNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Drain(t.Context())
-	remote, err := StartRemote(t.Context(), RemoteOptions{NC: nc, JS: js, Run: "ra", Placement: map[string]string{"worker": PlaceRemote}, Log: zerolog.Nop()})
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: "ra", Placement: map[string]string{"worker": PlaceRemote}, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/messages"
@@ -17,11 +16,10 @@ func TestAutoPlacement(t *testing.T) {
 	srv := fanoutScript(1, false)
 	defer srv.Close()
 	nc := connect(t, s)
-	js, _ := jetstream.New(nc)
 	placements := func(run string) []string {
 		srv := fanoutScript(1, false) // a fresh script: the root's turns start over
 		defer srv.Close()
-		remote, err := StartRemote(t.Context(), RemoteOptions{NC: nc, JS: js, Run: run,
+		remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: run,
 			Placement: map[string]string{"explore": PlaceAuto}, Log: zerolog.Nop()})
 		if err != nil {
 			t.Fatal(err)

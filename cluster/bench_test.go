@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/llm/llmtest"
@@ -51,8 +50,7 @@ func benchFanout(b *testing.B, remote bool, n int) {
 	if remote {
 		for i := 0; i < 3; i++ {
 			nc := connect(b, s)
-			js, _ := jetstream.New(nc)
-			node, err := StartNode(b.Context(), NodeOptions{NC: nc, JS: js, ID: fmt.Sprintf("n%d", i), Kinds: []string{"explore"}, Slots: 64,
+			node, err := StartNode(b.Context(), NodeOptions{Bus: wrap(b, nc), ID: fmt.Sprintf("n%d", i), Kinds: []string{"explore"}, Slots: 64,
 				Agent: actors.Options{Workspace: workspace(b), Client: modelClient(b, srv), Models: actors.Models{Default: "big"},
 					Log: zerolog.Nop()},
 				AckWait: 30 * time.Second, Log: zerolog.Nop()})
@@ -63,7 +61,6 @@ func benchFanout(b *testing.B, remote bool, n int) {
 		}
 	}
 	nc := connect(b, s)
-	js, _ := jetstream.New(nc)
 	var spawnToCall time.Duration
 	var spawned int
 	b.ResetTimer()
@@ -78,7 +75,7 @@ func benchFanout(b *testing.B, remote bool, n int) {
 		var r *Remote
 		if remote {
 			var err error
-			r, err = StartRemote(b.Context(), RemoteOptions{NC: nc, JS: js, Run: run, Placement: map[string]string{"explore": PlaceRemote}, Log: zerolog.Nop()})
+			r, err = StartRemote(b.Context(), RemoteOptions{Bus: wrap(b, nc), Run: run, Placement: map[string]string{"explore": PlaceRemote}, Log: zerolog.Nop()})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/budget"
@@ -21,7 +20,7 @@ import (
 func TestBudgetOverNATS(t *testing.T) {
 	s := natsServer(t)
 	local := budgetActor(t, "r1", budget.Limits{Tokens: 10_000, PerKind: map[string]int{"explore": 1}})
-	srv, err := ServeBudget(connect(t, s), DefaultPrefix, "r1", local, zerolog.Nop())
+	srv, err := StartBudgetServer(wrap(t, connect(t, s)), "r1", local, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +68,7 @@ func TestBudgetOverNATS(t *testing.T) {
 func TestBudgetRemoteAcquireCancelled(t *testing.T) {
 	s := natsServer(t)
 	local := budgetActor(t, "r2", budget.Limits{Tokens: 10_000, PerKind: map[string]int{"explore": 1}})
-	srv, err := ServeBudget(connect(t, s), DefaultPrefix, "r2", local, zerolog.Nop())
+	srv, err := StartBudgetServer(wrap(t, connect(t, s)), "r2", local, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +115,7 @@ func TestBudgetRemoteAcquireCancelled(t *testing.T) {
 func TestBudgetServerRejectsBadRequests(t *testing.T) {
 	s := natsServer(t)
 	local := budgetActor(t, "r3", budget.Limits{Tokens: 1000})
-	srv, err := ServeBudget(connect(t, s), DefaultPrefix, "r3", local, zerolog.Nop())
+	srv, err := StartBudgetServer(wrap(t, connect(t, s)), "r3", local, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,8 +162,7 @@ func TestBudgetClientNoServer(t *testing.T) {
 func TestDeadNodeLeasesReturned(t *testing.T) {
 	s := natsServer(t)
 	nc := connect(t, s)
-	js, _ := jetstream.New(nc)
-	remote, err := StartRemote(t.Context(), RemoteOptions{NC: nc, JS: js, Run: "rl", LeaseTimeout: 2500 * time.Millisecond, Log: zerolog.Nop()})
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: "rl", LeaseTimeout: 2500 * time.Millisecond, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,8 +177,7 @@ func TestDeadNodeLeasesReturned(t *testing.T) {
 	srv := fanoutScript(1, false)
 	defer srv.Close()
 	doomedConn := connect(t, s)
-	doomedJS, _ := jetstream.New(doomedConn)
-	_, err = StartNode(t.Context(), NodeOptions{NC: doomedConn, JS: doomedJS, ID: "doomed", Heartbeat: 100 * time.Millisecond,
+	_, err = StartNode(t.Context(), NodeOptions{Bus: wrap(t, doomedConn), ID: "doomed", Heartbeat: 100 * time.Millisecond,
 		Agent: actors.Options{Workspace: workspace(t), Client: modelClient(t, srv), Models: actors.Models{Default: "big"}, Log: zerolog.Nop()},
 		Log:   zerolog.Nop()})
 	if err != nil {

@@ -68,7 +68,7 @@ func TestNodeRefusesBadTasks(t *testing.T) {
 	}
 
 	// A forged result for a task this run never sent is dropped and counted.
-	remote, err := StartRemote(t.Context(), RemoteOptions{NC: nc, JS: js, Run: "r10", Placement: map[string]string{"explore": PlaceRemote}, Log: zerolog.Nop()})
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: "r10", Placement: map[string]string{"explore": PlaceRemote}, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,9 +103,8 @@ func TestRemoteWorkerEditsNodeWorkspace(t *testing.T) {
 	}})
 	defer srv.Close()
 	nc := connect(t, s)
-	js, _ := jetstream.New(nc)
 	nodeWS := workspace(t)
-	n, err := StartNode(t.Context(), NodeOptions{NC: connect(t, s), JS: js, ID: "n1", Kinds: []string{"worker"}, Slots: 1,
+	n, err := StartNode(t.Context(), NodeOptions{Bus: wrap(t, connect(t, s)), ID: "n1", Kinds: []string{"worker"}, Slots: 1,
 		Agent: actors.Options{Workspace: nodeWS, Client: modelClient(t, srv), Models: actors.Models{Default: "big"},
 			Settings: actors.Settings{PlanFirst: map[string]bool{"worker": false}}, Log: zerolog.Nop()},
 		Events: &recorder{}, AckWait: 5 * time.Second, Log: zerolog.Nop()})
@@ -113,7 +112,7 @@ func TestRemoteWorkerEditsNodeWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Drain(t.Context())
-	remote, err := StartRemote(t.Context(), RemoteOptions{NC: nc, JS: js, Run: "rw", Placement: map[string]string{"worker": PlaceRemote}, Log: zerolog.Nop()})
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: "rw", Placement: map[string]string{"worker": PlaceRemote}, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,8 +172,7 @@ func TestRemoteCancel(t *testing.T) {
 	n := startNode(t, s, srv, "n1", 1, nodeEv)
 	defer n.Drain(t.Context())
 	nc := connect(t, s)
-	js, _ := jetstream.New(nc)
-	remote, err := StartRemote(t.Context(), RemoteOptions{NC: nc, JS: js, Run: "rc", Placement: map[string]string{"explore": PlaceRemote}, Log: zerolog.Nop()})
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: "rc", Placement: map[string]string{"explore": PlaceRemote}, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

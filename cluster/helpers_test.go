@@ -10,7 +10,18 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/bus"
 )
+
+// wrap makes a bus.Conn of nc with the default prefix.
+func wrap(t testing.TB, nc *nats.Conn) *bus.Conn {
+	t.Helper()
+	c, err := bus.Wrap(nc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
 
 // natsServer starts a real in-process NATS server with JetStream on a
 // random loopback port.

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -20,9 +21,9 @@ import (
 
 // NodeOptions configure a worker node.
 type NodeOptions struct {
-	NC     *nats.Conn
-	JS     jetstream.JetStream
-	Prefix string // default DefaultPrefix
+	// Bus is the connection to NATS, with JetStream and the subject
+	// prefix (required).
+	Bus *bus.Conn
 	// ID is unique per node process (default a new UUID); Name is for
 	// people (default the host name).
 	ID, Name string
@@ -61,9 +62,6 @@ type NodeOptions struct {
 }
 
 func (o *NodeOptions) defaults() {
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
-	}
 	if o.ID == "" {
 		o.ID = "node-" + uuid.NewString()[:8]
 	}
@@ -120,13 +118,17 @@ type NodeStats struct {
 	// registry bucket again because the server had lost them (a server
 	// restarted without its store).
 	Restored uint64
+	// Duplicates counts deliveries of a task this node was running already
+	// (the running copy keeps the task); ProgressLost the progress acks
+	// that failed.
+	Duplicates, ProgressLost uint64
 }
 
 // Node pulls agent tasks of its kinds from the queue and runs them.
 type Node struct {
 	o      NodeOptions
 	kv     jetstream.KeyValue
-	info   NodeInfo
+	info   messages.NodeInfo
 	events *nodeEvents
 	slots  chan struct{}
 	host   *actors.Host // one actor system and tool set for every task
@@ -150,22 +152,25 @@ type Node struct {
 	running map[string]*runningTask // by run + "." + agent
 	stats   struct {
 		taken, completed, redelivered, alreadyDone, handedBack, malformed, wrongKind, version, workspace, cancelled atomic.Uint64
-		restored                                                                                                    atomic.Uint64
+		restored, duplicate, progressLost                                                                           atomic.Uint64
 	}
 }
 
 // StartNode registers the node and starts taking tasks.
 func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
+	if o.Bus == nil {
+		return nil, errors.New("start node: NodeOptions.Bus is nil")
+	}
 	o.defaults()
 	for _, k := range o.Kinds {
 		if err := bus.CheckToken("kind", k); err != nil {
 			return nil, err
 		}
 	}
-	if err := bus.EnsureStreams(ctx, o.JS, o.Prefix, bus.StreamLimits{}); err != nil {
+	if err := o.Bus.EnsureStreams(ctx, bus.StreamLimits{}); err != nil {
 		return nil, err
 	}
-	kv, err := o.JS.KeyValue(ctx, bus.NodesBucket)
+	kv, err := o.Bus.JetStream().KeyValue(ctx, bus.NodesBucket)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", bus.NodesBucket, err)
 	}
@@ -175,7 +180,7 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	host, _ := os.Hostname()
 	n := &Node{o: o, kv: kv, slots: make(chan struct{}, o.Slots), running: map[string]*runningTask{},
 		kicks: make(chan struct{}, 1), gone: newCancelMemory(), events: newNodeEvents(o.Events, o.ID, o.Log)}
-	n.info = NodeInfo{ID: o.ID, Name: o.Name, Host: host, Kinds: slices.Clone(o.Kinds), Slots: o.Slots, Free: o.Slots,
+	n.info = messages.NodeInfo{ID: o.ID, Name: o.Name, Host: host, Kinds: slices.Clone(o.Kinds), Slots: o.Slots, Free: o.Slots,
 		Version: o.Version, Protocol: o.Protocol, Workspace: o.WorkspaceKey, Started: time.Now().UTC()}
 	n.ctx, n.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	n.fetching, n.stopTake = context.WithCancel(n.ctx)
@@ -226,7 +231,8 @@ func (n *Node) Stats() NodeStats {
 	return NodeStats{Taken: s.taken.Load(), Completed: s.completed.Load(), Redelivered: s.redelivered.Load(),
 		AlreadyDone: s.alreadyDone.Load(), HandedBack: s.handedBack.Load(), Malformed: s.malformed.Load(),
 		WrongKind: s.wrongKind.Load(), Version: s.version.Load(), Workspace: s.workspace.Load(), Cancelled: s.cancelled.Load(),
-		ControlDropped: n.controlDropped(), Restored: s.restored.Load()}
+		ControlDropped: n.controlDropped(), Restored: s.restored.Load(),
+		Duplicates: s.duplicate.Load(), ProgressLost: s.progressLost.Load()}
 }
 
 // Drain stops taking tasks, lets the running ones finish for up to the
@@ -237,7 +243,7 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.mu.Lock()
 	n.info.Draining = true
 	n.mu.Unlock()
-	if n.o.NC.IsConnected() {
+	if n.o.Bus.NATS().IsConnected() {
 		_ = n.beat(ctx)
 	}
 	done := make(chan struct{})
@@ -256,7 +262,9 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.mu.Lock()
 	for _, rt := range n.running {
 		rt.handBack.Store(true)
-		rt.h.Cancel("node draining")
+		if rt.h != nil {
+			rt.h.Cancel("node draining")
+		}
 	}
 	n.mu.Unlock()
 	<-done
@@ -265,7 +273,7 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.stopControl()
 	n.host.Close()
 	n.events.emit(NodesRun, n.o.ID, messages.EvtNodeLeft, messages.NodeLeft{Node: n.o.ID, Name: n.o.Name, Reason: NodeDrained})
-	if !n.o.NC.IsConnected() {
+	if !n.o.Bus.NATS().IsConnected() {
 		// The server is gone: the entry expires with its TTL.
 		n.o.Log.Warn().Msg("NATS unreachable: leaving the registry to the entry's TTL")
 		return nil

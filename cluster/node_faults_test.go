@@ -47,11 +47,7 @@ func blockingScript(n int, answer func(agent string, attempt int) llmtest.Turn) 
 func nodeOpts(t *testing.T, s *server.Server, srv *llmtest.Server, id string) NodeOptions {
 	t.Helper()
 	nc := connect(t, s)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return NodeOptions{NC: nc, JS: js, ID: id, Name: id, Kinds: []string{"explore"}, Slots: 2,
+	return NodeOptions{Bus: wrap(t, nc), ID: id, Name: id, Kinds: []string{"explore"}, Slots: 2,
 		Agent: actors.Options{Workspace: workspace(t), Client: modelClient(t, srv),
 			Models: actors.Models{Default: "big", Cheap: "small"}, Log: zerolog.Nop()},
 		Events: &recorder{}, AckWait: 5 * time.Second, Heartbeat: time.Second, DrainTimeout: 5 * time.Second, Log: zerolog.Nop()}
@@ -81,8 +77,7 @@ type teamRun struct {
 func startTeam(t *testing.T, s *server.Server, srv *llmtest.Server, run string, mutate func(*actors.Options)) *teamRun {
 	t.Helper()
 	nc := connect(t, s)
-	js, _ := jetstream.New(nc)
-	remote, err := StartRemote(t.Context(), RemoteOptions{NC: nc, JS: js, Run: run,
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: run,
 		Placement: map[string]string{"explore": PlaceRemote}, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +308,7 @@ func TestRegistryEntryExpires(t *testing.T) {
 	s := natsServer(t)
 	nc := connect(t, s)
 	js, _ := jetstream.New(nc)
-	if err := bus.EnsureStreams(t.Context(), js, DefaultPrefix, bus.StreamLimits{NodeTTL: 1500 * time.Millisecond}); err != nil {
+	if err := wrap(t, nc).EnsureStreams(t.Context(), bus.StreamLimits{NodeTTL: 1500 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	srv := blockingScript(0, nil)
@@ -325,7 +320,7 @@ func TestRegistryEntryExpires(t *testing.T) {
 	}
 	o.Heartbeat = 300 * time.Millisecond
 	startNodeWith(t, o)
-	remote, err := StartRemote(t.Context(), RemoteOptions{NC: nc, JS: js, Run: "rt", Log: zerolog.Nop()})
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: "rt", Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +332,7 @@ func TestRegistryEntryExpires(t *testing.T) {
 		}
 		return nil
 	})
-	o.NC.Close() // the node can no longer beat (nor leave)
+	o.Bus.NATS().Close() // the node can no longer beat (nor leave)
 	checkFor(t, 30*time.Second, func() error {
 		if _, err := kv.Get(t.Context(), "n1"); err == nil {
 			return fmt.Errorf("the entry of n1 is still in %s", bus.NodesBucket)
@@ -369,10 +364,7 @@ func TestNodeCountsDroppedControlMessages(t *testing.T) {
 	}
 	t.Cleanup(nodeConn.Close)
 	o := nodeOpts(t, s, srv, "n1")
-	o.NC = nodeConn
-	if o.JS, err = jetstream.New(nodeConn); err != nil {
-		t.Fatal(err)
-	}
+	o.Bus = wrap(t, nodeConn)
 	n := startNodeWith(t, o)
 	if st := n.Stats(); st.ControlDropped != 0 {
 		t.Fatalf("dropped before anything was sent: %+v", st)

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/internal/peer"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -73,7 +74,7 @@ func TestOtherVersionNodeTakesNothing(t *testing.T) {
 // task runs on a node that serves the orchestrator's repository.
 func TestWorkspaceMismatchRefused(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		peer.Missing(t, "git", "not installed")
 	}
 	s := natsServer(t)
 	srv := blockingScript(1, func(string, int) llmtest.Turn { return llmtest.Turn{Text: "main.go:3"} })
@@ -93,8 +94,7 @@ func TestWorkspaceMismatchRefused(t *testing.T) {
 	wrong.Agent.Workspace, wrong.AckWait = repoB, time.Hour
 	w := startNodeWith(t, wrong)
 	nc := connect(t, s)
-	js, _ := jetstream.New(nc)
-	remote, err := StartRemote(t.Context(), RemoteOptions{NC: nc, JS: js, Run: "rw2", Workspace: repoA,
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: "rw2", Workspace: repoA,
 		Placement: map[string]string{"explore": PlaceRemote}})
 	if err != nil {
 		t.Fatal(err)

@@ -94,7 +94,7 @@ func testNodeSurvivesServerRestart(t *testing.T, keepStore bool) {
 	defer srv.Close()
 
 	nodeConn := dial(t, url, "node n1")
-	n := startNodeWith(t, NodeOptions{NC: nodeConn.NATS(), JS: nodeConn.JetStream(), ID: "n1", Name: "n1",
+	n := startNodeWith(t, NodeOptions{Bus: wrap(t, nodeConn.NATS()), ID: "n1", Name: "n1",
 		Kinds: []string{"explore"}, Slots: 2,
 		Agent: actors.Options{Workspace: workspace(t), Client: modelClient(t, srv),
 			Models: actors.Models{Default: "big", Cheap: "small"}, Log: zerolog.Nop()},
@@ -105,7 +105,7 @@ func testNodeSurvivesServerRestart(t *testing.T, keepStore bool) {
 	// and checks that its one answer reached the root exactly once.
 	runOnce := func(run string) {
 		t.Helper()
-		remote, err := StartRemote(t.Context(), RemoteOptions{NC: orch.NATS(), JS: orch.JetStream(), Run: run,
+		remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, orch.NATS()), Run: run,
 			Placement: map[string]string{"explore": PlaceRemote}, Log: zerolog.Nop()})
 		if err != nil {
 			t.Fatal(err)

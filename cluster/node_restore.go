@@ -20,8 +20,8 @@ import (
 // consumer creates (or finds) the durable consumer of kind's tasks.
 func (n *Node) consumer(ctx context.Context, kind string) (jetstream.Consumer, error) {
 	o := n.o
-	c, err := o.JS.CreateOrUpdateConsumer(ctx, bus.TasksStream, jetstream.ConsumerConfig{
-		Durable: consumerName(kind, o.Protocol), FilterSubject: TaskSubject(o.Prefix, kind, o.Protocol),
+	c, err := o.Bus.JetStream().CreateOrUpdateConsumer(ctx, bus.TasksStream, jetstream.ConsumerConfig{
+		Durable: consumerName(kind, o.Protocol), FilterSubject: TaskSubject(o.Bus.Prefix(), kind, o.Protocol),
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: o.AckWait, MaxDeliver: o.MaxDeliver, MaxAckPending: -1,
 		Description: fmt.Sprintf("troupe nodes taking %s tasks of protocol %d", kind, o.Protocol)})
 	if err != nil {
@@ -45,7 +45,7 @@ func (n *Node) restoreConsumer(kind string, c jetstream.Consumer) jetstream.Cons
 	if _, err := c.Info(ctx); !gone(err) {
 		return c
 	}
-	if err := bus.EnsureStreams(ctx, n.o.JS, n.o.Prefix, bus.StreamLimits{}); err != nil {
+	if err := n.o.Bus.EnsureStreams(ctx, bus.StreamLimits{}); err != nil {
 		n.o.Log.Warn().Err(err).Str("kind", kind).Msg("the task queue is gone from the server and cannot be created again yet")
 		return c
 	}
@@ -70,10 +70,10 @@ func (n *Node) registry() jetstream.KeyValue {
 // streams) when the server no longer has it; it reports whether there is
 // a bucket to write to again.
 func (n *Node) restoreRegistry(ctx context.Context) bool {
-	kv, err := n.o.JS.KeyValue(ctx, bus.NodesBucket)
+	kv, err := n.o.Bus.JetStream().KeyValue(ctx, bus.NodesBucket)
 	if gone(err) {
-		if err = bus.EnsureStreams(ctx, n.o.JS, n.o.Prefix, bus.StreamLimits{}); err == nil {
-			kv, err = n.o.JS.KeyValue(ctx, bus.NodesBucket)
+		if err = n.o.Bus.EnsureStreams(ctx, bus.StreamLimits{}); err == nil {
+			kv, err = n.o.Bus.JetStream().KeyValue(ctx, bus.NodesBucket)
 		}
 		if err == nil {
 			n.stats.restored.Add(1)

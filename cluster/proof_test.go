@@ -24,7 +24,7 @@ func TestForgedResultsDoNotReplaceTheRealOne(t *testing.T) {
 	defer srv.Close()
 	nc := connect(t, s)
 	js, _ := jetstream.New(nc)
-	remote, err := StartRemote(t.Context(), RemoteOptions{NC: nc, JS: js, Run: "rf",
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: "rf",
 		Placement: map[string]string{"explore": PlaceRemote}})
 	if err != nil {
 		t.Fatal(err)

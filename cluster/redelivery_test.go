@@ -57,7 +57,7 @@ func TestDeadAttemptUsageCounted(t *testing.T) {
 		}
 		return nil
 	})
-	o1.NC.Close() // the node dies: no result, no release, no goodbye
+	o1.Bus.NATS().Close() // the node dies: no result, no release, no goodbye
 	o2 := nodeOpts(t, s, srv, "n2")
 	o2.AckWait = time.Second
 	n2 := startNodeWith(t, o2)

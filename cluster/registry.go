@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,25 +11,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/messages"
 )
-
-// NodeInfo is a node's entry in the troupe_nodes bucket, rewritten at
-// every heartbeat; the bucket's TTL removes the entry of a node that
-// stopped beating.
-type NodeInfo struct {
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Host      string    `json:"host"`
-	Kinds     []string  `json:"kinds"`
-	Slots     int       `json:"slots"`
-	Free      int       `json:"free"`
-	Version   string    `json:"version"`
-	Protocol  int       `json:"protocol"`
-	Workspace string    `json:"workspace,omitempty"` // WorkspaceKey of the node's checkout
-	Started   time.Time `json:"started"`
-	Heartbeat time.Time `json:"heartbeat"`
-	Draining  bool      `json:"draining,omitempty"`
-}
 
 // registry is the orchestrator's live view of the node bucket. An entry
 // that expires from the bucket (its node stopped beating) sends no delete
@@ -43,11 +25,11 @@ type NodeInfo struct {
 // listed by back once.
 type registry struct {
 	mu    sync.Mutex
-	nodes map[string]NodeInfo
+	nodes map[string]messages.NodeInfo
 	seen  map[string]time.Time // when this process last heard from each node (its own clock)
 	rev   map[string]uint64    // the revision of each node's last entry
 	lost  map[string]uint64    // nodes found stale → the revision of their last entry
-	back  []NodeInfo           // lost nodes heard from again, not yet listed by back
+	back  []messages.NodeInfo  // lost nodes heard from again, not yet listed by back
 	ttl   time.Duration        // the bucket's; 0: entries do not expire
 	done  chan struct{}
 }
@@ -65,7 +47,7 @@ func watchRegistry(ctx context.Context, js jetstream.JetStream, log zerolog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", bus.NodesBucket, err)
 	}
-	g := &registry{nodes: map[string]NodeInfo{}, seen: map[string]time.Time{}, rev: map[string]uint64{}, lost: map[string]uint64{},
+	g := &registry{nodes: map[string]messages.NodeInfo{}, seen: map[string]time.Time{}, rev: map[string]uint64{}, lost: map[string]uint64{},
 		ttl: st.TTL(), done: make(chan struct{})}
 	go func() {
 		defer close(g.done)
@@ -96,11 +78,11 @@ func (g *registry) apply(e jetstream.KeyValueEntry, log zerolog.Logger) {
 		delete(g.seen, e.Key())
 		delete(g.rev, e.Key())
 		delete(g.lost, e.Key()) // it left after all: a later entry is a new start, which says so itself
-		g.back = slices.DeleteFunc(g.back, func(n NodeInfo) bool { return n.ID == e.Key() })
+		g.back = slices.DeleteFunc(g.back, func(n messages.NodeInfo) bool { return n.ID == e.Key() })
 		return
 	}
-	var n NodeInfo
-	if err := json.Unmarshal(e.Value(), &n); err != nil || n.ID != e.Key() {
+	n, err := messages.Decode[messages.NodeInfo](e.Value(), maxTaskBytes)
+	if err != nil || n.ID != e.Key() {
 		log.Warn().Str("key", e.Key()).Msg("malformed node entry ignored")
 		return
 	}
@@ -134,17 +116,17 @@ func (g *registry) live(node string, now time.Time) bool {
 	return g.ttl <= 0 || now.Sub(g.seen[node]) <= g.ttl
 }
 
-func (g *registry) list() []NodeInfo {
+func (g *registry) list() []messages.NodeInfo {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	out := make([]NodeInfo, 0, len(g.nodes))
+	out := make([]messages.NodeInfo, 0, len(g.nodes))
 	now := time.Now()
 	for _, n := range g.nodes {
 		if g.live(n.ID, now) {
 			out = append(out, n)
 		}
 	}
-	slices.SortFunc(out, func(a, b NodeInfo) int {
+	slices.SortFunc(out, func(a, b messages.NodeInfo) int {
 		if a.Name != b.Name {
 			if a.Name < b.Name {
 				return -1
@@ -162,10 +144,10 @@ func (g *registry) list() []NodeInfo {
 // stale lists the nodes whose last heartbeat is older than timeout, by
 // ID, and forgets them as lost (their entries expire from the bucket
 // without a delete).
-func (g *registry) stale(now time.Time, timeout time.Duration) []NodeInfo {
+func (g *registry) stale(now time.Time, timeout time.Duration) []messages.NodeInfo {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	var out []NodeInfo
+	var out []messages.NodeInfo
 	for id, n := range g.nodes {
 		if now.Sub(g.seen[id]) > timeout {
 			out = append(out, n)
@@ -175,13 +157,13 @@ func (g *registry) stale(now time.Time, timeout time.Duration) []NodeInfo {
 			delete(g.rev, id)
 		}
 	}
-	slices.SortFunc(out, func(a, b NodeInfo) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b messages.NodeInfo) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 
 // returned lists, once each, the lost nodes heard from again since the
 // last call.
-func (g *registry) returned() []NodeInfo {
+func (g *registry) returned() []messages.NodeInfo {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	out := g.back

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -29,10 +30,10 @@ const (
 // RemoteOptions configure the orchestrator side of a run whose children
 // may run on nodes.
 type RemoteOptions struct {
-	NC     *nats.Conn
-	JS     jetstream.JetStream
-	Prefix string // default DefaultPrefix
-	Run    string
+	// Bus is the connection to NATS, with JetStream and the subject
+	// prefix (required).
+	Bus *bus.Conn
+	Run string
 	// Placement maps a kind to PlaceLocal, PlaceRemote or PlaceAuto;
 	// kinds not named run locally.
 	Placement map[string]string
@@ -83,8 +84,8 @@ type Remote struct {
 
 // StartRemote starts the orchestrator side of run.
 func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
+	if o.Bus == nil {
+		return nil, errors.New("start remote: RemoteOptions.Bus is nil")
 	}
 	if o.CancelWait == 0 {
 		o.CancelWait = 10 * time.Second
@@ -100,7 +101,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 			return nil, fmt.Errorf("placement.%s: want local, remote or auto, got %q", kind, p)
 		}
 	}
-	if err := bus.EnsureStreams(ctx, o.JS, o.Prefix, bus.StreamLimits{}); err != nil {
+	if err := o.Bus.EnsureStreams(ctx, bus.StreamLimits{}); err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
@@ -108,15 +109,15 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		origin: fmt.Sprintf("%s/%d", host, os.Getpid()), wsKey: WorkspaceKey(o.Workspace)}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
-	if r.nodes, err = watchRegistry(r.ctx, o.JS, o.Log); err != nil {
+	if r.nodes, err = watchRegistry(r.ctx, o.Bus.JetStream(), o.Log); err != nil {
 		r.Close()
 		return nil, err
 	}
 	r.nodeEv = newNodeEvents(o.Events, NodesAgent, o.Log)
 	r.sweeper.Add(1)
 	go r.sweepNodes()
-	cons, err := o.JS.OrderedConsumer(r.ctx, bus.ResultsStream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{bus.ResultSubject(o.Prefix, o.Run, "*")}})
+	cons, err := o.Bus.JetStream().OrderedConsumer(r.ctx, bus.ResultsStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{bus.ResultSubject(o.Bus.Prefix(), o.Run, "*")}})
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("consume results of %s: %w", o.Run, err)
@@ -128,16 +129,16 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 	for subj, fn := range map[string]nats.MsgHandler{
 		"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + bus.TasksStream + ".*": r.onMaxDeliveries,
 		"$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED." + bus.TasksStream + ".*": r.onTerminated,
-		bus.CtlSubject(o.Prefix, o.Run, "*", ctlStarted):                       r.onStarted,
+		bus.CtlSubject(o.Bus.Prefix(), o.Run, "*", ctlStarted):                 r.onStarted,
 	} {
-		sub, err := o.NC.Subscribe(subj, fn)
+		sub, err := o.Bus.NATS().Subscribe(subj, fn)
 		if err != nil {
 			r.Close()
 			return nil, fmt.Errorf("subscribe to %s: %w", subj, err)
 		}
 		r.subs = append(r.subs, sub)
 	}
-	if err := o.NC.Flush(); err != nil {
+	if err := o.Bus.NATS().Flush(); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("start remote placement: %w", err)
 	}
@@ -147,7 +148,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 // ServeBudget serves the run's budget to the nodes' agents; pass it as
 // actors.Options.OnBudget so it is served before any agent starts.
 func (r *Remote) ServeBudget(svc budget.Service) error {
-	s, err := ServeBudget(r.o.NC, r.o.Prefix, r.o.Run, svc, r.o.Log)
+	s, err := StartBudgetServer(r.o.Bus, r.o.Run, svc, r.o.Log)
 	if err != nil {
 		return err
 	}
@@ -191,7 +192,7 @@ func (r *Remote) Stats() RemoteStats {
 }
 
 // Nodes lists the live nodes as the registry shows them.
-func (r *Remote) Nodes() []NodeInfo { return r.nodes.list() }
+func (r *Remote) Nodes() []messages.NodeInfo { return r.nodes.list() }
 
 // Placer is the placement seam's remote implementation for this run.
 func (r *Remote) Placer() actors.Placer { return remotePlacer{r} }
@@ -221,15 +222,15 @@ func (p remotePlacer) CancelRun(reason string) { p.r.CancelRun(reason) }
 // CancelRun publishes the run-wide cancel on <prefix>.ctl.<run>.cancel.
 func (r *Remote) CancelRun(reason string) {
 	b, _ := json.Marshal(messages.Cancel{V: messages.ProtocolVersion, Reason: reason})
-	if err := r.o.NC.Publish(bus.CtlSubject(r.o.Prefix, r.o.Run, "", ctlCancel), b); err != nil {
+	if err := r.o.Bus.NATS().Publish(bus.CtlSubject(r.o.Bus.Prefix(), r.o.Run, "", ctlCancel), b); err != nil {
 		r.o.Log.Warn().Err(err).Msg("publish the run's cancel")
 	}
-	_ = r.o.NC.FlushTimeout(time.Second)
+	_ = r.o.Bus.NATS().FlushTimeout(time.Second)
 }
 
 func (r *Remote) onResult(m jetstream.Msg) {
 	res, err := DecodeResult(m.Data())
-	if err != nil || res.Run != r.o.Run || m.Subject() != bus.ResultSubject(r.o.Prefix, res.Run, res.Agent) {
+	if err != nil || res.Run != r.o.Run || m.Subject() != bus.ResultSubject(r.o.Bus.Prefix(), res.Run, res.Agent) {
 		r.forged.Add(1)
 		r.o.Log.Warn().Err(err).Str("subject", m.Subject()).Msg("result rejected")
 		return
@@ -258,13 +259,32 @@ func (r *Remote) onResult(m jetstream.Msg) {
 	c.done <- actors.ResultFromWire(res)
 }
 
+// forget drops what the run remembers of a task that ended, once its
+// Start returns: a result or advisory for it that comes later finds
+// nothing waiting.
+func (r *Remote) forget(c *remoteChild, seq uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.bySeq, seq)
+	if r.waiting[c.task.ID] == c {
+		delete(r.waiting, c.task.ID)
+	}
+}
+
+// pending counts the tasks the run remembers (waiting, by sequence).
+func (r *Remote) pending() (waiting, bySeq int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.waiting), len(r.bySeq)
+}
+
 // onStarted records which node took (or refused) a task.
 func (r *Remote) onStarted(m *nats.Msg) {
-	var n startNotice
-	if json.Unmarshal(m.Data, &n) != nil || n.Node == "" {
+	n, err := messages.Decode[messages.StartNotice](m.Data, maxRequestBytes)
+	if err != nil {
 		return
 	}
-	agent := strings.TrimSuffix(strings.TrimPrefix(m.Subject, bus.CtlSubject(r.o.Prefix, r.o.Run, "", "")), "."+ctlStarted)
+	agent := strings.TrimSuffix(strings.TrimPrefix(m.Subject, bus.CtlSubject(r.o.Bus.Prefix(), r.o.Run, "", "")), "."+ctlStarted)
 	r.mu.Lock()
 	c := r.waiting[agent]
 	r.mu.Unlock()
@@ -273,17 +293,10 @@ func (r *Remote) onStarted(m *nats.Msg) {
 	}
 }
 
-// taskAdvisory is what the JetStream advisories about a task say.
-type taskAdvisory struct {
-	StreamSeq  uint64 `json:"stream_seq"`
-	Deliveries int    `json:"deliveries"`
-	Reason     string `json:"reason"`
-}
-
 // take removes the waiting task of the advisory's stream sequence (nil
 // when it is another run's).
-func (r *Remote) take(data []byte) (*remoteChild, taskAdvisory) {
-	var adv taskAdvisory
+func (r *Remote) take(data []byte) (*remoteChild, messages.TaskAdvisory) {
+	var adv messages.TaskAdvisory
 	if json.Unmarshal(data, &adv) != nil {
 		return nil, adv
 	}
@@ -325,7 +338,7 @@ func (r *Remote) onTerminated(m *nats.Msg) {
 func (r *Remote) deleteTask(seq uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if s, err := r.o.JS.Stream(ctx, bus.TasksStream); err == nil {
+	if s, err := r.o.Bus.JetStream().Stream(ctx, bus.TasksStream); err == nil {
 		_ = s.DeleteMsg(ctx, seq)
 	}
 }

@@ -34,13 +34,13 @@ type remoteChild struct {
 
 	mu        sync.Mutex
 	seq       uint64
-	node      string        // the node that took it last
-	notices   []startNotice // each node that took or refused it, in order
+	node      string                 // the node that took it last
+	notices   []messages.StartNotice // each node that took or refused it, in order
 	cancelled bool
 }
 
 // noticed records a node's start (or refusal) notice.
-func (c *remoteChild) noticed(n startNotice) {
+func (c *remoteChild) noticed(n messages.StartNotice) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if n.Refused == "" {
@@ -97,7 +97,7 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	if err != nil {
 		return actors.AgentResult{}, err
 	}
-	ack, err := r.o.JS.PublishMsg(ctx, &nats.Msg{Subject: TaskSubject(r.o.Prefix, c.task.Kind, messages.ProtocolVersion), Data: data,
+	ack, err := r.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: TaskSubject(r.o.Bus.Prefix(), c.task.Kind, messages.ProtocolVersion), Data: data,
 		Header: nats.Header{jetstream.MsgIDHeader: []string{c.task.Run + "." + c.task.ID}}})
 	if err != nil {
 		r.mu.Lock()
@@ -111,6 +111,7 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	r.mu.Lock()
 	r.bySeq[ack.Sequence] = c.task.ID
 	r.mu.Unlock()
+	defer r.forget(c, ack.Sequence)
 	select {
 	case res := <-c.done:
 		return res, nil
@@ -158,14 +159,14 @@ func (c *remoteChild) Cancel(reason string) {
 		c.r.deleteTask(seq) // a task still queued is never handed out
 	}
 	b, _ := json.Marshal(messages.Cancel{V: messages.ProtocolVersion, Reason: reason})
-	_ = c.r.o.NC.Publish(bus.CtlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlCancel), b)
+	_ = c.r.o.Bus.NATS().Publish(bus.CtlSubject(c.r.o.Bus.Prefix(), c.task.Run, c.task.ID, ctlCancel), b)
 }
 
 // Status asks the node running the agent; a task still queued reports
 // round 0.
 func (c *remoteChild) Status(ctx context.Context) (actors.StatusReply, error) {
 	st := actors.StatusReply{Agent: c.task.ID, Kind: c.task.Kind, Model: c.task.Model}
-	m, err := c.r.o.NC.RequestWithContext(ctx, bus.CtlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlStatus), nil)
+	m, err := c.r.o.Bus.NATS().RequestWithContext(ctx, bus.CtlSubject(c.r.o.Bus.Prefix(), c.task.Run, c.task.ID, ctlStatus), nil)
 	if err != nil {
 		return st, nil // queued, or its node is gone: what we know
 	}
@@ -179,7 +180,7 @@ func (c *remoteChild) Status(ctx context.Context) (actors.StatusReply, error) {
 // SendInput steers the remote agent.
 func (c *remoteChild) SendInput(ctx context.Context, message string) (bool, error) {
 	b, _ := json.Marshal(messages.Steer{V: messages.ProtocolVersion, Message: message})
-	m, err := c.r.o.NC.RequestWithContext(ctx, bus.CtlSubject(c.r.o.Prefix, c.task.Run, c.task.ID, ctlInput), b)
+	m, err := c.r.o.Bus.NATS().RequestWithContext(ctx, bus.CtlSubject(c.r.o.Bus.Prefix(), c.task.Run, c.task.ID, ctlInput), b)
 	if err != nil {
 		return false, fmt.Errorf("steer %s: %w", c.task.ID, err)
 	}

@@ -24,7 +24,7 @@ func TestLostNodeReported(t *testing.T) {
 	nc := connect(t, s)
 	js, _ := jetstream.New(nc)
 	rec := &recorder{}
-	remote, err := StartRemote(t.Context(), RemoteOptions{NC: nc, JS: js, Run: "rn", LeaseTimeout: time.Second,
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: "rn", LeaseTimeout: time.Second,
 		Events: rec, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestLostNodeReported(t *testing.T) {
 	if err := nodes["drained"].Drain(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	nodes["doomed"].o.NC.Close() // the process dies: no drain, no goodbye
+	nodes["doomed"].o.Bus.NATS().Close() // the process dies: no drain, no goodbye
 
 	lost := waitNodeEvents(t, rec, 1)[0]
 	if err := lost.Validate(); err != nil {
@@ -81,7 +81,7 @@ func TestLostNodeReported(t *testing.T) {
 	}
 	// It beats again (its connection came back): reported back, then
 	// lost again once it is silent.
-	var info NodeInfo
+	var info messages.NodeInfo
 	if err := json.Unmarshal(last.Value(), &info); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func waitNodeEvents(t *testing.T, rec *recorder, n int) []messages.Event {
 	return rec.events()
 }
 
-func names(ns []NodeInfo) []string {
+func names(ns []messages.NodeInfo) []string {
 	out := make([]string, 0, len(ns))
 	for _, n := range ns {
 		out = append(out, n.ID)

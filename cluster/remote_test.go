@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/llm"
@@ -71,11 +70,7 @@ func (r *recorder) events() []messages.Event {
 func startNode(t *testing.T, s *server.Server, srv *llmtest.Server, name string, slots int, ev actors.Emitter) *Node {
 	t.Helper()
 	nc := connect(t, s)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := StartNode(t.Context(), NodeOptions{NC: nc, JS: js, ID: name, Name: name, Kinds: []string{"explore"}, Slots: slots,
+	n, err := StartNode(t.Context(), NodeOptions{Bus: wrap(t, nc), ID: name, Name: name, Kinds: []string{"explore"}, Slots: slots,
 		Agent: actors.Options{Workspace: workspace(t), Client: modelClient(t, srv),
 			Models: actors.Models{Default: "big", Cheap: "small"}, Log: zerolog.Nop()},
 		Events: ev, AckWait: 5 * time.Second, Heartbeat: time.Second, Log: zerolog.Nop()})
@@ -98,9 +93,8 @@ func TestRemotePlacementEndToEnd(t *testing.T) {
 	n2 := startNode(t, s, srv, "n2", 3, nodeEv)
 
 	nc := connect(t, s)
-	js, _ := jetstream.New(nc)
 	run := "run-remote"
-	remote, err := StartRemote(t.Context(), RemoteOptions{NC: nc, JS: js, Run: run,
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: run,
 		Placement: map[string]string{"explore": PlaceRemote}, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +135,9 @@ func TestRemotePlacementEndToEnd(t *testing.T) {
 	}
 	if remote.Stats() != (RemoteStats{}) {
 		t.Errorf("dropped results: %+v", remote.Stats())
+	}
+	if w, s := remote.pending(); w != 0 || s != 0 {
+		t.Errorf("after the run the remote still remembers %d waiting tasks and %d sequences", w, s)
 	}
 	ends := 0
 	for _, ev := range nodeEv.events() {

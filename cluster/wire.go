@@ -16,14 +16,3 @@ func DecodeTask(data []byte) (messages.Task, error) {
 func DecodeResult(data []byte) (messages.Result, error) {
 	return messages.Decode[messages.Result](data, maxTaskBytes)
 }
-
-// startNotice is what a node publishes on <prefix>.ctl.<run>.<agent>.started
-// when it takes a task (Refused empty) or refuses it (Refused says why),
-// so the orchestrator knows where the task ran and, should it fail for
-// good, can say what became of each attempt.
-type startNotice struct {
-	Node    string `json:"node"`
-	Name    string `json:"name,omitempty"`
-	Attempt int    `json:"attempt"`
-	Refused string `json:"refused,omitempty"`
-}

@@ -146,6 +146,17 @@ type TaskLimits struct {
 	Truncation map[string]TaskTruncation `json:"truncation,omitempty"`
 	// ResultCap bounds the text a child hands its parent, in characters.
 	ResultCap int `json:"result_cap,omitempty"`
+	// Sandbox is the OS sandbox the requester runs this kind's commands
+	// in (nil: none); a node may tighten it, never widen it.
+	Sandbox *TaskSandbox `json:"sandbox,omitempty"`
+}
+
+// TaskSandbox is what a task asks of the node's sandbox.
+type TaskSandbox struct {
+	// Network is allow, deny or loopback.
+	Network string `json:"network"`
+	// Required: a node that cannot confine the commands must not run them.
+	Required bool `json:"required,omitempty"`
 }
 
 // TaskTruncation is one tool's output cap on the wire.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // wireSamples is one filled value of every wire message.
@@ -36,6 +37,11 @@ func wireSamples() []any {
 		&AskRequest{V: ProtocolVersion, ID: "q-1", Run: "r1", Agent: "worker-1", Kind: "worker", Tool: "shell",
 			Args: json.RawMessage(`{"command":"go test ./..."}`), Question: "run go test?", Choices: []string{"yes", "no"}, DeadlineUnixMS: 1700000000000},
 		&AskAnswer{V: ProtocolVersion, ID: "q-1", Approved: true, Text: "yes", AnsweredBy: "watch"},
+		&NodeInfo{ID: "node-1a2b3c4d", Name: "box-2", Host: "box-2.lan", Kinds: []string{"explore"}, Slots: 4, Free: 3,
+			Version: "1.2.0", Protocol: ProtocolVersion, Workspace: "git:4b825dc6", Started: time.Unix(1700000000, 0).UTC(),
+			Heartbeat: time.Unix(1700000002, 0).UTC(), Draining: true},
+		&StartNotice{Node: "node-1a2b3c4d", Name: "box-2", Attempt: 2, Refused: "another repository"},
+		&ErrorReply{V: ProtocolVersion, Error: &Error{Code: CodeBadRequest, Message: "no reply subject"}},
 	}
 }
 

@@ -3,6 +3,8 @@ package tools
 import (
 	"sync"
 
+	"github.com/troupe-ai/troupe/tools/sandbox"
+
 	"sync/atomic"
 	"time"
 )
@@ -36,6 +38,10 @@ type Config struct {
 	// Tiers decides which tool definitions an agent is sent each round
 	// and which it loads with search_tools.
 	Tiers Tiers
+	// Sandbox is the OS sandbox of the commands the tools start; each
+	// agent's session gets a box from it (Session.Sandbox). Nil: commands
+	// are not confined (sandbox.mode: off, and the library's default).
+	Sandbox *sandbox.Settings
 }
 
 // DefaultTimeout is the per-call timeout when Config.Timeout is zero.
@@ -92,6 +98,10 @@ type Session struct {
 	// programs of other modules can set it.
 	Redact func(string) string
 
+	// Sandbox confines the processes the shell tool starts (nil: not
+	// confined); Close closes it, removing its private TMPDIR.
+	Sandbox *sandbox.Box
+
 	// Procs keeps the processes the shell tool starts from outliving their
 	// command, agent or process; the agents of a run share one. Nil: the
 	// session makes one of its own on first use, and Close closes it.
@@ -143,6 +153,9 @@ func (s *Session) Close() error {
 	}
 	wg.Go(st.jobs.closeAll)
 	wg.Wait()
+	if s.Sandbox != nil {
+		_ = s.Sandbox.Close()
+	}
 	if own != nil {
 		return own.Close()
 	}

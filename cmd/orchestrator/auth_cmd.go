@@ -5,56 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
+	"github.com/troupe-ai/troupe/internal/runner"
 )
-
-// serverCreds is the role material of an embedded server this process
-// starts: the key material the server trusts and the creds files of the
-// three roles (dir/<role>.creds, 0600 in a 0700 folder).
-type serverCreds struct {
-	auth  *bus.Auth
-	dir   string
-	paths map[bus.Role]string
-	temp  bool
-}
-
-// newServerCreds keeps the role material in dir (made once, kept across
-// restarts), or in a temporary folder when dir is "" (removed by close).
-func newServerCreds(dir, prefix string) (*serverCreds, error) {
-	sc := &serverCreds{dir: dir}
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "troupe-creds-")
-		if err != nil {
-			return nil, fmt.Errorf("make a creds folder: %w", err)
-		}
-		sc.dir, sc.temp = tmp, true
-	}
-	var err error
-	if sc.auth, sc.paths, err = bus.InitAuthDir(sc.dir, prefix); err != nil {
-		sc.close()
-		return nil, err
-	}
-	return sc, nil
-}
-
-// close removes a temporary creds folder.
-func (sc *serverCreds) close() {
-	if sc != nil && sc.temp {
-		_ = os.RemoveAll(sc.dir)
-	}
-}
-
-// credsFlag is " --creds FILE" for role's file, or "" without credentials.
-func (sc *serverCreds) credsFlag(role bus.Role) string {
-	if sc == nil {
-		return ""
-	}
-	return " --creds " + sc.paths[role]
-}
 
 // checkNoAuth refuses an unauthenticated server on any address beyond
 // loopback: anyone who reaches it could start work on every node.
@@ -98,19 +54,11 @@ func cmdAuth(_ context.Context, args []string, stdout, stderr io.Writer) (int, e
 	return exitOK, nil
 }
 
-// path is role's creds file ("" without credentials).
-func (sc *serverCreds) path(role bus.Role) string {
-	if sc == nil {
-		return ""
-	}
-	return sc.paths[role]
-}
-
 // serveAuth gives serve's server its role credentials (in the store's
 // creds folder, or a temporary one with an ephemeral store), or none with
 // --no-auth on loopback; a shared token (nats.token) keeps the old
 // one-token mode, with a warning.
-func serveAuth(o *bus.EmbeddedOptions, noAuth bool, prefix string, stderr io.Writer) (*serverCreds, int, error) {
+func serveAuth(o *bus.EmbeddedOptions, noAuth bool, prefix string, stderr io.Writer) (*runner.ServerCreds, int, error) {
 	switch {
 	case noAuth:
 		if err := checkNoAuth(o.Host); err != nil {
@@ -125,11 +73,11 @@ func serveAuth(o *bus.EmbeddedOptions, noAuth bool, prefix string, stderr io.Wri
 	if !o.Ephemeral {
 		dir = filepath.Join(o.StoreDir, "creds")
 	}
-	sc, err := newServerCreds(dir, prefix)
+	sc, err := runner.NewServerCreds(dir, prefix)
 	if err != nil {
 		return nil, exitFailed, err
 	}
-	o.Auth = sc.auth
+	o.Auth = sc.Auth
 	return sc, exitOK, nil
 }
 
@@ -141,12 +89,11 @@ type refusedCounts struct {
 	Duplicates uint64 `json:"duplicates"`
 }
 
-// refusedOf is what remote refused (nil without remote agents).
-func refusedOf(remote *cluster.Remote) *refusedCounts {
-	if remote == nil {
+// refusedOf is what a run refused (nil without remote agents).
+func refusedOf(st *cluster.RemoteStats) *refusedCounts {
+	if st == nil {
 		return nil
 	}
-	st := remote.Stats()
 	return &refusedCounts{Results: st.Forged, Duplicates: st.Duplicates}
 }
 

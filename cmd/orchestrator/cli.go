@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/troupe-ai/troupe/internal/nodecmd"
+	"github.com/troupe-ai/troupe/internal/runner"
 )
 
 // Exit codes shared by the commands.
@@ -21,12 +22,11 @@ const (
 	exitInterrupt = 130
 )
 
-// errUsage marks errors that are the caller's: exit code 2.
-var errUsage = errors.New("usage")
+// errUsage marks errors that are the caller's: exit code 2. It is the
+// runner's, so the run's own usage errors map the same way.
+var errUsage = runner.ErrUsage
 
-func usageErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
-}
+func usageErr(format string, args ...any) error { return runner.Usage(format, args...) }
 
 const topUsage = `orchestrator: run teams of LLM agents as actors
 
@@ -103,20 +103,27 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	default:
 		err = usageErr("unknown command %q", args[0])
 	}
-	if err != nil {
-		if errors.Is(err, errUsage) {
-			topic := args[0]
-			if _, ok := commandHelp[topic]; !ok {
-				fmt.Fprintf(stderr, "orchestrator: %s\n\n%s", strings.TrimPrefix(err.Error(), "usage: "), topUsage)
-				return exitUsage
-			}
-			fmt.Fprintf(stderr, "orchestrator: %s\n(orchestrator %s --help for usage and examples)\n", strings.TrimPrefix(err.Error(), "usage: "), topic)
+	return exitFor(code, err, args[0], stderr)
+}
+
+// exitFor reports a command's error on stderr and returns the exit code:
+// a usage error points at the command's help (or the top-level usage);
+// another error fails a command that would have exited 0.
+func exitFor(code int, err error, command string, stderr io.Writer) int {
+	if err == nil {
+		return code
+	}
+	if errors.Is(err, errUsage) {
+		if _, ok := commandHelp[command]; !ok {
+			fmt.Fprintf(stderr, "orchestrator: %s\n\n%s", strings.TrimPrefix(err.Error(), "usage: "), topUsage)
 			return exitUsage
 		}
-		fmt.Fprintf(stderr, "orchestrator: %v\n", err)
-		if code == exitOK {
-			code = exitFailed
-		}
+		fmt.Fprintf(stderr, "orchestrator: %s\n(orchestrator %s --help for usage and examples)\n", strings.TrimPrefix(err.Error(), "usage: "), command)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "orchestrator: %v\n", err)
+	if code == exitOK {
+		code = exitFailed
 	}
 	return code
 }

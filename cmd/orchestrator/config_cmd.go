@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/runner"
 )
 
 // cmdConfig prints the effective configuration with the origin of every
@@ -31,17 +32,12 @@ func cmdConfig(args []string, getenv func(string) string, stdout io.Writer) (int
 		ws = "."
 	}
 	home, _ := os.UserHomeDir()
-	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: home, Workspace: absOr(ws), Getenv: getenv})
+	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: home, Workspace: runner.Abs(ws), Getenv: getenv})
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
-	if m := fs.values["model"]; m != "" {
-		cfg.Model.Default = m
-		cfg.SetByFlag("model.default", "--model")
-	}
-	if u := fs.values["nats"]; u != "" {
-		cfg.NATS.URL = u
-		cfg.SetByFlag("nats.url", "--nats")
+	if err := (runner.Overrides{Model: fs.values["model"], NATS: fs.values["nats"]}).Apply(&cfg); err != nil {
+		return exitUsage, err
 	}
 	settings, err := cfg.Settings()
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/internal/config"
-	"github.com/troupe-ai/troupe/watch"
+	"github.com/troupe-ai/troupe/internal/runner"
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
@@ -38,100 +38,142 @@ const demoTask = "Find where discounts are applied and make sure a percentage ab
 // --nodes N it also starts N node processes and places the explore agents
 // on them.
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flagsOf("demo")
-	pos, err := fs.parse(args)
+	f, err := parseDemoFlags(args)
 	if err != nil {
 		return exitUsage, err
 	}
-	if len(pos) > 0 {
-		return exitUsage, usageErr("demo [--workspace DIR [--in-place]] [--nodes N] [--keep]")
-	}
-	nodes := 0
-	if v := fs.values["nodes"]; v != "" {
-		if nodes, err = strconv.Atoi(v); err != nil || nodes < 0 || nodes > 16 {
-			return exitUsage, usageErr("--nodes: want a number from 0 to 16, got %q", v)
-		}
-	}
-	ws, cleanup, err := demoWorkspace(fs.values["workspace"], fs.bools["in-place"], fs.bools["keep"], stderr)
+	ws, cleanup, err := demoWorkspace(f.workspace, f.inPlace, f.keep, stderr)
 	if err != nil {
 		return exitUsage, err
 	}
 	defer cleanup()
-	skipped, err := writeDemoRepo(ws)
+	if err := fillDemoWorkspace(ws, f.inPlace, stderr); err != nil {
+		return exitFailed, err
+	}
+	srv, client, err := startDemoModel()
 	if err != nil {
 		return exitFailed, err
 	}
-	if len(skipped) > 0 && fs.bools["in-place"] { // created since demoWorkspace looked: the agents must not touch it
-		return exitFailed, fmt.Errorf("demo: %s appeared in %s as the demo started; nothing was run", strings.Join(skipped, ", "), ws)
-	}
-	for _, name := range skipped {
-		fmt.Fprintf(stderr, "demo: %s exists in the workspace; the copy keeps it as it is\n", name)
-	}
-	raw, err := demoFS.ReadFile("demo/script.json")
-	if err != nil {
-		return exitFailed, err
-	}
-	script, err := llmtest.ParseScript(raw)
-	if err != nil {
-		return exitFailed, fmt.Errorf("demo script: %w", err)
-	}
-	srv := llmtest.New(script)
 	defer srv.Close()
-	client, err := llm.NewClient(llm.Config{BaseURL: srv.URL(), Model: "demo-large", Stream: true, Pricing: demoPricing}, zerolog.Nop())
+	demoIntro(stderr, srv.URL(), ws)
+	nb, err := runner.StartBus(ctx, config.NATS{Ephemeral: true, Prefix: "troupe"}, bus.StreamLimits{}, "demo", ws, zerolog.Nop())
 	if err != nil {
 		return exitFailed, err
 	}
-	fmt.Fprintf(stderr, "troupe demo: the MODEL IS SCRIPTED: a local OpenAI-compatible server at %s plays a recorded conversation.\n", srv.URL())
-	fmt.Fprintf(stderr, "Everything else is real: agent actors, tools on the files in %s, the budget actor, NATS events, streaming HTTP.\n", ws)
-	fmt.Fprintf(stderr, "A real model: export OPENAI_API_KEY=sk-... (or OPENAI_BASE_URL=http://localhost:11434/v1 for Ollama) and run\n  orchestrator run --workspace DIR \"your task\"\n\n")
-	run := uuid.NewString()
-	nb, err := startBus(ctx, config.NATS{Ephemeral: true, Prefix: "troupe"}, bus.StreamLimits{}, "demo", ws, zerolog.Nop())
-	if err != nil {
-		return exitFailed, err
-	}
-	defer nb.close(ctx)
-	fmt.Fprintf(stderr, "events: embedded NATS at %s\nwatch it from another terminal: orchestrator watch --nats %s%s --run %s\n", nb.url, nb.url, nb.creds.credsFlag(bus.RoleWatcher), run)
-	opts := actors.Options{Run: run, Workspace: ws, Task: demoTask, Client: client, Log: zerolog.Nop(),
-		Models: actors.Models{Default: "demo-large", Cheap: "demo-small", Cost: demoPricing.Cost}}
-	if nodes > 0 {
-		stopNodes, err := startDemoNodes(ctx, nodes, nb.url, nb.creds.path(bus.RoleNode), srv.URL(), ws, stderr)
+	defer nb.Close(ctx)
+	p := runner.Params{Options: actors.Options{Run: uuid.NewString(), Workspace: ws, Task: demoTask, Client: client, Log: zerolog.Nop(),
+		Models: actors.Models{Default: "demo-large", Cheap: "demo-small", Cost: demoPricing.Cost}}}
+	fmt.Fprintf(stderr, "events: embedded NATS at %s\nwatch it from another terminal: orchestrator watch --nats %s%s --run %s\n", nb.URL(), nb.URL(),
+		nb.Creds().CredsFlag(bus.RoleWatcher), p.Options.Run)
+	if f.nodes > 0 {
+		stopNodes, err := startDemoNodes(ctx, f.nodes, nb.URL(), nb.Creds().Path(bus.RoleNode), srv.URL(), ws, stderr)
 		if err != nil {
 			return exitFailed, err
 		}
 		defer stopNodes()
-		remote, err := startPlacement(ctx, nb, config.Config{Placement: map[string]string{"explore": "remote"}}, run, ws, nb.pub, zerolog.Nop())
-		if err != nil {
-			return exitFailed, err
-		}
-		defer remote.Close()
-		opts.Placer, opts.OnBudget = remote.Placer(), remote.ServeBudget
+		p.Placement = map[string]string{"explore": "remote"}
 	}
 	fmt.Fprintf(stderr, "\ntask: %s\n\n", demoTask)
 	live := newLiveView(stderr, os.Getenv)
-	metrics := watch.NewMetricsCollector()
-	if err := live.follow(ctx, nb, run, metrics.Apply); err != nil {
+	defer live.Close()
+	p.Sinks = []actors.Emitter{live}
+	r, err := runner.Start(ctx, nb, p)
+	if err != nil {
 		return exitFailed, err
 	}
-	opts.Events = nb.pub
-	opts.EventsDropped = nb.dropped
-	res, err := actors.Run(ctx, opts)
-	live.waitFinished(5 * time.Second)
+	defer r.Close()
+	live.begin()
+	res, err := r.Execute(ctx)
 	live.Close()
 	if err != nil {
 		return exitFailed, err
 	}
+	return reportDemo(stdout, stderr, ws, res, r), nil
+}
+
+// demoFlags are demo's command line, parsed.
+type demoFlags struct {
+	workspace     string
+	nodes         int
+	keep, inPlace bool
+}
+
+func parseDemoFlags(args []string) (demoFlags, error) {
+	fs := flagsOf("demo")
+	pos, err := fs.parse(args)
+	if err != nil {
+		return demoFlags{}, err
+	}
+	if len(pos) > 0 {
+		return demoFlags{}, usageErr("demo [--workspace DIR [--in-place]] [--nodes N] [--keep]")
+	}
+	f := demoFlags{workspace: fs.values["workspace"], keep: fs.bools["keep"], inPlace: fs.bools["in-place"]}
+	if v := fs.values["nodes"]; v != "" {
+		if f.nodes, err = strconv.Atoi(v); err != nil || f.nodes < 0 || f.nodes > 16 {
+			return demoFlags{}, usageErr("--nodes: want a number from 0 to 16, got %q", v)
+		}
+	}
+	return f, nil
+}
+
+// fillDemoWorkspace writes the sample repository into ws. A file of it
+// that exists is kept as it is (and said so); in place, one that appeared
+// since demoWorkspace looked stops the demo before anything runs.
+func fillDemoWorkspace(ws string, inPlace bool, stderr io.Writer) error {
+	skipped, err := writeDemoRepo(ws)
+	if err != nil {
+		return err
+	}
+	if len(skipped) > 0 && inPlace { // created since demoWorkspace looked: the agents must not touch it
+		return fmt.Errorf("demo: %s appeared in %s as the demo started; nothing was run", strings.Join(skipped, ", "), ws)
+	}
+	for _, name := range skipped {
+		fmt.Fprintf(stderr, "demo: %s exists in the workspace; the copy keeps it as it is\n", name)
+	}
+	return nil
+}
+
+// startDemoModel starts the scripted model server and a client of it.
+func startDemoModel() (*llmtest.Server, llm.Client, error) {
+	raw, err := demoFS.ReadFile("demo/script.json")
+	if err != nil {
+		return nil, nil, err
+	}
+	script, err := llmtest.ParseScript(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("demo script: %w", err)
+	}
+	srv := llmtest.New(script)
+	client, err := llm.NewClient(llm.Config{BaseURL: srv.URL(), Model: "demo-large", Stream: true, Pricing: demoPricing}, zerolog.Nop())
+	if err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	return srv, client, nil
+}
+
+// demoIntro says plainly that the model is scripted and all else is real.
+func demoIntro(w io.Writer, modelURL, ws string) {
+	fmt.Fprintf(w, "troupe demo: the MODEL IS SCRIPTED: a local OpenAI-compatible server at %s plays a recorded conversation.\n", modelURL)
+	fmt.Fprintf(w, "Everything else is real: agent actors, tools on the files in %s, the budget actor, NATS events, streaming HTTP.\n", ws)
+	fmt.Fprintf(w, "A real model: export OPENAI_API_KEY=sk-... (or OPENAI_BASE_URL=http://localhost:11434/v1 for Ollama) and run\n  orchestrator run --workspace DIR \"your task\"\n\n")
+}
+
+// reportDemo prints the answer, the totals, the metrics and the edited
+// file; the exit code says whether the run completed.
+func reportDemo(stdout, stderr io.Writer, ws string, res actors.Result, r *runner.Run) int {
 	fmt.Fprintln(stderr)
 	printText(stdout, res.Text)
 	fmt.Fprintf(stderr, "\n%s · %s\n", endWords(res.Status, res.Reason, res.Rounds), res.Wall.Round(time.Millisecond))
 	printRunSummary(stderr, res.Budget)
-	printMetrics(stderr, metrics.Metrics())
+	printMetrics(stderr, r.Metrics.Metrics())
 	if b, err := os.ReadFile(filepath.Join(ws, "discount.go")); err == nil {
 		fmt.Fprintf(stderr, "\ndiscount.go after the run:\n%s", indent(string(b)))
 	}
 	if res.Status != actors.StatusCompleted {
-		return exitFailed, nil
+		return exitFailed
 	}
-	return exitOK, nil
+	return exitOK
 }
 
 // demoPricing prices the demo's models (made-up prices, for the cost table).

@@ -1,20 +1,18 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"sync"
 	"time"
 
-	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/watch"
 )
 
-// liveView shows a run as it happens (an actors.Emitter): on a terminal the
-// watch view's agent tree, redrawn in place up to ten times a second;
-// elsewhere one line per event worth a line.
+// liveView shows a run as it happens (an actors.Emitter, fed in-process):
+// on a terminal the watch view's agent tree, redrawn in place up to ten
+// times a second once started; elsewhere one line per event worth a line.
 type liveView struct {
 	w     io.Writer
 	tree  *watch.Tree
@@ -22,21 +20,27 @@ type liveView struct {
 	tty   bool
 	start time.Time
 	mu    sync.Mutex
+	once  sync.Once // starts the drawing
 	stop  chan struct{}
-	done  chan struct{}
-	fin   chan struct{} // closed when a followed run finished
+	done  chan struct{} // closed when the drawing ended (or never started)
 }
 
 func newLiveView(w io.Writer, getenv func(string) string) *liveView {
 	term := terminalOf(w, getenv)
-	l := &liveView{w: w, tree: watch.NewTree(6), tty: term.tty, start: time.Now(),
+	return &liveView{w: w, tree: watch.NewTree(6), tty: term.tty, start: time.Now(),
 		view: term.view(w), stop: make(chan struct{}), done: make(chan struct{})}
-	if term.tty {
-		go l.draw()
-	} else {
-		close(l.done)
-	}
-	return l
+}
+
+// begin starts drawing on a terminal; elsewhere the lines print as the
+// events come.
+func (l *liveView) begin() {
+	l.once.Do(func() {
+		if l.tty {
+			go l.draw()
+		} else {
+			close(l.done)
+		}
+	})
 }
 
 // Emit records ev; off a terminal it prints its line.
@@ -71,55 +75,10 @@ func (l *liveView) draw() {
 	}
 }
 
-// follow feeds the view from the bus: every event of run as published,
-// remote agents' included, also to the other sinks. finished then reports
-// when run.finished came.
-func (l *liveView) follow(ctx context.Context, nb *runBus, run string, also ...func(messages.Event)) error {
-	fin, err := followRun(ctx, nb, run, append([]func(messages.Event){l.Emit}, also...)...)
-	l.fin = fin
-	return err
-}
-
-// followRun feeds sinks every event of run from the bus, remote agents'
-// included, in order; the channel it returns closes after run.finished
-// (or when the subscription ends).
-func followRun(ctx context.Context, nb *runBus, run string, sinks ...func(messages.Event)) (chan struct{}, error) {
-	es, err := nb.conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: true})
-	if err != nil {
-		return nil, err
-	}
-	fin := make(chan struct{})
-	go func() {
-		defer close(fin)
-		for d := range es.C {
-			for _, sink := range sinks {
-				sink(d.Event)
-			}
-			if d.Event.Type == messages.EvtRunFinished {
-				return
-			}
-		}
-	}()
-	return fin, nil
-}
-
-// waitFor waits (up to d) until fin is closed; a nil fin is closed.
-func waitFor(fin chan struct{}, d time.Duration) {
-	if fin == nil {
-		return
-	}
-	select {
-	case <-fin:
-	case <-time.After(d):
-	}
-}
-
-// waitFinished waits (up to d) until the followed run's run.finished has
-// been shown.
-func (l *liveView) waitFinished(d time.Duration) { waitFor(l.fin, d) }
-
-// Close draws the last frame.
+// Close draws the last frame (when drawing started); closing again does
+// nothing.
 func (l *liveView) Close() {
+	l.once.Do(func() { close(l.done) }) // never started: nothing to draw
 	select {
 	case <-l.stop:
 	default:

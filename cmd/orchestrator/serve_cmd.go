@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
 )
 
@@ -25,26 +26,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if len(pos) > 0 {
 		return exitUsage, usageErr("serve takes no arguments")
 	}
-	listen := fs.values["listen"]
-	if listen == "" {
-		listen = "127.0.0.1:4222"
-	}
-	host, port, err := splitListen(listen)
+	o, err := serveOptions(fs)
 	if err != nil {
-		return exitUsage, usageErr("--listen: %v", err)
-	}
-	o := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: fs.values["store"], Ephemeral: fs.bools["ephemeral"] || fs.values["store"] == "",
-		ServerName: fs.values["name"], ClusterName: fs.values["cluster"]}
-	if o.ClusterName != "" {
-		if o.ClusterHost, o.ClusterPort, err = splitListen(fs.values["cluster-listen"]); err != nil {
-			return exitUsage, usageErr("--cluster-listen: %v", err)
-		}
-		if r := fs.values["routes"]; r != "" {
-			o.Routes = strings.Split(r, ",")
-		}
-		if o.ServerName == "" {
-			return exitUsage, usageErr("--cluster needs --name (each server of a cluster needs its own)")
-		}
+		return exitUsage, err
 	}
 	// The configuration as run loads it, but for the workspace's: serve has
 	// none. os.UserHomeDir is $HOME here; getenv keeps tests off the real one.
@@ -63,30 +47,78 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return code, err
 	}
-	defer sc.close()
+	defer sc.Close()
 	emb, err := bus.StartEmbedded(ctx, o, log)
 	if err != nil {
 		return exitUsage, usageErr("serve: %v", err)
 	}
 	defer emb.Shutdown(context.Background())
 	if o.ClusterName == "" { // a cluster creates its streams once it has formed
-		conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: emb.URL(), Token: o.Token, CredsFile: sc.path(bus.RoleRequester), Name: "troupe serve", Prefix: cfg.NATS.Prefix}, log)
-		if err != nil {
+		if err := serveStreams(ctx, emb, cfg, sc.Path(bus.RoleRequester), stderr, log); err != nil {
 			return exitFailed, err
-		}
-		diffs, err := conn.ReconcileStreams(ctx, setup.StreamLimits(cfg))
-		conn.Close()
-		if err != nil {
-			return exitFailed, err
-		}
-		for _, d := range diffs {
-			if d.Applied {
-				fmt.Fprintln(stderr, d)
-			} else {
-				fmt.Fprintf(stderr, "warning: %s\n", d)
-			}
 		}
 	}
+	serveBanner(stdout, stderr, emb, o, sc)
+	<-ctx.Done()
+	fmt.Fprintln(stderr, "shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	emb.Shutdown(sctx)
+	return exitOK, nil
+}
+
+// serveOptions are the embedded server's options from serve's flags.
+func serveOptions(fs *flagSet) (bus.EmbeddedOptions, error) {
+	listen := fs.values["listen"]
+	if listen == "" {
+		listen = "127.0.0.1:4222"
+	}
+	host, port, err := runner.SplitListen(listen)
+	if err != nil {
+		return bus.EmbeddedOptions{}, usageErr("--listen: %v", err)
+	}
+	o := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: fs.values["store"], Ephemeral: fs.bools["ephemeral"] || fs.values["store"] == "",
+		ServerName: fs.values["name"], ClusterName: fs.values["cluster"]}
+	if o.ClusterName == "" {
+		return o, nil
+	}
+	if o.ClusterHost, o.ClusterPort, err = runner.SplitListen(fs.values["cluster-listen"]); err != nil {
+		return bus.EmbeddedOptions{}, usageErr("--cluster-listen: %v", err)
+	}
+	if r := fs.values["routes"]; r != "" {
+		o.Routes = strings.Split(r, ",")
+	}
+	if o.ServerName == "" {
+		return bus.EmbeddedOptions{}, usageErr("--cluster needs --name (each server of a cluster needs its own)")
+	}
+	return o, nil
+}
+
+// serveStreams creates troupe's streams on emb with the configured
+// limits, saying which limits differ from a stream's that exists.
+func serveStreams(ctx context.Context, emb *bus.Embedded, cfg config.Config, creds string, stderr io.Writer, log zerolog.Logger) error {
+	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: emb.URL(), Token: cfg.NATS.Token, CredsFile: creds, Name: "troupe serve", Prefix: cfg.NATS.Prefix}, log)
+	if err != nil {
+		return err
+	}
+	diffs, err := conn.ReconcileStreams(ctx, setup.StreamLimits(cfg))
+	conn.Close()
+	if err != nil {
+		return err
+	}
+	for _, d := range diffs {
+		if d.Applied {
+			fmt.Fprintln(stderr, d)
+		} else {
+			fmt.Fprintf(stderr, "warning: %s\n", d)
+		}
+	}
+	return nil
+}
+
+// serveBanner prints the server's URL on stdout, and on stderr where it
+// keeps its store and how nodes, runs and watchers reach it.
+func serveBanner(stdout, stderr io.Writer, emb *bus.Embedded, o bus.EmbeddedOptions, sc *runner.ServerCreds) {
 	store := o.StoreDir
 	if o.Ephemeral {
 		store = "a temporary directory (--store DIR to keep it)"
@@ -97,14 +129,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stderr, "cluster %s: routes at %s\n", o.ClusterName, u)
 	}
 	if sc != nil {
-		fmt.Fprintf(stderr, "credentials: %s (requester.creds, node.creds, watcher.creds; only the server's clients holding one get in)\n", sc.dir)
+		fmt.Fprintf(stderr, "credentials: %s (requester.creds, node.creds, watcher.creds; only the server's clients holding one get in)\n", sc.Dir)
 	}
 	fmt.Fprintf(stderr, "nodes:    node --nats %s%s --workspace DIR\nruns:     orchestrator run --nats %s%s \"task\"\nwatch:    orchestrator watch --nats %s%s\n",
-		emb.URL(), sc.credsFlag(bus.RoleNode), emb.URL(), sc.credsFlag(bus.RoleRequester), emb.URL(), sc.credsFlag(bus.RoleWatcher))
-	<-ctx.Done()
-	fmt.Fprintln(stderr, "shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	emb.Shutdown(sctx)
-	return exitOK, nil
+		emb.URL(), sc.CredsFlag(bus.RoleNode), emb.URL(), sc.CredsFlag(bus.RoleRequester), emb.URL(), sc.CredsFlag(bus.RoleWatcher))
 }

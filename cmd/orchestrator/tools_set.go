@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/tools"
 	"github.com/troupe-ai/troupe/tools/mcp"
@@ -29,7 +30,7 @@ type toolset struct {
 // the tools a server offers that cannot be used.
 func openToolset(ctx context.Context, getenv func(string) string, ws, cfgFile string, need func(server string) bool, listing bool, stderr io.Writer) (*toolset, error) {
 	home, _ := os.UserHomeDir()
-	cfg, err := config.Load(config.Sources{File: cfgFile, Home: home, Workspace: absOr(ws), Getenv: getenv})
+	cfg, err := config.Load(config.Sources{File: cfgFile, Home: home, Workspace: runner.Abs(ws), Getenv: getenv})
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}

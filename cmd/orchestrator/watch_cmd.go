@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/watch"
 )
@@ -32,99 +33,126 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
-	url, setting := cfg.NATS.URL, "TROUPE_NATS_URL"
-	if v := fs.values["nats"]; v != "" {
-		url, setting = v, "--nats"
-	}
+	url, setting := watchURL(cfg.NATS.URL, fs.values["nats"])
 	if v := fs.values["creds"]; v != "" {
 		cfg.NATS.Creds = v
 	}
-	if url == "" {
-		url, setting = "nats://127.0.0.1:4222", "--nats (default nats://127.0.0.1:4222)"
-	}
 	log := zerolog.New(setup.Redactor(cfg).Writer(stderr)).Level(zerolog.WarnLevel)
-	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: url, Setting: setting, Token: cfg.NATS.Token, User: cfg.NATS.User,
-		Password: cfg.NATS.Password, CredsFile: cfg.NATS.Creds, TLSCA: cfg.NATS.TLSCA, TLSCert: cfg.NATS.TLSCert,
-		TLSKey: cfg.NATS.TLSKey, Name: "troupe watch", Prefix: cfg.NATS.Prefix}, log)
+	conn, err := runner.Connect(ctx, cfg.NATS, url, setting, "troupe watch", log)
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
 	defer conn.Close()
-	run := fs.values["run"]
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	run := fs.values["run"]
 	es, err := conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: log})
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
 	term := terminalOf(stdout, getenv)
-	asJSON := fs.bools["json"] || !term.tty
-	tree := watch.NewTree(8)
-	view := term.view(stdout)
+	w := &watcher{es: es, run: run, follow: fs.bools["follow"], asJSON: fs.bools["json"] || !term.tty, tree: watch.NewTree(8),
+		view: term.view(stdout), enc: json.NewEncoder(stdout), caughtUp: !fs.bools["from-start"] || es.Backlog == 0}
 	if fs.bools["interactive"] {
 		ans, err := conn.Answer(run, log)
 		if err != nil {
 			return exitFailed, err
 		}
 		defer ans.Stop()
-		go answerQuestions(ctx, ans, stdin, stderr, view)
-	}
-	caughtUp := !fs.bools["from-start"] || es.Backlog == 0
-	done := func() bool {
-		if fs.bools["follow"] || !caughtUp {
-			return false
-		}
-		if run != "" {
-			return tree.Finished(run)
-		}
-		return tree.AllFinished()
+		go answerQuestions(ctx, ans, stdin, stderr, w.view)
 	}
 	fmt.Fprintf(stderr, "watching %s on %s (Ctrl-C to stop)\n", orAll(run), url)
-	enc := json.NewEncoder(stdout)
+	return w.loop(ctx, stderr)
+}
+
+// watchURL is the server watch connects to, and the setting that named it.
+func watchURL(configured, flag string) (url, setting string) {
+	switch {
+	case flag != "":
+		return flag, "--nats"
+	case configured != "":
+		return configured, "TROUPE_NATS_URL"
+	}
+	return "nats://127.0.0.1:4222", "--nats (default nats://127.0.0.1:4222)"
+}
+
+// watcher shows the events of one subscription: the tree, redrawn at most
+// ten times a second, or one JSON envelope per line.
+type watcher struct {
+	es       *bus.EventStream
+	run      string // "" for every run
+	follow   bool   // keep going after the runs finished
+	asJSON   bool
+	tree     *watch.Tree
+	view     *watch.View
+	enc      *json.Encoder
+	caughtUp bool // the backlog asked for has been shown
+	dirty    bool // the tree changed since it was drawn
+}
+
+// loop shows events until the watched runs finished (unless following),
+// the subscription ends or ctx is cancelled (exit 130).
+func (w *watcher) loop(ctx context.Context, stderr io.Writer) (int, error) {
 	tick := time.NewTicker(100 * time.Millisecond) // at most 10 frames a second
 	defer tick.Stop()
-	dirty := false
 	for {
 		select {
-		case d, ok := <-es.C:
+		case d, ok := <-w.es.C:
 			if !ok {
 				return exitOK, nil
 			}
-			tree.Apply(d.Event)
-			if d.Pending == 0 {
-				caughtUp = true
+			if err := w.apply(d); err != nil {
+				return exitFailed, err
 			}
-			if asJSON {
-				if err := enc.Encode(d.Event); err != nil {
-					return exitFailed, err
-				}
-			} else {
-				dirty = true
-			}
-			if done() {
-				if dirty {
-					view.Draw(tree, time.Now())
+			if w.done() {
+				if w.dirty {
+					w.view.Draw(w.tree, time.Now())
 				}
 				return exitOK, nil
 			}
 		case <-tick.C:
-			if dirty || (!asJSON && tree.Runs() != nil) {
-				view.Draw(tree, time.Now())
-				dirty = false
+			if w.dirty || (!w.asJSON && w.tree.Runs() != nil) {
+				w.view.Draw(w.tree, time.Now())
+				w.dirty = false
 			}
-			if done() {
+			if w.done() {
 				return exitOK, nil
 			}
 		case <-ctx.Done():
-			if !asJSON {
-				view.Draw(tree, time.Now())
+			if !w.asJSON {
+				w.view.Draw(w.tree, time.Now())
 			}
-			if n := es.RejectedTotal(); n > 0 {
-				fmt.Fprintf(stderr, "watch: %d messages rejected: %v\n", n, es.Rejected())
+			if n := w.es.RejectedTotal(); n > 0 {
+				fmt.Fprintf(stderr, "watch: %d messages rejected: %v\n", n, w.es.Rejected())
 			}
 			return exitInterrupt, nil
 		}
 	}
+}
+
+// apply takes one delivered event into the tree, and prints it as JSON.
+func (w *watcher) apply(d bus.Delivery) error {
+	w.tree.Apply(d.Event)
+	if d.Pending == 0 {
+		w.caughtUp = true
+	}
+	if w.asJSON {
+		return w.enc.Encode(d.Event)
+	}
+	w.dirty = true
+	return nil
+}
+
+// done says whether the watch is over: caught up, not following, and the
+// run watched (or every run seen) finished.
+func (w *watcher) done() bool {
+	if w.follow || !w.caughtUp {
+		return false
+	}
+	if w.run != "" {
+		return w.tree.Finished(w.run)
+	}
+	return w.tree.AllFinished()
 }
 
 // answerQuestions asks the person at stdin each question that arrives and

@@ -79,7 +79,7 @@ func run(ctx context.Context, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer os.RemoveAll(ws)
-		node, err := cluster.StartNode(ctx, cluster.NodeOptions{NC: conn.NATS(), JS: conn.JetStream(), ID: name, Name: name,
+		node, err := cluster.StartNode(ctx, cluster.NodeOptions{Bus: conn, ID: name, Name: name,
 			Kinds: []string{actors.KindWorker}, Slots: 1, Log: log,
 			Agent: actors.Options{Workspace: ws, Client: client, Models: models, Log: log,
 				Settings: actors.Settings{PlanFirst: map[string]bool{actors.KindWorker: false}}}})
@@ -98,7 +98,7 @@ func run(ctx context.Context, stdout, stderr io.Writer) error {
 	defer conn.Close()
 	runID := fmt.Sprintf("pool-%d", time.Now().UnixNano())
 	rec := &actors.Recorder{}
-	remote, err := cluster.StartRemote(ctx, cluster.RemoteOptions{NC: conn.NATS(), JS: conn.JetStream(), Run: runID,
+	remote, err := cluster.StartRemote(ctx, cluster.RemoteOptions{Bus: conn, Run: runID,
 		Placement: map[string]string{actors.KindWorker: cluster.PlaceRemote}, Events: rec, Log: log})
 	if err != nil {
 		return err

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -27,6 +29,7 @@ type Config struct {
 	Node      Node              `yaml:"node"`
 	Events    Events            `yaml:"events"`
 	MCP       MCP               `yaml:"mcp"`
+	Sandbox   Sandbox           `yaml:"sandbox"`
 
 	// origins says where each setting that is not a default was set (see
 	// origins.go), for Settings and for Validate's errors.
@@ -179,7 +182,7 @@ func Load(src Sources) (Config, error) {
 	if src.Workspace != "" {
 		optional = append(optional, filepath.Join(src.Workspace, ".troupe", "config.yaml"))
 	}
-	for _, p := range optional {
+	for i, p := range optional {
 		data, err := os.ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -187,8 +190,16 @@ func Load(src Sources) (Config, error) {
 		if err != nil {
 			return Config{}, fmt.Errorf("config %s: %w", p, err)
 		}
+		before := c.Sandbox
+		before.Network = maps.Clone(before.Network)
+		before.Writable, before.DenyRead = slices.Clone(before.Writable), slices.Clone(before.DenyRead)
 		if err := decodeInto(&c, data, p); err != nil {
 			return Config{}, err
+		}
+		workspaceFile := src.Workspace != "" && i == len(optional)-1
+		if key := before.loosens(c.Sandbox); workspaceFile && key != "" {
+			return Config{}, fmt.Errorf("config %s: %s: a workspace's own config may tighten the sandbox but not loosen it "+
+				"(its commands can write that file); set it in ~/.config/troupe/config.yaml or --config", p, key)
 		}
 		c.markFile(data, p)
 	}

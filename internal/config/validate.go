@@ -76,6 +76,9 @@ func (c Config) validate() error {
 	if err := c.validateMCP(); err != nil {
 		return err
 	}
+	if err := c.Sandbox.validate(); err != nil {
+		return err
+	}
 	for _, kind := range sortedKeys(c.Placement) {
 		if p := c.Placement[kind]; p != "local" && p != "remote" && p != "auto" {
 			return bad("placement."+kind, "must be local, remote or auto, got %q", p)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,9 +15,11 @@ import (
 // CheckpointVersion is the version of the checkpoint file format written.
 // Version 2 added checkpoints written as a tool step starts: the
 // conversation ends with tool calls still pending, and the results the step
-// completed are in the journal beside it (Store.Journal). Version 1 files
-// (never pending) are still read.
-const CheckpointVersion = 2
+// completed are in the journal beside it. Version 3 is a snapshot that a
+// journal of steps continues (Journal, see Store). Versions 1 (never
+// pending) and 2 (one journal file per batch of call records) are still
+// read.
+const CheckpointVersion = 3
 
 // oldestCheckpointVersion is the oldest version still read.
 const oldestCheckpointVersion = 1
@@ -44,6 +45,14 @@ type Checkpoint struct {
 	Model        string          `json:"model"`
 	SavedAt      time.Time       `json:"saved_at"`
 	State        json.RawMessage `json:"state,omitempty"`
+	// Journal is the ID of the journal that continues this snapshot.
+	Journal string `json:"journal,omitempty"`
+	// Calls are the call records of Round's step made before the
+	// snapshot (a resumed step) and, once loaded, since (CallRecords).
+	Calls []JournalEntry `json:"calls,omitempty"`
+	// TornBytes, when loaded, is the size of a journal record cut off
+	// mid-write (by a kill or a power loss) that was dropped.
+	TornBytes int `json:"-"`
 }
 
 // DataDir is the data directory of a workspace: <root>/.troupe.
@@ -145,20 +154,11 @@ func writeAtomic(path string, data []byte, sync bool) (err error) {
 	return nil
 }
 
-// LoadCheckpoint reads <dir>/checkpoint.json. A missing file is
-// ErrNoCheckpoint; one that cannot be decoded or checked is
-// ErrCorruptCheckpoint, with the file's path and the problem.
-func LoadCheckpoint(dir string) (*Checkpoint, error) {
-	path := filepath.Join(dir, CheckpointFile)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s does not exist", ErrNoCheckpoint, path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load checkpoint: %w", err)
-	}
-	return decodeCheckpoint(path, data)
-}
+// LoadCheckpoint reads the latest state of the agent whose store is dir
+// (Store.Load: <dir>/checkpoint.json and the journal that continues it). A
+// missing file is ErrNoCheckpoint; one that cannot be decoded or checked
+// is ErrCorruptCheckpoint, with the file's path and the problem.
+func LoadCheckpoint(dir string) (*Checkpoint, error) { return Store{Dir: dir}.Load() }
 
 func decodeCheckpoint(path string, data []byte) (*Checkpoint, error) {
 	var cp Checkpoint

@@ -144,6 +144,7 @@ func (c *Conversation) replaceSpan(start, end int, summary string) error {
 	if err := ValidatePairs(msgs); err != nil {
 		return fmt.Errorf("compact: the compacted conversation would be invalid (a bug; conversation kept): %w", err)
 	}
+	c.touch(start)
 	c.entries = out
 	c.chars = 0
 	for _, e := range out {

@@ -51,6 +51,10 @@ type Conversation struct {
 	round      int // the highest round appended
 	fired      [numLevels]bool
 	pending    []messages.ToolCall // calls of the last assistant message without results
+	// synced is how many leading entries the journal holds as they are
+	// (see delta); cfgDirty: the limits changed since it last wrote them.
+	synced   int
+	cfgDirty bool
 }
 
 // New returns an empty conversation with limits cfg.
@@ -72,6 +76,7 @@ func (c *Conversation) SetConfig(cfg Config) error {
 		return err
 	}
 	c.cfg = cfg.withDefaults()
+	c.cfgDirty = true
 	if !c.calibrated {
 		c.ratio = c.cfg.CharsPerToken
 	}
@@ -236,6 +241,7 @@ func (c *Conversation) add(e Entry) {
 
 // setContent replaces the content of entry i and keeps the sizes right.
 func (c *Conversation) setContent(i int, content string) {
+	c.touch(i)
 	e := &c.entries[i]
 	e.Message.Content = content
 	c.chars -= e.Chars

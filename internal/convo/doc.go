@@ -34,9 +34,12 @@
 // Fit runs these in order and is what the agent loop calls before each
 // model request.
 //
-// A Conversation is JSON-serializable and is saved inside a Checkpoint,
-// which is written atomically (temporary file, fsync, rename) to
-// <data>/runs/<run>/<agent>/checkpoint.json. A Conversation is not safe for
-// concurrent use: it belongs to one agent actor; hand a Clone to another
-// goroutine.
+// A Conversation is JSON-serializable and is saved inside a Checkpoint in
+// the agent's Store (<data>/runs/<run>/<agent>): now and then whole, as a
+// snapshot written atomically (temporary file, rename) to checkpoint.json,
+// and in between as records appended to the journal beside it
+// (journal.log) that hold only what changed since the last (see Writer).
+// Store.Load replays the journal on the snapshot. A Conversation is not
+// safe for concurrent use: it belongs to one agent actor; hand a Clone to
+// another goroutine.
 package convo

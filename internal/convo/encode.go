@@ -2,6 +2,7 @@ package convo
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -59,15 +60,8 @@ func (c *Conversation) UnmarshalJSON(data []byte) error {
 	for i, ej := range j.Entries {
 		e := ej.entry()
 		entries[i] = e
-		switch {
-		case e.Round < 0 || e.Round > j.Round:
-			return fmt.Errorf("conversation: entry %d: round %d outside 0..%d", i, e.Round, j.Round)
-		case e.Pinned && e.Message.Role != llm.RoleSystem && e.Message.Role != llm.RoleUser:
-			return fmt.Errorf("conversation: entry %d: pinned %s message, only system and user may be pinned", i, e.Message.Role)
-		case e.Message.Role == llm.RoleTool && e.Message.ToolCallID == "":
-			return fmt.Errorf("conversation: entry %d: tool message without tool_call_id", i)
-		case e.ClearedChars < 0:
-			return fmt.Errorf("conversation: entry %d: cleared_chars %d", i, e.ClearedChars)
+		if err := checkEntry(e, j.Round); err != nil {
+			return fmt.Errorf("conversation: entry %d: %w", i, err)
 		}
 		msgs[i] = e.Message
 	}
@@ -83,10 +77,26 @@ func (c *Conversation) UnmarshalJSON(data []byte) error {
 	}
 	out.ratio = clampRatio(out.ratio)
 	out.fired[AdvisoryAdvise], out.fired[AdvisoryWarn] = j.AdviseFired, j.WarnFired
+	out.synced = len(out.entries)
 	for _, e := range out.entries {
 		out.chars += e.Chars
 	}
 	*c = out
+	return nil
+}
+
+// checkEntry reports what makes e impossible in a conversation at round.
+func checkEntry(e Entry, round int) error {
+	switch {
+	case e.Round < 0 || e.Round > round:
+		return fmt.Errorf("round %d outside 0..%d", e.Round, round)
+	case e.Pinned && e.Message.Role != llm.RoleSystem && e.Message.Role != llm.RoleUser:
+		return fmt.Errorf("pinned %s message, only system and user may be pinned", e.Message.Role)
+	case e.Message.Role == llm.RoleTool && e.Message.ToolCallID == "":
+		return errors.New("tool message without tool_call_id")
+	case e.ClearedChars < 0:
+		return fmt.Errorf("cleared_chars %d", e.ClearedChars)
+	}
 	return nil
 }
 

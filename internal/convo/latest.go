@@ -54,7 +54,7 @@ func LatestCheckpoint(dataDir, run string) (*Checkpoint, string, error) {
 }
 
 // latestRun is the run under dataDir/runs with the most recently modified
-// checkpoint file.
+// checkpoint file or journal.
 func latestRun(dataDir string) (string, error) {
 	files, err := filepath.Glob(filepath.Join(dataDir, "runs", "*", "*", CheckpointFile))
 	if err != nil {
@@ -67,8 +67,12 @@ func latestRun(dataDir string) (string, error) {
 		if err != nil {
 			continue // removed meanwhile
 		}
-		if run == "" || fi.ModTime().After(newest) {
-			run, newest = filepath.Base(filepath.Dir(filepath.Dir(f))), fi.ModTime()
+		mod := fi.ModTime()
+		if ji, err := os.Stat(filepath.Join(filepath.Dir(f), JournalFile)); err == nil && ji.ModTime().After(mod) {
+			mod = ji.ModTime()
+		}
+		if run == "" || mod.After(newest) {
+			run, newest = filepath.Base(filepath.Dir(filepath.Dir(f))), mod
 		}
 	}
 	if run == "" {

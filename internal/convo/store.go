@@ -1,42 +1,40 @@
 package convo
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 )
 
-// Store is where one agent keeps what a resumed run needs: its checkpoint
-// and the journal of its tool step in progress, in one directory
-// (<data>/runs/<run>/<agent>, 0700; files 0600).
+// Store is where one agent keeps what a resumed run needs, in one
+// directory (<data>/runs/<run>/<agent>, 0700; files 0600): a snapshot of
+// its checkpoint (checkpoint.json) and the journal that continues it
+// (journal.log).
 //
-// The journal makes a completed tool call survive a crash: a tool step
-// first saves the checkpoint with its calls pending, then records each
-// result as it completes (Record: one small file per batch, atomic
-// rename); the next step's checkpoint holds them all and clears the
-// journal. A run killed in between resumes from the pending checkpoint
-// plus the journal, so a call whose result was recorded is never run
-// again.
+// The journal is append-only: one record per tool step (the checkpoint's
+// fields and what changed in the conversation, written before the step's
+// calls run) and one per batch of call records (a call that has started,
+// for mutating calls before they run, or that has completed, with its
+// result). Loading replays it on the snapshot, so a run killed at any
+// point resumes from its last step with the results its calls recorded,
+// and a call whose result was recorded is never run again. Every so often
+// (see Writer) the checkpoint is written whole again and the journal
+// starts afresh.
 //
-// Every write is a temporary file renamed into place, which a killed
-// process cannot leave half done. With sync the file and the directory are
-// also fsynced, so the write survives a power loss: the agents ask for it
-// where a side effect depends on it (a step with mutating calls, a
-// mutating call's start and result) and spare it for reads, which a
-// resumed run may simply do again.
+// A record is on disk (in the page cache, which a killed process cannot
+// undo) when its write returns. With sync it is also fsynced, so it
+// survives a power loss: the agents ask for it where a side effect
+// depends on it (before a mutating call starts) and spare it otherwise: a
+// resumed run may simply do a read again. A record cut off mid-write is
+// dropped on load and reported (Checkpoint.TornBytes).
 type Store struct {
 	// Dir is the agent's directory.
 	Dir string
-	// Filter, when set, rewrites every encoded file before it is written;
-	// the agents redact configured secrets with it. It must keep JSON
-	// valid.
+	// Filter, when set, rewrites every encoded JSON document before it is
+	// written; the agents redact configured secrets with it. It must keep
+	// JSON valid.
 	Filter func([]byte) []byte
 }
 
@@ -57,116 +55,54 @@ type JournalEntry struct {
 	Loaded []string `json:"loaded,omitempty"`
 }
 
-// journalVersion is the version of a journal batch file.
-const journalVersion = 1
-
-// journalPrefix starts every journal batch file's name.
-const journalPrefix = "journal-"
-
-type journalBatch struct {
-	V       int            `json:"v"`
-	Round   int            `json:"round"`
-	Entries []JournalEntry `json:"entries"`
-}
-
-// Save writes cp to the directory's checkpoint.json (see SaveCheckpoint),
-// fsynced when sync is set.
+// Save writes cp whole as the directory's snapshot and starts a new
+// journal after it (see Writer.Snapshot), fsynced when sync is set.
 func (s Store) Save(cp *Checkpoint, sync bool) error {
-	cp.Version = CheckpointVersion
-	cp.SavedAt = time.Now().UTC()
-	if err := cp.validate(); err != nil {
-		return fmt.Errorf("save checkpoint in %s: %w", s.Dir, err)
-	}
-	data, err := json.Marshal(cp)
-	if err != nil {
-		return fmt.Errorf("save checkpoint in %s: encode: %w", s.Dir, err)
-	}
-	if err := s.mkdir(); err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
-	}
-	return writeAtomic(filepath.Join(s.Dir, CheckpointFile), s.filter(data), sync)
+	w := s.Writer()
+	defer w.Close()
+	return w.Snapshot(cp, sync)
 }
 
-// Record adds entries to round's journal: one batch file, written to a
-// temporary file and renamed into place; with sync the file and the
-// directory are fsynced too. Calls that complete together are recorded in
-// one batch.
+// Record appends call records of round's step to the journal (fsynced
+// with sync). An agent records through its Writer; this is for a process
+// that has none (tools, tests): it drops a torn tail first.
 func (s Store) Record(round int, sync bool, entries ...JournalEntry) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	data, err := json.Marshal(journalBatch{V: journalVersion, Round: round, Entries: entries})
+	cp, err := s.Load()
 	if err != nil {
-		return fmt.Errorf("record tool results: %w", err)
+		return fmt.Errorf("record tool calls: %w", err)
 	}
-	if err := s.mkdir(); err != nil {
-		return fmt.Errorf("record tool results: %w", err)
+	path := filepath.Join(s.Dir, JournalFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("record tool calls: %w", err)
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	name := journalPrefix + strconv.Itoa(round) + "-" + hex.EncodeToString(b[:]) + ".json"
-	if err := writeAtomic(filepath.Join(s.Dir, name), s.filter(data), sync); err != nil {
-		return fmt.Errorf("record tool results: %w", err)
+	_, valid, _, _ := decodeRecords(data)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("record tool calls: %w", err)
 	}
-	return nil
+	w := &Writer{s: s, f: f, id: cp.Journal, size: int64(valid)}
+	defer w.Close()
+	if err := f.Truncate(int64(valid)); err != nil {
+		return fmt.Errorf("record tool calls: %w", err)
+	}
+	return w.Record(round, sync, entries...)
 }
 
-// Journal returns what was recorded of round's tool step, by call ID; a
-// call recorded as started and as done is done. Batches of other rounds
-// are stale and ignored. A batch that cannot be read is an error
-// (ErrCorruptCheckpoint), since guessing could run a call twice.
+// Journal returns what was recorded of round's tool step, by call ID (see
+// Checkpoint.CallRecords): empty when the latest step is another round's.
 func (s Store) Journal(round int) (map[string]JournalEntry, error) {
-	files, err := filepath.Glob(filepath.Join(s.Dir, journalPrefix+"*.json"))
+	cp, err := s.Load()
+	if errors.Is(err, ErrNoCheckpoint) {
+		return map[string]JournalEntry{}, nil
+	}
 	if err != nil {
-		return nil, fmt.Errorf("read journal: %w", err)
+		return nil, err
 	}
-	out := map[string]JournalEntry{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read journal: %w", err)
-		}
-		var b journalBatch
-		if err := json.Unmarshal(data, &b); err != nil || b.V != journalVersion {
-			return nil, fmt.Errorf("%w: journal %s cannot be read (version %d, %v); delete it to resume from the checkpoint alone",
-				ErrCorruptCheckpoint, f, b.V, err)
-		}
-		if b.Round != round {
-			continue
-		}
-		for _, e := range b.Entries {
-			if prev, ok := out[e.CallID]; ok && prev.Done {
-				continue
-			}
-			if prev, ok := out[e.CallID]; ok && prev.Started && !e.Done {
-				continue
-			}
-			out[e.CallID] = e
-		}
+	if cp.Round != round {
+		return map[string]JournalEntry{}, nil
 	}
-	return out, nil
-}
-
-// ClearJournal removes every journal batch (the checkpoint now holds their
-// results).
-func (s Store) ClearJournal() error {
-	files, err := filepath.Glob(filepath.Join(s.Dir, journalPrefix+"*.json"))
-	if err != nil {
-		return fmt.Errorf("clear journal: %w", err)
-	}
-	var errs []error
-	for _, f := range files {
-		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("clear journal: %w", errors.Join(errs...))
-	}
-	return nil
+	return cp.CallRecords(), nil
 }
 
 // Tidy removes the temporary files a killed process left behind in the
@@ -196,13 +132,13 @@ func (s Store) Tidy() error {
 // isTempFile reports a temporary file of writeAtomic's in a store.
 func isTempFile(name string) bool {
 	return strings.HasSuffix(name, ".tmp") &&
-		(strings.HasPrefix(name, "."+CheckpointFile+".") || strings.HasPrefix(name, "."+journalPrefix))
+		(strings.HasPrefix(name, "."+CheckpointFile+".") || strings.HasPrefix(name, "."+legacyPrefix))
 }
 
 // isStoreFile reports a file a Store writes (RemoveRun deletes them).
 func isStoreFile(name string) bool {
-	return name == CheckpointFile || isTempFile(name) ||
-		(strings.HasPrefix(name, journalPrefix) && strings.HasSuffix(name, ".json"))
+	return name == CheckpointFile || name == JournalFile || isTempFile(name) ||
+		(strings.HasPrefix(name, legacyPrefix) && strings.HasSuffix(name, ".json"))
 }
 
 // mkdir creates the directory private to the user, and makes it so when

@@ -12,20 +12,27 @@ import (
 )
 
 // The journal gives back what was recorded for a round: done wins over
-// started whatever the order, other rounds' batches are ignored, and
-// ClearJournal leaves only the checkpoint.
+// started whatever the order, other rounds' records are ignored, each
+// batch is one record, and a new snapshot starts the journal afresh.
 func TestJournalRecordAndRead(t *testing.T) {
 	t.Parallel()
 	s := Store{Dir: filepath.Join(t.TempDir(), "runs", "r", "root")}
 	if j, err := s.Journal(3); err != nil || len(j) != 0 {
 		t.Fatalf("empty journal: %v %v", j, err)
 	}
+	if err := s.Record(3, true, JournalEntry{CallID: "a", Done: true}); !errors.Is(err, ErrNoCheckpoint) {
+		t.Fatalf("a record without a checkpoint: %v", err)
+	}
+	cp := sampleCheckpoint(t)
+	cp.Round = 3
+	cp.Conversation = pendingConv(t, 3, "a", "b", "c")
+	must(t, s.Save(cp, true))
 	must(t, s.Record(3, true, JournalEntry{CallID: "a", Started: true}))
 	must(t, s.Record(3, true, JournalEntry{CallID: "a", Done: true, Content: "ran a"}, JournalEntry{CallID: "b", Done: true, Content: "bad", IsError: true}))
 	must(t, s.Record(3, false, JournalEntry{CallID: "b", Started: true})) // a late marker does not undo done
 	must(t, s.Record(3, true, JournalEntry{CallID: "c", Started: true}))  // started, never finished
 	must(t, s.Record(2, false, JournalEntry{CallID: "old", Done: true}))  // a stale round
-	must(t, s.Record(3, true))                                            // nothing to record: no file
+	must(t, s.Record(3, true))                                            // nothing to record: no record
 	j, err := s.Journal(3)
 	if err != nil {
 		t.Fatal(err)
@@ -40,14 +47,14 @@ func TestJournalRecordAndRead(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", id, j[id], w)
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(s.Dir, "journal-*.json"))
-	if len(files) != 5 {
-		t.Errorf("%d batch files, want 5", len(files))
+	if n := len(journalRecords(t, s.Dir)); n != 6 {
+		t.Errorf("%d journal records, want 6 (its opening and 5 batches)", n)
 	}
-	cp := sampleCheckpoint(t)
+	cp = sampleCheckpoint(t)
 	must(t, s.Save(cp, true))
-	must(t, s.ClearJournal())
-	assertOnlyCheckpoint(t, s.Dir)
+	if j, err := s.Journal(5); err != nil || len(j) != 0 || len(journalRecords(t, s.Dir)) != 1 {
+		t.Errorf("after a new snapshot: %v %v", j, err)
+	}
 }
 
 // Checkpoints and journal batches are 0600 in a 0700 directory (made so
@@ -95,10 +102,10 @@ func TestTidyRemovesTemporaryFiles(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o600))
 	must(t, s.Tidy())
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 2 {
+	if len(entries) != 3 {
 		t.Errorf("after Tidy: %v", entries)
 	}
-	must(t, s.Record(4, true, JournalEntry{CallID: "a", Done: true}))
+	must(t, s.Record(5, true, JournalEntry{CallID: "a", Done: true}))
 	must(t, RemoveRun(data, "r"))
 	entries, _ = os.ReadDir(dir)
 	if len(entries) != 1 || entries[0].Name() != "notes.txt" {
@@ -119,7 +126,7 @@ func TestCheckpointVersions(t *testing.T) {
 	raw, _ := os.ReadFile(filepath.Join(dir, CheckpointFile))
 	var m map[string]json.RawMessage
 	must(t, json.Unmarshal(raw, &m))
-	for v, ok := range map[string]bool{"1": true, "2": true, "3": false, "0": false} {
+	for v, ok := range map[string]bool{"1": true, "2": true, "3": true, "4": false, "0": false} {
 		m["v"] = json.RawMessage(v)
 		b, _ := json.Marshal(m)
 		must(t, os.WriteFile(filepath.Join(dir, CheckpointFile), b, 0o600))
@@ -127,20 +134,41 @@ func TestCheckpointVersions(t *testing.T) {
 		if ok && err != nil {
 			t.Errorf("version %s: %v", v, err)
 		}
-		if !ok && (!errors.Is(err, ErrCorruptCheckpoint) || !strings.Contains(err.Error(), "want 1 to 2")) {
+		if !ok && (!errors.Is(err, ErrCorruptCheckpoint) || !strings.Contains(err.Error(), "want 1 to 3")) {
 			t.Errorf("version %s: %v", v, err)
 		}
 	}
 }
 
-// A journal batch that cannot be read stops a resume with a clear error:
-// guessing could run a call twice.
+// A journal that cannot be read stops a resume with a clear error:
+// guessing could run a call twice. Version 2's batch files are read too.
 func TestCorruptJournal(t *testing.T) {
 	t.Parallel()
 	s := Store{Dir: t.TempDir()}
-	must(t, os.WriteFile(filepath.Join(s.Dir, "journal-1-00.json"), []byte(`{"v":1,"round":1,"entries":[`), 0o600))
-	if _, err := s.Journal(1); !errors.Is(err, ErrCorruptCheckpoint) || !strings.Contains(err.Error(), "delete it") {
-		t.Errorf("corrupt journal: %v", err)
+	cp := sampleCheckpoint(t)
+	must(t, s.Save(cp, true))
+	must(t, s.Record(5, true, JournalEntry{CallID: "a", Done: true}))
+	must(t, s.Record(5, true, JournalEntry{CallID: "b", Done: true}))
+	path := filepath.Join(s.Dir, JournalFile)
+	data, _ := os.ReadFile(path)
+	last := recordHeader + 1 + len(journalRecords(t, s.Dir)[2].payload)
+	data[len(data)-last-3] ^= 0xff // inside the middle record
+	must(t, os.WriteFile(path, data, 0o600))
+	if _, err := s.Journal(5); !errors.Is(err, ErrCorruptCheckpoint) || !strings.Contains(err.Error(), "delete it") {
+		t.Errorf("damaged journal: %v", err)
+	}
+
+	legacy := Store{Dir: t.TempDir()}
+	raw, _ := json.Marshal(map[string]any{"v": 2, "run": "r", "agent": "a", "round": 1,
+		"conversation": json.RawMessage(mustJSON(t, sampleConv(t)))})
+	must(t, os.WriteFile(filepath.Join(legacy.Dir, CheckpointFile), raw, 0o600))
+	must(t, os.WriteFile(filepath.Join(legacy.Dir, "journal-1-01.json"), []byte(`{"v":1,"round":1,"entries":[{"call_id":"x","done":true}]}`), 0o600))
+	if j, err := legacy.Journal(1); err != nil || !j["x"].Done {
+		t.Errorf("version 2 journal: %v %v", j, err)
+	}
+	must(t, os.WriteFile(filepath.Join(legacy.Dir, "journal-1-00.json"), []byte(`{"v":1,"round":1,"entries":[`), 0o600))
+	if _, err := legacy.Journal(1); !errors.Is(err, ErrCorruptCheckpoint) || !strings.Contains(err.Error(), "delete it") {
+		t.Errorf("corrupt version 2 journal: %v", err)
 	}
 }
 

@@ -31,6 +31,8 @@ func MCPServers(cfg config.Config, workspace string, kinds map[string]actors.Kin
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	home, _ := os.UserHomeDir()
+	box := Sandbox(cfg, home)
 	var out []tools.ToolSource
 	for _, name := range names {
 		s := cfg.MCP.Servers[name]
@@ -43,6 +45,9 @@ func MCPServers(cfg config.Config, workspace string, kinds map[string]actors.Kin
 			StartTimeout: cfg.MCP.StartTimeout, Env: expandAll(s.Env, getenv), Headers: expandAll(s.Headers, getenv)}
 		if err := c.Validate(); err != nil {
 			return nil, fmt.Errorf("config: mcp.servers.%s: %w", name, err)
+		}
+		if box != nil && len(c.Command) > 0 {
+			c.Sandbox = box.Box(MCPKind, dir)
 		}
 		out = append(out, mcp.New(c, log))
 	}

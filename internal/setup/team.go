@@ -2,8 +2,10 @@ package setup
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
@@ -11,6 +13,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/sandbox"
 )
 
 // TeamOptions turns a validated config into the options of a run. The
@@ -40,6 +43,15 @@ func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actor
 	if err != nil {
 		return actors.Options{}, err
 	}
+	home, _ := os.UserHomeDir()
+	box := Sandbox(cfg, home)
+	warn, err := SandboxPreflight(box, slices.Sorted(maps.Keys(kinds)))
+	if err != nil {
+		return actors.Options{}, err
+	}
+	if warn != "" {
+		log.Warn().Msg(warn)
+	}
 	sources, err := MCPServers(cfg, workspace, kinds, getenv, log)
 	if err != nil {
 		return actors.Options{}, err
@@ -50,7 +62,7 @@ func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actor
 		StreamDeltas: cfg.Events.Deltas,
 		Workspace:    workspace, Client: client, Kinds: kinds, Settings: cfg.Agent, Log: log, Secrets: Secrets(cfg),
 		Models: actors.Models{Default: m.Default, Cheap: m.Cheap, Router: route, Window: m.Window, Cost: pricing.Cost},
-		Tools:  ToolsConfig(cfg.Tools),
+		Tools:  toolsWithSandbox(ToolsConfig(cfg.Tools), box),
 		Budget: budget.Limits{Tokens: b.Tokens, USD: b.USD, ToolCalls: b.ToolCalls, WallTime: b.WallTime,
 			MaxConcurrent: b.MaxConcurrent, PerKind: b.PerKind, AcquireTimeout: b.AcquireTimeout},
 	}, nil
@@ -101,6 +113,11 @@ func loadKinds(cfg config.Config, workspace string) (map[string]actors.Kind, err
 func ToolsConfig(t config.Tools) tools.Config {
 	return tools.Config{Timeout: t.Timeout, ShellBlocklist: t.ShellBlocklist, ShellEnv: t.ShellEnv,
 		CacheMaxAge: t.CacheMaxAge, SpillMaxAge: t.SpillMaxAge, Web: WebTools(t.Web), Tiers: Tiers(t)}
+}
+
+func toolsWithSandbox(c tools.Config, s *sandbox.Settings) tools.Config {
+	c.Sandbox = s
+	return c
 }
 
 // WebTools is the web tools' configuration from the config's tools.web.

@@ -12,9 +12,9 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
@@ -59,7 +59,8 @@ func BenchmarkRecoveryAfterSIGKILL(b *testing.B) {
 	nc, err := nats.Connect(s.ClientURL())
 	must(b, err)
 	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	conn, err := bus.Wrap(nc, "")
+	must(b, err)
 	node := func() *proc {
 		p := start(b, bin.node, modelEnv(srv), "--nats", s.ClientURL(), "--workspace", ws, "--slots", "1", "--config", cfg)
 		p.waitStderr(" ready", 30*time.Second)
@@ -71,7 +72,7 @@ func BenchmarkRecoveryAfterSIGKILL(b *testing.B) {
 		b.StopTimer()
 		run := fmt.Sprintf("recovery-%d", i)
 		victim := node()
-		remote, err := cluster.StartRemote(b.Context(), cluster.RemoteOptions{NC: nc, JS: js, Run: run,
+		remote, err := cluster.StartRemote(b.Context(), cluster.RemoteOptions{Bus: conn, Run: run,
 			Placement: map[string]string{"explore": cluster.PlaceRemote}, Log: zerolog.Nop()})
 		must(b, err)
 		started := make(chan struct{}, 4)

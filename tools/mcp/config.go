@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"time"
+
+	"github.com/troupe-ai/troupe/tools/sandbox"
 )
 
 // Config is one MCP server: a command run over stdio, or a streamable
@@ -34,6 +36,9 @@ type Config struct {
 	// StartTimeout bounds starting the server, the handshake and listing
 	// its tools (0: DefaultStartTimeout).
 	StartTimeout time.Duration
+	// Sandbox confines a stdio server's process (nil: not confined);
+	// the server closes it when it is closed.
+	Sandbox *sandbox.Box
 }
 
 // DefaultKinds get a server's tools when its config names none: the

@@ -76,7 +76,11 @@ func startProcess(cfg Config) (p *process, stdout io.ReadCloser, stdin io.WriteC
 	cmd.Env = serverEnv(os.Environ(), cfg.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := procsec.Start(cmd); err != nil {
+	start := procsec.Start
+	if cfg.Sandbox != nil {
+		start = cfg.Sandbox.Start
+	}
+	if err := start(cmd); err != nil {
 		closeAll()
 		return nil, nil, nil, err
 	}

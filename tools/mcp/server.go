@@ -244,6 +244,9 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	if s.cfg.Sandbox != nil {
+		defer func() { _ = s.cfg.Sandbox.Close() }() // its TMPDIR, once the process is gone
+	}
 	l := s.live
 	s.live = nil
 	if l == nil {

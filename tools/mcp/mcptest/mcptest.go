@@ -90,6 +90,7 @@ const (
 	Hostile   = "hostile"       // control characters, escapes, invalid UTF-8, an image, links
 	Garbage   = "garbage"       // writes a line that is not JSON-RPC to stdout
 	ReadEnv   = "env"           // {name}: the value of an environment variable, or "(unset)"
+	WriteFile = "write_file"    // {path}: writes "x" there: "wrote <path>", or the error
 	Pid       = "pid"           // the server's process ID
 	Fail      = "fail"          // an error result
 	Refs      = "refs"          // a schema with $defs and $ref
@@ -167,6 +168,14 @@ func NewServer() *sdk.Server {
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			_, _ = os.Stdout.WriteString("this is not JSON-RPC\n")
 			select {}
+		})
+	add(s, WriteFile, "Writes a file.", `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`, false,
+		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			path, _ := args(r)["path"].(string)
+			if err := os.WriteFile(path, []byte("x"), 0o644); err != nil {
+				return text(err.Error()), nil
+			}
+			return text("wrote " + path), nil
 		})
 	add(s, ReadEnv, "Reads an environment variable.", `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`, true,
 		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {

@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"context"
@@ -14,28 +14,28 @@ import (
 	"github.com/troupe-ai/troupe/internal/config"
 )
 
-// runBus is a run's NATS: an embedded server (unless an external one was
+// Bus is a run's NATS: an embedded server (unless an external one was
 // named), the connection, and the event publisher.
-type runBus struct {
+type Bus struct {
 	emb  *bus.Embedded
 	conn *bus.Conn
 	pub  *bus.Publisher
 	url  string
 	// creds are the role credentials of the embedded server (nil with an
 	// external server or a shared token).
-	creds *serverCreds
+	creds *ServerCreds
 }
 
-// startBus starts the embedded server in workspace's .troupe/nats (or a
+// StartBus starts the embedded server in workspace's .troupe/nats (or a
 // temporary store when ephemeral), or connects to cfg.URL; a URL or
 // credentials that do not work are a usage error naming the setting.
-func startBus(ctx context.Context, cfg config.NATS, limits bus.StreamLimits, setting, workspace string, log zerolog.Logger) (*runBus, error) {
-	b := &runBus{}
+func StartBus(ctx context.Context, cfg config.NATS, limits bus.StreamLimits, setting, workspace string, log zerolog.Logger) (*Bus, error) {
+	b := &Bus{}
 	urls := cfg.URL
 	if urls == "" {
-		host, port, err := splitListen(cfg.Listen)
+		host, port, err := SplitListen(cfg.Listen)
 		if err != nil {
-			return nil, usageErr("nats.listen: %v", err)
+			return nil, Usage("nats.listen: %v", err)
 		}
 		store := cfg.StoreDir
 		if store == "" {
@@ -47,53 +47,64 @@ func startBus(ctx context.Context, cfg config.NATS, limits bus.StreamLimits, set
 			if !cfg.Ephemeral {
 				credsDir = filepath.Join(store, "creds")
 			}
-			if b.creds, err = newServerCreds(credsDir, cfg.Prefix); err != nil {
+			if b.creds, err = NewServerCreds(credsDir, cfg.Prefix); err != nil {
 				return nil, fmt.Errorf("credentials of the embedded NATS server: %w", err)
 			}
-			eo.Auth, cfg.Creds = b.creds.auth, b.creds.path(bus.RoleRequester)
+			eo.Auth, cfg.Creds = b.creds.Auth, b.creds.Path(bus.RoleRequester)
 		}
 		b.emb, err = bus.StartEmbedded(ctx, eo, log)
 		if err != nil {
-			b.creds.close()
+			b.creds.Close()
 			return nil, fmt.Errorf("start the embedded NATS server: %w", err)
 		}
 		urls, setting = b.emb.URL(), "embedded server"
 	}
-	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: urls, Setting: setting, Token: cfg.Token, User: cfg.User,
-		Password: cfg.Password, CredsFile: cfg.Creds, TLSCA: cfg.TLSCA, TLSCert: cfg.TLSCert, TLSKey: cfg.TLSKey,
-		Name: "troupe orchestrator", Prefix: cfg.Prefix}, log)
+	conn, err := Connect(ctx, cfg, urls, setting, "troupe orchestrator", log)
 	if err != nil {
-		b.close(context.Background())
-		return nil, usageErr("%v", err)
+		b.Close(context.Background())
+		return nil, Usage("%v", err)
 	}
 	b.conn, b.url = conn, urls
 	diffs, err := conn.ReconcileStreams(ctx, limits)
 	if err != nil {
-		b.close(context.Background())
+		b.Close(context.Background())
 		return nil, fmt.Errorf("%s: %w", setting, err)
 	}
 	logLimitDiffs(log, diffs)
 	if b.pub, err = conn.NewPublisher(bus.PublisherOptions{Queue: cfg.PublishQueue, Log: log}); err != nil {
-		b.close(context.Background())
+		b.Close(context.Background())
 		return nil, err
 	}
 	return b, nil
 }
 
-// dropped counts the events that could not be published, after waiting
+// Conn is the connection to the run's NATS.
+func (b *Bus) Conn() *bus.Conn { return b.conn }
+
+// Publisher publishes the run's events.
+func (b *Bus) Publisher() *bus.Publisher { return b.pub }
+
+// Creds are the role credentials of the embedded server (nil with an
+// external server or a shared token).
+func (b *Bus) Creds() *ServerCreds { return b.creds }
+
+// URL is the server's address (the embedded one's, or the URLs named).
+func (b *Bus) URL() string { return b.url }
+
+// Dropped counts the events that could not be published, after waiting
 // (at most 10 s) for the acknowledgements still awaited, so that the count
 // run.finished carries is settled: an event whose acknowledgement times out
 // counts as dropped only then.
-func (b *runBus) dropped() uint64 {
+func (b *Bus) Dropped() uint64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = b.pub.Flush(ctx)
 	return b.pub.Dropped()
 }
 
-// close flushes the events, closes the connection and stops the embedded
+// Close flushes the events, closes the connection and stops the embedded
 // server, in that order, so no event is lost at exit.
-func (b *runBus) close(ctx context.Context) {
+func (b *Bus) Close(ctx context.Context) {
 	if b == nil {
 		return
 	}
@@ -108,20 +119,29 @@ func (b *runBus) close(ctx context.Context) {
 	if b.emb != nil {
 		b.emb.Shutdown(ctx)
 	}
-	b.creds.close()
+	b.creds.Close()
 }
 
-// announce tells the user where the events are and how to watch them.
-func (b *runBus) announce(w io.Writer, run string) {
+// Announce tells the user where the events are and how to watch them.
+func (b *Bus) Announce(w io.Writer, run string) {
 	where := "NATS"
 	if b.emb != nil {
 		where = "embedded NATS"
 	}
-	fmt.Fprintf(w, "events: %s at %s · watch: orchestrator watch --nats %s%s --run %s\n", where, b.url, b.url, b.creds.credsFlag(bus.RoleWatcher), run)
+	fmt.Fprintf(w, "events: %s at %s · watch: orchestrator watch --nats %s%s --run %s\n", where, b.url, b.url, b.creds.CredsFlag(bus.RoleWatcher), run)
 }
 
-// splitListen parses host:port (port 0 or empty = any free port).
-func splitListen(listen string) (string, int, error) {
+// Connect connects to the NATS at urls with cfg's credentials, TLS and
+// prefix, as name; setting names where urls came from, for the error
+// when they do not work.
+func Connect(ctx context.Context, cfg config.NATS, urls, setting, name string, log zerolog.Logger) (*bus.Conn, error) {
+	return bus.Connect(ctx, bus.ConnectOptions{URLs: urls, Setting: setting, Token: cfg.Token, User: cfg.User,
+		Password: cfg.Password, CredsFile: cfg.Creds, TLSCA: cfg.TLSCA, TLSCert: cfg.TLSCert, TLSKey: cfg.TLSKey,
+		Name: name, Prefix: cfg.Prefix}, log)
+}
+
+// SplitListen parses host:port (port 0 or empty = any free port).
+func SplitListen(listen string) (string, int, error) {
 	if listen == "" {
 		return "127.0.0.1", 0, nil
 	}

@@ -1,15 +1,15 @@
-package main
+package runner
 
 import (
 	"context"
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/cluster"
-	"github.com/troupe-ai/troupe/internal/config"
 )
 
 // parsePlacement reads "explore=remote,worker=local" over base.
@@ -33,18 +33,24 @@ func parsePlacement(v string, base map[string]string) (map[string]string, error)
 	return out, nil
 }
 
+// anyRemote says whether placement lets some kind run on nodes.
+func anyRemote(placement map[string]string) bool {
+	for _, p := range placement {
+		if p != cluster.PlaceLocal {
+			return true
+		}
+	}
+	return false
+}
+
 // startPlacement starts the orchestrator side of remote placement when a
 // kind may run on nodes; nil when every kind runs here. Tasks carry the
 // identity of workspace's repository, so nodes serving another refuse them.
 // events gets the run's events about its nodes (a node lost).
-func startPlacement(ctx context.Context, nb *runBus, cfg config.Config, run, workspace string, events actors.Emitter, log zerolog.Logger) (*cluster.Remote, error) {
-	remote := false
-	for _, p := range cfg.Placement {
-		remote = remote || p != cluster.PlaceLocal
-	}
-	if !remote {
+func startPlacement(ctx context.Context, b *Bus, placement map[string]string, lease time.Duration, run, workspace string, events actors.Emitter, log zerolog.Logger) (*cluster.Remote, error) {
+	if !anyRemote(placement) {
 		return nil, nil
 	}
-	return cluster.StartRemote(ctx, cluster.RemoteOptions{NC: nb.conn.NATS(), JS: nb.conn.JetStream(),
-		Prefix: nb.conn.Prefix(), Run: run, Placement: cfg.Placement, LeaseTimeout: cfg.Node.LeaseTimeout, Workspace: workspace, Events: events, Log: log})
+	return cluster.StartRemote(ctx, cluster.RemoteOptions{Bus: b.conn,
+		Run: run, Placement: placement, LeaseTimeout: lease, Workspace: workspace, Events: events, Log: log})
 }

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/internal/runner"
+	"github.com/troupe-ai/troupe/watch"
+)
+
+// reportRun writes a finished run's outcome: with --json one object (the
+// result and the metrics) on stdout; otherwise the answer on stdout and
+// the totals, the spending summary and the metrics on stderr.
+func reportRun(stdout, stderr io.Writer, asJSON bool, res actors.Result, r *runner.Run) error {
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			actors.Result
+			Metrics watch.Metrics  `json:"metrics"`
+			Refused *refusedCounts `json:"refused,omitempty"`
+		}{res, r.Metrics.Metrics(), refusedOf(r.RemoteStats())})
+	}
+	printText(stdout, res.Text)
+	cost := watch.Dollars(res.Cost)
+	if res.Budget != nil {
+		cost = watch.Dollars(res.Budget.Used.CostUSD)
+	}
+	unpriced := r.Unpriced()
+	if len(unpriced) > 0 {
+		cost = "cost unknown"
+	}
+	fmt.Fprintf(stderr, "%s · %d in / %d out tokens · %s · %s\n", endWords(res.Status, res.Reason, res.Rounds),
+		res.Usage.PromptTokens, res.Usage.CompletionTokens, cost, res.Wall.Round(time.Millisecond))
+	printRunSummary(stderr, res.Budget, unpriced...)
+	printMetrics(stderr, r.Metrics.Metrics())
+	printRefused(stderr, refusedOf(r.RemoteStats()))
+	if res.EventsDropped > 0 {
+		fmt.Fprintf(stderr, "events: %d could not be published (NATS was unreachable or refused them and the buffers were full)\n", res.EventsDropped)
+	}
+	return nil
+}
+
+// runExit maps how a run ended to the exit code, saying on stderr how to
+// go on where there is a way: resume after an interrupt or a limit.
+func runExit(interrupted bool, stderr io.Writer, res actors.Result, maxRounds int, workspace string) int {
+	switch {
+	case interrupted:
+		if _, err := actors.FindCheckpoint(actors.DataDir(runner.Abs(workspace)), res.Run); err != nil {
+			fmt.Fprintf(stderr, "interrupted before the first checkpoint (written when the first tool call starts); nothing to resume: run the task again\n")
+			return exitInterrupt
+		}
+		fmt.Fprintf(stderr, "interrupted; the run is checkpointed. Resume with:\n  orchestrator resume %s --workspace %s\n", res.Run, workspace)
+		return exitInterrupt
+	case res.Status == actors.StatusFailed:
+		if res.Err != "" {
+			fmt.Fprintf(stderr, "agent failed: %s\n", watch.Printable(res.Err))
+		}
+		return exitFailed
+	case res.Reason == actors.ReasonRoundLimit || res.Reason == actors.ReasonBudgetExhausted:
+		fmt.Fprintln(stderr, limitWords(res.Reason, maxRounds, res.Run, workspace))
+		return exitLimit
+	case res.Status == actors.StatusCancelled:
+		return exitInterrupt
+	}
+	return exitOK
+}

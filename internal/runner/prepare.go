@@ -1,0 +1,66 @@
+package runner
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/setup"
+)
+
+// Spec is a run of `orchestrator run` or `resume`.
+type Spec struct {
+	Config      config.Config
+	NATSSetting string // where nats.url came from (Overrides.NATSSetting)
+	Workspace   string // as the user named it
+	Task        string
+	Resume      *actors.Checkpoint // the run to go on with; nil for a new run
+	Sinks       []actors.Emitter   // in-process views of the run's events
+	Log         zerolog.Logger
+}
+
+// Prepare builds a run from its configuration: the team's options (model
+// client, kinds, tools, MCP servers), a new run ID (or the resumed run's),
+// its NATS and artifacts store, then Start. A configuration that cannot
+// make a team is an ErrUsage. Close releases all of it.
+func Prepare(ctx context.Context, s Spec) (*Run, error) {
+	opts, err := setup.TeamOptions(s.Config, s.Workspace, s.Log)
+	if err != nil {
+		return nil, Usage("%v", err)
+	}
+	closeTools := func() { setup.CloseToolSources(opts.ToolSources) } // MCP servers end with the run
+	opts.Task, opts.Resume, opts.Run = s.Task, s.Resume, uuid.NewString()
+	if s.Resume != nil {
+		opts.Run = s.Resume.Run
+	}
+	b, err := StartBus(ctx, s.Config.NATS, setup.StreamLimits(s.Config), s.NATSSetting, Abs(s.Workspace), s.Log)
+	if err != nil {
+		closeTools()
+		return nil, err
+	}
+	closeBus := func() { b.Close(ctx) }
+	opts.Artifacts = b.conn.Artifacts(opts.Run)
+	r, err := Start(ctx, b, Params{Options: opts, Placement: s.Config.Placement, LeaseTimeout: s.Config.Node.LeaseTimeout,
+		Sinks: s.Sinks, Log: s.Log})
+	if err != nil {
+		closeBus()
+		closeTools()
+		return nil, err
+	}
+	r.closers = append(r.closers, closeTools, closeBus)
+	return r, nil
+}
+
+// ID is the run's ID.
+func (r *Run) ID() string { return r.Options.Run }
+
+// Abs is dir made absolute, or dir when that fails.
+func Abs(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
+}

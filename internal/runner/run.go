@@ -1,0 +1,115 @@
+// Package runner builds and runs an orchestrator run: its configuration
+// with the command line's overrides, its NATS (embedded or external), the
+// team's options, remote placement, and the sinks that get the run's events
+// in-process (the live view, the metrics, the prices seen). The commands of
+// cmd/orchestrator parse their flags, call it and map its outcome to an exit
+// code.
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/cluster"
+	"github.com/troupe-ai/troupe/watch"
+)
+
+// Params is a run to start on a bus.
+type Params struct {
+	// Options are the team's, with Run set. Start fills in Events,
+	// EventsDropped, and Placer and OnBudget when a kind may run on nodes.
+	Options      actors.Options
+	Placement    map[string]string // kind → local, remote or auto
+	LeaseTimeout time.Duration     // a node silent this long is lost
+	// Sinks get every event of the run in-process, as it is emitted, and
+	// the events of agents running on nodes as they arrive from NATS.
+	Sinks []actors.Emitter
+	Log   zerolog.Logger
+}
+
+// Run is a run ready to execute: its options, and what it measures.
+type Run struct {
+	// Options are what Execute runs; a command may still set the approver.
+	Options actors.Options
+	// Metrics are the run's tool and token metrics, fed in-process.
+	Metrics *watch.MetricsCollector
+
+	bus       *Bus
+	prices    *pricingWatch
+	remote    *cluster.Remote
+	fromNodes chan struct{} // closed when the bus delivered run.finished; nil without nodes
+	closers   []func()
+}
+
+// Start wires p's run to b: its events go to the sinks (in-process) and to
+// NATS (for other processes); with a kind placed on nodes it starts the
+// remote placement and follows the events of the agents that run there.
+func Start(ctx context.Context, b *Bus, p Params) (*Run, error) {
+	r := &Run{Options: p.Options, Metrics: watch.NewMetricsCollector(), bus: b, prices: &pricingWatch{}}
+	local := append(actors.Emitters{actors.EmitterFunc(r.Metrics.Apply), r.prices}, p.Sinks...)
+	r.Options.Events = actors.Emitters{actors.LogEmitter{Log: p.Log}, local, b.pub}
+	r.Options.EventsDropped = b.Dropped
+	remote, err := startPlacement(ctx, b, p.Placement, p.LeaseTimeout, r.Options.Run, r.Options.Workspace, r.Options.Events, p.Log)
+	if err != nil {
+		return nil, Usage("%v", err)
+	}
+	if remote == nil {
+		return r, nil
+	}
+	r.remote = remote
+	r.Options.Placer, r.Options.OnBudget = remote.Placer(), remote.ServeBudget
+	if r.fromNodes, err = followNodes(ctx, b, r.Options.Run, local); err != nil {
+		remote.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Execute runs the team. When agents ran on nodes, it then waits (up to
+// 5 s) for their last events to come in from NATS.
+func (r *Run) Execute(ctx context.Context) (actors.Result, error) {
+	res, err := actors.Run(ctx, r.Options)
+	waitFor(r.fromNodes, 5*time.Second)
+	return res, err
+}
+
+// Unpriced lists the models that answered without a price, so totals can
+// say "cost unknown" instead of a wrong $0.
+func (r *Run) Unpriced() []string { return r.prices.models() }
+
+// RemoteStats are the results the run refused or dropped from nodes (nil
+// when no kind was placed on nodes).
+func (r *Run) RemoteStats() *cluster.RemoteStats {
+	if r.remote == nil {
+		return nil
+	}
+	st := r.remote.Stats()
+	return &st
+}
+
+// Bus is the run's NATS.
+func (r *Run) Bus() *Bus { return r.bus }
+
+// Close stops the remote placement, then whatever Prepare opened (the
+// bus, the MCP servers), in reverse order.
+func (r *Run) Close() {
+	if r.remote != nil {
+		r.remote.Close()
+	}
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+}
+
+// waitFor waits (up to d) until fin is closed; a nil fin is closed.
+func waitFor(fin chan struct{}, d time.Duration) {
+	if fin == nil {
+		return
+	}
+	select {
+	case <-fin:
+	case <-time.After(d):
+	}
+}

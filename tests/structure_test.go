@@ -1,0 +1,135 @@
+package tests
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Size limits of the code outside tests (CONVENTIONS.md): a file is read
+// in one sitting, a function on one screen or two.
+const (
+	maxFileLines = 450
+	maxFuncLines = 100
+)
+
+// sizeProblems returns each non-test .go file under root longer than
+// maxFileLines and each function (or method, or function literal at the
+// top level of a declaration) longer than maxFuncLines, as
+// "file: N lines" and "file:func: N lines", file relative to root.
+func sizeProblems(root string) ([]string, error) {
+	var out []string
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if n := fset.File(f.Pos()).LineCount(); n > maxFileLines {
+			out = append(out, fmt.Sprintf("%s: %d lines (at most %d)", rel, n, maxFileLines))
+		}
+		for _, decl := range f.Decls {
+			fd, ok := decl.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; n > maxFuncLines {
+				out = append(out, fmt.Sprintf("%s:%s: %d lines (at most %d)", rel, funcName(fd), n, maxFuncLines))
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// funcName is a function's name, or Type.Method for a method.
+func funcName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return fd.Name.Name
+	}
+	t := fd.Recv.List[0].Type
+	for {
+		switch x := t.(type) {
+		case *ast.StarExpr:
+			t = x.X
+			continue
+		case *ast.IndexExpr:
+			t = x.X
+			continue
+		case *ast.IndexListExpr:
+			t = x.X
+			continue
+		case *ast.Ident:
+			return x.Name + "." + fd.Name.Name
+		}
+		return fd.Name.Name
+	}
+}
+
+// No non-test file is over 450 lines and no function outside tests over
+// 100; each offender is named with its file, function and length.
+func TestStructure(t *testing.T) {
+	problems, err := sizeProblems("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+// The check finds a long file and a long function (a method of a generic
+// type included) and names them; test files and short code pass.
+func TestStructureCatchesOffenders(t *testing.T) {
+	dir := t.TempDir()
+	long := func(n int) string { return strings.Repeat("\tx++\n", n) }
+	files := map[string]string{
+		"a/ok.go":      "package a\n\nfunc short() {\n" + long(10) + "}\n",
+		"a/big.go":     "package a\n\nvar x int\n" + strings.Repeat("// line\n", 460),
+		"a/fn.go":      "package a\n\nfunc huge() {\n" + long(100) + "}\n",
+		"a/m.go":       "package a\n\ntype T[E any] struct{}\n\nfunc (t *T[E]) Method() {\n" + long(99) + "}\n",
+		"a/fn_test.go": "package a\n\nfunc hugeTest() {\n" + long(600) + "}\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := writeFile(p, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := sizeProblems(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a/big.go: 463 lines (at most 450)", "a/fn.go:huge: 102 lines (at most 100)", "a/m.go:T.Method: 101 lines (at most 100)"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("found\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func writeFile(path, body string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(body), 0o644)
+}

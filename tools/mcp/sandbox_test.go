@@ -1,0 +1,50 @@
+//go:build linux
+
+package mcp_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/mcp"
+	"github.com/troupe-ai/troupe/tools/mcp/mcptest"
+	"github.com/troupe-ai/troupe/tools/sandbox"
+)
+
+// A stdio server started with a sandbox writes in its workspace but not
+// outside it, and its private TMPDIR goes with it.
+func TestSandboxedServer(t *testing.T) {
+	s := sandbox.Check()
+	if s.LandlockABI == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the sandbox test needs Landlock")
+		}
+		t.Skip("no Landlock on this kernel")
+	}
+	ws, outside := t.TempDir(), t.TempDir()
+	box := sandbox.NewBox(sandbox.Policy{Writable: []string{ws}, Network: sandbox.NetworkAllow}, s, t.TempDir())
+	srv := stdioServer(t, func(c *mcp.Config) { c.Dir, c.Sandbox = ws, box })
+	h := newHarness(t, srv, tools.Config{})
+	if r := h.call(mcptest.WriteFile, `{"path":"`+filepath.Join(ws, "in.txt")+`"}`); !strings.Contains(r.Text, "wrote") {
+		t.Errorf("write in the workspace: %s", r.Text)
+	}
+	target := filepath.Join(outside, "out.txt")
+	if r := h.call(mcptest.WriteFile, `{"path":"`+target+`"}`); !strings.Contains(r.Text, "permission denied") {
+		t.Errorf("write outside: %s", r.Text)
+	}
+	if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s was created: %v", target, err)
+	}
+	tmp := h.call(mcptest.ReadEnv, `{"name":"TMPDIR"}`).Text
+	if r := h.call(mcptest.WriteFile, `{"path":"`+filepath.Join(tmp, "t")+`"}`); !strings.Contains(r.Text, "wrote") {
+		t.Errorf("write in TMPDIR %s: %s", tmp, r.Text)
+	}
+	_ = srv.Close()
+	if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("TMPDIR %s outlived the server: %v", tmp, err)
+	}
+}

@@ -1,0 +1,146 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// launcherArg0 marks a re-execution of our binary as the launcher.
+const launcherArg0 = "troupe-sandbox"
+
+// policyEnv carries the launcher's payload; the launcher removes it
+// before the command starts.
+const policyEnv = "TROUPE_SANDBOX_POLICY"
+
+// selfExe is this program, for the kernel: /proc/self/exe names the
+// running binary even if its file has been replaced since.
+const selfExe = "/proc/self/exe"
+
+// payload is what the launcher is told: the policy, what the parent
+// found the kernel supports (so the launcher does not probe again) and
+// whether the launcher was started in a network namespace of its own.
+type payload struct {
+	Policy  Policy  `json:"policy"`
+	Support Support `json:"support"`
+	InNetNS bool    `json:"in_netns"`
+}
+
+// Confine rewrites cmd (built by exec.Command, not started) so that it
+// starts through the launcher under p, with what s says this kernel
+// supports: its Path becomes our own binary, its Args the launcher's,
+// the policy joins its environment, and for network deny or loopback it
+// gets new user and network namespaces (SysProcAttr is created if nil;
+// callers that set SysProcAttr afterwards must keep Cloneflags and the ID
+// mappings). A command exec.Command could not find is left as it is, so
+// that Start reports it.
+func Confine(cmd *exec.Cmd, p Policy, s Support) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if cmd.Err != nil {
+		return nil
+	}
+	if miss := s.Missing(p); p.Required && len(miss) > 0 {
+		return fmt.Errorf("%w: %v", ErrUnsupported, miss)
+	}
+	pl := payload{Policy: p, Support: s}
+	if p.Network == NetworkDeny || p.Network == NetworkLoopback {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		switch {
+		case s.UserNS:
+			a := cmd.SysProcAttr
+			a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+			a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+			a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+			pl.InNetNS = true
+		case s.NetNS:
+			cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
+			pl.InNetNS = true
+		}
+	}
+	raw, err := json.Marshal(pl)
+	if err != nil {
+		return fmt.Errorf("encode the sandbox policy: %w", err)
+	}
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, policyEnv+"="+string(raw))
+	cmd.Args = append([]string{launcherArg0, cmd.Path}, cmd.Args...)
+	cmd.Path = selfExe
+	return nil
+}
+
+// MaybeRunLauncher runs the launcher and never returns when this process
+// was started as one (by Confine); otherwise it returns at once. Call it
+// first thing in main of every program that confines commands, and in
+// TestMain of tests that do.
+func MaybeRunLauncher() {
+	if len(os.Args) < 3 || os.Args[0] != launcherArg0 {
+		return
+	}
+	os.Exit(launch(os.Args[1], os.Args[2:]))
+}
+
+// launch applies the payload's policy to this process and execs path
+// with argv; it returns only on failure, with the exit status to use
+// (126: the sandbox could not be applied, 127: the program was not
+// found), having said why on stderr.
+func launch(path string, argv []string) int {
+	raw, ok := os.LookupEnv(policyEnv)
+	_ = os.Unsetenv(policyEnv)
+	if !ok {
+		fmt.Fprintln(os.Stderr, "troupe sandbox: started as the launcher without a policy")
+		return 126
+	}
+	var pl payload
+	if err := json.Unmarshal([]byte(raw), &pl); err != nil {
+		fmt.Fprintf(os.Stderr, "troupe sandbox: read the policy: %v\n", err)
+		return 126
+	}
+	runtime.LockOSThread()
+	if err := apply(pl); err != nil {
+		fmt.Fprintf(os.Stderr, "troupe sandbox: %v\n", err)
+		return 126
+	}
+	err := syscall.Exec(path, argv, os.Environ())
+	fmt.Fprintf(os.Stderr, "%s: %v\n", argv[0], err)
+	if err == syscall.ENOENT {
+		return 127
+	}
+	return 126
+}
+
+// apply confines this process: loopback up in its own namespace, then
+// capabilities, Landlock, and last no_new_privs with the seccomp filter
+// (which refuses calls the steps before it make).
+func apply(pl payload) error {
+	if pl.InNetNS && pl.Policy.Network == NetworkLoopback {
+		if err := loopbackUp(); err != nil {
+			return err
+		}
+	}
+	if err := dropCaps(); err != nil {
+		return err
+	}
+	if pl.Support.LandlockABI > 0 {
+		if err := applyLandlock(pl.Policy, pl.InNetNS); err != nil {
+			return fmt.Errorf("apply landlock: %w", err)
+		}
+	}
+	if pl.Support.Seccomp {
+		return loadSeccomp(true, true)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,35 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"errors"
+	"os/exec"
+)
+
+func probeOnce() Support {
+	return Support{Notes: []string{"the sandbox needs Linux"}}
+}
+
+// Confine leaves cmd as it is outside Linux, or refuses when p is
+// required.
+func Confine(cmd *exec.Cmd, p Policy, s Support) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if p.Required {
+		return errors.Join(ErrUnsupported, errors.New("the sandbox needs Linux"))
+	}
+	return nil
+}
+
+// MaybeRunLauncher does nothing outside Linux.
+func MaybeRunLauncher() {}
+
+// Start is cmd.Start outside Linux, or a refusal when p is required.
+func Start(cmd *exec.Cmd, p Policy, s Support) error {
+	if err := Confine(cmd, p, s); err != nil {
+		return err
+	}
+	return cmd.Start()
+}

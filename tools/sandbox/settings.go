@@ -1,0 +1,47 @@
+package sandbox
+
+import "slices"
+
+// Settings are a run's sandbox configuration, from which each agent's
+// policy is made: the same for every agent but its writable workspace and
+// its kind's network mode.
+type Settings struct {
+	// Required refuses a command when a part cannot be enforced.
+	Required bool
+	// Network is the mode per agent kind; "default" for kinds not listed,
+	// allow when neither is.
+	Network map[string]Network
+	// Writable and DenyRead are absolute paths ("~" expanded), besides
+	// the workspace and the built-in deny list.
+	Writable, DenyRead []string
+	// Support is what the kernel offers (Check).
+	Support Support
+	// TmpBase is where private TMPDIRs are made ("" for the system's).
+	TmpBase string
+}
+
+// NetworkFor is the network mode of an agent kind.
+func (s Settings) NetworkFor(kind string) Network {
+	if n, ok := s.Network[kind]; ok {
+		return n
+	}
+	if n, ok := s.Network["default"]; ok {
+		return n
+	}
+	return NetworkAllow
+}
+
+// PolicyFor is the policy of an agent of kind working in workspace.
+func (s Settings) PolicyFor(kind, workspace string) Policy {
+	return Policy{
+		Writable: append([]string{workspace}, s.Writable...),
+		DenyRead: slices.Clone(s.DenyRead),
+		Network:  s.NetworkFor(kind),
+		Required: s.Required,
+	}
+}
+
+// Box makes the sandbox of an agent of kind working in workspace.
+func (s Settings) Box(kind, workspace string) *Box {
+	return NewBox(s.PolicyFor(kind, workspace), s.Support, s.TmpBase)
+}

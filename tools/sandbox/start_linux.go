@@ -1,0 +1,106 @@
+package sandbox
+
+import (
+	"fmt"
+	"os/exec"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// Start starts cmd (built by exec.Command, not started) confined by p,
+// with what s says this kernel supports, and returns Start's error.
+//
+// With network allow (the common case) the confinement is prepared on a
+// fresh OS thread and inherited by the fork: the thread drops the
+// capabilities, sets no_new_privs, enters the Landlock domain and loads
+// the seccomp filter, starts cmd, and then ends with its goroutine
+// (locked to it and never unlocked, so the Go runtime retires it and no
+// other goroutine ever runs on it; the runtime also never clones new
+// threads from a locked one). No extra program runs, so the cost is a
+// thread and a few system calls. Because that thread's own clone must go
+// through, the filter the command inherits this way does not refuse
+// namespace flags to clone (unshare and setns stay refused).
+//
+// With network deny or loopback the command starts through the launcher
+// (see Confine): the user and network namespaces come with the fork, and
+// the launcher applies the rest, the full filter included, before exec.
+func Start(cmd *exec.Cmd, p Policy, s Support) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if miss := s.Missing(p); p.Required && len(miss) > 0 {
+		return fmt.Errorf("%w: %v", ErrUnsupported, miss)
+	}
+	if p.Network == NetworkDeny || p.Network == NetworkLoopback {
+		if err := Confine(cmd, p, s); err != nil {
+			return err
+		}
+		return onFreshThread(cmd, func() error { return cmd.Start() })
+	}
+	return onFreshThread(cmd, func() error {
+		if err := prepareThread(p, s); err != nil {
+			return fmt.Errorf("prepare the sandbox: %w", err)
+		}
+		return cmd.Start()
+	})
+}
+
+// onFreshThread runs start on an OS thread of its own, and keeps that
+// thread until the process started ends: a parent-death signal
+// (SysProcAttr.Pdeathsig) fires when the thread that forked the child
+// ends, not the process (go.dev/issue/27505). The thread waits without
+// reaping (WNOWAIT), so the caller's cmd.Wait works as usual; then it
+// ends with its goroutine.
+func onFreshThread(cmd *exec.Cmd, start func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		// Never unlocked: when this goroutine returns, its thread,
+		// whatever was done to it, is terminated.
+		runtime.LockOSThread()
+		err := start()
+		if err != nil || cmd == nil || cmd.Process == nil {
+			errc <- err
+			return
+		}
+		// Opened before the caller can reap the child: the pidfd names
+		// this process even if its pid is reused later.
+		fd, ferr := unix.PidfdOpen(cmd.Process.Pid, 0)
+		errc <- nil
+		var info unix.Siginfo
+		for {
+			if ferr == nil {
+				err = unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			} else {
+				err = unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			}
+			if err != unix.EINTR {
+				break
+			}
+		}
+		if ferr == nil {
+			_ = unix.Close(fd)
+		}
+	}()
+	return <-errc
+}
+
+// prepareThread confines the calling thread as the launcher confines
+// itself, less the clone rules of the seccomp filter.
+func prepareThread(p Policy, s Support) error {
+	if err := dropCaps(); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	if s.LandlockABI > 0 {
+		if err := restrictThread(p); err != nil {
+			return fmt.Errorf("apply landlock: %w", err)
+		}
+	}
+	if s.Seccomp {
+		return loadSeccomp(false, false)
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Support is what this kernel offers the sandbox.
+type Support struct {
+	// LandlockABI is the Landlock ABI version, 0 without Landlock.
+	LandlockABI int `json:"landlock_abi"`
+	// Seccomp: seccomp filters can be installed.
+	Seccomp bool `json:"seccomp"`
+	// UserNS: an unprivileged user namespace can be created.
+	UserNS bool `json:"user_namespaces"`
+	// NetNS: a network namespace can be created (inside a user namespace,
+	// or directly when this process may).
+	NetNS bool `json:"network_namespaces"`
+	// Notes say why a part is missing, when the probe said.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// AssumeMissingEnv is a test hook: a comma-separated list of landlock,
+// seccomp, userns, netns that Check reports as absent, as an older or
+// locked-down kernel would. It can only take enforcement away, as
+// sandbox.mode: off can.
+const AssumeMissingEnv = "TROUPE_SANDBOX_ASSUME_MISSING"
+
+// pretend removes from s what the AssumeMissingEnv hook names.
+func (s Support) pretend(list string) Support {
+	for _, part := range strings.Split(list, ",") {
+		switch strings.TrimSpace(part) {
+		case "landlock":
+			s.LandlockABI = 0
+		case "seccomp":
+			s.Seccomp = false
+		case "userns":
+			s.UserNS = false
+		case "netns":
+			s.NetNS = false
+		}
+	}
+	return s
+}
+
+// String is the support in a few lines, for `orchestrator sandbox check`.
+func (s Support) String() string {
+	yes := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	ll := "no"
+	if s.LandlockABI > 0 {
+		ll = fmt.Sprintf("yes (ABI %d)", s.LandlockABI)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "landlock: %s\nseccomp: %s\nuser namespaces: %s\nnetwork namespaces: %s\n",
+		ll, yes(s.Seccomp), yes(s.UserNS), yes(s.NetNS))
+	for _, n := range s.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	return b.String()
+}
+
+// Missing names each part of p this kernel cannot enforce, with what is
+// therefore not enforced.
+func (s Support) Missing(p Policy) []string {
+	var out []string
+	if s.LandlockABI == 0 {
+		out = append(out, "Landlock (writes outside the workspace and reads of sandbox.deny_read are not prevented)")
+	} else if s.LandlockABI < 6 {
+		out = append(out, fmt.Sprintf("Landlock ABI 6 (ABI %d here: commands may signal processes outside the sandbox)", s.LandlockABI))
+	}
+	if !s.Seccomp {
+		out = append(out, "seccomp (ptrace, mount, bpf, keyring and module calls are not refused)")
+	}
+	switch p.Network {
+	case NetworkDeny:
+		if !s.NetNS && s.LandlockABI < 4 {
+			out = append(out, "network namespaces and Landlock TCP rules (network: deny is not enforced)")
+		} else if !s.NetNS {
+			out = append(out, "network namespaces (network: deny refuses TCP only; UDP and raw sockets still reach the network)")
+		}
+	case NetworkLoopback:
+		if !s.NetNS {
+			out = append(out, "network namespaces (network: loopback is not enforced: the network is open)")
+		}
+	}
+	return out
+}
+
+// Preflight is the check a run does once before it starts: nil and ""
+// when everything p asks for is enforced; a one-line warning naming what
+// is not; ErrUnsupported with the same text when p is required.
+func (s Support) Preflight(p Policy) (warning string, err error) {
+	miss := s.Missing(p)
+	if len(miss) == 0 {
+		return "", nil
+	}
+	line := "sandbox: not enforced on this kernel: " + strings.Join(miss, "; ")
+	if p.Required {
+		return "", fmt.Errorf("%w: %s (sandbox.required is set)", ErrUnsupported, strings.Join(miss, "; "))
+	}
+	return line, nil
+}
+
+// Check probes the kernel once and returns what it supports (less what
+// the AssumeMissingEnv hook takes away).
+func Check() Support {
+	s := probeOnce()
+	if v := os.Getenv(AssumeMissingEnv); v != "" {
+		s = s.pretend(v)
+	}
+	return s
+}
