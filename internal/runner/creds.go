@@ -58,4 +58,3 @@ func (sc *ServerCreds) Path(role bus.Role) string {
 	}
 	return sc.paths[role]
 }
-
