@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -24,6 +25,9 @@ type ConnectOptions struct {
 	// Token, or User and Password, or CredsFile (a .creds file with a JWT
 	// and an nkey seed) authenticate the client.
 	Token, User, Password, CredsFile string
+	// Creds are the contents of a .creds file, for a process that holds
+	// them in memory (Auth.Creds); CredsFile wins when both are set.
+	Creds []byte
 	// TLSCA verifies the server; TLSCert and TLSKey are a client
 	// certificate for servers that ask for one.
 	TLSCA, TLSCert, TLSKey string
@@ -90,6 +94,18 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 		}
 		opts = append(opts, nats.UserCredentials(o.CredsFile))
 		creds = "the credentials in nats.creds " + o.CredsFile
+	case len(o.Creds) > 0:
+		tok, err := jwt.ParseDecoratedJWT(o.Creds)
+		if err != nil {
+			return nil, fmt.Errorf("credentials: %w", err)
+		}
+		kp, err := jwt.ParseDecoratedUserNKey(o.Creds)
+		if err != nil {
+			return nil, fmt.Errorf("credentials: %w", err)
+		}
+		seed, _ := kp.Seed()
+		opts = append(opts, nats.UserJWTAndSeed(tok, string(seed)))
+		creds = "the role credentials given"
 	case o.Token != "":
 		opts = append(opts, nats.Token(o.Token))
 		creds = "the token in nats.token (TROUPE_NATS_TOKEN)"

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"errors"
 
 	"fmt"
 	"net"
@@ -29,6 +30,10 @@ type EmbeddedOptions struct {
 	ServerName string
 	// Token, when set, is required of every client.
 	Token string
+	// Auth, when set, puts the server in operator mode: every client
+	// needs credentials of a role (see Auth.Creds), and may only use the
+	// subjects of that role. It excludes Token.
+	Auth *Auth
 	// Cluster: with ClusterName set the server listens for routes on
 	// ClusterHost:ClusterPort (default Host, a free port) and joins the
 	// servers in Routes (nats-route://host:port URLs).
@@ -73,6 +78,16 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions, log zerolog.Logger) (
 	}
 	opts := &server.Options{ServerName: o.ServerName, Host: o.Host, Port: port, JetStream: true, StoreDir: store,
 		NoLog: true, NoSigs: true, Authorization: o.Token, MaxPayload: 8 << 20}
+	if o.Auth != nil {
+		if o.Token != "" {
+			e.cleanup()
+			return nil, errors.New("embedded nats: a token and role credentials exclude each other")
+		}
+		if err := o.Auth.configure(opts); err != nil {
+			e.cleanup()
+			return nil, fmt.Errorf("embedded nats: %w", err)
+		}
+	}
 	if o.ClusterName != "" {
 		ch := o.ClusterHost
 		if ch == "" {

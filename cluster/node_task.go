@@ -209,8 +209,11 @@ func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult) erro
 	}
 	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
 	defer cancel()
-	_, err = n.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID), Data: b,
-		Header: nats.Header{jetstream.MsgIDHeader: []string{task.Run + "." + task.ID + ".result"}}})
+	h := nats.Header{jetstream.MsgIDHeader: []string{task.Run + "." + task.ID + ".result"}}
+	if task.Secret != "" {
+		h.Set(proofHeader, prove(task.Secret, b))
+	}
+	_, err = n.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID), Data: b, Header: h})
 	return err
 }
 

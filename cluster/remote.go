@@ -220,7 +220,7 @@ func (p remotePlacer) Place(_ context.Context, task actors.ChildTask) (actors.Re
 	default:
 		return nil, nil
 	}
-	return &remoteChild{r: p.r, task: task, done: make(chan actors.AgentResult, 1)}, nil
+	return &remoteChild{r: p.r, task: task, done: make(chan actors.AgentResult, 1), secret: newSecret()}, nil
 }
 
 // CancelRun tells every node at once that the run is cancelled: each
@@ -246,6 +246,15 @@ func (r *Remote) onResult(m jetstream.Msg) {
 	}
 	r.mu.Lock()
 	c := r.waiting[res.Agent]
+	if c != nil && !proven(c.secret, m.Data(), m.Headers().Get(proofHeader)) {
+		r.mu.Unlock()
+		// Not from the node that holds the task: refused, and the task
+		// still waits for its real result.
+		r.forged.Add(1)
+		r.o.Log.Warn().Str("subject", m.Subject()).Str("node", res.Node).
+			Msg("result refused: it does not prove the task's secret (not from the node that pulled the task)")
+		return
+	}
 	if c != nil {
 		delete(r.waiting, res.Agent)
 	}

@@ -29,6 +29,8 @@ type remoteChild struct {
 	r    *Remote
 	task actors.ChildTask
 	done chan actors.AgentResult // the task's one result
+	// secret is the task's key; its result must prove it (proof.go).
+	secret string
 
 	mu        sync.Mutex
 	seq       uint64
@@ -90,6 +92,7 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	r.mu.Unlock()
 	task := c.task
 	task.V, task.Origin, task.Workspace = messages.ProtocolVersion, r.origin, r.wsKey
+	task.Secret = c.secret
 	data, err := json.Marshal(task)
 	if err != nil {
 		return actors.AgentResult{}, err

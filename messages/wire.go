@@ -104,6 +104,11 @@ type Task struct {
 	Attempt int `json:"attempt,omitempty"`
 	// Origin names the process that sent it, for logs.
 	Origin string `json:"origin,omitempty"`
+	// Secret is a random key the run made for this task: only the node
+	// that pulled the task knows it, and its result proves it (an
+	// HMAC-SHA256 of the result's bytes in the Troupe-Proof header). It
+	// never goes into an event or a log.
+	Secret string `json:"secret,omitempty"`
 }
 
 // Validate checks a task received from the wire.

@@ -50,6 +50,16 @@ if [ -z "${TEST_PKGS:-}" ]; then
       || stop "npm could not install @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into tests/.npm"
   fi
 fi
+# The bus's role tests have an outside peer: the npm nats client, pinned,
+# holding each role's creds file in turn (tests/e2e/testdata/nats_peer.cjs).
+NATS_JS_VERSION=2.29.3
+if [ -z "${TEST_PKGS:-}" ] && command -v npm >/dev/null \
+  && ! grep -qs "\"version\": \"$NATS_JS_VERSION\"" tests/.npm/node_modules/nats/package.json; then
+  echo "tests/run.sh: installing nats@$NATS_JS_VERSION into tests/.npm"
+  npm install --prefix tests/.npm --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
+    "nats@$NATS_JS_VERSION" >/dev/null \
+    || echo "tests/run.sh: could not install the npm nats client; the role tests against it will skip"
+fi
 
 echo "== go vet"
 go vet $PKGS

@@ -63,9 +63,10 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	defer nb.Close(ctx)
 	p := runner.Params{Options: actors.Options{Run: uuid.NewString(), Workspace: ws, Task: demoTask, Client: client, Log: zerolog.Nop(),
 		Models: actors.Models{Default: "demo-large", Cheap: "demo-small", Cost: demoPricing.Cost}}}
-	fmt.Fprintf(stderr, "events: embedded NATS at %s\nwatch it from another terminal: orchestrator watch --nats %s --run %s\n", nb.URL(), nb.URL(), p.Options.Run)
+	fmt.Fprintf(stderr, "events: embedded NATS at %s\nwatch it from another terminal: orchestrator watch --nats %s%s --run %s\n", nb.URL(), nb.URL(),
+		nb.Creds().CredsFlag(bus.RoleWatcher), p.Options.Run)
 	if f.nodes > 0 {
-		stopNodes, err := startDemoNodes(ctx, f.nodes, nb.URL(), srv.URL(), ws, stderr)
+		stopNodes, err := startDemoNodes(ctx, f.nodes, nb.URL(), nb.Creds().Path(bus.RoleNode), srv.URL(), ws, stderr)
 		if err != nil {
 			return exitFailed, err
 		}

@@ -25,7 +25,7 @@ const demoNodeConfig = `model:
 // startDemoNodes starts n node processes (this program's own node
 // command) on the demo's NATS server and scripted model, and waits until
 // each is ready. stop drains them with SIGTERM.
-func startDemoNodes(ctx context.Context, n int, natsURL, modelURL, ws string, stderr io.Writer) (stop func(), err error) {
+func startDemoNodes(ctx context.Context, n int, natsURL, creds, modelURL, ws string, stderr io.Writer) (stop func(), err error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("start nodes: %w", err)
@@ -53,7 +53,7 @@ func startDemoNodes(ctx context.Context, n int, natsURL, modelURL, ws string, st
 	for i := 1; i <= n; i++ {
 		c := exec.CommandContext(ctx, self, "node", "--nats", natsURL, "--workspace", ws, "--kinds", "explore", "--slots", "2",
 			"--name", fmt.Sprintf("demo-node-%d", i), "--config", cfg, "--log-level", "warn")
-		c.Env = append(os.Environ(), "OPENAI_BASE_URL="+modelURL, "OPENAI_API_KEY=demo-not-a-key", "TROUPE_NATS_URL=")
+		c.Env = append(os.Environ(), "OPENAI_BASE_URL="+modelURL, "OPENAI_API_KEY=demo-not-a-key", "TROUPE_NATS_URL=", "TROUPE_NATS_CREDS="+creds)
 		pipe, err := c.StderrPipe()
 		if err != nil {
 			stop()

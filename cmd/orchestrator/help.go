@@ -119,7 +119,7 @@ Examples:
   orchestrator tools call web_fetch '{"url":"https://go.dev/doc/devel/release"}'
   orchestrator tools call mcp__everything__echo '{"message":"hi"}' --config mcp.yaml
 `,
-	"watch": `Usage: orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--config FILE]
+	"watch": `Usage: orchestrator watch [--nats URL] [--creds FILE] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--config FILE]
                           [--web ADDR [--http-public]]
 
 Follows a swarm's events on NATS. On a terminal it draws the live agent tree
@@ -137,6 +137,7 @@ Flags:
   --follow        keep watching for new runs instead of ending with the run
   --interactive   answer the approvals of runs started with --ask-via nats (y/n on stdin)
   --config FILE   read nats.token / user / password / creds / TLS from a config file
+  --creds FILE    a .creds file (the watcher's from serve or auth init; also TROUPE_NATS_CREDS)
   --web ADDR      also serve the live web view and /metrics at ADDR (host:port, loopback;
                   watch then runs until interrupted)
   --http-public   let --web listen beyond loopback
@@ -146,7 +147,7 @@ Examples:
   orchestrator watch --nats nats://127.0.0.1:41297 --web 127.0.0.1:8080
   orchestrator watch --nats nats://127.0.0.1:41297 --run 5f1c0e9a --from-start --json | jq .type
 `,
-	"mcp": `Usage: orchestrator mcp [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--http ADDR [--http-public]]
+	"mcp": `Usage: orchestrator mcp [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--creds FILE] [--http ADDR [--http-public]]
 
 Serves troupe as an MCP server, on stdin/stdout (the default) or over
 streamable HTTP at http://ADDR/mcp. Its tools: start_run (a task, with
@@ -162,6 +163,7 @@ Flags:
   --config FILE     a config file layered over the others
   --model M         the default model
   --nats URL        publish events to this server (default: an embedded one)
+  --creds FILE      the requester role's .creds file for --nats
   --http ADDR       serve streamable HTTP at ADDR instead of stdio (loopback)
   --http-public     let --http listen beyond loopback
 
@@ -169,14 +171,34 @@ Examples:
   orchestrator mcp --workspace ~/src/app
   orchestrator mcp --workspace ~/src/app --http 127.0.0.1:8765
 `,
+	"auth": `Usage: orchestrator auth init DIR
+
+Writes what an existing NATS server (or cluster) needs to run troupe with a
+credential per role, into DIR (made 0700; kept: a second init keeps the keys
+and re-signs the creds files): operator.nk, account.nk and system.nk (the
+keys; account.nk mints credentials, keep it private), server.conf (operator
+mode with a memory resolver holding both accounts) and requester.creds,
+node.creds and watcher.creds (0600). Start the server with
+nats-server -js -c DIR/server.conf (or include server.conf in your own
+configuration), then give each process its file: run and resume
+--creds requester.creds, node --creds node.creds, watch --creds watcher.creds.
+
+Examples:
+  orchestrator auth init /etc/troupe
+`,
 	"serve": `Usage: orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral] [--config FILE]
                           [--http ADDR [--http-public]]
                           [--cluster NAME --name SERVER --cluster-listen HOST:PORT --routes URL,...]
 
 Runs the embedded NATS server with JetStream (and troupe's streams) as a
 long-lived process for runs, nodes and watchers to connect to. Prints the URL
-to use on stdout. Listens on loopback unless --listen says otherwise; a token
-in TROUPE_NATS_TOKEN (or nats.token) is required of every client when set.
+to use on stdout. Listens on loopback unless --listen says otherwise.
+Clients need credentials: serve writes a creds file per role in STORE/creds
+(requester.creds for runs, node.creds for nodes, watcher.creds for watchers;
+0600, kept across restarts; a temporary folder without --store) and prints
+the commands that use them. --no-auth serves without credentials, on
+loopback only. A token in TROUPE_NATS_TOKEN (or nats.token) instead is one
+secret for every role (not recommended).
 
 The streams take the configuration's nats.prefix, nats.events_max_age and
 nats.events_max_bytes. A stream that exists keeps its events; its limits change
@@ -187,6 +209,7 @@ Flags:
   --listen HOST:PORT      client address (default 127.0.0.1:4222; port 0 = any free port)
   --store DIR             JetStream store (default: a temporary directory)
   --ephemeral             keep the store in a temporary directory, removed at exit
+  --no-auth               no credentials at all (refused beyond loopback)
   --config FILE           a config file over ~/.config/troupe/config.yaml (its nats settings)
   --http ADDR             serve the live web view and Prometheus /metrics at ADDR (host:port)
   --http-public           let --http listen beyond loopback (the page shows every task)
@@ -271,6 +294,7 @@ const runFlagsHelp = `Flags:
   --log-level LEVEL      debug, info, warn or error logs on stderr (default: none)
   --quiet                one progress line per root round instead of the live agent tree
   --nats URL             use this NATS server or cluster instead of an embedded one
+  --creds FILE           the requester role's .creds file for --nats (serve or auth init writes it)
   --ephemeral            the embedded server keeps its store in a temporary directory
   --placement K=P,...    where kinds run: local, remote (a node) or auto, e.g. explore=remote
   --changes MODE         what becomes of the changes of workers in their own worktrees (agent.isolation):

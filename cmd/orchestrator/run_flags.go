@@ -33,7 +33,7 @@ func parseRunFlags(args []string, resume bool) (runFlags, error) {
 	}
 	f := runFlags{resume: resume, workspace: fs.values["workspace"], configFile: fs.values["config"], logLevel: fs.values["log-level"],
 		askVia: fs.values["ask-via"], json: fs.bools["json"], yes: fs.bools["yes"], quiet: fs.bools["quiet"],
-		over: runner.Overrides{Model: fs.values["model"], KeepCheckpoints: fs.bools["keep-checkpoints"], NATS: fs.values["nats"],
+		over: runner.Overrides{Model: fs.values["model"], KeepCheckpoints: fs.bools["keep-checkpoints"], NATS: fs.values["nats"], Creds: fs.values["creds"],
 			Ephemeral: fs.bools["ephemeral"], Placement: fs.values["placement"],
 			Changes: fs.values["changes"]}}
 	if f.workspace == "" {

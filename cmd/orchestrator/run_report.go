@@ -22,8 +22,9 @@ func reportRun(stdout, stderr io.Writer, asJSON bool, res actors.Result, r *runn
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			actors.Result
-			Metrics watch.Metrics `json:"metrics"`
-		}{res, r.Metrics.Metrics()})
+			Metrics watch.Metrics  `json:"metrics"`
+			Refused *refusedCounts `json:"refused,omitempty"`
+		}{res, r.Metrics.Metrics(), refusedOf(r.RemoteStats())})
 	}
 	printText(stdout, res.Text)
 	cost := watch.Dollars(res.Cost)
@@ -39,6 +40,7 @@ func reportRun(stdout, stderr io.Writer, asJSON bool, res actors.Result, r *runn
 	printRunSummary(stderr, res.Budget, unpriced...)
 	printMetrics(stderr, r.Metrics.Metrics())
 	printChanges(stderr, res.Changes)
+	printRefused(stderr, refusedOf(r.RemoteStats()))
 	if res.EventsDropped > 0 {
 		fmt.Fprintf(stderr, "events: %d could not be published (NATS was unreachable or refused them and the buffers were full)\n", res.EventsDropped)
 	}

@@ -48,25 +48,30 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 	log := zerolog.New(stderr).Level(zerolog.WarnLevel)
+	sc, code, err := serveAuth(&o, fs.bools["no-auth"], cfg.NATS.Prefix, stderr)
+	if err != nil {
+		return code, err
+	}
+	defer sc.Close()
 	emb, err := bus.StartEmbedded(ctx, o, log)
 	if err != nil {
 		return exitUsage, usageErr("serve: %v", err)
 	}
 	defer emb.Shutdown(context.Background())
 	if o.ClusterName == "" { // a cluster creates its streams once it has formed
-		if err := serveStreams(ctx, emb, cfg, stderr, log); err != nil {
+		if err := serveStreams(ctx, emb, cfg, sc.Path(bus.RoleRequester), stderr, log); err != nil {
 			return exitFailed, err
 		}
 	}
 	if a := fs.values["http"]; a != "" {
-		web, err := serveWeb(ctx, emb.URL(), o.Token, cfg.NATS.Prefix, a, log)
+		web, err := serveWeb(ctx, emb.URL(), o.Token, sc.Path(bus.RoleWatcher), cfg.NATS.Prefix, a, log)
 		if err != nil {
 			return exitFailed, err
 		}
 		defer web.Close()
 		announceWeb(stderr, web)
 	}
-	serveBanner(stdout, stderr, emb, o)
+	serveBanner(stdout, stderr, emb, o, sc)
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -104,8 +109,8 @@ func serveOptions(fs *flagSet) (bus.EmbeddedOptions, error) {
 
 // serveStreams creates troupe's streams on emb with the configured
 // limits, saying which limits differ from a stream's that exists.
-func serveStreams(ctx context.Context, emb *bus.Embedded, cfg config.Config, stderr io.Writer, log zerolog.Logger) error {
-	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: emb.URL(), Token: cfg.NATS.Token, Name: "troupe serve", Prefix: cfg.NATS.Prefix}, log)
+func serveStreams(ctx context.Context, emb *bus.Embedded, cfg config.Config, creds string, stderr io.Writer, log zerolog.Logger) error {
+	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: emb.URL(), Token: cfg.NATS.Token, CredsFile: creds, Name: "troupe serve", Prefix: cfg.NATS.Prefix}, log)
 	if err != nil {
 		return err
 	}
@@ -126,7 +131,7 @@ func serveStreams(ctx context.Context, emb *bus.Embedded, cfg config.Config, std
 
 // serveBanner prints the server's URL on stdout, and on stderr where it
 // keeps its store and how nodes, runs and watchers reach it.
-func serveBanner(stdout, stderr io.Writer, emb *bus.Embedded, o bus.EmbeddedOptions) {
+func serveBanner(stdout, stderr io.Writer, emb *bus.Embedded, o bus.EmbeddedOptions, sc *runner.ServerCreds) {
 	store := o.StoreDir
 	if o.Ephemeral {
 		store = "a temporary directory (--store DIR to keep it)"
@@ -136,6 +141,9 @@ func serveBanner(stdout, stderr io.Writer, emb *bus.Embedded, o bus.EmbeddedOpti
 	if u := emb.ClusterURL(); u != "" {
 		fmt.Fprintf(stderr, "cluster %s: routes at %s\n", o.ClusterName, u)
 	}
-	fmt.Fprintf(stderr, "nodes:    node --nats %s --workspace DIR\nruns:     orchestrator run --nats %s \"task\"\nwatch:    orchestrator watch --nats %s\n",
-		emb.URL(), emb.URL(), emb.URL())
+	if sc != nil {
+		fmt.Fprintf(stderr, "credentials: %s (requester.creds, node.creds, watcher.creds; only the server's clients holding one get in)\n", sc.Dir)
+	}
+	fmt.Fprintf(stderr, "nodes:    node --nats %s%s --workspace DIR\nruns:     orchestrator run --nats %s%s \"task\"\nwatch:    orchestrator watch --nats %s%s\n",
+		emb.URL(), sc.CredsFlag(bus.RoleNode), emb.URL(), sc.CredsFlag(bus.RoleRequester), emb.URL(), sc.CredsFlag(bus.RoleWatcher))
 }

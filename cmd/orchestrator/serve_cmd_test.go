@@ -77,9 +77,9 @@ func startServe(t *testing.T, args ...string) *serving {
 
 // eventsStream connects to url with prefix and reads the events stream's
 // configuration and message count.
-func eventsStream(t *testing.T, url, prefix string) (jetstream.StreamConfig, uint64, *bus.Conn) {
+func eventsStream(t *testing.T, url, prefix, creds string) (jetstream.StreamConfig, uint64, *bus.Conn) {
 	t.Helper()
-	c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: url, Prefix: prefix}, zerolog.Nop())
+	c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: url, Prefix: prefix, CredsFile: creds}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestServeConfigStreamLimits(t *testing.T) {
 	}
 	first := writeConfig("first.yaml", "nats:\n  prefix: tp\n  events_max_age: 3h\n  events_max_bytes: 5242880\n")
 	s := startServe(t, "--listen", "127.0.0.1:0", "--store", store, "--config", first)
-	cfg, _, c := eventsStream(t, s.url, "tp")
+	cfg, _, c := eventsStream(t, s.url, "tp", bus.CredsPath(filepath.Join(store, "creds"), bus.RoleRequester))
 	if cfg.MaxAge != 3*time.Hour || cfg.MaxBytes != 5<<20 || cfg.Subjects[0] != "tp.evt.>" {
 		t.Errorf("created stream: max age %v, max bytes %d, subjects %v; want 3h, 5242880, tp.evt.>", cfg.MaxAge, cfg.MaxBytes, cfg.Subjects)
 	}
@@ -136,7 +136,7 @@ func TestServeConfigStreamLimits(t *testing.T) {
 	// With a config that sets one limit: that one is applied, the events kept.
 	second := writeConfig("second.yaml", "nats:\n  prefix: tp\n  events_max_age: 2h\n")
 	s = startServe(t, "--listen", "127.0.0.1:0", "--store", store, "--config", second)
-	cfg, msgs, _ := eventsStream(t, s.url, "tp")
+	cfg, msgs, _ := eventsStream(t, s.url, "tp", bus.CredsPath(filepath.Join(store, "creds"), bus.RoleRequester))
 	if cfg.MaxAge != 2*time.Hour || cfg.MaxBytes != 5<<20 || msgs != 1 {
 		t.Errorf("after --config with events_max_age 2h: max age %v, max bytes %d, %d events; want 2h, 5242880, 1", cfg.MaxAge, cfg.MaxBytes, msgs)
 	}

@@ -34,6 +34,9 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 		return exitUsage, usageErr("%v", err)
 	}
 	url, setting := watchURL(cfg.NATS.URL, fs.values["nats"])
+	if v := fs.values["creds"]; v != "" {
+		cfg.NATS.Creds = v
+	}
 	log := zerolog.New(setup.Redactor(cfg).Writer(stderr)).Level(zerolog.WarnLevel)
 	conn, err := runner.Connect(ctx, cfg.NATS, url, setting, "troupe watch", log)
 	if err != nil {

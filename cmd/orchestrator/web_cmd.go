@@ -108,8 +108,8 @@ func announceWeb(w io.Writer, s *webServer) {
 }
 
 // serveWeb connects to serve's own server and serves the web view on addr.
-func serveWeb(ctx context.Context, url, token, prefix, addr string, log zerolog.Logger) (*webServer, error) {
-	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: url, Token: token, Name: "troupe serve web", Prefix: prefix}, log)
+func serveWeb(ctx context.Context, url, token, creds, prefix, addr string, log zerolog.Logger) (*webServer, error) {
+	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: url, Token: token, CredsFile: creds, Name: "troupe serve web", Prefix: prefix}, log)
 	if err != nil {
 		return nil, err
 	}

@@ -251,6 +251,7 @@ func (c *Config) applyEnv(getenv func(string) string) {
 	set(&c.Model.Cheap, "model.cheap", "TROUPE_CHEAP_MODEL")
 	set(&c.NATS.URL, "nats.url", "TROUPE_NATS_URL")
 	set(&c.NATS.Token, "nats.token", "TROUPE_NATS_TOKEN")
+	set(&c.NATS.Creds, "nats.creds", "TROUPE_NATS_CREDS")
 	set(&c.NATS.Password, "nats.password", "TROUPE_NATS_PASSWORD")
 	for key, env := range c.Tools.Web.applyWebEnv(getenv) {
 		c.setOrigin(key, origin{at: "env " + env, whole: true})

@@ -29,7 +29,7 @@ import (
 var Version = "dev"
 
 // Usage is the node program's help.
-const Usage = `Usage: node --nats URL --workspace DIR [--kinds explore,worker] [--slots N] [--name NAME] [--config FILE] [--log-level LEVEL]
+const Usage = `Usage: node --nats URL [--creds FILE] --workspace DIR [--kinds explore,worker] [--slots N] [--name NAME] [--config FILE] [--log-level LEVEL]
                   [--http ADDR]
        node version
 
@@ -43,6 +43,7 @@ handed back after node.drain_timeout), then exit 0.
 
 Flags:
   --nats URL          NATS server or cluster (also TROUPE_NATS_URL, nats.url)
+  --creds FILE        the node role's .creds file (serve or auth init writes it; nats.creds)
   --workspace DIR     this node's checkout of the repository (default .)
   --kinds K,...       agent kinds to run (default node.kinds: explore)
   --slots N           tasks at once (default node.slots: 4)
@@ -110,9 +111,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 type options struct {
-	nats, workspace, kinds, name, config, http string
-	slots                                      int
-	httpPublic                                 bool
+	nats, workspace, kinds, name, config, creds, http string
+	slots                                             int
+	httpPublic                                        bool
 }
 
 // newFlags is the node program's flag set, filling o and level.
@@ -125,6 +126,7 @@ func newFlags(o *options, level *string) *flag.FlagSet {
 	fs.IntVar(&o.slots, "slots", 0, "")
 	fs.StringVar(&o.name, "name", "", "")
 	fs.StringVar(&o.config, "config", "", "")
+	fs.StringVar(&o.creds, "creds", "", "")
 	fs.StringVar(level, "log-level", *level, "")
 	fs.StringVar(&o.http, "http", "", "")
 	fs.BoolVar(&o.httpPublic, "http-public", false, "")
@@ -158,6 +160,9 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 		cfg.NATS.URL, setting = o.nats, "--nats"
 	case getenv("TROUPE_NATS_URL") != "":
 		setting = "TROUPE_NATS_URL"
+	}
+	if o.creds != "" {
+		cfg.NATS.Creds = o.creds
 	}
 	if cfg.NATS.URL == "" {
 		return usageError{errors.New("no NATS server: give --nats URL (orchestrator serve prints one), TROUPE_NATS_URL or nats.url")}

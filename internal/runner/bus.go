@@ -21,6 +21,9 @@ type Bus struct {
 	conn *bus.Conn
 	pub  *bus.Publisher
 	url  string
+	// creds are the role credentials of the embedded server (nil with an
+	// external server or a shared token).
+	creds *ServerCreds
 }
 
 // StartBus starts the embedded server in workspace's .troupe/nats (or a
@@ -38,9 +41,20 @@ func StartBus(ctx context.Context, cfg config.NATS, limits bus.StreamLimits, set
 		if store == "" {
 			store = filepath.Join(workspace, ".troupe", "nats")
 		}
-		b.emb, err = bus.StartEmbedded(ctx, bus.EmbeddedOptions{Host: host, Port: port, StoreDir: store,
-			Ephemeral: cfg.Ephemeral, Token: cfg.Token}, log)
+		eo := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: store, Ephemeral: cfg.Ephemeral, Token: cfg.Token}
+		if cfg.Token == "" { // the embedded server takes only this process's credentials
+			credsDir := ""
+			if !cfg.Ephemeral {
+				credsDir = filepath.Join(store, "creds")
+			}
+			if b.creds, err = NewServerCreds(credsDir, cfg.Prefix); err != nil {
+				return nil, fmt.Errorf("credentials of the embedded NATS server: %w", err)
+			}
+			eo.Auth, cfg.Creds = b.creds.Auth, b.creds.Path(bus.RoleRequester)
+		}
+		b.emb, err = bus.StartEmbedded(ctx, eo, log)
 		if err != nil {
+			b.creds.Close()
 			return nil, fmt.Errorf("start the embedded NATS server: %w", err)
 		}
 		urls, setting = b.emb.URL(), "embedded server"
@@ -69,6 +83,10 @@ func (b *Bus) Conn() *bus.Conn { return b.conn }
 
 // Publisher publishes the run's events.
 func (b *Bus) Publisher() *bus.Publisher { return b.pub }
+
+// Creds are the role credentials of the embedded server (nil with an
+// external server or a shared token).
+func (b *Bus) Creds() *ServerCreds { return b.creds }
 
 // URL is the server's address (the embedded one's, or the URLs named).
 func (b *Bus) URL() string { return b.url }
@@ -101,6 +119,7 @@ func (b *Bus) Close(ctx context.Context) {
 	if b.emb != nil {
 		b.emb.Shutdown(ctx)
 	}
+	b.creds.Close()
 }
 
 // Announce tells the user where the events are and how to watch them.
@@ -109,7 +128,7 @@ func (b *Bus) Announce(w io.Writer, run string) {
 	if b.emb != nil {
 		where = "embedded NATS"
 	}
-	fmt.Fprintf(w, "events: %s at %s · watch: orchestrator watch --nats %s --run %s\n", where, b.url, b.url, run)
+	fmt.Fprintf(w, "events: %s at %s · watch: orchestrator watch --nats %s%s --run %s\n", where, b.url, b.url, b.creds.CredsFlag(bus.RoleWatcher), run)
 }
 
 // Connect connects to the NATS at urls with cfg's credentials, TLS and

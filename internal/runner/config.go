@@ -18,6 +18,7 @@ type Overrides struct {
 	MaxRounds       int    // --max-rounds; 0 keeps the configuration's
 	KeepCheckpoints bool   // --keep-checkpoints
 	NATS            string // --nats
+	Creds           string // --creds
 	Ephemeral       bool   // --ephemeral
 	Placement       string // --placement KIND=WHERE[,...]
 	Changes         string // --changes apply|branch|patch
@@ -41,6 +42,9 @@ func (o Overrides) Apply(cfg *config.Config) error {
 	}
 	if o.NATS != "" {
 		set("nats.url", "--nats", func() { cfg.NATS.URL = o.NATS })
+	}
+	if o.Creds != "" {
+		set("nats.creds", "--creds", func() { cfg.NATS.Creds = o.Creds })
 	}
 	if o.Ephemeral {
 		set("nats.ephemeral", "--ephemeral", func() { cfg.NATS.Ephemeral = true })

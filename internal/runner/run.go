@@ -82,6 +82,16 @@ func (r *Run) Execute(ctx context.Context) (actors.Result, error) {
 // say "cost unknown" instead of a wrong $0.
 func (r *Run) Unpriced() []string { return r.prices.models() }
 
+// RemoteStats are the results the run refused or dropped from nodes (nil
+// when no kind was placed on nodes).
+func (r *Run) RemoteStats() *cluster.RemoteStats {
+	if r.remote == nil {
+		return nil
+	}
+	st := r.remote.Stats()
+	return &st
+}
+
 // Bus is the run's NATS.
 func (r *Run) Bus() *Bus { return r.bus }
 

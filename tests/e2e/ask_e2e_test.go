@@ -19,7 +19,7 @@ func TestInteractiveApprovalOverNATS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process")
 	}
-	serve := start(t, bin.orchestrator, nil, "serve", "--listen", "127.0.0.1:0")
+	serve := start(t, bin.orchestrator, nil, "serve", "--listen", "127.0.0.1:0", "--no-auth")
 	url := serve.firstLine(30 * time.Second)
 	defer serve.cmd.Process.Signal(syscall.SIGTERM)
 	watch := startIn(t, bin.orchestrator, []string{"NO_COLOR=1"}, strings.NewReader("y\nn\n2\n"),

@@ -179,7 +179,7 @@ func TestServeRunWatch(t *testing.T) {
 	}
 	srv := fanout(4)
 	defer srv.Close()
-	serve := start(t, bin.orchestrator, nil, "serve", "--listen", "127.0.0.1:0")
+	serve := start(t, bin.orchestrator, nil, "serve", "--listen", "127.0.0.1:0", "--no-auth")
 	url := serve.firstLine(30 * time.Second)
 	if !strings.HasPrefix(url, "nats://127.0.0.1:") {
 		t.Fatalf("serve printed %q", url)

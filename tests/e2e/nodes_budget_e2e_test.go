@@ -46,9 +46,10 @@ func TestWorkerPoolBudgetCeiling(t *testing.T) {
 	run := start(t, bin.orchestrator, modelEnv(srv), "run", "--workspace", ws, "--json", "--placement", "explore=remote", "--ephemeral", "find main")
 	run.waitStderr("events: ", 30*time.Second)
 	url := natsURL.FindStringSubmatch(run.errs())[1]
-	col := collect(t, url)
+	col := collect(t, url, roleCreds(run.errs(), "watcher"))
 	for i := 0; i < 3; i++ {
-		node := start(t, bin.node, modelEnv(srv), "--nats", url, "--workspace", repo(t, ""), "--slots", "4", "--name", fmt.Sprintf("box-%d", i))
+		node := start(t, bin.node, modelEnv(srv), append([]string{"--nats", url, "--workspace", repo(t, ""), "--slots", "4",
+			"--name", fmt.Sprintf("box-%d", i)}, credsArgs(roleCreds(run.errs(), "node"))...)...)
 		node.waitStderr(" ready", 30*time.Second)
 	}
 	// The nodes have room for all twelve; the budget lets some run and

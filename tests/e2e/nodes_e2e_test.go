@@ -53,9 +53,27 @@ type collector struct {
 	evs []messages.Event
 }
 
-func collect(t *testing.T, url string) *collector {
+// roleCreds is the creds file of role that a run's embedded server
+// announced in errs ("" when it announced none: an external server).
+func roleCreds(errs, role string) string {
+	m := runCreds.FindStringSubmatch(errs)
+	if m == nil {
+		return ""
+	}
+	return m[1] + role + ".creds"
+}
+
+// credsArgs is --creds file, or nothing without a file.
+func credsArgs(file string) []string {
+	if file == "" {
+		return nil
+	}
+	return []string{"--creds", file}
+}
+
+func collect(t *testing.T, url, creds string) *collector {
 	t.Helper()
-	c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: url}, zerolog.Nop())
+	c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: url, CredsFile: creds}, zerolog.Nop())
 	must(t, err)
 	t.Cleanup(c.Close)
 	es, err := c.Events(t.Context(), bus.WatchOptions{FromStart: true})
@@ -96,6 +114,9 @@ func poll(t *testing.T, d time.Duration, fn func() error) {
 var (
 	nodeReady = regexp.MustCompile(`node (\S+) ready`)
 	natsURL   = regexp.MustCompile(`at (nats://\S+) `)
+	// runCreds is the folder of the creds files a run's embedded server
+	// announced with its watch command.
+	runCreds = regexp.MustCompile(`--creds (\S+)watcher\.creds`)
 )
 
 // The distributed worker pool, in processes: an orchestrator (its own
@@ -155,19 +176,20 @@ func workerPool(t *testing.T, external string) {
 	run := start(t, bin.orchestrator, modelEnv(srv), args...)
 	run.waitStderr("events: ", 30*time.Second)
 	url := natsURL.FindStringSubmatch(run.errs())[1]
-	col := collect(t, url)
+	col := collect(t, url, roleCreds(run.errs(), "watcher"))
 
 	nodeCfg := filepath.Join(t.TempDir(), "node.yaml")
 	must(t, os.WriteFile(nodeCfg, []byte("node:\n  ack_wait: 3s\n  heartbeat: 1s\n  drain_timeout: 1s\n  max_deliver: 5\n"), 0o644))
 	nodes := make([]*proc, 3)
 	ids := make([]string, 3)
 	for i := range nodes {
-		nodes[i] = start(t, bin.node, modelEnv(srv), "--nats", url, "--workspace", repo(t, ""), "--slots", "4",
-			"--name", fmt.Sprintf("box-%d", i), "--config", nodeCfg)
+		nodes[i] = start(t, bin.node, modelEnv(srv), append([]string{"--nats", url, "--workspace", repo(t, ""), "--slots", "4",
+			"--name", fmt.Sprintf("box-%d", i), "--config", nodeCfg}, credsArgs(roleCreds(run.errs(), "node"))...)...)
 		nodes[i].waitStderr(" ready", 30*time.Second)
 		ids[i] = nodeReady.FindStringSubmatch(nodes[i].errs())[1]
 	}
-	watcher := start(t, bin.orchestrator, []string{"NO_COLOR=1"}, "watch", "--nats", url, "--from-start", "--json")
+	watcher := start(t, bin.orchestrator, []string{"NO_COLOR=1"}, append([]string{"watch", "--nats", url, "--from-start", "--json"},
+		credsArgs(roleCreds(run.errs(), "watcher"))...)...)
 
 	// Every node holds tasks, its agents waiting at the gate.
 	poll(t, 60*time.Second, func() error {

@@ -47,7 +47,7 @@ func TestWatchFollowsIntoTheNextRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process")
 	}
-	serve := start(t, bin.orchestrator, nil, "serve", "--listen", "127.0.0.1:0")
+	serve := start(t, bin.orchestrator, nil, "serve", "--listen", "127.0.0.1:0", "--no-auth")
 	url := serve.firstLine(30 * time.Second)
 	defer serve.cmd.Process.Signal(syscall.SIGTERM)
 	follower := start(t, bin.orchestrator, []string{"NO_COLOR=1"}, "watch", "--nats", url, "--follow", "--json")
@@ -127,7 +127,7 @@ func TestWatchColourOnlyOnATerminal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process")
 	}
-	serve := start(t, bin.orchestrator, nil, "serve", "--listen", "127.0.0.1:0")
+	serve := start(t, bin.orchestrator, nil, "serve", "--listen", "127.0.0.1:0", "--no-auth")
 	url := serve.firstLine(30 * time.Second)
 	defer serve.cmd.Process.Signal(syscall.SIGTERM)
 	srv := fanout(2)

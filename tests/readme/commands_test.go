@@ -177,9 +177,10 @@ func TestReadmeCommands(t *testing.T) {
 		}
 	}()
 	pool := commandLines(shBlocks(t, text, "## A worker pool across machines")[0])
+	store := t.TempDir() // serve's store, where its creds files are
 	for _, line := range pool {
 		line = strings.ReplaceAll(line, "4222", port)
-		line = strings.ReplaceAll(line, "/tmp/troupe-nats", t.TempDir())
+		line = strings.ReplaceAll(line, "/tmp/troupe-nats", store)
 		if strings.HasSuffix(line, "&") {
 			c := exec.Command("bash", "-c", "exec "+strings.TrimSuffix(line, "&"))
 			c.Dir, c.Env = clone, append(os.Environ(), model...)
@@ -202,6 +203,7 @@ func TestReadmeCommands(t *testing.T) {
 		// The live watch of the next section, started before the run it
 		// shows: piped, it prints one event per line and ends with the run.
 		live := strings.ReplaceAll(commandLines(shBlocks(t, text, "## Watching a swarm")[0])[0], "4222", port)
+		live = strings.ReplaceAll(live, "/tmp/troupe-nats", store)
 		w := exec.Command("bash", "-c", "exec "+live)
 		w.Dir, w.Env = clone, append(os.Environ(), base...)
 		w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -240,6 +242,7 @@ func TestReadmeCommands(t *testing.T) {
 			continue // the live tree needs a terminal and a run to follow
 		}
 		line = strings.ReplaceAll(line, "4222", port)
+		line = strings.ReplaceAll(line, "/tmp/troupe-nats", store)
 		out, errs, code := sh(t, clone, base, line, 2*time.Minute)
 		if code != 0 || !strings.Contains(out, `"type":"run.finished"`) || !strings.Contains(out, `"type":"node.joined"`) {
 			t.Errorf("%s: exit %d\nstderr:\n%s\nstdout (%d bytes)", line, code, errs, len(out))

@@ -1,0 +1,291 @@
+package bus
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
+)
+
+// AccountName is the NATS account every troupe role's user belongs to.
+const AccountName = "TROUPE"
+
+// Auth is the key material of one troupe deployment in NATS's operator
+// mode: an operator that signs two accounts (TROUPE, where every role's
+// user lives, and SYS, the server's own), and the account key that signs
+// the users. Whoever holds the account seed can mint credentials of any
+// role: it stays in the folder it was written to, 0600.
+type Auth struct {
+	prefix                             string
+	operator, account, system          nkeys.KeyPair
+	operatorJWT, accountJWT, systemJWT string
+}
+
+// Key files of an auth folder: the seeds of the operator and both accounts.
+const (
+	operatorSeedFile = "operator.nk"
+	accountSeedFile  = "account.nk"
+	systemSeedFile   = "system.nk"
+	// ServerConfigFile is the nats-server configuration snippet
+	// (operator, system account, memory resolver with both accounts).
+	ServerConfigFile = "server.conf"
+)
+
+// NewAuth makes fresh key material for subjects under prefix.
+func NewAuth(prefix string) (*Auth, error) {
+	op, err := nkeys.CreateOperator()
+	if err != nil {
+		return nil, fmt.Errorf("create operator key: %w", err)
+	}
+	acc, err := nkeys.CreateAccount()
+	if err != nil {
+		return nil, fmt.Errorf("create account key: %w", err)
+	}
+	sys, err := nkeys.CreateAccount()
+	if err != nil {
+		return nil, fmt.Errorf("create system account key: %w", err)
+	}
+	return newAuth(prefix, op, acc, sys)
+}
+
+func newAuth(prefix string, op, acc, sys nkeys.KeyPair) (*Auth, error) {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	if err := CheckToken("nats.prefix", prefix); err != nil {
+		return nil, err
+	}
+	a := &Auth{prefix: prefix, operator: op, account: acc, system: sys}
+	opPub, _ := op.PublicKey()
+	accPub, _ := acc.PublicKey()
+	sysPub, _ := sys.PublicKey()
+	oc := jwt.NewOperatorClaims(opPub)
+	oc.Name = "troupe"
+	oc.SystemAccount = sysPub
+	var err error
+	if a.operatorJWT, err = oc.Encode(op); err != nil {
+		return nil, fmt.Errorf("sign operator: %w", err)
+	}
+	ac := jwt.NewAccountClaims(accPub)
+	ac.Name = AccountName
+	ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1}
+	if a.accountJWT, err = ac.Encode(op); err != nil {
+		return nil, fmt.Errorf("sign account: %w", err)
+	}
+	sc := jwt.NewAccountClaims(sysPub)
+	sc.Name = "SYS"
+	if a.systemJWT, err = sc.Encode(op); err != nil {
+		return nil, fmt.Errorf("sign system account: %w", err)
+	}
+	return a, nil
+}
+
+// LoadAuth reads the key material kept in dir, making and keeping it
+// (dir 0700, files 0600) when dir has none. created says it was made now.
+func LoadAuth(dir, prefix string) (a *Auth, created bool, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, false, fmt.Errorf("create auth folder %s: %w", dir, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, false, fmt.Errorf("restrict auth folder %s: %w", dir, err)
+	}
+	files := []string{operatorSeedFile, accountSeedFile, systemSeedFile}
+	var keys []nkeys.KeyPair
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("read %s: %w", f, err)
+		}
+		kp, err := nkeys.FromSeed(bytes.TrimSpace(b))
+		if err != nil {
+			return nil, false, fmt.Errorf("%w: %s: %w", ErrBadKeys, filepath.Join(dir, f), err)
+		}
+		keys = append(keys, kp)
+	}
+	switch len(keys) {
+	case len(files):
+		a, err := newAuth(prefix, keys[0], keys[1], keys[2])
+		return a, false, err
+	case 0:
+	default:
+		return nil, false, fmt.Errorf("%w: %s has only some of %s", ErrBadKeys, dir, strings.Join(files, ", "))
+	}
+	if a, err = NewAuth(prefix); err != nil {
+		return nil, false, err
+	}
+	for i, kp := range []nkeys.KeyPair{a.operator, a.account, a.system} {
+		seed, _ := kp.Seed()
+		if err := writePrivate(filepath.Join(dir, files[i]), append(seed, '\n')); err != nil {
+			return nil, false, err
+		}
+	}
+	return a, true, nil
+}
+
+// Creds are the contents of a .creds file for a new user of role.
+func (a *Auth) Creds(role Role) ([]byte, error) {
+	user, err := nkeys.CreateUser()
+	if err != nil {
+		return nil, fmt.Errorf("create user key: %w", err)
+	}
+	return a.userCreds(role, user)
+}
+
+func (a *Auth) userCreds(role Role, user nkeys.KeyPair) ([]byte, error) {
+	perm, err := RolePermissions(role, a.prefix)
+	if err != nil {
+		return nil, err
+	}
+	pub, _ := user.PublicKey()
+	uc := jwt.NewUserClaims(pub)
+	uc.Name = "troupe-" + string(role)
+	uc.Permissions = perm
+	tok, err := uc.Encode(a.account)
+	if err != nil {
+		return nil, fmt.Errorf("sign %s user: %w", role, err)
+	}
+	seed, _ := user.Seed()
+	return jwt.FormatUserConfig(tok, seed)
+}
+
+// CredsPath is the .creds file of role in dir.
+func CredsPath(dir string, role Role) string { return filepath.Join(dir, string(role)+".creds") }
+
+// WriteCreds writes dir/<role>.creds for every role (dir 0700, files
+// 0600) and returns their paths. A creds file already there keeps its
+// user key: its JWT is signed again, with the permissions of this
+// version, so a restart does not invalidate the files handed out.
+func (a *Auth) WriteCreds(dir string) (map[Role]string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create creds folder %s: %w", dir, err)
+	}
+	paths := map[Role]string{}
+	for _, role := range Roles {
+		path := CredsPath(dir, role)
+		user, err := existingUser(path)
+		if err != nil {
+			return nil, err
+		}
+		if user == nil {
+			if user, err = nkeys.CreateUser(); err != nil {
+				return nil, fmt.Errorf("create user key: %w", err)
+			}
+		}
+		b, err := a.userCreds(role, user)
+		if err != nil {
+			return nil, err
+		}
+		if err := writePrivate(path, b); err != nil {
+			return nil, err
+		}
+		paths[role] = path
+	}
+	return paths, nil
+}
+
+// existingUser is the user key of the creds file at path (nil if none).
+func existingUser(path string) (nkeys.KeyPair, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	kp, err := jwt.ParseDecoratedUserNKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrBadKeys, path, err)
+	}
+	return kp, nil
+}
+
+// ServerConfig is a nats-server configuration snippet that trusts this
+// operator and knows both accounts (memory resolver). Use it with
+// `nats-server -js -c FILE`, or include it in a fuller configuration.
+func (a *Auth) ServerConfig() string {
+	accPub, _ := a.account.PublicKey()
+	sysPub, _ := a.system.PublicKey()
+	var b strings.Builder
+	b.WriteString("# troupe: operator mode; every client needs a .creds file of its role\n")
+	fmt.Fprintf(&b, "operator: %q\n", a.operatorJWT)
+	fmt.Fprintf(&b, "system_account: %s\n", sysPub)
+	b.WriteString("resolver: MEMORY\nresolver_preload: {\n")
+	fmt.Fprintf(&b, "  # %s\n  %s: %q\n", AccountName, accPub, a.accountJWT)
+	fmt.Fprintf(&b, "  # SYS\n  %s: %q\n}\n", sysPub, a.systemJWT)
+	return b.String()
+}
+
+// configure puts the operator, the accounts and a memory resolver into
+// opts.
+func (a *Auth) configure(opts *server.Options) error {
+	oc, err := jwt.DecodeOperatorClaims(a.operatorJWT)
+	if err != nil {
+		return fmt.Errorf("decode operator: %w", err)
+	}
+	accPub, _ := a.account.PublicKey()
+	sysPub, _ := a.system.PublicKey()
+	res := &server.MemAccResolver{}
+	if err := res.Store(accPub, a.accountJWT); err != nil {
+		return fmt.Errorf("store account: %w", err)
+	}
+	if err := res.Store(sysPub, a.systemJWT); err != nil {
+		return fmt.Errorf("store system account: %w", err)
+	}
+	opts.TrustedOperators = []*jwt.OperatorClaims{oc}
+	opts.AccountResolver = res
+	opts.SystemAccount = sysPub
+	return nil
+}
+
+// writePrivate writes b to path, readable by its owner only, through a
+// temporary file so a reader never sees half of it.
+func writePrivate(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// InitAuthDir keeps in dir what a deployment needs: the key material
+// (made once), the three creds files and the server configuration
+// snippet. It returns the material and the creds paths.
+func InitAuthDir(dir, prefix string) (*Auth, map[Role]string, error) {
+	a, _, err := LoadAuth(dir, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	paths, err := a.WriteCreds(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := writePrivate(filepath.Join(dir, ServerConfigFile), []byte(a.ServerConfig())); err != nil {
+		return nil, nil, err
+	}
+	return a, paths, nil
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/troupe-ai/troupe/bus"
+)
+
+// An unauthenticated serve beyond loopback is refused with a sentence
+// saying why, before it listens.
+func TestServeNoAuthOnlyOnLoopback(t *testing.T) {
+	var out, errb bytes.Buffer
+	env := map[string]string{"HOME": t.TempDir()}
+	code, err := cmdServe(t.Context(), []string{"--listen", "0.0.0.0:0", "--no-auth", "--ephemeral"},
+		func(k string) string { return env[k] }, &out, &errb)
+	if code != exitUsage || err == nil || !strings.Contains(err.Error(), "--no-auth on 0.0.0.0 refused") || out.Len() != 0 {
+		t.Fatalf("exit %d, err %v, stdout %q", code, err, out.String())
+	}
+	for _, h := range []string{"127.0.0.1", "::1", "localhost"} {
+		if checkNoAuth(h) != nil {
+			t.Errorf("%s refused", h)
+		}
+	}
+}
+
+// auth init writes the key material, the server snippet and the three
+// creds files, private; a second init keeps the keys.
+func TestAuthInit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "auth")
+	var out, errb bytes.Buffer
+	if code, err := cmdAuth(t.Context(), []string{"init", dir}, &out, &errb); code != exitOK || err != nil {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	conf, err := os.ReadFile(filepath.Join(dir, bus.ServerConfigFile))
+	if err != nil || !strings.Contains(string(conf), "resolver: MEMORY") || !strings.Contains(string(conf), "operator: ") {
+		t.Fatalf("server.conf: %v\n%s", err, conf)
+	}
+	account, _ := os.ReadFile(filepath.Join(dir, "account.nk"))
+	for _, r := range bus.Roles {
+		if !strings.Contains(errb.String(), bus.CredsPath(dir, r)) {
+			t.Errorf("auth init does not say where %s is:\n%s", bus.CredsPath(dir, r), errb.String())
+		}
+	}
+	if code, err := cmdAuth(t.Context(), []string{"init", dir}, &out, &errb); code != exitOK || err != nil {
+		t.Fatalf("second init: exit %d: %v", code, err)
+	}
+	again, _ := os.ReadFile(filepath.Join(dir, "account.nk"))
+	if len(account) == 0 || !bytes.Equal(account, again) {
+		t.Fatal("a second init changed the account key")
+	}
+	if code, _ := cmdAuth(t.Context(), []string{"init"}, &out, &errb); code != exitUsage {
+		t.Fatalf("auth init without DIR: exit %d", code)
+	}
+}

@@ -1,0 +1,60 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/troupe-ai/troupe/bus"
+)
+
+// ServerCreds is the role material of an embedded server this process
+// starts: the key material the server trusts and the creds files of the
+// three roles (dir/<role>.creds, 0600 in a 0700 folder).
+type ServerCreds struct {
+	Auth  *bus.Auth
+	Dir   string
+	paths map[bus.Role]string
+	temp  bool
+}
+
+// NewServerCreds keeps the role material in dir (made once, kept across
+// restarts), or in a temporary folder when dir is "" (removed by close).
+func NewServerCreds(dir, prefix string) (*ServerCreds, error) {
+	sc := &ServerCreds{Dir: dir}
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "troupe-creds-")
+		if err != nil {
+			return nil, fmt.Errorf("make a creds folder: %w", err)
+		}
+		sc.Dir, sc.temp = tmp, true
+	}
+	var err error
+	if sc.Auth, sc.paths, err = bus.InitAuthDir(sc.Dir, prefix); err != nil {
+		sc.Close()
+		return nil, err
+	}
+	return sc, nil
+}
+
+// Close removes a temporary creds folder.
+func (sc *ServerCreds) Close() {
+	if sc != nil && sc.temp {
+		_ = os.RemoveAll(sc.Dir)
+	}
+}
+
+// CredsFlag is " --creds FILE" for role's file, or "" without credentials.
+func (sc *ServerCreds) CredsFlag(role bus.Role) string {
+	if sc == nil {
+		return ""
+	}
+	return " --creds " + sc.paths[role]
+}
+
+// Path is role's creds file ("" without credentials).
+func (sc *ServerCreds) Path(role bus.Role) string {
+	if sc == nil {
+		return ""
+	}
+	return sc.paths[role]
+}
