@@ -136,21 +136,30 @@ func newFlags(o *options, level *string) *flag.FlagSet {
 // usageError is an error of the caller's: exit code 2.
 type usageError struct{ error }
 
-func serve(ctx context.Context, o options, getenv func(string) string, log zerolog.Logger, stderr io.Writer) error {
+// loadConfig is the node's workspace and validated configuration.
+func loadConfig(o options, getenv func(string) string) (string, config.Config, error) {
 	ws, err := filepath.Abs(o.workspace)
 	if err != nil {
-		return usageError{err}
+		return "", config.Config{}, usageError{err}
 	}
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
-		return usageError{fmt.Errorf("--workspace %s is not a directory", o.workspace)}
+		return "", config.Config{}, usageError{fmt.Errorf("--workspace %s is not a directory", o.workspace)}
 	}
 	home, _ := os.UserHomeDir()
 	cfg, err := config.Load(config.Sources{File: o.config, Home: home, Workspace: ws, Getenv: getenv})
 	if err != nil {
-		return usageError{err}
+		return "", config.Config{}, usageError{err}
 	}
 	if err := cfg.Validate(); err != nil {
-		return usageError{fmt.Errorf("config: %w", err)}
+		return "", config.Config{}, usageError{fmt.Errorf("config: %w", err)}
+	}
+	return ws, cfg, nil
+}
+
+func serve(ctx context.Context, o options, getenv func(string) string, log zerolog.Logger, stderr io.Writer) error {
+	ws, cfg, err := loadConfig(o, getenv)
+	if err != nil {
+		return err
 	}
 	// No configured secret in a log line.
 	log = log.Output(zerolog.ConsoleWriter{Out: setup.Redactor(cfg).Writer(stderr), TimeFormat: time.TimeOnly, NoColor: true})
