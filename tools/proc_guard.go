@@ -193,7 +193,12 @@ var errGuardClosed = errors.New("the agent's processes are being shut down")
 // process group, SIGKILL when this process dies, and its own cgroup when
 // available. build may be called twice: when a start into a cgroup fails,
 // cgroups are given up and the command is built and started again.
-func (g *ProcGuard) start(build func() *exec.Cmd) (*exec.Cmd, *procScope, error) {
+// starter starts the built command (the agent's sandbox); nil starts it
+// with procsec.Start.
+func (g *ProcGuard) start(build func() *exec.Cmd, starter func(*exec.Cmd) error) (*exec.Cmd, *procScope, error) {
+	if starter == nil {
+		starter = procsec.Start
+	}
 	g.cgOnce.Do(g.setupCgroups)
 	g.mu.Lock()
 	if g.closed {
@@ -215,7 +220,7 @@ func (g *ProcGuard) start(build func() *exec.Cmd) (*exec.Cmd, *procScope, error)
 		cmd := build()
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
 			UseCgroupFD: true, CgroupFD: s.cg.fd}
-		err := procsec.Start(cmd)
+		err := starter(cmd)
 		if err == nil {
 			s.started(cmd.Process.Pid)
 			return cmd, s, nil
@@ -227,7 +232,7 @@ func (g *ProcGuard) start(build func() *exec.Cmd) (*exec.Cmd, *procScope, error)
 	}
 	cmd := build()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := procsec.Start(cmd); err != nil {
+	if err := starter(cmd); err != nil {
 		return nil, nil, err
 	}
 	s.started(cmd.Process.Pid)

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"os/exec"
 	"sync"
 
 	"github.com/troupe-ai/troupe/tools/sandbox"
@@ -119,6 +120,15 @@ type shellState struct {
 	jobs     jobTable
 	ownProcs *ProcGuard // made by procs() when Procs is nil
 	closed   bool
+}
+
+// starter starts the session's commands: in its sandbox, or nil (no
+// sandbox: ProcGuard starts them plainly).
+func (s *Session) starter() func(*exec.Cmd) error {
+	if s.Sandbox == nil {
+		return nil
+	}
+	return s.Sandbox.Start
 }
 
 // procs is the session's process guard.

@@ -90,10 +90,14 @@ func runShell(ctx context.Context, s *Session, p ShellParams) (Result, error) {
 	if p.Timeout > 0 {
 		timeout = time.Duration(p.Timeout) * time.Second
 	}
-	run := shellRun{command: p.Command, dir: dir, timeout: timeout, outputCap: shellOutputCap, envExtras: s.Config.ShellEnv}
+	run := shellRun{command: p.Command, dir: dir, timeout: timeout, outputCap: shellOutputCap, envExtras: s.Config.ShellEnv,
+		starter: s.starter()}
 	out, err := run.exec(ctx, s.procs())
 	if err != nil {
 		return Errorf("shell: the command could not be started: %v", err), nil
+	}
+	if s.Sandbox != nil {
+		out.sandboxNote = s.Sandbox.Explain(out.exitCode, out.output)
 	}
 	return out.result(timeout), nil
 }
@@ -115,6 +119,8 @@ func (o shellOutcome) result(timeout time.Duration) Result {
 		note(fmt.Sprintf("[timed out after %d s]", int(timeout/time.Second)))
 	case o.cancelled:
 		note("[cancelled]")
+	case o.sandboxNote != "":
+		note(o.sandboxNote)
 	}
 	r := Text(b.String())
 	r.IsError = o.timedOut || o.cancelled

@@ -21,6 +21,8 @@ type shellRun struct {
 	timeout   time.Duration
 	outputCap int
 	envExtras []string // variables passed beyond the allow-list (config)
+	// starter starts the command (the agent's sandbox); nil: plainly.
+	starter func(*exec.Cmd) error
 }
 
 // shellOutcome is what became of it.
@@ -31,6 +33,8 @@ type shellOutcome struct {
 	timedOut  bool
 	cancelled bool
 	duration  time.Duration
+	// sandboxNote names the sandbox rule the failure suggests, or "".
+	sandboxNote string
 }
 
 // findShell returns bash, or sh when bash is not installed.
@@ -101,7 +105,7 @@ func (r shellRun) exec(ctx context.Context, g *ProcGuard) (shellOutcome, error) 
 		c.Env = childEnv(os.Environ(), r.envExtras)
 		c.Stdout, c.Stderr = pw, pw // stdin stays nil: /dev/null
 		return c
-	})
+	}, r.starter)
 	_ = pw.Close() // the child holds its own copy
 	if err != nil {
 		_ = pr.Close()

@@ -61,7 +61,7 @@ type jobTable struct {
 }
 
 // start starts command in dir as a new job.
-func (t *jobTable) start(g *ProcGuard, ws *Workspace, command, dir string, timeout time.Duration, envExtras []string) (*job, error) {
+func (t *jobTable) start(g *ProcGuard, starter func(*exec.Cmd) error, ws *Workspace, command, dir string, timeout time.Duration, envExtras []string) (*job, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -96,7 +96,7 @@ func (t *jobTable) start(g *ProcGuard, ws *Workspace, command, dir string, timeo
 		c.Env = childEnv(os.Environ(), envExtras)
 		c.Stdout, c.Stderr = pw, pw
 		return c
-	})
+	}, starter)
 	_ = pw.Close()
 	if err != nil {
 		_ = pr.Close()

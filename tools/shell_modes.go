@@ -34,7 +34,7 @@ func runInSession(ctx context.Context, s *Session, p ShellParams, dir string) (R
 			return Errorf("shell: you already have %d sessions (%s), the most an agent may have; reuse one, or close one by running exit in it", maxShellSessions, strings.Join(slices.Sorted(slices.Values(names)), ", ")), nil
 		}
 		var err error
-		sh, err = startShellSession(p.Session, s.Workspace, procs, s.Config.ShellEnv)
+		sh, err = startShellSession(p.Session, s.Workspace, procs, s.starter(), s.Config.ShellEnv)
 		if err != nil {
 			st.mu.Unlock()
 			return Errorf("shell: session %q could not be started: %v", p.Session, err), nil
@@ -92,7 +92,7 @@ func startJob(s *Session, p ShellParams, dir string) Result {
 	if p.Timeout > 0 {
 		timeout = time.Duration(p.Timeout) * time.Second
 	}
-	j, err := st.jobs.start(s.procs(), s.Workspace, p.Command, dir, timeout, s.Config.ShellEnv)
+	j, err := st.jobs.start(s.procs(), s.starter(), s.Workspace, p.Command, dir, timeout, s.Config.ShellEnv)
 	if err != nil {
 		return Errorf("shell: the background job could not be started: %v", err)
 	}

@@ -66,7 +66,7 @@ type sessionRun struct {
 }
 
 // startShellSession starts a session's shell in the workspace root.
-func startShellSession(name string, ws *Workspace, g *ProcGuard, envExtras []string) (*shellSession, error) {
+func startShellSession(name string, ws *Workspace, g *ProcGuard, starter func(*exec.Cmd) error, envExtras []string) (*shellSession, error) {
 	sh, err := exec.LookPath("bash")
 	if err != nil {
 		return nil, errors.New("shell sessions need bash, which is not installed")
@@ -91,7 +91,7 @@ func startShellSession(name string, ws *Workspace, g *ProcGuard, envExtras []str
 		c.ExtraFiles = []*os.File{pw} // descriptor 3
 		stdin, pipeErr = c.StdinPipe()
 		return c
-	})
+	}, starter)
 	_ = pw.Close()
 	if err == nil && pipeErr != nil {
 		err = pipeErr
