@@ -44,6 +44,9 @@ func NewHost(ctx context.Context, o Options) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Its agents' events go straight out: a host runs no run.finished, so
+	// it keeps no last seq per agent (that map would grow with every task).
+	rt.events, rt.seqs = rt.seqs.out, nil
 	return &Host{base: rt}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,8 +36,33 @@ func (c *timedClient) Complete(ctx context.Context, req llm.Request, d func(llm.
 	return r, err
 }
 
-// toolNanos sums tool durations from tool.finished events.
-type toolNanos struct{ n atomic.Int64 }
+// toolNanos measures the time when at least one tool runs, from
+// tool.finished events (their time and duration): calls that run at the
+// same time count once, so that what overlaps them is not taken for tool
+// time.
+type toolNanos struct {
+	mu    sync.Mutex
+	spans [][2]time.Time
+}
+
+func (t *toolNanos) total() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	slices.SortFunc(t.spans, func(a, b [2]time.Time) int { return a[0].Compare(b[0]) })
+	var sum time.Duration
+	var end time.Time
+	for _, s := range t.spans {
+		if s[0].After(end) {
+			sum += s[1].Sub(s[0])
+		} else if s[1].After(end) {
+			sum += s[1].Sub(end)
+		}
+		if s[1].After(end) {
+			end = s[1]
+		}
+	}
+	return sum
+}
 
 func (t *toolNanos) Emit(ev messages.Event) {
 	if ev.Type != messages.EvtToolFinished {
@@ -50,7 +76,9 @@ func (t *toolNanos) Emit(ev messages.Event) {
 	s = s[i+len(`"duration_ms":`):]
 	if j := strings.IndexAny(s, ",}"); j >= 0 {
 		if ms, err := strconv.ParseFloat(s[:j], 64); err == nil {
-			t.n.Add(int64(ms * 1e6))
+			t.mu.Lock()
+			t.spans = append(t.spans, [2]time.Time{ev.Time.Add(-time.Duration(ms * 1e6)), ev.Time})
+			t.mu.Unlock()
 		}
 	}
 }
@@ -66,7 +94,7 @@ func benchOptions(b *testing.B, srv *llmtest.Server, events actors.Emitter) (act
 // calls per round, in runs of 100 rounds (start-up, about 4 ms for the
 // actor system, budget actor and tool registry, is counted in). Reports
 // orchestration per round: wall time minus time inside the model client
-// and inside the tools; it includes the step's journal record (now and
+// and while a tool runs (calls running at once count once); it includes the step's journal record (now and
 // then a snapshot) and the call records. "read-only" calls think (nothing
 // fsynced); "mutating" calls write_file on two files (their start records
 // fsynced before they run). ratio-steady/model is steady orchestration
@@ -108,7 +136,7 @@ func benchRounds(b *testing.B, turn llmtest.Turn) {
 			b.Fatalf("%v %+v", err, res.AgentResult)
 		}
 		model += time.Duration(tcl.nanos.Load())
-		tool += time.Duration(tools.n.Load())
+		tool += tools.total()
 		startup += srv.Requests()[0].Received.Sub(start)
 	}
 	rounds := float64(b.N * perRun)

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"path/filepath"
+	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 
@@ -124,9 +125,21 @@ func (c *checkpointer) record(sync bool, es ...convo.JournalEntry) {
 	c.queued += uint64(len(es))
 	c.sync = c.sync || sync
 	mine := c.queued
+	gathered := !sync
 	for c.durable < mine {
 		if c.writing {
 			c.cond.Wait()
+			continue
+		}
+		if !gathered {
+			// Calls that start together (the executor starts them at
+			// once) get their start records into this batch, and so one
+			// fsync, when they are quick enough to queue now. A heuristic
+			// only: a record that misses it goes in the next batch.
+			gathered = true
+			c.mu.Unlock()
+			goruntime.Gosched()
+			c.mu.Lock()
 			continue
 		}
 		batch, upto, round, sync := c.queue, c.queued, c.round, c.sync

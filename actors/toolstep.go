@@ -275,10 +275,14 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 			},
 			OnFinish: func(ci tools.CallInfo, r tools.Result) {
 				// On disk before a call that waits for this one starts, and
-				// before the next model request.
+				// before the next model request. Not fsynced: should a power
+				// loss take it, the call's start record (fsynced if it
+				// mutates) has it reported interrupted, not run again; and
+				// the next fsync (a dependent mutating call's start) takes
+				// it along.
 				e := journalDone(ci.ID, r)
 				e.Reads = ci.Reads
-				a.ckpt.record(a.mutating(messages.ToolCall{ID: ci.ID, Name: ci.Name, Args: ci.Args}, reg), e)
+				a.ckpt.record(false, e)
 				root.Send(a.self, &toolActivity{name: ci.Name})
 				data := messages.ToolFinished{Round: st.round, CallID: ci.ID, Tool: ci.Name,
 					DurationMS: float64(ci.Duration.Microseconds()) / 1000, OutputBytes: ci.OutputBytes,

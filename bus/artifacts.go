@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -17,35 +19,90 @@ const ArtifactsBucket = "troupe_artifacts"
 // Artifacts keeps a run's spilled outputs in the object store, so an agent
 // on any node reads what another wrote: handles are
 // artifact://<run>/<name>. It has the shape of tools.ArtifactStore.
+//
+// Put uploads in the background and returns the handle at once, so a tool
+// result never waits on NATS; Flush waits for the uploads, Close cancels
+// those still running.
 type Artifacts struct {
-	js  jetstream.JetStream
-	run string
+	js      jetstream.JetStream
+	run     string
+	ctx     context.Context
+	cancel  context.CancelFunc
+	uploads sync.WaitGroup
+	failed  atomic.Uint64
 }
+
+// artifactUploadTimeout bounds one background upload.
+const artifactUploadTimeout = 30 * time.Second
 
 // NewArtifacts returns run's artifact store on js (EnsureStreams creates
 // the bucket).
-func NewArtifacts(js jetstream.JetStream, run string) *Artifacts { return &Artifacts{js: js, run: run} }
+func NewArtifacts(js jetstream.JetStream, run string) *Artifacts {
+	a := &Artifacts{js: js, run: run}
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	return a
+}
 
 // Artifacts is NewArtifacts on c.
 func (c *Conn) Artifacts(run string) *Artifacts { return NewArtifacts(c.js, run) }
 
 const artifactScheme = "artifact://"
 
-// Put stores r as name and returns its handle.
-func (a *Artifacts) Put(ctx context.Context, name string, r io.Reader) (string, error) {
+// Put reads r and stores it as name in the background; it returns the
+// handle without waiting on NATS. ctx is not used beyond reading r: the
+// upload ends with Close or after artifactUploadTimeout.
+func (a *Artifacts) Put(_ context.Context, name string, r io.Reader) (string, error) {
 	if err := CheckToken("artifact name", strings.ReplaceAll(name, ".", "_")); err != nil {
 		return "", err
 	}
-	obs, err := a.js.ObjectStore(ctx, ArtifactsBucket)
+	data, err := io.ReadAll(r)
 	if err != nil {
-		return "", fmt.Errorf("artifacts: %w", err)
+		return "", fmt.Errorf("artifacts: read %s: %w", name, err)
 	}
 	key := a.run + "/" + name
-	if _, err := obs.Put(ctx, jetstream.ObjectMeta{Name: key}, r); err != nil {
-		return "", fmt.Errorf("artifacts: put %s: %w", key, err)
-	}
+	a.uploads.Add(1)
+	go func() {
+		defer a.uploads.Done()
+		ctx, cancel := context.WithTimeout(a.ctx, artifactUploadTimeout)
+		defer cancel()
+		if err := a.put(ctx, key, data); err != nil {
+			a.failed.Add(1)
+		}
+	}()
 	return artifactScheme + key, nil
 }
+
+func (a *Artifacts) put(ctx context.Context, key string, data []byte) error {
+	obs, err := a.js.ObjectStore(ctx, ArtifactsBucket)
+	if err != nil {
+		return fmt.Errorf("artifacts: %w", err)
+	}
+	if _, err := obs.PutBytes(ctx, key, data); err != nil {
+		return fmt.Errorf("artifacts: put %s: %w", key, err)
+	}
+	return nil
+}
+
+// Flush waits for the uploads under way, or for ctx to end.
+func (a *Artifacts) Flush(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { a.uploads.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close cancels the uploads still under way and waits for them to stop.
+func (a *Artifacts) Close() {
+	a.cancel()
+	a.uploads.Wait()
+}
+
+// Failed counts the uploads that did not complete.
+func (a *Artifacts) Failed() uint64 { return a.failed.Load() }
 
 // Get writes the content of handle to w.
 func (a *Artifacts) Get(ctx context.Context, handle string, w io.Writer) error {

@@ -231,3 +231,28 @@ func TestEmitNeverBlocks(t *testing.T) {
 		t.Errorf("after close: emitted %d published %d dropped %d", p.Emitted(), p.Published(), p.Dropped())
 	}
 }
+
+// Put returns the handle without waiting on NATS; Flush waits for the
+// upload, after which Get reads the content; Close after Flush is a no-op.
+func TestArtifactsUploadInBackground(t *testing.T) {
+	_, c := embedded(t)
+	if err := c.EnsureStreams(t.Context(), StreamLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	a := c.Artifacts("r1")
+	defer a.Close()
+	h, err := a.Put(t.Context(), "out.txt", strings.NewReader("spilled output"))
+	if err != nil || h != "artifact://r1/out.txt" {
+		t.Fatalf("put: %q %v", h, err)
+	}
+	if err := a.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := a.Get(t.Context(), h, &b); err != nil || b.String() != "spilled output" || a.Failed() != 0 {
+		t.Fatalf("get: %q %v (failed %d)", b.String(), err, a.Failed())
+	}
+	if _, err := a.Put(t.Context(), "bad name*", strings.NewReader("x")); err == nil {
+		t.Error("a name that is no subject token was accepted")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/internal/peer"
 	"github.com/troupe-ai/troupe/messages"
 )
 
@@ -73,7 +74,7 @@ func newExternalServer(t testing.TB) *externalServer {
 	t.Helper()
 	bin, err := exec.LookPath("nats-server")
 	if err != nil {
-		t.Skip("nats-server is not installed (tests/run.sh installs the Debian package); skipping the external-server test")
+		peer.Missing(t, "nats-server", "not installed (tests/run.sh installs the Debian package); skipping the external-server test")
 	}
 	s := &externalServer{t: t, bin: bin, port: freePort(t), store: t.TempDir()}
 	s.start()

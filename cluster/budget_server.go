@@ -33,7 +33,20 @@ type BudgetServer struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	rejected atomic.Uint64
+	busy     atomic.Uint64
+	acquires chan *nats.Msg // for the acquire workers (an acquire may wait its turn)
+	quick    chan *nats.Msg // usage, release, snapshot: never wait on another request
 }
+
+// The budget server answers with a fixed pool of workers: acquires, which
+// may wait for tokens or a slot, have their own so that the usage and
+// releases that free what they wait for are never stuck behind them. A
+// request that finds its queue full is answered unavailable at once.
+const (
+	budgetAcquireWorkers = 64
+	budgetQuickWorkers   = 8
+	budgetQueue          = 1024
+)
 
 // StartBudgetServer starts serving svc, the budget of run, on conn (a
 // run with a Remote calls Remote.ServeBudget instead).
@@ -45,17 +58,32 @@ func StartBudgetServer(conn *bus.Conn, run string, svc budget.Service, log zerol
 	s := &BudgetServer{svc: svc, byNode: map[string]map[string]bool{},
 		log: log.With().Str("component", "budget-server").Str("run", run).Logger()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.acquires, s.quick = make(chan *nats.Msg, budgetQueue), make(chan *nats.Msg, budgetQueue)
+	for i := range budgetAcquireWorkers + budgetQuickWorkers {
+		q := s.quick
+		if i < budgetAcquireWorkers {
+			q = s.acquires
+		}
+		s.wg.Add(1)
+		go s.work(q)
+	}
 	sub, err := nc.Subscribe(bus.BudgetSubject(prefix, run, "*"), s.handle)
 	if err != nil {
+		s.Close()
 		return nil, fmt.Errorf("serve budget of %s: %w", run, err)
 	}
 	if err := nc.Flush(); err != nil {
 		sub.Unsubscribe()
+		s.Close()
 		return nil, fmt.Errorf("serve budget of %s: %w", run, err)
 	}
 	s.sub = sub
 	return s, nil
 }
+
+// Busy counts the requests answered unavailable because their queue was
+// full.
+func (s *BudgetServer) Busy() uint64 { return s.busy.Load() }
 
 // Rejected counts the requests refused as malformed.
 func (s *BudgetServer) Rejected() uint64 { return s.rejected.Load() }
@@ -68,6 +96,13 @@ func (s *BudgetServer) Close() {
 	}
 	s.cancel()
 	s.wg.Wait()
+	for _, q := range []chan *nats.Msg{s.acquires, s.quick} { // queued, never served
+		for len(q) > 0 {
+			b, _ := json.Marshal(messages.ErrorReply{V: messages.ProtocolVersion,
+				Error: &messages.Error{Code: messages.CodeUnavailable, Message: "the budget server stopped"}})
+			_ = (<-q).Respond(b)
+		}
+	}
 }
 
 func (s *BudgetServer) handle(m *nats.Msg) {
@@ -80,19 +115,46 @@ func (s *BudgetServer) handle(m *nats.Msg) {
 		s.reject(m, fmt.Sprintf("request of %d bytes is over the limit of %d", len(m.Data), maxRequestBytes))
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		reply, bad := s.answer(op, m.Data)
-		if bad != "" {
-			s.reject(m, bad)
+	q := s.quick
+	if op == opAcquire {
+		q = s.acquires
+	}
+	select {
+	case q <- m:
+		return
+	case <-s.ctx.Done():
+	default:
+		s.busy.Add(1)
+	}
+	b, _ := json.Marshal(messages.ErrorReply{V: messages.ProtocolVersion,
+		Error: &messages.Error{Code: messages.CodeUnavailable, Message: "the budget server is busy or stopped"}})
+	_ = m.Respond(b)
+}
+
+// work answers the requests of q until the server closes.
+func (s *BudgetServer) work(q <-chan *nats.Msg) {
+	defer s.wg.Done()
+	for {
+		select {
+		case <-s.ctx.Done():
 			return
+		case m := <-q:
+			s.serve(m)
 		}
-		b, _ := json.Marshal(reply)
-		if err := m.Respond(b); err != nil {
-			s.log.Debug().Err(err).Str("subject", m.Subject).Msg("budget reply")
-		}
-	}()
+	}
+}
+
+func (s *BudgetServer) serve(m *nats.Msg) {
+	op := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+	reply, bad := s.answer(op, m.Data)
+	if bad != "" {
+		s.reject(m, bad)
+		return
+	}
+	b, _ := json.Marshal(reply)
+	if err := m.Respond(b); err != nil {
+		s.log.Debug().Err(err).Str("subject", m.Subject).Msg("budget reply")
+	}
 }
 
 // answer runs one request; bad is set when the request itself is malformed.

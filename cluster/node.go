@@ -118,6 +118,10 @@ type NodeStats struct {
 	// registry bucket again because the server had lost them (a server
 	// restarted without its store).
 	Restored uint64
+	// Duplicates counts deliveries of a task this node was running already
+	// (the running copy keeps the task); ProgressLost the progress acks
+	// that failed.
+	Duplicates, ProgressLost uint64
 }
 
 // Node pulls agent tasks of its kinds from the queue and runs them.
@@ -148,7 +152,7 @@ type Node struct {
 	running map[string]*runningTask // by run + "." + agent
 	stats   struct {
 		taken, completed, redelivered, alreadyDone, handedBack, malformed, wrongKind, version, workspace, cancelled atomic.Uint64
-		restored                                                                                                    atomic.Uint64
+		restored, duplicate, progressLost                                                                           atomic.Uint64
 	}
 }
 
@@ -227,7 +231,8 @@ func (n *Node) Stats() NodeStats {
 	return NodeStats{Taken: s.taken.Load(), Completed: s.completed.Load(), Redelivered: s.redelivered.Load(),
 		AlreadyDone: s.alreadyDone.Load(), HandedBack: s.handedBack.Load(), Malformed: s.malformed.Load(),
 		WrongKind: s.wrongKind.Load(), Version: s.version.Load(), Workspace: s.workspace.Load(), Cancelled: s.cancelled.Load(),
-		ControlDropped: n.controlDropped(), Restored: s.restored.Load()}
+		ControlDropped: n.controlDropped(), Restored: s.restored.Load(),
+		Duplicates: s.duplicate.Load(), ProgressLost: s.progressLost.Load()}
 }
 
 // Drain stops taking tasks, lets the running ones finish for up to the
@@ -257,7 +262,9 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.mu.Lock()
 	for _, rt := range n.running {
 		rt.handBack.Store(true)
-		rt.h.Cancel("node draining")
+		if rt.h != nil {
+			rt.h.Cancel("node draining")
+		}
 	}
 	n.mu.Unlock()
 	<-done

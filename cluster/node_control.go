@@ -19,29 +19,56 @@ import (
 // not running yet is remembered for a while: a task that arrives just
 // after its cancel is not run.
 
-// cancelMemory remembers recent cancels of runs and agents.
+// cancelMemory remembers recent cancels of runs and agents: for
+// cancelKeep, and at most cancelMax of them (the oldest go first). Keys
+// are queued in the order they came, so forgetting costs nothing per
+// cancel but the ones it drops.
 type cancelMemory struct {
-	mu   sync.Mutex
-	keys map[string]time.Time // run, or run + "." + agent → when
+	mu    sync.Mutex
+	keys  map[string]time.Time // run, or run + "." + agent → when
+	order []cancelAt           // order[head:] are the remembered ones, oldest first
+	head  int
 }
 
-// cancelKeep is how long a cancel is remembered.
-const cancelKeep = 10 * time.Minute
+type cancelAt struct {
+	key string
+	at  time.Time
+}
+
+// cancelKeep is how long a cancel is remembered; cancelMax bounds how
+// many are.
+const (
+	cancelKeep = 10 * time.Minute
+	cancelMax  = 100_000
+)
 
 func newCancelMemory() *cancelMemory { return &cancelMemory{keys: map[string]time.Time{}} }
 
-func (c *cancelMemory) add(key string) {
+func (c *cancelMemory) add(key string) { c.addAt(key, time.Now()) }
+
+func (c *cancelMemory) addAt(key string, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := time.Now()
-	if len(c.keys) > 10_000 { // forget the old ones
-		for k, at := range c.keys {
-			if now.Sub(at) > cancelKeep {
-				delete(c.keys, k)
-			}
-		}
-	}
 	c.keys[key] = now
+	c.order = append(c.order, cancelAt{key, now})
+	for c.head < len(c.order) && (now.Sub(c.order[c.head].at) > cancelKeep || len(c.order)-c.head > cancelMax) {
+		if old := c.order[c.head]; c.keys[old.key].Equal(old.at) {
+			delete(c.keys, old.key)
+		}
+		c.order[c.head] = cancelAt{}
+		c.head++
+	}
+	if c.head > len(c.order)/2 { // compact: each entry is copied O(1) times on average
+		c.order = append([]cancelAt(nil), c.order[c.head:]...)
+		c.head = 0
+	}
+}
+
+// size is how many cancels are remembered.
+func (c *cancelMemory) size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.keys)
 }
 
 // has reports whether run, or the agent of run, was cancelled recently.
@@ -138,7 +165,7 @@ func (n *Node) onRunCancel(m *nats.Msg) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, rt := range n.running {
-		if rt.run == run {
+		if rt.run == run && rt.h != nil { // nil: starting; it checks the cancels once started
 			rt.h.Cancel(reason)
 		}
 	}
@@ -156,11 +183,15 @@ func (n *Node) onCancel(m *nats.Msg) {
 	n.gone.add(run + "." + agent)
 }
 
-// task is the running task of run's agent on this node, or nil.
+// task is the running task of run's agent on this node, or nil (also
+// while its agent is starting).
 func (n *Node) task(run, agent string) *runningTask {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.running[run+"."+agent]
+	if rt := n.running[run+"."+agent]; rt != nil && rt.h != nil {
+		return rt
+	}
+	return nil
 }
 
 func (n *Node) onInput(m *nats.Msg) {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
@@ -30,30 +31,62 @@ const (
 // Remote stamps its events about lost nodes as agent NodesAgent, since a
 // lost node may have used any seq of its own in that run. Nil out emits
 // nothing.
+//
+// A node emits into a run only on redeliveries, so few runs have a count;
+// a run's count is forgotten once it has been idle for nodeSeqKeep and
+// more than nodeSeqMax runs are counted (a run that long quiet has ended).
 type nodeEvents struct {
 	mu    sync.Mutex
 	out   actors.Emitter
 	agent string
-	seq   map[string]uint64 // by run
+	seq   map[string]runSeq // by run
 	log   zerolog.Logger
 }
 
+type runSeq struct {
+	n    uint64
+	last time.Time
+}
+
+const (
+	nodeSeqKeep = time.Hour
+	nodeSeqMax  = 256
+)
+
 func newNodeEvents(out actors.Emitter, agent string, log zerolog.Logger) *nodeEvents {
-	return &nodeEvents{out: out, agent: agent, seq: map[string]uint64{}, log: log}
+	return &nodeEvents{out: out, agent: agent, seq: map[string]runSeq{}, log: log}
 }
 
 func (e *nodeEvents) emit(run, node, typ string, data any) {
+	e.emitAt(run, node, typ, data, time.Now())
+}
+
+func (e *nodeEvents) emitAt(run, node, typ string, data any, now time.Time) {
 	if e.out == nil {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	ev, err := messages.NewEvent(run, e.agent, typ, e.seq[run]+1, data)
+	ev, err := messages.NewEvent(run, e.agent, typ, e.seq[run].n+1, data)
 	if err != nil {
 		e.log.Error().Err(err).Str("type", typ).Msg("build node event")
 		return
 	}
-	e.seq[run]++
+	if len(e.seq) >= nodeSeqMax {
+		for r, s := range e.seq {
+			if now.Sub(s.last) > nodeSeqKeep {
+				delete(e.seq, r)
+			}
+		}
+	}
+	e.seq[run] = runSeq{n: ev.Seq, last: now}
 	ev.Kind, ev.Node = "node", node
 	e.out.Emit(ev)
+}
+
+// runs is how many runs have a count.
+func (e *nodeEvents) runs() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.seq)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/internal/peer"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -73,7 +74,7 @@ func TestOtherVersionNodeTakesNothing(t *testing.T) {
 // task runs on a node that serves the orchestrator's repository.
 func TestWorkspaceMismatchRefused(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		peer.Missing(t, "git", "not installed")
 	}
 	s := natsServer(t)
 	srv := blockingScript(1, func(string, int) llmtest.Turn { return llmtest.Turn{Text: "main.go:3"} })

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,6 +21,37 @@ type runningTask struct {
 	run      string
 	h        *actors.AgentHandle
 	handBack atomic.Bool // drain timed out: Nak instead of a result
+
+	mu  sync.Mutex
+	msg jetstream.Msg // the task's latest delivery: the one kept alive and settled
+}
+
+func (rt *runningTask) latest() jetstream.Msg {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.msg
+}
+
+// redelivered makes m, a later delivery of the same task, the one the
+// running copy keeps alive and settles.
+func (rt *runningTask) redelivered(m jetstream.Msg) {
+	rt.mu.Lock()
+	rt.msg = m
+	rt.mu.Unlock()
+}
+
+// claim registers the task as running on this node, or, when it runs here
+// already (the server delivered it again, its progress acks having been
+// lost), hands m to the running copy and reports false.
+func (n *Node) claim(key string, rt *runningTask) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if cur := n.running[key]; cur != nil {
+		cur.redelivered(rt.msg)
+		return false
+	}
+	n.running[key] = rt
+	return true
 }
 
 // run handles one delivered task: checks it, runs its agent, publishes the
@@ -78,6 +110,21 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 			return
 		}
 	}
+	key := task.Run + "." + task.ID
+	rt := &runningTask{run: task.Run, msg: m}
+	if !n.claim(key, rt) {
+		n.stats.duplicate.Add(1)
+		log.Info().Msg("task delivered again while this node runs it: the running copy keeps it")
+		_ = m.InProgress()
+		return
+	}
+	n.kick()
+	defer func() {
+		n.mu.Lock()
+		delete(n.running, key)
+		n.mu.Unlock()
+		n.kick()
+	}()
 	var res actors.AgentResult
 	if n.gone.has(task.Run, task.ID) {
 		n.stats.cancelled.Add(1)
@@ -85,11 +132,11 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 	} else {
 		n.stats.taken.Add(1)
 		var handedBack bool
-		res, handedBack = n.runAgent(m, task)
+		res, handedBack = n.runAgent(rt, task)
 		if handedBack {
 			n.stats.handedBack.Add(1)
 			log.Info().Msg("task handed back to the queue (drain timeout)")
-			_ = m.Nak()
+			_ = rt.latest().Nak()
 			return
 		}
 	}
@@ -100,7 +147,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 	}
 	// The result is stored: a plain ack will do. Should it be lost, the
 	// redelivery finds the result and is acked without a rerun.
-	if err := m.Ack(); err != nil {
+	if err := rt.latest().Ack(); err != nil {
 		log.Warn().Err(err).Msg("ack task (the result is published; a redelivery will find it)")
 	}
 	n.stats.completed.Add(1)
@@ -108,24 +155,17 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 
 // runAgent runs the task's agent to its end while keeping the task alive
 // in the queue and answering control messages.
-func (n *Node) runAgent(m jetstream.Msg, task actors.ChildTask) (actors.AgentResult, bool) {
-	h, err := n.host.StartAgent(task, NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID), bus.NewArtifacts(n.o.Bus.JetStream(), task.Run))
+func (n *Node) runAgent(rt *runningTask, task actors.ChildTask) (actors.AgentResult, bool) {
+	arts := bus.NewArtifacts(n.o.Bus.JetStream(), task.Run)
+	defer arts.Close()
+	h, err := n.host.StartAgent(task, NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID), arts)
 	if err != nil {
 		return actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusFailed, Reason: actors.ReasonError,
 			Err: fmt.Sprintf("node %s could not start the agent: %v", n.o.Name, err)}, false
 	}
-	rt := &runningTask{run: task.Run, h: h}
-	key := task.Run + "." + task.ID
 	n.mu.Lock()
-	n.running[key] = rt
+	rt.h = h
 	n.mu.Unlock()
-	n.kick()
-	defer func() {
-		n.mu.Lock()
-		delete(n.running, key)
-		n.mu.Unlock()
-		n.kick()
-	}()
 	if n.gone.has(task.Run, task.ID) { // cancelled while it was starting
 		h.Cancel("cancelled by the orchestrator")
 	}
@@ -136,12 +176,25 @@ func (n *Node) runAgent(m jetstream.Msg, task actors.ChildTask) (actors.AgentRes
 	for {
 		select {
 		case <-h.Done():
+			// The agent's outputs are stored before its result says where.
+			ctx, cancel := context.WithTimeout(n.ctx, artifactFlushTimeout)
+			_ = arts.Flush(ctx)
+			cancel()
 			return h.Wait(context.Background()), rt.handBack.Load()
 		case <-alive.C:
-			_ = m.InProgress()
+			if err := rt.latest().InProgress(); err != nil {
+				// The server may have delivered the task again meanwhile; if to
+				// this node, claim hands the new delivery to this copy.
+				n.stats.progressLost.Add(1)
+				n.o.Log.Debug().Err(err).Str("run", task.Run).Str("agent", task.ID).Msg("progress ack")
+			}
 		}
 	}
 }
+
+// artifactFlushTimeout bounds how long a task's result waits for its
+// agent's spilled outputs to reach the store.
+const artifactFlushTimeout = 10 * time.Second
 
 // refuse tells the task's orchestrator why this node did not run it.
 func (n *Node) refuse(task actors.ChildTask, why string) {

@@ -250,6 +250,25 @@ func (r *Remote) onResult(m jetstream.Msg) {
 	c.done <- actors.ResultFromWire(res)
 }
 
+// forget drops what the run remembers of a task that ended, once its
+// Start returns: a result or advisory for it that comes later finds
+// nothing waiting.
+func (r *Remote) forget(c *remoteChild, seq uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.bySeq, seq)
+	if r.waiting[c.task.ID] == c {
+		delete(r.waiting, c.task.ID)
+	}
+}
+
+// pending counts the tasks the run remembers (waiting, by sequence).
+func (r *Remote) pending() (waiting, bySeq int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.waiting), len(r.bySeq)
+}
+
 // onStarted records which node took (or refused) a task.
 func (r *Remote) onStarted(m *nats.Msg) {
 	n, err := messages.Decode[messages.StartNotice](m.Data, maxRequestBytes)

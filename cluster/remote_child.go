@@ -108,6 +108,7 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	r.mu.Lock()
 	r.bySeq[ack.Sequence] = c.task.ID
 	r.mu.Unlock()
+	defer r.forget(c, ack.Sequence)
 	select {
 	case res := <-c.done:
 		return res, nil

@@ -136,6 +136,9 @@ func TestRemotePlacementEndToEnd(t *testing.T) {
 	if remote.Stats() != (RemoteStats{}) {
 		t.Errorf("dropped results: %+v", remote.Stats())
 	}
+	if w, s := remote.pending(); w != 0 || s != 0 {
+		t.Errorf("after the run the remote still remembers %d waiting tasks and %d sequences", w, s)
+	}
 	ends := 0
 	for _, ev := range nodeEv.events() {
 		if ev.Type == messages.EvtAgentFinished {

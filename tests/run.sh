@@ -4,46 +4,47 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Outside peers the tests meet where a user would: ripgrep and fd for the
-# differential search tests, and a real nats-server process for the bus and
-# worker-pool tests. Each test skips with a message when its peer is
-# missing, so install them where we can.
-missing=()
-command -v rg >/dev/null || missing+=(ripgrep)
-{ command -v fdfind >/dev/null || command -v fd >/dev/null; } || missing+=(fd-find)
-command -v nats-server >/dev/null || missing+=(nats-server)
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "tests/run.sh: installing ${missing[*]}"
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >/dev/null \
-      || echo "tests/run.sh: could not install ${missing[*]}; the tests that need them will skip"
-  else
-    echo "tests/run.sh: ${missing[*]} missing and not root; the tests that need them will skip"
-  fi
-fi
-
 FUZZTIME=${FUZZTIME:-5s}
-# TEST_PKGS narrows the run (the README test runs this script on a subset);
-# FUZZTIME=0 skips fuzzing.
+# TEST_PKGS narrows the run (the README test runs this script on a subset,
+# and skips the installs below); FUZZTIME=0 skips fuzzing.
 PKGS=${TEST_PKGS:-./...}
 
-# The MCP tests also meet a real third-party MCP server: the reference
-# @modelcontextprotocol/server-everything (Node.js), pinned, installed into
-# tests/.npm (ignored by git) when node and npm are present; the tests
-# that need it skip with a message otherwise. A run narrowed by TEST_PKGS
-# skips the install.
+# Outside peers the tests meet where a user would: ripgrep and fd for the
+# differential search tests, a real nats-server process for the bus and
+# worker-pool tests, git, and the reference MCP server
+# @modelcontextprotocol/server-everything (Node.js, pinned, installed into
+# tests/.npm, which git ignores). Each is installed here or the run stops
+# saying which is missing: a test whose peer is missing skips on a
+# developer's machine but fails under CI=true (internal/peer), so a broken
+# set-up never passes as skipped tests.
 EVERYTHING_VERSION=2026.8.31
-if [ -n "${TEST_PKGS:-}" ]; then
-  :
-elif command -v node >/dev/null && command -v npm >/dev/null; then
+stop() { echo "tests/run.sh: $*" >&2; exit 1; }
+if [ -z "${TEST_PKGS:-}" ]; then
+  missing=()
+  command -v rg >/dev/null || missing+=(ripgrep)
+  { command -v fdfind >/dev/null || command -v fd >/dev/null; } || missing+=(fd-find)
+  command -v nats-server >/dev/null || missing+=(nats-server)
+  command -v git >/dev/null || missing+=(git)
+  command -v node >/dev/null || missing+=(nodejs)
+  command -v npm >/dev/null || missing+=(npm)
+  if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+      stop "the tests need ${missing[*]}; install them (Debian/Ubuntu: sudo apt-get install ${missing[*]}) or run this script as root where apt-get can"
+    fi
+    echo "tests/run.sh: installing ${missing[*]}"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >/dev/null \
+      || stop "apt-get could not install ${missing[*]}; install them and run again"
+  fi
+  for cmd in rg nats-server git node npm; do
+    command -v "$cmd" >/dev/null || stop "$cmd is still missing after the install"
+  done
+  { command -v fdfind >/dev/null || command -v fd >/dev/null; } || stop "fd (fd-find) is still missing after the install"
   if ! grep -qs "\"version\": \"$EVERYTHING_VERSION\"" tests/.npm/node_modules/@modelcontextprotocol/server-everything/package.json; then
     echo "tests/run.sh: installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into tests/.npm"
     npm install --prefix tests/.npm --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
       "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" >/dev/null \
-      || echo "tests/run.sh: could not install server-everything; the tests that need it will skip"
+      || stop "npm could not install @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into tests/.npm"
   fi
-else
-  echo "tests/run.sh: node or npm missing; the tests against server-everything will skip"
 fi
 
 echo "== go vet"

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Cache holds the results of read-only, cacheable tool calls, keyed on the
@@ -15,7 +16,9 @@ import (
 // to share. A mutation of a path invalidates the entries whose scope is that
 // path, one of its parent directories, or lies under it; shell invalidates
 // everything; an entry older than MaxAge rounds of the agent that stored it
-// is evicted.
+// is evicted. The cache holds at most CacheMaxEntries entries (the oldest
+// stored goes first) and none older than CacheMaxIdle, so a finished
+// agent's entries age out with time as well as rounds.
 type Cache struct {
 	mu      sync.Mutex
 	maxAge  int
@@ -32,7 +35,15 @@ type cacheEntry struct {
 	agent  string
 	round  int
 	stamps map[string]fileStamp // size, mtime and inode of each read file when cached
+	stored time.Time
 }
+
+// CacheMaxEntries bounds a cache's entries; CacheMaxIdle is how long an
+// entry lives whatever the rounds.
+const (
+	CacheMaxEntries = 4096
+	CacheMaxIdle    = 30 * time.Minute
+)
 
 // fileStamp identifies a version of a file well enough to tell that it
 // changed outside the tools.
@@ -105,7 +116,7 @@ func (c *Cache) Get(agent, key string) (Result, map[string][sha256.Size]byte, bo
 	defer c.mu.Unlock()
 	st := c.statsFor(agent)
 	e, ok := c.entries[key]
-	if ok && (c.rounds[e.agent]-e.round > c.maxAge || !e.fresh()) {
+	if ok && (c.rounds[e.agent]-e.round > c.maxAge || time.Since(e.stored) > CacheMaxIdle || !e.fresh()) {
 		delete(c.entries, key) // too old, or a file changed outside the tools
 		ok = false
 	}
@@ -134,7 +145,27 @@ func (c *Cache) Put(agent, key string, res Result, scopes []string, reads map[st
 		}
 		stamps[abs] = st
 	}
-	c.entries[key] = &cacheEntry{res: res, reads: reads, scopes: scopes, agent: agent, round: c.rounds[agent], stamps: stamps}
+	now := time.Now()
+	if _, ok := c.entries[key]; !ok && len(c.entries) >= CacheMaxEntries {
+		c.evictOld(now)
+	}
+	c.entries[key] = &cacheEntry{res: res, reads: reads, scopes: scopes, agent: agent, round: c.rounds[agent], stamps: stamps, stored: now}
+}
+
+// evictOld drops the entries older than CacheMaxIdle and, if the cache is
+// still full, the oldest stored one.
+func (c *Cache) evictOld(now time.Time) {
+	oldest, oldestAt := "", now
+	for k, e := range c.entries {
+		if now.Sub(e.stored) > CacheMaxIdle {
+			delete(c.entries, k)
+		} else if e.stored.Before(oldestAt) || oldest == "" {
+			oldest, oldestAt = k, e.stored
+		}
+	}
+	if len(c.entries) >= CacheMaxEntries {
+		delete(c.entries, oldest)
+	}
 }
 
 // Invalidate drops every entry whose scope overlaps one of paths.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestCacheInvalidation(t *testing.T) {
@@ -124,5 +125,37 @@ func TestCacheKeyNormalizes(t *testing.T) {
 	}
 	if !strings.HasPrefix(CacheKey("t", []byte("not json")), "t\x00") {
 		t.Error("bad JSON key")
+	}
+}
+
+// The cache holds at most CacheMaxEntries entries, the oldest going
+// first, and an entry older than CacheMaxIdle is gone whatever the rounds
+// (a finished agent's entries age out).
+func TestCacheBoundedAndAgesByTime(t *testing.T) {
+	t.Parallel()
+	c := NewCache(3)
+	for i := range CacheMaxEntries + 10 {
+		c.Put("a", fmt.Sprint(i), Text("v"), []string{"f"}, nil)
+	}
+	if c.Len() != CacheMaxEntries {
+		t.Fatalf("%d entries, want %d", c.Len(), CacheMaxEntries)
+	}
+	c.mu.Lock()
+	for _, e := range c.entries {
+		e.stored = e.stored.Add(-CacheMaxIdle - time.Second)
+	}
+	c.mu.Unlock()
+	if _, _, ok := c.Get("a", fmt.Sprint(CacheMaxEntries+9)); ok {
+		t.Fatal("an entry older than CacheMaxIdle was served")
+	}
+	c.Put("b", "fresh", Text("v"), []string{"f"}, nil)
+	if c.Len() != CacheMaxEntries {
+		t.Fatalf("%d entries before the cache is full again", c.Len())
+	}
+	c.mu.Lock()
+	c.evictOld(time.Now())
+	c.mu.Unlock()
+	if c.Len() != 1 {
+		t.Fatalf("%d entries after the old ones aged out, want 1", c.Len())
 	}
 }

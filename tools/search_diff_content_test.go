@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/troupe-ai/troupe/internal/peer"
 )
 
 // contentQueries are content-mode searches (matching lines, context lines,
@@ -77,7 +79,7 @@ func blocks(lines []string, fromRg bool) []string {
 func TestGrepContentMatchesRipgrep(t *testing.T) {
 	rg, err := exec.LookPath("rg")
 	if err != nil {
-		t.Skip("rg (ripgrep) is not on PATH; the differential test needs it (apt-get install ripgrep)")
+		peer.Missing(t, "rg", "rg (ripgrep) is not on PATH; the differential test needs it (apt-get install ripgrep)")
 	}
 	s := newTestSession(t)
 	buildSearchTree(t, s.Workspace.Root())

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/troupe-ai/troupe/internal/peer"
 )
 
 // diffQuery is one grep call and the ripgrep arguments with the same
@@ -57,7 +59,7 @@ var globQueries = []string{"*.go", "*_test.go", "*.{md,yaml}", "*config*", "test
 func TestSearchMatchesRipgrepAndFd(t *testing.T) {
 	rg, err := exec.LookPath("rg")
 	if err != nil {
-		t.Skip("rg (ripgrep) is not on PATH; the differential test needs it (apt-get install ripgrep)")
+		peer.Missing(t, "rg", "rg (ripgrep) is not on PATH; the differential test needs it (apt-get install ripgrep)")
 	}
 	fd := ""
 	for _, name := range []string{"fd", "fdfind"} {
@@ -85,7 +87,7 @@ func TestSearchMatchesRipgrepAndFd(t *testing.T) {
 		for _, g := range globQueries {
 			t.Run(tree.name+"/find_files "+g, func(t *testing.T) {
 				if fd == "" {
-					t.Skip("neither fd nor fdfind is on PATH (apt-get install fd-find)")
+					peer.Missing(t, "fd", "neither fd nor fdfind is on PATH (apt-get install fd-find)")
 				}
 				t.Parallel()
 				theirs := runExternal(t, tree.s, fd, "--glob", g)

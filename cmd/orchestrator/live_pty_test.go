@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/troupe-ai/troupe/internal/peer"
 	"github.com/troupe-ai/troupe/internal/ptytest"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
@@ -31,7 +32,7 @@ func TestRunDrawsTheTreeOnATerminal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := ptytest.Open(100, 30)
 			if err != nil {
-				t.Skipf("no pseudo-terminals here: %v", err)
+				peer.Missing(t, "pty", "no pseudo-terminals here: %v", err)
 			}
 			defer p.Close()
 			srv := scripted(t,

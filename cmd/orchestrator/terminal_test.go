@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/internal/peer"
 	"github.com/troupe-ai/troupe/internal/ptytest"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
@@ -35,7 +36,7 @@ func env(kv ...string) func(string) string {
 func TestTerminalDecision(t *testing.T) {
 	p, err := ptytest.Open(91, 23)
 	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
+		peer.Missing(t, "pty", "no pseudo-terminals here: %v", err)
 	}
 	defer p.Close()
 	term := terminalOf(p.TTY, env("TERM", "xterm"))

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/troupe-ai/troupe/internal/peer"
 )
 
 // gitCase is a tree of files (path → content; rule files included) whose
@@ -98,7 +100,7 @@ func gitEnv(t *testing.T) []string {
 
 func TestAgainstGit(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not on PATH; the git differential test needs it")
+		peer.Missing(t, "git", "not on PATH; the git differential test needs it")
 	}
 	for _, tc := range gitCases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/troupe-ai/troupe/internal/peer"
 )
 
 // A child process writing to the terminal side is on a terminal of the
@@ -14,7 +16,7 @@ import (
 func TestPTY(t *testing.T) {
 	p, err := Open(77, 19)
 	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
+		peer.Missing(t, "pty", "no pseudo-terminals here: %v", err)
 	}
 	defer p.Close()
 	if _, err := unix.IoctlGetTermios(int(p.TTY.Fd()), unix.TCGETS); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/internal/peer"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -216,7 +217,7 @@ func TestRunAgainstExternalServer(t *testing.T) {
 	}
 	path, err := exec.LookPath("nats-server")
 	if err != nil {
-		t.Skip("nats-server is not installed (tests/run.sh installs the Debian package)")
+		peer.Missing(t, "nats-server", "not installed (tests/run.sh installs the Debian package)")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
@@ -291,7 +292,7 @@ func TestRunWrongNATSCredentials(t *testing.T) {
 
 	path, err := exec.LookPath("nats-server")
 	if err != nil {
-		t.Skip("nats-server is not installed (tests/run.sh installs the Debian package)")
+		peer.Missing(t, "nats-server", "not installed (tests/run.sh installs the Debian package)")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-ai/troupe/internal/peer"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -31,7 +32,7 @@ func TestRunSurvivesNATSRestart(t *testing.T) {
 	}
 	path, err := exec.LookPath("nats-server")
 	if err != nil {
-		t.Skip("nats-server is not installed (tests/run.sh installs the Debian package)")
+		peer.Missing(t, "nats-server", "not installed (tests/run.sh installs the Debian package)")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)

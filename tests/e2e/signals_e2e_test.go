@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-ai/troupe/internal/peer"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"golang.org/x/sys/unix"
 )
@@ -169,22 +170,22 @@ func openPTY(t *testing.T) (*os.File, *os.File) {
 	t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
+		peer.Missing(t, "pty", "no pseudo-terminals here: %v", err)
 	}
 	fd := int(master.Fd())
 	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
 		master.Close()
-		t.Skipf("unlock pseudo-terminal: %v", err)
+		peer.Missing(t, "pty", "unlock pseudo-terminal: %v", err)
 	}
 	n, err := unix.IoctlGetUint32(fd, unix.TIOCGPTN)
 	if err != nil {
 		master.Close()
-		t.Skipf("pseudo-terminal number: %v", err)
+		peer.Missing(t, "pty", "pseudo-terminal number: %v", err)
 	}
 	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
 		master.Close()
-		t.Skipf("open pseudo-terminal: %v", err)
+		peer.Missing(t, "pty", "open pseudo-terminal: %v", err)
 	}
 	return master, tty
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-ai/troupe/internal/peer"
 	"github.com/troupe-ai/troupe/internal/ptytest"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -96,7 +97,7 @@ func watchOnTerminal(t *testing.T, url, run string, env ...string) string {
 	t.Helper()
 	p, err := ptytest.Open(120, 40)
 	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
+		peer.Missing(t, "pty", "no pseudo-terminals here: %v", err)
 	}
 	defer p.Close()
 	cmd := exec.Command(bin.orchestrator, "watch", "--nats", url, "--run", run, "--from-start")

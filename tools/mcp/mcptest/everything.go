@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/troupe-ai/troupe/internal/peer"
 )
 
 // EverythingVersion is the version of the reference MCP server
@@ -26,15 +28,15 @@ func Everything(t testing.TB) []string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed: the tests against the reference MCP server @modelcontextprotocol/server-everything need Node.js and npm (tests/run.sh installs the server when they are present)")
+		peer.Missing(t, "node", "not installed: the tests against the reference MCP server @modelcontextprotocol/server-everything need Node.js and npm (tests/run.sh installs the server when they are present)")
 	}
 	root, err := repoRoot()
 	if err != nil {
-		t.Skipf("cannot find the repository root for tests/.npm: %v", err)
+		peer.Missing(t, "server-everything", "cannot find the repository root for tests/.npm: %v", err)
 	}
 	entry := filepath.Join(root, "tests", ".npm", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(entry); err != nil {
-		t.Skipf("@modelcontextprotocol/server-everything is not installed in tests/.npm: run tests/run.sh, or npm install --prefix tests/.npm --no-save @modelcontextprotocol/server-everything@%s", EverythingVersion)
+		peer.Missing(t, "server-everything", "@modelcontextprotocol/server-everything is not installed in tests/.npm: run tests/run.sh, or npm install --prefix tests/.npm --no-save @modelcontextprotocol/server-everything@%s", EverythingVersion)
 	}
 	return []string{node, entry, "stdio"}
 }
