@@ -21,6 +21,7 @@ var commandFlags = map[string]flagNames{
 	"watch":        {[]string{"nats", "run", "config"}, []string{"from-start", "json", "follow", "interactive"}},
 	"serve":        {[]string{"listen", "store", "cluster", "cluster-listen", "routes", "name", "config"}, []string{"ephemeral"}},
 	"config print": {[]string{"workspace", "config", "model", "nats"}, []string{"json"}},
+	"sandbox check": {[]string{"workspace", "config"}, nil},
 	"tools list":   {[]string{"workspace", "config"}, nil},
 	"tools call":   {[]string{"workspace", "script", "config"}, []string{"json"}},
 }
