@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"github.com/troupe-ai/troupe/internal/procsec"
+	"github.com/troupe-ai/troupe/tools/sandbox"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,6 +16,8 @@ import (
 )
 
 func main() {
+	// Started as the sandbox's launcher: confine, then exec the command.
+	sandbox.MaybeRunLauncher()
 	// Commands the agents run must not read our memory or environment.
 	_ = procsec.NoDump()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

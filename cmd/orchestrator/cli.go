@@ -43,6 +43,7 @@ Usage:
   orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]
   orchestrator tools call --script FILE [--workspace DIR] [--config FILE]
   orchestrator config print [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--json]
+  orchestrator sandbox check [--workspace DIR] [--config FILE]   what this machine's kernel enforces, and each kind's sandbox
   orchestrator version
   orchestrator help COMMAND                        (or COMMAND --help; [flags]: see there)
 
@@ -86,6 +87,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		code, err = cmdWatch(ctx, args[1:], os.Getenv, stdin, stdout, stderr)
 	case "config":
 		code, err = cmdConfig(args[1:], os.Getenv, stdout)
+	case "sandbox":
+		code, err = cmdSandbox(args[1:], os.Getenv, stdout)
 	case "node":
 		code = nodecmd.Run(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "mcp":

@@ -22,6 +22,7 @@ var commandFlags = map[string]flagNames{
 	"serve":        {[]string{"listen", "store", "cluster", "cluster-listen", "routes", "name", "config", "http"}, []string{"ephemeral", "http-public", "no-auth"}},
 	"mcp":          {[]string{"workspace", "config", "model", "nats", "http", "creds"}, []string{"http-public"}},
 	"config print": {[]string{"workspace", "config", "model", "nats"}, []string{"json"}},
+	"sandbox check": {[]string{"workspace", "config"}, nil},
 	"tools list":   {[]string{"workspace", "config"}, nil},
 	"tools call":   {[]string{"workspace", "script", "config"}, []string{"json"}},
 }

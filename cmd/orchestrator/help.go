@@ -239,6 +239,29 @@ Examples:
   orchestrator config print --workspace ~/src/app
   orchestrator config print --json | jq '.[] | select(.origin != "default")'
 `,
+	"sandbox": `Usage: orchestrator sandbox check [--workspace DIR] [--config FILE]
+
+Prints what this machine's kernel offers the sandbox the tools' commands run
+in (Landlock ABI, seccomp, user and network namespaces), each agent kind's
+effective sandbox (writable trees, denied reads, network), and the warning a
+run would start with when a part is not enforced; with sandbox.required set,
+that is a refusal (exit 2), as run would refuse.
+
+Flags:
+  --workspace DIR   the workspace whose .troupe/config.yaml applies (default: .)
+  --config FILE     a config file on top of the others
+
+Examples:
+  orchestrator sandbox check
+  orchestrator sandbox check --workspace ~/src/app
+`,
+	"sandbox check": `Usage: orchestrator sandbox check [--workspace DIR] [--config FILE]
+
+See orchestrator sandbox --help.
+
+Examples:
+  orchestrator sandbox check
+`,
 	"config print": `Usage: orchestrator config print [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--json]
 
 Prints the effective configuration, one setting a line, with where each value

@@ -204,7 +204,12 @@ var ErrClosed = errors.New("the agent's processes are being shut down")
 // process group, SIGKILL when this process dies, and its own cgroup when
 // available. build may be called twice: when a start into a cgroup fails,
 // cgroups are given up and the command is built and started again.
-func (g *Guard) Start(build func() *exec.Cmd) (*exec.Cmd, *Scope, error) {
+// starter starts the built command (the agent's sandbox); nil starts it
+// with procsec.Start.
+func (g *Guard) Start(build func() *exec.Cmd, starter func(*exec.Cmd) error) (*exec.Cmd, *Scope, error) {
+	if starter == nil {
+		starter = procsec.Start
+	}
 	g.cgOnce.Do(g.setupCgroups)
 	g.mu.Lock()
 	if g.closed {
@@ -226,7 +231,7 @@ func (g *Guard) Start(build func() *exec.Cmd) (*exec.Cmd, *Scope, error) {
 		cmd := build()
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
 			UseCgroupFD: true, CgroupFD: s.cg.fd}
-		err := procsec.Start(cmd)
+		err := starter(cmd)
 		if err == nil {
 			s.started(cmd.Process.Pid)
 			return cmd, s, nil
@@ -238,7 +243,7 @@ func (g *Guard) Start(build func() *exec.Cmd) (*exec.Cmd, *Scope, error) {
 	}
 	cmd := build()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := procsec.Start(cmd); err != nil {
+	if err := starter(cmd); err != nil {
 		return nil, nil, err
 	}
 	s.started(cmd.Process.Pid)

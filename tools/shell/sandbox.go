@@ -1,13 +1,18 @@
 package shell
 
 import (
+	"os/exec"
+
 	"github.com/troupe-ai/troupe/tools"
 	"github.com/troupe-ai/troupe/tools/sandbox"
 )
 
 // sandboxKey is the key of the session's sandbox box (owned: closed, and
 // its private TMPDIR removed, when the session closes).
-type sandboxKey struct{}
+type (
+	sandboxKey      struct{} // *sandbox.Box, attached for lookup
+	sandboxOwnedKey struct{} // the same box, owned: closed with the session
+)
 
 // UseSandbox makes the commands of session s start confined by box; the
 // session owns it from then on and closes it with the session. A nil box
@@ -16,5 +21,21 @@ func UseSandbox(s *tools.Session, box *sandbox.Box) {
 	if box == nil {
 		return
 	}
-	_, _ = tools.State(s, sandboxKey{}, func() *sandbox.Box { return box })
+	s.Attach(sandboxKey{}, box)
+	_, _ = tools.State(s, sandboxOwnedKey{}, func() *sandbox.Box { return box })
+}
+
+// sandboxOf is the session's sandbox box, nil when it has none.
+func sandboxOf(s *tools.Session) *sandbox.Box {
+	b, _ := s.Attached(sandboxKey{}).(*sandbox.Box)
+	return b
+}
+
+// starterOf starts the session's commands in its sandbox; nil (no
+// sandbox) lets the process guard start them plainly.
+func starterOf(s *tools.Session) func(*exec.Cmd) error {
+	if b := sandboxOf(s); b != nil {
+		return b.Start
+	}
+	return nil
 }

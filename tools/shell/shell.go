@@ -93,10 +93,14 @@ func runShell(ctx context.Context, s *tools.Session, p ShellParams) (tools.Resul
 	if p.Timeout > 0 {
 		timeout = time.Duration(p.Timeout) * time.Second
 	}
-	run := shellRun{command: p.Command, dir: dir, timeout: timeout, outputCap: shellOutputCap, envExtras: configOf(s).Env}
+	run := shellRun{command: p.Command, dir: dir, timeout: timeout, outputCap: shellOutputCap, envExtras: configOf(s).Env,
+		starter: starterOf(s)}
 	out, err := run.exec(ctx, procsOf(s))
 	if err != nil {
 		return tools.Errorf("shell: the command could not be started: %v", err), nil
+	}
+	if box := sandboxOf(s); box != nil {
+		out.sandboxNote = box.Explain(out.exitCode, out.output)
 	}
 	return out.result(timeout), nil
 }
@@ -118,6 +122,8 @@ func (o shellOutcome) result(timeout time.Duration) tools.Result {
 		note(fmt.Sprintf("[timed out after %d s]", int(timeout/time.Second)))
 	case o.cancelled:
 		note("[cancelled]")
+	case o.sandboxNote != "":
+		note(o.sandboxNote)
 	}
 	r := tools.Text(b.String())
 	r.IsError = o.timedOut || o.cancelled

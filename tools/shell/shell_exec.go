@@ -22,6 +22,8 @@ type shellRun struct {
 	timeout   time.Duration
 	outputCap int
 	envExtras []string // variables passed beyond the allow-list (config)
+	// starter starts the command (the agent's sandbox); nil: plainly.
+	starter func(*exec.Cmd) error
 }
 
 // shellOutcome is what became of it.
@@ -32,6 +34,8 @@ type shellOutcome struct {
 	timedOut  bool
 	cancelled bool
 	duration  time.Duration
+	// sandboxNote names the sandbox rule the failure suggests, or "".
+	sandboxNote string
 }
 
 // shellArgs are the arguments that make sh run command: -c for most,
@@ -90,7 +94,7 @@ func (r shellRun) exec(ctx context.Context, g *procguard.Guard) (shellOutcome, e
 		c.Env = childEnv(os.Environ(), r.envExtras)
 		c.Stdout, c.Stderr = pw, pw // stdin stays nil: /dev/null
 		return c
-	})
+	}, r.starter)
 	_ = pw.Close() // the child holds its own copy
 	if err != nil {
 		_ = pr.Close()

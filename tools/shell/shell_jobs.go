@@ -63,7 +63,7 @@ type jobTable struct {
 }
 
 // start starts command in dir as a new job.
-func (t *jobTable) start(g *procguard.Guard, ws *tools.Workspace, command, dir string, timeout time.Duration, envExtras []string) (*job, error) {
+func (t *jobTable) start(g *procguard.Guard, starter func(*exec.Cmd) error, ws *tools.Workspace, command, dir string, timeout time.Duration, envExtras []string) (*job, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -98,7 +98,7 @@ func (t *jobTable) start(g *procguard.Guard, ws *tools.Workspace, command, dir s
 		c.Env = childEnv(os.Environ(), envExtras)
 		c.Stdout, c.Stderr = pw, pw
 		return c
-	})
+	}, starter)
 	_ = pw.Close()
 	if err != nil {
 		_ = pr.Close()

@@ -36,7 +36,7 @@ func runInSession(ctx context.Context, s *tools.Session, p ShellParams, dir stri
 			return tools.Errorf("shell: you already have %d sessions (%s), the most an agent may have; reuse one, or close one by running exit in it", maxShellSessions, strings.Join(slices.Sorted(slices.Values(names)), ", ")), nil
 		}
 		var err error
-		sh, err = startShellSession(p.Session, s.Workspace, procs, configOf(s).Env)
+		sh, err = startShellSession(p.Session, s.Workspace, procs, starterOf(s), configOf(s).Env)
 		if err != nil {
 			st.mu.Unlock()
 			return tools.Errorf("shell: session %q could not be started: %v", p.Session, err), nil
@@ -94,7 +94,7 @@ func startJob(s *tools.Session, p ShellParams, dir string) tools.Result {
 	if p.Timeout > 0 {
 		timeout = time.Duration(p.Timeout) * time.Second
 	}
-	j, err := st.jobs.start(procsOf(s), s.Workspace, p.Command, dir, timeout, configOf(s).Env)
+	j, err := st.jobs.start(procsOf(s), starterOf(s), s.Workspace, p.Command, dir, timeout, configOf(s).Env)
 	if err != nil {
 		return tools.Errorf("shell: the background job could not be started: %v", err)
 	}

@@ -69,7 +69,7 @@ type sessionRun struct {
 }
 
 // startShellSession starts a session's shell in the workspace root.
-func startShellSession(name string, ws *tools.Workspace, g *procguard.Guard, envExtras []string) (*shellSession, error) {
+func startShellSession(name string, ws *tools.Workspace, g *procguard.Guard, starter func(*exec.Cmd) error, envExtras []string) (*shellSession, error) {
 	sh, err := exec.LookPath("bash")
 	if err != nil {
 		return nil, errors.New("shell sessions need bash, which is not installed")
@@ -94,7 +94,7 @@ func startShellSession(name string, ws *tools.Workspace, g *procguard.Guard, env
 		c.ExtraFiles = []*os.File{pw} // descriptor 3
 		stdin, pipeErr = c.StdinPipe()
 		return c
-	})
+	}, starter)
 	_ = pw.Close()
 	if err == nil && pipeErr != nil {
 		err = pipeErr
