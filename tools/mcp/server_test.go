@@ -200,6 +200,15 @@ func TestHangTimesOutKillsAndRestarts(t *testing.T) {
 		t.Fatalf("hang: %+v", r)
 	}
 	waitGone(t, pid)
+	// The server is started again outside the next call, so that call's
+	// 300 ms timeout covers the call and not a process start on a busy
+	// machine.
+	if err := srv.Connect(t.Context()); err != nil {
+		t.Fatalf("start again after the hang: %v", err)
+	}
+	if srv.Starts() != 2 {
+		t.Errorf("starts %d, want 2", srv.Starts())
+	}
 	if r := h.call(mcptest.Echo, `{"text":"back"}`); r.IsError || r.Text != "echo: back" {
 		t.Fatalf("after the hang: %+v", r)
 	}
