@@ -148,8 +148,11 @@ func TestEveryEmittedEventDecodesStrictly(t *testing.T) {
 		}
 	}
 	// budget.waiting has its own test (it needs two children racing for
-	// one slot); nodes emit the others.
-	elsewhere := []string{messages.EvtBudgetWaiting, messages.EvtNodeJoined, messages.EvtNodeLeft, messages.EvtTaskRedelivered}
+	// one slot); the changes.* events need workers in worktrees of a git
+	// repository (isolation_test.go decodes them strictly); nodes emit the
+	// others.
+	elsewhere := []string{messages.EvtBudgetWaiting, messages.EvtNodeJoined, messages.EvtNodeLeft, messages.EvtTaskRedelivered,
+		messages.EvtChangesReady, messages.EvtChangesApplied, messages.EvtChangesConflict}
 	for _, typ := range missing {
 		if !slices.Contains(elsewhere, typ) {
 			t.Errorf("no %s event in the scripted runs", typ)

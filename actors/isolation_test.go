@@ -94,6 +94,7 @@ func TestParallelWorkersChangesAllLand(t *testing.T) {
 	if n := len(rec.OfType(messages.EvtChangesReady)); n != 3 {
 		t.Errorf("%d changes.ready events", n)
 	}
+	strictChanges(t, rec)
 	last := requestsOf(srv, "root")
 	if msgs := last[len(last)-1].Messages; !strings.Contains(msgs[len(msgs)-1].Content+msgs[len(msgs)-2].Content+msgs[len(msgs)-3].Content, "[changes: merged into the workspace") {
 		t.Error("the root was not told its workers' changes were merged")
@@ -125,6 +126,7 @@ func TestWorkersOnTheSameLineConflict(t *testing.T) {
 	}
 	// The snapshot was HEAD (a clean checkout): the patch applies to it.
 	gitIn(t, ws, "apply", "--cached", "--check", conflict.Patch)
+	strictChanges(t, rec)
 	evs := rec.OfType(messages.EvtChangesConflict)
 	if len(evs) != 1 || !strings.Contains(string(evs[0].Data), conflict.Patch) {
 		t.Errorf("changes.conflict events: %v", evs)
@@ -159,5 +161,18 @@ func TestLeftoverWorktreesArePrunedAtStart(t *testing.T) {
 	}
 	if _, err := os.Stat(left); err == nil {
 		t.Error("the leftover worktree's directory is still there")
+	}
+}
+
+// strictChanges decodes every changes.* event strictly into its catalog
+// payload (TestEveryEmittedEventDecodesStrictly leaves them to this file).
+func strictChanges(t *testing.T, rec *actors.Recorder) {
+	t.Helper()
+	for _, typ := range []string{messages.EvtChangesReady, messages.EvtChangesApplied, messages.EvtChangesConflict} {
+		for _, ev := range rec.OfType(typ) {
+			if err := strictDecode(ev); err != nil {
+				t.Errorf("%s: %v", typ, err)
+			}
+		}
 	}
 }

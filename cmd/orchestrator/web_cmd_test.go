@@ -96,7 +96,7 @@ var webAddrLine = regexp.MustCompile(`web view at http://([^/ ]+)/`)
 // serveWithHTTP starts serve with --http on a free port and returns the
 // NATS URL and the web address.
 func serveWithHTTP(t *testing.T) (*serving, string) {
-	s := startServe(t, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	s := startServe(t, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--no-auth") // roles have tests of their own
 	m := webAddrLine.FindStringSubmatch(s.stderr.String())
 	if m == nil {
 		t.Fatalf("serve did not say where the web view is:\n%s", s.stderr)

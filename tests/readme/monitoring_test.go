@@ -81,7 +81,8 @@ func TestReadmeMonitoring(t *testing.T) {
 		t.Fatalf("want the serve, watch and node lines, got %q", lines)
 	}
 	nats, web, watchWeb, nodeHTTP := freePort(t), freePort(t), freePort(t), freePort(t)
-	ports := strings.NewReplacer("4222", nats, "8080", web, "8081", watchWeb, "9101", nodeHTTP)
+	store := t.TempDir()
+	ports := strings.NewReplacer("4222", nats, "8080", web, "8081", watchWeb, "9101", nodeHTTP, "/tmp/troupe-nats", store)
 	base := []string{"OPENAI_API_KEY=", "TROUPE_NATS_URL=", "NO_COLOR=1", "OPENAI_BASE_URL=http://127.0.0.1:1/v1"}
 	addr := regexp.MustCompile(`(?:web view|metrics) at (http://\S+?)/`)
 	serveAt := startLine(t, root, base, ports.Replace(lines[0]), addr)[1]
@@ -112,7 +113,8 @@ func TestReadmeMonitoring(t *testing.T) {
 		t.Fatalf(".mcp.json runs %q", s.Command)
 	}
 	cmd := exec.Command("go", append([]string{"run", "./cmd/orchestrator"}, s.Args...)...)
-	cmd.Dir, cmd.Env = root, append(os.Environ(), append(base, "TROUPE_NATS_URL=nats://127.0.0.1:"+nats)...)
+	cmd.Dir, cmd.Env = root, append(os.Environ(), append(base, "TROUPE_NATS_URL=nats://127.0.0.1:"+nats,
+		"TROUPE_NATS_CREDS="+filepath.Join(store, "creds", "requester.creds"))...)
 	client := mcp.NewClient(&mcp.Implementation{Name: "readme", Version: "1"}, nil)
 	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
