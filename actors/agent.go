@@ -11,6 +11,8 @@ import (
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
+	agenttools "github.com/troupe-ai/troupe/tools/agent"
+	"github.com/troupe-ai/troupe/tools/web"
 )
 
 // agentSpec is what a new agent actor is started with.
@@ -26,6 +28,12 @@ type agentSpec struct {
 	lease       int64 // tokens granted to the agent's budget lease
 	attempt     int   // a remote task's delivery attempt (0 for local agents)
 	resume      *convo.Checkpoint
+	// iso is the agent's own worktree (nil: it works in the workspace);
+	// leave is called once it has ended; parentEv are its parent's
+	// events, where what became of its changes is told.
+	iso      *isolated
+	leave    func()
+	parentEv *agentEvents
 	// done is called once when the agent ends, after its last checkpoint
 	// is written (from a goroutine of its own).
 	done func(AgentResult)
@@ -64,7 +72,7 @@ type agent struct {
 	doom           doomState // doom-loop detection, carried through tool steps
 	pendingInput   []string
 	ended          bool
-	plan           *tools.Plan
+	plan           *agenttools.Plan
 	kids           *children
 	ckpt           *checkpointer
 	curTools       *phaseTools     // the current phase's tools
@@ -138,6 +146,11 @@ func (a *agent) start(c actor.Context) {
 	a.ctx, a.cancel = context.WithCancel(a.rt.ctx)
 	a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log).withAttempt(a.spec.attempt)
 	a.session = a.rt.newSession(a.spec.id, a.spec.kind.Name)
+	if a.spec.iso != nil {
+		// Its tools see its worktree, and cache what they read there apart.
+		a.session.Workspace = a.spec.iso.ws
+		a.session.Cache = tools.NewCache(a.rt.toolCfg.CacheMaxAge)
+	}
 	store, err := a.rt.store(a.spec.id)
 	if err != nil {
 		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Err: err.Error()})
@@ -151,11 +164,11 @@ func (a *agent) start(c actor.Context) {
 		a.ev.emit(messages.EvtCheckpointSaved, messages.CheckpointSaved{Round: ck.Round, Path: path})
 	})
 	if a.mayDelegate() {
-		a.session.Delegator = agentDelegator{a}
+		agenttools.UseDelegator(a.session, agentDelegator{a})
 	}
-	a.session.Extractor = agentExtractor{a}
+	web.UseExtractor(a.session, agentExtractor{a})
 	if _, ok := a.rt.approver.(Asker); ok {
-		a.session.Asker = agentAsker{a}
+		agenttools.UseAsker(a.session, agentAsker{a})
 	}
 	a.phase = PhaseExecute
 	if a.spec.kind.PlanFirst && a.rt.settings.PlansFirst(a.spec.kind.Name) {

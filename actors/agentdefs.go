@@ -14,6 +14,10 @@ import (
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/tools"
 
+	agenttools "github.com/troupe-ai/troupe/tools/agent"
+	"github.com/troupe-ai/troupe/tools/builtin"
+	"github.com/troupe-ai/troupe/tools/shell"
+	"github.com/troupe-ai/troupe/tools/web"
 	"gopkg.in/yaml.v3"
 )
 
@@ -31,9 +35,9 @@ type agentDef struct {
 // claudeTools maps Claude Code's tool names to ours.
 var claudeTools = map[string][]string{
 	"read": {tools.NameReadFile}, "grep": {tools.NameGrep}, "glob": {tools.NameFindFiles}, "ls": {tools.NameListDir},
-	"bash": {tools.NameShell}, "edit": {tools.NameEditFile}, "multiedit": {tools.NameEditFile}, "write": {tools.NameWriteFile},
-	"todowrite": {tools.NameTodo}, "task": {tools.NameDelegate, tools.NameCheckAgent}, "notebookedit": {tools.NameEditFile},
-	"webfetch": {tools.NameWebFetch}, "websearch": {tools.NameWebSearch},
+	"bash": {shell.NameShell}, "edit": {tools.NameEditFile}, "multiedit": {tools.NameEditFile}, "write": {tools.NameWriteFile},
+	"todowrite": {tools.NameTodo}, "task": {agenttools.NameDelegate, agenttools.NameCheckAgent}, "notebookedit": {tools.NameEditFile},
+	"webfetch": {web.NameWebFetch}, "websearch": {web.NameWebSearch},
 }
 
 // LoadAgentDefs reads the *.md agent definitions of dirs (missing
@@ -110,8 +114,8 @@ func ParseAgentDef(data []byte) (Kind, error) {
 	default:
 		k.Model = strings.TrimSpace(d.Model)
 	}
-	k.ReadOnly = !slices.ContainsFunc(k.Tools, func(t string) bool { return slices.Contains(tools.MutatingToolNames(), t) })
-	k.MayDelegate = slices.Contains(k.Tools, tools.NameDelegate)
+	k.ReadOnly = !slices.ContainsFunc(k.Tools, func(t string) bool { return slices.Contains(builtin.MutatingToolNames(), t) })
+	k.MayDelegate = slices.Contains(k.Tools, agenttools.NameDelegate)
 	return k, nil
 }
 
@@ -121,7 +125,7 @@ func defTools(v any) ([]string, error) {
 	var raw []string
 	switch t := v.(type) {
 	case nil:
-		return tools.ForKind(KindWorker), nil
+		return builtin.ForKind(KindWorker), nil
 	case string:
 		for _, s := range strings.Split(t, ",") {
 			if s = strings.TrimSpace(s); s != "" {

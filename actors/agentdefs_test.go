@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/troupe-ai/troupe/llm"
-	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/builtin"
 )
 
 func TestParseAgentDef(t *testing.T) {
@@ -31,7 +31,7 @@ func TestParseAgentDef(t *testing.T) {
 		t.Errorf("fixer %+v %v", k, err)
 	}
 	k, err = ParseAgentDef([]byte("---\nname: all\n---\nbody"))
-	if err != nil || !slices.Equal(k.Tools, tools.ForKind(KindWorker)) {
+	if err != nil || !slices.Equal(k.Tools, builtin.ForKind(KindWorker)) {
 		t.Errorf("no tools field: %v %v", k.Tools, err)
 	}
 	for body, want := range map[string]string{

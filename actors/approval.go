@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/troupe-ai/troupe/internal/text"
 	"github.com/troupe-ai/troupe/messages"
-	"github.com/troupe-ai/troupe/tools"
+	agenttools "github.com/troupe-ai/troupe/tools/agent"
 )
 
 // ApprovalRequest is a mutating call waiting for a human's yes or no; it
@@ -31,7 +31,7 @@ type Asker interface {
 	Ask(ctx context.Context, req messages.AskRequest) (messages.AskAnswer, error)
 }
 
-// agentAsker is an agent's tools.Asker: its questions go to the run's
+// agentAsker is an agent's agenttools.Asker: its questions go to the run's
 // approver, bounded by the approval timeout.
 type agentAsker struct{ a *agent }
 
@@ -39,12 +39,12 @@ func (q agentAsker) AskUser(ctx context.Context, question string, choices []stri
 	a := q.a
 	asker, ok := a.rt.approver.(Asker)
 	if !ok {
-		return "", tools.ErrNobodyToAsk
+		return "", agenttools.ErrNobodyToAsk
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.rt.settings.ApprovalWait())
 	defer cancel()
 	ans, err := asker.Ask(ctx, messages.AskRequest{V: messages.ProtocolVersion, ID: uuid.NewString(), Run: a.rt.run,
-		Agent: a.spec.id, Kind: a.spec.kind.Name, Tool: tools.NameAskUser, Question: question, Choices: choices})
+		Agent: a.spec.id, Kind: a.spec.kind.Name, Tool: agenttools.NameAskUser, Question: question, Choices: choices})
 	if err != nil {
 		return "", err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/builtin"
 )
 
 // timedClient measures the time spent inside the real model client, so a
@@ -290,7 +291,7 @@ func parkedCallHeap(b *testing.B, n int, like llmtest.Recorded) int64 {
 	for i, m := range like.Messages {
 		msgs[i] = llm.Message{Role: llm.Role(m.Role), Content: m.Content}
 	}
-	specs := tools.NewRegistry(tools.All()...).Filter(like.Tools).ToolSpecs()
+	specs := tools.NewRegistry(builtin.All()...).Filter(like.Tools).ToolSpecs()
 	runtime.GC()
 	var before, during runtime.MemStats
 	runtime.ReadMemStats(&before)

@@ -10,7 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/google/uuid"
 	"github.com/troupe-ai/troupe/messages"
-	"github.com/troupe-ai/troupe/tools"
+	agenttools "github.com/troupe-ai/troupe/tools/agent"
 )
 
 // child is a parent's record of one child agent.
@@ -40,7 +40,7 @@ type children struct {
 // Messages between a parent's tool goroutines and the parent actor.
 type (
 	prepareChild struct {
-		req tools.DelegateRequest
+		req agenttools.DelegateRequest
 	}
 	prepared struct {
 		spec agentSpec
@@ -163,6 +163,7 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 	parent := c.Self()
 	root := a.rt.system.Root
 	spec.done = func(r AgentResult) { root.Send(parent, &childEnded{id: spec.id, result: r}) }
+	spec.parentEv = a.ev
 	task := spec.childTask(a.rt.run, ch.model)
 	task.Limits = a.rt.taskLimits(spec.kind.Name)
 	remote, err := a.rt.placer.Place(a.ctx, task)
@@ -172,6 +173,18 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 	producer := func() actor.Actor { return newAgent(a.rt, spec) }
 	where := "local"
 	if remote != nil {
+		// A remote child works on the node's checkout; its local
+		// worktree, if it got one, is not needed.
+		leave := spec.leave
+		go spec.dropWorktree()
+		spec.iso = nil
+		done := spec.done
+		spec.done = func(r AgentResult) {
+			if leave != nil {
+				leave()
+			}
+			done(r)
+		}
 		producer = func() actor.Actor { return &proxy{rt: a.rt, task: task, remote: remote, done: spec.done} }
 		where = "remote"
 	}
@@ -233,7 +246,7 @@ func (a *agent) HandleFailure(sys *actor.ActorSystem, sup actor.Supervisor, who 
 }
 
 // newChildSpec validates a delegate request and builds the child's spec.
-func (a *agent) newChildSpec(req tools.DelegateRequest) (agentSpec, error) {
+func (a *agent) newChildSpec(req agenttools.DelegateRequest) (agentSpec, error) {
 	kind, ok := a.rt.kinds[req.Type]
 	if !ok || req.Type == KindRoot {
 		return agentSpec{}, fmt.Errorf("unknown agent type %q; available: %s", req.Type, strings.Join(a.rt.delegableKinds(), ", "))

@@ -7,30 +7,30 @@ import (
 
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/messages"
-	"github.com/troupe-ai/troupe/tools"
+	agenttools "github.com/troupe-ai/troupe/tools/agent"
 )
 
-// agentDelegator implements tools.Delegator for one agent. Its methods run
+// agentDelegator implements agenttools.Delegator for one agent. Its methods run
 // on the agent's tool-step goroutine; they reach the agent actor through
 // requests, never its fields, except the spec and phase, which do not
 // change while a tool step runs.
 type agentDelegator struct{ a *agent }
 
-var _ tools.Delegator = agentDelegator{}
+var _ agenttools.Delegator = agentDelegator{}
 
 const actorAskTimeout = 30 * time.Second
 
-func (d agentDelegator) Delegate(ctx context.Context, req tools.DelegateRequest) (tools.ChildReport, error) {
+func (d agentDelegator) Delegate(ctx context.Context, req agenttools.DelegateRequest) (agenttools.ChildReport, error) {
 	a := d.a
 	// The actor validates the request and builds the spec: the phase,
 	// depth and model it reads are its own fields.
 	res, err := a.rt.system.Root.RequestFuture(a.self, &prepareChild{req: req}, actorAskTimeout).Result()
 	if err != nil {
-		return tools.ChildReport{}, fmt.Errorf("start %s agent: %v", req.Type, err)
+		return agenttools.ChildReport{}, fmt.Errorf("start %s agent: %v", req.Type, err)
 	}
 	prep := res.(*prepared)
 	if prep.err != nil {
-		return tools.ChildReport{}, prep.err
+		return agenttools.ChildReport{}, prep.err
 	}
 	spec := prep.spec
 	if a.rt.budget != nil {
@@ -41,12 +41,16 @@ func (d agentDelegator) Delegate(ctx context.Context, req tools.DelegateRequest)
 			func(q budget.Queued) { a.ev.emit(messages.EvtBudgetWaiting, q.Wire(spec.kind.Name)) })
 		if err != nil {
 			if ctx.Err() != nil {
-				return tools.ChildReport{}, ctx.Err()
+				return agenttools.ChildReport{}, ctx.Err()
 			}
-			return tools.ChildReport{}, fmt.Errorf("no budget for a new %s agent: %v", spec.kind.Name, err)
+			return agenttools.ChildReport{}, fmt.Errorf("no budget for a new %s agent: %v", spec.kind.Name, err)
 		}
 		spec.lease = lease.Tokens
 		a.ev.emit(messages.EvtBudgetAcquired, lease.Wire())
+	}
+	if spec.iso, spec.leave, err = a.rt.iso.enter(ctx, spec.kind, spec.id, spec.background); err != nil {
+		d.releaseUnused(spec.id)
+		return agenttools.ChildReport{}, fmt.Errorf("start %s agent: %v", spec.kind.Name, err)
 	}
 	res, err = a.rt.system.Root.RequestFuture(a.self, &spawnChild{spec: spec}, actorAskTimeout).Result()
 	sp, _ := res.(*spawned)
@@ -54,19 +58,20 @@ func (d agentDelegator) Delegate(ctx context.Context, req tools.DelegateRequest)
 		err = sp.err
 	}
 	if err != nil {
+		spec.discard()
 		d.releaseUnused(spec.id)
-		return tools.ChildReport{}, fmt.Errorf("start %s agent: %v", spec.kind.Name, err)
+		return agenttools.ChildReport{}, fmt.Errorf("start %s agent: %v", spec.kind.Name, err)
 	}
 	ch := sp.ch
 	if req.Background {
-		return tools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: ch.model, Status: StatusRunning}, nil
+		return agenttools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: ch.model, Status: StatusRunning}, nil
 	}
 	select {
 	case <-ch.done:
 		return d.report(ch), nil
 	case <-ctx.Done():
 		a.rt.system.Root.Send(ch.pid, &Cancel{Reason: "parent call cancelled"})
-		return tools.ChildReport{}, ctx.Err()
+		return agenttools.ChildReport{}, ctx.Err()
 	}
 }
 
@@ -94,10 +99,10 @@ func (d agentDelegator) lookup(ctx context.Context, id string) (*child, error) {
 	return sp.ch, sp.err
 }
 
-func (d agentDelegator) Check(ctx context.Context, id string, block bool, timeout time.Duration) (tools.ChildReport, error) {
+func (d agentDelegator) Check(ctx context.Context, id string, block bool, timeout time.Duration) (agenttools.ChildReport, error) {
 	ch, err := d.lookup(ctx, id)
 	if err != nil {
-		return tools.ChildReport{}, err
+		return agenttools.ChildReport{}, err
 	}
 	if block {
 		t := time.NewTimer(timeout)
@@ -106,13 +111,13 @@ func (d agentDelegator) Check(ctx context.Context, id string, block bool, timeou
 		case <-ch.done:
 		case <-t.C:
 		case <-ctx.Done():
-			return tools.ChildReport{}, ctx.Err()
+			return agenttools.ChildReport{}, ctx.Err()
 		}
 	}
 	if isClosed(ch.done) {
 		return d.report(ch), nil
 	}
-	rep := tools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: ch.model, Status: StatusRunning}
+	rep := agenttools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: ch.model, Status: StatusRunning}
 	if res, err := d.a.rt.system.Root.RequestFuture(ch.pid, &Status{}, 2*time.Second).Result(); err == nil {
 		if st, ok := res.(*StatusReply); ok {
 			rep.Rounds, rep.CurrentTool = st.Round, st.CurrentTool
@@ -140,30 +145,30 @@ func (d agentDelegator) SendInput(ctx context.Context, id, message string) error
 	return nil
 }
 
-func (d agentDelegator) Cancel(ctx context.Context, id string) (tools.ChildReport, error) {
+func (d agentDelegator) Cancel(ctx context.Context, id string) (agenttools.ChildReport, error) {
 	ch, err := d.lookup(ctx, id)
 	if err != nil {
-		return tools.ChildReport{}, err
+		return agenttools.ChildReport{}, err
 	}
 	if !isClosed(ch.done) {
-		d.a.rt.system.Root.Send(ch.pid, &Cancel{Reason: tools.NameCancelAgent})
+		d.a.rt.system.Root.Send(ch.pid, &Cancel{Reason: agenttools.NameCancelAgent})
 		select {
 		case <-ch.done:
 		case <-ctx.Done():
-			return tools.ChildReport{}, ctx.Err()
+			return agenttools.ChildReport{}, ctx.Err()
 		}
 	}
 	return d.report(ch), nil
 }
 
 // report renders an ended child's result for its parent, capped.
-func (d agentDelegator) report(ch *child) tools.ChildReport {
+func (d agentDelegator) report(ch *child) agenttools.ChildReport {
 	r := ch.result
 	model := r.Model
 	if model == "" {
 		model = ch.model
 	}
-	return tools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: model,
-		Status: r.Status, Reason: r.Reason, Text: capText(r.Text, d.a.rt.settings.ResultLimit()), Plan: r.Plan,
+	return agenttools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: model,
+		Status: r.Status, Reason: r.Reason, Text: capText(r.Text, d.a.rt.settings.ResultLimit()) + changesNote(r.Changes), Plan: r.Plan,
 		Err: r.Err, Rounds: r.Rounds, Tokens: r.Usage.Total(), Cost: r.Cost, Changed: r.Changed, Node: r.Node}
 }

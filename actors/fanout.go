@@ -9,6 +9,7 @@ import (
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
+	agenttools "github.com/troupe-ai/troupe/tools/agent"
 )
 
 // screenFanout handles a turn that delegates more children than the
@@ -20,10 +21,10 @@ func (a *agent) screenFanout(st *stepState, calls []messages.ToolCall) map[int]t
 	var tokens int64
 	var cost float64
 	for i, c := range calls {
-		if c.Name != tools.NameDelegate {
+		if c.Name != agenttools.NameDelegate {
 			continue
 		}
-		var p tools.DelegateParams
+		var p agenttools.DelegateParams
 		_ = json.Unmarshal(c.Args, &p)
 		idx = append(idx, i)
 		e := messages.SpawnPlanChild{Type: p.Type, EstimatedTokens: a.rt.settings.EstimateFor(p.Type)}

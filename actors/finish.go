@@ -97,12 +97,19 @@ func (a *agent) finalize(r AgentResult) {
 	}
 	a.ev.emit(typ, data)
 	uncharged, ev, session := a.unchargedCalls, a.ev, a.session
+	spec := a.spec
 	a.goSafe("end agent", func() {
 		if session != nil {
 			// Its shell sessions and background jobs end with it.
 			if err := session.Close(); err != nil {
 				a.log.Warn().Err(err).Msg("close tool session")
 			}
+		}
+		if spec.iso != nil {
+			r.Changes = a.rt.iso.land(spec.parentEv, a.rt.run, spec.id, spec.iso, r.Status == StatusCompleted)
+		}
+		if spec.leave != nil {
+			spec.leave()
 		}
 		a.rt.releaseLease(a.spec.id, int64(r.Usage.Total()), uncharged, ev)
 		a.deliver(r)

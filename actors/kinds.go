@@ -9,6 +9,8 @@ import (
 	"github.com/troupe-ai/troupe/configs"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/tools"
+	agenttools "github.com/troupe-ai/troupe/tools/agent"
+	"github.com/troupe-ai/troupe/tools/builtin"
 )
 
 // Kind is a type of agent (configs.Kind): its tools, model, delegation
@@ -17,30 +19,30 @@ type Kind = configs.Kind
 
 // The built-in kind names.
 const (
-	KindRoot     = tools.KindRoot
-	KindExplore  = tools.KindExplore
-	KindPlanner  = tools.KindPlanner
-	KindWorker   = tools.KindWorker
+	KindRoot     = builtin.KindRoot
+	KindExplore  = builtin.KindExplore
+	KindPlanner  = builtin.KindPlanner
+	KindWorker   = builtin.KindWorker
 	PhasePlan    = "planning"
 	PhaseExecute = "executing"
 )
 
 // DelegationTools are the tools of agents that may delegate (built on
 // first use: building tools is no work for a program's start-up).
-var DelegationTools = sync.OnceValue(tools.DelegationToolNames)
+var DelegationTools = sync.OnceValue(builtin.DelegationToolNames)
 
 // BuiltinKinds returns the four built-in kinds. Their tool sets come from
 // the tools' own declarations (tools.Spec.Kinds).
 func BuiltinKinds() map[string]Kind {
 	return map[string]Kind{
 		KindRoot: {Name: KindRoot, Description: "the run's top agent: plans, delegates and acts",
-			Tools: tools.ForKind(KindRoot), ModelRole: llm.RoleDefault, MayDelegate: true, PlanFirst: true, Prompt: rootPrompt},
+			Tools: builtin.ForKind(KindRoot), ModelRole: llm.RoleDefault, MayDelegate: true, PlanFirst: true, Prompt: rootPrompt},
 		KindExplore: {Name: KindExplore, Description: "cheap read-only agent that answers one question about the code with path:line findings",
-			Tools: tools.ForKind(KindExplore), ModelRole: llm.RoleCheap, ReadOnly: true, Prompt: explorePrompt},
+			Tools: builtin.ForKind(KindExplore), ModelRole: llm.RoleCheap, ReadOnly: true, Prompt: explorePrompt},
 		KindPlanner: {Name: KindPlanner, Description: "read-only agent that studies the code and returns a structured plan",
-			Tools: tools.ForKind(KindPlanner), ModelRole: llm.RoleParent, ReadOnly: true, Prompt: plannerPrompt},
+			Tools: builtin.ForKind(KindPlanner), ModelRole: llm.RoleParent, ReadOnly: true, Prompt: plannerPrompt},
 		KindWorker: {Name: KindWorker, Description: "agent that makes changes: edits files and runs commands",
-			Tools: tools.ForKind(KindWorker), ModelRole: llm.RoleParent, PlanFirst: true, Prompt: workerPrompt},
+			Tools: builtin.ForKind(KindWorker), ModelRole: llm.RoleParent, PlanFirst: true, Prompt: workerPrompt},
 	}
 }
 
@@ -54,8 +56,8 @@ func planningTools(k Kind, readOnly func(string) bool) []string {
 			out = append(out, t)
 		}
 	}
-	if !slices.Contains(out, tools.NameSubmitPlan) {
-		out = append(out, tools.NameSubmitPlan)
+	if !slices.Contains(out, agenttools.NameSubmitPlan) {
+		out = append(out, agenttools.NameSubmitPlan)
 	}
 	slices.Sort(out)
 	return out

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/builtin"
+	"github.com/troupe-ai/troupe/tools/web"
 )
 
 // The built-in kinds' tool sets are derived from the tools' declarations:
@@ -20,14 +22,14 @@ func TestKindToolsDerivedFromSpecs(t *testing.T) {
 		KindWorker:  "apply_patch,ask_user,edit_file,find_files,grep,job_kill,job_output,list_dir,read_file,shell,think,todo,web_fetch,web_search,write_file",
 		KindRoot:    "apply_patch,ask_user,cancel_agent,check_agent,delegate,edit_file,find_files,grep,job_kill,job_output,list_dir,read_file,send_input,shell,submit_plan,think,todo,web_fetch,web_search,write_file",
 	}
-	known := tools.NewRegistry(tools.All()...)
+	known := tools.NewRegistry(builtin.All()...)
 	for name, k := range BuiltinKinds() {
 		if got := strings.Join(k.Tools, ","); got != want[name] {
 			t.Errorf("%s: %s, want %s", name, got, want[name])
 		}
 		for _, tn := range k.Tools {
 			tool, _ := known.Get(tn)
-			if !slices.Contains(tool.Spec().Kinds, name) {
+			if !slices.Contains(builtin.KindsOf(tn), name) {
 				t.Errorf("%s has %s, which does not declare it", name, tn)
 			}
 			if k.ReadOnly && !tool.Spec().ReadOnly {
@@ -38,7 +40,7 @@ func TestKindToolsDerivedFromSpecs(t *testing.T) {
 	if got := strings.Join(DelegationTools(), ","); got != "cancel_agent,check_agent,delegate,send_input" {
 		t.Errorf("delegation tools %s", got)
 	}
-	if got := strings.Join(tools.MutatingToolNames(), ","); got != "apply_patch,edit_file,job_kill,shell,write_file" {
+	if got := strings.Join(builtin.MutatingToolNames(), ","); got != "apply_patch,edit_file,job_kill,shell,write_file" {
 		t.Errorf("mutating tools %s", got)
 	}
 }
@@ -47,8 +49,8 @@ func TestKindToolsDerivedFromSpecs(t *testing.T) {
 // web_search (no provider), explore agents neither; a provider adds
 // web_search, tools.web.explore gives explore agents both.
 func TestKindsUnderToolConfig(t *testing.T) {
-	builtin := BuiltinKinds()
-	web := func(k Kind) string {
+	kinds := BuiltinKinds()
+	webOf := func(k Kind) string {
 		var out []string
 		for _, n := range k.Tools {
 			if strings.HasPrefix(n, "web_") {
@@ -58,23 +60,23 @@ func TestKindsUnderToolConfig(t *testing.T) {
 		return strings.Join(out, ",")
 	}
 	for _, c := range []struct {
-		cfg                  tools.WebConfig
+		cfg                  web.Config
 		root, worker, explor string
 	}{
-		{tools.WebConfig{}, "web_fetch", "web_fetch", ""},
-		{tools.WebConfig{Search: tools.SearchConfig{Provider: tools.SearchBrave}}, "web_fetch,web_search", "web_fetch,web_search", ""},
-		{tools.WebConfig{Explore: true, Search: tools.SearchConfig{Provider: tools.SearchSearXNG}}, "web_fetch,web_search", "web_fetch,web_search", "web_fetch,web_search"},
-		{tools.WebConfig{NoFetch: true, Explore: true}, "", "", ""},
+		{web.Config{}, "web_fetch", "web_fetch", ""},
+		{web.Config{Search: web.SearchConfig{Provider: web.SearchBrave}}, "web_fetch,web_search", "web_fetch,web_search", ""},
+		{web.Config{Explore: true, Search: web.SearchConfig{Provider: web.SearchSearXNG}}, "web_fetch,web_search", "web_fetch,web_search", "web_fetch,web_search"},
+		{web.Config{NoFetch: true, Explore: true}, "", "", ""},
 	} {
-		ks := kindsUnder(builtin, tools.Config{Web: c.cfg})
-		if got := web(ks[KindRoot]) + "|" + web(ks[KindWorker]) + "|" + web(ks[KindExplore]); got != c.root+"|"+c.worker+"|"+c.explor {
+		ks := kindsUnder(kinds, builtin.Config{Web: c.cfg})
+		if got := webOf(ks[KindRoot]) + "|" + webOf(ks[KindWorker]) + "|" + webOf(ks[KindExplore]); got != c.root+"|"+c.worker+"|"+c.explor {
 			t.Errorf("%+v: root|worker|explore web tools %s, want %s|%s|%s", c.cfg, got, c.root, c.worker, c.explor)
 		}
-		if web(ks[KindPlanner]) != "" {
-			t.Errorf("%+v: planner has %s", c.cfg, web(ks[KindPlanner]))
+		if webOf(ks[KindPlanner]) != "" {
+			t.Errorf("%+v: planner has %s", c.cfg, webOf(ks[KindPlanner]))
 		}
 	}
-	if web(builtin[KindRoot]) != "web_fetch,web_search" {
+	if webOf(kinds[KindRoot]) != "web_fetch,web_search" {
 		t.Error("kindsUnder changed the map it was given")
 	}
 }

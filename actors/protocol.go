@@ -5,6 +5,7 @@ import (
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
+	agenttools "github.com/troupe-ai/troupe/tools/agent"
 )
 
 // Agent end states.
@@ -27,24 +28,27 @@ const (
 // AgentResult is how an agent ended: its final text (or best text so far),
 // why it ended, and what it spent.
 type AgentResult struct {
-	Agent     string      `json:"agent"`
-	Kind      string      `json:"kind"`
-	Status    string      `json:"status"`
-	Reason    string      `json:"reason"`
-	Text      string      `json:"text"`
-	Plan      *tools.Plan `json:"plan,omitempty"`
-	Err       string      `json:"error,omitempty"`
-	Rounds    int         `json:"rounds"`
-	Usage     llm.Usage   `json:"usage"`
-	Cost      float64     `json:"cost"`
-	ToolCalls int64       `json:"tool_calls"`
-	Model     string      `json:"model,omitempty"`
+	Agent     string           `json:"agent"`
+	Kind      string           `json:"kind"`
+	Status    string           `json:"status"`
+	Reason    string           `json:"reason"`
+	Text      string           `json:"text"`
+	Plan      *agenttools.Plan `json:"plan,omitempty"`
+	Err       string           `json:"error,omitempty"`
+	Rounds    int              `json:"rounds"`
+	Usage     llm.Usage        `json:"usage"`
+	Cost      float64          `json:"cost"`
+	ToolCalls int64            `json:"tool_calls"`
+	Model     string           `json:"model,omitempty"`
 	// Changed lists the workspace paths the agent's file tools
 	// (write_file, edit_file, apply_patch) changed, sorted; what shell
 	// commands changed is not known.
 	Changed []string `json:"changed,omitempty"`
 	// Node is the node that ran the agent ("" when it ran here).
 	Node string `json:"node,omitempty"`
+	// Changes is what became of the changes of an agent that worked in
+	// its own worktree (nil: none, or it worked in the workspace).
+	Changes *messages.ChangeOutcome `json:"changes,omitempty"`
 }
 
 // Cancel asks an agent to stop: its running model call or tools are

@@ -10,6 +10,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/tools/shell"
 )
 
 // SummarizerKind is the X-Troupe-Kind of context-compaction requests.
@@ -96,7 +97,7 @@ func (a *agent) modelStep(conv *convo.Conversation, req llm.Request, toolCalls i
 		Model: req.Model, Run: a.rt.run, Agent: a.spec.id + "-summary", Kind: SummarizerKind})
 	req.Messages = conv.Messages()
 	done.contextTokens, done.toolResultTokens = conv.Estimate(), conv.ToolResultTokens()
-	if note := a.session.JobsNote(); note != "" {
+	if note := shell.JobsNote(a.session); note != "" {
 		// Live state, not history: it rides on this request only.
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: note})
 	}

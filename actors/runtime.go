@@ -11,6 +11,10 @@ import (
 	"github.com/troupe-ai/troupe/internal/redact"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/tools"
+	agenttools "github.com/troupe-ai/troupe/tools/agent"
+	"github.com/troupe-ai/troupe/tools/builtin"
+	"github.com/troupe-ai/troupe/tools/procguard"
+	"github.com/troupe-ai/troupe/tools/web"
 )
 
 // Models says which model each agent runs on.
@@ -43,9 +47,9 @@ type runtime struct {
 	kinds     map[string]Kind
 	known     *tools.Registry
 	ws        *tools.Workspace
-	toolCfg   tools.Config
+	toolCfg   builtin.Config
 	cache     *tools.Cache
-	web       *tools.WebCache // pages web_fetch read, shared by the run's agents
+	web       *web.Cache // pages web_fetch read, shared by the run's agents
 	spill     *tools.Spiller
 	settings  Settings
 	events    Emitter // seqs, in front of the run's emitters
@@ -59,24 +63,29 @@ type runtime struct {
 	// toolCallLimit: the run limits tool calls, so they are charged at once.
 	toolCallLimit bool
 	dataDir       string
+	iso           *isolation       // worktrees for agents that may change files
 	redact        *redact.Redactor // configured secrets, masked in all the run writes
 	// procs keeps the processes of the run's shell commands, sessions and
 	// jobs from outliving their agent or this process; closed when the
 	// run's actor system shuts down.
-	procs *tools.ProcGuard
+	procs *procguard.Guard
 	// written counts the bytes the run's agents wrote to their checkpoints
 	// and journals (shared by the runs of a Host).
 	written *atomic.Int64
 	log     zerolog.Logger
 }
 
+// newSession is the session of one agent of the given kind. The sandbox
+// of the kind (builtin.Config.Sandbox) is handed to the shell tools there.
 func (rt *runtime) newSession(agent, kind string) *tools.Session {
 	s := &tools.Session{Agent: agent, Workspace: rt.ws, Reads: tools.NewReadTracker(),
-		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg, Artifacts: rt.artifacts,
-		Web: rt.web, Redact: rt.redact.String, Procs: rt.procs}
+		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg.Config, Artifacts: rt.artifacts,
+		Redact: rt.redact.String}
+	sh := builtin.Shared{Web: rt.web, Procs: rt.procs}
 	if sb := rt.toolCfg.Sandbox; sb != nil {
-		s.Sandbox = sb.Box(kind, rt.ws.Root())
+		sh.Sandbox = sb.Box(kind, rt.ws.Root())
 	}
+	builtin.Prepare(s, rt.toolCfg, sh)
 	return s
 }
 
@@ -109,7 +118,7 @@ func (rt *runtime) window(model string) int {
 func (rt *runtime) convoConfig(model string, toolNames []string) convo.Config {
 	protected := rt.settings.ProtectedTools
 	if protected == nil {
-		protected = []string{tools.NameTodo, tools.NameSubmitPlan}
+		protected = []string{tools.NameTodo, agenttools.NameSubmitPlan}
 	}
 	fixed := 0
 	for _, ts := range rt.registryFor(toolNames).ToolSpecs() {

@@ -18,6 +18,9 @@ import (
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/builtin"
+	"github.com/troupe-ai/troupe/tools/procguard"
+	"github.com/troupe-ai/troupe/tools/web"
 )
 
 // RootAgentID is the ID of every run's root agent.
@@ -34,7 +37,7 @@ type Options struct {
 	// Kinds are the agent kinds; nil → BuiltinKinds.
 	Kinds    map[string]Kind
 	Settings Settings
-	Tools    tools.Config
+	Tools    builtin.Config
 	// Budget limits the run; Tokens 0 → 10 million.
 	Budget   budget.Limits
 	Events   Emitter
@@ -86,6 +89,9 @@ type Result struct {
 	// EventsDropped counts the events that could not be published (see
 	// Options.EventsDropped), up to run.finished.
 	EventsDropped uint64 `json:"events_dropped,omitempty"`
+	// Changes are what became of the changes of the agents that worked in
+	// worktrees of their own, in the order they were brought back.
+	Changes []messages.ChangeOutcome `json:"changes,omitempty"`
 	// LastSeq is the seq of the last event of each agent of this process,
 	// as run.finished carries it (run.finished's own for "run"): with it,
 	// a subscriber counts the events it lacks.
@@ -199,7 +205,7 @@ func (t *Team) Wait(ctx context.Context) (Result, error) {
 	}
 	_ = t.rt.system.Root.StopFuture(t.root).Wait()
 	rt := t.rt
-	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(t.start)}
+	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(t.start), Changes: rt.iso.results()}
 	// Every lease of the tree is back: an agent releases its lease before
 	// its result is delivered, and only after its children have ended.
 	if snap, err := rt.budget.Snapshot(context.Background()); err == nil {
@@ -273,7 +279,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 		kinds = BuiltinKinds()
 	}
 	kinds = kindsUnder(kinds, o.Tools)
-	known, err := tools.BuildRegistry(append(offeredTools(tools.All(), o.Tools), o.ExtraTools...)...)
+	known, err := tools.BuildRegistry(append(offeredTools(builtin.All(), o.Tools), o.ExtraTools...)...)
 	if err != nil {
 		return nil, fmt.Errorf("run: Options.ExtraTools: %w", err)
 	}
@@ -306,6 +312,11 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 		events = redactingEmitter{out: events, r: secrets}
 	}
 	seqs := &seqTracker{out: events}
+	iso, err := newIsolation(ctx, o.Settings, ws.Root(), o.DataDir, o.Log)
+	if err != nil {
+		_ = ws.Close()
+		return nil, err
+	}
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
 		if o.Log.GetLevel() == zerolog.Disabled {
 			return slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -314,11 +325,11 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	}))
 	return &runtime{written: new(atomic.Int64), ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
-		cache: tools.NewCache(o.Tools.CacheMaxAge), web: tools.NewWebCache(o.Tools.Web.CacheTTL), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
-		settings: o.Settings, events: seqs, seqs: seqs, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
+		cache: tools.NewCache(o.Tools.CacheMaxAge), web: web.NewCache(o.Tools.Web.CacheTTL), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
+		settings: o.Settings, iso: iso, events: seqs, seqs: seqs, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
 		redact:        secrets,
 		sources:       o.ToolSources,
-		toolCallLimit: o.Budget.ToolCalls > 0, procs: tools.NewProcGuard()}, nil
+		toolCallLimit: o.Budget.ToolCalls > 0, procs: procguard.New()}, nil
 }
 
 // childStrategy stops a failed agent, never restarts it: a restart would

@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/text"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
+	agenttools "github.com/troupe-ai/troupe/tools/agent"
 )
 
 // toolStep runs off the mailbox: it saves the step's checkpoint (calls
@@ -330,10 +331,10 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 		return
 	}
 	for i, call := range m.calls {
-		if call.Name != tools.NameSubmitPlan || m.results[i].IsError {
+		if call.Name != agenttools.NameSubmitPlan || m.results[i].IsError {
 			continue
 		}
-		plan, ok := m.results[i].Metadata["plan"].(tools.Plan)
+		plan, ok := m.results[i].Metadata["plan"].(agenttools.Plan)
 		if ok { // a result read back from the journal has no metadata
 			a.plan = &plan
 		}
@@ -344,7 +345,7 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 	}
 	if m.switched {
 		a.phase = PhaseExecute
-		a.ev.emit(messages.EvtPhaseChanged, messages.PhaseChanged{Phase: a.phase, Round: a.round, By: tools.NameSubmitPlan})
+		a.ev.emit(messages.EvtPhaseChanged, messages.PhaseChanged{Phase: a.phase, Round: a.round, By: agenttools.NameSubmitPlan})
 	}
 	if a.finalRound {
 		a.finish(c, AgentResult{Status: StatusCompleted, Reason: ReasonBudgetExhausted, Text: a.bestText})
@@ -386,7 +387,7 @@ func (a *agent) checkpointSnapshot() *convo.Checkpoint {
 
 func planAccepted(calls []messages.ToolCall, results []tools.Result) bool {
 	for i, c := range calls {
-		if c.Name == tools.NameSubmitPlan && !results[i].IsError {
+		if c.Name == agenttools.NameSubmitPlan && !results[i].IsError {
 			return true
 		}
 	}

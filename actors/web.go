@@ -6,6 +6,8 @@ import (
 
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/builtin"
+	"github.com/troupe-ai/troupe/tools/web"
 )
 
 // ExtractKind is the X-Troupe-Kind of web_fetch's extraction requests
@@ -24,10 +26,10 @@ const extractMaxChars = 300_000
 // configuration: tools it does not offer (web_search without a provider,
 // web_fetch turned off) are left out, and explore agents get the web
 // tools only when the configuration allows them. kinds is not changed.
-func kindsUnder(kinds map[string]Kind, cfg tools.Config) map[string]Kind {
+func kindsUnder(kinds map[string]Kind, cfg builtin.Config) map[string]Kind {
 	out := make(map[string]Kind, len(kinds))
 	for name, k := range kinds {
-		k.Tools = tools.ForKindIn(cfg, name, k.Tools)
+		k.Tools = builtin.ForKindIn(cfg, name, k.Tools)
 		out[name] = k
 	}
 	return out
@@ -36,24 +38,24 @@ func kindsUnder(kinds map[string]Kind, cfg tools.Config) map[string]Kind {
 // offeredTools is the registry without the built-in tools cfg does not
 // offer, so that a call to one is an unknown tool rather than a tool
 // "not allowed" for the kind.
-func offeredTools(all []tools.Tool, cfg tools.Config) []tools.Tool {
+func offeredTools(all []tools.Tool, cfg builtin.Config) []tools.Tool {
 	var out []tools.Tool
 	for _, t := range all {
-		if tools.Offered(cfg, t.Spec().Name) {
+		if builtin.Offered(cfg, t.Spec().Name) {
 			out = append(out, t)
 		}
 	}
 	return out
 }
 
-// agentExtractor is an agent's tools.Extractor: web_fetch's prompt goes
+// agentExtractor is an agent's web.Extractor: web_fetch's prompt goes
 // to the cheap model (or the model a per_kind rule names for
 // web_extract), as a side request with its own agent and kind headers.
 // Its tokens come back in the Extraction and are charged to the agent by
 // its tool step (chargeExtractions).
 type agentExtractor struct{ a *agent }
 
-func (x agentExtractor) Extract(ctx context.Context, req tools.ExtractRequest) (tools.Extraction, error) {
+func (x agentExtractor) Extract(ctx context.Context, req web.ExtractRequest) (web.Extraction, error) {
 	a := x.a
 	model := a.rt.router.Choose(llm.Choice{Kind: ExtractKind, Role: llm.RoleCheap})
 	// Leave room for the instruction and the answer; about three
@@ -64,12 +66,12 @@ func (x agentExtractor) Extract(ctx context.Context, req tools.ExtractRequest) (
 		Messages: []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}},
 		Agent:    a.spec.id + "-extract", Run: a.rt.run, Kind: ExtractKind}, nil)
 	if err != nil {
-		return tools.Extraction{}, err
+		return web.Extraction{}, err
 	}
 	if len(resp.Message.ToolCalls) > 0 && resp.Message.Content == "" {
-		return tools.Extraction{}, errors.New("the model answered with a tool call instead of text")
+		return web.Extraction{}, errors.New("the model answered with a tool call instead of text")
 	}
-	return tools.Extraction{Text: resp.Message.Content, Model: resp.Model, TokensIn: resp.Usage.PromptTokens,
+	return web.Extraction{Text: resp.Message.Content, Model: resp.Model, TokensIn: resp.Usage.PromptTokens,
 		TokensOut: resp.Usage.CompletionTokens, CostUSD: resp.Cost, InputCut: cut}, nil
 }
 
@@ -79,7 +81,7 @@ func extractionUsage(results []tools.Result) (llm.Usage, float64) {
 	var u llm.Usage
 	var cost float64
 	for _, r := range results {
-		ex, ok := r.Metadata[tools.MetaExtraction].(tools.Extraction)
+		ex, ok := r.Metadata[web.MetaExtraction].(web.Extraction)
 		if !ok || r.Cached {
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/web"
 )
 
 func used(p, c int) *llmtest.Usage { return &llmtest.Usage{PromptTokens: p, CompletionTokens: c} }
@@ -40,7 +41,7 @@ func TestWebFetchPromptIsAnsweredByTheCheapModel(t *testing.T) {
 	defer srv.Close()
 	rec := &actors.Recorder{}
 	o := options(t, srv, workspace(t, nil), "find the default timeout", rec)
-	o.Tools.Web = tools.WebConfig{AllowPrivate: true} // the page server is on loopback
+	o.Tools.Web = web.Config{AllowPrivate: true} // the page server is on loopback
 	res := run(t, o)
 
 	if res.Status != actors.StatusCompleted || res.Text != "The default timeout is 42 s." {
@@ -118,7 +119,7 @@ func TestWebToolsInAnAgentRun(t *testing.T) {
 	))
 	defer srv.Close()
 	o := options(t, srv, workspace(t, nil), "research", &actors.Recorder{})
-	o.Tools.Web.Search = tools.SearchConfig{Provider: tools.SearchSearXNG, URL: searx.URL}
+	o.Tools.Web.Search = web.SearchConfig{Provider: web.SearchSearXNG, URL: searx.URL}
 	o.Tools.Tiers = tools.Tiers{Budget: -1} // every definition sent: this test is about the web tools, not tiers
 	res := run(t, o)
 	if res.Status != actors.StatusCompleted {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
-	"github.com/troupe-ai/troupe/tools"
+	agenttools "github.com/troupe-ai/troupe/tools/agent"
 )
 
 // Wire is r as it crosses a process: the result of a remote agent.
@@ -30,7 +30,7 @@ func ResultFromWire(w messages.Result) AgentResult {
 		Usage: llm.Usage{PromptTokens: w.TokensIn, CompletionTokens: w.TokensOut, CachedTokens: w.Cached},
 		Cost:  w.CostUSD, ToolCalls: w.ToolCalls, Model: w.Model, Changed: w.Changed, Node: w.Node}
 	if len(w.Plan) > 0 {
-		var p tools.Plan
+		var p agenttools.Plan
 		if json.Unmarshal(w.Plan, &p) == nil {
 			r.Plan = &p
 		}

@@ -35,6 +35,36 @@ type Agent struct {
 	FanoutThreshold int    `yaml:"fanout_threshold" json:"fanout_threshold"` // default 8
 	FanoutPolicy    string `yaml:"fanout_policy" json:"fanout_policy"`       // auto|ask|deny, default auto
 	OnParentFinish  string `yaml:"on_parent_finish" json:"on_parent_finish"` // cancel|wait, default cancel
+
+	// Isolation says where an agent that may change files works: auto (its
+	// own worktree when it runs remotely, in the background or alongside
+	// another such agent), worktree (always its own) or shared (the
+	// workspace itself). Default auto.
+	Isolation string `yaml:"isolation" json:"isolation"`
+	// Changes says what becomes of an isolated agent's changes: apply
+	// (merged into the workspace), branch (committed on
+	// troupe/<run>/<agent>) or patch (a patch file only). Default apply.
+	Changes string `yaml:"changes" json:"changes"`
+}
+
+// Isolation modes (Agent.Isolation).
+const (
+	IsolationAuto     = "auto"
+	IsolationWorktree = "worktree"
+	IsolationShared   = "shared"
+)
+
+// IsolationMode is the isolation mode, auto when unset.
+func (s Agent) IsolationMode() string { return defString(s.Isolation, IsolationAuto) }
+
+// ChangesMode is what becomes of an isolated agent's changes, apply when unset.
+func (s Agent) ChangesMode() string { return defString(s.Changes, "apply") }
+
+func defString(v, d string) string {
+	if v == "" {
+		return d
+	}
+	return v
 }
 
 // RoundLimit is the most rounds an agent runs.

@@ -114,6 +114,12 @@ func buildCatalog() []EventSpec {
 			NodeJoined{Node: "node-3f2a1b0c", Name: "builder-2", Host: "builder-2", Kinds: []string{"explore", "worker"}, Slots: 4, Version: "0.3.0"}},
 		{EvtNodeLeft, "A worker node left: it drained and deregistered (reason drained; run \"nodes\", agent = the node's ID), or a run's orchestrator heard no heartbeat from it for node.lease_timeout (reason lost; in the run's own events, agent \"nodes\", node = the node's ID, once until it is heard from again).", func() any { return new(NodeLeft) },
 			NodeLeft{Node: "node-3f2a1b0c", Name: "builder-2", Reason: "drained"}},
+		{EvtChangesReady, "An agent that worked in its own worktree ended and its changes relative to its snapshot were captured (emitted by its parent; agent = the child).", func() any { return new(ChangesReady) },
+			ChangesReady{Agent: "worker-5e6f7a8b", Files: []FileChange{{Path: "cache/store.go", Status: "modified", Added: 3, Deleted: 1}}}},
+		{EvtChangesApplied, "An agent's changes were merged into the workspace (applied), committed on a branch (branch) or written as a patch file (patch); emitted by its parent.", func() any { return new(ChangesApplied) },
+			ChangesApplied{Agent: "worker-5e6f7a8b", Status: "applied", Files: []string{"cache/store.go"}}},
+		{EvtChangesConflict, "An agent's changes overlap a change made to the workspace after its snapshot (another agent's or the user's): nothing was written; the patch is kept (emitted by its parent).", func() any { return new(ChangesConflict) },
+			ChangesConflict{Agent: "worker-5e6f7a8b", Files: []string{"cache/store.go"}, Patch: "/src/app/.troupe/runs/9f1c2d3e/changes/worker-5e6f7a8b.patch"}},
 		{EvtTaskRedelivered, "A node got a task on a second or later attempt (agent = the node's ID).", func() any { return new(TaskRedelivered) },
 			TaskRedelivered{Agent: "explore-1a2b3c4d", Kind: "explore", Attempt: 2, Node: "node-77aa88bb"}},
 	}

@@ -107,7 +107,7 @@ func imports(t *testing.T) map[string][]string {
 
 // check returns every way the imports leave the table and the fixed rules:
 // messages imports nothing of ours (and of others only uuid), tools does
-// not reach actors, actors does not reach NATS, and a package imports only
+// not reach actors nor a tool package (toolRules), actors does not reach NATS, and a package imports only
 // what its row names, from rows above it.
 func check(rows []row, imps map[string][]string) []string {
 	var errs []string
@@ -182,6 +182,7 @@ func check(rows []row, imps map[string][]string) []string {
 	if reach("tools")["actors"] {
 		errs = append(errs, "tools imports actors")
 	}
+	errs = append(errs, toolRules(reach)...)
 	for _, pkg := range append([]string{"actors"}, keys(reach("actors"))...) {
 		for _, p := range imps[pkg] {
 			if strings.HasPrefix(p, "github.com/nats-io/") {
@@ -191,6 +192,29 @@ func check(rows []row, imps map[string][]string) []string {
 	}
 	if got := ours("examples/monitor"); imps["examples/monitor"] != nil && !slices.Equal(got, []string{"messages"}) {
 		errs = append(errs, fmt.Sprintf("examples/monitor imports %v of ours; docs/events.md says a Go subscriber needs messages only", got))
+	}
+	return errs
+}
+
+// toolLeaves are the pure packages under tools/: they import no tools
+// package, and they are all the framework may import from under tools/.
+var toolLeaves = []string{"tools/patch", "tools/shell/guard", "tools/procguard"}
+
+// toolRules: the framework tools reaches no tool package (tools/shell,
+// tools/web, ...; only the leaves), and a leaf reaches no tools package.
+func toolRules(reach func(string) map[string]bool) []string {
+	var errs []string
+	for _, p := range keys(reach("tools")) {
+		if strings.HasPrefix(p, "tools/") && !slices.Contains(toolLeaves, p) {
+			errs = append(errs, "the framework tools imports the tool package "+p)
+		}
+	}
+	for _, leaf := range toolLeaves {
+		for _, p := range keys(reach(leaf)) {
+			if p == "tools" || strings.HasPrefix(p, "tools/") {
+				errs = append(errs, fmt.Sprintf("the leaf %s imports %s", leaf, p))
+			}
+		}
 	}
 	return errs
 }
@@ -212,7 +236,7 @@ func TestLayering(t *testing.T) {
 		t.Fatalf("read %d rows of docs/architecture.md's package table", len(rows))
 	}
 	imps := imports(t)
-	for _, want := range []string{"messages", "tools", "actors", "bus", "watch", "cmd/orchestrator", "examples/monitor"} {
+	for _, want := range []string{"messages", "tools", "tools/builtin", "tools/patch", "actors", "bus", "watch", "cmd/orchestrator", "examples/monitor"} {
 		if _, ok := imps[want]; !ok {
 			t.Fatalf("package %s not found: found %v", want, keys(toSet(imps)))
 		}
@@ -231,15 +255,20 @@ func toSet(m map[string][]string) map[string]bool {
 }
 
 // The checker itself catches each kind of break: messages importing a
-// package of ours, tools importing actors, actors reaching NATS through a
+// package of ours, tools importing actors or a tool package, a leaf under
+// tools/ importing tools, actors reaching NATS through a
 // package of ours, a package importing one below it, or one its row does
 // not name, and a package missing from the table.
 func TestLayeringCatchesBreaks(t *testing.T) {
 	rows := readTable(t)
 	good := imports(t)
 	cases := map[string]func(map[string][]string){
-		"messages imports":       func(m map[string][]string) { m["messages"] = append(m["messages"], module+"/internal/text") },
-		"tools imports actors":   func(m map[string][]string) { m["tools"] = append(m["tools"], module+"/actors") },
+		"messages imports":         func(m map[string][]string) { m["messages"] = append(m["messages"], module+"/internal/text") },
+		"tools imports actors":     func(m map[string][]string) { m["tools"] = append(m["tools"], module+"/actors") },
+		"imports the tool package": func(m map[string][]string) { m["tools"] = append(m["tools"], module+"/tools/web") },
+		"the leaf tools/patch imports": func(m map[string][]string) {
+			m["tools/patch"] = append(m["tools/patch"], module+"/tools")
+		},
 		"actors reaches NATS":    func(m map[string][]string) { m["budget"] = append(m["budget"], "github.com/nats-io/nats.go") },
 		"not above it":           func(m map[string][]string) { m["budget"] = append(m["budget"], module+"/cluster") },
 		"which its row does not": func(m map[string][]string) { m["bus"] = append(m["bus"], module+"/internal/text") },

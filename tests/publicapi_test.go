@@ -14,7 +14,8 @@ import (
 
 // publicPackages are the packages a program in another module uses.
 var publicPackages = []string{"actors", "budget", "bus", "cluster", "configs", "llm", "llm/llmtest", "messages",
-	"tools", "tools/mcp", "watch"}
+	"tools", "tools/agent", "tools/builtin", "tools/mcp", "tools/patch", "tools/procguard", "tools/shell",
+	"tools/shell/guard", "tools/toolstest", "tools/web", "watch"}
 
 // The public API stands alone: no exported type, field, function, method
 // or variable of a public package names a type of an internal package,

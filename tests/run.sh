@@ -27,6 +27,10 @@ if [ -z "${TEST_PKGS:-}" ]; then
   command -v git >/dev/null || missing+=(git)
   command -v node >/dev/null || missing+=(nodejs)
   command -v npm >/dev/null || missing+=(npm)
+  # The web view's test drives headless Chromium and has a real Prometheus
+  # server scrape /metrics.
+  command -v chromium >/dev/null || missing+=(chromium)
+  command -v prometheus >/dev/null || missing+=(prometheus)
   if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
       stop "the tests need ${missing[*]}; install them (Debian/Ubuntu: sudo apt-get install ${missing[*]}) or run this script as root where apt-get can"
@@ -35,7 +39,7 @@ if [ -z "${TEST_PKGS:-}" ]; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >/dev/null \
       || stop "apt-get could not install ${missing[*]}; install them and run again"
   fi
-  for cmd in rg nats-server git node npm; do
+  for cmd in rg nats-server git node npm chromium prometheus; do
     command -v "$cmd" >/dev/null || stop "$cmd is still missing after the install"
   done
   { command -v fdfind >/dev/null || command -v fd >/dev/null; } || stop "fd (fd-find) is still missing after the install"

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"github.com/troupe-ai/troupe/tools/patch"
 )
 
 //go:embed apply_patch.md
@@ -31,7 +33,7 @@ func (p ApplyPatchParams) text() string {
 
 // TouchedPaths returns every path the patch's file headers name, Move
 // targets included, from a cheap scan that does not parse hunks.
-func (p ApplyPatchParams) TouchedPaths() []string { return patchPaths(p.text()) }
+func (p ApplyPatchParams) TouchedPaths() []string { return patch.Paths(p.text()) }
 
 var _ PathLister = ApplyPatchParams{}
 
@@ -39,8 +41,8 @@ var _ PathLister = ApplyPatchParams{}
 // deletes files from one patch in the Codex format, all or nothing.
 func ApplyPatch() Tool {
 	return New(Spec{
-		Guidance: []GuidanceLine{Line(sectionEditing, 20, "apply_patch applies a multi-file patch atomically: all files or none.")},
-		Name:     NameApplyPatch, Kinds: changeKinds,
+		Guidance:    []GuidanceLine{Line(SectionEditing, 20, "apply_patch applies a multi-file patch atomically: all files or none.")},
+		Name:        NameApplyPatch,
 		Description: applyPatchDoc,
 		ReadOnly:    false,
 		Parallel:    PerPath,
@@ -57,13 +59,13 @@ func runApplyPatch(ctx context.Context, s *Session, p ApplyPatchParams) (Result,
 	case p.Input != "" && p.Patch != "" && p.Input != p.Patch:
 		return Errorf("apply_patch: give the patch once, as input; patch is only another name for it"), nil
 	}
-	doc, err := parsePatch(p.text())
+	doc, err := patch.Parse(p.text())
 	if err != nil {
 		return Errorf("apply_patch: the patch is malformed, nothing was written: %v", err), nil
 	}
 	pl := newPatchPlan(s)
 	var summary []string
-	for _, op := range doc.ops {
+	for _, op := range doc.Ops {
 		line, err := pl.apply(op)
 		if err != nil {
 			return refusal(fmt.Errorf("apply_patch: nothing was written: %w", err)), nil
@@ -186,13 +188,13 @@ func (pl *patchPlan) symlink(path string) (*fileState, bool, error) {
 }
 
 // apply plans one operation and returns its summary line.
-func (pl *patchPlan) apply(op fileOp) (string, error) {
-	if op.kind == opDelete || op.moveTo != "" {
-		link, ok, err := pl.symlink(op.path)
+func (pl *patchPlan) apply(op patch.FileOp) (string, error) {
+	if op.Kind == patch.OpDelete || op.MoveTo != "" {
+		link, ok, err := pl.symlink(op.Path)
 		switch {
 		case err != nil:
 			return "", err
-		case ok && op.moveTo != "":
+		case ok && op.MoveTo != "":
 			return "", fmt.Errorf("%s is a symbolic link; apply_patch does not move links (use shell mv, or update the file it points to)", link.display)
 		case ok && !link.exists:
 			return "", fmt.Errorf("cannot delete %s: no such file", link.display)
@@ -202,21 +204,21 @@ func (pl *patchPlan) apply(op fileOp) (string, error) {
 			return "D " + link.display, nil
 		}
 	}
-	st, err := pl.file(op.path)
+	st, err := pl.file(op.Path)
 	if err != nil {
 		return "", err
 	}
-	switch op.kind {
-	case opAdd:
+	switch op.Kind {
+	case patch.OpAdd:
 		if st.exists {
 			if err := pl.mustHaveRead(st); err != nil {
 				return "", fmt.Errorf("*** Add File: %s would replace an existing file: %w", st.display, err)
 			}
 		}
 		st.exists = true
-		st.content = []byte(fileText{lines: op.lines, finalEOL: true}.join())
+		st.content = []byte(patch.Text{Lines: op.Lines, FinalEOL: true}.Join())
 		return "A " + st.display, nil
-	case opDelete:
+	case patch.OpDelete:
 		if !st.exists {
 			return "", fmt.Errorf("cannot delete %s: no such file", st.display)
 		}
@@ -229,7 +231,7 @@ func (pl *patchPlan) apply(op fileOp) (string, error) {
 	return pl.update(op, st)
 }
 
-func (pl *patchPlan) update(op fileOp, st *fileState) (string, error) {
+func (pl *patchPlan) update(op patch.FileOp, st *fileState) (string, error) {
 	if !st.exists {
 		return "", fmt.Errorf("*** Update File: %s does not exist (use *** Add File: to create a file)", st.display)
 	}
@@ -239,19 +241,19 @@ func (pl *patchPlan) update(op fileOp, st *fileState) (string, error) {
 	if st.existed && !pl.s.Reads.readCurrent(st.abs, st.orig) {
 		pl.blind = true
 	}
-	ft := splitText(string(st.content))
-	lines, err := applyHunks(ft.lines, op.hunks)
+	ft := patch.SplitText(string(st.content))
+	lines, err := patch.Apply(ft.Lines, op.Hunks)
 	if err != nil {
 		//lint:ignore ST1005 this text is the model's to read, and the advice stands on a line of its own
 		return "", fmt.Errorf("%s: %v\nRe-read the file with read_file and copy its context lines exactly.", st.display, err)
 	}
-	ft.lines = lines
-	content := []byte(ft.join())
-	if op.moveTo == "" {
+	ft.Lines = lines
+	content := []byte(ft.Join())
+	if op.MoveTo == "" {
 		st.content = content
 		return "M " + st.display, nil
 	}
-	dst, err := pl.file(op.moveTo)
+	dst, err := pl.file(op.MoveTo)
 	if err != nil {
 		return "", err
 	}

@@ -1,4 +1,4 @@
-// Package tools is troupe's tool framework and its tools.
+// Package tools is troupe's tool framework and its file and search tools.
 //
 // A tool is a typed params struct plus a run function (New): the JSON
 // Schema the model sees is generated from the struct, and arguments are
@@ -29,11 +29,6 @@
 // writes are atomic. Outputs are small by default: paths before contents,
 // confirmations rather than echoes.
 //
-// The web tools reach beyond the workspace, and only to the public
-// internet unless configured otherwise: web_fetch resolves a host itself
-// and checks every address it dials, redirects and DNS answers included.
-// Its pages are cached for a fixed time (WebCache), not by rounds.
-//
 // The file tools (Spec.Diff) report their changes at one gate after their
 // checks and before they write: the executor puts the unified diff of
 // those changes (cut at 8 KiB) in the result's metadata (diff,
@@ -52,7 +47,13 @@
 // listed at run time (MCP servers, package tools/mcp) come from a
 // ToolSource.
 //
-// The delegation tools reach the agent actor through the Delegator
-// interface declared here, ask_user through Asker, and web_fetch's prompt
-// through Extractor; this package knows nothing of actors or NATS.
+// The other tool families are packages of their own on top of this one
+// (tools/shell, tools/web, tools/agent, tools/mcp), and tools/builtin is
+// the one place that lists them all and maps them to agent kinds. What a
+// tool package keeps per agent lives in the Session under a key of its
+// own (State, Session.Attach): the framework knows none of them. A
+// session's own values that are io.Closers are closed with it
+// (Session.Close); values that go stale when a call changes something
+// hear of it (MutationHook). This package knows nothing of actors or
+// NATS.
 package tools

@@ -28,8 +28,8 @@ func (p EditFileParams) TouchedPaths() []string { return []string{p.Path} }
 // EditFile returns the edit_file tool.
 func EditFile() Tool {
 	return New(Spec{
-		Guidance: []GuidanceLine{Line(sectionEditing, 10, "edit_file replaces old_string with new_string; old_string must match exactly once (include a few surrounding lines), or set replace_all. It answers with a one-line confirmation, not the file.")},
-		Name:     NameEditFile, Kinds: changeKinds, Truncation: HeadLines(50), Description: editFileDoc, ReadOnly: false, Cacheable: false,
+		Guidance: []GuidanceLine{Line(SectionEditing, 10, "edit_file replaces old_string with new_string; old_string must match exactly once (include a few surrounding lines), or set replace_all. It answers with a one-line confirmation, not the file.")},
+		Name:     NameEditFile, Truncation: HeadLines(50), Description: editFileDoc, ReadOnly: false, Cacheable: false,
 		Parallel: PerPath, Tier: TierAlways, Diff: true}, runEditFile)
 }
 

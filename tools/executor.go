@@ -267,7 +267,7 @@ func (e *Executor) execute(ctx context.Context, p *pending) Result {
 		res = Errorf("tool %s failed: %v", p.spec.Name, err)
 	}
 	if p.spec.Mutates() {
-		s.Web.dropPrivate() // a local server may serve what was just changed
+		s.afterMutation() // e.g. a local server may serve what was just changed
 	}
 	// Before the cache, the spill file and the conversation see it: a
 	// command that prints a configured secret (cat of a file holding the

@@ -296,7 +296,7 @@ func TestCacheHitRegistersReadThroughSymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := &Session{Agent: "b", Workspace: a.Workspace, Reads: NewReadTracker(), Todos: &TodoList{}, Cache: a.Cache, Spill: a.Spill}
-	reg := NewRegistry(Builtin()...)
+	reg := NewRegistry(ReadFile(), EditFile())
 	exA := &Executor{Tools: reg, Session: a}
 	exB := &Executor{Tools: reg, Session: b}
 	read := calls("read_file", `{"path":"link/f.txt"}`)

@@ -32,7 +32,7 @@ func BenchmarkFileTools(b *testing.B) {
 		}
 	}
 	s := NewSession("bench", ws, Config{DataDir: b.TempDir()})
-	ex := &Executor{Tools: NewRegistry(Builtin()...), Session: s}
+	ex := &Executor{Tools: NewRegistry(fileTools()...), Session: s}
 	run := func(b *testing.B, name, args string) {
 		b.Helper()
 		r := ex.Run(context.Background(), calls(name, args))[0]
@@ -128,4 +128,9 @@ func BenchmarkWorkspaceOpen(b *testing.B) {
 			}
 		}
 	})
+}
+
+// fileTools are the file and search tools of this package.
+func fileTools() []Tool {
+	return []Tool{ReadFile(), EditFile(), WriteFile(), ListDir(), Think(), Todo(), Grep(), FindFiles(), ApplyPatch()}
 }

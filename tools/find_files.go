@@ -34,8 +34,8 @@ func (p FindFilesParams) TouchedPaths() []string { return dirScope(p.Path) }
 // FindFiles returns the find_files tool.
 func FindFiles() Tool {
 	return New(Spec{
-		Guidance: []GuidanceLine{Line(sectionWhichTool, 10, "Find files by name or path pattern with find_files.")},
-		Name:     NameFindFiles, Kinds: readKinds, Truncation: Head(30 * 1024), Description: findFilesDoc, ReadOnly: true, Cacheable: true,
+		Guidance: []GuidanceLine{Line(SectionWhichTool, 10, "Find files by name or path pattern with find_files.")},
+		Name:     NameFindFiles, Truncation: Head(30 * 1024), Description: findFilesDoc, ReadOnly: true, Cacheable: true,
 		Parallel: ParallelSafe, Tier: TierAlways}, runFindFiles,
 		Minimum("limit", 1), Minimum("offset", 0))
 }

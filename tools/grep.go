@@ -48,8 +48,8 @@ func (p GrepParams) TouchedPaths() []string { return dirScope(p.Path) }
 // Grep returns the grep tool.
 func Grep() Tool {
 	return New(Spec{
-		Guidance: []GuidanceLine{Line(sectionWhichTool, 20, "Find where something is written with grep; it lists matching files by default.")},
-		Name:     NameGrep, Kinds: readKinds, Truncation: Head(50 * 1024), Description: grepDoc, ReadOnly: true, Cacheable: true,
+		Guidance: []GuidanceLine{Line(SectionWhichTool, 20, "Find where something is written with grep; it lists matching files by default.")},
+		Name:     NameGrep, Truncation: Head(50 * 1024), Description: grepDoc, ReadOnly: true, Cacheable: true,
 		Parallel: ParallelSafe, Tier: TierAlways}, runGrep,
 		Enum("mode", "files", "content", "count"), Minimum("limit", 1), Minimum("offset", 0),
 		Minimum("context_lines", 0), Minimum("before", 0), Minimum("after", 0))

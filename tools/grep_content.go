@@ -10,6 +10,11 @@ import (
 	"github.com/troupe-ai/troupe/internal/search"
 )
 
+// grepContentMaxBytes is where content mode stops adding lines, below the
+// tool's 50 KiB output cap, so that a long result says which offset
+// continues it (the executor's cut would not).
+const grepContentMaxBytes = 48 << 10
+
 // content renders content mode: the page of selected lines from offset,
 // limit of them, each file's lines with their context, in file order.
 func (g *grepRun) content(ctx context.Context, hits []search.Hit) (Result, error) {
@@ -42,7 +47,17 @@ func (g *grepRun) content(ctx context.Context, hits []search.Hit) (Result, error
 			continue // the file went away since the search; skip it
 		}
 		rel := listPath(g.s.Workspace.Rel(h.Path))
+		done := 0 // lines of want written
 		for _, l := range lines {
+			_, wanted := slices.BinarySearch(want, l.No)
+			if wanted && b.Len() >= grepContentMaxBytes {
+				next := g.p.Offset + taken + done
+				fmt.Fprintf(&b, "[output cut at %d KB: use offset=%d for the rest]\n", grepContentMaxBytes>>10, next)
+				return Text(strings.TrimSuffix(b.String(), "\n")).WithMeta("lines", total), nil
+			}
+			if wanted {
+				done++
+			}
 			if withContext && b.Len() > 0 && (rel != lastFile || l.No != lastNo+1) {
 				b.WriteString("--\n")
 			}

@@ -6,10 +6,11 @@ import (
 	"strings"
 )
 
-// The sections of the tool guidance that tools add lines to.
+// The sections of the tool guidance that tools add lines to
+// (GuidanceLine.Section).
 const (
-	sectionWhichTool = "Which tool"
-	sectionEditing   = "Editing"
+	SectionWhichTool = "Which tool"
+	SectionEditing   = "Editing"
 )
 
 // Guidance writes the tool-guidance section of a system prompt for an agent
@@ -30,10 +31,10 @@ func Guidance(reg *Registry) string {
 	b.WriteString("# Using your tools\n\n")
 	fmt.Fprintf(&b, "You have these tools: %s.\n", strings.Join(reg.Names(), ", "))
 
-	section(&b, sectionWhichTool, declared(reg, sectionWhichTool, has))
+	section(&b, SectionWhichTool, declared(reg, SectionWhichTool, has))
 
 	what := "files to read, patterns to search"
-	if has(NameDelegate) {
+	if slices.ContainsFunc(reg.Specs(), func(s Spec) bool { return s.Spawns != nil }) { // delegate
 		what += ", sub-tasks to hand off"
 	}
 	parallel := "When you need several independent results (" + what + "), request all the calls in the same turn: they run in parallel."
@@ -59,8 +60,8 @@ func Guidance(reg *Registry) string {
 	if has(NameReadFile) && (has(NameEditFile) || has(NameWriteFile) || has(NameApplyPatch)) {
 		edit = append(edit, "Read a file before you change it: the edit tools refuse files you have not read, or that changed on disk since you read them.")
 	}
-	edit = append(edit, declared(reg, sectionEditing, has)...)
-	section(&b, sectionEditing, edit)
+	edit = append(edit, declared(reg, SectionEditing, has)...)
+	section(&b, SectionEditing, edit)
 
 	section(&b, "Output size", []string{
 		"Tool outputs are kept small on purpose and capped. When an output is cut, its last line says what was left out and how to get it (an offset, a narrower call, or a saved file to read).",

@@ -40,8 +40,8 @@ func (p ListDirParams) TouchedPaths() []string { return dirScope(p.Path) }
 // ListDir returns the list_dir tool.
 func ListDir() Tool {
 	return New(Spec{
-		Guidance: []GuidanceLine{Line(sectionWhichTool, 30, "See a directory's layout with list_dir.")},
-		Name:     NameListDir, Kinds: readKinds, Truncation: Head(30 * 1024), Description: listDirDoc, ReadOnly: true, Cacheable: true,
+		Guidance: []GuidanceLine{Line(SectionWhichTool, 30, "See a directory's layout with list_dir.")},
+		Name:     NameListDir, Truncation: Head(30 * 1024), Description: listDirDoc, ReadOnly: true, Cacheable: true,
 		Parallel: ParallelSafe, Tier: TierAlways}, runListDir,
 		Minimum("depth", 1), Minimum("limit", 1), Minimum("offset", 1))
 }

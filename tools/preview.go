@@ -10,9 +10,9 @@ import (
 	"sync"
 )
 
-// maxDiffBytes caps the diff a result's metadata, an event or an approval
+// MaxDiffBytes caps the diff a result's metadata, an event or an approval
 // prompt carries; a longer diff is cut at a line end and says so.
-const maxDiffBytes = 8 << 10
+const MaxDiffBytes = 8 << 10
 
 // fileChange is one file as a mutating file tool is about to leave it.
 // From is its path before ("" when the call creates it) and To its path
@@ -114,7 +114,7 @@ func diffOf(changes []fileChange) ChangeDiff {
 		d.Added += fd.Added
 		d.Removed += fd.Removed
 	}
-	d.Text, d.Cut = capDiff(b.String(), maxDiffBytes)
+	d.Text, d.Cut = capDiff(b.String(), MaxDiffBytes)
 	return d
 }
 

@@ -54,8 +54,8 @@ func (p ReadFileParams) TouchedPaths() []string { return []string{p.Path} }
 // ReadFile returns the read_file tool.
 func ReadFile() Tool {
 	return New(Spec{
-		Guidance: []GuidanceLine{Line(sectionWhichTool, 40, "Read file contents with read_file; use offset/limit or ranges for the part you need.")},
-		Name:     NameReadFile, Kinds: readKinds, Truncation: Head(100 * 1024), Description: readFileDoc, ReadOnly: true, Cacheable: true,
+		Guidance: []GuidanceLine{Line(SectionWhichTool, 40, "Read file contents with read_file; use offset/limit or ranges for the part you need.")},
+		Name:     NameReadFile, Truncation: Head(100 * 1024), Description: readFileDoc, ReadOnly: true, Cacheable: true,
 		Parallel: ParallelSafe, Tier: TierAlways}, runReadFile,
 		Minimum("offset", 1), Minimum("limit", 1), Minimum("start_line", 1), Minimum("end_line", 1), readRangesSchema)
 }

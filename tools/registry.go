@@ -9,35 +9,6 @@ import (
 	"github.com/troupe-ai/troupe/messages"
 )
 
-// Builtin returns every built-in tool, built explicitly in one place.
-func Builtin() []Tool {
-	return []Tool{
-		// Each tool file adds its constructor here.
-		ReadFile(),
-		EditFile(),
-		WriteFile(),
-		ListDir(),
-		Think(),
-		Todo(),
-		Grep(),
-		FindFiles(),
-		ApplyPatch(),
-		Shell(),
-		JobOutput(),
-		JobKill(),
-		AskUser(),
-		WebFetch(),
-		WebSearch(),
-	}
-}
-
-// All returns every tool an agent can be given: the built-in tools,
-// submit_plan and the delegation tools (which work only in agents that may
-// delegate).
-func All() []Tool {
-	return append(append(Builtin(), SubmitPlan()), DelegationTools()...)
-}
-
 // Registry is a set of tools looked up by name, sorted by name so prompts
 // are deterministic.
 type Registry struct {

@@ -2,9 +2,6 @@ package tools
 
 import (
 	"sync"
-
-	"github.com/troupe-ai/troupe/tools/sandbox"
-
 	"sync/atomic"
 	"time"
 )
@@ -15,15 +12,6 @@ type Config struct {
 	// Timeout bounds one tool call (default 60 s). shell has its own
 	// timeout argument and is bounded by that instead.
 	Timeout time.Duration
-	// ShellBlocklist holds regular expressions that refuse shell
-	// commands on top of the built-in rules (which are always on). Each is
-	// matched against the raw command, every nested script and every
-	// simple command as the parser normalised it.
-	ShellBlocklist []string
-	// ShellEnv names environment variables (or prefixes ending in "*")
-	// that commands get beyond the built-in allow-list; names that look
-	// secret (KEY, TOKEN, PASSWORD, AUTH, cloud credentials...) never do.
-	ShellEnv []string
 	// Truncation overrides the per-tool defaults.
 	Truncation map[string]Truncation
 	// DataDir is where the run keeps its data (spill files); default
@@ -33,15 +21,9 @@ type Config struct {
 	SpillMaxAge time.Duration
 	// CacheMaxAge is how many rounds a cached result lives (default 10).
 	CacheMaxAge int
-	// Web configures web_fetch and web_search.
-	Web WebConfig
 	// Tiers decides which tool definitions an agent is sent each round
 	// and which it loads with search_tools.
 	Tiers Tiers
-	// Sandbox is the OS sandbox of the commands the tools start; each
-	// agent's session gets a box from it (Session.Sandbox). Nil: commands
-	// are not confined (sandbox.mode: off, and the library's default).
-	Sandbox *sandbox.Settings
 }
 
 // DefaultTimeout is the per-call timeout when Config.Timeout is zero.
@@ -75,22 +57,9 @@ type Session struct {
 	Cache     *Cache
 	Spill     *Spiller
 	Config    Config
-	// Delegator spawns and manages child agents for the delegation tools;
-	// nil for agents that may not delegate.
-	Delegator Delegator
-	// Asker puts questions to the user for ask_user; nil when nobody can
-	// answer (a headless run).
-	Asker Asker
 	// Artifacts, when set, also keeps spilled outputs where other
 	// processes of the run read them (artifact:// handles).
 	Artifacts ArtifactStore
-	// Extractor runs web_fetch's prompt over a page on a cheap model; nil
-	// where no model is at hand (tools call), and web_fetch then returns
-	// the page itself.
-	Extractor Extractor
-	// Web holds fetched pages and extracts for Config.Web.CacheTTL; the
-	// agents of a run share one. Nil fetches every time.
-	Web *WebCache
 	// Redact, when set, replaces configured secret values in every
 	// result's text before anything else sees it: the cache, the spill
 	// file, the conversation (and so model requests and checkpoints).
@@ -98,75 +67,10 @@ type Session struct {
 	// programs of other modules can set it.
 	Redact func(string) string
 
-	// Sandbox confines the processes the shell tool starts (nil: not
-	// confined); Close closes it, removing its private TMPDIR.
-	Sandbox *sandbox.Box
-
-	// Procs keeps the processes the shell tool starts from outliving their
-	// command, agent or process; the agents of a run share one. Nil: the
-	// session makes one of its own on first use, and Close closes it.
-	Procs *ProcGuard
-
 	round   atomic.Int64
 	shellMu sync.Mutex // Sequential tools run one at a time per session
-	shells  shellState
+	state   sessionState
 }
-
-// shellState is a session's shell sessions and background jobs.
-type shellState struct {
-	mu       sync.Mutex
-	sessions map[string]*shellSession
-	jobs     jobTable
-	ownProcs *ProcGuard // made by procs() when Procs is nil
-	closed   bool
-}
-
-// procs is the session's process guard.
-func (s *Session) procs() *ProcGuard {
-	if s.Procs != nil {
-		return s.Procs
-	}
-	s.shells.mu.Lock()
-	defer s.shells.mu.Unlock()
-	if s.shells.ownProcs == nil {
-		s.shells.ownProcs = NewProcGuard()
-	}
-	return s.shells.ownProcs
-}
-
-// Close ends what the agent's tools left running: its shell sessions and
-// background jobs (each process group and cgroup killed), and the process
-// guard when the session made its own. Call it once the agent has ended;
-// shell calls made afterwards are refused. It is safe to call more than
-// once and concurrently with a running call.
-func (s *Session) Close() error {
-	st := &s.shells
-	st.mu.Lock()
-	st.closed = true
-	sessions := st.sessions
-	st.sessions = nil
-	own := st.ownProcs
-	st.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, sh := range sessions {
-		wg.Go(sh.close)
-	}
-	wg.Go(st.jobs.closeAll)
-	wg.Wait()
-	if s.Sandbox != nil {
-		_ = s.Sandbox.Close()
-	}
-	if own != nil {
-		return own.Close()
-	}
-	return nil
-}
-
-// JobsNote is a short note of the agent's background jobs for its next
-// model request: each running job, or one with output or an end not yet
-// read, with its command and how much new output it has. "" when there
-// are none.
-func (s *Session) JobsNote() string { return s.shells.jobs.note() }
 
 // NewSession returns a session over ws with a fresh read tracker, todo
 // list and cache, and a spill store under cfg.DataDir.
@@ -178,7 +82,6 @@ func NewSession(agent string, ws *Workspace, cfg Config) *Session {
 		Todos:     &TodoList{},
 		Cache:     NewCache(cfg.CacheMaxAge),
 		Spill:     NewSpiller(ws, cfg.DataDir, cfg.SpillMaxAge),
-		Web:       NewWebCache(cfg.Web.CacheTTL),
 		Config:    cfg,
 	}
 }

@@ -84,8 +84,9 @@ type Spec struct {
 	// their results' metadata, and PreviewCall shows it before the call
 	// runs.
 	Diff bool
-	// Kinds are the built-in agent kinds that get the tool (KindRoot,
-	// KindExplore, ...); the kinds' tool sets are derived from it.
+	// Kinds, when set, names the agent kinds a tool listed at run time
+	// is meant for (an MCP server's configured kinds). The built-in tools
+	// leave it empty: package tools/builtin maps them to kinds.
 	Kinds []string
 	// Polls marks a tool whose result changes over time for the same
 	// arguments (job_output, check_agent): calling it again and again is

@@ -17,7 +17,7 @@ type ThinkParams struct {
 // tool calls. It does nothing and returns nothing; the thought stays in
 // the conversation as the call's arguments.
 func Think() Tool {
-	return New(Spec{Name: NameThink, Kinds: readKinds, Description: thinkDoc, ReadOnly: true, Cacheable: false,
+	return New(Spec{Name: NameThink, Description: thinkDoc, ReadOnly: true, Cacheable: false,
 		Parallel: ParallelSafe, Tier: TierAlways}, runThink)
 }
 

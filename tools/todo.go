@@ -21,7 +21,7 @@ type TodoParams struct {
 // It touches no files, so it is read-only in the workspace's sense; the
 // list has its own lock, so calls need no scheduling.
 func Todo() Tool {
-	return New(Spec{Name: NameTodo, Kinds: changeKinds, Truncation: HeadLines(200), Description: todoDoc, ReadOnly: true, Cacheable: false,
+	return New(Spec{Name: NameTodo, Truncation: HeadLines(200), Description: todoDoc, ReadOnly: true, Cacheable: false,
 		Parallel: ParallelSafe, Tier: TierAlways}, runTodo,
 		Enum("action", "add", "complete", "remove", "list"), Minimum("index", 1))
 }

@@ -64,12 +64,12 @@ func (t Truncation) Apply(text string) Cut {
 	switch t.Strategy {
 	case StrategyHead:
 		if t.MaxBytes > 0 && len(text) > t.MaxBytes {
-			c.Text, c.Truncated = headBytes(text, t.MaxBytes), true
+			c.Text, c.Truncated = HeadBytes(text, t.MaxBytes), true
 		}
 	case StrategyHeadAndTail:
 		if t.MaxBytes > 0 && len(text) > t.MaxBytes {
 			tailN := int(float64(t.MaxBytes) * t.TailRatio)
-			head := headBytes(text, t.MaxBytes-tailN)
+			head := HeadBytes(text, t.MaxBytes-tailN)
 			tail := tailBytes(text, tailN)
 			omitted := len(text) - len(head) - len(tail)
 			c.Text = head + fmt.Sprintf("\n\n[... %d bytes omitted ...]\n\n", omitted) + tail
@@ -121,9 +121,9 @@ func countLines(s string) int {
 	return n
 }
 
-// headBytes returns at most n bytes of s, cut after the last newline in the
+// HeadBytes returns at most n bytes of s, cut after the last newline in the
 // final quarter of the window when there is one, else at a rune boundary.
-func headBytes(s string, n int) string {
+func HeadBytes(s string, n int) string {
 	if n >= len(s) {
 		return s
 	}

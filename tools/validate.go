@@ -63,39 +63,7 @@ func check(s *jsonschema.Schema, v any, at string) (any, error) {
 	}
 	switch typ {
 	case "object":
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("%s: expected object, got %s", field(), describe(v))
-		}
-		for _, name := range s.Required {
-			if _, ok := obj[name]; !ok {
-				return nil, fmt.Errorf("field %q is required but missing", join(at, name))
-			}
-		}
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			ps, ok := s.Properties[k]
-			if !ok {
-				if s.AdditionalProperties != nil && s.AdditionalProperties.Not == nil {
-					continue
-				}
-				return nil, fmt.Errorf("unknown field %q; valid fields: %s", join(at, k), strings.Join(propNames(s), ", "))
-			}
-			if obj[k] == nil && !slices.Contains(s.Required, k) {
-				delete(obj, k) // null for an optional field means "use the default"
-				continue
-			}
-			nv, err := check(ps, obj[k], join(at, k))
-			if err != nil {
-				return nil, err
-			}
-			obj[k] = nv
-		}
-		return obj, nil
+		return checkObject(s, v, at, field)
 	case "array":
 		arr, ok := v.([]any)
 		if !ok {
@@ -153,6 +121,44 @@ func check(s *jsonschema.Schema, v any, at string) (any, error) {
 		return n, nil
 	}
 	return v, nil
+}
+
+// checkObject checks an object's fields against s: required ones present,
+// no unknown ones, each valid; a null optional field is dropped.
+func checkObject(s *jsonschema.Schema, v any, at string, field func() string) (any, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s: expected object, got %s", field(), describe(v))
+	}
+	for _, name := range s.Required {
+		if _, ok := obj[name]; !ok {
+			return nil, fmt.Errorf("field %q is required but missing", join(at, name))
+		}
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ps, ok := s.Properties[k]
+		if !ok {
+			if s.AdditionalProperties != nil && s.AdditionalProperties.Not == nil {
+				continue
+			}
+			return nil, fmt.Errorf("unknown field %q; valid fields: %s", join(at, k), strings.Join(propNames(s), ", "))
+		}
+		if obj[k] == nil && !slices.Contains(s.Required, k) {
+			delete(obj, k) // null for an optional field means "use the default"
+			continue
+		}
+		nv, err := check(ps, obj[k], join(at, k))
+		if err != nil {
+			return nil, err
+		}
+		obj[k] = nv
+	}
+	return obj, nil
 }
 
 func toNumber(v any) (float64, bool) {

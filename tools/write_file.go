@@ -27,8 +27,8 @@ func (p WriteFileParams) TouchedPaths() []string { return []string{p.Path} }
 // WriteFile returns the write_file tool.
 func WriteFile() Tool {
 	return New(Spec{
-		Guidance: []GuidanceLine{Line(sectionEditing, 30, "write_file is for new files or complete rewrites; prefer edit_file for changes.")},
-		Name:     NameWriteFile, Kinds: changeKinds, Truncation: HeadLines(50), Description: writeFileDoc, ReadOnly: false, Cacheable: false,
+		Guidance: []GuidanceLine{Line(SectionEditing, 30, "write_file is for new files or complete rewrites; prefer edit_file for changes.")},
+		Name:     NameWriteFile, Truncation: HeadLines(50), Description: writeFileDoc, ReadOnly: false, Cacheable: false,
 		Parallel: PerPath, Tier: TierAlways, Diff: true}, runWriteFile)
 }
 

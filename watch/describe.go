@@ -74,6 +74,22 @@ func describe(ev messages.Event, v any) string {
 		return fmt.Sprintf("%s: budget %s, wrapping up", d.Agent, d.State)
 	case *messages.TaskRedelivered:
 		return fmt.Sprintf("task %s redelivered (attempt %d) to %s", d.Agent, d.Attempt, d.Node)
+	case *messages.ChangesReady:
+		added, deleted := 0, 0
+		for _, f := range d.Files {
+			added, deleted = added+f.Added, deleted+f.Deleted
+		}
+		return fmt.Sprintf("%s changed %d %s +%d −%d", d.Agent, len(d.Files), Plural(len(d.Files), "file", "files"), added, deleted)
+	case *messages.ChangesApplied:
+		switch d.Status {
+		case messages.ChangeStatusBranch:
+			return fmt.Sprintf("%s's changes committed on %s", d.Agent, d.Branch)
+		case messages.ChangeStatusPatch:
+			return fmt.Sprintf("%s's changes kept as %s", d.Agent, d.Patch)
+		}
+		return fmt.Sprintf("%s's changes applied: %s", d.Agent, Clip(strings.Join(d.Files, ", "), 70))
+	case *messages.ChangesConflict:
+		return fmt.Sprintf("%s's changes CONFLICT in %s; patch kept: %s", d.Agent, Clip(strings.Join(d.Files, ", "), 50), d.Patch)
 	case *messages.ContextCompacted:
 		return fmt.Sprintf("%s: context compacted %d → %d messages", who, d.MessagesBefore, d.MessagesAfter)
 	}

@@ -34,8 +34,9 @@ Usage:
   orchestrator demo [--workspace DIR [--in-place]] [--nodes N] [--keep]   an offline swarm against a scripted model
   orchestrator run [--workspace DIR] [--model M] [--config FILE] [--max-rounds N] [--json] [--yes] [flags] "task"
   orchestrator resume [RUN] [--workspace DIR] [--model M] [--json] [flags]
-  orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--config FILE]
+  orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--web ADDR] [flags]
   orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral] [flags]
+  orchestrator mcp [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--http ADDR] [--http-public]   troupe as an MCP server
   orchestrator node --nats URL --workspace DIR [--kinds explore,worker] [--slots N] [flags]   (same as the node program)
   orchestrator tools list [--config FILE] [--workspace DIR]
   orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]
@@ -86,6 +87,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		code, err = cmdConfig(args[1:], os.Getenv, stdout)
 	case "node":
 		code = nodecmd.Run(ctx, args[1:], os.Getenv, stdout, stderr)
+	case "mcp":
+		code, err = cmdMCP(ctx, args[1:], processEnv(nil), stdin, stdout, stderr)
 	case "serve":
 		code, err = cmdServe(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "version", "--version":

@@ -7,7 +7,7 @@ type flagNames struct {
 
 // runValueFlags and runBoolFlags are the flags of run and resume.
 var (
-	runValueFlags = []string{"workspace", "model", "config", "max-rounds", "log-level", "nats", "placement", "ask-via"}
+	runValueFlags = []string{"workspace", "model", "config", "max-rounds", "log-level", "nats", "placement", "ask-via", "changes"}
 	runBoolFlags  = []string{"json", "keep-checkpoints", "yes", "ephemeral", "quiet"}
 )
 
@@ -18,8 +18,9 @@ var commandFlags = map[string]flagNames{
 	"run":          {runValueFlags, runBoolFlags},
 	"resume":       {runValueFlags, runBoolFlags},
 	"demo":         {[]string{"workspace", "nodes"}, []string{"keep", "in-place"}},
-	"watch":        {[]string{"nats", "run", "config"}, []string{"from-start", "json", "follow", "interactive"}},
-	"serve":        {[]string{"listen", "store", "cluster", "cluster-listen", "routes", "name", "config"}, []string{"ephemeral"}},
+	"watch":        {[]string{"nats", "run", "config", "web"}, []string{"from-start", "json", "follow", "interactive", "http-public"}},
+	"serve":        {[]string{"listen", "store", "cluster", "cluster-listen", "routes", "name", "config", "http"}, []string{"ephemeral", "http-public"}},
+	"mcp":          {[]string{"workspace", "config", "model", "nats", "http"}, []string{"http-public"}},
 	"config print": {[]string{"workspace", "config", "model", "nats"}, []string{"json"}},
 	"tools list":   {[]string{"workspace", "config"}, nil},
 	"tools call":   {[]string{"workspace", "script", "config"}, []string{"json"}},

@@ -120,6 +120,7 @@ Examples:
   orchestrator tools call mcp__everything__echo '{"message":"hi"}' --config mcp.yaml
 `,
 	"watch": `Usage: orchestrator watch [--nats URL] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--config FILE]
+                          [--web ADDR [--http-public]]
 
 Follows a swarm's events on NATS. On a terminal it draws the live agent tree
 (per agent: kind, status, round, current tool, tokens in/out, cost, node,
@@ -138,12 +139,40 @@ Flags:
   --follow        keep watching for new runs instead of ending with the run
   --interactive   answer the approvals of runs started with --ask-via nats (y/n on stdin)
   --config FILE   read nats.token / user / password / creds / TLS from a config file
+  --web ADDR      also serve the live web view and /metrics at ADDR (host:port, loopback;
+                  watch then runs until interrupted)
+  --http-public   let --web listen beyond loopback
 
 Examples:
   orchestrator watch --nats nats://127.0.0.1:41297
+  orchestrator watch --nats nats://127.0.0.1:41297 --web 127.0.0.1:8080
   orchestrator watch --nats nats://127.0.0.1:41297 --run 5f1c0e9a --from-start --json | jq .type
 `,
+	"mcp": `Usage: orchestrator mcp [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--http ADDR [--http-public]]
+
+Serves troupe as an MCP server, on stdin/stdout (the default) or over
+streamable HTTP at http://ADDR/mcp. Its tools: start_run (a task, with
+placement and budget options; wait for the answer or get a run ID),
+explore (a question answered by a fan-out of explore agents, findings
+returned), check_run and cancel_run. Calls run concurrently, each its own
+run in --workspace, with the configuration run would use. Runs are
+headless: a tool call that needs approval is refused. Events go to NATS
+(--nats, else an embedded server), so watch and the web view see the runs.
+
+Flags:
+  --workspace DIR   the repository the runs work in (default .)
+  --config FILE     a config file layered over the others
+  --model M         the default model
+  --nats URL        publish events to this server (default: an embedded one)
+  --http ADDR       serve streamable HTTP at ADDR instead of stdio (loopback)
+  --http-public     let --http listen beyond loopback
+
+Examples:
+  orchestrator mcp --workspace ~/src/app
+  orchestrator mcp --workspace ~/src/app --http 127.0.0.1:8765
+`,
 	"serve": `Usage: orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral] [--config FILE]
+                          [--http ADDR [--http-public]]
                           [--cluster NAME --name SERVER --cluster-listen HOST:PORT --routes URL,...]
 
 Runs the embedded NATS server with JetStream (and troupe's streams) as a
@@ -161,6 +190,8 @@ Flags:
   --store DIR             JetStream store (default: a temporary directory)
   --ephemeral             keep the store in a temporary directory, removed at exit
   --config FILE           a config file over ~/.config/troupe/config.yaml (its nats settings)
+  --http ADDR             serve the live web view and Prometheus /metrics at ADDR (host:port)
+  --http-public           let --http listen beyond loopback (the page shows every task)
   --cluster NAME          join a cluster of that name; every server needs its own --name
   --cluster-listen H:P    where this server listens for routes (default HOST, any free port)
   --routes URL,...        nats-route://host:port of the other servers
@@ -174,6 +205,7 @@ connect once a majority of the servers is up.
 
 Examples:
   orchestrator serve --store /var/lib/troupe/nats --config /etc/troupe/serve.yaml
+  orchestrator serve --http 127.0.0.1:8080   # web view at http://127.0.0.1:8080/, metrics at /metrics
   orchestrator serve --listen 0.0.0.0:4222 --store /data/nats   # reachable from other machines
   orchestrator serve --listen 0.0.0.0:4222 --store /data/nats --cluster troupe --name a --cluster-listen 10.0.0.1:6222 --routes nats-route://10.0.0.2:6222,nats-route://10.0.0.3:6222
 `,
@@ -243,6 +275,9 @@ const runFlagsHelp = `Flags:
   --nats URL             use this NATS server or cluster instead of an embedded one
   --ephemeral            the embedded server keeps its store in a temporary directory
   --placement K=P,...    where kinds run: local, remote (a node) or auto, e.g. explore=remote
+  --changes MODE         what becomes of the changes of workers in their own worktrees (agent.isolation):
+                         apply (merge into the workspace; a conflict keeps .troupe/runs/RUN/changes/AGENT.patch),
+                         branch (commit on troupe/RUN/AGENT) or patch (write the patch file only); default apply
 `
 
 // printHelp writes the help of cmd ("tools call" for a subcommand).

@@ -9,7 +9,7 @@ import (
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/text"
 	"github.com/troupe-ai/troupe/messages"
-	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/agent"
 	"github.com/troupe-ai/troupe/watch"
 )
 
@@ -18,7 +18,7 @@ const maxArgsShown = 390
 
 // isOpenQuestion tells an ask_user question (answered in words) from an
 // approval (answered yes or no).
-func isOpenQuestion(req messages.AskRequest) bool { return req.Tool == tools.NameAskUser }
+func isOpenQuestion(req messages.AskRequest) bool { return req.Tool == agent.NameAskUser }
 
 // writeQuestion puts a question from the wire to a person on w. Every text
 // in it came from a model or from the wire, so it is made printable and

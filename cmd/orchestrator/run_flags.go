@@ -34,7 +34,8 @@ func parseRunFlags(args []string, resume bool) (runFlags, error) {
 	f := runFlags{resume: resume, workspace: fs.values["workspace"], configFile: fs.values["config"], logLevel: fs.values["log-level"],
 		askVia: fs.values["ask-via"], json: fs.bools["json"], yes: fs.bools["yes"], quiet: fs.bools["quiet"],
 		over: runner.Overrides{Model: fs.values["model"], KeepCheckpoints: fs.bools["keep-checkpoints"], NATS: fs.values["nats"],
-			Ephemeral: fs.bools["ephemeral"], Placement: fs.values["placement"]}}
+			Ephemeral: fs.bools["ephemeral"], Placement: fs.values["placement"],
+			Changes: fs.values["changes"]}}
 	if f.workspace == "" {
 		f.workspace = "."
 	}

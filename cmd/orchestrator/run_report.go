@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/runner"
+	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/watch"
 )
 
@@ -36,6 +38,7 @@ func reportRun(stdout, stderr io.Writer, asJSON bool, res actors.Result, r *runn
 		res.Usage.PromptTokens, res.Usage.CompletionTokens, cost, res.Wall.Round(time.Millisecond))
 	printRunSummary(stderr, res.Budget, unpriced...)
 	printMetrics(stderr, r.Metrics.Metrics())
+	printChanges(stderr, res.Changes)
 	if res.EventsDropped > 0 {
 		fmt.Fprintf(stderr, "events: %d could not be published (NATS was unreachable or refused them and the buffers were full)\n", res.EventsDropped)
 	}
@@ -66,4 +69,23 @@ func runExit(interrupted bool, stderr io.Writer, res actors.Result, maxRounds in
 		return exitInterrupt
 	}
 	return exitOK
+}
+
+// printChanges says what became of each isolated agent's changes.
+func printChanges(w io.Writer, changes []messages.ChangeOutcome) {
+	for _, c := range changes {
+		files := strings.Join(c.Files, ", ")
+		switch c.Status {
+		case messages.ChangeStatusApplied:
+			fmt.Fprintf(w, "changes of %s applied: %s\n", c.Agent, files)
+		case messages.ChangeStatusConflict:
+			fmt.Fprintf(w, "changes of %s NOT applied: conflict in %s; patch kept: %s\n", c.Agent, strings.Join(c.Conflicts, ", "), c.Patch)
+		case messages.ChangeStatusBranch:
+			fmt.Fprintf(w, "changes of %s committed on %s: %s\n", c.Agent, c.Branch, files)
+		case messages.ChangeStatusPatch:
+			fmt.Fprintf(w, "changes of %s written to %s: %s\n", c.Agent, c.Patch, files)
+		default:
+			fmt.Fprintf(w, "changes of %s could not be brought back (%s): %s\n", c.Agent, files, c.Error)
+		}
+	}
 }

@@ -42,6 +42,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return exitUsage, usageErr("config: nats.events_max_age and nats.events_max_bytes must not be negative")
 	}
 	o.Token = cfg.NATS.Token
+	if a := fs.values["http"]; a != "" {
+		if err := checkLoopback("--http", a, fs.bools["http-public"]); err != nil {
+			return exitUsage, err
+		}
+	}
 	log := zerolog.New(stderr).Level(zerolog.WarnLevel)
 	emb, err := bus.StartEmbedded(ctx, o, log)
 	if err != nil {
@@ -52,6 +57,14 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		if err := serveStreams(ctx, emb, cfg, stderr, log); err != nil {
 			return exitFailed, err
 		}
+	}
+	if a := fs.values["http"]; a != "" {
+		web, err := serveWeb(ctx, emb.URL(), o.Token, cfg.NATS.Prefix, a, log)
+		if err != nil {
+			return exitFailed, err
+		}
+		defer web.Close()
+		announceWeb(stderr, web)
 	}
 	serveBanner(stdout, stderr, emb, o)
 	<-ctx.Done()

@@ -18,7 +18,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/peer"
 	"github.com/troupe-ai/troupe/internal/ptytest"
 	"github.com/troupe-ai/troupe/messages"
-	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/agent"
 	"github.com/troupe-ai/troupe/watch"
 )
 
@@ -92,7 +92,7 @@ func TestWriteQuestionIsPrintable(t *testing.T) {
 	args, _ := json.Marshal(map[string]string{"command": strings.Repeat("日本", 200) + evil})
 	var b strings.Builder
 	writeQuestion(&b, messages.AskRequest{V: 1, ID: "q", Run: "r1", Agent: "worker-1", Kind: "worker", Tool: "shell", Question: "run it?" + evil, Args: args})
-	writeQuestion(&b, messages.AskRequest{V: 1, ID: "q", Run: "r1", Agent: "a", Tool: tools.NameAskUser, Question: "pick" + evil, Choices: []string{"red" + evil, "blue"}})
+	writeQuestion(&b, messages.AskRequest{V: 1, ID: "q", Run: "r1", Agent: "a", Tool: agent.NameAskUser, Question: "pick" + evil, Choices: []string{"red" + evil, "blue"}})
 	out := b.String()
 	if strings.ContainsAny(out, "\x1b\x07\u009b") || !utf8.ValidString(out) {
 		t.Errorf("control characters reached the terminal: %q", out)
@@ -133,7 +133,7 @@ func TestPausingApprover(t *testing.T) {
 	got := make(chan answer, 1)
 	choice := "red \x1b[31mhot\x1b[0m"
 	go func() {
-		ans, err := a.Ask(t.Context(), messages.AskRequest{V: 1, ID: "q", Run: "r1", Agent: "root", Tool: tools.NameAskUser,
+		ans, err := a.Ask(t.Context(), messages.AskRequest{V: 1, ID: "q", Run: "r1", Agent: "root", Tool: agent.NameAskUser,
 			Question: "which?\x1b[2J", Choices: []string{choice, "blue"}})
 		got <- answer{ans, err}
 	}()

@@ -16,6 +16,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/builtin"
 )
 
 func cmdTools(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (int, error) {
@@ -79,7 +80,7 @@ func toolSession(dir string, ts *toolset) (*tools.Session, *tools.Executor, erro
 	}
 	tc := setup.ToolsConfig(ts.cfg.Tools)
 	tc.DataDir = filepath.Join(ws.Root(), ".troupe")
-	s := tools.NewSession("cli", ws, tc)
+	s := builtin.NewSession("cli", ws, tc)
 	s.Redact = setup.Redactor(ts.cfg).String
 	_, _ = s.Spill.Sweep(time.Now())
 	return s, &tools.Executor{Tools: ts.reg, Session: s}, nil

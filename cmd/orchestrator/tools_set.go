@@ -11,6 +11,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/builtin"
 	"github.com/troupe-ai/troupe/tools/mcp"
 )
 
@@ -42,7 +43,7 @@ func openToolset(ctx context.Context, getenv func(string) string, ws, cfgFile st
 		return nil, usageErr("%v", err)
 	}
 	ts := &toolset{cfg: cfg, tiers: setup.Tiers(cfg.Tools), sources: srcs}
-	all := tools.All()
+	all := builtin.All()
 	for _, s := range srcs {
 		if !need(s.Name()) {
 			continue

@@ -40,6 +40,18 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 		return exitUsage, usageErr("%v", err)
 	}
 	defer conn.Close()
+	if a := fs.values["web"]; a != "" {
+		if err := checkLoopback("--web", a, fs.bools["http-public"]); err != nil {
+			return exitUsage, err
+		}
+		web, err := startWeb(ctx, conn, a, log)
+		if err != nil {
+			return exitFailed, err
+		}
+		defer web.Close()
+		announceWeb(stderr, web)
+		fs.bools["follow"] = true // the page outlives any one run
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	run := fs.values["run"]

@@ -118,6 +118,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		{func(c *Config) { c.Agent.Approval = map[string]string{"shell": "maybe"} }, "agent.approval.shell"},
 		{func(c *Config) { c.Agent.FanoutPolicy = "sometimes" }, "agent.fanout_policy"},
 		{func(c *Config) { c.Agent.OnParentFinish = "abandon" }, "agent.on_parent_finish"},
+		{func(c *Config) { c.Agent.Isolation = "private" }, "agent.isolation"},
+		{func(c *Config) { c.Agent.Changes = "merge" }, "agent.changes"},
 		{func(c *Config) { c.Model.Pricing = map[string]Price{"m": {Input: -1}} }, "model.pricing.m"},
 		{func(c *Config) { c.Model.ContextWindows = map[string]int{"m": 10} }, "model.context_windows.m"},
 		{func(c *Config) { c.Agent.DoomRepeats = 1 }, "agent.doom_repeats"},

@@ -166,6 +166,12 @@ func (c Config) validateAgent() error {
 	if p := a.OnParentFinish; p != "" && p != "cancel" && p != "wait" {
 		return bad("agent.on_parent_finish", "must be cancel or wait, got %q", p)
 	}
+	if p := a.Isolation; p != "" && !slices.Contains([]string{"auto", "worktree", "shared"}, p) {
+		return bad("agent.isolation", "must be auto, worktree or shared, got %q", p)
+	}
+	if p := a.Changes; p != "" && !slices.Contains([]string{"apply", "branch", "patch"}, p) {
+		return bad("agent.changes", "must be apply, branch or patch, got %q", p)
+	}
 	return nil
 }
 

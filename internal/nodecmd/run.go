@@ -30,6 +30,7 @@ var Version = "dev"
 
 // Usage is the node program's help.
 const Usage = `Usage: node --nats URL --workspace DIR [--kinds explore,worker] [--slots N] [--name NAME] [--config FILE] [--log-level LEVEL]
+                  [--http ADDR]
        node version
 
 Runs agent tasks that orchestrators placed on the NATS work queue
@@ -48,6 +49,8 @@ Flags:
   --name NAME         name shown to watchers (default the host name)
   --config FILE       a config file layered over the others
   --log-level LEVEL   debug, info, warn or error logs on stderr (default info)
+  --http ADDR         serve this node's Prometheus metrics at http://ADDR/metrics (loopback)
+  --http-public       let --http listen beyond loopback
 
 Examples:
   node --nats nats://10.0.0.5:4222 --workspace ~/src/app --kinds explore,worker --slots 8
@@ -85,6 +88,10 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "node: unexpected argument %q\n\n%s", fs.Arg(0), Usage)
 		return 2
 	}
+	if err := checkLoopback(o.http, o.httpPublic); err != nil {
+		fmt.Fprintf(stderr, "node: %v\n", err)
+		return 2
+	}
 	lvl, err := zerolog.ParseLevel(level)
 	if err != nil {
 		fmt.Fprintf(stderr, "node: --log-level: %v\n", err)
@@ -103,8 +110,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 type options struct {
-	nats, workspace, kinds, name, config string
-	slots                                int
+	nats, workspace, kinds, name, config, http string
+	slots                                      int
+	httpPublic                                 bool
 }
 
 // newFlags is the node program's flag set, filling o and level.
@@ -118,6 +126,8 @@ func newFlags(o *options, level *string) *flag.FlagSet {
 	fs.StringVar(&o.name, "name", "", "")
 	fs.StringVar(&o.config, "config", "", "")
 	fs.StringVar(level, "log-level", *level, "")
+	fs.StringVar(&o.http, "http", "", "")
+	fs.BoolVar(&o.httpPublic, "http-public", false, "")
 	return fs
 }
 
@@ -200,8 +210,12 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 	if o.slots > 0 {
 		n = o.slots
 	}
+	events, err := withMetrics(ctx, o, pub, log, stderr)
+	if err != nil {
+		return err
+	}
 	node, err := cluster.StartNode(ctx, cluster.NodeOptions{Bus: conn,
-		Name: o.name, Kinds: ks, Slots: n, Agent: agent, Events: pub, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
+		Name: o.name, Kinds: ks, Slots: n, Agent: agent, Events: events, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
 		Heartbeat: nc.Heartbeat, DrainTimeout: nc.DrainTimeout, Version: Version, Log: log})
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ type Overrides struct {
 	NATS            string // --nats
 	Ephemeral       bool   // --ephemeral
 	Placement       string // --placement KIND=WHERE[,...]
+	Changes         string // --changes apply|branch|patch
 }
 
 // Apply sets o's settings on cfg. A placement that does not parse is an
@@ -43,6 +44,13 @@ func (o Overrides) Apply(cfg *config.Config) error {
 	}
 	if o.Ephemeral {
 		set("nats.ephemeral", "--ephemeral", func() { cfg.NATS.Ephemeral = true })
+	}
+	switch o.Changes {
+	case "":
+	case "apply", "branch", "patch":
+		set("agent.changes", "--changes", func() { cfg.Agent.Changes = o.Changes })
+	default:
+		return Usage("--changes: want apply, branch or patch, got %q", o.Changes)
 	}
 	if o.Placement == "" {
 		return nil

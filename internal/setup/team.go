@@ -13,7 +13,10 @@ import (
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/builtin"
 	"github.com/troupe-ai/troupe/tools/sandbox"
+	"github.com/troupe-ai/troupe/tools/shell"
+	"github.com/troupe-ai/troupe/tools/web"
 )
 
 // TeamOptions turns a validated config into the options of a run. The
@@ -108,26 +111,29 @@ func loadKinds(cfg config.Config, workspace string) (map[string]actors.Kind, err
 	return kinds, nil
 }
 
-// ToolsConfig is the tool framework's configuration from the config's
-// tools section.
-func ToolsConfig(t config.Tools) tools.Config {
-	return tools.Config{Timeout: t.Timeout, ShellBlocklist: t.ShellBlocklist, ShellEnv: t.ShellEnv,
-		CacheMaxAge: t.CacheMaxAge, SpillMaxAge: t.SpillMaxAge, Web: WebTools(t.Web), Tiers: Tiers(t)}
+// ToolsConfig is the configuration of the tool framework and the built-in
+// tools from the config's tools section.
+func ToolsConfig(t config.Tools) builtin.Config {
+	return builtin.Config{
+		Config: tools.Config{Timeout: t.Timeout, CacheMaxAge: t.CacheMaxAge, SpillMaxAge: t.SpillMaxAge, Tiers: Tiers(t)},
+		Shell:  shell.Config{Blocklist: t.ShellBlocklist, Env: t.ShellEnv},
+		Web:    WebTools(t.Web),
+	}
 }
 
-func toolsWithSandbox(c tools.Config, s *sandbox.Settings) tools.Config {
+func toolsWithSandbox(c builtin.Config, s *sandbox.Settings) builtin.Config {
 	c.Sandbox = s
 	return c
 }
 
 // WebTools is the web tools' configuration from the config's tools.web.
-func WebTools(w config.Web) tools.WebConfig {
+func WebTools(w config.Web) web.Config {
 	redirects := w.MaxRedirects
 	if redirects == 0 {
 		redirects = -1 // the config's 0 follows none; tools' 0 is its default
 	}
-	return tools.WebConfig{NoFetch: !w.Fetch, Explore: w.Explore, AllowPrivate: w.AllowPrivate,
+	return web.Config{NoFetch: !w.Fetch, Explore: w.Explore, AllowPrivate: w.AllowPrivate,
 		AllowHosts: w.AllowHosts, Timeout: w.Timeout, MaxBytes: w.MaxBytes, MaxRedirects: redirects,
-		CacheTTL: w.CacheTTL, Search: tools.SearchConfig{Provider: w.Search.Provider, URL: w.Search.URL,
+		CacheTTL: w.CacheTTL, Search: web.SearchConfig{Provider: w.Search.Provider, URL: w.Search.URL,
 			APIKey: w.Search.APIKey, Timeout: w.Search.Timeout}}
 }

@@ -7,7 +7,7 @@
 // is shared by the agents of a run; it implements tools.ToolSource, and
 // whoever created it closes it when the run ends. A stdio server runs in
 // a process group of its own, with the tools' allow-listed environment
-// (tools.ChildEnv, never our secrets) plus its configured env, and dies
+// (shell.ChildEnv, never our secrets) plus its configured env, and dies
 // with our process.
 //
 // Each tool is named mcp__<server>__<tool> (ToolName) and tiered

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/troupe-ai/troupe/internal/procsec"
-	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/shell"
 )
 
 // stopGrace is how long a server gets to exit after its stdin closes, and
@@ -104,7 +104,7 @@ func startProcess(cfg Config) (p *process, stdout io.ReadCloser, stdin io.WriteC
 // serverEnv is a server's environment: the allow-listed part of ours and
 // the server's own configured variables, which win.
 func serverEnv(ours []string, own map[string]string) []string {
-	env := tools.ChildEnv(ours, nil)
+	env := shell.ChildEnv(ours, nil)
 	env = slicesDeleteNames(env, own)
 	for k, v := range own {
 		env = append(env, k+"="+v)

@@ -196,6 +196,13 @@ func NewServer() *sdk.Server {
 			r.SetError(fmt.Errorf("the widget is broken"))
 			return r, nil
 		})
+	addSchemaTools(s)
+	return s
+}
+
+// addSchemaTools adds the tools whose schemas or answers test the
+// client's handling of their shape.
+func addSchemaTools(s *sdk.Server) {
 	add(s, Refs, "Takes a point.", `{"type":"object","$defs":{"pt":{"type":"object","properties":{"x":{"type":"integer"},"y":{"type":"integer"}},"required":["x","y"]}},"properties":{"at":{"$ref":"#/$defs/pt"}},"required":["at"]}`, true,
 		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			b, _ := json.Marshal(args(r)["at"])
@@ -226,5 +233,4 @@ func NewServer() *sdk.Server {
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{}, StructuredContent: map[string]any{"temp_c": 21}}, nil
 		})
-	return s
 }

@@ -1,0 +1,235 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/configs"
+	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/workspace"
+)
+
+// isolation gives the run's agents that may change files worktrees of
+// their own (package workspace) and brings their changes back. Its
+// methods are safe for concurrent use: they run on tool and end-of-agent
+// goroutines, never on a mailbox.
+type isolation struct {
+	mode    string         // configs.Isolation*
+	changes workspace.Mode // what becomes of the changes
+	root    string         // the workspace root
+	dataDir string
+	log     zerolog.Logger
+
+	live atomic.Int32 // agents that may change files, running now (the root aside)
+
+	mu       sync.Mutex
+	repo     *workspace.Repo // opened on first need
+	outcomes []messages.ChangeOutcome
+}
+
+// isolated is one agent's worktree and the tools' view of it.
+type isolated struct {
+	wt *workspace.Worktree
+	ws *tools.Workspace
+}
+
+// newIsolation prepares a run's isolation and removes the worktrees a
+// killed process left under dataDir.
+func newIsolation(ctx context.Context, s Settings, root, dataDir string, log zerolog.Logger) (*isolation, error) {
+	mode, err := workspace.ParseMode(s.ChangesMode())
+	if err != nil {
+		return nil, fmt.Errorf("run: agent.changes: %w", err)
+	}
+	is := &isolation{mode: s.IsolationMode(), changes: mode, root: root, dataDir: dataDir, log: log}
+	if _, err := os.Stat(filepath.Join(dataDir, "worktrees")); err == nil {
+		if repo, err := is.open(ctx); err == nil {
+			if err := repo.Prune(ctx); err != nil {
+				log.Warn().Err(err).Msg("prune worktrees left by a killed process")
+			}
+		}
+	}
+	return is, nil
+}
+
+// open returns the workspace's Repo, opening it the first time.
+func (is *isolation) open(ctx context.Context) (*workspace.Repo, error) {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	if is.repo == nil {
+		repo, err := workspace.Open(ctx, is.root, workspace.Options{DataDir: is.dataDir})
+		if err != nil {
+			return nil, err
+		}
+		is.repo = repo
+	}
+	return is.repo, nil
+}
+
+// enter is called before a child starts: for a kind that may change
+// files it counts the child as running and, when the mode asks for it,
+// makes its worktree from a snapshot of the workspace as it is now. The
+// returned leave must be called once the child has ended (or did not
+// start).
+func (is *isolation) enter(ctx context.Context, kind Kind, id string, background bool) (*isolated, func(), error) {
+	if is == nil || kind.ReadOnly {
+		return nil, func() {}, nil
+	}
+	others := is.live.Add(1) - 1
+	var once sync.Once
+	leave := func() { once.Do(func() { is.live.Add(-1) }) }
+	switch {
+	case is.mode == configs.IsolationShared:
+		return nil, leave, nil
+	case is.mode == configs.IsolationAuto && !background && others == 0:
+		return nil, leave, nil
+	}
+	iso, err := is.worktree(ctx, id)
+	if err != nil {
+		leave()
+		return nil, func() {}, fmt.Errorf("isolate %s: %w", id, err)
+	}
+	return iso, leave, nil
+}
+
+// worktree snapshots the workspace and makes agent id's worktree of it.
+func (is *isolation) worktree(ctx context.Context, id string) (*isolated, error) {
+	repo, err := is.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := repo.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	wt, err := repo.NewWorktree(ctx, snap, id)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := tools.NewWorkspace(wt.Root())
+	if err != nil {
+		_ = wt.Remove(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return &isolated{wt: wt, ws: ws}, nil
+}
+
+// land captures an isolated agent's changes, brings them into the
+// workspace (a completed agent's as the run's changes mode says; another's
+// only as a patch file), emits changes.ready and changes.applied or
+// changes.conflict through ev (its parent's events) and removes the
+// worktree. It returns nil when the agent changed nothing.
+func (is *isolation) land(ev *agentEvents, run, agent string, iso *isolated, completed bool) *messages.ChangeOutcome {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	defer func() {
+		_ = iso.ws.Close()
+		if err := iso.wt.Remove(ctx); err != nil {
+			is.log.Warn().Err(err).Str("agent", agent).Msg("remove worktree")
+		}
+	}()
+	cs, err := iso.wt.Capture(ctx)
+	if err != nil {
+		is.log.Error().Err(err).Str("agent", agent).Msg("capture an agent's changes")
+		return &messages.ChangeOutcome{Agent: agent, Status: messages.ChangeStatusError, Error: err.Error()}
+	}
+	mode := is.changes
+	if !completed {
+		mode = workspace.ModePatch
+	}
+	return is.bring(ctx, ev, run, agent, iso.wt.Snapshot(), cs, mode)
+}
+
+// bring applies a captured changeset and reports it (see land).
+func (is *isolation) bring(ctx context.Context, ev *agentEvents, run, agent string, snap workspace.Snapshot, cs messages.Changeset, mode workspace.Mode) *messages.ChangeOutcome {
+	if cs.Empty() {
+		return nil
+	}
+	emit := func(typ string, data any) {
+		if ev != nil {
+			ev.emit(typ, data)
+		}
+	}
+	emit(messages.EvtChangesReady, messages.ChangesReady{Agent: agent, Files: cs.Files})
+	repo, err := is.open(ctx)
+	var out messages.ChangeOutcome
+	if err == nil {
+		out, err = repo.Apply(ctx, snap, cs, mode, run, agent)
+	}
+	if err != nil {
+		is.log.Error().Err(err).Str("agent", agent).Msg("apply an agent's changes")
+		out = messages.ChangeOutcome{Agent: agent, Status: messages.ChangeStatusError, Error: err.Error()}
+		for _, f := range cs.Files {
+			out.Files = append(out.Files, f.Path)
+		}
+	}
+	switch out.Status {
+	case messages.ChangeStatusConflict:
+		emit(messages.EvtChangesConflict, messages.ChangesConflict{Agent: agent, Files: out.Conflicts, Patch: out.Patch})
+	case messages.ChangeStatusApplied, messages.ChangeStatusBranch, messages.ChangeStatusPatch:
+		emit(messages.EvtChangesApplied, messages.ChangesApplied{Agent: agent, Status: out.Status, Files: out.Files,
+			Branch: out.Branch, Patch: out.Patch})
+	}
+	is.mu.Lock()
+	is.outcomes = append(is.outcomes, out)
+	is.mu.Unlock()
+	return &out
+}
+
+// results are the outcomes of the run's changesets, in the order they
+// were applied.
+func (is *isolation) results() []messages.ChangeOutcome {
+	if is == nil {
+		return nil
+	}
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return slices.Clone(is.outcomes)
+}
+
+// changesNote is what a parent reads about its child's changes, after
+// the child's own text.
+func changesNote(c *messages.ChangeOutcome) string {
+	if c == nil {
+		return ""
+	}
+	files := strings.Join(c.Files, ", ")
+	switch c.Status {
+	case messages.ChangeStatusApplied:
+		return fmt.Sprintf("\n[changes: merged into the workspace: %s]", files)
+	case messages.ChangeStatusConflict:
+		return fmt.Sprintf("\n[changes: NOT applied: conflict in %s (changed in the workspace since this agent started). "+
+			"The agent's whole changeset (%s) is kept as %s; it applies to the snapshot the agent started from with git apply]",
+			strings.Join(c.Conflicts, ", "), files, c.Patch)
+	case messages.ChangeStatusBranch:
+		return fmt.Sprintf("\n[changes: committed on branch %s (%s); the workspace is untouched]", c.Branch, files)
+	case messages.ChangeStatusPatch:
+		return fmt.Sprintf("\n[changes: written as the patch %s (%s); the workspace is untouched]", c.Patch, files)
+	}
+	return fmt.Sprintf("\n[changes: could not be brought back (%s): %s]", files, c.Error)
+}
+
+// discard removes the worktree of a child that did not start and counts
+// it as ended.
+func (s agentSpec) discard() {
+	s.dropWorktree()
+	if s.leave != nil {
+		s.leave()
+	}
+}
+
+// dropWorktree removes the child's worktree, if it has one.
+func (s agentSpec) dropWorktree() {
+	if s.iso != nil {
+		_ = s.iso.ws.Close()
+		_ = s.iso.wt.Remove(context.Background())
+	}
+}

@@ -1,0 +1,95 @@
+package nodecmd
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/bus"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// poll polls cond every 50 ms for up to 30 s.
+func poll(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not met in 30s: %s", what)
+		}
+		<-time.After(50 * time.Millisecond)
+	}
+}
+
+// A node started with --http serves its own metrics: it counts itself
+// (its node.joined event) with its free slots.
+func TestNodeServesMetrics(t *testing.T) {
+	emb, err := bus.StartEmbedded(t.Context(), bus.EmbeddedOptions{Ephemeral: true}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Shutdown(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
+	stderr := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"--nats", emb.URL(), "--workspace", t.TempDir(), "--slots", "3", "--http", "127.0.0.1:0"},
+			func(k string) string { return map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}[k] }, io.Discard, stderr)
+	}()
+	defer func() { cancel(); <-done }()
+	addr := regexp.MustCompile(`metrics at (http://\S+/metrics)`)
+	var url string
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("node stderr:\n%s", stderr)
+		}
+	})
+	poll(t, "the node says where its metrics are", func() bool {
+		m := addr.FindStringSubmatch(stderr.String())
+		if m != nil {
+			url = m[1]
+		}
+		return m != nil
+	})
+	poll(t, "the node's metrics count it and its 3 free slots", func() bool {
+		resp, err := http.Get(url)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(b), "troupe_nodes 1\n") && strings.Contains(string(b), "troupe_node_free_slots 3\n")
+	})
+}
+
+// --http beyond loopback is refused without --http-public.
+func TestNodeMetricsLoopbackOnly(t *testing.T) {
+	var errb syncBuffer
+	code := Run(t.Context(), []string{"--nats", "nats://127.0.0.1:1", "--workspace", t.TempDir(), "--http", "0.0.0.0:0"},
+		func(string) string { return "" }, io.Discard, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "--http-public") {
+		t.Errorf("--http 0.0.0.0:0: exit %d, %s; want a usage error naming --http-public", code, errb.String())
+	}
+}

@@ -1,0 +1,82 @@
+package messages
+
+// Event types of an agent's changes coming back to the workspace.
+const (
+	EvtChangesReady    = "changes.ready"
+	EvtChangesApplied  = "changes.applied"
+	EvtChangesConflict = "changes.conflict"
+)
+
+// Statuses of a changeset in the requester's workspace (ChangeOutcome.Status).
+const (
+	ChangeStatusApplied  = "applied"
+	ChangeStatusConflict = "conflict"
+	ChangeStatusBranch   = "branch"
+	ChangeStatusPatch    = "patch"
+	ChangeStatusError    = "error"
+)
+
+// FileChange is one file of a changeset.
+type FileChange struct {
+	Path    string `json:"path" doc:"slash-separated, relative to the repository's top"`
+	Status  string `json:"status" doc:"added, modified or deleted"`
+	Added   int    `json:"added" doc:"lines added (0 for a binary file)"`
+	Deleted int    `json:"deleted" doc:"lines deleted (0 for a binary file)"`
+	Binary  bool   `json:"binary,omitempty" doc:"true for a binary file"`
+}
+
+// Changeset is an agent's changes relative to the snapshot it worked on:
+// a binary-safe git patch and the files it touches. It travels in a
+// result; Patch is bytes (base64 in JSON) because a text file need not be
+// UTF-8.
+type Changeset struct {
+	Snapshot string       `json:"snapshot" doc:"the snapshot commit the patch applies to"`
+	Tree     string       `json:"tree,omitempty" doc:"the tree of the agent's end state, when the requester may hold its objects"`
+	Files    []FileChange `json:"files"`
+	Patch    []byte       `json:"patch,omitempty"`
+	PatchRef string       `json:"patch_ref,omitempty" doc:"object store name of the patch when too large to carry"`
+}
+
+// Empty reports whether the changeset changes nothing.
+func (c *Changeset) Empty() bool { return c == nil || len(c.Files) == 0 }
+
+// ChangesReady is the data of changes.ready: an agent that may change
+// files ended and its changes relative to its snapshot were captured.
+type ChangesReady struct {
+	Agent string       `json:"agent" doc:"the agent whose changes they are"`
+	Files []FileChange `json:"files" doc:"the files changed, with lines added and deleted"`
+}
+
+// ChangesApplied is the data of changes.applied: an agent's changes were
+// merged into the workspace (status applied), committed on a branch
+// (branch) or written as a patch file (patch).
+type ChangesApplied struct {
+	Agent  string   `json:"agent" doc:"the agent whose changes they are"`
+	Status string   `json:"status" doc:"applied, branch or patch"`
+	Files  []string `json:"files" doc:"the files changed"`
+	Branch string   `json:"branch,omitempty" doc:"the branch holding them (status branch)"`
+	Patch  string   `json:"patch,omitempty" doc:"the patch file (status patch)"`
+}
+
+// ChangesConflict is the data of changes.conflict: an agent's changes
+// overlap a change made to the workspace after its snapshot (another
+// agent's or the user's); nothing was written but the patch file.
+type ChangesConflict struct {
+	Agent string   `json:"agent" doc:"the agent whose changes they are"`
+	Files []string `json:"files" doc:"the files that conflict"`
+	Patch string   `json:"patch" doc:"the kept patch: applies cleanly to the snapshot with git apply"`
+}
+
+// ChangeOutcome is what became of one agent's changes (run --json's
+// changes array).
+type ChangeOutcome struct {
+	Agent  string   `json:"agent"`
+	Files  []string `json:"files"`
+	Status string   `json:"status" doc:"applied, conflict, branch, patch or error"`
+	Patch  string   `json:"patch,omitempty"`
+	Branch string   `json:"branch,omitempty"`
+	// Conflicts are the files that conflicted (status conflict).
+	Conflicts []string `json:"conflicts,omitempty"`
+	// Error says why the changes could not be brought back (status error).
+	Error string `json:"error,omitempty"`
+}

@@ -1,0 +1,133 @@
+package readme
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const monitoringHeading = "## Web view, Prometheus metrics and troupe over MCP"
+
+// startLine runs a README command line in the background (its ports
+// replaced) and waits for its stderr to match ready; it returns the match.
+func startLine(t *testing.T, dir string, env []string, line string, ready *regexp.Regexp) []string {
+	t.Helper()
+	c := exec.Command("bash", "-c", "exec "+line)
+	c.Dir, c.Env = dir, append(os.Environ(), env...)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	errb := &syncBuffer{}
+	c.Stderr = errb
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-c.Process.Pid, syscall.SIGINT); _ = c.Wait() })
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		if m := ready.FindStringSubmatch(errb.String()); m != nil {
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never got ready:\n%s", line, errb.String())
+		}
+		<-time.After(50 * time.Millisecond)
+	}
+}
+
+// get polls url until its body holds want.
+func get(t *testing.T, url, want string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if resp, err := http.Get(url); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(b), want) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never held %q", url, want)
+		}
+		<-time.After(100 * time.Millisecond)
+	}
+}
+
+// The monitoring section's commands work as written (ports made free):
+// serve --http serves the page and /metrics, watch --web the page, a node
+// with --http its own metrics counting itself; and the .mcp.json line
+// starts an MCP server whose tools an MCP client lists.
+func TestReadmeMonitoring(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the README's commands")
+	}
+	root := repoRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := commandLines(shBlocks(t, string(readme), monitoringHeading)[0])
+	if len(lines) != 3 {
+		t.Fatalf("want the serve, watch and node lines, got %q", lines)
+	}
+	nats, web, watchWeb, nodeHTTP := freePort(t), freePort(t), freePort(t), freePort(t)
+	ports := strings.NewReplacer("4222", nats, "8080", web, "8081", watchWeb, "9101", nodeHTTP)
+	base := []string{"OPENAI_API_KEY=", "TROUPE_NATS_URL=", "NO_COLOR=1", "OPENAI_BASE_URL=http://127.0.0.1:1/v1"}
+	addr := regexp.MustCompile(`(?:web view|metrics) at (http://\S+?)/`)
+	serveAt := startLine(t, root, base, ports.Replace(lines[0]), addr)[1]
+	get(t, serveAt+"/", "<title>troupe</title>")
+	get(t, serveAt+"/metrics", "troupe_nodes 0")
+	watchAt := startLine(t, root, base, ports.Replace(lines[1]), addr)[1]
+	get(t, watchAt+"/", "<title>troupe</title>")
+	nodeAt := startLine(t, root, base, ports.Replace(lines[2]), addr)[1]
+	get(t, nodeAt+"/metrics", "troupe_nodes 1")
+	get(t, serveAt+"/metrics", "troupe_nodes 1") // serve saw it join
+
+	// The .mcp.json line, with go run in place of an installed binary.
+	m := regexp.MustCompile("(?s)```json\n(.*?)```").FindStringSubmatch(string(readme)[strings.Index(string(readme), monitoringHeading):])
+	if m == nil {
+		t.Fatal("no .mcp.json block")
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(m[1]), &cfg); err != nil {
+		t.Fatalf(".mcp.json: %v", err)
+	}
+	s := cfg.MCPServers["troupe"]
+	if s.Command != "orchestrator" {
+		t.Fatalf(".mcp.json runs %q", s.Command)
+	}
+	cmd := exec.Command("go", append([]string{"run", "./cmd/orchestrator"}, s.Args...)...)
+	cmd.Dir, cmd.Env = root, append(os.Environ(), append(base, "TROUPE_NATS_URL=nats://127.0.0.1:"+nats)...)
+	client := mcp.NewClient(&mcp.Implementation{Name: "readme", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "start_run") || !slices.Contains(names, "explore") {
+		t.Errorf("tools %v", names)
+	}
+}

@@ -1,0 +1,55 @@
+package builtin
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/agent"
+	"github.com/troupe-ai/troupe/tools/web"
+)
+
+// Only delegate starts agents.
+func TestOnlyDelegateSpawns(t *testing.T) {
+	t.Parallel()
+	for _, tool := range All() {
+		if sp := tool.Spec(); sp.Spawns != nil && sp.Name != agent.NameDelegate {
+			t.Errorf("%s spawns agents", sp.Name)
+		}
+	}
+}
+
+func TestWebToolsOfferedByConfig(t *testing.T) {
+	t.Parallel()
+	root := ForKind(KindRoot)
+	for _, c := range []struct {
+		cfg    Config
+		kind   string
+		names  []string
+		has    []string
+		hasNot []string
+	}{
+		{Config{}, KindRoot, root, []string{web.NameWebFetch}, []string{web.NameWebSearch}},
+		{Config{Web: web.Config{Search: web.SearchConfig{Provider: web.SearchBrave}}}, KindWorker, ForKind(KindWorker), []string{web.NameWebFetch, web.NameWebSearch}, nil},
+		{Config{Web: web.Config{NoFetch: true}}, KindRoot, root, nil, []string{web.NameWebFetch, web.NameWebSearch}},
+		{Config{Web: web.Config{Search: web.SearchConfig{Provider: web.SearchBrave}}}, KindExplore, ForKind(KindExplore), nil, []string{web.NameWebFetch, web.NameWebSearch}},
+		{Config{Web: web.Config{Explore: true}}, KindExplore, ForKind(KindExplore), []string{web.NameWebFetch}, []string{web.NameWebSearch}},
+		{Config{Web: web.Config{Explore: true, Search: web.SearchConfig{Provider: web.SearchTavily}}}, KindExplore, ForKind(KindExplore), []string{web.NameWebFetch, web.NameWebSearch}, nil},
+		// An explore kind whose own list names a web tool still needs the switch.
+		{Config{}, KindExplore, []string{tools.NameReadFile, web.NameWebFetch}, nil, []string{web.NameWebFetch}},
+		// Custom kinds keep what they list, when it is offered.
+		{Config{}, "researcher", []string{web.NameWebFetch, web.NameWebSearch, tools.NameThink}, []string{web.NameWebFetch}, []string{web.NameWebSearch}},
+	} {
+		got := ForKindIn(c.cfg, c.kind, c.names)
+		for _, n := range c.has {
+			if !slices.Contains(got, n) {
+				t.Errorf("%s under %+v lacks %s: %v", c.kind, c.cfg.Web, n, got)
+			}
+		}
+		for _, n := range c.hasNot {
+			if slices.Contains(got, n) {
+				t.Errorf("%s under %+v has %s: %v", c.kind, c.cfg.Web, n, got)
+			}
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// Mode says what Apply does with a changeset.
+type Mode string
+
+// The apply modes.
+const (
+	// ModeApply merges the changeset into the working tree.
+	ModeApply Mode = "apply"
+	// ModeBranch commits it on troupe/<run>/<agent>; the working tree is untouched.
+	ModeBranch Mode = "branch"
+	// ModePatch only writes the patch file.
+	ModePatch Mode = "patch"
+)
+
+// ParseMode checks a mode's name ("" is ModeApply).
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case "", ModeApply:
+		return ModeApply, nil
+	case ModeBranch, ModePatch:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("%w: %q (want apply, branch or patch)", ErrBadMode, s)
+}
+
+// Outcome is what Apply did with a changeset.
+type Outcome = messages.ChangeOutcome
+
+// Apply brings an agent's changeset into the workspace, as mode says. It
+// is serialised per repository: changesets land in the order Apply is
+// called. With ModeApply each file is merged three ways (the snapshot's
+// version, the workspace's current one, the agent's); when any file
+// conflicts nothing is written but the patch file
+// <data dir>/runs/<run>/changes/<agent>.patch, and the outcome's status
+// is conflict, with a nil error. An error means the changeset could not
+// be read or the workspace not written.
+func (r *Repo) Apply(ctx context.Context, snap Snapshot, cs messages.Changeset, mode Mode, run, agent string) (Outcome, error) {
+	out := Outcome{Agent: agent}
+	for _, f := range cs.Files {
+		out.Files = append(out.Files, f.Path)
+	}
+	if cs.Empty() {
+		out.Status = messages.ChangeStatusApplied
+		return out, nil
+	}
+	unlock, err := r.lock("apply")
+	if err != nil {
+		return out, fmt.Errorf("apply changes of %s: %w", agent, err)
+	}
+	defer unlock()
+	theirs, err := r.theirTree(ctx, snap, cs)
+	if err != nil {
+		return out, fmt.Errorf("apply changes of %s: %w", agent, err)
+	}
+	switch mode {
+	case ModePatch:
+		out.Status = messages.ChangeStatusPatch
+		out.Patch, err = r.keepPatch(run, agent, cs.Patch)
+	case ModeBranch:
+		out.Status = messages.ChangeStatusBranch
+		out.Branch, err = r.branch(ctx, snap, theirs, run, agent)
+	case ModeApply, "":
+		var conflicts []string
+		if conflicts, err = r.merge(ctx, snap.Tree, theirs); err == nil && len(conflicts) > 0 {
+			out.Status, out.Conflicts = messages.ChangeStatusConflict, conflicts
+			out.Patch, err = r.keepPatch(run, agent, cs.Patch)
+		} else {
+			out.Status = messages.ChangeStatusApplied
+		}
+	default:
+		err = fmt.Errorf("%w: %q", ErrBadMode, mode)
+	}
+	if err != nil {
+		return out, fmt.Errorf("apply changes of %s: %w", agent, err)
+	}
+	return out, nil
+}
+
+// theirTree is the tree of the agent's end state: the changeset's own
+// when this repository holds it, else the snapshot with the patch applied.
+func (r *Repo) theirTree(ctx context.Context, snap Snapshot, cs messages.Changeset) (string, error) {
+	if cs.Tree != "" {
+		if _, code, err := r.g.runCode(ctx, nil, "cat-file", "-e", cs.Tree+"^{tree}"); err == nil && code == 0 {
+			return cs.Tree, nil
+		}
+	}
+	idx, done, err := r.tempIndex()
+	if err != nil {
+		return "", err
+	}
+	defer done()
+	g := r.g.withIndex(idx)
+	if _, err := g.run(ctx, nil, "read-tree", snap.Tree); err != nil {
+		return "", err
+	}
+	if _, err := g.run(ctx, cs.Patch, "apply", "--cached", "--binary", "--whitespace=nowarn", "-"); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrBadChangeset, err)
+	}
+	return g.line(ctx, "write-tree")
+}
+
+// keepPatch writes patch to <data dir>/runs/<run>/changes/<agent>.patch
+// and returns the path.
+func (r *Repo) keepPatch(run, agent string, patch []byte) (string, error) {
+	if strings.ContainsAny(run+agent, `/\`) || strings.HasPrefix(run, ".") || strings.HasPrefix(agent, ".") {
+		return "", fmt.Errorf("keep patch: bad run %q or agent %q", run, agent)
+	}
+	dir := filepath.Join(r.dataDir, "runs", run, "changes")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("keep patch: %w", err)
+	}
+	path := filepath.Join(dir, agent+".patch")
+	if err := os.WriteFile(path, patch, 0o644); err != nil {
+		return "", fmt.Errorf("keep patch: %w", err)
+	}
+	return path, nil
+}
+
+// branch commits tree on top of the snapshot as troupe/<run>/<agent>.
+func (r *Repo) branch(ctx context.Context, snap Snapshot, tree, run, agent string) (string, error) {
+	commit, err := r.g.line(ctx, "commit-tree", tree, "-p", snap.Commit, "-m", "troupe: changes of "+agent+" in run "+run)
+	if err != nil {
+		return "", err
+	}
+	name := "troupe/" + run + "/" + agent
+	if _, err := r.g.line(ctx, "check-ref-format", "--branch", name); err != nil {
+		return "", fmt.Errorf("branch %q: %w", name, err)
+	}
+	if _, err := r.g.run(ctx, nil, "update-ref", "refs/heads/"+name, commit); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// errOutside is returned for a changed path that would leave the work tree.
+var errOutside = errors.New("path outside the work tree")

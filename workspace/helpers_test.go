@@ -1,0 +1,102 @@
+package workspace
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// needGit fails (CI) or skips the test when git is missing.
+func needGit(tb testing.TB) {
+	tb.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatal("git is needed: install git")
+		}
+		tb.Skip("git not installed")
+	}
+}
+
+// sh runs git in dir for a test, failing it on error.
+func sh(tb testing.TB, dir string, args ...string) string {
+	tb.Helper()
+	out, err := (git{dir: dir}).run(context.Background(), nil, args...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// write writes files (path → contents) under root.
+func write(tb testing.TB, root string, files map[string]string) {
+	tb.Helper()
+	for p, c := range files {
+		abs := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(abs, []byte(c), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// read returns the contents of root/p ("<absent>" when it does not exist).
+func read(tb testing.TB, root, p string) string {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
+	if os.IsNotExist(err) {
+		return "<absent>"
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
+
+// newRepo makes a git repository with files committed.
+func newRepo(tb testing.TB, files map[string]string) string {
+	tb.Helper()
+	needGit(tb)
+	dir := tb.TempDir()
+	sh(tb, dir, "init", "-q", "-b", "main")
+	write(tb, dir, files)
+	sh(tb, dir, "add", "-A")
+	sh(tb, dir, "commit", "-q", "-m", "first")
+	return dir
+}
+
+// open opens root as a Repo for a test.
+func open(tb testing.TB, root string) *Repo {
+	tb.Helper()
+	r, err := Open(context.Background(), root, Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}
+
+// funcs is a Go file of two functions, each a few lines apart, for
+// merges of different regions.
+const funcs = `package p
+
+func A() int {
+	return 1
+}
+
+// padding so the two functions are separate hunks
+// 1
+// 2
+// 3
+// 4
+
+func B() int {
+	return 2
+}
+`
+
+func strconvItoa(i int) string { return strconv.Itoa(i) }

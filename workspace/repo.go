@@ -1,0 +1,170 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// DefaultMaxBytes is the largest workspace that is not a git checkout
+// that Snapshot copies, when Options.MaxBytes is zero.
+const DefaultMaxBytes = 256 << 20
+
+// Options configure a Repo.
+type Options struct {
+	// DataDir holds worktrees, the private repository of a workspace that
+	// is not a git checkout and kept patches; default <root>/.troupe.
+	DataDir string
+	// MaxBytes limits the size of a workspace that is not a git checkout;
+	// default DefaultMaxBytes.
+	MaxBytes int64
+}
+
+// Repo is a workspace and the git repository that holds its snapshots:
+// the workspace's own repository, or a private bare one under the data
+// directory when the workspace is not a git checkout. A Repo is safe for
+// concurrent use.
+type Repo struct {
+	root    string // the workspace root, absolute, symlinks resolved
+	top     string // the root of the work tree snapshots are taken of
+	prefix  string // root relative to top, "" or slash-separated with a trailing slash
+	dataDir string
+	opts    Options
+	private bool // no git checkout: snapshots live in a private repository
+	g       git  // git in top, with GIT_DIR and GIT_WORK_TREE for a private repository
+	admin   git  // git for worktree commands: in top, or GIT_DIR alone for a private repository
+	lockDir string
+
+	mu sync.Mutex // serialises worktree registration and applies within the process
+}
+
+// Open returns the Repo of the workspace at root.
+func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
+	abs, err := filepath.Abs(root)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
+	}
+	if opts.DataDir == "" {
+		opts.DataDir = filepath.Join(abs, ".troupe")
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	dataDir, err := filepath.Abs(opts.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
+	}
+	r := &Repo{root: abs, top: abs, dataDir: dataDir, opts: opts, g: git{dir: abs}}
+	top, err := r.g.line(ctx, "rev-parse", "--show-toplevel")
+	if errors.Is(err, ErrNoGit) {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
+	}
+	if err != nil || top == "" {
+		return r, r.openPrivate(ctx)
+	}
+	r.top = top
+	if rel, err := filepath.Rel(top, abs); err == nil && rel != "." {
+		r.prefix = filepath.ToSlash(rel) + "/"
+	}
+	r.g = git{dir: top}
+	r.admin = r.g
+	common, err := r.g.line(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
+	}
+	r.lockDir = common
+	return r, nil
+}
+
+// openPrivate makes r use a private bare repository under the data
+// directory, creating it the first time.
+func (r *Repo) openPrivate(ctx context.Context) error {
+	r.private = true
+	bare := filepath.Join(r.dataDir, "workspace.git")
+	r.g = git{dir: r.root, gitDir: bare, workTree: r.root}
+	r.admin = git{dir: r.dataDir, gitDir: bare}
+	r.lockDir = bare
+	if _, err := os.Stat(filepath.Join(bare, "HEAD")); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(r.dataDir, 0o755); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	if _, err := (git{dir: r.dataDir}).run(ctx, nil, "init", "-q", "--bare", bare); err != nil {
+		return fmt.Errorf("create private repository: %w", err)
+	}
+	return nil
+}
+
+// Root is the workspace root.
+func (r *Repo) Root() string { return r.root }
+
+// DataDir is the directory holding worktrees and kept patches.
+func (r *Repo) DataDir() string { return r.dataDir }
+
+// IsGit reports whether the workspace is a git checkout (false: its
+// snapshots live in a private repository).
+func (r *Repo) IsGit() bool { return !r.private }
+
+// lock takes the per-repository lock named name: the process's mutex and
+// an exclusive flock on a file in the repository's git directory, so
+// processes sharing the repository take turns too. The returned function
+// releases both.
+func (r *Repo) lock(name string) (func(), error) {
+	r.mu.Lock()
+	f, err := os.OpenFile(filepath.Join(r.lockDir, "troupe-"+name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("open lock: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		r.mu.Unlock()
+		return nil, fmt.Errorf("lock repository: %w", err)
+	}
+	return func() {
+		f.Close() // closing releases the flock
+		r.mu.Unlock()
+	}, nil
+}
+
+// excludes are the pathspecs that keep the data directory (and any
+// .troupe directory at the top) out of snapshots.
+func (r *Repo) excludes() []string {
+	ex := []string{":(exclude,top).troupe"}
+	if rel, err := filepath.Rel(r.top, r.dataDir); err == nil && !strings.HasPrefix(rel, "..") && rel != "." && rel != ".troupe" {
+		ex = append(ex, ":(exclude,top)"+filepath.ToSlash(rel))
+	}
+	return ex
+}
+
+// tempIndex returns the path of a new index file under the data
+// directory and a function that removes it.
+func (r *Repo) tempIndex() (string, func(), error) {
+	dir := filepath.Join(r.dataDir, "tmp")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, fmt.Errorf("create temp dir: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "index-*")
+	if err != nil {
+		return "", nil, fmt.Errorf("create temp index: %w", err)
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(name) // git wants to create it (an empty file is not an index)
+	return name, func() { os.Remove(name); os.Remove(name + ".lock") }, nil
+}

@@ -1,0 +1,136 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/troupe-ai/troupe/internal/ignore"
+)
+
+// Snapshot is a workspace's state at one moment: the commit checked out
+// (Base, "" when there is none) and a commit of the whole work tree as it
+// was (Commit, whose tree is Tree and whose parent is Base).
+type Snapshot struct {
+	Base   string `json:"base,omitempty"`
+	Tree   string `json:"tree"`
+	Commit string `json:"commit"`
+}
+
+// Snapshot records the workspace as it is now. The user's index and
+// refs are not changed; the snapshot's objects are written to the
+// repository's object store.
+func (r *Repo) Snapshot(ctx context.Context) (Snapshot, error) {
+	idx, done, err := r.tempIndex()
+	if err != nil {
+		return Snapshot{}, err
+	}
+	defer done()
+	g := r.g.withIndex(idx)
+	var snap Snapshot
+	if r.private {
+		err = r.stagePrivate(ctx, g)
+	} else {
+		err = r.stageCheckout(ctx, g)
+		if err == nil {
+			snap.Base, _ = r.g.line(ctx, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+		}
+	}
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("snapshot %s: %w", r.root, err)
+	}
+	if snap.Tree, err = g.line(ctx, "write-tree"); err != nil {
+		return Snapshot{}, fmt.Errorf("snapshot %s: %w", r.root, err)
+	}
+	args := []string{"commit-tree", snap.Tree, "-m", "troupe snapshot"}
+	if snap.Base != "" {
+		args = append(args, "-p", snap.Base)
+	}
+	if snap.Commit, err = g.line(ctx, args...); err != nil {
+		return Snapshot{}, fmt.Errorf("snapshot %s: %w", r.root, err)
+	}
+	return snap, nil
+}
+
+// stageCheckout fills the index of g with the work tree of a checkout,
+// starting from a copy of the user's index so unchanged files are not
+// read again.
+func (r *Repo) stageCheckout(ctx context.Context, g git) error {
+	userIdx, err := r.g.line(ctx, "rev-parse", "--path-format=absolute", "--git-path", "index")
+	if err != nil {
+		return err
+	}
+	if err := copyFile(userIdx, g.index); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("copy index: %w", err)
+	}
+	args := append([]string{"add", "-A", "--ignore-errors", "--", "."}, r.excludes()...)
+	_, err = g.run(ctx, nil, args...)
+	return err
+}
+
+// stagePrivate fills the index of g with every file of a workspace that
+// is not a git checkout, ignore rules honoured, up to MaxBytes in all.
+func (r *Repo) stagePrivate(ctx context.Context, g git) error {
+	m := ignore.NewMatcher(r.root)
+	var list bytes.Buffer
+	var total int64
+	err := filepath.WalkDir(r.root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if path == r.root {
+			return nil
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == ".troupe" || path == r.dataDir) {
+			return filepath.SkipDir
+		}
+		if m.Ignored(path, d.IsDir()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !(d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if total += info.Size(); total > r.opts.MaxBytes {
+			return fmt.Errorf("%w: more than %d bytes (options.MaxBytes); add .ignore rules or make it a git checkout", ErrTooLarge, r.opts.MaxBytes)
+		}
+		rel, _ := filepath.Rel(r.root, path)
+		list.WriteString(filepath.ToSlash(rel))
+		list.WriteByte(0)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	_, err = g.run(ctx, list.Bytes(), "update-index", "--add", "-z", "--stdin")
+	return err
+}
+
+// copyFile copies the file src to dst.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

@@ -1,0 +1,122 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Worktree is a directory materialised from a snapshot, where one agent
+// works without seeing the others' changes.
+type Worktree struct {
+	repo *Repo
+	dir  string
+	snap Snapshot
+	g    git
+}
+
+// worktreesDir is where a Repo's worktrees live.
+func (r *Repo) worktreesDir() string { return filepath.Join(r.dataDir, "worktrees") }
+
+// NewWorktree materialises snap in a new worktree named name (unique
+// among the process's live worktrees; an agent ID will do). Registering
+// the worktree with git is serialised per repository; the checkout runs
+// in parallel with others.
+func (r *Repo) NewWorktree(ctx context.Context, snap Snapshot, name string) (*Worktree, error) {
+	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+		return nil, fmt.Errorf("new worktree: bad name %q", name)
+	}
+	dir := filepath.Join(r.worktreesDir(), strconv.Itoa(os.Getpid())+"-"+name)
+	if err := os.MkdirAll(r.worktreesDir(), 0o755); err != nil {
+		return nil, fmt.Errorf("new worktree %s: %w", name, err)
+	}
+	unlock, err := r.lock("worktree")
+	if err != nil {
+		return nil, fmt.Errorf("new worktree %s: %w", name, err)
+	}
+	_, err = r.admin.run(ctx, nil, "worktree", "add", "-q", "--no-checkout", "--detach", dir, snap.Commit)
+	unlock()
+	if err != nil {
+		return nil, fmt.Errorf("new worktree %s: %w", name, err)
+	}
+	w := &Worktree{repo: r, dir: dir, snap: snap, g: git{dir: dir}}
+	if _, err := w.g.run(ctx, nil, "reset", "-q", "--hard", snap.Commit); err != nil {
+		_ = w.Remove(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("new worktree %s: %w", name, err)
+	}
+	return w, nil
+}
+
+// Dir is the worktree's directory (the top of the repository's tree).
+func (w *Worktree) Dir() string { return w.dir }
+
+// Root is the workspace root inside the worktree: Dir, or the directory
+// in it matching the workspace's place in its repository.
+func (w *Worktree) Root() string {
+	return filepath.Join(w.dir, filepath.FromSlash(strings.TrimSuffix(w.repo.prefix, "/")))
+}
+
+// Snapshot is the snapshot the worktree was made from.
+func (w *Worktree) Snapshot() Snapshot { return w.snap }
+
+// Remove deletes the worktree and unregisters it.
+func (w *Worktree) Remove(ctx context.Context) error {
+	unlock, err := w.repo.lock("worktree")
+	if err != nil {
+		return fmt.Errorf("remove worktree: %w", err)
+	}
+	_, gitErr := w.repo.admin.run(ctx, nil, "worktree", "remove", "--force", "--force", w.dir)
+	unlock()
+	if err := os.RemoveAll(w.dir); err != nil {
+		return fmt.Errorf("remove worktree: %w", err)
+	}
+	if gitErr != nil {
+		return w.repo.pruneGit(ctx)
+	}
+	return nil
+}
+
+// Prune removes the worktrees left by processes that are no longer
+// running (a killed orchestrator or node) and unregisters them. Call it
+// when a process starts.
+func (r *Repo) Prune(ctx context.Context) error {
+	entries, err := os.ReadDir(r.worktreesDir())
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("prune worktrees: %w", err)
+	}
+	for _, e := range entries {
+		pid, _, ok := strings.Cut(e.Name(), "-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || n == os.Getpid() || alive(n) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(r.worktreesDir(), e.Name())); err != nil {
+			return fmt.Errorf("prune worktrees: %w", err)
+		}
+	}
+	return r.pruneGit(ctx)
+}
+
+// pruneGit drops git's records of worktrees whose directories are gone.
+func (r *Repo) pruneGit(ctx context.Context) error {
+	unlock, err := r.lock("worktree")
+	if err != nil {
+		return fmt.Errorf("prune worktrees: %w", err)
+	}
+	defer unlock()
+	if _, err := r.admin.run(ctx, nil, "worktree", "prune"); err != nil {
+		return fmt.Errorf("prune worktrees: %w", err)
+	}
+	return nil
+}
+
+// alive reports whether a process with ID pid exists.
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
