@@ -11,3 +11,10 @@ var ErrUnknownRole = errors.New("unknown role")
 
 // ErrBadKeys is key material in an auth folder that cannot be read back.
 var ErrBadKeys = errors.New("unreadable key material")
+
+// ErrUnknownRun marks a run ID (or prefix of one) that no run.started
+// event in the events stream has.
+var ErrUnknownRun = errors.New("no such run")
+
+// ErrAmbiguousRun marks a prefix shared by the IDs of several runs.
+var ErrAmbiguousRun = errors.New("run ID prefix matches several runs")

@@ -15,16 +15,16 @@ var (
 // commands parse with them, and a test checks that each command's help
 // names every one.
 var commandFlags = map[string]flagNames{
-	"run":          {runValueFlags, runBoolFlags},
-	"resume":       {runValueFlags, runBoolFlags},
-	"demo":         {[]string{"workspace", "nodes"}, []string{"keep", "in-place"}},
-	"watch":        {[]string{"nats", "run", "config", "web", "creds"}, []string{"from-start", "json", "follow", "interactive", "http-public"}},
-	"serve":        {[]string{"listen", "store", "cluster", "cluster-listen", "routes", "name", "config", "http"}, []string{"ephemeral", "http-public", "no-auth"}},
-	"mcp":          {[]string{"workspace", "config", "model", "nats", "http", "creds"}, []string{"http-public"}},
-	"config print": {[]string{"workspace", "config", "model", "nats"}, []string{"json"}},
+	"run":           {runValueFlags, runBoolFlags},
+	"resume":        {runValueFlags, runBoolFlags},
+	"demo":          {[]string{"workspace", "nodes"}, []string{"keep", "in-place"}},
+	"watch":         {[]string{"nats", "run", "config", "web", "creds"}, []string{"from-start", "json", "follow", "interactive", "http-public"}},
+	"serve":         {[]string{"listen", "store", "cluster", "cluster-listen", "routes", "name", "config", "http"}, []string{"ephemeral", "http-public", "no-auth"}},
+	"mcp":           {[]string{"workspace", "config", "model", "nats", "http", "creds"}, []string{"http-public"}},
+	"config print":  {[]string{"workspace", "config", "model", "nats"}, []string{"json"}},
 	"sandbox check": {[]string{"workspace", "config"}, nil},
-	"tools list":   {[]string{"workspace", "config"}, nil},
-	"tools call":   {[]string{"workspace", "script", "config"}, []string{"json"}},
+	"tools list":    {[]string{"workspace", "config"}, nil},
+	"tools call":    {[]string{"workspace", "script", "config"}, []string{"json"}},
 }
 
 // flagsOf is a flag set for the command of help topic topic.

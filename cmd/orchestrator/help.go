@@ -131,7 +131,9 @@ per line and nothing else on stdout.
 Flags:
   --nats URL      the server (default TROUPE_NATS_URL, else nats://127.0.0.1:4222);
                   run prints the URL of its embedded server when it starts
-  --run ID        one run (default: every run on the server)
+  --run ID        one run, by its ID or any unique prefix of it (the short ID the
+                  tree shows); a run the server has no record of is an error
+                  (default: every run on the server)
   --from-start    replay the stored events first (a run that has ended too)
   --json          one envelope per line, even on a terminal
   --follow        keep watching for new runs instead of ending with the run

@@ -72,5 +72,5 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	if err := reportRun(stdout, stderr, f.json, res, r); err != nil {
 		return exitFailed, err
 	}
-	return runExit(ctx.Err() != nil, stderr, res, cfg.Agent.RoundLimit(), f.workspace), nil
+	return runExit(ctx.Err() != nil, stderr, res, cfg.Agent.RoundLimit(), f.workspace, r.ResumeCommand(f.workspace, f.configFile)), nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -117,9 +118,14 @@ func TestRunJSONAndExitCodes(t *testing.T) {
 	}
 }
 
-// Interrupted: exit 130 and a resume hint; resume finishes the run.
+// Interrupted: exit 130 and a resume hint naming every flag the run needs
+// (its external server, config file and placement); resume with exactly
+// those flags finishes the run.
 func TestRunInterruptedThenResumed(t *testing.T) {
+	e, _ := embeddedServer(t)
 	ws := t.TempDir()
+	cfgFile := filepath.Join(t.TempDir(), "team.yaml")
+	os.WriteFile(cfgFile, []byte("agent:\n  max_rounds: 20\n"), 0o644)
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644)
 	// The workspace's config turns planning off, so the root may use shell
 	// from round 1.
@@ -136,7 +142,8 @@ func TestRunInterruptedThenResumed(t *testing.T) {
 	var errs string
 	go func() {
 		defer close(done)
-		code, _, errs = runCmd(t, ctx, env, false, "--workspace", ws, "--yes", "read then sleep")
+		code, _, errs = runCmd(t, ctx, env, false, "--workspace", ws, "--yes", "--nats", e.URL(), "--config", cfgFile,
+			"--placement", "worker=auto,explore=local", "read then sleep")
 	}()
 	checkFor(t, func() bool { return len(srv.Requests()) >= 2 && srv.InFlight() == 0 })
 	if n := len(srv.Requests()); n != 2 { // else the shell call ended: it must still be running
@@ -145,10 +152,15 @@ func TestRunInterruptedThenResumed(t *testing.T) {
 	}
 	cancel()
 	<-done
-	if code != exitInterrupt || !strings.Contains(errs, "orchestrator resume ") || !strings.Contains(errs, "\ncancelled after 2 rounds · ") {
+	hint := regexp.MustCompile(`Resume with:\n  orchestrator resume (\S+ --workspace \S+ --config \S+ --nats \S+ --placement \S+)\n`).FindStringSubmatch(errs)
+	if code != exitInterrupt || hint == nil || !strings.Contains(errs, "\ncancelled after 2 rounds · ") {
 		t.Fatalf("interrupt: exit %d\n%s", code, errs)
 	}
-	code, out, errs := runCmd(t, t.Context(), env, true, "--workspace", ws)
+	args := strings.Fields(hint[1])
+	if want := []string{ws, cfgFile, e.URL(), "worker=auto"}; args[2] != want[0] || args[4] != want[1] || args[6] != want[2] || args[8] != want[3] {
+		t.Errorf("resume hint %q, want workspace, config, nats and placement %q", hint[0], want)
+	}
+	code, out, errs := runCmd(t, t.Context(), env, true, args...)
 	if code != exitOK || out != "resumed and done\n" {
 		t.Fatalf("resume: exit %d %q\n%s", code, out, errs)
 	}

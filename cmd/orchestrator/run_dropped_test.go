@@ -12,12 +12,12 @@ import (
 )
 
 // When the run's events cannot be published, the summary says how many
-// were lost. Here the server's TROUPE_EVENTS captures other subjects (a
-// stream that exists is left as it is), so JetStream answers no event and
-// each one is counted as dropped.
+// were lost. Here the server's TROUPE_EVENTS holds one message and refuses
+// more (an existing stream's limits are kept when no config sets them), so
+// JetStream refuses the events and each one is counted as dropped.
 func TestRunSummaryCountsDroppedEvents(t *testing.T) {
 	e, c := embeddedServer(t)
-	if _, err := c.JetStream().CreateStream(t.Context(), jetstream.StreamConfig{Name: bus.EventsStream, Subjects: []string{"elsewhere.>"}}); err != nil {
+	if _, err := c.JetStream().CreateStream(t.Context(), fullEventsStream); err != nil {
 		t.Fatal(err)
 	}
 	srv := scripted(t, llmtest.Turn{Text: "done"})
@@ -30,6 +30,11 @@ func TestRunSummaryCountsDroppedEvents(t *testing.T) {
 		t.Errorf("stderr lacks the dropped-events line:\n%s", errs)
 	}
 }
+
+// fullEventsStream is an events stream that takes one message and refuses
+// every one after it.
+var fullEventsStream = jetstream.StreamConfig{Name: bus.EventsStream, Subjects: []string{"troupe.evt.>"},
+	MaxMsgs: 1, Discard: jetstream.DiscardNew}
 
 // embeddedServer starts a JetStream server for a run to connect to with
 // --nats, and connects to it as the test.

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
@@ -17,7 +15,7 @@ import (
 // says the events could not be published.
 func TestLocalViewAndMetricsNeedNoBus(t *testing.T) {
 	e, c := embeddedServer(t)
-	if _, err := c.JetStream().CreateStream(t.Context(), jetstream.StreamConfig{Name: bus.EventsStream, Subjects: []string{"elsewhere.>"}}); err != nil {
+	if _, err := c.JetStream().CreateStream(t.Context(), fullEventsStream); err != nil {
 		t.Fatal(err)
 	}
 	srv := llmtest.New(metricsScript())

@@ -48,15 +48,16 @@ func reportRun(stdout, stderr io.Writer, asJSON bool, res actors.Result, r *runn
 }
 
 // runExit maps how a run ended to the exit code, saying on stderr how to
-// go on where there is a way: resume after an interrupt or a limit.
-func runExit(interrupted bool, stderr io.Writer, res actors.Result, maxRounds int, workspace string) int {
+// go on where there is a way: resume after an interrupt or a limit, with
+// the command resume (every flag the run needs).
+func runExit(interrupted bool, stderr io.Writer, res actors.Result, maxRounds int, workspace, resume string) int {
 	switch {
 	case interrupted:
 		if _, err := actors.FindCheckpoint(actors.DataDir(runner.Abs(workspace)), res.Run); err != nil {
 			fmt.Fprintf(stderr, "interrupted before the first checkpoint (written when the first tool call starts); nothing to resume: run the task again\n")
 			return exitInterrupt
 		}
-		fmt.Fprintf(stderr, "interrupted; the run is checkpointed. Resume with:\n  orchestrator resume %s --workspace %s\n", res.Run, workspace)
+		fmt.Fprintf(stderr, "interrupted; the run is checkpointed. Resume with:\n  %s\n", resume)
 		return exitInterrupt
 	case res.Status == actors.StatusFailed:
 		if res.Err != "" {
@@ -64,7 +65,7 @@ func runExit(interrupted bool, stderr io.Writer, res actors.Result, maxRounds in
 		}
 		return exitFailed
 	case res.Reason == actors.ReasonRoundLimit || res.Reason == actors.ReasonBudgetExhausted:
-		fmt.Fprintln(stderr, limitWords(res.Reason, maxRounds, res.Run, workspace))
+		fmt.Fprintln(stderr, limitWords(res.Reason, maxRounds, resume))
 		return exitLimit
 	case res.Status == actors.StatusCancelled:
 		return exitInterrupt

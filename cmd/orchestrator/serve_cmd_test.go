@@ -84,7 +84,7 @@ func eventsStream(t *testing.T, url, prefix, creds string) (jetstream.StreamConf
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	s, err := c.JetStream().Stream(t.Context(), bus.EventsStream)
+	s, err := c.JetStream().Stream(t.Context(), c.Names().Events)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,11 +123,11 @@ func TestServeConfigStreamLimits(t *testing.T) {
 		t.Fatalf("serve exit %d: %s", code, s.stderr)
 	}
 
-	// Again on the same store without --config: the defaults leave the stream be.
-	s = startServe(t, "--listen", "127.0.0.1:0", "--store", store)
+	// Again on the same store with the prefix alone: the defaults leave the stream be.
+	s = startServe(t, "--listen", "127.0.0.1:0", "--store", store, "--config", writeConfig("prefix.yaml", "nats:\n  prefix: tp\n"))
 	s.stop()
-	for _, want := range []string{"warning: stream TROUPE_EVENTS keeps nats.events_max_age 3h: the configuration says 168h",
-		"warning: stream TROUPE_EVENTS keeps nats.events_max_bytes 5242880: the configuration says 1073741824"} {
+	for _, want := range []string{"warning: stream TP_EVENTS keeps nats.events_max_age 3h: the configuration says 168h",
+		"warning: stream TP_EVENTS keeps nats.events_max_bytes 5242880: the configuration says 1073741824"} {
 		if !strings.Contains(s.stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, s.stderr)
 		}
@@ -140,7 +140,7 @@ func TestServeConfigStreamLimits(t *testing.T) {
 	if cfg.MaxAge != 2*time.Hour || cfg.MaxBytes != 5<<20 || msgs != 1 {
 		t.Errorf("after --config with events_max_age 2h: max age %v, max bytes %d, %d events; want 2h, 5242880, 1", cfg.MaxAge, cfg.MaxBytes, msgs)
 	}
-	if want := "stream TROUPE_EVENTS: nats.events_max_age 2h applied (it was 3h)"; !strings.Contains(s.stderr.String(), want) {
+	if want := "stream TP_EVENTS: nats.events_max_age 2h applied (it was 3h)"; !strings.Contains(s.stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, s.stderr)
 	}
 }

@@ -18,8 +18,8 @@ func endWords(status, reason string, rounds int) string {
 }
 
 // limitWords says which limit stopped a run, how to raise it and how to
-// go on: "" when no limit did.
-func limitWords(reason string, maxRounds int, run, workspace string) string {
+// go on (resume, the resume command): "" when no limit did.
+func limitWords(reason string, maxRounds int, resume string) string {
 	var what string
 	switch reason {
 	case actors.ReasonRoundLimit:
@@ -30,7 +30,7 @@ func limitWords(reason string, maxRounds int, run, workspace string) string {
 	default:
 		return ""
 	}
-	return fmt.Sprintf("%s; to go on: orchestrator resume %s --workspace %s", what, run, workspace)
+	return fmt.Sprintf("%s; to go on: %s", what, resume)
 }
 
 // printRunSummary lists what a run spent: in all, per kind, and per agent

@@ -63,11 +63,11 @@ func TestLimitWords(t *testing.T) {
 			"to go on: orchestrator resume r1 --workspace /w",
 		"finished": "",
 	} {
-		if got := limitWords(reason, 1, "r1", "/w"); got != want {
+		if got := limitWords(reason, 1, "orchestrator resume r1 --workspace /w"); got != want {
 			t.Errorf("%s:\ngot  %q\nwant %q", reason, got, want)
 		}
 	}
-	if got := limitWords("round_limit", 50, "r1", "/w"); !strings.Contains(got, "of 50 rounds per agent") {
+	if got := limitWords("round_limit", 50, "orchestrator resume r1 --workspace /w"); !strings.Contains(got, "of 50 rounds per agent") {
 		t.Errorf("50: %q", got)
 	}
 	for _, tc := range []struct {

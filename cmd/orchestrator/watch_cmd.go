@@ -58,6 +58,11 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	run := fs.values["run"]
+	if run != "" {
+		if run, err = conn.FindRun(ctx, run); err != nil {
+			return exitUsage, usageErr("--run: %v", err)
+		}
+	}
 	es, err := conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: log})
 	if err != nil {
 		return exitUsage, usageErr("%v", err)

@@ -24,6 +24,9 @@ type Bus struct {
 	// creds are the role credentials of the embedded server (nil with an
 	// external server or a shared token).
 	creds *ServerCreds
+	// credsFile is the .creds file the run connected to an external server
+	// with ("" for the embedded one or none).
+	credsFile string
 }
 
 // StartBus starts the embedded server in workspace's .troupe/nats (or a
@@ -65,6 +68,9 @@ func StartBus(ctx context.Context, cfg config.NATS, limits bus.StreamLimits, set
 		return nil, Usage("%v", err)
 	}
 	b.conn, b.url = conn, urls
+	if b.emb == nil {
+		b.credsFile = cfg.Creds
+	}
 	diffs, err := conn.ReconcileStreams(ctx, limits)
 	if err != nil {
 		b.Close(context.Background())

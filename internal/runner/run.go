@@ -42,7 +42,8 @@ type Run struct {
 	bus       *Bus
 	prices    *pricingWatch
 	remote    *cluster.Remote
-	fromNodes chan struct{} // closed when the bus delivered run.finished; nil without nodes
+	placement map[string]string // kind → where, for the resume command
+	fromNodes chan struct{}     // closed when the bus delivered run.finished; nil without nodes
 	closers   []func()
 }
 
@@ -50,7 +51,7 @@ type Run struct {
 // NATS (for other processes); with a kind placed on nodes it starts the
 // remote placement and follows the events of the agents that run there.
 func Start(ctx context.Context, b *Bus, p Params) (*Run, error) {
-	r := &Run{Options: p.Options, Metrics: watch.NewMetricsCollector(), bus: b, prices: &pricingWatch{}}
+	r := &Run{Options: p.Options, Metrics: watch.NewMetricsCollector(), bus: b, prices: &pricingWatch{}, placement: p.Placement}
 	local := append(actors.Emitters{actors.EmitterFunc(r.Metrics.Apply), r.prices}, p.Sinks...)
 	r.Options.Events = actors.Emitters{actors.LogEmitter{Log: p.Log}, local, b.pub}
 	r.Options.EventsDropped = b.Dropped
