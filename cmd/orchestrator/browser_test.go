@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,10 +31,18 @@ type browser struct {
 func startBrowser(t *testing.T, pageURL string) *browser {
 	t.Helper()
 	bin := peer.Need(t, "chromium")
+	// The profile is removed by this test's own cleanup, once every process
+	// of Chromium's group has gone (t.TempDir's removal could race its
+	// helper processes still writing there).
+	profile, err := os.MkdirTemp("", "troupe-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-		"--user-data-dir="+t.TempDir(), "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
+		"--user-data-dir="+profile, "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
 		"--window-size=1280,900", "about:blank")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +50,7 @@ func startBrowser(t *testing.T, pageURL string) *browser {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() { stopBrowser(t, cmd, profile) })
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -151,5 +160,20 @@ func (b *browser) screenshot(path string) {
 	}
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		b.t.Fatal(err)
+	}
+}
+
+// stopBrowser kills Chromium's whole process group, waits until none of
+// its processes is left, and removes its profile.
+func stopBrowser(t *testing.T, cmd *exec.Cmd, profile string) {
+	pgid := cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = cmd.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline) {
+		<-time.After(20 * time.Millisecond)
+	}
+	if err := os.RemoveAll(profile); err != nil {
+		t.Errorf("remove the browser profile: %v", err)
 	}
 }

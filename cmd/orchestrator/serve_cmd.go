@@ -42,11 +42,6 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return exitUsage, usageErr("config: nats.events_max_age and nats.events_max_bytes must not be negative")
 	}
 	o.Token = cfg.NATS.Token
-	if a := fs.values["http"]; a != "" {
-		if err := checkLoopback("--http", a, fs.bools["http-public"]); err != nil {
-			return exitUsage, err
-		}
-	}
 	log := zerolog.New(stderr).Level(zerolog.WarnLevel)
 	sc, code, err := serveAuth(&o, fs.bools["no-auth"], cfg.NATS.Prefix, stderr)
 	if err != nil {
@@ -80,7 +75,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	return exitOK, nil
 }
 
-// serveOptions are the embedded server's options from serve's flags.
+// serveOptions are the embedded server's options from serve's flags
+// (refusing an --http address beyond loopback without --http-public).
 func serveOptions(fs *flagSet) (bus.EmbeddedOptions, error) {
 	listen := fs.values["listen"]
 	if listen == "" {
@@ -89,6 +85,11 @@ func serveOptions(fs *flagSet) (bus.EmbeddedOptions, error) {
 	host, port, err := runner.SplitListen(listen)
 	if err != nil {
 		return bus.EmbeddedOptions{}, usageErr("--listen: %v", err)
+	}
+	if a := fs.values["http"]; a != "" {
+		if err := checkLoopback("--http", a, fs.bools["http-public"]); err != nil {
+			return bus.EmbeddedOptions{}, err
+		}
 	}
 	o := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: fs.values["store"], Ephemeral: fs.bools["ephemeral"] || fs.values["store"] == "",
 		ServerName: fs.values["name"], ClusterName: fs.values["cluster"]}

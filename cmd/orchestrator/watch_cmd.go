@@ -44,15 +44,11 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer conn.Close()
 	if a := fs.values["web"]; a != "" {
-		if err := checkLoopback("--web", a, fs.bools["http-public"]); err != nil {
-			return exitUsage, err
-		}
-		web, err := startWeb(ctx, conn, a, log)
+		web, code, err := watchWeb(ctx, conn, a, fs.bools["http-public"], log, stderr)
 		if err != nil {
-			return exitFailed, err
+			return code, err
 		}
 		defer web.Close()
-		announceWeb(stderr, web)
 		fs.bools["follow"] = true // the page outlives any one run
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -235,4 +231,18 @@ func orAll(run string) string {
 		return "every run"
 	}
 	return "run " + run
+}
+
+// watchWeb serves the web view and /metrics at addr for watch --web
+// (loopback unless public), with the exit code of a failure.
+func watchWeb(ctx context.Context, conn *bus.Conn, addr string, public bool, log zerolog.Logger, stderr io.Writer) (*webServer, int, error) {
+	if err := checkLoopback("--web", addr, public); err != nil {
+		return nil, exitUsage, err
+	}
+	web, err := startWeb(ctx, conn, addr, log)
+	if err != nil {
+		return nil, exitFailed, err
+	}
+	announceWeb(stderr, web)
+	return web, exitOK, nil
 }
