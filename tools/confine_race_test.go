@@ -235,21 +235,6 @@ func TestConfinementUnderRace(t *testing.T) {
 			}
 			return r.call(t, EditFile(), args{"path": "d/edit.txt", "old_string": old, "new_string": repl})
 		}},
-		{"apply_patch", func(t *testing.T, r *raceRig, i int) (string, bool) {
-			patch := fmt.Sprintf("*** Begin Patch\n*** Add File: d/p%d.txt\n+patched %d\n*** End Patch", i, i)
-			if i%2 == 1 {
-				text, ok := r.call(t, ReadFile(), args{"path": "d/edit.txt"})
-				if !ok {
-					return text, false
-				}
-				old, repl := "x", "y"
-				if strings.Contains(text, "L1: y") {
-					old, repl = "y", "x"
-				}
-				patch = fmt.Sprintf("*** Begin Patch\n*** Update File: d/edit.txt\n@@\n-%s\n+%s\n*** Add File: d/sub/q%d.txt\n+patched\n*** End Patch", old, repl, i)
-			}
-			return r.call(t, ApplyPatch(), args{"patch": patch})
-		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
