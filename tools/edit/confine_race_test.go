@@ -189,16 +189,45 @@ func (r *raceRig) call(t *testing.T, tool tools.Tool, args any) (string, bool) {
 	return res.Text, !res.IsError
 }
 
-// TestApplyPatchConfinementUnderRace races apply_patch against a directory
-// swapped with a symlink to outside the workspace (apply_patch's case of
-// TestConfinementUnderRace in package tools, over a copy of its rig).
-func TestApplyPatchConfinementUnderRace(t *testing.T) {
+// TestConfinementUnderRace races every file tool (the framework's and
+// apply_patch) against a directory swapped with a symlink to outside the
+// workspace. It lives here because tools' own tests cannot import this
+// package.
+func TestConfinementUnderRace(t *testing.T) {
 	n := raceIterations(t)
 	type args = map[string]any
-	r := newRaceRig(t)
-	r.race(t, n, func(i int) (string, bool) {
-		patch := fmt.Sprintf("*** Begin Patch\n*** Add File: d/p%d.txt\n+patched %d\n*** End Patch", i, i)
-		if i%2 == 1 {
+	cases := []struct {
+		name string
+		op   func(t *testing.T, r *raceRig, i int) (string, bool)
+	}{
+		{"read_file", func(t *testing.T, r *raceRig, i int) (string, bool) {
+			p := []string{"d/f.txt", "d/sub/g.txt", "d/edit.txt"}[i%3]
+			return r.call(t, tools.ReadFile(), args{"path": p})
+		}},
+		{"grep_files", func(t *testing.T, r *raceRig, i int) (string, bool) {
+			p := []string{".", "d", "d/sub", "d/f.txt"}[i%4]
+			return r.call(t, tools.Grep(), args{"pattern": "needle", "path": p})
+		}},
+		{"grep_content", func(t *testing.T, r *raceRig, i int) (string, bool) {
+			p := []string{".", "d", "d/sub", "d/f.txt"}[i%4]
+			return r.call(t, tools.Grep(), args{"pattern": "needle", "path": p, "mode": "content", "context_lines": 1})
+		}},
+		{"find_files", func(t *testing.T, r *raceRig, i int) (string, bool) {
+			p := []string{".", "d", "d/sub"}[i%3]
+			return r.call(t, tools.FindFiles(), args{"pattern": "*", "path": p})
+		}},
+		{"list_dir", func(t *testing.T, r *raceRig, i int) (string, bool) {
+			p := []string{".", "d", "d/sub"}[i%3]
+			return r.call(t, tools.ListDir(), args{"path": p, "depth": 3})
+		}},
+		{"write_file", func(t *testing.T, r *raceRig, i int) (string, bool) {
+			p := []string{fmt.Sprintf("d/w%d.txt", i), fmt.Sprintf("d/sub/new%d/w.txt", i), "d/w.txt"}[i%3]
+			return r.call(t, tools.WriteFile(), args{"path": p, "content": fmt.Sprintf("written %d\n", i)})
+		}},
+		{"edit_file", func(t *testing.T, r *raceRig, i int) (string, bool) {
+			if i%2 == 1 {
+				return r.call(t, tools.EditFile(), args{"path": fmt.Sprintf("d/e%d.txt", i), "old_string": "", "new_string": "created\n"})
+			}
 			text, ok := r.call(t, tools.ReadFile(), args{"path": "d/edit.txt"})
 			if !ok {
 				return text, false
@@ -207,10 +236,30 @@ func TestApplyPatchConfinementUnderRace(t *testing.T) {
 			if strings.Contains(text, "L1: y") {
 				old, repl = "y", "x"
 			}
-			patch = fmt.Sprintf("*** Begin Patch\n*** Update File: d/edit.txt\n@@\n-%s\n+%s\n*** Add File: d/sub/q%d.txt\n+patched\n*** End Patch", old, repl, i)
-		}
-		return r.call(t, ApplyPatch(), args{"patch": patch})
-	})
+			return r.call(t, tools.EditFile(), args{"path": "d/edit.txt", "old_string": old, "new_string": repl})
+		}},
+		{"apply_patch", func(t *testing.T, r *raceRig, i int) (string, bool) {
+			patch := fmt.Sprintf("*** Begin Patch\n*** Add File: d/p%d.txt\n+patched %d\n*** End Patch", i, i)
+			if i%2 == 1 {
+				text, ok := r.call(t, tools.ReadFile(), args{"path": "d/edit.txt"})
+				if !ok {
+					return text, false
+				}
+				old, repl := "x", "y"
+				if strings.Contains(text, "L1: y") {
+					old, repl = "y", "x"
+				}
+				patch = fmt.Sprintf("*** Begin Patch\n*** Update File: d/edit.txt\n@@\n-%s\n+%s\n*** Add File: d/sub/q%d.txt\n+patched\n*** End Patch", old, repl, i)
+			}
+			return r.call(t, ApplyPatch(), args{"patch": patch})
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRaceRig(t)
+			r.race(t, n, func(i int) (string, bool) { return c.op(t, r, i) })
+		})
+	}
 }
 
 // snapshot maps every path under dir to its content ("/" for a folder).
