@@ -18,9 +18,9 @@ func isBlind(err error) bool {
 	return errors.As(err, &u)
 }
 
-// refusal is the error result for err; a blind write's carries the
+// Refusal is the error result for err; a blind write's carries the
 // metadata blind: true, which the run's metrics count.
-func refusal(err error) Result {
+func Refusal(err error) Result {
 	r := Errorf("%v", err)
 	if isBlind(err) {
 		r = r.WithMeta("blind", true)
@@ -28,9 +28,9 @@ func refusal(err error) Result {
 	return r
 }
 
-// readCurrent reports whether the session's last read (or write) of abs
+// ReadCurrent reports whether the session's last read (or write) of abs
 // saw exactly content.
-func (t *ReadTracker) readCurrent(abs string, content []byte) bool {
+func (t *ReadTracker) ReadCurrent(abs string, content []byte) bool {
 	h, ok := t.hash(abs)
 	return ok && h == sha256.Sum256(content)
 }

@@ -52,7 +52,7 @@ func runEditFile(ctx context.Context, s *Session, p EditFileParams) (Result, err
 	if p.OldString == p.NewString {
 		return Errorf("old_string and new_string are identical, so the edit would change nothing; give the new text in new_string"), nil
 	}
-	fi, err := s.Workspace.stat(abs)
+	fi, err := s.Workspace.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		if p.OldString != "" {
 			return fileNotFound(s, abs, display), nil
@@ -75,7 +75,7 @@ func runEditFile(ctx context.Context, s *Session, p EditFileParams) (Result, err
 	// to what the model saw.
 	raw, err := s.Reads.Check(s.Workspace, abs, display)
 	if err != nil {
-		return refusal(err), nil
+		return Refusal(err), nil
 	}
 	content := string(raw)
 	if p.OldString == "" {
@@ -112,7 +112,7 @@ func runEditFile(ctx context.Context, s *Session, p EditFileParams) (Result, err
 // createByEdit makes a new file holding text (old_string "" on a missing
 // file).
 func createByEdit(ctx context.Context, s *Session, abs, display, text string) (Result, error) {
-	if res, ok := gateWrite(ctx, fileChange{To: display, New: []byte(text)}); !ok {
+	if res, ok := GateWrite(ctx, FileChange{To: display, New: []byte(text)}); !ok {
 		return res, nil
 	}
 	if res, ok := makeParents(abs, s.Workspace); !ok {
@@ -121,7 +121,7 @@ func createByEdit(ctx context.Context, s *Session, abs, display, text string) (R
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	if err := s.Workspace.writeAtomic(abs, []byte(text), newFileMode); err != nil {
+	if err := s.Workspace.WriteAtomic(abs, []byte(text), newFileMode); err != nil {
 		return Errorf("cannot create %s: %v", display, err), nil
 	}
 	s.Reads.Record(abs, []byte(text))
@@ -137,10 +137,10 @@ func writeEdit(ctx context.Context, s *Session, abs, display string, perm fs.Fil
 		return Result{}, err
 	}
 	data := []byte(content)
-	if res, ok := gateWrite(ctx, fileChange{From: display, To: display, Old: []byte(old), New: data}); !ok {
+	if res, ok := GateWrite(ctx, FileChange{From: display, To: display, Old: []byte(old), New: data}); !ok {
 		return res, nil
 	}
-	if err := s.Workspace.writeAtomic(abs, data, perm); err != nil {
+	if err := s.Workspace.WriteAtomic(abs, data, perm); err != nil {
 		return Errorf("cannot write %s: %v", display, err), nil
 	}
 	s.Reads.Record(abs, data)

@@ -114,7 +114,7 @@ func (e *Executor) prepare(c messages.ToolCall) *pending {
 	p := &pending{call: c, done: make(chan struct{})}
 	t, ok := e.Tools.Get(c.Name)
 	if !ok {
-		r := e.refusal(c.Name)
+		r := e.Refusal(c.Name)
 		p.refused = &r
 		return p
 	}
@@ -139,7 +139,7 @@ func (e *Executor) prepare(c messages.ToolCall) *pending {
 	return p
 }
 
-func (e *Executor) refusal(name string) Result {
+func (e *Executor) Refusal(name string) Result {
 	if e.Known != nil {
 		if _, ok := e.Known.Get(name); ok {
 			kind := e.Kind

@@ -132,5 +132,5 @@ func BenchmarkWorkspaceOpen(b *testing.B) {
 
 // fileTools are the file and search tools of this package.
 func fileTools() []Tool {
-	return []Tool{ReadFile(), EditFile(), WriteFile(), ListDir(), Think(), Todo(), Grep(), FindFiles(), ApplyPatch()}
+	return []Tool{ReadFile(), EditFile(), WriteFile(), ListDir(), Think(), Todo(), Grep(), FindFiles()}
 }

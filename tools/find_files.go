@@ -56,7 +56,7 @@ func runFindFiles(ctx context.Context, s *Session, p FindFilesParams) (Result, e
 		return Errorf("%v", err), nil
 	}
 	display := s.Workspace.Display(abs)
-	if _, err := s.Workspace.stat(abs); errors.Is(err, fs.ErrNotExist) {
+	if _, err := s.Workspace.Stat(abs); errors.Is(err, fs.ErrNotExist) {
 		return Errorf("path %s does not exist; give a directory relative to the workspace root", display), nil
 	} else if err != nil {
 		return Errorf("cannot search %s: %v", display, err), nil

@@ -132,7 +132,7 @@ func newGrepRun(s *Session, p GrepParams) (*grepRun, Result) {
 		return nil, Errorf("%v", err)
 	}
 	g := &grepRun{s: s, p: p, target: s.Workspace.target(abs)}
-	fi, err := s.Workspace.stat(abs)
+	fi, err := s.Workspace.Stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, Errorf("path %s does not exist; give a file or directory relative to the workspace root", g.display())

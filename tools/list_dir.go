@@ -55,7 +55,7 @@ func runListDir(ctx context.Context, s *Session, p ListDirParams) (Result, error
 		return Errorf("%v", err), nil
 	}
 	display := s.Workspace.Display(abs)
-	fi, err := s.Workspace.stat(abs)
+	fi, err := s.Workspace.Stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		msg := "Directory not found: " + display

@@ -14,10 +14,10 @@ import (
 // prompt carries; a longer diff is cut at a line end and says so.
 const MaxDiffBytes = 8 << 10
 
-// fileChange is one file as a mutating file tool is about to leave it.
+// FileChange is one file as a mutating file tool is about to leave it.
 // From is its path before ("" when the call creates it) and To its path
 // after ("" when the call deletes it); they differ for a move.
-type fileChange struct {
+type FileChange struct {
 	From, To string // display paths
 	Old, New []byte
 }
@@ -31,7 +31,7 @@ type changeGate struct {
 	dryRun   bool
 	approved string // the fingerprint the change must have ("" = no check)
 	reached  bool
-	changes  []fileChange
+	changes  []FileChange
 }
 
 type gateKey struct{}
@@ -40,7 +40,7 @@ func withGate(ctx context.Context, g *changeGate) context.Context {
 	return context.WithValue(ctx, gateKey{}, g)
 }
 
-// gateWrite is called by write_file, edit_file and apply_patch with every
+// GateWrite is called by write_file, edit_file and apply_patch with every
 // change they are about to make, after all their checks and before they
 // write anything (or create a folder). It returns false, with the result
 // to return, when the tool must stop: in a preview (nothing is written, the
@@ -48,7 +48,7 @@ func withGate(ctx context.Context, g *changeGate) context.Context {
 // (the file changed between the prompt and the call). Because a preview
 // runs the tool's own code up to this point, what the prompt showed and
 // what is written cannot differ unnoticed.
-func gateWrite(ctx context.Context, changes ...fileChange) (Result, bool) {
+func GateWrite(ctx context.Context, changes ...FileChange) (Result, bool) {
 	g, _ := ctx.Value(gateKey{}).(*changeGate)
 	if g == nil {
 		return Result{}, true
@@ -66,7 +66,7 @@ func gateWrite(ctx context.Context, changes ...fileChange) (Result, bool) {
 }
 
 // recorded returns what the gate saw, if the tool reached it.
-func (g *changeGate) recorded() ([]fileChange, bool) {
+func (g *changeGate) recorded() ([]FileChange, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.changes, g.reached
@@ -74,7 +74,7 @@ func (g *changeGate) recorded() ([]fileChange, bool) {
 
 // fingerprint identifies a set of changes: the paths and the contents
 // before and after.
-func fingerprint(changes []fileChange) string {
+func fingerprint(changes []FileChange) string {
 	h := sha256.New()
 	for _, c := range changes {
 		oldSum, newSum := sha256.Sum256(c.Old), sha256.Sum256(c.New)
@@ -83,7 +83,7 @@ func fingerprint(changes []fileChange) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-func changedPaths(changes []fileChange) string {
+func changedPaths(changes []FileChange) string {
 	var names []string
 	for _, c := range changes {
 		name := c.To
@@ -105,7 +105,7 @@ type ChangeDiff struct {
 }
 
 // diffOf renders changes as one diff, file after file.
-func diffOf(changes []fileChange) ChangeDiff {
+func diffOf(changes []FileChange) ChangeDiff {
 	var b strings.Builder
 	var d ChangeDiff
 	for _, c := range changes {
@@ -131,7 +131,7 @@ func capDiff(text string, max int) (string, bool) {
 
 // withDiff adds the diff of changes to a result's metadata: diff,
 // lines_added, lines_removed and diff_cut (when cut).
-func withDiff(r Result, changes []fileChange) Result {
+func withDiff(r Result, changes []FileChange) Result {
 	d := diffOf(changes)
 	r = r.WithMeta("diff", d.Text).WithMeta("lines_added", d.Added).WithMeta("lines_removed", d.Removed)
 	if d.Cut {

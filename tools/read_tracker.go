@@ -68,7 +68,7 @@ func (t *ReadTracker) Check(ws *Workspace, abs, display string) ([]byte, error) 
 	if !ok {
 		return nil, &unreadError{fmt.Sprintf("file %s has not been read in this session: read it with read_file first, then edit it", display)}
 	}
-	cur, err := ws.readFile(abs)
+	cur, err := ws.ReadFile(abs)
 	if err != nil {
 		return nil, fmt.Errorf("file %s cannot be read: %v", display, err)
 	}

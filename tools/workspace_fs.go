@@ -92,8 +92,8 @@ func (w *Workspace) openRoot(abs string) (*os.Root, error) {
 	return d, w.fsErr(err, rel)
 }
 
-// stat is os.Stat beneath the root.
-func (w *Workspace) stat(abs string) (fs.FileInfo, error) {
+// Stat is os.Stat beneath the root.
+func (w *Workspace) Stat(abs string) (fs.FileInfo, error) {
 	rel, err := w.relOf(abs)
 	if err != nil {
 		return nil, err
@@ -102,8 +102,8 @@ func (w *Workspace) stat(abs string) (fs.FileInfo, error) {
 	return fi, w.fsErr(err, rel)
 }
 
-// lstat is os.Lstat beneath the root.
-func (w *Workspace) lstat(abs string) (fs.FileInfo, error) {
+// Lstat is os.Lstat beneath the root.
+func (w *Workspace) Lstat(abs string) (fs.FileInfo, error) {
 	rel, err := w.relOf(abs)
 	if err != nil {
 		return nil, err
@@ -146,8 +146,8 @@ func (w *Workspace) open(abs string) (*os.File, fs.FileInfo, error) {
 // errNotRegular is readFile's refusal of anything but a regular file.
 var errNotRegular = errors.New("not a regular file")
 
-// readFile reads a whole regular file beneath the root.
-func (w *Workspace) readFile(abs string) ([]byte, error) {
+// ReadFile reads a whole regular file beneath the root.
+func (w *Workspace) ReadFile(abs string) ([]byte, error) {
 	f, fi, err := w.open(abs)
 	if err != nil {
 		return nil, err
@@ -174,10 +174,10 @@ func (w *Workspace) mkdirAll(abs string, perm fs.FileMode) error {
 	return w.fsErr(w.dir.MkdirAll(rel, perm), rel)
 }
 
-// mkdirs creates the folder abs and its missing parents, and returns the
+// Mkdirs creates the folder abs and its missing parents, and returns the
 // ones it created (absolute), outermost first, so they can be removed
 // again.
-func (w *Workspace) mkdirs(abs string) ([]string, error) {
+func (w *Workspace) Mkdirs(abs string) ([]string, error) {
 	rel, err := w.relOf(abs)
 	if err != nil || rel == "." {
 		return nil, err
@@ -205,9 +205,9 @@ func (w *Workspace) mkdirs(abs string) ([]string, error) {
 	return made, nil
 }
 
-// remove removes the file, symlink or empty folder abs (not what a
+// Remove removes the file, symlink or empty folder abs (not what a
 // symlink points to).
-func (w *Workspace) remove(abs string) error {
+func (w *Workspace) Remove(abs string) error {
 	rel, err := w.relOf(abs)
 	if err != nil {
 		return err
@@ -215,8 +215,8 @@ func (w *Workspace) remove(abs string) error {
 	return w.fsErr(w.dir.Remove(rel), rel)
 }
 
-// readlink returns the target of the symlink abs.
-func (w *Workspace) readlink(abs string) (string, error) {
+// Readlink returns the target of the symlink abs.
+func (w *Workspace) Readlink(abs string) (string, error) {
 	rel, err := w.relOf(abs)
 	if err != nil {
 		return "", err
@@ -225,9 +225,9 @@ func (w *Workspace) readlink(abs string) (string, error) {
 	return target, w.fsErr(err, rel)
 }
 
-// symlink creates the symlink abs pointing to target (a rollback
+// Symlink creates the symlink abs pointing to target (a rollback
 // restoring a link that was there).
-func (w *Workspace) symlink(target, abs string) error {
+func (w *Workspace) Symlink(target, abs string) error {
 	rel, err := w.relOf(abs)
 	if err != nil {
 		return err

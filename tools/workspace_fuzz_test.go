@@ -111,9 +111,6 @@ func FuzzWorkspacePath(f *testing.F) {
 		call(FindFiles(), map[string]any{"pattern": "*", "path": p})
 		call(WriteFile(), map[string]any{"path": p, "content": "fuzz\n"})
 		call(EditFile(), map[string]any{"path": p + ".e", "old_string": "", "new_string": "fuzz\n"})
-		if !strings.ContainsAny(p, "\n\r") {
-			call(ApplyPatch(), map[string]any{"patch": "*** Begin Patch\n*** Add File: " + p + ".p\n+fuzz\n*** End Patch"})
-		}
 		after := snapshot(t, outside)
 		for q, c := range after {
 			if was, ok := before[q]; !ok || was != c {

@@ -18,14 +18,14 @@ const tempAttempts = 100
 // to it, and hidden.
 func tempName() string { return fmt.Sprintf(".troupe-%08x.tmp", rand.Uint32()) }
 
-// writeAtomic replaces (or creates) the file abs with data, permission
+// WriteAtomic replaces (or creates) the file abs with data, permission
 // bits perm, through a temporary file in the same folder and a rename, so
 // that a reader sees the old content or the new, never a mix, and a
 // failure leaves the old file whole. The folder is opened once beneath
 // the root; the temporary file is created, renamed and (on failure)
 // removed through that handle, so all three happen in the folder that was
 // checked, whatever is swapped meanwhile.
-func (w *Workspace) writeAtomic(abs string, data []byte, perm fs.FileMode) error {
+func (w *Workspace) WriteAtomic(abs string, data []byte, perm fs.FileMode) error {
 	rel, err := w.relOf(abs)
 	if err != nil {
 		return err

@@ -42,8 +42,8 @@ func runWriteFile(ctx context.Context, s *Session, p WriteFileParams) (Result, e
 	}
 	display := s.Workspace.Display(abs)
 	mode := newFileMode
-	change := fileChange{To: display, New: []byte(p.Content)}
-	fi, err := s.Workspace.stat(abs)
+	change := FileChange{To: display, New: []byte(p.Content)}
+	fi, err := s.Workspace.Stat(abs)
 	switch {
 	case err == nil:
 		if fi.IsDir() {
@@ -57,7 +57,7 @@ func runWriteFile(ctx context.Context, s *Session, p WriteFileParams) (Result, e
 		}
 		old, err := s.Reads.Check(s.Workspace, abs, display)
 		if err != nil {
-			return refusal(err), nil
+			return Refusal(err), nil
 		}
 		mode = fi.Mode().Perm()
 		change.From, change.Old = display, old
@@ -65,7 +65,7 @@ func runWriteFile(ctx context.Context, s *Session, p WriteFileParams) (Result, e
 	default:
 		return Errorf("cannot write %s: %v", display, err), nil
 	}
-	if res, ok := gateWrite(ctx, change); !ok {
+	if res, ok := GateWrite(ctx, change); !ok {
 		return res, nil
 	}
 	if change.From == "" {
@@ -77,7 +77,7 @@ func runWriteFile(ctx context.Context, s *Session, p WriteFileParams) (Result, e
 		return Result{}, err
 	}
 	data := change.New
-	if err := s.Workspace.writeAtomic(abs, data, mode); err != nil {
+	if err := s.Workspace.WriteAtomic(abs, data, mode); err != nil {
 		return Errorf("cannot write %s: %v", display, err), nil
 	}
 	s.Reads.Record(abs, data)

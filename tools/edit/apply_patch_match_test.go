@@ -1,4 +1,4 @@
-package tools
+package edit
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/troupe-ai/troupe/tools"
 )
 
 func TestApplyPatchTolerance(t *testing.T) {
@@ -115,11 +117,11 @@ func TestApplyPatchLocatesHunks(t *testing.T) {
 }
 
 func BenchmarkApplyPatch(b *testing.B) {
-	ws, err := NewWorkspace(b.TempDir())
+	ws, err := tools.NewWorkspace(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := NewSession("bench", ws, Config{DataDir: b.TempDir()})
+	s := tools.NewSession("bench", ws, tools.Config{DataDir: b.TempDir()})
 	var file, patch strings.Builder
 	for i := range 2000 {
 		fmt.Fprintf(&file, "line %d of a longer source file\n", i)

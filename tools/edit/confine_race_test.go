@@ -1,6 +1,6 @@
 //go:build linux
 
-package tools
+package edit
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/troupe-ai/troupe/tools"
 	"golang.org/x/sys/unix"
 )
 
@@ -49,7 +50,7 @@ const raceMinSuccesses = 5
 // d then races the swap: a call that resolves its path and then opens it
 // by name would read, list or write outside.
 type raceRig struct {
-	s       *Session
+	s       *tools.Session
 	root    string
 	outside string
 	canary  string
@@ -175,7 +176,7 @@ func (r *raceRig) race(t *testing.T, n int, op func(i int) (string, bool)) {
 	t.Logf("%d calls: %d succeeded, %d stopped by the root mid-race, %d swaps, %d escapes", calls, ok, caught, r.swaps.Load(), escapes)
 }
 
-func (r *raceRig) call(t *testing.T, tool Tool, args any) (string, bool) {
+func (r *raceRig) call(t *testing.T, tool tools.Tool, args any) (string, bool) {
 	t.Helper()
 	raw, err := json.Marshal(args)
 	if err != nil {
@@ -188,8 +189,10 @@ func (r *raceRig) call(t *testing.T, tool Tool, args any) (string, bool) {
 	return res.Text, !res.IsError
 }
 
-// TestConfinementUnderRace races every file tool against a directory
-// swapped with a symlink to outside the workspace.
+// TestConfinementUnderRace races every file tool (the framework's and
+// apply_patch) against a directory swapped with a symlink to outside the
+// workspace. It lives here because tools' own tests cannot import this
+// package.
 func TestConfinementUnderRace(t *testing.T) {
 	n := raceIterations(t)
 	type args = map[string]any
@@ -199,33 +202,33 @@ func TestConfinementUnderRace(t *testing.T) {
 	}{
 		{"read_file", func(t *testing.T, r *raceRig, i int) (string, bool) {
 			p := []string{"d/f.txt", "d/sub/g.txt", "d/edit.txt"}[i%3]
-			return r.call(t, ReadFile(), args{"path": p})
+			return r.call(t, tools.ReadFile(), args{"path": p})
 		}},
 		{"grep_files", func(t *testing.T, r *raceRig, i int) (string, bool) {
 			p := []string{".", "d", "d/sub", "d/f.txt"}[i%4]
-			return r.call(t, Grep(), args{"pattern": "needle", "path": p})
+			return r.call(t, tools.Grep(), args{"pattern": "needle", "path": p})
 		}},
 		{"grep_content", func(t *testing.T, r *raceRig, i int) (string, bool) {
 			p := []string{".", "d", "d/sub", "d/f.txt"}[i%4]
-			return r.call(t, Grep(), args{"pattern": "needle", "path": p, "mode": "content", "context_lines": 1})
+			return r.call(t, tools.Grep(), args{"pattern": "needle", "path": p, "mode": "content", "context_lines": 1})
 		}},
 		{"find_files", func(t *testing.T, r *raceRig, i int) (string, bool) {
 			p := []string{".", "d", "d/sub"}[i%3]
-			return r.call(t, FindFiles(), args{"pattern": "*", "path": p})
+			return r.call(t, tools.FindFiles(), args{"pattern": "*", "path": p})
 		}},
 		{"list_dir", func(t *testing.T, r *raceRig, i int) (string, bool) {
 			p := []string{".", "d", "d/sub"}[i%3]
-			return r.call(t, ListDir(), args{"path": p, "depth": 3})
+			return r.call(t, tools.ListDir(), args{"path": p, "depth": 3})
 		}},
 		{"write_file", func(t *testing.T, r *raceRig, i int) (string, bool) {
 			p := []string{fmt.Sprintf("d/w%d.txt", i), fmt.Sprintf("d/sub/new%d/w.txt", i), "d/w.txt"}[i%3]
-			return r.call(t, WriteFile(), args{"path": p, "content": fmt.Sprintf("written %d\n", i)})
+			return r.call(t, tools.WriteFile(), args{"path": p, "content": fmt.Sprintf("written %d\n", i)})
 		}},
 		{"edit_file", func(t *testing.T, r *raceRig, i int) (string, bool) {
 			if i%2 == 1 {
-				return r.call(t, EditFile(), args{"path": fmt.Sprintf("d/e%d.txt", i), "old_string": "", "new_string": "created\n"})
+				return r.call(t, tools.EditFile(), args{"path": fmt.Sprintf("d/e%d.txt", i), "old_string": "", "new_string": "created\n"})
 			}
-			text, ok := r.call(t, ReadFile(), args{"path": "d/edit.txt"})
+			text, ok := r.call(t, tools.ReadFile(), args{"path": "d/edit.txt"})
 			if !ok {
 				return text, false
 			}
@@ -233,12 +236,12 @@ func TestConfinementUnderRace(t *testing.T) {
 			if strings.Contains(text, "L1: y") {
 				old, repl = "y", "x"
 			}
-			return r.call(t, EditFile(), args{"path": "d/edit.txt", "old_string": old, "new_string": repl})
+			return r.call(t, tools.EditFile(), args{"path": "d/edit.txt", "old_string": old, "new_string": repl})
 		}},
 		{"apply_patch", func(t *testing.T, r *raceRig, i int) (string, bool) {
 			patch := fmt.Sprintf("*** Begin Patch\n*** Add File: d/p%d.txt\n+patched %d\n*** End Patch", i, i)
 			if i%2 == 1 {
-				text, ok := r.call(t, ReadFile(), args{"path": "d/edit.txt"})
+				text, ok := r.call(t, tools.ReadFile(), args{"path": "d/edit.txt"})
 				if !ok {
 					return text, false
 				}
@@ -257,4 +260,27 @@ func TestConfinementUnderRace(t *testing.T) {
 			r.race(t, n, func(i int) (string, bool) { return c.op(t, r, i) })
 		})
 	}
+}
+
+// snapshot maps every path under dir to its content ("/" for a folder).
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			m[rel] = "/"
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		m[rel] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

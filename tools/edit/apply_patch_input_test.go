@@ -1,12 +1,14 @@
-package tools
+package edit
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/troupe-ai/troupe/tools"
 )
 
-func runPatchArgs(t *testing.T, s *Session, args map[string]string) Result {
+func runPatchArgs(t *testing.T, s *tools.Session, args map[string]string) tools.Result {
 	t.Helper()
 	b, _ := json.Marshal(args)
 	r, err := ApplyPatch().Run(t.Context(), s, b)

@@ -1,4 +1,4 @@
-package tools
+package edit
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"github.com/troupe-ai/troupe/tools"
 )
 
 // undoStep is one completed write step: a file written or removed, or a
@@ -30,15 +32,15 @@ func (pl *patchPlan) commit() error {
 			continue // unchanged (or changed back)
 		case st.exists:
 			var dirs []string
-			dirs, err = pl.s.Workspace.mkdirs(filepath.Dir(abs))
+			dirs, err = pl.s.Workspace.Mkdirs(filepath.Dir(abs))
 			for _, d := range dirs {
 				done = append(done, undoStep{dir: d})
 			}
 			if err == nil {
-				err = pl.s.Workspace.writeAtomic(abs, st.content, st.mode)
+				err = pl.s.Workspace.WriteAtomic(abs, st.content, st.mode)
 			}
 		case st.existed:
-			err = pl.s.Workspace.remove(abs)
+			err = pl.s.Workspace.Remove(abs)
 		default:
 			continue // added and deleted again within the patch
 		}
@@ -75,22 +77,22 @@ func pathErrText(err error) string {
 // rollback undoes done, newest first (so a directory created for a new
 // file is gone before a file of the same name is restored), and returns
 // the display paths it could not restore.
-func rollback(ws *Workspace, done []undoStep) []string {
+func rollback(ws *tools.Workspace, done []undoStep) []string {
 	var failed []string
 	for i := len(done) - 1; i >= 0; i-- {
 		st := done[i].file
 		if st == nil {
-			_ = ws.remove(done[i].dir) // removes it only if empty, as it should be
+			_ = ws.Remove(done[i].dir) // removes it only if empty, as it should be
 			continue
 		}
 		var err error
 		switch {
 		case st.link != "":
-			err = ws.symlink(st.link, st.abs)
+			err = ws.Symlink(st.link, st.abs)
 		case st.existed:
-			err = ws.writeAtomic(st.abs, st.orig, st.mode)
+			err = ws.WriteAtomic(st.abs, st.orig, st.mode)
 		default:
-			err = ws.remove(st.abs)
+			err = ws.Remove(st.abs)
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			failed = append(failed, st.display)
@@ -101,14 +103,14 @@ func rollback(ws *Workspace, done []undoStep) []string {
 
 // changes lists what commit would write, for the diff: a moved file as one
 // change from its old path to its new one, unchanged files left out.
-func (pl *patchPlan) changes() []fileChange {
+func (pl *patchPlan) changes() []tools.FileChange {
 	moved := map[*fileState]bool{}
 	for _, abs := range pl.order {
 		if st := pl.files[abs]; st.movedFrom != nil && st.exists {
 			moved[st.movedFrom] = true
 		}
 	}
-	var out []fileChange
+	var out []tools.FileChange
 	for _, abs := range pl.order {
 		st := pl.files[abs]
 		switch {
@@ -119,15 +121,15 @@ func (pl *patchPlan) changes() []fileChange {
 			for src.movedFrom != nil && !src.existed { // moved twice
 				src = src.movedFrom
 			}
-			out = append(out, fileChange{From: src.display, To: st.display, Old: src.orig, New: st.content})
+			out = append(out, tools.FileChange{From: src.display, To: st.display, Old: src.orig, New: st.content})
 		case st.existed && st.exists && bytes.Equal(st.content, st.orig):
 			continue
 		case st.existed && st.exists:
-			out = append(out, fileChange{From: st.display, To: st.display, Old: st.orig, New: st.content})
+			out = append(out, tools.FileChange{From: st.display, To: st.display, Old: st.orig, New: st.content})
 		case st.exists:
-			out = append(out, fileChange{To: st.display, New: st.content})
+			out = append(out, tools.FileChange{To: st.display, New: st.content})
 		case st.existed:
-			out = append(out, fileChange{From: st.display, Old: st.orig})
+			out = append(out, tools.FileChange{From: st.display, Old: st.orig})
 		}
 	}
 	return out

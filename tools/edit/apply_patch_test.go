@@ -1,4 +1,4 @@
-package tools
+package edit
 
 import (
 	"encoding/json"
@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/troupe-ai/troupe/tools"
 )
 
 // runPatch calls the apply_patch tool the way the executor does.
-func runPatch(t *testing.T, s *Session, patch string) Result {
+func runPatch(t *testing.T, s *tools.Session, patch string) tools.Result {
 	t.Helper()
 	args, err := json.Marshal(map[string]string{"patch": patch})
 	if err != nil {
@@ -23,7 +25,7 @@ func runPatch(t *testing.T, s *Session, patch string) Result {
 }
 
 // readWS returns a workspace file's content, failing the test if absent.
-func patchFile(t *testing.T, s *Session, rel string) string {
+func patchFile(t *testing.T, s *tools.Session, rel string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(s.Workspace.Root(), rel))
 	if err != nil {
@@ -32,13 +34,13 @@ func patchFile(t *testing.T, s *Session, rel string) string {
 	return string(b)
 }
 
-func patchExists(s *Session, rel string) bool {
+func patchExists(s *tools.Session, rel string) bool {
 	_, err := os.Lstat(filepath.Join(s.Workspace.Root(), rel))
 	return err == nil
 }
 
 // markRead records a file as read, as read_file would.
-func patchMarkRead(t *testing.T, s *Session, rel string) {
+func patchMarkRead(t *testing.T, s *tools.Session, rel string) {
 	t.Helper()
 	abs := filepath.Join(s.Workspace.Root(), rel)
 	b, err := os.ReadFile(abs)

@@ -1,4 +1,4 @@
-package tools
+package edit
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/troupe-ai/troupe/tools"
 	"github.com/troupe-ai/troupe/tools/patch"
 )
 
@@ -35,53 +36,53 @@ func (p ApplyPatchParams) text() string {
 // targets included, from a cheap scan that does not parse hunks.
 func (p ApplyPatchParams) TouchedPaths() []string { return patch.Paths(p.text()) }
 
-var _ PathLister = ApplyPatchParams{}
+var _ tools.PathLister = ApplyPatchParams{}
 
 // ApplyPatch returns the apply_patch tool: it adds, updates, moves and
 // deletes files from one patch in the Codex format, all or nothing.
-func ApplyPatch() Tool {
-	return New(Spec{
-		Guidance:    []GuidanceLine{Line(SectionEditing, 20, "apply_patch applies a multi-file patch atomically: all files or none.")},
-		Name:        NameApplyPatch,
+func ApplyPatch() tools.Tool {
+	return tools.New(tools.Spec{
+		Guidance:    []tools.GuidanceLine{tools.Line(tools.SectionEditing, 20, "apply_patch applies a multi-file patch atomically: all files or none.")},
+		Name:        tools.NameApplyPatch,
 		Description: applyPatchDoc,
 		ReadOnly:    false,
-		Parallel:    PerPath,
-		Tier:        TierAlways,
-		Truncation:  HeadLines(200),
+		Parallel:    tools.PerPath,
+		Tier:        tools.TierAlways,
+		Truncation:  tools.HeadLines(200),
 		Diff:        true,
 	}, runApplyPatch)
 }
 
-func runApplyPatch(ctx context.Context, s *Session, p ApplyPatchParams) (Result, error) {
+func runApplyPatch(ctx context.Context, s *tools.Session, p ApplyPatchParams) (tools.Result, error) {
 	switch {
 	case p.Input == "" && p.Patch == "":
-		return Errorf("apply_patch: give the patch as input (from '*** Begin Patch' to '*** End Patch')"), nil
+		return tools.Errorf("apply_patch: give the patch as input (from '*** Begin Patch' to '*** End Patch')"), nil
 	case p.Input != "" && p.Patch != "" && p.Input != p.Patch:
-		return Errorf("apply_patch: give the patch once, as input; patch is only another name for it"), nil
+		return tools.Errorf("apply_patch: give the patch once, as input; patch is only another name for it"), nil
 	}
 	doc, err := patch.Parse(p.text())
 	if err != nil {
-		return Errorf("apply_patch: the patch is malformed, nothing was written: %v", err), nil
+		return tools.Errorf("apply_patch: the patch is malformed, nothing was written: %v", err), nil
 	}
 	pl := newPatchPlan(s)
 	var summary []string
 	for _, op := range doc.Ops {
 		line, err := pl.apply(op)
 		if err != nil {
-			return refusal(fmt.Errorf("apply_patch: nothing was written: %w", err)), nil
+			return tools.Refusal(fmt.Errorf("apply_patch: nothing was written: %w", err)), nil
 		}
 		summary = append(summary, line)
 	}
 	if err := ctx.Err(); err != nil {
-		return Result{}, err
+		return tools.Result{}, err
 	}
-	if res, ok := gateWrite(ctx, pl.changes()...); !ok {
+	if res, ok := tools.GateWrite(ctx, pl.changes()...); !ok {
 		return res, nil
 	}
 	if err := pl.commit(); err != nil {
-		return Errorf("apply_patch: %v", err), nil
+		return tools.Errorf("apply_patch: %v", err), nil
 	}
-	res := Text(strings.Join(summary, "\n")).WithMeta("files", summary)
+	res := tools.Text(strings.Join(summary, "\n")).WithMeta("files", summary)
 	if pl.blind {
 		// An update needs no prior read (its context lines are checked),
 		// but the agent wrote without having read the file: counted.
@@ -106,13 +107,13 @@ type fileState struct {
 // patchPlan computes every file's new content in memory before anything
 // is written.
 type patchPlan struct {
-	s     *Session
+	s     *tools.Session
 	files map[string]*fileState
 	order []string // absolute paths in first-touched order
 	blind bool     // an update of an existing file the session had not read as it is
 }
 
-func newPatchPlan(s *Session) *patchPlan {
+func newPatchPlan(s *tools.Session) *patchPlan {
 	return &patchPlan{s: s, files: map[string]*fileState{}}
 }
 
@@ -127,7 +128,7 @@ func (pl *patchPlan) file(path string) (*fileState, error) {
 		return st, nil
 	}
 	st := &fileState{abs: abs, display: pl.s.Workspace.Display(abs), mode: 0o644}
-	fi, err := pl.s.Workspace.stat(abs)
+	fi, err := pl.s.Workspace.Stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -137,7 +138,7 @@ func (pl *patchPlan) file(path string) (*fileState, error) {
 	case !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("%s is not a regular file", st.display)
 	default:
-		if st.orig, err = pl.s.Workspace.readFile(abs); err != nil {
+		if st.orig, err = pl.s.Workspace.ReadFile(abs); err != nil {
 			return nil, fmt.Errorf("read %s: %s", st.display, pathErrText(err))
 		}
 		st.existed, st.exists, st.mode = true, true, fi.Mode().Perm()
@@ -157,7 +158,7 @@ func (pl *patchPlan) mustHaveRead(st *fileState) error {
 	return err
 }
 
-// symlink returns the state of path itself when it is a symbolic link
+// Symlink returns the state of path itself when it is a symbolic link
 // (inside the workspace, pointing inside it), so that deleting it removes
 // the link rather than the file it points to.
 func (pl *patchPlan) symlink(path string) (*fileState, bool, error) {
@@ -173,11 +174,11 @@ func (pl *patchPlan) symlink(path string) (*fileState, bool, error) {
 	if st, ok := pl.files[abs]; ok {
 		return st, st.link != "", nil
 	}
-	fi, err := pl.s.Workspace.lstat(abs)
+	fi, err := pl.s.Workspace.Lstat(abs)
 	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 		return nil, false, nil
 	}
-	target, err := pl.s.Workspace.readlink(abs)
+	target, err := pl.s.Workspace.Readlink(abs)
 	if err != nil {
 		return nil, false, fmt.Errorf("read link %s: %s", pl.s.Workspace.Display(abs), pathErrText(err))
 	}
@@ -238,7 +239,7 @@ func (pl *patchPlan) update(op patch.FileOp, st *fileState) (string, error) {
 	if bytes.IndexByte(st.content, 0) >= 0 {
 		return "", fmt.Errorf("*** Update File: %s is a binary file; apply_patch edits text files only", st.display)
 	}
-	if st.existed && !pl.s.Reads.readCurrent(st.abs, st.orig) {
+	if st.existed && !pl.s.Reads.ReadCurrent(st.abs, st.orig) {
 		pl.blind = true
 	}
 	ft := patch.SplitText(string(st.content))

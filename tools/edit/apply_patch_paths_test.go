@@ -1,4 +1,4 @@
-package tools
+package edit
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/tools"
 )
 
 func TestApplyPatchPaths(t *testing.T) {
@@ -125,7 +126,7 @@ func TestApplyPatchDeletesSymlinkItself(t *testing.T) {
 func TestApplyPatchThroughExecutor(t *testing.T) {
 	t.Parallel()
 	s := newTestSession(t)
-	e := &Executor{Tools: NewRegistry(ApplyPatch()), Session: s}
+	e := &tools.Executor{Tools: tools.NewRegistry(ApplyPatch()), Session: s}
 	call := func(id, patch string) messages.ToolCall {
 		args, _ := json.Marshal(map[string]string{"patch": patch})
 		return messages.ToolCall{ID: id, Name: "apply_patch", Args: args}

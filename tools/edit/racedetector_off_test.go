@@ -1,6 +1,6 @@
 //go:build !race
 
-package tools
+package edit
 
 // raceDetector reports whether the tests run under the race detector,
 // which makes each tool call ten to twenty times slower.
