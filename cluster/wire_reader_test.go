@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +58,11 @@ func buildWireReader(t *testing.T) string {
 		}
 	}
 	bin := filepath.Join(dir, "wirereader")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command: %v", err)
+	}
+	cmd := exec.Command(goBin, "build", "-o", bin, ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local", "GOSUMDB=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -67,7 +70,7 @@ func buildWireReader(t *testing.T) string {
 	}
 	// The reader's own module imports nats.go and messages, nothing else of
 	// this repository.
-	list := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "-deps", "-f", "{{.ImportPath}}", ".")
+	list := exec.Command(goBin, "list", "-deps", "-f", "{{.ImportPath}}", ".")
 	list.Dir, list.Env = dir, cmd.Env
 	out, err := list.Output()
 	if err != nil {
