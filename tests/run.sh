@@ -18,6 +18,7 @@ PKGS=${TEST_PKGS:-./...}
 # developer's machine but fails under CI=true (internal/peer), so a broken
 # set-up never passes as skipped tests.
 EVERYTHING_VERSION=2026.8.31
+NATS_JS_VERSION=2.29.3
 stop() { echo "tests/run.sh: $*" >&2; exit 1; }
 if [ -z "${TEST_PKGS:-}" ]; then
   missing=()
@@ -43,22 +44,17 @@ if [ -z "${TEST_PKGS:-}" ]; then
     command -v "$cmd" >/dev/null || stop "$cmd is still missing after the install"
   done
   { command -v fdfind >/dev/null || command -v fd >/dev/null; } || stop "fd (fd-find) is still missing after the install"
-  if ! grep -qs "\"version\": \"$EVERYTHING_VERSION\"" tests/.npm/node_modules/@modelcontextprotocol/server-everything/package.json; then
-    echo "tests/run.sh: installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into tests/.npm"
+  # The npm peers: the reference MCP server, and the npm nats client the
+  # bus's role tests hold each role's creds file with
+  # (tests/e2e/testdata/nats_peer.cjs). One npm install for both: a second
+  # --no-save install would prune what the first put there.
+  if ! grep -qs "\"version\": \"$EVERYTHING_VERSION\"" tests/.npm/node_modules/@modelcontextprotocol/server-everything/package.json \
+    || ! grep -qs "\"version\": \"$NATS_JS_VERSION\"" tests/.npm/node_modules/nats/package.json; then
+    echo "tests/run.sh: installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION and nats@$NATS_JS_VERSION into tests/.npm"
     npm install --prefix tests/.npm --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
-      "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" >/dev/null \
-      || stop "npm could not install @modelcontextprotocol/server-everything@$EVERYTHING_VERSION into tests/.npm"
+      "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" "nats@$NATS_JS_VERSION" >/dev/null \
+      || stop "npm could not install server-everything@$EVERYTHING_VERSION and nats@$NATS_JS_VERSION into tests/.npm"
   fi
-fi
-# The bus's role tests have an outside peer: the npm nats client, pinned,
-# holding each role's creds file in turn (tests/e2e/testdata/nats_peer.cjs).
-NATS_JS_VERSION=2.29.3
-if [ -z "${TEST_PKGS:-}" ] && command -v npm >/dev/null \
-  && ! grep -qs "\"version\": \"$NATS_JS_VERSION\"" tests/.npm/node_modules/nats/package.json; then
-  echo "tests/run.sh: installing nats@$NATS_JS_VERSION into tests/.npm"
-  npm install --prefix tests/.npm --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
-    "nats@$NATS_JS_VERSION" >/dev/null \
-    || echo "tests/run.sh: could not install the npm nats client; the role tests against it will skip"
 fi
 
 echo "== go vet"
