@@ -1,112 +1,154 @@
 package llmtest_test
 
 import (
-	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
-func TestLoadScriptFile(t *testing.T) {
+func TestRoundsPerAgentAndExhaustion(t *testing.T) {
 	t.Parallel()
-	s, err := llmtest.LoadScript("testdata/script.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(s.Agents) != 3 {
-		t.Fatalf("%d agents, want 3", len(s.Agents))
-	}
-	explore := s.Agents[0]
-	if explore.Match.Kind != "explore" || len(explore.Turns) != 3 {
-		t.Fatalf("explore script = %+v", explore)
-	}
-	first := explore.Turns[0]
-	if len(first.ToolCalls) != 2 || first.ToolCalls[0].Name != "grep" || string(first.ToolCalls[0].Args) != `{"pattern": "func main"}` ||
-		first.Reasoning != "look around first" {
-		t.Errorf("turn 0 = %+v", first)
-	}
-	f := explore.Turns[1].Fail
-	if f == nil || f.Kind != llmtest.FailStatus || f.Status != 429 || time.Duration(f.RetryAfter) != 20*time.Millisecond {
-		t.Errorf("turn 1 fail = %+v", f)
-	}
-	last := explore.Turns[2]
-	if time.Duration(last.Latency) != 5*time.Millisecond || last.Usage == nil || last.Usage.CachedTokens != 1000 {
-		t.Errorf("turn 2 = %+v", last)
-	}
-	if !s.Agents[2].Match.Fallback || s.Agents[1].Turns[0].Fail.Kind != llmtest.FailDrop || s.Agents[1].Turns[0].Fail.AfterChunks != 2 {
-		t.Errorf("agents 1/2 = %+v", s.Agents[1:])
-	}
-
-	// The loaded script plays: the explore agent gets its tool calls, then
-	// the 429, then the text.
-	srv := llmtest.New(s)
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Kind: "explore"}, Turns: []llmtest.Turn{llmtest.Text("one"), llmtest.Text("two")}},
+	}})
 	defer srv.Close()
-	cc, reasoning, err := stream(t, client(srv), params("find main"), as("e1", "explore")...)
-	if err != nil {
-		t.Fatal(err)
+	c := client(srv)
+	ask := func(agent string) string {
+		cc, err := c.Chat.Completions.New(t.Context(), params("look"), as(agent, "explore")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cc.Choices[0].Message.Content
 	}
-	if len(cc.Choices[0].Message.ToolCalls) != 2 || reasoning != "look around first" {
-		t.Errorf("first answer = %+v reasoning %q", cc.Choices[0].Message, reasoning)
+	// Interleaved agents each walk the script on their own.
+	got := []string{ask("x"), ask("y"), ask("x"), ask("x"), ask("y")}
+	want := []string{"one", "one", "two", llmtest.ExhaustedText, "two"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("answers = %q, want %q", got, want)
 	}
-}
-
-func TestScriptRoundTripsThroughJSON(t *testing.T) {
-	t.Parallel()
-	in := llmtest.Script{Agents: []llmtest.AgentScript{
-		{Match: llmtest.Matcher{Kind: "worker"}, Turns: []llmtest.Turn{
-			llmtest.RateLimited(time.Second), llmtest.Call(llmtest.Tool("shell", `{"cmd":"ls"}`)),
-			{Text: "ok", Latency: llmtest.Duration(1500 * time.Microsecond)}}},
-	}}
-	b, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
+	rounds := []int{}
+	for _, r := range srv.RequestsFrom("x") {
+		rounds = append(rounds, r.Round)
 	}
-	out, err := llmtest.ParseScript(b)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, b)
+	if fmt.Sprint(rounds) != "[1 2 3]" {
+		t.Errorf("rounds of x = %v", rounds)
 	}
-	b2, _ := json.Marshal(out)
-	if string(b) != string(b2) {
-		t.Errorf("round trip changed the script:\n%s\n%s", b, b2)
-	}
-	if time.Duration(out.Agents[0].Turns[2].Latency) != 1500*time.Microsecond {
-		t.Errorf("latency = %v", time.Duration(out.Agents[0].Turns[2].Latency))
+	if rs := srv.RequestsFrom("x"); !rs[2].Exhausted || rs[1].Exhausted {
+		t.Errorf("exhausted flags wrong: %+v", rs)
 	}
 }
 
-func TestParseScriptErrors(t *testing.T) {
+func TestRepeat(t *testing.T) {
 	t.Parallel()
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Fallback: true}, Repeat: true, Turns: []llmtest.Turn{llmtest.Text("a"), llmtest.Text("b")}},
+	}})
+	defer srv.Close()
+	c := client(srv)
+	var got []string
+	for range 5 {
+		cc, err := c.Chat.Completions.New(t.Context(), params("t"), as("r", "root")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, cc.Choices[0].Message.Content)
+	}
+	if strings.Join(got, "") != "ababa" {
+		t.Errorf("answers = %v", got)
+	}
+	if r := srv.Requests(); r[4].Round != 5 || r[4].Exhausted {
+		t.Errorf("fifth request: round %d exhausted %v", r[4].Round, r[4].Exhausted)
+	}
+}
+
+func TestMatchers(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Agent: "special"}, Turns: []llmtest.Turn{llmtest.Text("by agent")}},
+		{Match: llmtest.Matcher{Kind: "planner", TaskContains: "plan the"}, Turns: []llmtest.Turn{llmtest.Text("by kind and task")}},
+		{Match: llmtest.Matcher{TaskContains: "README"}, Turns: []llmtest.Turn{llmtest.Text("by task")}},
+		{Match: llmtest.Matcher{Fallback: true}, Turns: []llmtest.Turn{llmtest.Text("fallback")}},
+	}})
+	defer srv.Close()
+	c := client(srv)
 	cases := []struct {
-		name, json, want string
+		agent, kind, task, want string
 	}{
-		{"unknown field", `{"agents":[{"match":{"kind":"x"},"turns":[{"txt":"hi"}]}]}`, `unknown field "txt"`},
-		{"no criteria", `{"agents":[{"match":{},"turns":[]}]}`, "agents[0].match: set kind, agent, task_contains or fallback"},
-		{"fallback plus kind", `{"agents":[{"match":{"fallback":true,"kind":"x"}}]}`, "agents[0].match: fallback matches everything"},
-		{"two fallbacks", `{"agents":[{"match":{"fallback":true}},{"match":{"fallback":true}}]}`, "2 fallback scripts"},
-		{"bad failure kind", `{"agents":[{"match":{"kind":"x"},"turns":[{"fail":{"kind":"boom"}}]}]}`, `agents[0].turns[0]: fail.kind "boom"`},
-		{"bad status", `{"agents":[{"match":{"kind":"x"},"turns":[{"fail":{"kind":"status","status":200}}]}]}`, "fail.status 200"},
-		{"empty tool name", `{"agents":[{"match":{"kind":"x"},"turns":[{"tool_calls":[{"name":" ","args":{}}]}]}]}`, "tool_calls[0].name is empty"},
-		{"bad duration", `{"agents":[{"match":{"kind":"x"},"turns":[{"latency":"soon"}]}]}`, `duration "soon"`},
-		{"negative latency", `{"agents":[{"match":{"kind":"x"},"turns":[{"latency":"-1s"}]}]}`, "latency -1s is negative"},
-		{"not json", `agents:`, "parse script"},
+		{"special", "worker", "plan the README", "by agent"},
+		{"p1", "planner", "please plan the work", "by kind and task"},
+		{"p2", "worker", "please plan the work", "fallback"},
+		{"w1", "worker", "summarise README.md", "by task"},
+		{"p3", "planner", "summarise README.md", "by task"},
+		{"", "", "anything", "fallback"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := llmtest.ParseScript([]byte(tc.json))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("err = %v, want it to contain %q", err, tc.want)
-			}
-		})
+		cc, err := c.Chat.Completions.New(t.Context(), params(tc.task), as(tc.agent, tc.kind)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cc.Choices[0].Message.Content; got != tc.want {
+			t.Errorf("agent %q kind %q task %q: got %q, want %q", tc.agent, tc.kind, tc.task, got, tc.want)
+		}
 	}
 }
 
-func TestLoadScriptMissingFile(t *testing.T) {
+func TestNoMatchIsExhausted(t *testing.T) {
 	t.Parallel()
-	_, err := llmtest.LoadScript("testdata/nope.json")
-	if err == nil || !strings.Contains(err.Error(), "nope.json") {
-		t.Errorf("err = %v", err)
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Kind: "explore"}, Turns: []llmtest.Turn{llmtest.Text("x")}},
+	}})
+	defer srv.Close()
+	cc, err := client(srv).Chat.Completions.New(t.Context(), params("t"), as("r", "root")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc.Choices[0].Message.Content != llmtest.ExhaustedText {
+		t.Errorf("got %q", cc.Choices[0].Message.Content)
+	}
+	if r := srv.Requests()[0]; !r.Exhausted || r.Script != -1 {
+		t.Errorf("recorded exhausted=%v script=%d", r.Exhausted, r.Script)
+	}
+}
+
+func TestDynamicTurnEchoes(t *testing.T) {
+	t.Parallel()
+	echo := llmtest.Turn{Dynamic: func(r llmtest.Recorded) llmtest.Turn {
+		return llmtest.Text(fmt.Sprintf("round %d: %s", r.Round, r.Task))
+	}}
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Fallback: true}, Turns: []llmtest.Turn{echo, echo}},
+	}})
+	defer srv.Close()
+	c := client(srv)
+	for i, want := range []string{"round 1: ping", "round 2: ping"} {
+		cc, _, err := stream(t, c, params("ping"), as("d", "root")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cc.Choices[0].Message.Content; got != want {
+			t.Errorf("call %d: %q, want %q", i, got, want)
+		}
+	}
+}
+
+func TestDynamicTurnPanicIsAnError(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{Fallback: true},
+		Turns: []llmtest.Turn{{Dynamic: func(llmtest.Recorded) llmtest.Turn { panic("test bug") }}, llmtest.Text("next")}}}})
+	defer srv.Close()
+	c := client(srv)
+	_, err := c.Chat.Completions.New(t.Context(), params("t"))
+	if err == nil || !strings.Contains(err.Error(), "500") {
+		t.Fatalf("err = %v, want a 500", err)
+	}
+	if r := srv.Requests()[0]; r.Reply.Fail == nil || !strings.Contains(r.Reply.Fail.Message, "dynamic turn panicked: test bug") {
+		t.Errorf("recorded reply %+v", r.Reply)
+	}
+	// The failure did not complete the round; the script goes on.
+	cc, err := c.Chat.Completions.New(t.Context(), params("t"))
+	if err != nil || cc.Choices[0].Message.Content != "next" {
+		t.Fatalf("after the panic: %v", err)
 	}
 }
