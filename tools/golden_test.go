@@ -1,35 +1,15 @@
 package tools
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/troupe-ai/troupe/internal/testfiles"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
-
-// golden compares got with testdata/<name>.golden, rewriting it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden %s (run with -update to create it): %v", path, err)
-	}
-	if string(want) != got {
-		t.Errorf("%s mismatch\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-	}
-}
+// golden compares got with testdata/<name>.golden (-update rewrites it).
+func golden(t *testing.T, name, got string) { testfiles.Golden(t, name, got) }
 
 // newTestSession returns a session over a fresh temporary workspace.
 func newTestSession(t *testing.T) *Session {

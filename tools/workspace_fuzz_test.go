@@ -2,11 +2,12 @@ package tools
 
 import (
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/troupe-ai/troupe/internal/testfiles"
 )
 
 // fuzzCanary marks every name and line outside the fuzzed workspace.
@@ -82,7 +83,7 @@ func FuzzWorkspacePath(f *testing.F) {
 		s, outside := fuzzWorkspace(t)
 		root := s.Workspace.Root()
 		p = strings.ReplaceAll(strings.ReplaceAll(p, "ROOT", root), "OUT", outside)
-		before := snapshot(t, outside)
+		before := testfiles.Snapshot(t, outside)
 
 		if abs, err := s.Workspace.Resolve(p); err == nil {
 			if !s.Workspace.contains(abs) {
@@ -111,7 +112,7 @@ func FuzzWorkspacePath(f *testing.F) {
 		call(FindFiles(), map[string]any{"pattern": "*", "path": p})
 		call(WriteFile(), map[string]any{"path": p, "content": "fuzz\n"})
 		call(EditFile(), map[string]any{"path": p + ".e", "old_string": "", "new_string": "fuzz\n"})
-		after := snapshot(t, outside)
+		after := testfiles.Snapshot(t, outside)
 		for q, c := range after {
 			if was, ok := before[q]; !ok || was != c {
 				t.Fatalf("path %q: %s created or changed outside the workspace", p, q)
@@ -121,27 +122,4 @@ func FuzzWorkspacePath(f *testing.F) {
 			t.Fatalf("path %q: something outside the workspace was removed", p)
 		}
 	})
-}
-
-// snapshot maps every path below dir to its content.
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
-			m[rel] = "/"
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		m[rel] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }

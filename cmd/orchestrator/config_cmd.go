@@ -16,25 +16,13 @@ import (
 // flag. An invalid configuration is printed all the same, then refused
 // with the error run would give (exit 2).
 func cmdConfig(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
-	if len(args) == 0 || args[0] != "print" {
-		return exitUsage, usageErr("config needs a subcommand: print")
-	}
-	fs := flagsOf("config print")
-	pos, err := fs.parse(args[1:])
+	fs, err := parseSubcommand(args, "config", "print")
 	if err != nil {
 		return exitUsage, err
 	}
-	if len(pos) > 0 {
-		return exitUsage, usageErr("config print takes no arguments")
-	}
-	ws := fs.values["workspace"]
-	if ws == "" {
-		ws = "."
-	}
-	home, _ := os.UserHomeDir()
-	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: home, Workspace: runner.Abs(ws), Getenv: getenv})
+	cfg, err := workspaceConfig(fs, getenv)
 	if err != nil {
-		return exitUsage, usageErr("%v", err)
+		return exitUsage, err
 	}
 	if err := (runner.Overrides{Model: fs.values["model"], NATS: fs.values["nats"]}).Apply(&cfg); err != nil {
 		return exitUsage, err
@@ -63,4 +51,32 @@ func cmdConfig(args []string, getenv func(string) string, stdout io.Writer) (int
 		return exitUsage, usageErr("config: %v", err)
 	}
 	return exitOK, nil
+}
+
+// parseSubcommand parses the flags of `orchestrator cmd sub` from args
+// (what follows cmd), refusing another subcommand or any argument.
+func parseSubcommand(args []string, cmd, sub string) (*flagSet, error) {
+	if len(args) == 0 || args[0] != sub {
+		return nil, usageErr("%s needs a subcommand: %s", cmd, sub)
+	}
+	fs := flagsOf(cmd + " " + sub)
+	pos, err := fs.parse(args[1:])
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) > 0 {
+		return nil, usageErr("%s %s takes no arguments", cmd, sub)
+	}
+	return fs, nil
+}
+
+// workspaceConfig loads the configuration as run would for the
+// --workspace (default .) and --config flags of fs.
+func workspaceConfig(fs *flagSet, getenv func(string) string) (config.Config, error) {
+	home, _ := os.UserHomeDir()
+	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: home, Workspace: runner.Abs(wsOr(fs.values["workspace"])), Getenv: getenv})
+	if err != nil {
+		return config.Config{}, usageErr("%v", err)
+	}
+	return cfg, nil
 }

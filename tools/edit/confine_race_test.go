@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/troupe-ai/troupe/internal/testfiles"
 	"github.com/troupe-ai/troupe/tools"
 	"golang.org/x/sys/unix"
 )
@@ -81,7 +82,7 @@ func newRaceRig(t *testing.T) *raceRig {
 	}
 	must(os.WriteFile(filepath.Join(r.outside, r.canary+".txt"), []byte("needle "+r.canary+"\n"), 0o644))
 	must(os.Symlink(r.outside, filepath.Join(r.root, "swap")))
-	r.before = snapshot(t, r.outside)
+	r.before = testfiles.Snapshot(t, r.outside)
 	return r
 }
 
@@ -155,7 +156,7 @@ func (r *raceRig) race(t *testing.T, n int, op func(i int) (string, bool)) {
 	if escapes > 0 {
 		t.Errorf("%d of %d calls showed content from outside the workspace", escapes, calls)
 	}
-	after := snapshot(t, r.outside)
+	after := testfiles.Snapshot(t, r.outside)
 	for p, c := range after {
 		if was, ok := r.before[p]; !ok {
 			t.Errorf("created outside the workspace: %s", p)
@@ -260,27 +261,4 @@ func TestConfinementUnderRace(t *testing.T) {
 			r.race(t, n, func(i int) (string, bool) { return c.op(t, r, i) })
 		})
 	}
-}
-
-// snapshot maps every path under dir to its content ("/" for a folder).
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
-			m[rel] = "/"
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		m[rel] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }

@@ -1,0 +1,59 @@
+// Package testfiles holds the file helpers tests share across packages
+// that cannot import each other's tests: golden files (rewritten with
+// -update) and a snapshot of a directory tree.
+package testfiles
+
+import (
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+// Golden compares got with testdata/<name>.golden, rewriting it with -update.
+func Golden(t testing.TB, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden %s (run with -update to create it): %v", path, err)
+	}
+	if string(want) != got {
+		t.Errorf("%s mismatch\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+	}
+}
+
+// Snapshot maps every path under dir to its content ("/" for a folder).
+func Snapshot(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			m[rel] = "/"
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		m[rel] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
