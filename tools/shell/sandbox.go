@@ -7,8 +7,9 @@ import (
 	"github.com/troupe-ai/troupe/tools/sandbox"
 )
 
-// sandboxKey is the key of the session's sandbox box (owned: closed, and
-// its private TMPDIR removed, when the session closes).
+// The keys of the session's sandbox box: attached, for the shell tools to
+// find it, and owned, so the session closes it (removing its private
+// TMPDIR) when it closes.
 type (
 	sandboxKey      struct{} // *sandbox.Box, attached for lookup
 	sandboxOwnedKey struct{} // the same box, owned: closed with the session
