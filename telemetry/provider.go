@@ -47,6 +47,8 @@ type Config struct {
 	Getenv func(string) string
 	// Log gets the SDK's export errors (a collector that is down).
 	Log zerolog.Logger
+
+	blocking bool // a full span queue waits instead of dropping (benchmarks)
 }
 
 // Enabled reports whether c turns tracing on: an endpoint is set and
@@ -110,8 +112,11 @@ func Start(ctx context.Context, c Config) (*Provider, error) {
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
 		log.Warn().Err(err).Msg("telemetry: export spans")
 	}))
-	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res),
-		sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(2*time.Second)))
+	batch := []sdktrace.BatchSpanProcessorOption{sdktrace.WithBatchTimeout(2 * time.Second)}
+	if c.blocking {
+		batch = append(batch, sdktrace.WithBlocking())
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(exp, batch...))
 	return &Provider{tp: tp}, nil
 }
 

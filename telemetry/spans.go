@@ -31,7 +31,6 @@ const (
 	AttrAttempts    = attribute.Key("troupe.llm.attempts")
 	AttrCached      = attribute.Key("troupe.tool.cached")
 	AttrTruncated   = attribute.Key("troupe.tool.truncated")
-	attrSystem      = attribute.Key("gen_ai.system") // the older name of gen_ai.provider.name, for backends that read only it
 	attrCacheRead   = attribute.Key("gen_ai.usage.cache_read.input_tokens")
 	errorTypeTool   = "tool_error"
 	errorTypeCancel = "cancelled"
@@ -130,11 +129,9 @@ func StartChat(ctx context.Context, c Chat) (context.Context, Span) {
 	if !parent.IsRecording() {
 		return ctx, Span{}
 	}
-	attrs := []attribute.KeyValue{
-		semconv.GenAIOperationNameKey.String(OpChat),
-		semconv.GenAIProviderNameKey.String(c.Provider), attrSystem.String(c.Provider),
-		semconv.GenAIRequestModelKey.String(c.Model),
-	}
+	attrs := make([]attribute.KeyValue, 0, 5)
+	attrs = append(attrs, semconv.GenAIOperationNameKey.String(OpChat), semconv.GenAIProviderNameKey.String(c.Provider),
+		semconv.GenAIRequestModelKey.String(c.Model))
 	if c.Server != "" {
 		attrs = append(attrs, semconv.ServerAddressKey.String(c.Server))
 	}
@@ -153,8 +150,7 @@ type ChatEnd struct {
 	FinishReason            string
 	InputTokens, OutputTkns int
 	CachedTokens            int
-	Cost                    float64
-	Attempts                int
+	Attempts                int // recorded when more than 1
 }
 
 // EndChat ends a chat span with the answer's model, usage and finish
@@ -163,7 +159,7 @@ func (s Span) EndChat(e ChatEnd, err error, errType string) {
 	if s.s == nil {
 		return
 	}
-	if e.Attempts > 0 {
+	if e.Attempts > 1 { // retried: a single attempt is the rule
 		s.s.SetAttributes(AttrAttempts.Int(e.Attempts))
 	}
 	if err != nil {
@@ -175,11 +171,11 @@ func (s Span) EndChat(e ChatEnd, err error, errType string) {
 		s.s.End()
 		return
 	}
-	attrs := []attribute.KeyValue{
-		semconv.GenAIResponseModelKey.String(e.Model),
-		semconv.GenAIUsageInputTokensKey.Int(e.InputTokens), semconv.GenAIUsageOutputTokensKey.Int(e.OutputTkns),
-		AttrCost.Float64(e.Cost),
-	}
+	// What a backend needs per call, and no more: each attribute costs
+	// about 1-2 µs of encoding on export (the agent's span has the cost).
+	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs = append(attrs, semconv.GenAIResponseModelKey.String(e.Model),
+		semconv.GenAIUsageInputTokensKey.Int(e.InputTokens), semconv.GenAIUsageOutputTokensKey.Int(e.OutputTkns))
 	if e.FinishReason != "" {
 		attrs = append(attrs, semconv.GenAIResponseFinishReasonsKey.StringSlice([]string{e.FinishReason}))
 	}

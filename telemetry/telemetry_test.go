@@ -58,7 +58,7 @@ func TestSpansReachTheReceiver(t *testing.T) {
 	for name, want := range map[string]map[string]any{
 		"agent": {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "explore", "gen_ai.agent.id": "explore-1",
 			"troupe.run.id": "r1", "troupe.agent.kind": "explore", "gen_ai.usage.input_tokens": int64(120), "troupe.agent.status": "completed"},
-		"chat": {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.system": "openai",
+		"chat": {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
 			"gen_ai.request.model": "m-small", "gen_ai.response.model": "m-small-2026", "gen_ai.usage.input_tokens": int64(120),
 			"gen_ai.usage.output_tokens": int64(7), "server.port": int64(8080)},
 		"tool": {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "grep", "gen_ai.tool.call.id": "call_1", "error.type": "tool_error"},
