@@ -87,7 +87,8 @@ Lists every tool: name, visibility tier (after tools.tiers), read-only,
 mutating or spawns (delegate: as read-only as the kind it starts), and what
 it does; with MCP servers configured, their tools too
 (each server is started to list them, and a server that cannot start is
-reported on stderr).
+reported on stderr). Last comes the effective sandbox of the commands the
+tools start (see orchestrator sandbox --help).
 
 Flags:
   --workspace DIR   the workspace whose .troupe/config.yaml applies (default: .)
@@ -105,6 +106,9 @@ would see. --script runs a JSON Lines file of {"name": ..., "args": {...}} in
 one session (one read tracker, cache and todo list), each output after a line
 "=== N name". Exit 1 when the tool returned an error result. An MCP tool
 (mcp__<server>__<tool>) starts its server from the configuration first.
+Commands start in the configuration's sandbox as in a run, with the worker
+kind's policy: a warning line on stderr for what this kernel does not
+enforce, exit 2 instead when sandbox.required is set.
 
 Flags:
   --workspace DIR   the workspace the tool is confined to (default: .)
