@@ -182,9 +182,20 @@ func (b *box) helper(t *testing.T, pol Policy, name string, args ...string) (str
 
 // network deny refuses a TCP connect to a server on loopback that the
 // test started; allow lets it through; loopback reaches only the
-// command's own loopback.
+// command's own loopback: with the namespace made by this process, and
+// through the launcher.
 func TestNetwork(t *testing.T) {
 	needKernel(t)
+	if Check().ThreadNetNS {
+		t.Run("this-process", testNetwork)
+	}
+	t.Run("launcher", func(t *testing.T) {
+		t.Setenv(AssumeMissingEnv, "threadnetns")
+		testNetwork(t)
+	})
+}
+
+func testNetwork(t *testing.T) {
 	b := newBox(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
