@@ -23,6 +23,7 @@ const (
 	CodeCancelled       = "cancelled"        // withdrawn or cancelled
 	CodeTimeout         = "timeout"          // waited too long
 	CodeUnavailable     = "unavailable"      // nobody serves it, or it stopped
+	CodeUnreachable     = "unreachable"      // the run's budget did not answer for node.budget_timeout
 	CodeVersion         = "version"          // another protocol version
 	CodeInternal        = "internal"         // anything else
 )
