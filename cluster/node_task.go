@@ -162,7 +162,7 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask) (actors.AgentRes
 	// The agent's span goes under its parent's delegate call, whose
 	// trace context the orchestrator put in the task's headers.
 	parent := telemetry.Extract(context.Background(), rt.latest().Headers())
-	h, err := n.host.StartAgentUnder(parent, task, NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID), arts)
+	h, err := n.host.StartAgentUnder(parent, task, NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID).WithTimeout(n.o.BudgetTimeout), arts)
 	if err != nil {
 		return actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusFailed, Reason: actors.ReasonError,
 			Err: fmt.Sprintf("node %s could not start the agent: %v", n.o.Name, err)}, false
