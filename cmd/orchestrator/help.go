@@ -46,6 +46,8 @@ final answer to stdout.
 ` + runFlagsHelp + `
 Model: OPENAI_API_KEY and OPENAI_BASE_URL reach any OpenAI-compatible endpoint
 (OpenAI, OpenRouter, Ollama, vLLM, llama.cpp server, LM Studio).
+Traces: OTEL_EXPORTER_OTLP_ENDPOINT (or telemetry.otlp_endpoint) sends
+OpenTelemetry GenAI spans to an OTLP/HTTP collector (docs/telemetry.md).
 Exit codes: 0 finished, 1 the agent failed, 2 usage or config error,
 3 round or budget limit reached, 130 interrupted.
 

@@ -40,7 +40,9 @@ tools, kinds, limits and model routing as in the orchestrator. The node
 works in its own checkout of the repository (--workspace) and uses its own
 model key (OPENAI_API_KEY / OPENAI_BASE_URL on this machine): keys never
 travel on the wire. SIGTERM drains: no new tasks, running ones finish (or are
-handed back after node.drain_timeout), then exit 0.
+handed back after node.drain_timeout), then exit 0. With
+OTEL_EXPORTER_OTLP_ENDPOINT set, its agents' spans go to that OTLP/HTTP
+collector, in their parents' traces (service troupe-node).
 
 Flags:
   --nats URL          NATS server or cluster (also TROUPE_NATS_URL, nats.url)
