@@ -98,7 +98,7 @@ func (a *agent) finalize(r AgentResult) {
 	}
 	a.ev.emit(typ, data)
 	a.span.EndAgent(telemetry.AgentEnd{Status: r.Status, Reason: r.Reason, Failed: r.Status == StatusFailed, Rounds: r.Rounds,
-		InputTokens: r.Usage.PromptTokens, OutputTkns: r.Usage.CompletionTokens, Cost: r.Cost})
+		InputTokens: r.Usage.PromptTokens, OutputTokens: r.Usage.CompletionTokens, Cost: r.Cost})
 	uncharged, ev, session := a.unchargedCalls, a.ev, a.session
 	spec := a.spec
 	a.goSafe("end agent", func() {

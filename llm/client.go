@@ -112,7 +112,7 @@ func (c *OpenAIClient) Complete(ctx context.Context, req Request, onDelta func(D
 	resp, err := c.complete(ctx, model, req, onDelta)
 	if span.Recording() {
 		span.EndChat(telemetry.ChatEnd{Model: resp.Model, FinishReason: resp.FinishReason, InputTokens: resp.Usage.PromptTokens,
-			OutputTkns: resp.Usage.CompletionTokens, CachedTokens: resp.Usage.CachedTokens, Attempts: resp.Attempts},
+			OutputTokens: resp.Usage.CompletionTokens, CachedTokens: resp.Usage.CachedTokens, Attempts: resp.Attempts},
 			err, errorType(ctx, err))
 	}
 	return resp, err

@@ -81,7 +81,7 @@ func cpuTime(b *testing.B) time.Duration {
 func chatOnce(ctx context.Context) {
 	_, c := telemetry.StartChat(ctx, telemetry.Chat{Provider: "openai", Model: "gpt-4.1-mini", Server: "api.openai.com", Port: 443})
 	c.EndChat(telemetry.ChatEnd{Model: "gpt-4.1-mini-2025-04-14", FinishReason: "tool_calls",
-		InputTokens: 1200, OutputTkns: 80, Attempts: 1}, nil, "")
+		InputTokens: 1200, OutputTokens: 80, Attempts: 1}, nil, "")
 }
 
 // BenchmarkToolSpan is the same for one tool call.

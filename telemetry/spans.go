@@ -90,11 +90,11 @@ func (t Tracer) StartAgent(ctx context.Context, a Agent) (context.Context, Span)
 
 // AgentEnd is how an agent ended, for its span.
 type AgentEnd struct {
-	Status, Reason          string
-	Failed                  bool // the agent failed: the span's status is Error
-	Rounds                  int
-	InputTokens, OutputTkns int
-	Cost                    float64
+	Status, Reason            string
+	Failed                    bool // the agent failed: the span's status is Error
+	Rounds                    int
+	InputTokens, OutputTokens int
+	Cost                      float64
 }
 
 // EndAgent ends an invoke_agent span with the agent's outcome and totals.
@@ -103,7 +103,7 @@ func (s Span) EndAgent(e AgentEnd) {
 		return
 	}
 	s.s.SetAttributes(AttrStatus.String(e.Status), AttrReason.String(e.Reason), AttrRounds.Int(e.Rounds),
-		semconv.GenAIUsageInputTokensKey.Int(e.InputTokens), semconv.GenAIUsageOutputTokensKey.Int(e.OutputTkns),
+		semconv.GenAIUsageInputTokensKey.Int(e.InputTokens), semconv.GenAIUsageOutputTokensKey.Int(e.OutputTokens),
 		AttrCost.Float64(e.Cost))
 	if e.Failed {
 		s.s.SetAttributes(semconv.ErrorTypeKey.String(e.Reason))
@@ -145,12 +145,11 @@ func StartChat(ctx context.Context, c Chat) (context.Context, Span) {
 
 // ChatEnd is a model call's answer, for its span.
 type ChatEnd struct {
-	Model                   string // the model that answered
-	ID                      string // the response's ID, if any
-	FinishReason            string
-	InputTokens, OutputTkns int
-	CachedTokens            int
-	Attempts                int // recorded when more than 1
+	Model                     string // the model that answered
+	FinishReason              string
+	InputTokens, OutputTokens int
+	CachedTokens              int
+	Attempts                  int // recorded when more than 1
 }
 
 // EndChat ends a chat span with the answer's model, usage and finish
@@ -175,12 +174,9 @@ func (s Span) EndChat(e ChatEnd, err error, errType string) {
 	// about 1-2 µs of encoding on export (the agent's span has the cost).
 	attrs := make([]attribute.KeyValue, 0, 6)
 	attrs = append(attrs, semconv.GenAIResponseModelKey.String(e.Model),
-		semconv.GenAIUsageInputTokensKey.Int(e.InputTokens), semconv.GenAIUsageOutputTokensKey.Int(e.OutputTkns))
+		semconv.GenAIUsageInputTokensKey.Int(e.InputTokens), semconv.GenAIUsageOutputTokensKey.Int(e.OutputTokens))
 	if e.FinishReason != "" {
 		attrs = append(attrs, semconv.GenAIResponseFinishReasonsKey.StringSlice([]string{e.FinishReason}))
-	}
-	if e.ID != "" {
-		attrs = append(attrs, semconv.GenAIResponseIDKey.String(e.ID))
 	}
 	if e.CachedTokens > 0 {
 		attrs = append(attrs, attrCacheRead.Int(e.CachedTokens))
@@ -208,7 +204,6 @@ func StartTool(ctx context.Context, tool, callID string) (context.Context, Span)
 // ToolEnd is a tool call's outcome, for its span.
 type ToolEnd struct {
 	IsError, Cancelled, Cached, Truncated bool
-	OutputBytes                           int
 }
 
 // EndTool ends an execute_tool span; an error result sets status Error

@@ -36,10 +36,10 @@ func TestSpansReachTheReceiver(t *testing.T) {
 	if cctx == ctx {
 		t.Fatal("StartChat under a recording span returned its context unchanged")
 	}
-	chat.EndChat(telemetry.ChatEnd{Model: "m-small-2026", FinishReason: "tool_calls", InputTokens: 120, OutputTkns: 7, Attempts: 1}, nil, "")
+	chat.EndChat(telemetry.ChatEnd{Model: "m-small-2026", FinishReason: "tool_calls", InputTokens: 120, OutputTokens: 7, Attempts: 1}, nil, "")
 	_, tool := telemetry.StartTool(ctx, "grep", "call_1")
 	tool.EndTool(telemetry.ToolEnd{IsError: true})
-	agent.EndAgent(telemetry.AgentEnd{Status: "completed", Reason: "finished", Rounds: 2, InputTokens: 120, OutputTkns: 7})
+	agent.EndAgent(telemetry.AgentEnd{Status: "completed", Reason: "finished", Rounds: 2, InputTokens: 120, OutputTokens: 7})
 	if err := p.ShutdownWithin(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}

@@ -215,7 +215,7 @@ func (e *Executor) runOne(ctx context.Context, idx int, p *pending) Result {
 	info.Duration = time.Since(start)
 	if span.Recording() {
 		span.EndTool(telemetry.ToolEnd{IsError: res.IsError, Cancelled: res.IsError && ctx.Err() != nil,
-			Cached: res.Cached, Truncated: res.Truncated, OutputBytes: len(res.Text)})
+			Cached: res.Cached, Truncated: res.Truncated})
 	}
 	info.OutputBytes = len(res.Text)
 	info.Cached, info.Truncated, info.IsError = res.Cached, res.Truncated, res.IsError
