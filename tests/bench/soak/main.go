@@ -3,7 +3,8 @@
 // which builds the node binary it needs.
 //
 // A real nats-server process (JetStream on disk) carries the runs; a node
-// process serves the explore kind; this process is the orchestrator and
+// process serves the explore kind; the scripted model is a process of its
+// own (this program with -serve-model); this process is the orchestrator and
 // runs -runs runs one after another (internal/runner, as `orchestrator
 // run` does), each a root that delegates -tasks explore tasks placed on
 // the node, against llm/llmtest's scripted model. After the run that
@@ -48,7 +49,13 @@ func main() {
 	tasks := flag.Int("tasks", 10, "explore tasks per run, placed on the node")
 	after := flag.Int("after", 100, "tasks after which the baseline is taken")
 	limit := flag.Float64("limit", 0.10, "the growth allowed after the baseline")
+	serveModel := flag.Bool("serve-model", false, "be the scripted model server (a process of its own, so that what it records is not counted as the orchestrator's)")
 	flag.Parse()
+	if *serveModel {
+		srv := llmtest.New(script(*tasks))
+		fmt.Println(srv.URL())
+		select {} // until killed
+	}
 	if err := soak(*nodeBin, *natsBin, *runs, *tasks, *after, *limit); err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(1)
@@ -82,9 +89,12 @@ func soak(nodeBin, natsBin string, runs, tasks, after int, limit float64) error 
 	if err != nil {
 		return err
 	}
-	srv := llmtest.New(script(tasks))
-	defer srv.Close()
-	node, metrics, err := startNode(ctx, nodeBin, url, ws, srv.URL())
+	model, stopModel, err := startModel(tasks)
+	if err != nil {
+		return err
+	}
+	defer stopModel()
+	node, metrics, err := startNode(ctx, nodeBin, url, ws, model)
 	if err != nil {
 		return err
 	}
@@ -93,7 +103,7 @@ func soak(nodeBin, natsBin string, runs, tasks, after int, limit float64) error 
 	var base, baseSelf figures
 	baseAt := max((after+tasks-1)/tasks, 1)
 	for i := 1; i <= runs; i++ {
-		if err := oneRun(ctx, ws, url, srv.URL(), i); err != nil {
+		if err := oneRun(ctx, ws, url, model, i); err != nil {
 			return fmt.Errorf("run %d: %w", i, err)
 		}
 		if i == baseAt || i == runs {
@@ -104,6 +114,9 @@ func soak(nodeBin, natsBin string, runs, tasks, after int, limit float64) error 
 			self := selfFigures()
 			if os.Getenv("SOAK_GOROUTINES") != "" { // to find a leak: this process's goroutines, by stack
 				_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+			}
+			if f := os.Getenv("SOAK_HEAP"); f != "" { // and its heap (go tool pprof), one file per reading
+				writeHeap(fmt.Sprintf("%s.%d", f, i))
 			}
 			fmt.Printf("after run %3d (%4d tasks): node %4d goroutines, %6.1f MB RSS, %6.1f MB heap; orchestrator %4d goroutines, %6.1f MB RSS, %6.1f MB heap\n",
 				i, i*tasks, n.goroutines, n.rssMB, n.heapMB, self.goroutines, self.rssMB, self.heapMB)
@@ -202,6 +215,30 @@ func workspace(dir string) (string, error) {
 		}
 	}
 	return ws, nil
+}
+
+// startModel starts this program again as the scripted model server and
+// returns its URL.
+func startModel(tasks int) (string, func(), error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(self, "-serve-model", "-tasks", strconv.Itoa(tasks))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		stop()
+		return "", nil, fmt.Errorf("the model server: %w", err)
+	}
+	return strings.TrimSpace(line), stop, nil
 }
 
 // startNATS starts nats-server with JetStream on a free loopback port.
@@ -340,4 +377,17 @@ func rss() float64 {
 	}
 	kb, _ := strconv.ParseFloat(string(m[1]), 64)
 	return kb * 1000
+}
+
+// writeHeap writes this process's heap profile to file.
+func writeHeap(file string) {
+	f, err := os.Create(file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+	}
 }
