@@ -68,6 +68,7 @@ type agent struct {
 	currentTool    toolNow // set by the tool step's goroutines, read by Status
 	wrapUp         bool    // the budget is exhausted: the next round is the last
 	budgetLeft     int64   // the lease's tokens left when it was found exhausted
+	budgetLost     error   // the run's budget stopped answering: no further model call
 	finalRound     bool
 	doom           doomState // doom-loop detection, carried through tool steps
 	pendingInput   []string

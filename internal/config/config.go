@@ -158,6 +158,9 @@ type Node struct {
 	// PlacementTimeout: a remote task not started while no live node
 	// serves its kind fails after this long.
 	PlacementTimeout time.Duration `yaml:"placement_timeout"`
+	// BudgetTimeout: a node's agent whose run's budget does not answer
+	// this long stops at its next model call (budget_unreachable).
+	BudgetTimeout time.Duration `yaml:"budget_timeout"`
 }
 
 // Sources say where Load looks. Empty fields are skipped.
