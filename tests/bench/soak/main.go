@@ -306,10 +306,12 @@ func startNode(ctx context.Context, bin, url, ws, model string) (*exec.Cmd, stri
 
 // settled reads the node's figures once its goroutine count has stopped
 // moving (the last run's agents are gone): three equal reads in a row, or
-// the last of 40 reads.
+// the last of 40 reads; its RSS is the least of those reads (the process
+// cannot be made to collect from here, and the runtime returns freed
+// memory to the system gradually).
 func settled(url string) (figures, error) {
 	var last figures
-	same := 0
+	same, minRSS := 0, 0.0
 	for range 40 {
 		f, err := scrape(url)
 		if err != nil {
@@ -318,14 +320,16 @@ func settled(url string) (figures, error) {
 		if f.goroutines == last.goroutines {
 			same++
 		} else {
-			same = 0
+			same, minRSS = 0, f.rssMB
 		}
+		minRSS = min(minRSS, f.rssMB)
 		last = f
 		if same >= 2 {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+	last.rssMB = minRSS
 	return last, nil
 }
 
