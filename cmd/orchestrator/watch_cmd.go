@@ -59,11 +59,17 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 			return exitUsage, usageErr("--run: %v", err)
 		}
 	}
-	es, err := conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: log})
+	term := terminalOf(stdout, getenv)
+	evLog := log
+	if term.tty && !fs.bools["json"] {
+		// The tree counts refused messages; a warning per message would
+		// scroll over it.
+		evLog = log.Level(zerolog.ErrorLevel)
+	}
+	es, err := conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: evLog})
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
-	term := terminalOf(stdout, getenv)
 	w := &watcher{es: es, run: run, follow: fs.bools["follow"], asJSON: fs.bools["json"] || !term.tty, tree: watch.NewTree(8),
 		view: term.view(stdout), enc: json.NewEncoder(stdout), caughtUp: !fs.bools["from-start"] || es.Backlog == 0}
 	if fs.bools["interactive"] {
@@ -124,6 +130,10 @@ func (w *watcher) loop(ctx context.Context, stderr io.Writer) (int, error) {
 				return exitOK, nil
 			}
 		case <-tick.C:
+			if n := w.es.RejectedTotal(); n != w.tree.Refused() {
+				w.tree.SetRefused(n)
+				w.dirty = true
+			}
 			if w.dirty || (!w.asJSON && w.tree.Runs() != nil) {
 				w.view.Draw(w.tree, time.Now())
 				w.dirty = false
