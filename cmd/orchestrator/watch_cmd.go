@@ -59,11 +59,17 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 			return exitUsage, usageErr("--run: %v", err)
 		}
 	}
-	es, err := conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: log})
+	term := terminalOf(stdout, getenv)
+	evLog := log
+	if term.tty && !fs.bools["json"] {
+		// The tree counts refused messages; a warning per message would
+		// scroll over it.
+		evLog = log.Level(zerolog.ErrorLevel)
+	}
+	es, err := conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: evLog})
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
-	term := terminalOf(stdout, getenv)
 	w := newWatcher(es, run, fs.bools, term.view(stdout), json.NewEncoder(stdout))
 	w.asJSON = w.asJSON || !term.tty
 	if fs.bools["interactive"] {
@@ -147,6 +153,10 @@ func (w *watcher) loop(ctx context.Context, stderr io.Writer) (int, error) {
 				return exitOK, nil
 			}
 		case now := <-tick.C:
+			if n := w.es.RejectedTotal(); n != w.tree.Refused() {
+				w.tree.SetRefused(n)
+				w.dirty = true
+			}
 			if !w.asJSON && (w.dirty || now.Sub(w.drawn) >= ageEvery) {
 				w.view.Draw(w.tree, now)
 				w.dirty, w.drawn = false, now
