@@ -23,6 +23,11 @@ type Options struct {
 	// MaxBytes limits the size of a workspace that is not a git checkout;
 	// default DefaultMaxBytes.
 	MaxBytes int64
+	// KeepIdle is how many removed worktrees are kept, checked out, to be
+	// reused by the next NewWorktree (0: none; each is removed at once).
+	// Reusing one rewrites only the files that differ, where a new one
+	// writes every file of the tree. Close removes the idle ones.
+	KeepIdle int
 }
 
 // Repo is a workspace and the git repository that holds its snapshots:
@@ -41,6 +46,9 @@ type Repo struct {
 	lockDir string
 
 	mu sync.Mutex // serialises worktree registration and applies within the process
+
+	idleMu sync.Mutex
+	idle   []*Worktree // removed worktrees kept for reuse (Options.KeepIdle)
 }
 
 // Open returns the Repo of the workspace at root.

@@ -31,6 +31,9 @@ func (r *Repo) NewWorktree(ctx context.Context, snap Snapshot, name string) (*Wo
 	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
 		return nil, fmt.Errorf("new worktree: bad name %q", name)
 	}
+	if w := r.takeIdle(ctx, snap); w != nil {
+		return w, nil
+	}
 	dir := filepath.Join(r.worktreesDir(), strconv.Itoa(os.Getpid())+"-"+name)
 	if err := os.MkdirAll(r.worktreesDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("new worktree %s: %w", name, err)
@@ -64,8 +67,17 @@ func (w *Worktree) Root() string {
 // Snapshot is the snapshot the worktree was made from.
 func (w *Worktree) Snapshot() Snapshot { return w.snap }
 
-// Remove deletes the worktree and unregisters it.
+// Remove ends the agent's use of the worktree: it is kept for reuse
+// (Options.KeepIdle) or deleted and unregistered.
 func (w *Worktree) Remove(ctx context.Context) error {
+	if w.repo.park(w) {
+		return nil
+	}
+	return w.destroy(ctx)
+}
+
+// destroy deletes the worktree and unregisters it.
+func (w *Worktree) destroy(ctx context.Context) error {
 	unlock, err := w.repo.lock("worktree")
 	if err != nil {
 		return fmt.Errorf("remove worktree: %w", err)
