@@ -13,8 +13,7 @@ import (
 // file added, modified or deleted (ignored files aside), with a
 // binary-safe patch that applies to the snapshot.
 func (w *Worktree) Capture(ctx context.Context) (messages.Changeset, error) {
-	args := append([]string{"add", "-A", "--ignore-errors", "--", "."}, w.repo.excludes()...)
-	if _, err := w.g.run(ctx, nil, args...); err != nil {
+	if _, err := w.g.run(ctx, nil, "add", "-A", "--ignore-errors", "--", "."); err != nil {
 		return messages.Changeset{}, fmt.Errorf("capture changes: %w", err)
 	}
 	tree, err := w.g.line(ctx, "write-tree")

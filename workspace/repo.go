@@ -89,6 +89,9 @@ func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
 	r.lockDir = common
+	if err := r.writeExcludes(); err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
+	}
 	return r, nil
 }
 
@@ -150,14 +153,27 @@ func (r *Repo) lock(name string) (func(), error) {
 	}, nil
 }
 
-// excludes are the pathspecs that keep the data directory (and any
-// .troupe directory at the top) out of snapshots.
-func (r *Repo) excludes() []string {
-	ex := []string{":(exclude,top).troupe"}
+// writeExcludes writes the ignore file that keeps the data directory
+// (and any .troupe directory at the top) out of snapshots and captures,
+// and makes r's git commands read it (core.excludesFile). An ignore rule,
+// unlike an exclude pathspec, is not an error when the user's own
+// .gitignore names the directory too.
+func (r *Repo) writeExcludes() error {
+	rules := "/.troupe/\n"
 	if rel, err := filepath.Rel(r.top, r.dataDir); err == nil && !strings.HasPrefix(rel, "..") && rel != "." && rel != ".troupe" {
-		ex = append(ex, ":(exclude,top)"+filepath.ToSlash(rel))
+		rules += "/" + filepath.ToSlash(rel) + "/\n"
 	}
-	return ex
+	if err := os.MkdirAll(r.dataDir, 0o755); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	path := filepath.Join(r.dataDir, "snapshot-excludes")
+	if cur, err := os.ReadFile(path); err != nil || string(cur) != rules {
+		if err := os.WriteFile(path, []byte(rules), 0o644); err != nil {
+			return fmt.Errorf("write excludes: %w", err)
+		}
+	}
+	r.g.conf = []string{"-c", "core.excludesFile=" + path}
+	return nil
 }
 
 // tempIndex returns the path of a new index file under the data

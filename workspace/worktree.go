@@ -47,7 +47,7 @@ func (r *Repo) NewWorktree(ctx context.Context, snap Snapshot, name string) (*Wo
 	if err != nil {
 		return nil, fmt.Errorf("new worktree %s: %w", name, err)
 	}
-	w := &Worktree{repo: r, dir: dir, snap: snap, g: git{dir: dir}}
+	w := &Worktree{repo: r, dir: dir, snap: snap, g: git{dir: dir, conf: r.g.conf}}
 	if _, err := w.g.run(ctx, nil, "reset", "-q", "--hard", snap.Commit); err != nil {
 		_ = w.Remove(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("new worktree %s: %w", name, err)
@@ -61,7 +61,7 @@ func (w *Worktree) Dir() string { return w.dir }
 // Root is the workspace root inside the worktree: Dir, or the directory
 // in it matching the workspace's place in its repository.
 func (w *Worktree) Root() string {
-	return filepath.Join(w.dir, filepath.FromSlash(strings.TrimSuffix(w.repo.prefix, "/")))
+	return filepath.Join(w.dir, filepath.FromSlash(strings.TrimSuffix(w.snap.Prefix, "/")))
 }
 
 // Snapshot is the snapshot the worktree was made from.
