@@ -33,6 +33,9 @@ type agentSpec struct {
 	// events, where what became of its changes is told.
 	iso      *isolated
 	leave    func()
+	// ws is the workspace the agent works in instead of the run's (a
+	// node's worktree of the requester's snapshot; nil: the run's).
+	ws *tools.Workspace
 	parentEv *agentEvents
 	// done is called once when the agent ends, after its last checkpoint
 	// is written (from a goroutine of its own).
@@ -149,6 +152,11 @@ func (a *agent) start(c actor.Context) {
 	if a.spec.iso != nil {
 		// Its tools see its worktree, and cache what they read there apart.
 		a.session.Workspace = a.spec.iso.ws
+		a.session.Cache = tools.NewCache(a.rt.toolCfg.CacheMaxAge)
+	}
+	if a.spec.ws != nil {
+		// Its tools, sandbox included, see the snapshot's worktree.
+		a.session = a.rt.newSessionIn(a.spec.id, a.spec.kind.Name, a.spec.ws)
 		a.session.Cache = tools.NewCache(a.rt.toolCfg.CacheMaxAge)
 	}
 	store, err := a.rt.store(a.spec.id)

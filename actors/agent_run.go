@@ -63,6 +63,12 @@ func (h *Host) Close() { h.base.shutdown() }
 // keeps its run's spilled outputs where other processes read them, and
 // task.Limits, when set, replace the host's limits for this agent.
 func (h *Host) StartAgent(task ChildTask, svc budget.Service, artifacts tools.ArtifactStore) (*AgentHandle, error) {
+	return h.startAgent(task, svc, artifacts, nil)
+}
+
+// startAgent is StartAgent with the agent working in ws (nil: the host's
+// workspace).
+func (h *Host) startAgent(task ChildTask, svc budget.Service, artifacts tools.ArtifactStore, ws *tools.Workspace) (*AgentHandle, error) {
 	if task.Run == "" || task.ID == "" || task.Kind == "" || task.Task == "" {
 		return nil, errors.New("start agent: the task needs run, agent, kind and task")
 	}
@@ -88,7 +94,7 @@ func (h *Host) StartAgent(task ChildTask, svc budget.Service, artifacts tools.Ar
 	ah := &AgentHandle{rt: &rt, results: make(chan AgentResult, 1), done: make(chan struct{})}
 	spec := agentSpec{id: task.ID, parent: task.Parent, kind: k, task: task.Task, context: task.Context,
 		model: task.ModelOverride, parentModel: task.ParentModel, depth: task.Depth, background: task.Background,
-		lease: task.LeaseTokens, attempt: task.Attempt, done: func(r AgentResult) { ah.results <- r }}
+		lease: task.LeaseTokens, attempt: task.Attempt, ws: ws, done: func(r AgentResult) { ah.results <- r }}
 	sys := rt.system
 	ah.pid = sys.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return newAgent(&rt, spec) },
 		actor.WithSupervisor(childStrategy())), "agent-"+task.Run+"-"+task.ID+"-")

@@ -148,6 +148,8 @@ type Node struct {
 
 	kvMu sync.Mutex // guards kv, which restore replaces
 
+	snaps snapshotStore // the requesters' snapshots its tasks work in
+
 	mu      sync.Mutex
 	running map[string]*runningTask // by run + "." + agent
 	stats   struct {

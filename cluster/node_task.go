@@ -158,7 +158,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 func (n *Node) runAgent(rt *runningTask, task actors.ChildTask) (actors.AgentResult, bool) {
 	arts := n.o.Bus.Artifacts(task.Run)
 	defer arts.Close()
-	h, err := n.host.StartAgent(task, NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID), arts)
+	h, end, err := n.startIn(task, NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID), arts)
 	if err != nil {
 		return actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusFailed, Reason: actors.ReasonError,
 			Err: fmt.Sprintf("node %s could not start the agent: %v", n.o.Name, err)}, false
@@ -180,7 +180,9 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask) (actors.AgentRes
 			ctx, cancel := context.WithTimeout(n.ctx, artifactFlushTimeout)
 			_ = arts.Flush(ctx)
 			cancel()
-			return h.Wait(context.Background()), rt.handBack.Load()
+			res := h.Wait(context.Background())
+			end(&res) // its changes, when it worked in a snapshot
+			return res, rt.handBack.Load()
 		case <-alive.C:
 			if err := rt.latest().InProgress(); err != nil {
 				// The server may have delivered the task again meanwhile; if to
