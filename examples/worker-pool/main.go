@@ -129,6 +129,12 @@ func run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return report(stdout, rec, res, ws)
+}
+
+// report prints which node ran each worker, what became of its changes,
+// the orchestrator's files and the run's end.
+func report(stdout io.Writer, rec *actors.Recorder, res actors.Result, ws string) error {
 	for _, ev := range rec.OfType(messages.EvtToolFinished) {
 		tf, err := messages.DecodeAs[messages.ToolFinished](ev)
 		if err != nil || tf.Tool != "delegate" {
