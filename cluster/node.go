@@ -274,6 +274,7 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.loops.Wait()
 	n.stopControl()
 	n.host.Close()
+	n.snaps.close(n)
 	n.events.emit(NodesRun, n.o.ID, messages.EvtNodeLeft, messages.NodeLeft{Node: n.o.ID, Name: n.o.Name, Reason: NodeDrained})
 	if !n.o.Bus.NATS().IsConnected() {
 		// The server is gone: the entry expires with its TTL.

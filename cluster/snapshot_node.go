@@ -46,7 +46,9 @@ func (s *snapshotStore) open(ctx context.Context, n *Node) (*gitws.Repo, error) 
 	if dataDir == "" {
 		dataDir = actors.DataDir(n.o.Agent.Workspace)
 	}
-	repo, err := gitws.OpenStore(ctx, filepath.Join(dataDir, "snapshots"), n.o.Agent.Workspace)
+	// A worktree per slot is kept: the next task's rewrites only the
+	// files that differ.
+	repo, err := gitws.OpenStore(ctx, filepath.Join(dataDir, "snapshots"), n.o.Agent.Workspace, n.o.Slots)
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +57,21 @@ func (s *snapshotStore) open(ctx context.Context, n *Node) (*gitws.Repo, error) 
 	}
 	s.repo = repo
 	return repo, nil
+}
+
+// close removes the worktrees kept for reuse; the node has stopped.
+func (s *snapshotStore) close(n *Node) {
+	s.mu.Lock()
+	repo := s.repo
+	s.mu.Unlock()
+	if repo == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := repo.Close(ctx); err != nil {
+		n.o.Log.Warn().Err(err).Msg("remove idle snapshot worktrees")
+	}
 }
 
 // materialise makes the worktree the task's agent works in: the

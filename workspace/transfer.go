@@ -96,8 +96,9 @@ func initBorrowing(ctx context.Context, dir, borrow string) (git, error) {
 // received from elsewhere, under dataDir: a bare repository that borrows
 // the objects of the git checkout at borrow ("" or a directory that is
 // not a checkout: none), so a snapshot whose base the checkout has needs
-// only its own objects. Worktrees of the store live under dataDir too.
-func OpenStore(ctx context.Context, dataDir, borrow string) (*Repo, error) {
+// only its own objects. Worktrees of the store live under dataDir too;
+// keepIdle of them are kept for reuse (Options.KeepIdle).
+func OpenStore(ctx context.Context, dataDir, borrow string, keepIdle int) (*Repo, error) {
 	abs, err := filepath.Abs(dataDir)
 	if err != nil {
 		return nil, fmt.Errorf("open snapshot store: %w", err)
@@ -114,7 +115,7 @@ func OpenStore(ctx context.Context, dataDir, borrow string) (*Repo, error) {
 	if _, err := initBorrowing(ctx, bare, objects); err != nil {
 		return nil, fmt.Errorf("open snapshot store: %w", err)
 	}
-	r := &Repo{root: abs, top: abs, dataDir: abs, opts: Options{DataDir: abs, MaxBytes: DefaultMaxBytes}, private: true,
+	r := &Repo{root: abs, top: abs, dataDir: abs, opts: Options{DataDir: abs, MaxBytes: DefaultMaxBytes, KeepIdle: keepIdle}, private: true,
 		g: git{dir: abs, gitDir: bare}, admin: git{dir: abs, gitDir: bare}, lockDir: bare}
 	return r, nil
 }

@@ -33,7 +33,7 @@ func TestSnapshotTravelsAsBundles(t *testing.T) {
 	}
 	for name, node := range map[string]string{"current": current, "behind": behind} {
 		head := sh(t, node, "rev-parse", "HEAD")
-		store, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "data"), node)
+		store, err := OpenStore(t.Context(), filepath.Join(t.TempDir(), "data"), node, 0)
 		must(t, err)
 		if has := store.Has(t.Context(), snap.Base); has != (name == "current") {
 			t.Fatalf("%s: has base %v", name, has)
