@@ -154,3 +154,59 @@ func TestRemoteAgentsWorkInTheRequestersSnapshot(t *testing.T) {
 		t.Errorf("objects left after the run: %d, %v", len(list), err)
 	}
 }
+
+// A remote worker's changeset too large for its result travels through the
+// changes bucket and lands all the same; the object goes with the run.
+func TestLargeRemoteChangesetTravelsThroughTheStore(t *testing.T) {
+	requester, nodeWS := aheadAndBehind(t, "needle")
+	big := strings.Repeat("// a long line of a large generated file, to make the patch large\n", 5000)
+	args, _ := json.Marshal(map[string]string{"path": "gen/big.go", "content": "package gen\n" + big})
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
+			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: json.RawMessage(`{"type":"worker","task":"generate"}`)}}},
+			{Text: "done"}}},
+		{Match: llmtest.Matcher{Kind: "worker"}, Turns: []llmtest.Turn{
+			{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: args}}},
+			{Text: "generated"}}},
+	}})
+	defer srv.Close()
+	s := natsServer(t)
+	n, err := StartNode(t.Context(), NodeOptions{Bus: wrap(t, connect(t, s)), ID: "n1", Kinds: []string{"worker"}, Slots: 1,
+		Agent: actors.Options{Workspace: nodeWS, Client: modelClient(t, srv), Models: actors.Models{Default: "big"},
+			Settings: actors.Settings{PlanFirst: map[string]bool{"worker": false}}, Log: zerolog.Nop()},
+		Events: &recorder{}, AckWait: 5 * time.Second, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Drain(t.Context())
+	conn := wrap(t, connect(t, s))
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: conn, Run: "rl", Workspace: requester,
+		Placement: map[string]string{"worker": PlaceRemote}, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := actors.Run(t.Context(), actors.Options{Run: "rl", Workspace: requester, Task: "t", Client: modelClient(t, srv),
+		Models: actors.Models{Default: "big"}, Placer: remote.Placer(), OnBudget: remote.ServeBudget,
+		Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}}, Log: zerolog.Nop()})
+	if err != nil || res.Status != actors.StatusCompleted {
+		t.Fatalf("run %+v %v", res, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(requester, "gen", "big.go")); err != nil || string(b) != "package gen\n"+big {
+		t.Errorf("the large file did not land (%d bytes, %v)", len(b), err)
+	}
+	obs, err := conn.JetStream().ObjectStore(t.Context(), conn.Names().Changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := obs.List(t.Context())
+	if err != nil || len(list) != 1 || !strings.HasPrefix(list[0].Name, "rl/worker-") || list[0].Size <= maxInlinePatch {
+		t.Errorf("the patch did not go through the changes bucket: %v", err)
+		for _, o := range list {
+			t.Logf("object %s, %d bytes", o.Name, o.Size)
+		}
+	}
+	remote.Close()
+	if list, err := obs.List(t.Context()); !errors.Is(err, jetstream.ErrNoObjectsFound) {
+		t.Errorf("changesets left after the run: %d, %v", len(list), err)
+	}
+}
