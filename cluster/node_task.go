@@ -164,7 +164,7 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (ac
 	// trace context the orchestrator put in the task's headers.
 	parent := telemetry.Extract(context.Background(), rt.latest().Headers())
 	bc := NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID).WithTimeout(n.o.BudgetTimeout).withDelivery(d)
-	h, err := n.host.StartAgentUnder(parent, task, bc, arts)
+	h, end, err := n.startIn(parent, task, bc, arts)
 	if err != nil {
 		return actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusFailed, Reason: actors.ReasonError,
 			Err: fmt.Sprintf("node %s could not start the agent: %v", n.o.Name, err)}, false
@@ -185,7 +185,9 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (ac
 			ctx, cancel := context.WithTimeout(n.ctx, artifactFlushTimeout)
 			_ = arts.Flush(ctx)
 			cancel()
-			return h.Wait(context.Background()), rt.handBack.Load()
+			res := h.Wait(context.Background())
+			end(&res) // its changes, when it worked in a snapshot
+			return res, rt.handBack.Load()
 		case <-alive.C:
 			if err := rt.latest().InProgress(); err != nil {
 				// The server may have delivered the task again meanwhile; if to

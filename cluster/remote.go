@@ -57,7 +57,11 @@ type RemoteOptions struct {
 	// Workspace is the orchestrator's workspace directory: tasks carry its
 	// WorkspaceKey, and nodes serving another repository refuse them.
 	Workspace string
-	Log       zerolog.Logger
+	// DataDir is where the workspace's snapshots are prepared (default
+	// <Workspace>/.troupe). With a Workspace, every task carries a
+	// snapshot of it (snapshot_send.go).
+	DataDir string
+	Log     zerolog.Logger
 }
 
 // Remote is the orchestrator side of a run with remote agents: its Placer
@@ -76,6 +80,7 @@ type Remote struct {
 	subs    []*nats.Subscription // advisories and start notices
 	origin  string
 	wsKey   string
+	snaps   *snapshotSender // nil without a workspace
 
 	mu      sync.Mutex
 	waiting map[string]*remoteChild // by agent ID
@@ -124,6 +129,9 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		return nil, err
 	}
 	r.nodeEv = newNodeEvents(o.Events, NodesAgent, o.Log)
+	if o.Workspace != "" {
+		r.snaps = newSnapshotSender(r)
+	}
 	r.sweeper.Add(1)
 	go r.sweepNodes()
 	cons, err := o.Bus.JetStream().OrderedConsumer(r.ctx, o.Bus.Names().Results, jetstream.OrderedConsumerConfig{
@@ -140,6 +148,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + o.Bus.Names().Tasks + ".*": r.onMaxDeliveries,
 		"$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED." + o.Bus.Names().Tasks + ".*": r.onTerminated,
 		bus.CtlSubject(o.Bus.Prefix(), o.Run, "*", ctlStarted):                     r.onStarted,
+		bus.CtlSubject(o.Bus.Prefix(), o.Run, "*", ctlSnapshot):                    r.onSnapshotRequest,
 	} {
 		sub, err := o.Bus.NATS().Subscribe(subj, fn)
 		if err != nil {
@@ -180,6 +189,7 @@ func (r *Remote) Close() {
 	if r.budget != nil {
 		r.budget.Close()
 	}
+	r.snaps.close()
 	r.cancel()
 	r.sweeper.Wait()
 	if r.nodes != nil {

@@ -126,6 +126,11 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	task := c.task
 	task.V, task.Origin, task.Workspace = messages.ProtocolVersion, r.origin, r.wsKey
 	task.Secret = c.secret
+	if r.snaps != nil {
+		if err := r.snaps.attach(ctx, &task); err != nil {
+			return actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError, Err: err.Error()}, nil
+		}
+	}
 	data, err := json.Marshal(task)
 	if err != nil {
 		return actors.AgentResult{}, err
@@ -151,7 +156,7 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	for {
 		select {
 		case res := <-c.done:
-			return res, nil
+			return r.snaps.withPatch(ctx, res), nil
 		case <-ctx.Done():
 			c.Cancel("parent cancelled")
 			return c.awaitCancelled(), nil
