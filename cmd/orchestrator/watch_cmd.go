@@ -60,13 +60,7 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 	term := terminalOf(stdout, getenv)
-	evLog := log
-	if term.tty && !fs.bools["json"] {
-		// The tree counts refused messages; a warning per message would
-		// scroll over it.
-		evLog = log.Level(zerolog.ErrorLevel)
-	}
-	es, err := conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: evLog})
+	es, err := watchEvents(ctx, conn, run, fs, term, log)
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
@@ -104,6 +98,17 @@ const (
 	frameEvery = 250 * time.Millisecond
 	ageEvery   = time.Second
 )
+
+// watchEvents subscribes to the events watch shows (run's, or every
+// run's with ""), the stored ones first with --from-start. On a terminal
+// the tree counts the messages the stream refuses: a warning line for
+// each would scroll over it.
+func watchEvents(ctx context.Context, conn *bus.Conn, run string, fs *flagSet, term terminal, log zerolog.Logger) (*bus.EventStream, error) {
+	if term.tty && !fs.bools["json"] {
+		log = log.Level(zerolog.ErrorLevel)
+	}
+	return conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: log})
+}
 
 // watcher shows the events of one subscription: the tree, redrawn at most
 // four times a second whatever the event rate, or one JSON envelope per
