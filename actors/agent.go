@@ -34,6 +34,9 @@ type agentSpec struct {
 	// events, where what became of its changes is told.
 	iso      *isolated
 	leave    func()
+	// ws is the workspace the agent works in instead of the run's (a
+	// node's worktree of the requester's snapshot; nil: the run's).
+	ws *tools.Workspace
 	parentEv *agentEvents
 	// trace is the span its invoke_agent span goes under: its parent's
 	// delegate call (a remote parent's, on a node); zero for a root.
@@ -154,6 +157,11 @@ func (a *agent) start(c actor.Context) {
 	if a.spec.iso != nil {
 		// Its tools see its worktree, and cache what they read there apart.
 		a.session.Workspace = a.spec.iso.ws
+		a.session.Cache = tools.NewCache(a.rt.toolCfg.CacheMaxAge)
+	}
+	if a.spec.ws != nil {
+		// Its tools, sandbox included, see the snapshot's worktree.
+		a.session = a.rt.newSessionIn(a.spec.id, a.spec.kind.Name, a.spec.ws)
 		a.session.Cache = tools.NewCache(a.rt.toolCfg.CacheMaxAge)
 	}
 	store, err := a.rt.store(a.spec.id)

@@ -174,8 +174,9 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 	producer := func() actor.Actor { return newAgent(a.rt, spec) }
 	where := "local"
 	if remote != nil {
-		// A remote child works on the node's checkout; its local
-		// worktree, if it got one, is not needed.
+		// A remote child works in its node's worktree of the task's
+		// snapshot; its local worktree, if it got one, is not needed.
+		// Its changes come back with its result (proxy).
 		leave := spec.leave
 		go spec.dropWorktree()
 		spec.iso = nil
@@ -186,7 +187,7 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 			}
 			done(r)
 		}
-		producer = func() actor.Actor { return &proxy{rt: a.rt, task: task, remote: remote, done: spec.done} }
+		producer = func() actor.Actor { return &proxy{rt: a.rt, task: task, remote: remote, done: spec.done, parentEv: spec.parentEv} }
 		where = "remote"
 	}
 	pid, err := c.SpawnNamed(actor.PropsFromProducer(producer, actor.WithSupervisor(childStrategy())), spec.id)

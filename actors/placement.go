@@ -66,6 +66,9 @@ type proxy struct {
 	task   ChildTask
 	remote RemoteChild
 	done   func(AgentResult)
+	// parentEv are the parent's events, where what became of the child's
+	// changes is told.
+	parentEv *agentEvents
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -91,6 +94,9 @@ func (p *proxy) Receive(c actor.Context) {
 				}
 			}()
 			r, err := p.remote.Start(p.ctx)
+			if err == nil && !r.Changeset.Empty() {
+				r.Changes = p.rt.iso.bringRemote(p.parentEv, p.rt.run, p.task.ID, r)
+			}
 			// The lease comes back before the result goes out, as for a
 			// local child (a remote node may have released it already).
 			p.rt.releaseLease(p.task.ID, int64(r.Usage.Total()), 0, nil)

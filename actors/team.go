@@ -252,6 +252,7 @@ func (t *Team) shutdown() {
 		_ = budget.Stop(t.rt.system.Root, t.bpid)
 	}
 	t.rt.shutdown()
+	t.rt.iso.close()
 }
 
 func newRuntime(ctx context.Context, o *Options) (*runtime, error) {

@@ -21,6 +21,7 @@ import (
 // off). It is safe for concurrent use.
 type OpenAIClient struct {
 	cfg        Config
+	hc         *http.Client
 	chat       openai.ChatCompletionService
 	log        zerolog.Logger
 	secret     *redact.Redactor
@@ -57,6 +58,7 @@ func NewClient(cfg Config, log zerolog.Logger) (*OpenAIClient, error) {
 	}
 	return &OpenAIClient{
 		cfg: cfg,
+		hc:  hc,
 		// The chat service alone, not openai.NewClient: NewClient reads
 		// OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID and more from the
 		// environment, which must not override or add to cfg.
@@ -67,6 +69,10 @@ func NewClient(cfg Config, log zerolog.Logger) (*OpenAIClient, error) {
 		span:       chatSpan(cfg.BaseURL),
 	}, nil
 }
+
+// CloseIdleConnections closes the connections to the model's server that
+// no call is using; a later call opens a new one.
+func (c *OpenAIClient) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 
 // newTransport is http.DefaultTransport's setup with room for many idle
 // connections to one host: hundreds of agents share one provider, and the
