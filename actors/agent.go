@@ -10,6 +10,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/telemetry"
 	"github.com/troupe-ai/troupe/tools"
 	agenttools "github.com/troupe-ai/troupe/tools/agent"
 	"github.com/troupe-ai/troupe/tools/web"
@@ -37,6 +38,9 @@ type agentSpec struct {
 	// node's worktree of the requester's snapshot; nil: the run's).
 	ws *tools.Workspace
 	parentEv *agentEvents
+	// trace is the span its invoke_agent span goes under: its parent's
+	// delegate call (a remote parent's, on a node); zero for a root.
+	trace telemetry.Parent
 	// done is called once when the agent ends, after its last checkpoint
 	// is written (from a goroutine of its own).
 	done func(AgentResult)
@@ -52,9 +56,10 @@ type agent struct {
 	log  zerolog.Logger
 	ev   *agentEvents
 
-	ctx    context.Context
+	ctx    context.Context // holds the agent's span, when tracing is on
 	cancel context.CancelFunc
 	self   *actor.PID
+	span   telemetry.Span // invoke_agent; ended by finalize
 
 	conv           *convo.Conversation
 	session        *tools.Session
@@ -71,6 +76,7 @@ type agent struct {
 	currentTool    toolNow // set by the tool step's goroutines, read by Status
 	wrapUp         bool    // the budget is exhausted: the next round is the last
 	budgetLeft     int64   // the lease's tokens left when it was found exhausted
+	budgetLost     error   // the run's budget stopped answering: no further model call
 	finalRound     bool
 	doom           doomState // doom-loop detection, carried through tool steps
 	pendingInput   []string
@@ -141,6 +147,11 @@ func (a *agent) Receive(c actor.Context) {
 func (a *agent) start(c actor.Context) {
 	a.self = c.Self()
 	a.ctx, a.cancel = context.WithCancel(a.rt.ctx)
+	if a.rt.tracer.Enabled() {
+		a.ctx, a.span = a.rt.tracer.StartAgent(a.spec.trace.Context(a.ctx), telemetry.Agent{Run: a.rt.run, ID: a.spec.id,
+			Parent: a.spec.parent, Kind: a.spec.kind.Name, Model: a.rt.pickModel(a.spec, 1), Node: a.rt.node,
+			Depth: a.spec.depth, Attempt: a.spec.attempt})
+	}
 	a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log).withAttempt(a.spec.attempt)
 	a.session = a.rt.newSession(a.spec.id, a.spec.kind.Name)
 	if a.spec.iso != nil {

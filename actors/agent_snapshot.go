@@ -11,16 +11,16 @@ import (
 	"github.com/troupe-ai/troupe/workspace"
 )
 
-// StartAgentIn is StartAgent with the agent working in the directory root
-// instead of the host's workspace: a node runs a task that carries its
-// requester's snapshot in a worktree of that snapshot. Its tools, sandbox
-// included, are confined to root.
-func (h *Host) StartAgentIn(task ChildTask, svc budget.Service, artifacts tools.ArtifactStore, root string) (*AgentHandle, error) {
+// StartAgentIn is StartAgentUnder with the agent working in the directory
+// root instead of the host's workspace: a node runs a task that carries
+// its requester's snapshot in a worktree of that snapshot. Its tools,
+// sandbox included, are confined to root.
+func (h *Host) StartAgentIn(trace context.Context, task ChildTask, svc budget.Service, artifacts tools.ArtifactStore, root string) (*AgentHandle, error) {
 	ws, err := tools.NewWorkspace(root)
 	if err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
-	ah, err := h.startAgent(task, svc, artifacts, ws)
+	ah, err := h.startAgent(trace, task, svc, artifacts, ws)
 	if err != nil {
 		_ = ws.Close()
 		return nil, err

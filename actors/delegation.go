@@ -165,8 +165,9 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 	spec.done = func(r AgentResult) { root.Send(parent, &childEnded{id: spec.id, result: r}) }
 	spec.parentEv = a.ev
 	task := spec.childTask(a.rt.run, ch.model)
-	task.Limits = a.rt.taskLimits(spec.kind.Name)
-	remote, err := a.rt.placer.Place(a.ctx, task)
+	task.Limits, task.Budget = a.rt.taskLimits(spec.kind.Name), a.rt.taskBudget()
+	// A remote placement carries the delegate call's span to the node.
+	remote, err := a.rt.placer.Place(spec.trace.Context(a.ctx), task)
 	if err != nil {
 		return &spawned{err: fmt.Errorf("place %s: %w", spec.id, err)}
 	}

@@ -22,7 +22,9 @@ type ChildTask = messages.Task
 // actor's goroutine once the child's lease is granted, so it must answer
 // quickly (a cached view of live nodes, not a network round trip per
 // call). A nil RemoteChild means "here, as a local actor", which is what
-// LocalPlacer always answers; a RemoteChild is driven by a proxy actor
+// LocalPlacer always answers. ctx carries the span of the delegate call
+// that asked for the child (when tracing is on), for a remote placement
+// to pass on with the task (telemetry.Inject). A RemoteChild is driven by a proxy actor
 // that stands for the child in its parent, so the parent's delegate,
 // check_agent, send_input and cancel_agent code is the same either way.
 type Placer interface {

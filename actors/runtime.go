@@ -10,6 +10,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/internal/redact"
 	"github.com/troupe-ai/troupe/llm"
+	"github.com/troupe-ai/troupe/telemetry"
 	"github.com/troupe-ai/troupe/tools"
 	agenttools "github.com/troupe-ai/troupe/tools/agent"
 	"github.com/troupe-ai/troupe/tools/builtin"
@@ -57,7 +58,8 @@ type runtime struct {
 	budget    budget.Service
 	approver  Approver
 	placer    Placer
-	deltas    bool // emit llm.delta events
+	tracer    telemetry.Tracer // off unless tracing is configured
+	deltas    bool             // emit llm.delta events
 	artifacts tools.ArtifactStore
 	sources   []tools.ToolSource // MCP servers and the like; their creator closes them
 	// toolCallLimit: the run limits tool calls, so they are charged at once.

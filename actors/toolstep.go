@@ -2,6 +2,7 @@ package actors
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"runtime/debug"
@@ -104,6 +105,8 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 			switch {
 			case err == nil:
 				done.budgetState, done.budgetLent, done.budgetLeft, done.charged = rep.State, rep.Lent, rep.Remaining, a.rt.toolCallLimit
+			case errors.Is(err, budget.ErrUnreachable) && a.ctx.Err() == nil:
+				done.budgetLost = err
 			case a.ctx.Err() == nil:
 				a.log.Warn().Err(err).Msg("budget usage")
 			}
@@ -303,6 +306,9 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 	a.usage.CompletionTokens += m.extraUsage.CompletionTokens
 	a.cost += m.extraCost
 	a.doom = m.doom
+	if m.budgetLost != nil {
+		a.budgetLost = m.budgetLost
+	}
 	for _, p := range m.changed {
 		if a.changed == nil {
 			a.changed = map[string]bool{}

@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/telemetry"
 )
 
 // runningTask is a task a node is running.
@@ -158,7 +159,10 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 func (n *Node) runAgent(rt *runningTask, task actors.ChildTask) (actors.AgentResult, bool) {
 	arts := n.o.Bus.Artifacts(task.Run)
 	defer arts.Close()
-	h, end, err := n.startIn(task, NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID), arts)
+	// The agent's span goes under its parent's delegate call, whose
+	// trace context the orchestrator put in the task's headers.
+	parent := telemetry.Extract(context.Background(), rt.latest().Headers())
+	h, end, err := n.startIn(parent, task, NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID).WithTimeout(n.o.BudgetTimeout), arts)
 	if err != nil {
 		return actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusFailed, Reason: actors.ReasonError,
 			Err: fmt.Sprintf("node %s could not start the agent: %v", n.o.Name, err)}, false

@@ -18,6 +18,7 @@ import (
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/telemetry"
 )
 
 // Placements of a kind.
@@ -220,7 +221,7 @@ type remotePlacer struct{ r *Remote }
 
 // Place answers remote for kinds placed remote, and for auto kinds when
 // a live node of the kind has a free slot; local otherwise.
-func (p remotePlacer) Place(_ context.Context, task actors.ChildTask) (actors.RemoteChild, error) {
+func (p remotePlacer) Place(ctx context.Context, task actors.ChildTask) (actors.RemoteChild, error) {
 	switch p.r.o.Placement[task.Kind] {
 	case PlaceRemote:
 	case PlaceAuto:
@@ -230,7 +231,12 @@ func (p remotePlacer) Place(_ context.Context, task actors.ChildTask) (actors.Re
 	default:
 		return nil, nil
 	}
-	return &remoteChild{r: p.r, task: task, done: make(chan actors.AgentResult, 1), secret: newSecret()}, nil
+	c := &remoteChild{r: p.r, task: task, done: make(chan actors.AgentResult, 1), secret: newSecret(),
+		header: nats.Header{jetstream.MsgIDHeader: []string{task.Run + "." + task.ID}}}
+	// The delegate call's span context rides in the task's headers
+	// (traceparent), so the node's agent joins the parent's trace.
+	telemetry.Inject(ctx, c.header)
+	return c, nil
 }
 
 // CancelRun tells every node at once that the run is cancelled: each

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
@@ -31,6 +30,9 @@ type remoteChild struct {
 	done chan actors.AgentResult // the task's one result
 	// secret is the task's key; its result must prove it (proof.go).
 	secret string
+	// header goes with the task: its message ID (deduplication) and,
+	// when tracing is on, the parent's trace context.
+	header nats.Header
 
 	mu        sync.Mutex
 	seq       uint64
@@ -103,7 +105,7 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 		return actors.AgentResult{}, err
 	}
 	ack, err := r.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: TaskSubject(r.o.Bus.Prefix(), c.task.Kind, messages.ProtocolVersion), Data: data,
-		Header: nats.Header{jetstream.MsgIDHeader: []string{c.task.Run + "." + c.task.ID}}})
+		Header: c.header})
 	if err != nil {
 		r.mu.Lock()
 		delete(r.waiting, c.task.ID)

@@ -138,9 +138,9 @@ func (s *snapshotStore) fetch(ctx context.Context, n *Node, repo *gitws.Repo, ta
 // when it carries one, else in the node's workspace. end, called with the
 // agent's result once it has ended, captures a mutating agent's changes
 // into the result and removes the worktree.
-func (n *Node) startIn(task actors.ChildTask, svc *BudgetClient, arts *bus.Artifacts) (*actors.AgentHandle, func(*actors.AgentResult), error) {
+func (n *Node) startIn(trace context.Context, task actors.ChildTask, svc *BudgetClient, arts *bus.Artifacts) (*actors.AgentHandle, func(*actors.AgentResult), error) {
 	if task.Snapshot == nil {
-		h, err := n.host.StartAgent(task, svc, arts)
+		h, err := n.host.StartAgentUnder(trace, task, svc, arts)
 		return h, func(*actors.AgentResult) {}, err
 	}
 	wt, err := n.snaps.materialise(n, task)
@@ -152,7 +152,7 @@ func (n *Node) startIn(task actors.ChildTask, svc *BudgetClient, arts *bus.Artif
 			n.o.Log.Warn().Err(err).Str("agent", task.ID).Msg("remove snapshot worktree")
 		}
 	}
-	h, err := n.host.StartAgentIn(task, svc, arts, wt.Root())
+	h, err := n.host.StartAgentIn(trace, task, svc, arts, wt.Root())
 	if err != nil {
 		drop()
 		return nil, nil, err

@@ -18,7 +18,11 @@ import (
 // fillFinishedRuns publishes n finished runs into the events stream of a
 // real JetStream, as a run's root agent makes them: run.started,
 // agent.started, round.started, llm.response, agent.ended, run.finished.
-func fillFinishedRuns(tb testing.TB, c *bus.Conn, n int) {
+func fillFinishedRuns(tb testing.TB, c *bus.Conn, n int) { fillRuns(tb, c, n, 0) }
+
+// fillRuns is fillFinishedRuns whose first unfinished runs stop before
+// their root agent ends.
+func fillRuns(tb testing.TB, c *bus.Conn, n, unfinished int) {
 	tb.Helper()
 	ctx := context.Background()
 	if err := c.EnsureStreams(ctx, bus.StreamLimits{}); err != nil {
@@ -37,6 +41,9 @@ func fillFinishedRuns(tb testing.TB, c *bus.Conn, n int) {
 			{"root", messages.EvtLLMResponse, messages.LLMResponse{Round: 1, Model: "m1", TokensIn: 100, TokensOut: 20}},
 			{"root", messages.EvtAgentFinished, messages.AgentEnded{Status: "completed", Reason: "finished", Rounds: 1}},
 			{"run", messages.EvtRunFinished, messages.RunFinished{Status: "completed", Reason: "finished", Rounds: 1, Tokens: 120}},
+		}
+		if i < unfinished {
+			evs = evs[:4]
 		}
 		seq := map[string]uint64{}
 		for _, e := range evs {
@@ -97,6 +104,31 @@ func benchWatchReplay(b *testing.B, runs int, all bool) {
 		code, err := w.loop(ctx, io.Discard)
 		cancel()
 		if code != exitOK || err != nil {
+			b.Fatalf("watch exited %d: %v", code, err)
+		}
+		cpu += cpuTime() - before
+	}
+	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+}
+
+// BenchmarkWatchIdle is `watch --follow` on a terminal over a stream
+// holding 500 unfinished and 1,000 finished runs, for 5 s: the replay,
+// then idle. Its CPU (cpu-ms per 5 s) is what a watcher left open costs.
+func BenchmarkWatchIdle(b *testing.B) {
+	_, c := embeddedServer(b)
+	fillRuns(b, c, 1_500, 500)
+	var cpu time.Duration
+	for b.Loop() {
+		before := cpuTime()
+		ctx, cancel := context.WithTimeout(b.Context(), 5*time.Second)
+		es, err := c.Events(ctx, bus.WatchOptions{FromStart: true, Log: zerolog.Nop()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := newWatcher(es, "", map[string]bool{"from-start": true, "follow": true}, &watch.View{W: io.Discard, Width: 120, Height: 50}, nil)
+		code, err := w.loop(ctx, io.Discard)
+		cancel()
+		if code != exitInterrupt || err != nil {
 			b.Fatalf("watch exited %d: %v", code, err)
 		}
 		cpu += cpuTime() - before

@@ -87,6 +87,9 @@ func (c Config) validate() error {
 	if err := c.validateNode(); err != nil {
 		return err
 	}
+	if err := c.Telemetry.validate(); err != nil {
+		return err
+	}
 	for _, name := range sortedKeys(c.Kinds) {
 		if k := c.Kinds[name]; k.Name != "" && k.Name != name {
 			return bad("kinds."+name+".name", "must be the kind's key (%s) or left out, got %q", name, k.Name)
@@ -182,6 +185,8 @@ func (c Config) validateNode() error {
 		return bad("node.slots", "must be a number of tasks, or 0 for the default (4); got %d", n.Slots)
 	case n.MaxDeliver < 0:
 		return bad("node.max_deliver", "must be a number of attempts, or 0 for the default (3); got %d", n.MaxDeliver)
+	case n.BudgetTimeout < 0:
+		return bad("node.budget_timeout", "must be a duration such as 10s, or 0 for the default (10s); got %s", n.BudgetTimeout)
 	case n.AckWait < 0:
 		return bad("node.ack_wait", "must be a duration such as 30s, or 0 for the default (30s); got %s", n.AckWait)
 	case n.Heartbeat < 0 || n.Heartbeat > NodeEntryTTL/3:

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/watch"
@@ -31,6 +32,10 @@ func serveMetrics(ctx context.Context, addr string, public bool, log zerolog.Log
 		return nil, fmt.Errorf("listen for --http: %w", err)
 	}
 	m := &nodeMetrics{PromMetrics: watch.NewPromMetrics(watch.PromOptions{}), addr: ln.Addr()}
+	// The process's own health beside its events' metrics: goroutines,
+	// heap, resident memory, open files (go_*, process_*), so a node that
+	// serves for weeks can be seen to stay its size.
+	m.Registry().MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

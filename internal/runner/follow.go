@@ -12,15 +12,18 @@ import (
 // followNodes feeds sinks the events of run's agents that run on nodes,
 // from NATS, in order; the channel it returns closes after run.finished
 // (or when the subscription ends). The run's own events reach the sinks
-// in-process, so they are not taken from the bus a second time.
-func followNodes(ctx context.Context, b *Bus, run string, sinks actors.Emitter) (chan struct{}, error) {
+// in-process, so they are not taken from the bus a second time. The
+// subscription ends after run.finished, or with stop (the run's Close):
+// a process that runs many runs keeps no consumer of a run gone.
+func followNodes(ctx context.Context, b *Bus, run string, sinks actors.Emitter) (fin chan struct{}, stop func(), err error) {
 	es, err := b.conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	fin := make(chan struct{})
+	fin = make(chan struct{})
 	go func() {
 		defer close(fin)
+		defer es.Stop()
 		for d := range es.C {
 			if fromNode(d.Event) {
 				sinks.Emit(d.Event)
@@ -30,7 +33,7 @@ func followNodes(ctx context.Context, b *Bus, run string, sinks actors.Emitter) 
 			}
 		}
 	}()
-	return fin, nil
+	return fin, es.Stop, nil
 }
 
 // fromNode says whether ev was emitted on a node: its envelope names the

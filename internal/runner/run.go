@@ -44,6 +44,7 @@ type Run struct {
 	remote    *cluster.Remote
 	placement map[string]string // kind → where, for the resume command
 	fromNodes chan struct{}     // closed when the bus delivered run.finished; nil without nodes
+	stopNodes func()            // ends the subscription fromNodes reads; nil without nodes
 	closers   []func()
 }
 
@@ -64,7 +65,7 @@ func Start(ctx context.Context, b *Bus, p Params) (*Run, error) {
 	}
 	r.remote = remote
 	r.Options.Placer, r.Options.OnBudget = remote.Placer(), remote.ServeBudget
-	if r.fromNodes, err = followNodes(ctx, b, r.Options.Run, local); err != nil {
+	if r.fromNodes, r.stopNodes, err = followNodes(ctx, b, r.Options.Run, local); err != nil {
 		remote.Close()
 		return nil, err
 	}
@@ -96,14 +97,24 @@ func (r *Run) RemoteStats() *cluster.RemoteStats {
 // Bus is the run's NATS.
 func (r *Run) Bus() *Bus { return r.bus }
 
-// Close stops the remote placement, then whatever Prepare opened (the
-// bus, the MCP servers), in reverse order.
+// Close stops following the nodes' events and the remote placement, then
+// whatever Prepare opened (the bus, the MCP servers), in reverse order,
+// and last the model client's idle connections.
 func (r *Run) Close() {
+	if r.stopNodes != nil {
+		r.stopNodes()
+	}
 	if r.remote != nil {
 		r.remote.Close()
 	}
 	for i := len(r.closers) - 1; i >= 0; i-- {
 		r.closers[i]()
+	}
+	// The model client's idle connections go with the run: a process
+	// that runs many runs (mcp, a soak) would otherwise keep a
+	// connection and two goroutines per run until they time out.
+	if c, ok := r.Options.Client.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
 	}
 }
 
