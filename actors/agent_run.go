@@ -65,7 +65,7 @@ func (h *Host) Close() { h.base.shutdown() }
 // task.Limits and task.Budget, when set, replace the host's limits and
 // budget rules for this agent.
 func (h *Host) StartAgent(task ChildTask, svc budget.Service, artifacts tools.ArtifactStore) (*AgentHandle, error) {
-	return h.StartAgentUnder(context.Background(), task, svc, artifacts)
+	return h.startAgent(context.Background(), task, svc, artifacts, nil)
 }
 
 // StartAgentUnder is StartAgent for an agent whose invoke_agent span (when

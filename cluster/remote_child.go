@@ -37,6 +37,7 @@ type remoteChild struct {
 	mu        sync.Mutex
 	seq       uint64
 	node      string                 // the node that took it last
+	attempt   int                    // the attempt it took it at: node and attempt are the current delivery
 	notices   []messages.StartNotice // each node that took or refused it, in order
 	cancelled bool
 }
@@ -45,12 +46,42 @@ type remoteChild struct {
 func (c *remoteChild) noticed(n messages.StartNotice) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n.Refused == "" {
-		c.node = n.Node
+	if n.Refused == "" && n.Attempt >= c.attempt {
+		c.node, c.attempt = n.Node, n.Attempt
 	}
 	if len(c.notices) < 64 {
 		c.notices = append(c.notices, n)
 	}
+}
+
+// current checks that a proven message of the delivery (attempt, node)
+// speaks for the task's current delivery: not for one that an announced
+// later delivery replaced.
+func (c *remoteChild) current(attempt int, node string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if attempt < c.attempt || attempt == c.attempt && node != c.node {
+		return fmt.Errorf("%w: attempt %d on %s, and the task is now attempt %d on %s", ErrStaleDelivery, attempt, node, c.attempt, c.node)
+	}
+	return nil
+}
+
+// verifyKey checks that data proves the key of the delivery its headers
+// name.
+func (c *remoteChild) verifyKey(h nats.Header, data []byte) error {
+	attempt, node := signedBy(h)
+	if attempt < 1 || node == "" || !proven(deliveryKey(c.secret, attempt, node), data, h.Get(proofHeader)) {
+		return fmt.Errorf("%w: no proof of task %s's secret for attempt %d on %q", ErrUnproven, c.task.ID, attempt, node)
+	}
+	return nil
+}
+
+// verify checks that data proves the task's current delivery.
+func (c *remoteChild) verify(h nats.Header, data []byte) error {
+	if err := c.verifyKey(h, data); err != nil {
+		return err
+	}
+	return c.current(signedBy(h))
 }
 
 // gaveUp says why the task failed after deliveries attempts, from what

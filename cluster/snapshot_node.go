@@ -134,7 +134,7 @@ func (s *snapshotStore) fetch(ctx context.Context, n *Node, repo *gitws.Repo, ta
 	return repo.Unbundle(ctx, data)
 }
 
-// startIn starts the task's agent: in a worktree of the task's snapshot
+// startIn starts the task's agent (its span under trace): in a worktree of the task's snapshot
 // when it carries one, else in the node's workspace. end, called with the
 // agent's result once it has ended, captures a mutating agent's changes
 // into the result and removes the worktree.
