@@ -32,11 +32,11 @@ type agentSpec struct {
 	// iso is the agent's own worktree (nil: it works in the workspace);
 	// leave is called once it has ended; parentEv are its parent's
 	// events, where what became of its changes is told.
-	iso      *isolated
-	leave    func()
+	iso   *isolated
+	leave func()
 	// ws is the workspace the agent works in instead of the run's (a
 	// node's worktree of the requester's snapshot; nil: the run's).
-	ws *tools.Workspace
+	ws       *tools.Workspace
 	parentEv *agentEvents
 	// trace is the span its invoke_agent span goes under: its parent's
 	// delegate call (a remote parent's, on a node); zero for a root.

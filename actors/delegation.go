@@ -187,7 +187,9 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 			}
 			done(r)
 		}
-		producer = func() actor.Actor { return &proxy{rt: a.rt, task: task, remote: remote, done: spec.done, parentEv: spec.parentEv} }
+		producer = func() actor.Actor {
+			return &proxy{rt: a.rt, task: task, remote: remote, done: spec.done, parentEv: spec.parentEv}
+		}
 		where = "remote"
 	}
 	pid, err := c.SpawnNamed(actor.PropsFromProducer(producer, actor.WithSupervisor(childStrategy())), spec.id)
