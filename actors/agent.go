@@ -10,6 +10,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/telemetry"
 	"github.com/troupe-ai/troupe/tools"
 	agenttools "github.com/troupe-ai/troupe/tools/agent"
 	"github.com/troupe-ai/troupe/tools/web"
@@ -33,7 +34,13 @@ type agentSpec struct {
 	// events, where what became of its changes is told.
 	iso      *isolated
 	leave    func()
+	// ws is the workspace the agent works in instead of the run's (a
+	// node's worktree of the requester's snapshot; nil: the run's).
+	ws *tools.Workspace
 	parentEv *agentEvents
+	// trace is the span its invoke_agent span goes under: its parent's
+	// delegate call (a remote parent's, on a node); zero for a root.
+	trace telemetry.Parent
 	// done is called once when the agent ends, after its last checkpoint
 	// is written (from a goroutine of its own).
 	done func(AgentResult)
@@ -49,9 +56,10 @@ type agent struct {
 	log  zerolog.Logger
 	ev   *agentEvents
 
-	ctx    context.Context
+	ctx    context.Context // holds the agent's span, when tracing is on
 	cancel context.CancelFunc
 	self   *actor.PID
+	span   telemetry.Span // invoke_agent; ended by finalize
 
 	conv           *convo.Conversation
 	session        *tools.Session
@@ -139,11 +147,21 @@ func (a *agent) Receive(c actor.Context) {
 func (a *agent) start(c actor.Context) {
 	a.self = c.Self()
 	a.ctx, a.cancel = context.WithCancel(a.rt.ctx)
+	if a.rt.tracer.Enabled() {
+		a.ctx, a.span = a.rt.tracer.StartAgent(a.spec.trace.Context(a.ctx), telemetry.Agent{Run: a.rt.run, ID: a.spec.id,
+			Parent: a.spec.parent, Kind: a.spec.kind.Name, Model: a.rt.pickModel(a.spec, 1), Node: a.rt.node,
+			Depth: a.spec.depth, Attempt: a.spec.attempt})
+	}
 	a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log).withAttempt(a.spec.attempt)
 	a.session = a.rt.newSession(a.spec.id, a.spec.kind.Name)
 	if a.spec.iso != nil {
 		// Its tools see its worktree, and cache what they read there apart.
 		a.session.Workspace = a.spec.iso.ws
+		a.session.Cache = tools.NewCache(a.rt.toolCfg.CacheMaxAge)
+	}
+	if a.spec.ws != nil {
+		// Its tools, sandbox included, see the snapshot's worktree.
+		a.session = a.rt.newSessionIn(a.spec.id, a.spec.kind.Name, a.spec.ws)
 		a.session.Cache = tools.NewCache(a.rt.toolCfg.CacheMaxAge)
 	}
 	store, err := a.rt.store(a.spec.id)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/telemetry"
 	"github.com/troupe-ai/troupe/tools"
 )
 
@@ -64,6 +65,21 @@ func (h *Host) Close() { h.base.shutdown() }
 // task.Limits and task.Budget, when set, replace the host's limits and
 // budget rules for this agent.
 func (h *Host) StartAgent(task ChildTask, svc budget.Service, artifacts tools.ArtifactStore) (*AgentHandle, error) {
+	return h.startAgent(context.Background(), task, svc, artifacts, nil)
+}
+
+// StartAgentUnder is StartAgent for an agent whose invoke_agent span (when
+// tracing is on) goes under the span context in trace: its remote
+// parent's delegate call, extracted from the task's message headers
+// (telemetry.Extract). trace carries only that; the agent's life is not
+// bound to it.
+func (h *Host) StartAgentUnder(trace context.Context, task ChildTask, svc budget.Service, artifacts tools.ArtifactStore) (*AgentHandle, error) {
+	return h.startAgent(trace, task, svc, artifacts, nil)
+}
+
+// startAgent is StartAgentUnder with the agent working in ws (nil: the
+// host's workspace).
+func (h *Host) startAgent(trace context.Context, task ChildTask, svc budget.Service, artifacts tools.ArtifactStore, ws *tools.Workspace) (*AgentHandle, error) {
 	if task.Run == "" || task.ID == "" || task.Kind == "" || task.Task == "" {
 		return nil, errors.New("start agent: the task needs run, agent, kind and task")
 	}
@@ -90,7 +106,8 @@ func (h *Host) StartAgent(task ChildTask, svc budget.Service, artifacts tools.Ar
 	ah := &AgentHandle{rt: &rt, results: make(chan AgentResult, 1), done: make(chan struct{})}
 	spec := agentSpec{id: task.ID, parent: task.Parent, kind: k, task: task.Task, context: task.Context,
 		model: task.ModelOverride, parentModel: task.ParentModel, depth: task.Depth, background: task.Background,
-		lease: task.LeaseTokens, attempt: task.Attempt, done: func(r AgentResult) { ah.results <- r }}
+		lease: task.LeaseTokens, attempt: task.Attempt, ws: ws, done: func(r AgentResult) { ah.results <- r },
+		trace: telemetry.ParentFrom(trace)}
 	sys := rt.system
 	ah.pid = sys.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return newAgent(&rt, spec) },
 		actor.WithSupervisor(childStrategy())), "agent-"+task.Run+"-"+task.ID+"-")

@@ -166,15 +166,17 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 	spec.parentEv = a.ev
 	task := spec.childTask(a.rt.run, ch.model)
 	task.Limits, task.Budget = a.rt.taskLimits(spec.kind.Name), a.rt.taskBudget()
-	remote, err := a.rt.placer.Place(a.ctx, task)
+	// A remote placement carries the delegate call's span to the node.
+	remote, err := a.rt.placer.Place(spec.trace.Context(a.ctx), task)
 	if err != nil {
 		return &spawned{err: fmt.Errorf("place %s: %w", spec.id, err)}
 	}
 	producer := func() actor.Actor { return newAgent(a.rt, spec) }
 	where := "local"
 	if remote != nil {
-		// A remote child works on the node's checkout; its local
-		// worktree, if it got one, is not needed.
+		// A remote child works in its node's worktree of the task's
+		// snapshot; its local worktree, if it got one, is not needed.
+		// Its changes come back with its result (proxy).
 		leave := spec.leave
 		go spec.dropWorktree()
 		spec.iso = nil
@@ -185,7 +187,7 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 			}
 			done(r)
 		}
-		producer = func() actor.Actor { return &proxy{rt: a.rt, task: task, remote: remote, done: spec.done} }
+		producer = func() actor.Actor { return &proxy{rt: a.rt, task: task, remote: remote, done: spec.done, parentEv: spec.parentEv} }
 		where = "remote"
 	}
 	pid, err := c.SpawnNamed(actor.PropsFromProducer(producer, actor.WithSupervisor(childStrategy())), spec.id)

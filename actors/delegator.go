@@ -7,6 +7,7 @@ import (
 
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/telemetry"
 	agenttools "github.com/troupe-ai/troupe/tools/agent"
 )
 
@@ -33,6 +34,7 @@ func (d agentDelegator) Delegate(ctx context.Context, req agenttools.DelegateReq
 		return agenttools.ChildReport{}, prep.err
 	}
 	spec := prep.spec
+	spec.trace = telemetry.ParentFrom(ctx) // the delegate call's span, when tracing is on
 	if a.rt.budget != nil {
 		// One request: the lease is granted with this agent as its holder,
 		// so it comes back if this agent dies before the child releases it.

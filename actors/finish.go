@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/telemetry"
 )
 
 // finish ends the agent once: it settles its children, emits its final
@@ -96,6 +97,8 @@ func (a *agent) finalize(r AgentResult) {
 		a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log).withAttempt(a.spec.attempt)
 	}
 	a.ev.emit(typ, data)
+	a.span.EndAgent(telemetry.AgentEnd{Status: r.Status, Reason: r.Reason, Failed: r.Status == StatusFailed, Rounds: r.Rounds,
+		InputTokens: r.Usage.PromptTokens, OutputTkns: r.Usage.CompletionTokens, Cost: r.Cost})
 	uncharged, ev, session := a.unchargedCalls, a.ev, a.session
 	spec := a.spec
 	a.goSafe("end agent", func() {

@@ -65,7 +65,7 @@ func (is *isolation) open(ctx context.Context) (*workspace.Repo, error) {
 	is.mu.Lock()
 	defer is.mu.Unlock()
 	if is.repo == nil {
-		repo, err := workspace.Open(ctx, is.root, workspace.Options{DataDir: is.dataDir})
+		repo, err := workspace.Open(ctx, is.root, workspace.Options{DataDir: is.dataDir, KeepIdle: keepIdleWorktrees})
 		if err != nil {
 			return nil, err
 		}
@@ -182,6 +182,29 @@ func (is *isolation) bring(ctx context.Context, ev *agentEvents, run, agent stri
 	is.outcomes = append(is.outcomes, out)
 	is.mu.Unlock()
 	return &out
+}
+
+// keepIdleWorktrees is how many ended agents' worktrees a run keeps to
+// reuse: the next agent's worktree then rewrites only the files that
+// differ instead of every file of the checkout.
+const keepIdleWorktrees = 8
+
+// close removes the worktrees kept for reuse; the run has ended.
+func (is *isolation) close() {
+	if is == nil {
+		return
+	}
+	is.mu.Lock()
+	repo := is.repo
+	is.mu.Unlock()
+	if repo == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := repo.Close(ctx); err != nil {
+		is.log.Warn().Err(err).Msg("remove idle worktrees")
+	}
 }
 
 // results are the outcomes of the run's changesets, in the order they

@@ -22,7 +22,9 @@ type ChildTask = messages.Task
 // actor's goroutine once the child's lease is granted, so it must answer
 // quickly (a cached view of live nodes, not a network round trip per
 // call). A nil RemoteChild means "here, as a local actor", which is what
-// LocalPlacer always answers; a RemoteChild is driven by a proxy actor
+// LocalPlacer always answers. ctx carries the span of the delegate call
+// that asked for the child (when tracing is on), for a remote placement
+// to pass on with the task (telemetry.Inject). A RemoteChild is driven by a proxy actor
 // that stands for the child in its parent, so the parent's delegate,
 // check_agent, send_input and cancel_agent code is the same either way.
 type Placer interface {
@@ -64,6 +66,9 @@ type proxy struct {
 	task   ChildTask
 	remote RemoteChild
 	done   func(AgentResult)
+	// parentEv are the parent's events, where what became of the child's
+	// changes is told.
+	parentEv *agentEvents
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -89,6 +94,9 @@ func (p *proxy) Receive(c actor.Context) {
 				}
 			}()
 			r, err := p.remote.Start(p.ctx)
+			if err == nil && !r.Changeset.Empty() {
+				r.Changes = p.rt.iso.bringRemote(p.parentEv, p.rt.run, p.task.ID, r)
+			}
 			// The lease comes back before the result goes out, as for a
 			// local child (a remote node may have released it already).
 			p.rt.releaseLease(p.task.ID, int64(r.Usage.Total()), 0, nil)

@@ -52,6 +52,10 @@ type AgentResult struct {
 	// Changes is what became of the changes of an agent that worked in
 	// its own worktree (nil: none, or it worked in the workspace).
 	Changes *messages.ChangeOutcome `json:"changes,omitempty"`
+	// Changeset is a remote agent's changes relative to its task's
+	// snapshot, as its node captured them: its parent's side merges them
+	// into the workspace (Changes tells how that went).
+	Changeset *messages.Changeset `json:"-"`
 }
 
 // Cancel asks an agent to stop: its running model call or tools are

@@ -10,6 +10,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/internal/redact"
 	"github.com/troupe-ai/troupe/llm"
+	"github.com/troupe-ai/troupe/telemetry"
 	"github.com/troupe-ai/troupe/tools"
 	agenttools "github.com/troupe-ai/troupe/tools/agent"
 	"github.com/troupe-ai/troupe/tools/builtin"
@@ -57,7 +58,8 @@ type runtime struct {
 	budget    budget.Service
 	approver  Approver
 	placer    Placer
-	deltas    bool // emit llm.delta events
+	tracer    telemetry.Tracer // off unless tracing is configured
+	deltas    bool             // emit llm.delta events
 	artifacts tools.ArtifactStore
 	sources   []tools.ToolSource // MCP servers and the like; their creator closes them
 	// toolCallLimit: the run limits tool calls, so they are charged at once.
@@ -78,12 +80,17 @@ type runtime struct {
 // newSession is the session of one agent of the given kind. The sandbox
 // of the kind (builtin.Config.Sandbox) is handed to the shell tools there.
 func (rt *runtime) newSession(agent, kind string) *tools.Session {
-	s := &tools.Session{Agent: agent, Workspace: rt.ws, Reads: tools.NewReadTracker(),
+	return rt.newSessionIn(agent, kind, rt.ws)
+}
+
+// newSessionIn is newSession with the agent's tools working in ws.
+func (rt *runtime) newSessionIn(agent, kind string, ws *tools.Workspace) *tools.Session {
+	s := &tools.Session{Agent: agent, Workspace: ws, Reads: tools.NewReadTracker(),
 		Todos: &tools.TodoList{}, Cache: rt.cache, Spill: rt.spill, Config: rt.toolCfg.Config, Artifacts: rt.artifacts,
 		Redact: rt.redact.String}
 	sh := builtin.Shared{Web: rt.web, Procs: rt.procs}
 	if sb := rt.toolCfg.Sandbox; sb != nil {
-		sh.Sandbox = sb.Box(kind, rt.ws.Root())
+		sh.Sandbox = sb.Box(kind, ws.Root())
 	}
 	builtin.Prepare(s, rt.toolCfg, sh)
 	return s

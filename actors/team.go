@@ -17,6 +17,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/redact"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/telemetry"
 	"github.com/troupe-ai/troupe/tools"
 	"github.com/troupe-ai/troupe/tools/builtin"
 	"github.com/troupe-ai/troupe/tools/procguard"
@@ -71,6 +72,11 @@ type Options struct {
 	// EventsDropped, if set, reports how many events the run's emitters
 	// had to drop (a NATS outage); run.finished carries it.
 	EventsDropped func() uint64
+	// Tracer, when on (telemetry.Provider.Tracer), makes every agent an
+	// invoke_agent span, under its parent's delegate call's span, and its
+	// model and tool calls chat and execute_tool spans under it. The zero
+	// Tracer is off.
+	Tracer telemetry.Tracer
 	// Secrets are values never to show (the model API key, NATS
 	// credentials: llm.Config.Secrets, bus.ConnectOptions.Secrets). Each,
 	// if 8 characters or longer, is replaced by "[redacted]" in tool
@@ -246,6 +252,7 @@ func (t *Team) shutdown() {
 		_ = budget.Stop(t.rt.system.Root, t.bpid)
 	}
 	t.rt.shutdown()
+	t.rt.iso.close()
 }
 
 func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
@@ -326,7 +333,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 	return &runtime{written: new(atomic.Int64), ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
 		cache: tools.NewCache(o.Tools.CacheMaxAge), web: web.NewCache(o.Tools.Web.CacheTTL), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
-		settings: o.Settings, iso: iso, events: seqs, seqs: seqs, approver: o.Approver, placer: placer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
+		settings: o.Settings, iso: iso, events: seqs, seqs: seqs, approver: o.Approver, placer: placer, tracer: o.Tracer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
 		redact:        secrets,
 		sources:       o.ToolSources,
 		toolCallLimit: o.Budget.ToolCalls > 0, procs: procguard.New()}, nil

@@ -21,8 +21,9 @@ const (
 	// answer a budget or approval request or publish a run.* event.
 	RoleRequester Role = "requester"
 	// RoleNode pulls tasks of its kinds, publishes events (but no run.*
-	// event) and results, asks for budget and approvals, and keeps its
-	// entry in the node registry.
+	// event) and results, asks for budget and approvals, keeps its entry
+	// in the node registry, reads workspace snapshots (never writes them)
+	// and writes changesets.
 	RoleNode Role = "node"
 	// RoleWatcher reads events and the node registry, nothing else.
 	RoleWatcher Role = "watcher"
@@ -98,9 +99,11 @@ func RolePermissions(role Role, prefix string) (jwt.Permissions, error) {
 			"$JS.API.>", "$JS.ACK.>", "$JS.FC.>", "$KV.>", "$O.>", "_INBOX.>")
 		perm.Sub.Allow = []string{p + ">", "$JS.EVENT.ADVISORY.>", "_INBOX.>"}
 	case RoleNode:
-		own := []string{EventsStream, TasksStream, ResultsStream, nodesKVStream, artifactsStream}
+		own := []string{EventsStream, TasksStream, ResultsStream, nodesKVStream, artifactsStream, snapshotsStream, changesStream}
+		// Snapshots are read only; changesets written (and read back).
 		perm.Pub.Allow = append(common, p+"evt.>", p+"result.>", p+"budget.>", p+"ask.>", p+"ctl.*.*.started",
-			"$KV."+NodesBucket+".>", "$O."+ArtifactsBucket+".>", "$JS.ACK."+TasksStream+".>")
+			p+"ctl.*.*.snapshot", "$KV."+NodesBucket+".>", "$O."+ArtifactsBucket+".>", "$O."+ChangesBucket+".>",
+			"$JS.ACK."+TasksStream+".>")
 		// A node creates what is missing (it may start before any run).
 		perm.Pub.Allow = append(perm.Pub.Allow, jsAPI(own, false, "STREAM.INFO", "STREAM.CREATE")...)
 		perm.Pub.Allow = append(perm.Pub.Allow, jsAPI([]string{TasksStream}, true, "CONSUMER.CREATE",
@@ -108,6 +111,13 @@ func RolePermissions(role Role, prefix string) (jwt.Permissions, error) {
 		perm.Pub.Allow = append(perm.Pub.Allow, readStream(nodesKVStream, artifactsStream)...)
 		perm.Pub.Allow = append(perm.Pub.Allow, jsAPI([]string{ResultsStream}, false, "STREAM.MSG.GET", "DIRECT.GET")...)
 		perm.Pub.Allow = append(perm.Pub.Allow, jsAPI([]string{artifactsStream}, false, "STREAM.PURGE")...)
+		// Reading an object (its meta, then its chunks through an ordered
+		// consumer) and looking one up before a put; each changeset has a
+		// name of its own, so no put replaces (purges) another.
+		perm.Pub.Allow = append(perm.Pub.Allow, jsAPI([]string{snapshotsStream, changesStream}, true, "DIRECT.GET")...)
+		perm.Pub.Allow = append(perm.Pub.Allow, jsAPI([]string{snapshotsStream}, true, "CONSUMER.CREATE", "CONSUMER.DELETE")...)
+		perm.Pub.Allow = append(perm.Pub.Allow, jsAPI([]string{snapshotsStream}, false, "CONSUMER.CREATE")...)
+		perm.Pub.Allow = append(perm.Pub.Allow, "$JS.FC."+snapshotsStream+".>")
 		// Nothing of the run's own: its start and end are the requester's.
 		perm.Pub.Deny = append(perm.Pub.Deny, p+"evt.*.*.run.>")
 		perm.Sub.Allow = []string{p + "ctl.>", "_INBOX.>"}

@@ -100,6 +100,9 @@ func reconcile(ctx context.Context, js jetstream.JetStream, prefix string, l Str
 	if err := ensureArtifacts(ctx, js, names.Artifacts, l.Replicas); err != nil {
 		return diffs, err
 	}
+	if err := ensureObjectStores(ctx, js, names, l.Replicas); err != nil {
+		return diffs, err
+	}
 	if _, err := js.KeyValue(ctx, names.Nodes); err == nil {
 		return diffs, nil
 	} else if !errors.Is(err, jetstream.ErrBucketNotFound) {

@@ -22,15 +22,17 @@ const (
 type Names struct {
 	Events, Tasks, Results string // streams
 	Nodes, Artifacts       string // KV bucket, object store
+	Snapshots, Changes     string // object stores of workspace snapshots and changesets
 }
 
 // NamesFor is prefix's names: streams <PREFIX>_EVENTS, _TASKS and
-// _RESULTS, buckets <prefix>_nodes and <prefix>_artifacts (the default
-// prefix keeps the names troupe always used).
+// _RESULTS, buckets <prefix>_nodes, <prefix>_artifacts, <prefix>_snapshots
+// and <prefix>_changes (the default prefix keeps the names troupe always
+// used).
 func NamesFor(prefix string) Names {
 	up := strings.ToUpper(prefix)
 	return Names{Events: up + "_EVENTS", Tasks: up + "_TASKS", Results: up + "_RESULTS",
-		Nodes: prefix + "_nodes", Artifacts: prefix + "_artifacts"}
+		Nodes: prefix + "_nodes", Artifacts: prefix + "_artifacts", Snapshots: prefix + "_snapshots", Changes: prefix + "_changes"}
 }
 
 // checkPrefix refuses a prefix that cannot name streams and buckets.

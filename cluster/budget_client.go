@@ -21,6 +21,7 @@ type BudgetClient struct {
 	run     string
 	node    string
 	timeout time.Duration // how long the budget may go unanswered (node.budget_timeout)
+	proof   *delivery     // the task delivery its requests prove (nil: none)
 }
 
 var _ budget.Service = (*BudgetClient)(nil)
@@ -34,6 +35,13 @@ func NewBudgetClient(nc *nats.Conn, prefix, run, node string) *BudgetClient {
 // DefaultBudgetTimeout is how long a node's agent waits for its run's
 // budget to answer before it stops (node.budget_timeout).
 const DefaultBudgetTimeout = 10 * time.Second
+
+// withDelivery makes the client's requests prove d, the delivery of the
+// task whose agents use it. It returns c.
+func (c *BudgetClient) withDelivery(d *delivery) *BudgetClient {
+	c.proof = d
+	return c
+}
 
 // WithTimeout sets how long the run's budget may go unanswered (nobody
 // serves it, or a request gets no reply) before a request fails with
@@ -135,7 +143,8 @@ func (c *BudgetClient) request(ctx context.Context, op string, req, reply any) e
 	pause := 20 * time.Millisecond
 	var m *nats.Msg
 	for {
-		m, err = c.nc.RequestWithContext(ctx, bus.BudgetSubject(c.prefix, c.run, op), b)
+		m, err = c.nc.RequestMsgWithContext(ctx, &nats.Msg{Subject: bus.BudgetSubject(c.prefix, c.run, op), Data: b,
+			Header: c.proof.sign(nil, b)})
 		if !errors.Is(err, nats.ErrNoResponders) {
 			break
 		}

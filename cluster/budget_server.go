@@ -33,7 +33,13 @@ type BudgetServer struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	rejected atomic.Uint64
+	refused  atomic.Uint64
 	busy     atomic.Uint64
+	// verify, when set, checks that a request proves the delivery of the
+	// task its headers name (acquire, usage and release; a snapshot only
+	// reads); owner maps each agent a task's agents acquired to that task.
+	verify   func(task string, h nats.Header, data []byte) error
+	owner    map[string]string
 	acquires chan *nats.Msg // for the acquire workers (an acquire may wait its turn)
 	quick    chan *nats.Msg // usage, release, snapshot: never wait on another request
 }
@@ -51,11 +57,18 @@ const (
 // StartBudgetServer starts serving svc, the budget of run, on conn (a
 // run with a Remote calls Remote.ServeBudget instead).
 func StartBudgetServer(conn *bus.Conn, run string, svc budget.Service, log zerolog.Logger) (*BudgetServer, error) {
+	return startBudgetServer(conn, run, svc, nil, log)
+}
+
+// startBudgetServer is StartBudgetServer whose requests must prove a
+// task's delivery when verify is set.
+func startBudgetServer(conn *bus.Conn, run string, svc budget.Service, verify func(string, nats.Header, []byte) error,
+	log zerolog.Logger) (*BudgetServer, error) {
 	nc, prefix := conn.NATS(), conn.Prefix()
 	if err := bus.CheckToken("run", run); err != nil {
 		return nil, err
 	}
-	s := &BudgetServer{svc: svc, byNode: map[string]map[string]bool{},
+	s := &BudgetServer{svc: svc, byNode: map[string]map[string]bool{}, verify: verify, owner: map[string]string{},
 		log: log.With().Str("component", "budget-server").Str("run", run).Logger()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.acquires, s.quick = make(chan *nats.Msg, budgetQueue), make(chan *nats.Msg, budgetQueue)
@@ -88,6 +101,10 @@ func (s *BudgetServer) Busy() uint64 { return s.busy.Load() }
 // Rejected counts the requests refused as malformed.
 func (s *BudgetServer) Rejected() uint64 { return s.rejected.Load() }
 
+// Refused counts the requests refused as not proven by a task's current
+// delivery, or for an agent outside the task's own.
+func (s *BudgetServer) Refused() uint64 { return s.refused.Load() }
+
 // Close stops serving: no new requests; requests still being answered
 // (an acquire waiting its turn) are withdrawn.
 func (s *BudgetServer) Close() {
@@ -107,8 +124,10 @@ func (s *BudgetServer) Close() {
 
 func (s *BudgetServer) handle(m *nats.Msg) {
 	op := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
-	if m.Reply == "" {
-		s.reject(m, "no reply subject")
+	if m.Reply == "" || fromStream(m) {
+		// A stream's message redirected here: answering would ack it.
+		m.Reply = ""
+		s.reject(m, "no reply subject, or delivered from a stream")
 		return
 	}
 	if len(m.Data) > maxRequestBytes {
@@ -146,7 +165,15 @@ func (s *BudgetServer) work(q <-chan *nats.Msg) {
 
 func (s *BudgetServer) serve(m *nats.Msg) {
 	op := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
-	reply, bad := s.answer(op, m.Data)
+	task := ""
+	if s.verify != nil && op != opSnapshot {
+		task = m.Header.Get(taskHeader)
+		if err := s.verify(task, m.Header, m.Data); err != nil {
+			s.refuse(m, err.Error())
+			return
+		}
+	}
+	reply, bad := s.answer(op, task, m.Data)
 	if bad != "" {
 		s.reject(m, bad)
 		return
@@ -157,8 +184,9 @@ func (s *BudgetServer) serve(m *nats.Msg) {
 	}
 }
 
-// answer runs one request; bad is set when the request itself is malformed.
-func (s *BudgetServer) answer(op string, data []byte) (reply any, bad string) {
+// answer runs one request for task's agents ("" when unchecked); bad is
+// set when the request itself is malformed or not task's to make.
+func (s *BudgetServer) answer(op, task string, data []byte) (reply any, bad string) {
 	ctx, cancel := context.WithTimeout(s.ctx, budget.DefaultRequestTimeout)
 	defer cancel()
 	switch op {
@@ -166,6 +194,9 @@ func (s *BudgetServer) answer(op string, data []byte) (reply any, bad string) {
 		r, err := messages.Decode[messages.BudgetAcquireRequest](data, maxRequestBytes)
 		if err != nil {
 			return nil, err.Error()
+		}
+		if !s.holds(task, r.Parent) {
+			return s.notTasks(task, r.Parent), ""
 		}
 		actx, acancel := context.WithCancel(s.ctx) // waits its turn; the deadline is the request's
 		defer acancel()
@@ -176,6 +207,11 @@ func (s *BudgetServer) answer(op string, data []byte) (reply any, bad string) {
 		lease, err := s.svc.Acquire(actx, acquireToBudget(r), nil)
 		if err != nil {
 			return messages.BudgetAcquireReply{V: 1, Error: toWireError(err)}, ""
+		}
+		if task != "" {
+			s.mu.Lock()
+			s.owner[r.Agent] = task
+			s.mu.Unlock()
 		}
 		if r.Node != "" {
 			s.mu.Lock()
@@ -191,6 +227,9 @@ func (s *BudgetServer) answer(op string, data []byte) (reply any, bad string) {
 		if err != nil {
 			return nil, err.Error()
 		}
+		if !s.holds(task, r.Agent) {
+			return s.notTasks(task, r.Agent), ""
+		}
 		u, err := s.svc.Usage(ctx, budget.Usage{Agent: r.Agent, Tokens: r.Tokens, Cost: r.CostUSD, ToolCalls: r.ToolCalls, TopUp: r.TopUp})
 		if err == nil {
 			err = u.Err
@@ -201,6 +240,9 @@ func (s *BudgetServer) answer(op string, data []byte) (reply any, bad string) {
 		r, err := messages.Decode[messages.BudgetRelease](data, maxRequestBytes)
 		if err != nil {
 			return nil, err.Error()
+		}
+		if !s.holds(task, r.Agent) {
+			return s.notTasks(task, r.Agent), ""
 		}
 		s.mu.Lock()
 		for _, agents := range s.byNode {
@@ -243,6 +285,37 @@ func (s *BudgetServer) ReleaseNode(ctx context.Context, node string) int {
 		s.log.Warn().Str("node", node).Int("leases", n).Msg("node stopped heartbeating; its leases are returned")
 	}
 	return n
+}
+
+// holds says whether agent is task's own (the task's agent, or one its
+// agents acquired a lease for); every agent is when task is "".
+func (s *BudgetServer) holds(task, agent string) bool {
+	if task == "" || agent == task {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.owner[agent] == task
+}
+
+// notTasks counts a request for an agent outside task's agents as
+// refused, and is its reply.
+func (s *BudgetServer) notTasks(task, agent string) messages.ErrorReply {
+	s.refused.Add(1)
+	why := fmt.Sprintf("refused: agent %s is not one of task %s's agents", agent, task)
+	s.log.Warn().Str("task", task).Msg("budget request " + why)
+	return messages.ErrorReply{V: messages.ProtocolVersion, Error: &messages.Error{Code: messages.CodeBadRequest, Message: why}}
+}
+
+// refuse answers a request that does not prove its task's delivery.
+func (s *BudgetServer) refuse(m *nats.Msg, why string) {
+	s.refused.Add(1)
+	s.log.Warn().Str("subject", m.Subject).Msg("budget request refused: " + why)
+	if m.Reply != "" {
+		b, _ := json.Marshal(messages.ErrorReply{V: messages.ProtocolVersion,
+			Error: &messages.Error{Code: messages.CodeBadRequest, Message: "refused: " + why}})
+		_ = m.Respond(b)
+	}
 }
 
 func (s *BudgetServer) reject(m *nats.Msg, why string) {

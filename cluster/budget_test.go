@@ -192,9 +192,14 @@ func TestDeadNodeLeasesReturned(t *testing.T) {
 		}
 		return nil
 	})
-	for _, c := range []struct{ node, agent string }{{"doomed", "w1-child"}, {"live", "w2-child"}} {
-		bc := NewBudgetClient(connect(t, s), DefaultPrefix, "rl", c.node)
-		if _, err := bc.Acquire(t.Context(), budget.Acquire{Agent: c.agent, Parent: "root", Kind: "explore", Estimate: 100}, nil); err != nil {
+	for _, c := range []struct{ node, task, agent string }{{"doomed", "w1", "w1-child"}, {"live", "w2", "w2-child"}} {
+		// Each node's agent (w1, w2) holds a task of the run and acquires
+		// for a child of its own, proving the task's delivery.
+		if _, err := local.Acquire(t.Context(), budget.Acquire{Agent: c.task, Parent: "root", Kind: "explore", Estimate: 1000}, nil); err != nil {
+			t.Fatal(err)
+		}
+		bc := NewBudgetClient(connect(t, s), DefaultPrefix, "rl", c.node).withDelivery(waitingTask(remote, c.task, c.node))
+		if _, err := bc.Acquire(t.Context(), budget.Acquire{Agent: c.agent, Parent: c.task, Kind: "explore", Estimate: 100}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

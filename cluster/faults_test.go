@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
@@ -27,6 +28,12 @@ func TestNodeRefusesBadTasks(t *testing.T) {
 	n := startNode(t, s, srv, "n1", 2, &recorder{})
 	nc := connect(t, s)
 	js, _ := jetstream.New(nc)
+	// The run's budget answers (a node's agent makes no model call otherwise).
+	bs, err := StartBudgetServer(wrap(t, nc), "r9", budgetActor(t, "r9", budget.Limits{Tokens: 1_000_000}), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bs.Close()
 	pub := func(subj string, v any) {
 		b, ok := v.([]byte)
 		if !ok {

@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/bus"
 )
@@ -79,5 +80,16 @@ func checkFor(t testing.TB, total time.Duration, fn func() error) {
 }
 
 type natsMsg = nats.Msg
+
+// waitingTask makes the run wait for a task agent (as if placed, and
+// delivered to node on its first attempt) and returns that delivery.
+func waitingTask(r *Remote, agent, node string) *delivery {
+	c := &remoteChild{r: r, task: messages.Task{Run: r.o.Run, ID: agent, Kind: "explore"}, done: make(chan actors.AgentResult, 1),
+		secret: newSecret()}
+	r.mu.Lock()
+	r.waiting[agent] = c
+	r.mu.Unlock()
+	return newDelivery(c.secret, agent, node, 1)
+}
 
 func jsonTask(t messages.Task) ([]byte, error) { return json.Marshal(t) }

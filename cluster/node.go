@@ -152,6 +152,8 @@ type Node struct {
 
 	kvMu sync.Mutex // guards kv, which restore replaces
 
+	snaps snapshotStore // the requesters' snapshots its tasks work in
+
 	mu      sync.Mutex
 	running map[string]*runningTask // by run + "." + agent
 	stats   struct {
@@ -276,6 +278,7 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.loops.Wait()
 	n.stopControl()
 	n.host.Close()
+	n.snaps.close(n)
 	n.events.emit(NodesRun, n.o.ID, messages.EvtNodeLeft, messages.NodeLeft{Node: n.o.ID, Name: n.o.Name, Reason: NodeDrained})
 	if !n.o.Bus.NATS().IsConnected() {
 		// The server is gone: the entry expires with its TTL.

@@ -97,7 +97,7 @@ func (n *Node) subscribeControl() error {
 		{bus.CtlSubject(p, "*", "*", ctlStatus), n.onStatus},
 	}
 	for _, s := range subs {
-		sub, err := n.o.Bus.NATS().Subscribe(s.subj, s.fn)
+		sub, err := n.o.Bus.NATS().Subscribe(s.subj, n.notFromStream(s.fn))
 		if err != nil {
 			return err
 		}
@@ -107,6 +107,24 @@ func (n *Node) subscribeControl() error {
 	}
 	return n.o.Bus.NATS().Flush()
 }
+
+// notFromStream wraps a control handler so that it ignores a message a
+// JetStream consumer delivered (its reply subject is the server's ack
+// subject): a node may pull tasks with any reply subject, and so have
+// the server deliver a task onto a control subject; a requester's
+// cancel, steer or status request never comes that way.
+func (n *Node) notFromStream(fn nats.MsgHandler) nats.MsgHandler {
+	return func(m *nats.Msg) {
+		if fromStream(m) {
+			n.o.Log.Warn().Str("subject", m.Subject).Msg("control message refused: delivered from a stream, not sent by a requester")
+			return
+		}
+		fn(m)
+	}
+}
+
+// fromStream says m was delivered by a JetStream consumer.
+func fromStream(m *nats.Msg) bool { return strings.HasPrefix(m.Reply, "$JS.ACK.") }
 
 func (n *Node) stopControl() {
 	n.ctlMu.Lock()

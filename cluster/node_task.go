@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/telemetry"
 )
 
 // runningTask is a task a node is running.
@@ -95,7 +96,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		why := fmt.Sprintf("node %s serves another repository (%s) than the task's (%s); start it with --workspace on a checkout of the orchestrator's repository",
 			n.o.Name, n.o.WorkspaceKey, task.Workspace)
 		log.Warn().Msg("task refused: " + why)
-		n.refuse(task, why)
+		n.refuse(task, newDelivery(task.Secret, task.ID, n.o.ID, task.Attempt), why)
 		_ = m.NakWithDelay(time.Second) // another node may serve the task's repository
 		return
 	}
@@ -125,6 +126,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		n.mu.Unlock()
 		n.kick()
 	}()
+	d := newDelivery(task.Secret, task.ID, n.o.ID, task.Attempt)
 	var res actors.AgentResult
 	if n.gone.has(task.Run, task.ID) {
 		n.stats.cancelled.Add(1)
@@ -132,7 +134,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 	} else {
 		n.stats.taken.Add(1)
 		var handedBack bool
-		res, handedBack = n.runAgent(rt, task)
+		res, handedBack = n.runAgent(rt, task, d)
 		if handedBack {
 			n.stats.handedBack.Add(1)
 			log.Info().Msg("task handed back to the queue (drain timeout)")
@@ -140,7 +142,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 			return
 		}
 	}
-	if err := n.publishResult(task, res); err != nil {
+	if err := n.publishResult(task, res, d); err != nil {
 		// No ack: the task is redelivered and the result published then.
 		log.Error().Err(err).Msg("publish result")
 		return
@@ -155,10 +157,14 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 
 // runAgent runs the task's agent to its end while keeping the task alive
 // in the queue and answering control messages.
-func (n *Node) runAgent(rt *runningTask, task actors.ChildTask) (actors.AgentResult, bool) {
+func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (actors.AgentResult, bool) {
 	arts := n.o.Bus.Artifacts(task.Run)
 	defer arts.Close()
-	h, err := n.host.StartAgent(task, NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID).WithTimeout(n.o.BudgetTimeout), arts)
+	// The agent's span goes under its parent's delegate call, whose
+	// trace context the orchestrator put in the task's headers.
+	parent := telemetry.Extract(context.Background(), rt.latest().Headers())
+	bc := NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID).WithTimeout(n.o.BudgetTimeout).withDelivery(d)
+	h, end, err := n.startIn(parent, task, bc, arts)
 	if err != nil {
 		return actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusFailed, Reason: actors.ReasonError,
 			Err: fmt.Sprintf("node %s could not start the agent: %v", n.o.Name, err)}, false
@@ -169,8 +175,7 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask) (actors.AgentRes
 	if n.gone.has(task.Run, task.ID) { // cancelled while it was starting
 		h.Cancel("cancelled by the orchestrator")
 	}
-	b, _ := json.Marshal(messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt})
-	_ = n.o.Bus.NATS().Publish(bus.CtlSubject(n.o.Bus.Prefix(), task.Run, task.ID, ctlStarted), b)
+	n.notify(task, d, messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt})
 	alive := time.NewTicker(n.o.AckWait / 3)
 	defer alive.Stop()
 	for {
@@ -180,7 +185,9 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask) (actors.AgentRes
 			ctx, cancel := context.WithTimeout(n.ctx, artifactFlushTimeout)
 			_ = arts.Flush(ctx)
 			cancel()
-			return h.Wait(context.Background()), rt.handBack.Load()
+			res := h.Wait(context.Background())
+			end(&res) // its changes, when it worked in a snapshot
+			return res, rt.handBack.Load()
 		case <-alive.C:
 			if err := rt.latest().InProgress(); err != nil {
 				// The server may have delivered the task again meanwhile; if to
@@ -197,22 +204,25 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask) (actors.AgentRes
 const artifactFlushTimeout = 10 * time.Second
 
 // refuse tells the task's orchestrator why this node did not run it.
-func (n *Node) refuse(task actors.ChildTask, why string) {
-	b, _ := json.Marshal(messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt, Refused: why})
-	_ = n.o.Bus.NATS().Publish(bus.CtlSubject(n.o.Bus.Prefix(), task.Run, task.ID, ctlStarted), b)
+func (n *Node) refuse(task actors.ChildTask, d *delivery, why string) {
+	n.notify(task, d, messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt, Refused: why})
 }
 
-func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult) error {
+// notify publishes a start (or refusal) notice, proving the delivery d.
+func (n *Node) notify(task actors.ChildTask, d *delivery, notice messages.StartNotice) {
+	b, _ := json.Marshal(notice)
+	_ = n.o.Bus.NATS().PublishMsg(&nats.Msg{Subject: bus.CtlSubject(n.o.Bus.Prefix(), task.Run, task.ID, ctlStarted), Data: b,
+		Header: d.sign(nil, b)})
+}
+
+func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult, d *delivery) error {
 	b, err := json.Marshal(res.Wire(task.Run, n.o.ID, task.Attempt))
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
 	defer cancel()
-	h := nats.Header{jetstream.MsgIDHeader: []string{task.Run + "." + task.ID + ".result"}}
-	if task.Secret != "" {
-		h.Set(proofHeader, prove(task.Secret, b))
-	}
+	h := d.sign(nats.Header{jetstream.MsgIDHeader: []string{task.Run + "." + task.ID + ".result"}}, b)
 	_, err = n.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID), Data: b, Header: h})
 	return err
 }

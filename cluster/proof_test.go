@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -30,6 +31,9 @@ func TestForgedResultsDoNotReplaceTheRealOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer remote.Close()
+	if err := remote.ServeBudget(budgetActor(t, "rf", budget.Limits{Tokens: 1_000_000})); err != nil {
+		t.Fatal(err)
+	}
 	child, err := remote.Placer().Place(t.Context(), actors.ChildTask{V: 1, Run: "rf", ID: "explore-1", Parent: "root",
 		Kind: "explore", Task: "q0: where is main?", Model: "small"})
 	if err != nil {

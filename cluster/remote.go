@@ -18,6 +18,7 @@ import (
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/telemetry"
 )
 
 // Placements of a kind.
@@ -56,7 +57,11 @@ type RemoteOptions struct {
 	// Workspace is the orchestrator's workspace directory: tasks carry its
 	// WorkspaceKey, and nodes serving another repository refuse them.
 	Workspace string
-	Log       zerolog.Logger
+	// DataDir is where the workspace's snapshots are prepared (default
+	// <Workspace>/.troupe). With a Workspace, every task carries a
+	// snapshot of it (snapshot_send.go).
+	DataDir string
+	Log     zerolog.Logger
 }
 
 // Remote is the orchestrator side of a run with remote agents: its Placer
@@ -75,16 +80,18 @@ type Remote struct {
 	subs    []*nats.Subscription // advisories and start notices
 	origin  string
 	wsKey   string
+	snaps   *snapshotSender // nil without a workspace
 
 	mu      sync.Mutex
 	waiting map[string]*remoteChild // by agent ID
 	bySeq   map[uint64]string       // task stream sequence → agent ID
 
-	duplicates atomic.Uint64
-	forged     atomic.Uint64
-	failedMax  atomic.Uint64
-	terminated atomic.Uint64
-	unplaced   atomic.Uint64
+	duplicates     atomic.Uint64
+	forged         atomic.Uint64
+	refusedNotices atomic.Uint64
+	failedMax      atomic.Uint64
+	terminated     atomic.Uint64
+	unplaced       atomic.Uint64
 }
 
 // StartRemote starts the orchestrator side of run.
@@ -122,6 +129,9 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		return nil, err
 	}
 	r.nodeEv = newNodeEvents(o.Events, NodesAgent, o.Log)
+	if o.Workspace != "" {
+		r.snaps = newSnapshotSender(r)
+	}
 	r.sweeper.Add(1)
 	go r.sweepNodes()
 	cons, err := o.Bus.JetStream().OrderedConsumer(r.ctx, o.Bus.Names().Results, jetstream.OrderedConsumerConfig{
@@ -138,6 +148,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + o.Bus.Names().Tasks + ".*": r.onMaxDeliveries,
 		"$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED." + o.Bus.Names().Tasks + ".*": r.onTerminated,
 		bus.CtlSubject(o.Bus.Prefix(), o.Run, "*", ctlStarted):                     r.onStarted,
+		bus.CtlSubject(o.Bus.Prefix(), o.Run, "*", ctlSnapshot):                    r.onSnapshotRequest,
 	} {
 		sub, err := o.Bus.NATS().Subscribe(subj, fn)
 		if err != nil {
@@ -156,7 +167,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 // ServeBudget serves the run's budget to the nodes' agents; pass it as
 // actors.Options.OnBudget so it is served before any agent starts.
 func (r *Remote) ServeBudget(svc budget.Service) error {
-	s, err := StartBudgetServer(r.o.Bus, r.o.Run, svc, r.o.Log)
+	s, err := startBudgetServer(r.o.Bus, r.o.Run, svc, r.verifyBudget, r.o.Log)
 	if err != nil {
 		return err
 	}
@@ -178,6 +189,7 @@ func (r *Remote) Close() {
 	if r.budget != nil {
 		r.budget.Close()
 	}
+	r.snaps.close()
 	r.cancel()
 	r.sweeper.Wait()
 	if r.nodes != nil {
@@ -187,8 +199,13 @@ func (r *Remote) Close() {
 
 // RemoteStats count what the results path dropped.
 type RemoteStats struct {
-	Duplicates   uint64 // second results of a task (redelivery), dropped
-	Forged       uint64 // results for tasks this run never sent, or malformed
+	Duplicates uint64 // second results of a task (redelivery), dropped
+	Forged     uint64 // results not proven by the task's current delivery, or malformed
+	// Notices are start notices refused: not proven by the task's delivery.
+	Notices uint64
+	// Budget are budget requests refused: not proven by the delivery of a
+	// task of this run, or for an agent outside that task's agents.
+	Budget       uint64
 	MaxDelivered uint64 // tasks that failed after MaxDeliver attempts
 	Terminated   uint64 // tasks a node refused for good (unreadable, or on the wrong subject)
 	Unplaced     uint64 // tasks failed because no live node served their kind for the placement timeout
@@ -196,8 +213,15 @@ type RemoteStats struct {
 
 // Stats reports the dropped results so far.
 func (r *Remote) Stats() RemoteStats {
-	return RemoteStats{Duplicates: r.duplicates.Load(), Forged: r.forged.Load(), MaxDelivered: r.failedMax.Load(),
-		Terminated: r.terminated.Load(), Unplaced: r.unplaced.Load()}
+	var refusedBudget uint64
+	r.mu.Lock()
+	if r.budget != nil {
+		refusedBudget = r.budget.Refused()
+	}
+	r.mu.Unlock()
+	return RemoteStats{Duplicates: r.duplicates.Load(), Forged: r.forged.Load(), Notices: r.refusedNotices.Load(), Budget: refusedBudget,
+		MaxDelivered: r.failedMax.Load(),
+		Terminated:   r.terminated.Load(), Unplaced: r.unplaced.Load()}
 }
 
 // Nodes lists the live nodes as the registry shows them.
@@ -210,7 +234,7 @@ type remotePlacer struct{ r *Remote }
 
 // Place answers remote for kinds placed remote, and for auto kinds when
 // a live node of the kind has a free slot; local otherwise.
-func (p remotePlacer) Place(_ context.Context, task actors.ChildTask) (actors.RemoteChild, error) {
+func (p remotePlacer) Place(ctx context.Context, task actors.ChildTask) (actors.RemoteChild, error) {
 	switch p.r.o.Placement[task.Kind] {
 	case PlaceRemote:
 	case PlaceAuto:
@@ -220,7 +244,12 @@ func (p remotePlacer) Place(_ context.Context, task actors.ChildTask) (actors.Re
 	default:
 		return nil, nil
 	}
-	return &remoteChild{r: p.r, task: task, done: make(chan actors.AgentResult, 1), secret: newSecret()}, nil
+	c := &remoteChild{r: p.r, task: task, done: make(chan actors.AgentResult, 1), secret: newSecret(),
+		header: nats.Header{jetstream.MsgIDHeader: []string{task.Run + "." + task.ID}}}
+	// The delegate call's span context rides in the task's headers
+	// (traceparent), so the node's agent joins the parent's trace.
+	telemetry.Inject(ctx, c.header)
+	return c, nil
 }
 
 // CancelRun tells every node at once that the run is cancelled: each
@@ -246,19 +275,27 @@ func (r *Remote) onResult(m jetstream.Msg) {
 	}
 	r.mu.Lock()
 	c := r.waiting[res.Agent]
-	if c != nil && !proven(c.secret, m.Data(), m.Headers().Get(proofHeader)) {
-		r.mu.Unlock()
-		// Not from the node that holds the task: refused, and the task
-		// still waits for its real result.
-		r.forged.Add(1)
-		r.o.Log.Warn().Str("subject", m.Subject()).Str("node", res.Node).
-			Msg("result refused: it does not prove the task's secret (not from the node that pulled the task)")
-		return
-	}
-	if c != nil {
-		delete(r.waiting, res.Agent)
-	}
 	r.mu.Unlock()
+	if c != nil {
+		err := c.verify(m.Headers(), m.Data())
+		if attempt, node := signedBy(m.Headers()); err == nil && (attempt != res.Attempt || node != res.Node) {
+			err = fmt.Errorf("%w: the result says attempt %d on %s, its proof attempt %d on %s", ErrUnproven, res.Attempt, res.Node, attempt, node)
+		}
+		if err != nil {
+			// Not from the node that holds the task's current delivery:
+			// refused, and the task still waits for its real result.
+			r.forged.Add(1)
+			r.o.Log.Warn().Err(err).Str("subject", m.Subject()).Str("node", res.Node).Msg("result refused")
+			return
+		}
+		r.mu.Lock()
+		if r.waiting[res.Agent] != c {
+			c = nil // another result came first
+		} else {
+			delete(r.waiting, res.Agent)
+		}
+		r.mu.Unlock()
+	}
 	if c == nil {
 		r.duplicates.Add(1) // a task this run sent, answered twice, or a forgery
 		r.o.Log.Warn().Str("subject", m.Subject()).Str("node", res.Node).Int("attempt", res.Attempt).
@@ -297,9 +334,32 @@ func (r *Remote) onStarted(m *nats.Msg) {
 	r.mu.Lock()
 	c := r.waiting[agent]
 	r.mu.Unlock()
-	if c != nil {
-		c.noticed(n)
+	if c == nil {
+		return
 	}
+	attempt, node := signedBy(m.Header)
+	err = c.verifyKey(m.Header, m.Data)
+	if err == nil && (attempt != n.Attempt || node != n.Node) {
+		err = fmt.Errorf("%w: the notice says attempt %d on %s, its proof attempt %d on %s", ErrUnproven, n.Attempt, n.Node, attempt, node)
+	}
+	if err != nil {
+		r.refusedNotices.Add(1)
+		r.o.Log.Warn().Err(err).Str("subject", m.Subject).Str("node", n.Node).Msg("start notice refused")
+		return
+	}
+	c.noticed(n)
+}
+
+// verifyBudget checks a budget request that names task in its headers:
+// it proves the key of the task's current delivery.
+func (r *Remote) verifyBudget(task string, h nats.Header, data []byte) error {
+	r.mu.Lock()
+	c := r.waiting[task]
+	r.mu.Unlock()
+	if c == nil {
+		return fmt.Errorf("%w: task %q is not waiting for a result in this run", ErrUnproven, task)
+	}
+	return c.verify(h, data)
 }
 
 // take removes the waiting task of the advisory's stream sequence (nil

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
@@ -31,10 +30,14 @@ type remoteChild struct {
 	done chan actors.AgentResult // the task's one result
 	// secret is the task's key; its result must prove it (proof.go).
 	secret string
+	// header goes with the task: its message ID (deduplication) and,
+	// when tracing is on, the parent's trace context.
+	header nats.Header
 
 	mu        sync.Mutex
 	seq       uint64
 	node      string                 // the node that took it last
+	attempt   int                    // the attempt it took it at: node and attempt are the current delivery
 	notices   []messages.StartNotice // each node that took or refused it, in order
 	cancelled bool
 }
@@ -43,12 +46,42 @@ type remoteChild struct {
 func (c *remoteChild) noticed(n messages.StartNotice) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n.Refused == "" {
-		c.node = n.Node
+	if n.Refused == "" && n.Attempt >= c.attempt {
+		c.node, c.attempt = n.Node, n.Attempt
 	}
 	if len(c.notices) < 64 {
 		c.notices = append(c.notices, n)
 	}
+}
+
+// current checks that a proven message of the delivery (attempt, node)
+// speaks for the task's current delivery: not for one that an announced
+// later delivery replaced.
+func (c *remoteChild) current(attempt int, node string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if attempt < c.attempt || attempt == c.attempt && node != c.node {
+		return fmt.Errorf("%w: attempt %d on %s, and the task is now attempt %d on %s", ErrStaleDelivery, attempt, node, c.attempt, c.node)
+	}
+	return nil
+}
+
+// verifyKey checks that data proves the key of the delivery its headers
+// name.
+func (c *remoteChild) verifyKey(h nats.Header, data []byte) error {
+	attempt, node := signedBy(h)
+	if attempt < 1 || node == "" || !proven(deliveryKey(c.secret, attempt, node), data, h.Get(proofHeader)) {
+		return fmt.Errorf("%w: no proof of task %s's secret for attempt %d on %q", ErrUnproven, c.task.ID, attempt, node)
+	}
+	return nil
+}
+
+// verify checks that data proves the task's current delivery.
+func (c *remoteChild) verify(h nats.Header, data []byte) error {
+	if err := c.verifyKey(h, data); err != nil {
+		return err
+	}
+	return c.current(signedBy(h))
 }
 
 // gaveUp says why the task failed after deliveries attempts, from what
@@ -93,12 +126,17 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	task := c.task
 	task.V, task.Origin, task.Workspace = messages.ProtocolVersion, r.origin, r.wsKey
 	task.Secret = c.secret
+	if r.snaps != nil {
+		if err := r.snaps.attach(ctx, &task); err != nil {
+			return actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError, Err: err.Error()}, nil
+		}
+	}
 	data, err := json.Marshal(task)
 	if err != nil {
 		return actors.AgentResult{}, err
 	}
 	ack, err := r.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: TaskSubject(r.o.Bus.Prefix(), c.task.Kind, messages.ProtocolVersion), Data: data,
-		Header: nats.Header{jetstream.MsgIDHeader: []string{c.task.Run + "." + c.task.ID}}})
+		Header: c.header})
 	if err != nil {
 		r.mu.Lock()
 		delete(r.waiting, c.task.ID)
@@ -118,7 +156,7 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	for {
 		select {
 		case res := <-c.done:
-			return res, nil
+			return r.snaps.withPatch(ctx, res), nil
 		case <-ctx.Done():
 			c.Cancel("parent cancelled")
 			return c.awaitCancelled(), nil

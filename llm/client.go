@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/internal/redact"
+	"github.com/troupe-ai/troupe/telemetry"
 )
 
 // OpenAIClient calls an OpenAI-compatible Chat Completions API through
@@ -25,6 +26,7 @@ type OpenAIClient struct {
 	log        zerolog.Logger
 	secret     *redact.Redactor
 	openAIHost bool
+	span       telemetry.Chat // the chat spans' provider and server
 }
 
 var _ Client = (*OpenAIClient)(nil)
@@ -64,6 +66,7 @@ func NewClient(cfg Config, log zerolog.Logger) (*OpenAIClient, error) {
 		log:        log,
 		secret:     redact.New(cfg.Secrets()...),
 		openAIHost: isOpenAIHost(cfg.BaseURL),
+		span:       chatSpan(cfg.BaseURL),
 	}, nil
 }
 
@@ -100,11 +103,28 @@ func (c *OpenAIClient) Config() Config { return c.cfg }
 // Delta{} before the next attempt's fragments: a reset marker meaning
 // "discard what this call streamed so far". The returned Response always
 // holds only the successful attempt's answer.
+//
+// When the caller's context holds a recording span (tracing is on, see
+// package telemetry), the call is a chat span under it, with the model,
+// usage and finish reason and never the messages.
 func (c *OpenAIClient) Complete(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
 	model := req.Model
 	if model == "" {
 		model = c.cfg.Model
 	}
+	sc := c.span
+	sc.Model = model
+	ctx, span := telemetry.StartChat(ctx, sc)
+	resp, err := c.complete(ctx, model, req, onDelta)
+	if span.Recording() {
+		span.EndChat(telemetry.ChatEnd{Model: resp.Model, FinishReason: resp.FinishReason, InputTokens: resp.Usage.PromptTokens,
+			OutputTkns: resp.Usage.CompletionTokens, CachedTokens: resp.Usage.CachedTokens, Attempts: resp.Attempts},
+			err, errorType(ctx, err))
+	}
+	return resp, err
+}
+
+func (c *OpenAIClient) complete(ctx context.Context, model string, req Request, onDelta func(Delta)) (Response, error) {
 	p, err := c.buildParams(model, req)
 	if err != nil {
 		return Response{}, err

@@ -30,11 +30,13 @@ type FileChange struct {
 // result; Patch is bytes (base64 in JSON) because a text file need not be
 // UTF-8.
 type Changeset struct {
-	Snapshot string       `json:"snapshot" doc:"the snapshot commit the patch applies to"`
-	Tree     string       `json:"tree,omitempty" doc:"the tree of the agent's end state, when the requester may hold its objects"`
-	Files    []FileChange `json:"files"`
-	Patch    []byte       `json:"patch,omitempty"`
-	PatchRef string       `json:"patch_ref,omitempty" doc:"object store name of the patch when too large to carry"`
+	Snapshot string `json:"snapshot" doc:"the snapshot commit the patch applies to"`
+	// SnapshotTree is the snapshot commit's tree.
+	SnapshotTree string       `json:"snapshot_tree,omitempty"`
+	Tree         string       `json:"tree,omitempty" doc:"the tree of the agent's end state, when the requester may hold its objects"`
+	Files        []FileChange `json:"files"`
+	Patch        []byte       `json:"patch,omitempty"`
+	PatchRef     string       `json:"patch_ref,omitempty" doc:"object store name of the patch when too large to carry"`
 }
 
 // Empty reports whether the changeset changes nothing.

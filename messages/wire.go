@@ -114,6 +114,10 @@ type Task struct {
 	// HMAC-SHA256 of the result's bytes in the Troupe-Proof header). It
 	// never goes into an event or a log.
 	Secret string `json:"secret,omitempty"`
+	// Snapshot is the requester's workspace as the agent is to see it:
+	// the node works in a worktree of it, never in its own checkout (nil:
+	// the node's checkout, as before snapshots travelled).
+	Snapshot *TaskSnapshot `json:"snapshot,omitempty"`
 }
 
 // Validate checks a task received from the wire.
@@ -138,7 +142,7 @@ func (t *Task) Validate() error {
 	if err := t.Budget.validate(); err != nil {
 		return fmt.Errorf("%w: task %s: budget: %v", ErrBadMessage, t.ID, err)
 	}
-	return nil
+	return t.Snapshot.Validate()
 }
 
 // TaskBudget is the run's budget rules as a task carries them: what an
@@ -258,6 +262,9 @@ type Result struct {
 	ToolCalls int64           `json:"tool_calls"`
 	Model     string          `json:"model,omitempty"`
 	Changed   []string        `json:"changed,omitempty"`
+	// Changes are the agent's changes relative to the task's snapshot,
+	// for the requester to merge into its workspace.
+	Changes *Changeset `json:"changes,omitempty"`
 }
 
 // Validate checks a result received from the wire.
@@ -279,7 +286,7 @@ func (r *Result) Validate() error {
 	default:
 		return fmt.Errorf("%w: result status %q", ErrBadMessage, r.Status)
 	}
-	return nil
+	return r.Changes.validate()
 }
 
 // Status is an agent's state, as a status request answers it.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,6 +44,10 @@ func wireSamples() []any {
 			Heartbeat: time.Unix(1700000002, 0).UTC(), Draining: true},
 		&StartNotice{Node: "node-1a2b3c4d", Name: "box-2", Attempt: 2, Refused: "another repository"},
 		&ErrorReply{V: ProtocolVersion, Error: &Error{Code: CodeBadRequest, Message: "no reply subject"}},
+		&TaskSnapshot{Commit: strings.Repeat("a", 40), Tree: strings.Repeat("b", 40), Base: strings.Repeat("c", 40),
+			Prefix: "svc/", Bundle: "r1/snap-" + strings.Repeat("a", 40) + ".bundle"},
+		&SnapshotRequest{V: ProtocolVersion, Commit: strings.Repeat("a", 40)},
+		&SnapshotReply{V: ProtocolVersion, Bundle: "r1/full-" + strings.Repeat("a", 40) + ".bundle"},
 	}
 }
 

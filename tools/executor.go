@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/telemetry"
 )
 
 // CallInfo describes one call for the started/finished callbacks.
@@ -206,9 +207,16 @@ func (e *Executor) runOne(ctx context.Context, idx int, p *pending) Result {
 	if e.Hooks.OnStart != nil {
 		e.Hooks.OnStart(info)
 	}
+	// Under its agent's span when tracing is on; a delegate call's ctx
+	// carries this span to the child it starts.
+	ctx, span := telemetry.StartTool(ctx, p.call.Name, p.call.ID)
 	start := time.Now()
 	res := e.execute(ctx, p)
 	info.Duration = time.Since(start)
+	if span.Recording() {
+		span.EndTool(telemetry.ToolEnd{IsError: res.IsError, Cancelled: res.IsError && ctx.Err() != nil,
+			Cached: res.Cached, Truncated: res.Truncated, OutputBytes: len(res.Text)})
+	}
 	info.OutputBytes = len(res.Text)
 	info.Cached, info.Truncated, info.IsError = res.Cached, res.Truncated, res.IsError
 	if e.Hooks.OnFinish != nil {

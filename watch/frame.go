@@ -25,7 +25,7 @@ func Frame(t *Tree, now time.Time, l Layout) []string {
 	if l.Width <= 0 {
 		l.Width = 100
 	}
-	f := frame{runs: t.Runs(), nodes: t.Nodes(), tail: t.Tail(), diff: t.LastDiff(), now: now, l: l, tailMax: -1, agentCap: -1}
+	f := frame{runs: t.Runs(), nodes: t.Nodes(), tail: t.Tail(), diff: t.LastDiff(), refused: t.Refused(), now: now, l: l, tailMax: -1, agentCap: -1}
 	f.hidden, f.hiddenRunning = t.Hidden()
 	if l.Height > 0 && len(f.runs) >= l.Height {
 		// More runs than rows (watch --all over a long stream): go
@@ -75,6 +75,7 @@ type frame struct {
 	nodes     []Node
 	tail      []string
 	diff      LastDiff // the last file change
+	refused   uint64   // messages the event stream refused
 	now       time.Time
 	l         Layout
 	tailMax   int  // recent events shown; -1 = all
@@ -120,6 +121,9 @@ func (f *frame) render() []string {
 			parts = append(parts, s)
 		}
 		out = append(out, fit("nodes: "+strings.Join(parts, ", "), f.l.Width))
+	}
+	if f.refused > 0 {
+		out = append(out, f.paint(ansiYellow, fit(fmt.Sprintf("refused: %d message(s) on the events' subjects (malformed, or not what their subject says)", f.refused), f.l.Width)))
 	}
 	tail := f.tail
 	if f.tailMax >= 0 && len(tail) > f.tailMax {

@@ -88,6 +88,24 @@ type Tree struct {
 	hidden map[string]bool
 	// unfinished counts the runs seen, held or hidden, not finished yet.
 	unfinished int
+	// refused counts the messages the event stream refused (malformed,
+	// or published on a subject their envelope does not name).
+	refused uint64
+}
+
+// SetRefused sets how many messages the event stream refused; the frame
+// shows the count (the messages themselves are not shown).
+func (t *Tree) SetRefused(n uint64) {
+	t.mu.Lock()
+	t.refused = n
+	t.mu.Unlock()
+}
+
+// Refused is the count SetRefused set.
+func (t *Tree) Refused() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.refused
 }
 
 // LastDiff is the most recent change a file tool made, as its

@@ -13,8 +13,7 @@ import (
 // file added, modified or deleted (ignored files aside), with a
 // binary-safe patch that applies to the snapshot.
 func (w *Worktree) Capture(ctx context.Context) (messages.Changeset, error) {
-	args := append([]string{"add", "-A", "--ignore-errors", "--", "."}, w.repo.excludes()...)
-	if _, err := w.g.run(ctx, nil, args...); err != nil {
+	if _, err := w.g.run(ctx, nil, "add", "-A", "--ignore-errors", "--", "."); err != nil {
 		return messages.Changeset{}, fmt.Errorf("capture changes: %w", err)
 	}
 	tree, err := w.g.line(ctx, "write-tree")
@@ -35,26 +34,16 @@ func diffTrees(ctx context.Context, g git, a, b string) (messages.Changeset, err
 	if a == b {
 		return cs, nil
 	}
-	status, err := g.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--name-status", a, b)
-	if err != nil {
-		return cs, err
-	}
-	num, err := g.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--numstat", a, b)
+	// One diff-tree for the file list and the counts (raw records, then
+	// numstat records), one for the patch.
+	out, err := g.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--raw", "--numstat", a, b)
 	if err != nil {
 		return cs, err
 	}
 	if cs.Patch, err = g.run(ctx, nil, "diff-tree", "-p", "--binary", "--full-index", "--no-renames", a, b); err != nil {
 		return cs, err
 	}
-	counts := parseNumstat(num)
-	fields := bytes.Split(bytes.TrimSuffix(status, []byte{0}), []byte{0})
-	for i := 0; i+1 < len(fields); i += 2 {
-		fc := messages.FileChange{Path: string(fields[i+1]), Status: statusName(string(fields[i]))}
-		if c, ok := counts[fc.Path]; ok {
-			fc.Added, fc.Deleted, fc.Binary = c.Added, c.Deleted, c.Binary
-		}
-		cs.Files = append(cs.Files, fc)
-	}
+	cs.Files = parseRawNumstat(out)
 	return cs, nil
 }
 
@@ -70,23 +59,37 @@ func statusName(s string) string {
 	}
 }
 
-// parseNumstat reads diff --numstat -z output: "added\tdeleted\tpath\0"
-// per file, "-" counts for a binary file.
-func parseNumstat(out []byte) map[string]messages.FileChange {
-	m := map[string]messages.FileChange{}
-	for _, rec := range bytes.Split(out, []byte{0}) {
+// parseRawNumstat reads diff-tree -z --raw --numstat output: a raw record
+// per file (":<modes> <ids> <status>\0<path>\0"), then a numstat record
+// per file ("added\tdeleted\tpath\0", "-" counts for a binary file).
+func parseRawNumstat(out []byte) []messages.FileChange {
+	fields := bytes.Split(bytes.TrimSuffix(out, []byte{0}), []byte{0})
+	var files []messages.FileChange
+	at := map[string]int{}
+	for i := 0; i < len(fields); i++ {
+		rec := fields[i]
+		if len(rec) > 0 && rec[0] == ':' && i+1 < len(fields) {
+			meta := bytes.Fields(rec)
+			fc := messages.FileChange{Path: string(fields[i+1]), Status: statusName(string(meta[len(meta)-1]))}
+			at[fc.Path] = len(files)
+			files = append(files, fc)
+			i++
+			continue
+		}
 		parts := bytes.SplitN(rec, []byte{'\t'}, 3)
 		if len(parts) != 3 {
 			continue
 		}
-		var fc messages.FileChange
-		if string(parts[0]) == "-" {
-			fc.Binary = true
-		} else {
-			fc.Added, _ = strconv.Atoi(string(parts[0]))
-			fc.Deleted, _ = strconv.Atoi(string(parts[1]))
+		j, ok := at[string(parts[2])]
+		if !ok {
+			continue
 		}
-		m[string(parts[2])] = fc
+		if string(parts[0]) == "-" {
+			files[j].Binary = true
+		} else {
+			files[j].Added, _ = strconv.Atoi(string(parts[0]))
+			files[j].Deleted, _ = strconv.Atoi(string(parts[1]))
+		}
 	}
-	return m
+	return files
 }

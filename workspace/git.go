@@ -32,10 +32,11 @@ var fixedIdentity = []string{
 // git runs git commands in one place: a working directory and, when set,
 // a git directory, a work tree and an index file of its own.
 type git struct {
-	dir      string // the directory the command runs in
-	gitDir   string // GIT_DIR, when set
-	workTree string // GIT_WORK_TREE, when set
-	index    string // GIT_INDEX_FILE, when set
+	dir      string   // the directory the command runs in
+	gitDir   string   // GIT_DIR, when set
+	workTree string   // GIT_WORK_TREE, when set
+	index    string   // GIT_INDEX_FILE, when set
+	conf     []string // more -c flags
 }
 
 // env is the environment of a git command: the process's, without any
@@ -86,7 +87,7 @@ func (g git) runCode(ctx context.Context, stdin []byte, args ...string) ([]byte,
 // exec runs git and returns its output, its stderr, its exit code and an
 // error when it could not run or ended with a code of 128 or more.
 func (g git) exec(ctx context.Context, stdin []byte, args ...string) ([]byte, string, int, error) {
-	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), gitConfig...), args...)...)
+	cmd := exec.CommandContext(ctx, "git", append(append(append([]string(nil), gitConfig...), g.conf...), args...)...)
 	cmd.Dir = g.dir
 	cmd.Env = g.env()
 	if stdin != nil {

@@ -23,6 +23,11 @@ type Options struct {
 	// MaxBytes limits the size of a workspace that is not a git checkout;
 	// default DefaultMaxBytes.
 	MaxBytes int64
+	// KeepIdle is how many removed worktrees are kept, checked out, to be
+	// reused by the next NewWorktree (0: none; each is removed at once).
+	// Reusing one rewrites only the files that differ, where a new one
+	// writes every file of the tree. Close removes the idle ones.
+	KeepIdle int
 }
 
 // Repo is a workspace and the git repository that holds its snapshots:
@@ -41,6 +46,9 @@ type Repo struct {
 	lockDir string
 
 	mu sync.Mutex // serialises worktree registration and applies within the process
+
+	idleMu sync.Mutex
+	idle   []*Worktree // removed worktrees kept for reuse (Options.KeepIdle)
 }
 
 // Open returns the Repo of the workspace at root.
@@ -81,6 +89,9 @@ func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
 	r.lockDir = common
+	if err := r.writeExcludes(); err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
+	}
 	return r, nil
 }
 
@@ -142,14 +153,27 @@ func (r *Repo) lock(name string) (func(), error) {
 	}, nil
 }
 
-// excludes are the pathspecs that keep the data directory (and any
-// .troupe directory at the top) out of snapshots.
-func (r *Repo) excludes() []string {
-	ex := []string{":(exclude,top).troupe"}
+// writeExcludes writes the ignore file that keeps the data directory
+// (and any .troupe directory at the top) out of snapshots and captures,
+// and makes r's git commands read it (core.excludesFile). An ignore rule,
+// unlike an exclude pathspec, is not an error when the user's own
+// .gitignore names the directory too.
+func (r *Repo) writeExcludes() error {
+	rules := "/.troupe/\n"
 	if rel, err := filepath.Rel(r.top, r.dataDir); err == nil && !strings.HasPrefix(rel, "..") && rel != "." && rel != ".troupe" {
-		ex = append(ex, ":(exclude,top)"+filepath.ToSlash(rel))
+		rules += "/" + filepath.ToSlash(rel) + "/\n"
 	}
-	return ex
+	if err := os.MkdirAll(r.dataDir, 0o755); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	path := filepath.Join(r.dataDir, "snapshot-excludes")
+	if cur, err := os.ReadFile(path); err != nil || string(cur) != rules {
+		if err := os.WriteFile(path, []byte(rules), 0o644); err != nil {
+			return fmt.Errorf("write excludes: %w", err)
+		}
+	}
+	r.g.conf = []string{"-c", "core.excludesFile=" + path}
+	return nil
 }
 
 // tempIndex returns the path of a new index file under the data

@@ -20,6 +20,9 @@ type Snapshot struct {
 	Base   string `json:"base,omitempty"`
 	Tree   string `json:"tree"`
 	Commit string `json:"commit"`
+	// Prefix is the workspace's directory in the snapshot's tree,
+	// slash-separated with a trailing slash ("" at the top).
+	Prefix string `json:"prefix,omitempty"`
 }
 
 // Snapshot records the workspace as it is now. The user's index and
@@ -32,7 +35,7 @@ func (r *Repo) Snapshot(ctx context.Context) (Snapshot, error) {
 	}
 	defer done()
 	g := r.g.withIndex(idx)
-	var snap Snapshot
+	snap := Snapshot{Prefix: r.prefix}
 	if r.private {
 		err = r.stagePrivate(ctx, g)
 	} else {
@@ -68,8 +71,7 @@ func (r *Repo) stageCheckout(ctx context.Context, g git) error {
 	if err := copyFile(userIdx, g.index); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("copy index: %w", err)
 	}
-	args := append([]string{"add", "-A", "--ignore-errors", "--", "."}, r.excludes()...)
-	_, err = g.run(ctx, nil, args...)
+	_, err = g.run(ctx, nil, "add", "-A", "--ignore-errors", "--", ".")
 	return err
 }
 

@@ -31,6 +31,9 @@ func (r *Repo) NewWorktree(ctx context.Context, snap Snapshot, name string) (*Wo
 	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
 		return nil, fmt.Errorf("new worktree: bad name %q", name)
 	}
+	if w := r.takeIdle(ctx, snap); w != nil {
+		return w, nil
+	}
 	dir := filepath.Join(r.worktreesDir(), strconv.Itoa(os.Getpid())+"-"+name)
 	if err := os.MkdirAll(r.worktreesDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("new worktree %s: %w", name, err)
@@ -44,7 +47,7 @@ func (r *Repo) NewWorktree(ctx context.Context, snap Snapshot, name string) (*Wo
 	if err != nil {
 		return nil, fmt.Errorf("new worktree %s: %w", name, err)
 	}
-	w := &Worktree{repo: r, dir: dir, snap: snap, g: git{dir: dir}}
+	w := &Worktree{repo: r, dir: dir, snap: snap, g: git{dir: dir, conf: r.g.conf}}
 	if _, err := w.g.run(ctx, nil, "reset", "-q", "--hard", snap.Commit); err != nil {
 		_ = w.Remove(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("new worktree %s: %w", name, err)
@@ -58,14 +61,23 @@ func (w *Worktree) Dir() string { return w.dir }
 // Root is the workspace root inside the worktree: Dir, or the directory
 // in it matching the workspace's place in its repository.
 func (w *Worktree) Root() string {
-	return filepath.Join(w.dir, filepath.FromSlash(strings.TrimSuffix(w.repo.prefix, "/")))
+	return filepath.Join(w.dir, filepath.FromSlash(strings.TrimSuffix(w.snap.Prefix, "/")))
 }
 
 // Snapshot is the snapshot the worktree was made from.
 func (w *Worktree) Snapshot() Snapshot { return w.snap }
 
-// Remove deletes the worktree and unregisters it.
+// Remove ends the agent's use of the worktree: it is kept for reuse
+// (Options.KeepIdle) or deleted and unregistered.
 func (w *Worktree) Remove(ctx context.Context) error {
+	if w.repo.park(w) {
+		return nil
+	}
+	return w.destroy(ctx)
+}
+
+// destroy deletes the worktree and unregisters it.
+func (w *Worktree) destroy(ctx context.Context) error {
 	unlock, err := w.repo.lock("worktree")
 	if err != nil {
 		return fmt.Errorf("remove worktree: %w", err)

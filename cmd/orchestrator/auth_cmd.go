@@ -87,6 +87,10 @@ type refusedCounts struct {
 	Results uint64 `json:"results"`
 	// Duplicates are second results of a task (a redelivery's), dropped.
 	Duplicates uint64 `json:"duplicates"`
+	// Notices and Budget are start notices and budget requests that did
+	// not prove the current delivery of a task of the run.
+	Notices uint64 `json:"notices"`
+	Budget  uint64 `json:"budget"`
 }
 
 // refusedOf is what a run refused (nil without remote agents).
@@ -94,13 +98,14 @@ func refusedOf(st *cluster.RemoteStats) *refusedCounts {
 	if st == nil {
 		return nil
 	}
-	return &refusedCounts{Results: st.Forged, Duplicates: st.Duplicates}
+	return &refusedCounts{Results: st.Forged, Duplicates: st.Duplicates, Notices: st.Notices, Budget: st.Budget}
 }
 
 // printRefused says what the run refused, when it refused anything.
 func printRefused(w io.Writer, r *refusedCounts) {
-	if r == nil || r.Results == 0 {
+	if r == nil || r.Results+r.Notices+r.Budget == 0 {
 		return
 	}
-	fmt.Fprintf(w, "refused: %d result(s) not from the node that held the task (see the warnings for their subjects)\n", r.Results)
+	fmt.Fprintf(w, "refused: %d result(s), %d start notice(s) and %d budget request(s) not from the node that holds the task's current delivery (see the warnings for their subjects)\n",
+		r.Results, r.Notices, r.Budget)
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/runner"
+	"github.com/troupe-ai/troupe/internal/setup"
+	"github.com/troupe-ai/troupe/telemetry"
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
@@ -61,8 +63,15 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return exitFailed, err
 	}
 	defer nb.Close(ctx)
+	// Traces when the environment names a collector (the demo reads no
+	// config file); its node processes inherit the same variables.
+	tp, stopTracing, err := setup.Tracing(ctx, os.Getenv(telemetry.EnvEndpoint), telemetry.ServiceOrchestrator, os.Getenv, zerolog.Nop())
+	if err != nil {
+		return exitUsage, usageErr("%v", err)
+	}
+	defer stopTracing()
 	p := runner.Params{Options: actors.Options{Run: uuid.NewString(), Workspace: ws, Task: demoTask, Client: client, Log: zerolog.Nop(),
-		Models: actors.Models{Default: "demo-large", Cheap: "demo-small", Cost: demoPricing.Cost}}}
+		Models: actors.Models{Default: "demo-large", Cheap: "demo-small", Cost: demoPricing.Cost}, Tracer: tp.Tracer()}}
 	fmt.Fprintf(stderr, "events: embedded NATS at %s\nwatch it from another terminal: orchestrator watch --nats %s%s --run %s\n", nb.URL(), nb.URL(),
 		nb.Creds().CredsFlag(bus.RoleWatcher), p.Options.Run)
 	if f.nodes > 0 {

@@ -144,7 +144,9 @@ Flags:
   --json          one envelope per line, even on a terminal
   --follow        keep watching for new runs instead of ending with the run
   --all           show every run on a terminal, not only the 10 most recent
-  --interactive   answer the approvals of runs started with --ask-via nats (y/n on stdin)
+  --interactive   answer the approvals of runs started with --ask-via nats (y/n on stdin);
+                  needs the requester's creds (--creds requester.creds): the server
+                  lets no watcher or node answer an approval
   --config FILE   read nats.token / user / password / creds / TLS from a config file
   --creds FILE    a .creds file (the watcher's from serve or auth init; also TROUPE_NATS_CREDS)
   --web ADDR      also serve the live web view and /metrics at ADDR (host:port, loopback;

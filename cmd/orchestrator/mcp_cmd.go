@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
+	"github.com/troupe-ai/troupe/telemetry"
 )
 
 // cmdMCP serves troupe as an MCP server: on stdin/stdout, or with --http
@@ -53,13 +54,18 @@ func cmdMCP(ctx context.Context, args []string, env runEnv, stdin io.Reader, std
 		return exitUsage, usageErr("config: %v", err)
 	}
 	log := zerolog.New(setup.Redactor(cfg).Writer(stderr)).Level(zerolog.WarnLevel)
+	tp, stopTracing, err := setup.Tracing(ctx, cfg.Telemetry.OTLPEndpoint, telemetry.ServiceOrchestrator, env.getenv, log)
+	if err != nil {
+		return exitUsage, usageErr("%v", err)
+	}
+	defer stopTracing() // last: the runs have ended
 	nb, err := runner.StartBus(ctx, cfg.NATS, setup.StreamLimits(cfg), "nats.url", runner.Abs(ws), log)
 	if err != nil {
 		return exitUsage, err
 	}
 	defer nb.Close(context.Background())
 	ctx, cancel := context.WithCancel(ctx)
-	s := &mcpServer{ctx: ctx, cfg: cfg, ws: ws, nb: nb, log: log, runs: map[string]*mcpRun{}}
+	s := &mcpServer{ctx: ctx, cfg: cfg, ws: ws, nb: nb, log: log, runs: map[string]*mcpRun{}, tracer: tp.Tracer()}
 	defer s.wg.Wait() // the runs, cancelled below, end first
 	defer cancel()
 	srv := newMCPServer(s)

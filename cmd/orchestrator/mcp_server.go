@@ -13,19 +13,22 @@ import (
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/telemetry"
 )
 
 // mcpServer is troupe as an MCP server: each tool call starts, checks or
 // cancels a run of this process; runs go on concurrently.
 type mcpServer struct {
-	ctx  context.Context // the server's life: runs end with it
-	cfg  config.Config
-	ws   string
-	nb   *runner.Bus
-	log  zerolog.Logger
-	mu   sync.Mutex
-	runs map[string]*mcpRun
-	wg   sync.WaitGroup
+	ctx context.Context // the server's life: runs end with it
+	cfg config.Config
+	ws  string
+	nb  *runner.Bus
+	log zerolog.Logger
+	// tracer makes each run's agents spans (zero: tracing is off).
+	tracer telemetry.Tracer
+	mu     sync.Mutex
+	runs   map[string]*mcpRun
+	wg     sync.WaitGroup
 }
 
 // mcpRun is one run started by a tool call.
@@ -142,7 +145,7 @@ func (s *mcpServer) start(task, placement string, budgetTokens int64) (*mcpRun, 
 		return nil, err
 	}
 	r := &mcpRun{id: uuid.NewString(), done: make(chan struct{})}
-	opts.Task, opts.Run = task, r.id
+	opts.Task, opts.Run, opts.Tracer = task, r.id, s.tracer
 	if budgetTokens > 0 {
 		opts.Budget.Tokens = budgetTokens
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/runner"
+	"github.com/troupe-ai/troupe/internal/setup"
+	"github.com/troupe-ai/troupe/telemetry"
 )
 
 // runEnv is what run needs from the process, injectable for tests.
@@ -53,10 +55,15 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	if err != nil {
 		return exitUsage, err
 	}
+	tp, stopTracing, err := setup.Tracing(ctx, cfg.Telemetry.OTLPEndpoint, telemetry.ServiceOrchestrator, env.getenv, log)
+	if err != nil {
+		return exitUsage, usageErr("%v", err)
+	}
+	defer stopTracing() // after the run has ended: its spans are queued
 	ui := newRunUI(f.quiet, stderr, env.getenv)
 	defer ui.close()
 	r, err := runner.Prepare(ctx, runner.Spec{Config: cfg, NATSSetting: f.over.NATSSetting(env.getenv), Workspace: f.workspace,
-		Task: f.task, Resume: cp, Sinks: ui.sinks, Log: log})
+		Task: f.task, Resume: cp, Sinks: ui.sinks, Log: log, Tracer: tp.Tracer()})
 	if err != nil {
 		return exitUsage, err
 	}

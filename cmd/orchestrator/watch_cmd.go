@@ -59,11 +59,11 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 			return exitUsage, usageErr("--run: %v", err)
 		}
 	}
-	es, err := conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: log})
+	term := terminalOf(stdout, getenv)
+	es, err := watchEvents(ctx, conn, run, fs, term, log)
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
-	term := terminalOf(stdout, getenv)
 	w := newWatcher(es, run, fs.bools, term.view(stdout), json.NewEncoder(stdout))
 	w.asJSON = w.asJSON || !term.tty
 	if fs.bools["interactive"] {
@@ -99,6 +99,17 @@ const (
 	frameEvery = 250 * time.Millisecond
 	ageEvery   = time.Second
 )
+
+// watchEvents subscribes to the events watch shows (run's, or every
+// run's with ""), the stored ones first with --from-start. On a terminal
+// the tree counts the messages the stream refuses: a warning line for
+// each would scroll over it.
+func watchEvents(ctx context.Context, conn *bus.Conn, run string, fs *flagSet, term terminal, log zerolog.Logger) (*bus.EventStream, error) {
+	if term.tty && !fs.bools["json"] {
+		log = log.Level(zerolog.ErrorLevel)
+	}
+	return conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: log})
+}
 
 // watcher shows the events of one subscription: the tree, redrawn at most
 // four times a second whatever the event rate, or one JSON envelope per
@@ -148,6 +159,10 @@ func (w *watcher) loop(ctx context.Context, stderr io.Writer) (int, error) {
 				return exitOK, nil
 			}
 		case now := <-tick.C:
+			if n := w.es.RejectedTotal(); n != w.tree.Refused() {
+				w.tree.SetRefused(n)
+				w.dirty = true
+			}
 			// While a backlog replays, a frame a second shows progress;
 			// once caught up, changes show at once.
 			if !w.asJSON && ((w.dirty && w.caughtUp) || now.Sub(w.drawn) >= ageEvery) {

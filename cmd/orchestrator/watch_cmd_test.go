@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/internal/ptytest"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -68,5 +69,54 @@ func TestWatchRunByShortID(t *testing.T) {
 		if code != exitUsage || out != "" || !strings.Contains(errs, want) {
 			t.Errorf("watch --run %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", arg, code, out, errs, want)
 		}
+	}
+}
+
+// On a terminal, watch counts the messages it refuses on the events'
+// subjects (malformed, or not the event their subject names: a node's
+// attempt at another agent's events) in the view, instead of a warning
+// line per message over the tree.
+func TestWatchShowsRefusedAsACount(t *testing.T) {
+	e, c := embeddedServer(t)
+	if err := c.EnsureStreams(t.Context(), bus.StreamLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	run := "0dd00000-0003"
+	good, _ := json.Marshal(messages.Event{V: messages.EventVersion, Seq: 1, Time: time.Now().UTC(), Run: run, Agent: "root",
+		Type: messages.EvtAgentStarted, Data: json.RawMessage(`{"kind":"root","model":"m","task":"t","depth":0}`)})
+	for subj, data := range map[string][]byte{
+		bus.EventSubject(bus.DefaultPrefix, run, "x", messages.EvtAgentStarted):     []byte("{not json"),
+		bus.EventSubject(bus.DefaultPrefix, run, "other", messages.EvtAgentStarted): good, // the envelope names another agent
+		bus.EventSubject(bus.DefaultPrefix, run, "root", messages.EvtRunFinished):   good, // an agent.started as run.finished
+	} {
+		if _, err := c.JetStream().Publish(t.Context(), subj, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := ptytest.Open(120, 30)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	errb := &syncBuf{}
+	done := make(chan int, 1)
+	go func() {
+		code, _ := cmdWatch(ctx, []string{"--nats", e.URL(), "--from-start", "--follow"}, func(string) string { return "" },
+			strings.NewReader(""), p.TTY, errb)
+		done <- code
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(p.Output(), "refused: 3 message(s)") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the view does not count the refused messages:\n%s", p.Output())
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if strings.Contains(errb.String(), "event rejected") {
+		t.Errorf("watch logged the refused messages one by one:\n%s", errb.String())
 	}
 }

@@ -1,8 +1,11 @@
 // Command worker-pool is a distributed worker pool in one program: an
 // embedded NATS server with JetStream, two worker nodes (each with its own
-// checkout of the repository, as on two machines) and an orchestrator
-// whose worker agents are placed on the nodes through the task queue.
-// It prints which node ran each task and what it changed.
+// clone of the repository, as on two machines) and an orchestrator whose
+// worker agents are placed on the nodes through the task queue. Each
+// worker works in its node's worktree of the orchestrator's snapshot, and
+// its changes come back and land in the orchestrator's checkout. It
+// prints which node ran each task, what became of its changes and the
+// orchestrator's files afterwards. It needs git.
 //
 // Offline it runs against the scripted OpenAI-compatible server; with
 // OPENAI_API_KEY (or OPENAI_BASE_URL) set it uses that model.
@@ -16,8 +19,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -67,27 +72,37 @@ func run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	models := actors.Models{Default: model, Cheap: model}
 
-	// Two nodes, each with its own checkout, taking worker tasks.
+	// The orchestrator's checkout, with an edit not yet committed.
+	ws, err := checkout()
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(ws)
+
+	// Two nodes, each with its own clone, taking worker tasks.
 	for _, name := range []string{"node-a", "node-b"} {
 		conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: hub.URL(), Name: name}, log)
 		if err != nil {
 			return err
 		}
 		defer conn.Close()
-		ws, err := checkout(name)
+		clone, err := os.MkdirTemp("", "worker-pool-"+name+"-")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(ws)
+		defer os.RemoveAll(clone)
+		if err := git(clone, "clone", "-q", ws, "."); err != nil {
+			return err
+		}
 		node, err := cluster.StartNode(ctx, cluster.NodeOptions{Bus: conn, ID: name, Name: name,
 			Kinds: []string{actors.KindWorker}, Slots: 1, Log: log,
-			Agent: actors.Options{Workspace: ws, Client: client, Models: models, Log: log,
+			Agent: actors.Options{Workspace: clone, Client: client, Models: models, Log: log,
 				Settings: actors.Settings{PlanFirst: map[string]bool{actors.KindWorker: false}}}})
 		if err != nil {
 			return err
 		}
 		defer node.Drain(context.Background())
-		fmt.Fprintf(stderr, "%s takes worker tasks in %s\n", name, ws)
+		fmt.Fprintf(stderr, "%s takes worker tasks; its own clone is %s\n", name, clone)
 	}
 
 	// The orchestrator: worker agents go to the nodes.
@@ -98,17 +113,13 @@ func run(ctx context.Context, stdout, stderr io.Writer) error {
 	defer conn.Close()
 	runID := fmt.Sprintf("pool-%d", time.Now().UnixNano())
 	rec := &actors.Recorder{}
-	remote, err := cluster.StartRemote(ctx, cluster.RemoteOptions{Bus: conn, Run: runID,
+	// Workspace: tasks carry snapshots of it, and changes come back to it.
+	remote, err := cluster.StartRemote(ctx, cluster.RemoteOptions{Bus: conn, Run: runID, Workspace: ws,
 		Placement: map[string]string{actors.KindWorker: cluster.PlaceRemote}, Events: rec, Log: log})
 	if err != nil {
 		return err
 	}
 	defer remote.Close()
-	ws, err := checkout("orchestrator")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(ws)
 	res, err := actors.Run(ctx, actors.Options{Run: runID, Workspace: ws, Client: client, Models: models, Log: log,
 		Task:     "Make Greet and Bye say their words in capitals: one worker per file.",
 		Placer:   remote.Placer(),
@@ -118,6 +129,12 @@ func run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return report(stdout, rec, res, ws)
+}
+
+// report prints which node ran each worker, what became of its changes,
+// the orchestrator's files and the run's end.
+func report(stdout io.Writer, rec *actors.Recorder, res actors.Result, ws string) error {
 	for _, ev := range rec.OfType(messages.EvtToolFinished) {
 		tf, err := messages.DecodeAs[messages.ToolFinished](ev)
 		if err != nil || tf.Tool != "delegate" {
@@ -125,22 +142,60 @@ func run(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "%s ran on %v: changed %v\n", tf.Metadata["agent_id"], tf.Metadata["node"], tf.Metadata["changed"])
 	}
+	for _, c := range res.Changes {
+		fmt.Fprintf(stdout, "changes of %s: %s %v\n", c.Agent, c.Status, c.Files)
+	}
+	for _, f := range []string{"greet.go", "bye.go"} {
+		b, err := os.ReadFile(filepath.Join(ws, f))
+		if err != nil {
+			return err
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		fmt.Fprintf(stdout, "orchestrator's %s: %s\n", f, lines[len(lines)-1])
+	}
 	fmt.Fprintf(stdout, "%s: %s\n", res.Status, res.Text)
 	return nil
 }
 
-// checkout makes a temporary copy of the repository.
-func checkout(name string) (string, error) {
-	dir, err := os.MkdirTemp("", "worker-pool-"+name+"-")
+// checkout makes a temporary git checkout of the repository, committed,
+// plus an uncommitted edit (the nodes' clones never have it; their
+// workers see it all the same).
+func checkout() (string, error) {
+	dir, err := os.MkdirTemp("", "worker-pool-orchestrator-")
 	if err != nil {
 		return "", err
 	}
+	files := map[string]string{".gitignore": ".troupe/\n"}
 	for f, body := range repo {
+		files[f] = body
+	}
+	for f, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644); err != nil {
 			return "", err
 		}
 	}
-	return dir, nil
+	if err := git(dir, "init", "-q"); err != nil {
+		return "", err
+	}
+	if err := git(dir, "add", "-A"); err != nil {
+		return "", err
+	}
+	if err := git(dir, "commit", "-q", "-m", "first"); err != nil {
+		return "", err
+	}
+	edited := strings.Replace(repo["greet.go"], "package app\n", "package app\n\n// Greet greets.", 1)
+	return dir, os.WriteFile(filepath.Join(dir, "greet.go"), []byte(edited), 0o644)
+}
+
+// git runs git in dir with a fixed identity.
+func git(dir string, args ...string) error {
+	cmd := exec.Command("git", append([]string{"-c", "user.name=example", "-c", "user.email=example@localhost",
+		"-c", "init.defaultBranch=main"}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return nil
 }
 
 // scripted is the offline model: the lead starts one worker per file in

@@ -30,6 +30,7 @@ type Config struct {
 	Events    Events            `yaml:"events"`
 	MCP       MCP               `yaml:"mcp"`
 	Sandbox   Sandbox           `yaml:"sandbox"`
+	Telemetry Telemetry         `yaml:"telemetry"`
 
 	// origins says where each setting that is not a default was set (see
 	// origins.go), for Settings and for Validate's errors.
@@ -256,6 +257,7 @@ func (c *Config) applyEnv(getenv func(string) string) {
 	set(&c.NATS.Token, "nats.token", "TROUPE_NATS_TOKEN")
 	set(&c.NATS.Creds, "nats.creds", "TROUPE_NATS_CREDS")
 	set(&c.NATS.Password, "nats.password", "TROUPE_NATS_PASSWORD")
+	set(&c.Telemetry.OTLPEndpoint, "telemetry.otlp_endpoint", "OTEL_EXPORTER_OTLP_ENDPOINT")
 	for key, env := range c.Tools.Web.applyWebEnv(getenv) {
 		c.setOrigin(key, origin{at: "env " + env, whole: true})
 	}

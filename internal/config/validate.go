@@ -87,6 +87,9 @@ func (c Config) validate() error {
 	if err := c.validateNode(); err != nil {
 		return err
 	}
+	if err := c.Telemetry.validate(); err != nil {
+		return err
+	}
 	for _, name := range sortedKeys(c.Kinds) {
 		if k := c.Kinds[name]; k.Name != "" && k.Name != name {
 			return bad("kinds."+name+".name", "must be the kind's key (%s) or left out, got %q", name, k.Name)

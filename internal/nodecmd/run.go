@@ -23,6 +23,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/telemetry"
 )
 
 // Version is set at build time with -ldflags "-X github.com/troupe-ai/troupe/internal/nodecmd.Version=...".
@@ -181,6 +182,12 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 		return usageError{err}
 	}
 	defer setup.CloseToolSources(agent.ToolSources) // MCP servers end with the node
+	tp, stopTracing, err := setup.Tracing(ctx, cfg.Telemetry.OTLPEndpoint, telemetry.ServiceNode, getenv, log)
+	if err != nil {
+		return usageError{err}
+	}
+	defer stopTracing() // after the node's agents have ended
+	agent.Tracer = tp.Tracer()
 	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: cfg.NATS.URL, Setting: setting, Token: cfg.NATS.Token,
 		User: cfg.NATS.User, Password: cfg.NATS.Password, CredsFile: cfg.NATS.Creds, TLSCA: cfg.NATS.TLSCA,
 		TLSCert: cfg.NATS.TLSCert, TLSKey: cfg.NATS.TLSKey, Name: "troupe node", Prefix: cfg.NATS.Prefix}, log)

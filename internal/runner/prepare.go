@@ -9,6 +9,7 @@ import (
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/setup"
+	"github.com/troupe-ai/troupe/telemetry"
 )
 
 // Spec is a run of `orchestrator run` or `resume`.
@@ -19,6 +20,7 @@ type Spec struct {
 	Task        string
 	Resume      *actors.Checkpoint // the run to go on with; nil for a new run
 	Sinks       []actors.Emitter   // in-process views of the run's events
+	Tracer      telemetry.Tracer   // the run's spans (setup.Tracing); zero: off
 	Log         zerolog.Logger
 }
 
@@ -32,7 +34,7 @@ func Prepare(ctx context.Context, s Spec) (*Run, error) {
 		return nil, Usage("%v", err)
 	}
 	closeTools := func() { setup.CloseToolSources(opts.ToolSources) } // MCP servers end with the run
-	opts.Task, opts.Resume, opts.Run = s.Task, s.Resume, uuid.NewString()
+	opts.Task, opts.Resume, opts.Run, opts.Tracer = s.Task, s.Resume, uuid.NewString(), s.Tracer
 	if s.Resume != nil {
 		opts.Run = s.Resume.Run
 	}

@@ -1,0 +1,12 @@
+package cluster
+
+import "errors"
+
+// ErrUnproven marks a node's message (a result, start notice or budget
+// request) that does not prove its task's delivery key: not from a node
+// that pulled the task, or for no task this run is waiting for.
+var ErrUnproven = errors.New("not proven by the task's delivery")
+
+// ErrStaleDelivery marks a proven message of a task's earlier delivery,
+// after a later delivery to another node (or a later attempt) started.
+var ErrStaleDelivery = errors.New("from an earlier delivery of the task")

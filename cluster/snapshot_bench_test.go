@@ -1,0 +1,106 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/llm/llmtest"
+)
+
+// BenchmarkRemoteWorkerRoundTrip5000 is one run whose root delegates one
+// remote worker that writes a file, on a 5,000-file repository: the task
+// with its snapshot, the node's worktree of it, the capture and the
+// requester's merge. "current": the node's checkout has the base commit
+// (only the uncommitted changes travel); "behind": it lacks it (the whole
+// snapshot travels, once per run); "no-snapshot": the task carries none
+// and the worker edits the node's checkout, as before snapshots travelled.
+func BenchmarkRemoteWorkerRoundTrip5000(b *testing.B) {
+	for _, mode := range []string{"current", "behind", "no-snapshot"} {
+		b.Run(mode, func(b *testing.B) { benchRoundTrip(b, mode) })
+	}
+}
+
+func benchRoundTrip(b *testing.B, mode string) {
+	needGit(b)
+	requester := b.TempDir()
+	gitIn(b, requester, "init", "-q")
+	for i := range 5000 {
+		p := filepath.Join(requester, fmt.Sprintf("pkg%02d/file%04d.go", i%50, i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(fmt.Sprintf("package pkg\n\nfunc F%d() int { return %d }\n", i, i)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(requester, ".gitignore"), []byte(".troupe/\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	gitIn(b, requester, "add", "-A")
+	gitIn(b, requester, "commit", "-q", "-m", "first")
+	node := b.TempDir()
+	gitIn(b, node, "clone", "-q", requester, ".")
+	if mode == "behind" {
+		if err := os.WriteFile(filepath.Join(requester, "second.go"), []byte("package main\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		gitIn(b, requester, "add", "-A")
+		gitIn(b, requester, "commit", "-q", "-m", "second")
+	}
+	if err := os.WriteFile(filepath.Join(requester, "pkg00/file0000.go"), []byte("package pkg // edited\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	var n atomic.Int64
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Kind: "root"}, Repeat: true, Turns: []llmtest.Turn{
+			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: json.RawMessage(`{"type":"worker","task":"add a file"}`)}}},
+			{Text: "done"}}},
+		{Match: llmtest.Matcher{Kind: "worker"}, Repeat: true, Turns: []llmtest.Turn{
+			{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+				args, _ := json.Marshal(map[string]string{"path": fmt.Sprintf("new/f%d.go", n.Add(1)), "content": "package new\n"})
+				return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: args}}}
+			}},
+			{Text: "wrote it"}}},
+	}})
+	defer srv.Close()
+	s := natsServer(b)
+	nd, err := StartNode(b.Context(), NodeOptions{Bus: wrap(b, connect(b, s)), ID: "n1", Kinds: []string{"worker"}, Slots: 1,
+		Agent: actors.Options{Workspace: node, Client: modelClient(b, srv), Models: actors.Models{Default: "big"},
+			Settings: actors.Settings{PlanFirst: map[string]bool{"worker": false}}, Log: zerolog.Nop()},
+		Events: &recorder{}, AckWait: 30 * time.Second, Log: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nd.Drain(b.Context())
+	ws := requester
+	if mode == "no-snapshot" {
+		ws = ""
+	}
+	i := 0
+	for b.Loop() {
+		i++
+		run := fmt.Sprintf("rt%d", i)
+		remote, err := StartRemote(b.Context(), RemoteOptions{Bus: wrap(b, connect(b, s)), Run: run, Workspace: ws,
+			Placement: map[string]string{"worker": PlaceRemote}, Log: zerolog.Nop()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := actors.Run(b.Context(), actors.Options{Run: run, Workspace: requester, Task: "t", Client: modelClient(b, srv),
+			Models: actors.Models{Default: "big"}, Placer: remote.Placer(), OnBudget: remote.ServeBudget,
+			Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}}, Log: zerolog.Nop()})
+		remote.Close()
+		if err != nil || res.Status != actors.StatusCompleted {
+			b.Fatalf("run %+v %v", res, err)
+		}
+		if mode != "no-snapshot" && (len(res.Changes) != 1 || res.Changes[0].Status != "applied") {
+			b.Fatalf("changes %+v", res.Changes)
+		}
+	}
+}

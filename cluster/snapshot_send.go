@@ -1,0 +1,201 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/messages"
+	gitws "github.com/troupe-ai/troupe/workspace"
+)
+
+// The requester side of travelling snapshots: each remote task carries a
+// snapshot of the workspace as it is when the task is placed, stored
+// once per run as a bundle in the snapshot bucket; a node lacking the
+// base asks for the whole snapshot on <prefix>.ctl.<run>.<agent>.snapshot.
+// A remote agent's changeset comes back in its result (its patch in the
+// changes bucket when large) and is merged by the parent's side
+// (actors). The run's objects are deleted when the run ends.
+
+// ctlSnapshot is the control operation a node asks for a whole snapshot on.
+const ctlSnapshot = "snapshot"
+
+// snapshotSender snapshots a run's workspace for its remote tasks.
+type snapshotSender struct {
+	r       *Remote
+	dataDir string
+
+	mu    sync.Mutex
+	repo  *gitws.Repo
+	off   error             // why tasks carry no snapshot (no git), once known
+	sent  map[string]bool   // snapshot commits whose bundle is stored
+	whole map[string]string // snapshot commit → its whole bundle's object
+}
+
+func newSnapshotSender(r *Remote) *snapshotSender {
+	dataDir := r.o.DataDir
+	if dataDir == "" {
+		dataDir = actors.DataDir(r.o.Workspace)
+	}
+	return &snapshotSender{r: r, dataDir: dataDir, sent: map[string]bool{}, whole: map[string]string{}}
+}
+
+// open returns the workspace's repository, opened the first time.
+func (s *snapshotSender) open(ctx context.Context) (*gitws.Repo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.off != nil {
+		return nil, s.off
+	}
+	if s.repo == nil {
+		repo, err := gitws.Open(ctx, s.r.o.Workspace, gitws.Options{DataDir: s.dataDir})
+		if errors.Is(err, gitws.ErrNoGit) {
+			s.off = err
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.repo = repo
+	}
+	return s.repo, nil
+}
+
+// attach snapshots the workspace, stores the snapshot's bundle if this
+// run has not yet, and makes the task carry it. Without git the task
+// carries none (the node's checkout, as before) and a warning is logged
+// once.
+func (s *snapshotSender) attach(ctx context.Context, task *actors.ChildTask) error {
+	repo, err := s.open(ctx)
+	if errors.Is(err, gitws.ErrNoGit) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("snapshot the workspace for %s: %w", task.ID, err)
+	}
+	snap, err := repo.Snapshot(ctx)
+	if err != nil {
+		return fmt.Errorf("snapshot the workspace for %s: %w", task.ID, err)
+	}
+	name := s.r.o.Run + "/snap-" + snap.Commit + ".bundle"
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.sent[snap.Commit] {
+		if err := s.store(ctx, repo, snap, true, name); err != nil {
+			return fmt.Errorf("store the workspace snapshot for %s: %w", task.ID, err)
+		}
+		s.sent[snap.Commit] = true
+	}
+	task.Snapshot = &messages.TaskSnapshot{Commit: snap.Commit, Tree: snap.Tree, Base: snap.Base, Prefix: snap.Prefix, Bundle: name}
+	return nil
+}
+
+// store bundles snap (thin: only what its base lacks) as the object name.
+func (s *snapshotSender) store(ctx context.Context, repo *gitws.Repo, snap gitws.Snapshot, thin bool, name string) error {
+	data, err := repo.Bundle(ctx, snap, thin)
+	if err != nil {
+		return err
+	}
+	obs, err := s.r.o.Bus.JetStream().ObjectStore(ctx, s.r.o.Bus.Names().Snapshots)
+	if err != nil {
+		return err
+	}
+	_, err = obs.PutBytes(ctx, name, data)
+	return err
+}
+
+// onRequest answers a node that lacks a snapshot's base: the whole
+// snapshot is bundled (once per snapshot) and stored, and its name sent.
+func (s *snapshotSender) onRequest(m *nats.Msg) {
+	go func() {
+		rep := s.answer(m.Data)
+		b, _ := json.Marshal(rep)
+		_ = m.Respond(b)
+	}()
+}
+
+func (s *snapshotSender) answer(data []byte) messages.SnapshotReply {
+	rep := messages.SnapshotReply{V: messages.ProtocolVersion}
+	req, err := messages.Decode[messages.SnapshotRequest](data, maxRequestBytes)
+	if err != nil {
+		rep.Error = &messages.Error{Code: messages.CodeBadRequest, Message: err.Error()}
+		return rep
+	}
+	ctx, cancel := context.WithTimeout(s.r.ctx, snapshotFetchTimeout)
+	defer cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.sent[req.Commit] || s.repo == nil {
+		rep.Error = &messages.Error{Code: messages.CodeNotFound, Message: fmt.Sprintf("%v: %s", errNoSnapshot, req.Commit)}
+		return rep
+	}
+	name, ok := s.whole[req.Commit]
+	if !ok {
+		name = s.r.o.Run + "/full-" + req.Commit + ".bundle"
+		// The snapshot commit holds its tree; Bundle needs no more of it.
+		if err := s.store(ctx, s.repo, gitws.Snapshot{Commit: req.Commit}, false, name); err != nil {
+			s.r.o.Log.Error().Err(err).Str("snapshot", req.Commit).Msg("store a whole snapshot")
+			rep.Error = &messages.Error{Code: messages.CodeInternal, Message: "store the whole snapshot: " + err.Error()}
+			return rep
+		}
+		s.whole[req.Commit] = name
+	}
+	rep.Bundle = name
+	return rep
+}
+
+// withPatch fetches a result's patch from the changes bucket when it was
+// too large to carry; without it the changes are reported lost.
+func (s *snapshotSender) withPatch(ctx context.Context, res actors.AgentResult) actors.AgentResult {
+	cs := res.Changeset
+	if s == nil || cs == nil || cs.PatchRef == "" {
+		return res
+	}
+	ctx, cancel := context.WithTimeout(ctx, snapshotFetchTimeout)
+	defer cancel()
+	obs, err := s.r.o.Bus.JetStream().ObjectStore(ctx, s.r.o.Bus.Names().Changes)
+	if err == nil {
+		var patch []byte
+		if patch, err = obs.GetBytes(ctx, cs.PatchRef); err == nil {
+			c := *cs
+			c.Patch, c.PatchRef = patch, ""
+			res.Changeset = &c
+			return res
+		}
+	}
+	res.Changeset = nil
+	res.Changes = &messages.ChangeOutcome{Agent: res.Agent, Status: messages.ChangeStatusError,
+		Error: fmt.Sprintf("get the changeset's patch %s: %v", cs.PatchRef, err)}
+	for _, f := range cs.Files {
+		res.Changes.Files = append(res.Changes.Files, f.Path)
+	}
+	return res
+}
+
+// close deletes the run's snapshots and changesets from the object stores.
+func (s *snapshotSender) close() {
+	if s == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.r.o.Bus.DeleteRunObjects(ctx, s.r.o.Run); err != nil {
+		s.r.o.Log.Warn().Err(err).Msg("delete the run's snapshots and changesets")
+	}
+}
+
+// onSnapshotRequest answers a node's request for a whole snapshot (none
+// without a workspace).
+func (r *Remote) onSnapshotRequest(m *nats.Msg) {
+	if r.snaps == nil {
+		b, _ := json.Marshal(messages.SnapshotReply{V: messages.ProtocolVersion,
+			Error: &messages.Error{Code: messages.CodeNotFound, Message: "this run sends no snapshots"}})
+		_ = m.Respond(b)
+		return
+	}
+	r.snaps.onRequest(m)
+}
