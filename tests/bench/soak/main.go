@@ -111,7 +111,7 @@ func soak(nodeBin, natsBin string, runs, tasks, after int, limit float64) error 
 			if err != nil {
 				return err
 			}
-			self := selfFigures()
+			self := selfSettled()
 			if os.Getenv("SOAK_GOROUTINES") != "" { // to find a leak: this process's goroutines, by stack
 				_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
 			}
@@ -362,6 +362,20 @@ func scrape(url string) (figures, error) {
 		return figures{}, fmt.Errorf("the node's metrics lack go_goroutines or process_resident_memory_bytes")
 	}
 	return f, nil
+}
+
+// selfSettled is the least of this process's figures over 35 s after a
+// run, read each second after a collection: what the last run leaves
+// behind for a while (what its timers hold until they fire, connections
+// closing) is not growth.
+func selfSettled() figures {
+	low := selfFigures()
+	for range 35 {
+		time.Sleep(time.Second)
+		f := selfFigures()
+		low.goroutines, low.rssMB, low.heapMB = min(low.goroutines, f.goroutines), min(low.rssMB, f.rssMB), min(low.heapMB, f.heapMB)
+	}
+	return low
 }
 
 // selfFigures are this process's figures after a collection.
