@@ -27,6 +27,12 @@ func Frame(t *Tree, now time.Time, l Layout) []string {
 	}
 	f := frame{runs: t.Runs(), nodes: t.Nodes(), tail: t.Tail(), diff: t.LastDiff(), refused: t.Refused(), now: now, l: l, tailMax: -1, agentCap: -1}
 	f.hidden, f.hiddenRunning = t.Hidden()
+	if l.Height > 0 && len(f.runs) >= l.Height {
+		// More runs than rows (watch --all over a long stream): go
+		// straight to one line per run, with nothing else, instead of
+		// rendering every run once per step of giving way.
+		f.tailMax, f.hideDiff, f.foldRuns, f.hideEnded = 0, true, true, true
+	}
 	lines := f.render()
 	if l.Height <= 0 || len(lines) <= l.Height {
 		return lines

@@ -93,7 +93,8 @@ func watchURL(configured, flag string) (url, setting string) {
 const watchRuns = 10
 
 // Frame pacing: a changed tree is redrawn at most frameEvery, an
-// unchanged one (its ages move on) every ageEvery.
+// unchanged one (its ages move on), or one replaying a backlog, every
+// ageEvery.
 const (
 	frameEvery = 250 * time.Millisecond
 	ageEvery   = time.Second
@@ -162,7 +163,9 @@ func (w *watcher) loop(ctx context.Context, stderr io.Writer) (int, error) {
 				w.tree.SetRefused(n)
 				w.dirty = true
 			}
-			if !w.asJSON && (w.dirty || now.Sub(w.drawn) >= ageEvery) {
+			// While a backlog replays, a frame a second shows progress;
+			// once caught up, changes show at once.
+			if !w.asJSON && ((w.dirty && w.caughtUp) || now.Sub(w.drawn) >= ageEvery) {
 				w.view.Draw(w.tree, now)
 				w.dirty, w.drawn = false, now
 			}

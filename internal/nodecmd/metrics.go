@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -33,9 +34,12 @@ func serveMetrics(ctx context.Context, addr string, public bool, log zerolog.Log
 	}
 	m := &nodeMetrics{PromMetrics: watch.NewPromMetrics(watch.PromOptions{}), addr: ln.Addr()}
 	// The process's own health beside its events' metrics: goroutines,
-	// heap, resident memory, open files (go_*, process_*), so a node that
-	// serves for weeks can be seen to stay its size.
-	m.Registry().MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// heap (go_gc_heap_live_bytes: live after the last collection),
+	// resident memory, open files (go_*, process_*), so a node that serves
+	// for weeks can be seen to stay its size.
+	liveHeap := collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/gc/heap/live:bytes$`)}
+	m.Registry().MustRegister(collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(liveHeap)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

@@ -4,7 +4,9 @@ package sandbox
 
 import (
 	"os/exec"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // BenchmarkEcho is the cost of the sandbox per command: `sh -c echo`
@@ -16,6 +18,7 @@ func BenchmarkEcho(b *testing.B) {
 	pol := Policy{Writable: []string{ws}, DenyRead: DefaultDenyRead("/root"), Network: NetworkAllow}
 	s := Check()
 	run := func(b *testing.B, confine bool, p Policy) {
+		defer reportCPU(b)()
 		for b.Loop() {
 			cmd := exec.Command("sh", "-c", "echo hi")
 			cmd.Dir = ws
@@ -44,6 +47,7 @@ func BenchmarkEcho(b *testing.B) {
 		b.Run("box-network-"+string(p.Network), func(b *testing.B) {
 			box := NewBox(p, s, b.TempDir())
 			defer box.Close()
+			defer reportCPU(b)()
 			for b.Loop() {
 				cmd := exec.Command("sh", "-c", "echo hi")
 				cmd.Dir = ws
@@ -61,6 +65,7 @@ func BenchmarkEcho(b *testing.B) {
 	// namespaces), the path of a process that may not make network
 	// namespaces itself.
 	b.Run("launcher-network-deny", func(b *testing.B) {
+		defer reportCPU(b)()
 		for b.Loop() {
 			cmd := exec.Command("sh", "-c", "echo hi")
 			cmd.Dir = ws
@@ -76,6 +81,21 @@ func BenchmarkEcho(b *testing.B) {
 			}
 		}
 	})
+}
+
+// reportCPU, deferred, reports the CPU time (user + system) per
+// operation of this process and its waited-for children (the commands,
+// the launcher): steadier than wall time on a shared machine.
+func reportCPU(b *testing.B) func() {
+	before := cpuNow()
+	return func() { b.ReportMetric(float64((cpuNow()-before).Microseconds())/1000/float64(b.N), "cpu-ms/op") }
+}
+
+func cpuNow() time.Duration {
+	var self, kids syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	return time.Duration(self.Utime.Nano() + self.Stime.Nano() + kids.Utime.Nano() + kids.Stime.Nano())
 }
 
 // BenchmarkPrepare is the sandbox's own work per command on the fast
