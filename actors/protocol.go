@@ -120,10 +120,6 @@ type (
 		extraCost  float64
 		loaded     []string // deferred tools this step loaded
 	}
-	toolActivity struct {
-		name    string
-		started bool
-	}
 	stepPanic struct {
 		where string
 		value any

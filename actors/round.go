@@ -66,7 +66,7 @@ func (a *agent) startRound(c actor.Context) {
 	a.curTools = a.toolSet()
 	a.fitToolDefinitions(a.curTools)
 	a.ev.emit(messages.EvtRoundStarted, messages.RoundStarted{Round: a.round, Phase: a.phase, Model: a.model,
-		EstimateTokens: a.conv.Estimate(), Messages: a.conv.Len(), ToolTokens: a.curTools.offer.Tokens(),
+		EstimateTokens: a.conv.Estimate(), Messages: a.conv.Len(), ToolTokens: a.curTools.tokens,
 		ToolsDeferred: len(a.curTools.offer.Deferred)})
 	a.busy = true
 	req := llm.Request{Model: a.model, Tools: a.curTools.specs,

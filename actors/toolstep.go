@@ -258,7 +258,6 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 // executor builds the executor for the current phase's tool set, with
 // hooks that emit tool events and keep Status's current tool up to date.
 func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
-	root := a.rt.system.Root
 	hint := ""
 	if st.phase == PhasePlan {
 		hint = "This is the planning phase: call submit_plan to get the rest of your tools."
@@ -273,7 +272,7 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 					// run will not start it again (see settleFromJournal).
 					a.ckpt.record(true, convo.JournalEntry{CallID: ci.ID, Started: true})
 				}
-				root.Send(a.self, &toolActivity{name: ci.Name, started: true})
+				a.currentTool.set(ci.Name)
 				a.ev.emit(messages.EvtToolStarted, messages.ToolStarted{Round: st.round, CallID: ci.ID,
 					Tool: ci.Name, Args: orEmpty(ci.Args), Parallel: ci.Parallel})
 			},
@@ -287,7 +286,7 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 				e := journalDone(ci.ID, r)
 				e.Reads = ci.Reads
 				a.ckpt.record(false, e)
-				root.Send(a.self, &toolActivity{name: ci.Name})
+				a.currentTool.clear(ci.Name)
 				data := messages.ToolFinished{Round: st.round, CallID: ci.ID, Tool: ci.Name,
 					DurationMS: float64(ci.Duration.Microseconds()) / 1000, OutputBytes: ci.OutputBytes,
 					Cached: ci.Cached, Cacheable: ci.Cacheable, Truncated: ci.Truncated, IsError: ci.IsError}
