@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/internal/peer"
 	"github.com/troupe-ai/troupe/llm/llmtest"
@@ -100,6 +101,9 @@ func TestWorkspaceMismatchRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer remote.Close()
+	if err := remote.ServeBudget(budgetActor(t, "rw2", budget.Limits{Tokens: 1_000_000})); err != nil {
+		t.Fatal(err)
+	}
 	child, _ := remote.Placer().Place(t.Context(), actors.ChildTask{V: 1, Run: "rw2", ID: "explore-w", Parent: "root",
 		Kind: "explore", Task: "q0: where is main?", Model: "small"})
 	done := make(chan actors.AgentResult, 1)
