@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
@@ -19,8 +20,13 @@ import (
 // runningTask is a task a node is running.
 type runningTask struct {
 	run      string
+	agent    string
 	h        *actors.AgentHandle
 	handBack atomic.Bool // drain timed out: Nak instead of a result
+	revoked  atomic.Bool // the run handed the task to another node: no result, no ack
+	lapsed   atomic.Bool // the run's lease lapsed: no result, the task dropped
+	leased   bool        // the run has a lease
+	seq      uint64      // the task's stream sequence
 
 	mu  sync.Mutex
 	msg jetstream.Msg // the task's latest delivery: the one kept alive and settled
@@ -88,7 +94,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		_ = m.TermWithReason(fmt.Sprintf("node %s: a %s task on the subject of %s tasks", n.o.Name, task.Kind, kind))
 		return
 	}
-	task.Attempt = int(md.NumDelivered)
+	task.Attempt = task.Prior + int(md.NumDelivered)
 	log = log.With().Str("run", task.Run).Str("agent", task.ID).Int("attempt", task.Attempt).Logger()
 	if task.Workspace != "" && n.o.WorkspaceKey != "" && task.Workspace != n.o.WorkspaceKey {
 		n.stats.workspace.Add(1)
@@ -110,8 +116,14 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 			return
 		}
 	}
+	if n.runLapsed(task) {
+		n.stats.lapsed.Add(1)
+		log.Info().Msg("task of a run whose lease lapsed (its orchestrator is gone) dropped unrun")
+		_ = m.TermWithReason("the run's lease lapsed: its orchestrator is gone")
+		return
+	}
 	key := task.Run + "." + task.ID
-	rt := &runningTask{run: task.Run, msg: m}
+	rt := &runningTask{run: task.Run, agent: task.ID, msg: m, seq: md.Sequence.Stream, leased: task.RunLeaseMS > 0}
 	if !n.claim(key, rt) {
 		n.stats.duplicate.Add(1)
 		log.Info().Msg("task delivered again while this node runs it: the running copy keeps it")
@@ -139,6 +151,26 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 			_ = rt.latest().Nak()
 			return
 		}
+	}
+	n.settle(rt, task, res, log)
+}
+
+// settle publishes the task's result and acks it, unless the task is no
+// longer this node's: its run's lease lapsed (the task is dropped from
+// the queue) or the run handed it to another node.
+func (n *Node) settle(rt *runningTask, task actors.ChildTask, res actors.AgentResult, log zerolog.Logger) {
+	if rt.lapsed.Load() {
+		n.stats.lapsed.Add(1)
+		log.Info().Msg("the run's lease lapsed: the agent was stopped and its task dropped")
+		_ = rt.latest().TermWithReason("the run's lease lapsed: its orchestrator is gone")
+		return
+	}
+	if rt.revoked.Load() {
+		// Another node has the task now: this copy's result would be
+		// refused, and its ack would settle the other node's delivery.
+		n.stats.revoked.Add(1)
+		log.Info().Msg("the run revoked this node's claim on the task: its result is dropped")
+		return
 	}
 	if err := n.publishResult(task, res); err != nil {
 		// No ack: the task is redelivered and the result published then.
@@ -168,6 +200,9 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask) (actors.AgentRes
 	n.mu.Unlock()
 	if n.gone.has(task.Run, task.ID) { // cancelled while it was starting
 		h.Cancel("cancelled by the orchestrator")
+	}
+	if rt.revoked.Load() {
+		h.Cancel("claim revoked: the task was handed to another node")
 	}
 	b, _ := json.Marshal(messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt})
 	_ = n.o.Bus.NATS().Publish(bus.CtlSubject(n.o.Bus.Prefix(), task.Run, task.ID, ctlStarted), b)
@@ -209,7 +244,9 @@ func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult) erro
 	}
 	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
 	defer cancel()
-	h := nats.Header{jetstream.MsgIDHeader: []string{task.Run + "." + task.ID + ".result"}}
+	// One result per attempt: a retried publish is a duplicate, another
+	// attempt's result (after a claim was revoked) is not.
+	h := nats.Header{jetstream.MsgIDHeader: []string{fmt.Sprintf("%s.%s.result.%d", task.Run, task.ID, task.Attempt)}}
 	if task.Secret != "" {
 		h.Set(proofHeader, prove(task.Secret, b))
 	}
@@ -218,7 +255,9 @@ func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult) erro
 }
 
 // resultExists reports whether the task's result is in the results
-// stream already (an earlier attempt published it and died before acking).
+// stream already (an earlier attempt published it and died before
+// acking). A result that does not prove the task's secret does not count:
+// it is a revoked claim's, which the run refused.
 func (n *Node) resultExists(task actors.ChildTask) bool {
 	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 	defer cancel()
@@ -226,6 +265,9 @@ func (n *Node) resultExists(task actors.ChildTask) bool {
 	if err != nil {
 		return false
 	}
-	_, err = s.GetLastMsgForSubject(ctx, bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID))
-	return err == nil
+	m, err := s.GetLastMsgForSubject(ctx, bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID))
+	if err != nil {
+		return false
+	}
+	return task.Secret == "" || proven(task.Secret, m.Data, m.Header.Get(proofHeader))
 }

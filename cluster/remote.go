@@ -41,8 +41,9 @@ type RemoteOptions struct {
 	// awaited before it is reported cancelled (default 10s).
 	CancelWait time.Duration
 	// LeaseTimeout is how long a node may go without a heartbeat before
-	// it counts as lost: node.left (reason lost) is emitted and the leases
-	// it acquired are returned (default 30s).
+	// it counts as lost: node.left (reason lost) is emitted, the run's
+	// tasks it held are handed to other nodes and the leases it acquired
+	// are returned (default 0: two of the node's own heartbeats).
 	LeaseTimeout time.Duration
 	// PlacementTimeout bounds how long a remote task waits, not yet
 	// started, while no live node serves its kind: then it fails with a
@@ -53,6 +54,9 @@ type RemoteOptions struct {
 	// node that stopped heartbeating, node.joined for a lost node heard
 	// from again. They are the run's, as agent NodesAgent; nil emits none.
 	Events actors.Emitter
+	// RunLease is the run's lease (RunLease.Lease; 0: the run has none):
+	// tasks carry it, and nodes stop them once it lapses.
+	RunLease time.Duration
 	// Workspace is the orchestrator's workspace directory: tasks carry its
 	// WorkspaceKey, and nodes serving another repository refuse them.
 	Workspace string
@@ -85,6 +89,7 @@ type Remote struct {
 	failedMax  atomic.Uint64
 	terminated atomic.Uint64
 	unplaced   atomic.Uint64
+	reissued   atomic.Uint64
 }
 
 // StartRemote starts the orchestrator side of run.
@@ -97,9 +102,6 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 	}
 	if o.PlacementTimeout <= 0 {
 		o.PlacementTimeout = 10 * time.Second
-	}
-	if o.LeaseTimeout == 0 {
-		o.LeaseTimeout = 30 * time.Second
 	}
 	if err := bus.CheckToken("run", o.Run); err != nil {
 		return nil, err
@@ -192,12 +194,13 @@ type RemoteStats struct {
 	MaxDelivered uint64 // tasks that failed after MaxDeliver attempts
 	Terminated   uint64 // tasks a node refused for good (unreadable, or on the wrong subject)
 	Unplaced     uint64 // tasks failed because no live node served their kind for the placement timeout
+	Reissued     uint64 // tasks handed on from a lost node
 }
 
 // Stats reports the dropped results so far.
 func (r *Remote) Stats() RemoteStats {
 	return RemoteStats{Duplicates: r.duplicates.Load(), Forged: r.forged.Load(), MaxDelivered: r.failedMax.Load(),
-		Terminated: r.terminated.Load(), Unplaced: r.unplaced.Load()}
+		Terminated: r.terminated.Load(), Unplaced: r.unplaced.Load(), Reissued: r.reissued.Load()}
 }
 
 // Nodes lists the live nodes as the registry shows them.
@@ -246,13 +249,13 @@ func (r *Remote) onResult(m jetstream.Msg) {
 	}
 	r.mu.Lock()
 	c := r.waiting[res.Agent]
-	if c != nil && !proven(c.secret, m.Data(), m.Headers().Get(proofHeader)) {
+	if c != nil && !c.accepts(m.Data(), m.Headers().Get(proofHeader), res.Attempt) {
 		r.mu.Unlock()
 		// Not from the node that holds the task: refused, and the task
 		// still waits for its real result.
 		r.forged.Add(1)
-		r.o.Log.Warn().Str("subject", m.Subject()).Str("node", res.Node).
-			Msg("result refused: it does not prove the task's secret (not from the node that pulled the task)")
+		r.o.Log.Warn().Str("subject", m.Subject()).Str("node", res.Node).Int("attempt", res.Attempt).
+			Msg("result refused: it does not prove the task's secret, or its node's claim was revoked")
 		return
 	}
 	if c != nil {

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
@@ -29,26 +27,48 @@ type remoteChild struct {
 	r    *Remote
 	task actors.ChildTask
 	done chan actors.AgentResult // the task's one result
-	// secret is the task's key; its result must prove it (proof.go).
-	secret string
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// secret is the task's key; its result must prove it (proof.go). A
+	// reissue replaces it.
+	secret    string
 	seq       uint64
 	node      string                 // the node that took it last
+	attempt   int                    // the attempt that node started
+	prior     int                    // attempts before the last reissue
+	orphan    bool                   // reissued, but its queueing failed: try again
 	notices   []messages.StartNotice // each node that took or refused it, in order
 	cancelled bool
 }
 
-// noticed records a node's start (or refusal) notice.
+// noticed records a node's start (or refusal) notice. A notice of an
+// attempt before the task was reissued is stale and changes nothing. A
+// later attempt started on another node supersedes the earlier one's
+// claim: that node (slow, not dead, or its progress acks lost) is told to
+// stop its copy, and its result is refused.
 func (c *remoteChild) noticed(n messages.StartNotice) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n.Refused == "" {
-		c.node = n.Node
+	if n.Attempt <= c.prior && c.prior > 0 {
+		return
 	}
 	if len(c.notices) < 64 {
 		c.notices = append(c.notices, n)
 	}
+	if n.Refused != "" || n.Attempt < c.attempt {
+		return
+	}
+	if was := c.node; was != "" && was != n.Node {
+		go c.revoke(was, fmt.Sprintf("the task was delivered again, to node %s (attempt %d)", n.Node, n.Attempt))
+	}
+	c.node, c.attempt = n.Node, n.Attempt
+}
+
+// holder is the node that took the task last ("" while queued).
+func (c *remoteChild) holder() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.node
 }
 
 // gaveUp says why the task failed after deliveries attempts, from what
@@ -90,28 +110,13 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	r.mu.Lock()
 	r.waiting[c.task.ID] = c
 	r.mu.Unlock()
-	task := c.task
-	task.V, task.Origin, task.Workspace = messages.ProtocolVersion, r.origin, r.wsKey
-	task.Secret = c.secret
-	data, err := json.Marshal(task)
-	if err != nil {
-		return actors.AgentResult{}, err
-	}
-	ack, err := r.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: TaskSubject(r.o.Bus.Prefix(), c.task.Kind, messages.ProtocolVersion), Data: data,
-		Header: nats.Header{jetstream.MsgIDHeader: []string{c.task.Run + "." + c.task.ID}}})
-	if err != nil {
+	if _, err := c.publish(ctx); err != nil {
 		r.mu.Lock()
 		delete(r.waiting, c.task.ID)
 		r.mu.Unlock()
-		return actors.AgentResult{}, fmt.Errorf("queue %s task %s: %w", c.task.Kind, c.task.ID, err)
+		return actors.AgentResult{}, err
 	}
-	c.mu.Lock()
-	c.seq = ack.Sequence
-	c.mu.Unlock()
-	r.mu.Lock()
-	r.bySeq[ack.Sequence] = c.task.ID
-	r.mu.Unlock()
-	defer r.forget(c, ack.Sequence)
+	defer func() { r.forget(c, c.queued()) }()
 	check := time.NewTicker(min(time.Second, r.o.PlacementTimeout/4))
 	defer check.Stop()
 	nobodySince := time.Time{} // since when no live node serves the kind (zero: one does)
@@ -126,6 +131,7 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 			return actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError,
 				Err: "the orchestrator stopped waiting for the remote agent"}, nil
 		case now := <-check.C:
+			c.requeue()
 			if res, failed := c.unplaced(now, &nobodySince); failed {
 				return res, nil
 			}

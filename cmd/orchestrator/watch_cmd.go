@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
@@ -63,8 +64,12 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
+	leases, err := cluster.WatchRunLeases(ctx, conn)
+	if err != nil {
+		log.Warn().Err(err).Msg("run leases unreadable: a run whose orchestrator died shows running")
+	}
 	term := terminalOf(stdout, getenv)
-	w := &watcher{es: es, run: run, follow: fs.bools["follow"], asJSON: fs.bools["json"] || !term.tty, tree: watch.NewTree(8),
+	w := &watcher{es: es, run: run, leases: leases, stderr: stderr, follow: fs.bools["follow"], asJSON: fs.bools["json"] || !term.tty, tree: watch.NewTree(8),
 		view: term.view(stdout), enc: json.NewEncoder(stdout), caughtUp: !fs.bools["from-start"] || es.Backlog == 0}
 	if fs.bools["interactive"] {
 		ans, err := conn.Answer(run, log)
@@ -93,6 +98,8 @@ func watchURL(configured, flag string) (url, setting string) {
 // ten times a second, or one JSON envelope per line.
 type watcher struct {
 	es       *bus.EventStream
+	leases   *cluster.RunLeases // nil: no run is ever shown lost
+	stderr   io.Writer
 	run      string // "" for every run
 	follow   bool   // keep going after the runs finished
 	asJSON   bool
@@ -123,7 +130,8 @@ func (w *watcher) loop(ctx context.Context, stderr io.Writer) (int, error) {
 				}
 				return exitOK, nil
 			}
-		case <-tick.C:
+		case now := <-tick.C:
+			w.markLost(now)
 			if w.dirty || (!w.asJSON && w.tree.Runs() != nil) {
 				w.view.Draw(w.tree, time.Now())
 				w.dirty = false
@@ -154,6 +162,21 @@ func (w *watcher) apply(d bus.Delivery) error {
 	}
 	w.dirty = true
 	return nil
+}
+
+// markLost ends the runs whose lease lapsed (their orchestrator is gone)
+// as lost, once the backlog is shown.
+func (w *watcher) markLost(now time.Time) {
+	if w.leases == nil || !w.caughtUp {
+		return
+	}
+	for _, r := range w.tree.Leased() {
+		if w.leases.Lost(r.ID, r.Lease, r.Last, now) && w.tree.MarkLost(r.ID) {
+			w.dirty = true
+			fmt.Fprintf(w.stderr, "run %s lost: its orchestrator stopped heartbeating its lease (%s) before the run finished; resume it with orchestrator resume %s\n",
+				r.ID, r.Lease, r.ID)
+		}
+	}
 }
 
 // done says whether the watch is over: caught up, not following, and the

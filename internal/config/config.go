@@ -158,6 +158,9 @@ type Node struct {
 	// PlacementTimeout: a remote task not started while no live node
 	// serves its kind fails after this long.
 	PlacementTimeout time.Duration `yaml:"placement_timeout"`
+	// RunLease: a run whose orchestrator has not heartbeaten it this long
+	// is lost; nodes stop its agents (0: the default, 10s).
+	RunLease time.Duration `yaml:"run_lease"`
 }
 
 // Sources say where Load looks. Empty fields are skipped.
