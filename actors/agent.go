@@ -64,10 +64,11 @@ type agent struct {
 	unpriced       bool // a model call had no price: cost says too little
 	toolCalls      int64
 	bestText       string
-	busy           bool // a step goroutine owns the conversation
-	currentTool    string
-	wrapUp         bool  // the budget is exhausted: the next round is the last
-	budgetLeft     int64 // the lease's tokens left when it was found exhausted
+	busy           bool    // a step goroutine owns the conversation
+	currentTool    toolNow // set by the tool step's goroutines, read by Status
+	wrapUp         bool    // the budget is exhausted: the next round is the last
+	budgetLeft     int64   // the lease's tokens left when it was found exhausted
+	budgetLost     error   // the run's budget stopped answering: no further model call
 	finalRound     bool
 	doom           doomState // doom-loop detection, carried through tool steps
 	pendingInput   []string
@@ -101,12 +102,6 @@ func (a *agent) Receive(c actor.Context) {
 		a.onModel(c, m)
 	case *toolsDone:
 		a.onTools(c, m)
-	case *toolActivity:
-		if m.started {
-			a.currentTool = m.name
-		} else if a.currentTool == m.name {
-			a.currentTool = ""
-		}
 	case *Cancel:
 		a.onCancel(c, m)
 	case *Status:
@@ -249,7 +244,7 @@ func (a *agent) systemPrompt() string {
 func (a *agent) status() *StatusReply {
 	return &StatusReply{Agent: a.spec.id, Kind: a.spec.kind.Name, Round: a.round, Phase: a.phase,
 		PromptTokens: a.usage.PromptTokens, CompletionTokens: a.usage.CompletionTokens,
-		Cost: a.cost, CurrentTool: a.currentTool, Model: a.model, Ended: a.ended}
+		Cost: a.cost, CurrentTool: a.currentTool.get(), Model: a.model, Ended: a.ended}
 }
 
 func (a *agent) onCancel(c actor.Context, m *Cancel) {

@@ -61,7 +61,8 @@ func (h *Host) Close() { h.base.shutdown() }
 // events carry the task's run, agent and parent IDs, so they join the
 // run's stream as a local child's would. artifacts (nil: none)
 // keeps its run's spilled outputs where other processes read them, and
-// task.Limits, when set, replace the host's limits for this agent.
+// task.Limits and task.Budget, when set, replace the host's limits and
+// budget rules for this agent.
 func (h *Host) StartAgent(task ChildTask, svc budget.Service, artifacts tools.ArtifactStore) (*AgentHandle, error) {
 	if task.Run == "" || task.ID == "" || task.Kind == "" || task.Task == "" {
 		return nil, errors.New("start agent: the task needs run, agent, kind and task")
@@ -84,6 +85,7 @@ func (h *Host) StartAgent(task ChildTask, svc budget.Service, artifacts tools.Ar
 	if err := rt.applyLimits(task.Limits, task.Kind); err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
+	rt.applyBudget(task.Budget)
 	rt.log = rt.log.With().Str("run", task.Run).Logger()
 	ah := &AgentHandle{rt: &rt, results: make(chan AgentResult, 1), done: make(chan struct{})}
 	spec := agentSpec{id: task.ID, parent: task.Parent, kind: k, task: task.Task, context: task.Context,

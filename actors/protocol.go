@@ -23,6 +23,9 @@ const (
 	ReasonError           = "error"
 	ReasonCancelled       = "cancelled"
 	ReasonPlanSubmitted   = "plan_submitted"
+	// ReasonBudgetUnreachable: a remote agent's run budget stopped
+	// answering (its orchestrator died): it made no further model call.
+	ReasonBudgetUnreachable = "budget_unreachable"
 )
 
 // AgentResult is how an agent ended: its final text (or best text so far),
@@ -92,6 +95,7 @@ type (
 		budgetLent   int64 // tokens of this agent's lease held by live children
 		budgetLeft   int64 // tokens the lease has left after the charge
 		chargedCalls int64 // earlier tool calls charged with this usage
+		budgetLost   error // the budget did not answer the usage report (budget.ErrUnreachable)
 		model        string
 		// The prompt as sent and its tool results, in estimated tokens.
 		contextTokens, toolResultTokens int
@@ -108,16 +112,13 @@ type (
 		toolCalls   int64    // calls run (not refused)
 		changed     []string // paths changed by successful file tools
 		doom        doomState
-		charged     bool // toolCalls were charged to the budget already
+		charged     bool  // toolCalls were charged to the budget already
+		budgetLost  error // the budget did not answer (budget.ErrUnreachable)
 		// extraUsage and extraCost are what web_fetch's extractions cost
 		// (already charged to the budget).
 		extraUsage llm.Usage
 		extraCost  float64
 		loaded     []string // deferred tools this step loaded
-	}
-	toolActivity struct {
-		name    string
-		started bool
 	}
 	stepPanic struct {
 		where string

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -28,6 +29,11 @@ func (a *agent) startRound(c actor.Context) {
 	}
 	if a.ctx.Err() != nil {
 		a.finish(c, AgentResult{Status: StatusCancelled, Reason: ReasonCancelled, Text: a.bestText})
+		return
+	}
+	if a.budgetLost != nil {
+		// No model call without a grant: nobody answers for the run's budget.
+		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonBudgetUnreachable, Text: a.bestText, Err: a.budgetLost.Error()})
 		return
 	}
 	if a.round >= a.rt.settings.RoundLimit() {
@@ -60,7 +66,7 @@ func (a *agent) startRound(c actor.Context) {
 	a.curTools = a.toolSet()
 	a.fitToolDefinitions(a.curTools)
 	a.ev.emit(messages.EvtRoundStarted, messages.RoundStarted{Round: a.round, Phase: a.phase, Model: a.model,
-		EstimateTokens: a.conv.Estimate(), Messages: a.conv.Len(), ToolTokens: a.curTools.offer.Tokens(),
+		EstimateTokens: a.conv.Estimate(), Messages: a.conv.Len(), ToolTokens: a.curTools.tokens,
 		ToolsDeferred: len(a.curTools.offer.Deferred)})
 	a.busy = true
 	req := llm.Request{Model: a.model, Tools: a.curTools.specs,
@@ -119,6 +125,8 @@ func (a *agent) modelStep(conv *convo.Conversation, req llm.Request, toolCalls i
 		rep, err := a.rt.budget.Usage(a.ctx, budget.Usage{Agent: a.spec.id, Tokens: used, ToolCalls: toolCalls,
 			Cost: done.resp.Cost, TopUp: a.rt.settings.TopUpFor(a.spec.kind.Name)})
 		switch {
+		case errors.Is(err, budget.ErrUnreachable) && a.ctx.Err() == nil:
+			done.budgetLost = err
 		case err != nil && a.ctx.Err() == nil:
 			a.log.Warn().Err(err).Msg("budget usage")
 		case err == nil:
@@ -141,6 +149,9 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 		return
 	}
 	resp := m.resp
+	if m.budgetLost != nil {
+		a.budgetLost = m.budgetLost
+	}
 	a.unchargedCalls -= m.chargedCalls
 	a.usage.PromptTokens += resp.Usage.PromptTokens
 	a.usage.CompletionTokens += resp.Usage.CompletionTokens

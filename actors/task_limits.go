@@ -41,6 +41,21 @@ func (rt *runtime) taskLimits(kind string) *messages.TaskLimits {
 	return l
 }
 
+// taskBudget is the run's budget rules as a child's task carries them.
+func (rt *runtime) taskBudget() *messages.TaskBudget {
+	return &messages.TaskBudget{Estimates: maps.Clone(rt.settings.Estimates), TopUp: rt.settings.TopUp}
+}
+
+// applyBudget makes a task's budget rules this runtime's: the estimates
+// its agent reserves for children and the top-up it asks for are the
+// run's, not the host's.
+func (rt *runtime) applyBudget(b *messages.TaskBudget) {
+	if b == nil {
+		return
+	}
+	rt.settings.Estimates, rt.settings.TopUp = maps.Clone(b.Estimates), b.TopUp
+}
+
 // applyLimits makes a task's limits this runtime's (a copy made for the
 // task: the maps it changes are its own). The task's sandbox can only
 // tighten this runtime's for kind: a narrower network, required.

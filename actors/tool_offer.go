@@ -22,6 +22,9 @@ type phaseTools struct {
 	reg    *tools.Registry
 	specs  []messages.ToolSpec
 	offer  tools.Offer
+	// chars and tokens are the offer's definitions' size, counted once
+	// (each round reports them).
+	chars, tokens int
 }
 
 // sources are the run's tool sources that serve the agent's kind.
@@ -103,14 +106,15 @@ func (a *agent) toolSet() *phaseTools {
 		return a.curTools
 	}
 	offer := a.rt.toolCfg.Tiers.Offer(a.allowed(), a.loaded)
-	return &phaseTools{phase: a.phase, loaded: len(a.loaded), reg: offer.Callable, specs: offer.Specs, offer: offer}
+	return &phaseTools{phase: a.phase, loaded: len(a.loaded), reg: offer.Callable, specs: offer.Specs, offer: offer,
+		chars: offer.Chars(), tokens: offer.Tokens()}
 }
 
 // fitToolDefinitions makes the context estimate count this round's tool
 // definitions.
 func (a *agent) fitToolDefinitions(pt *phaseTools) {
 	cfg := a.conv.Config()
-	if chars := pt.offer.Chars(); cfg.FixedChars != chars {
+	if chars := pt.chars; cfg.FixedChars != chars {
 		cfg.FixedChars = chars
 		if err := a.conv.SetConfig(cfg); err != nil {
 			a.log.Error().Err(err).Msg("count tool definitions")

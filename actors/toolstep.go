@@ -2,6 +2,7 @@ package actors
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"runtime/debug"
@@ -104,6 +105,8 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 			switch {
 			case err == nil:
 				done.budgetState, done.budgetLent, done.budgetLeft, done.charged = rep.State, rep.Lent, rep.Remaining, a.rt.toolCallLimit
+			case errors.Is(err, budget.ErrUnreachable) && a.ctx.Err() == nil:
+				done.budgetLost = err
 			case a.ctx.Err() == nil:
 				a.log.Warn().Err(err).Msg("budget usage")
 			}
@@ -255,7 +258,6 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 // executor builds the executor for the current phase's tool set, with
 // hooks that emit tool events and keep Status's current tool up to date.
 func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
-	root := a.rt.system.Root
 	hint := ""
 	if st.phase == PhasePlan {
 		hint = "This is the planning phase: call submit_plan to get the rest of your tools."
@@ -270,7 +272,7 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 					// run will not start it again (see settleFromJournal).
 					a.ckpt.record(true, convo.JournalEntry{CallID: ci.ID, Started: true})
 				}
-				root.Send(a.self, &toolActivity{name: ci.Name, started: true})
+				a.currentTool.set(ci.Name)
 				a.ev.emit(messages.EvtToolStarted, messages.ToolStarted{Round: st.round, CallID: ci.ID,
 					Tool: ci.Name, Args: orEmpty(ci.Args), Parallel: ci.Parallel})
 			},
@@ -284,7 +286,7 @@ func (a *agent) executor(st stepState, reg *tools.Registry) *tools.Executor {
 				e := journalDone(ci.ID, r)
 				e.Reads = ci.Reads
 				a.ckpt.record(false, e)
-				root.Send(a.self, &toolActivity{name: ci.Name})
+				a.currentTool.clear(ci.Name)
 				data := messages.ToolFinished{Round: st.round, CallID: ci.ID, Tool: ci.Name,
 					DurationMS: float64(ci.Duration.Microseconds()) / 1000, OutputBytes: ci.OutputBytes,
 					Cached: ci.Cached, Cacheable: ci.Cacheable, Truncated: ci.Truncated, IsError: ci.IsError}
@@ -304,6 +306,9 @@ func (a *agent) onTools(c actor.Context, m *toolsDone) {
 	a.usage.CompletionTokens += m.extraUsage.CompletionTokens
 	a.cost += m.extraCost
 	a.doom = m.doom
+	if m.budgetLost != nil {
+		a.budgetLost = m.budgetLost
+	}
 	for _, p := range m.changed {
 		if a.changed == nil {
 			a.changed = map[string]bool{}

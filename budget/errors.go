@@ -31,4 +31,8 @@ var (
 	ErrWithdrawn = errors.New("budget: acquire withdrawn")
 	// ErrStopped: the budget actor stopped (or is not running).
 	ErrStopped = errors.New("budget: actor stopped")
+	// ErrUnreachable: the run's budget service did not answer within the
+	// client's bound (a remote agent whose orchestrator died); the agent
+	// makes no further model call.
+	ErrUnreachable = errors.New("budget: service unreachable")
 )

@@ -16,10 +16,11 @@ import (
 // BudgetClient reaches a run's budget served by a BudgetServer: the
 // budget.Service of agents that run on a node.
 type BudgetClient struct {
-	nc     *nats.Conn
-	prefix string
-	run    string
-	node   string
+	nc      *nats.Conn
+	prefix  string
+	run     string
+	node    string
+	timeout time.Duration // how long the budget may go unanswered (node.budget_timeout)
 }
 
 var _ budget.Service = (*BudgetClient)(nil)
@@ -27,7 +28,21 @@ var _ budget.Service = (*BudgetClient)(nil)
 // NewBudgetClient returns a client of run's budget for the node named
 // node (its leases come back if it stops heartbeating; "" for none).
 func NewBudgetClient(nc *nats.Conn, prefix, run, node string) *BudgetClient {
-	return &BudgetClient{nc: nc, prefix: prefix, run: run, node: node}
+	return &BudgetClient{nc: nc, prefix: prefix, run: run, node: node, timeout: DefaultBudgetTimeout}
+}
+
+// DefaultBudgetTimeout is how long a node's agent waits for its run's
+// budget to answer before it stops (node.budget_timeout).
+const DefaultBudgetTimeout = 10 * time.Second
+
+// WithTimeout sets how long the run's budget may go unanswered (nobody
+// serves it, or a request gets no reply) before a request fails with
+// budget.ErrUnreachable; d <= 0 keeps the default. It returns c.
+func (c *BudgetClient) WithTimeout(d time.Duration) *BudgetClient {
+	if d > 0 {
+		c.timeout = d
+	}
+	return c
 }
 
 // acquireWait bounds an acquire whose context has no deadline: the
@@ -67,7 +82,7 @@ func (c *BudgetClient) Acquire(ctx context.Context, req budget.Acquire, _ func(b
 // Usage charges an agent's lease.
 func (c *BudgetClient) Usage(ctx context.Context, u budget.Usage) (budget.UsageReply, error) {
 	var r messages.BudgetReportReply
-	ctx, cancel := withDefaultDeadline(ctx, budget.DefaultRequestTimeout)
+	ctx, cancel := withDefaultDeadline(ctx, c.timeout)
 	defer cancel()
 	if err := c.request(ctx, opUsage, messages.BudgetReport{V: messages.ProtocolVersion, Agent: u.Agent, Tokens: u.Tokens,
 		CostUSD: u.Cost, ToolCalls: u.ToolCalls, TopUp: u.TopUp}, &r); err != nil {
@@ -81,7 +96,7 @@ func (c *BudgetClient) Usage(ctx context.Context, u budget.Usage) (budget.UsageR
 // Release ends an agent's lease.
 func (c *BudgetClient) Release(ctx context.Context, rel budget.Release) (budget.Released, error) {
 	var r messages.BudgetReleaseReply
-	ctx, cancel := withDefaultDeadline(ctx, budget.DefaultRequestTimeout)
+	ctx, cancel := withDefaultDeadline(ctx, c.timeout)
 	defer cancel()
 	if err := c.request(ctx, opRelease, messages.BudgetRelease{V: messages.ProtocolVersion, Agent: rel.Agent, Used: rel.Used}, &r); err != nil {
 		return budget.Released{}, err
@@ -93,7 +108,7 @@ func (c *BudgetClient) Release(ctx context.Context, rel budget.Release) (budget.
 // Snapshot returns the run's budget as it stands.
 func (c *BudgetClient) Snapshot(ctx context.Context) (messages.BudgetSnapshot, error) {
 	var r messages.BudgetSnapshotReply
-	ctx, cancel := withDefaultDeadline(ctx, budget.DefaultRequestTimeout)
+	ctx, cancel := withDefaultDeadline(ctx, c.timeout)
 	defer cancel()
 	if err := c.request(ctx, opSnapshot, messages.BudgetSnapshotRequest{V: messages.ProtocolVersion}, &r); err != nil {
 		return messages.BudgetSnapshot{}, err
@@ -107,16 +122,37 @@ func (c *BudgetClient) Snapshot(ctx context.Context) (messages.BudgetSnapshot, e
 	return *r.Snapshot, nil
 }
 
+// request asks the run's budget and decodes its reply. While nobody
+// serves the budget it asks again, for up to the client's timeout; a
+// budget that stays silent that long (no responder, or no reply to a
+// usage, release or snapshot) is budget.ErrUnreachable.
 func (c *BudgetClient) request(ctx context.Context, op string, req, reply any) error {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
-	m, err := c.nc.RequestWithContext(ctx, bus.BudgetSubject(c.prefix, c.run, op), b)
-	if err != nil {
-		if errors.Is(err, nats.ErrNoResponders) {
-			return fmt.Errorf("budget %s: %w: nobody serves the budget of run %s", op, budget.ErrStopped, c.run)
+	giveUp := time.Now().Add(c.timeout)
+	pause := 20 * time.Millisecond
+	var m *nats.Msg
+	for {
+		m, err = c.nc.RequestWithContext(ctx, bus.BudgetSubject(c.prefix, c.run, op), b)
+		if !errors.Is(err, nats.ErrNoResponders) {
+			break
 		}
+		if !time.Now().Add(pause).Before(giveUp) {
+			return fmt.Errorf("budget %s: %w: nobody served the budget of run %s for %s (node.budget_timeout)", op, budget.ErrUnreachable, c.run, c.timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("budget %s: %w", op, ctx.Err())
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) && op != opAcquire:
+		return fmt.Errorf("budget %s: %w: the budget of run %s did not answer", op, budget.ErrUnreachable, c.run)
+	case err != nil:
 		return fmt.Errorf("budget %s: %w", op, err)
 	}
 	if err := json.Unmarshal(m.Data, reply); err != nil {

@@ -146,12 +146,13 @@ func TestBudgetServerRejectsBadRequests(t *testing.T) {
 	}
 }
 
-// Nobody serving the run's budget is a clear error, not a hang.
+// Nobody serving the run's budget for the client's timeout is a clear
+// error, not a hang.
 func TestBudgetClientNoServer(t *testing.T) {
 	s := natsServer(t)
-	remote := NewBudgetClient(connect(t, s), DefaultPrefix, "nobody", "")
+	remote := NewBudgetClient(connect(t, s), DefaultPrefix, "nobody", "").WithTimeout(100 * time.Millisecond)
 	_, err := remote.Usage(t.Context(), budget.Usage{Agent: "a", Tokens: 1})
-	if !errors.Is(err, budget.ErrStopped) || !strings.Contains(err.Error(), "nobody serves the budget of run nobody") {
+	if !errors.Is(err, budget.ErrUnreachable) || !strings.Contains(err.Error(), "nobody served the budget of run nobody") {
 		t.Errorf("err %v", err)
 	}
 }

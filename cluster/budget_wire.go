@@ -32,6 +32,7 @@ var budgetCodes = []struct {
 	{messages.CodeBadRequest, budget.ErrInvalidRequest},
 	{messages.CodeCancelled, budget.ErrWithdrawn},
 	{messages.CodeUnavailable, budget.ErrStopped},
+	{messages.CodeUnreachable, budget.ErrUnreachable},
 }
 
 func toWireError(err error) *messages.Error {

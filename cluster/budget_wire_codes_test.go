@@ -29,6 +29,7 @@ var budgetSentinels = map[string]error{
 	"ErrInvalidRequest":  budget.ErrInvalidRequest,
 	"ErrWithdrawn":       budget.ErrWithdrawn,
 	"ErrStopped":         budget.ErrStopped,
+	"ErrUnreachable":     budget.ErrUnreachable,
 }
 
 // Every budget sentinel error, wrapped as the budget actor wraps it,

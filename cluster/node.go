@@ -49,6 +49,10 @@ type NodeOptions struct {
 	// DrainTimeout bounds how long Drain lets running tasks finish before
 	// it hands them back to the queue (default 30s).
 	DrainTimeout time.Duration
+	// BudgetTimeout is how long a run's budget may go unanswered before
+	// the node's agent of that run stops at its next model call (default
+	// DefaultBudgetTimeout; node.budget_timeout).
+	BudgetTimeout time.Duration
 	// Version is the node program's version, shown in the registry.
 	Version string
 	// Protocol is the task protocol version the node takes tasks of

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -121,6 +122,10 @@ func TestWireReaderNeedsOnlyMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer remote.Close()
+	// A node's agent makes no model call without its run's budget answering.
+	if err := remote.ServeBudget(budgetActor(t, run, budget.Limits{Tokens: 1_000_000})); err != nil {
+		t.Fatal(err)
+	}
 	child, err := remote.Placer().Place(t.Context(), actors.ChildTask{V: messages.ProtocolVersion, Run: run, ID: "explore-1",
 		Parent: "root", Kind: "explore", Task: "q: where is main?", Model: "small"})
 	if err != nil {

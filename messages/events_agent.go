@@ -104,7 +104,7 @@ type CheckpointSaved struct {
 // agent.cancelled: an agent's last event.
 type AgentEnded struct {
 	Status    string          `json:"status" doc:"completed, failed or cancelled"`
-	Reason    string          `json:"reason" doc:"finished, round_limit, budget_exhausted, error, cancelled or plan_submitted"`
+	Reason    string          `json:"reason" doc:"finished, round_limit, budget_exhausted, error, cancelled, plan_submitted or budget_unreachable"`
 	Rounds    int             `json:"rounds" doc:"rounds the agent ran"`
 	TokensIn  int             `json:"tokens_in" doc:"the agent's prompt tokens"`
 	TokensOut int             `json:"tokens_out" doc:"the agent's completion tokens"`

@@ -14,7 +14,7 @@ type RunStarted struct {
 // what the whole run spent.
 type RunFinished struct {
 	Status        string            `json:"status" doc:"completed, failed or cancelled"`
-	Reason        string            `json:"reason" doc:"finished, round_limit, budget_exhausted, error, cancelled or plan_submitted"`
+	Reason        string            `json:"reason" doc:"finished, round_limit, budget_exhausted, error, cancelled, plan_submitted or budget_unreachable"`
 	Rounds        int               `json:"rounds" doc:"the root agent's rounds"`
 	Tokens        int64             `json:"tokens" doc:"tokens (prompt + completion) of the whole run, every agent included"`
 	CostUSD       float64           `json:"cost_usd" doc:"dollars spent by the whole run (0 when no model is priced)"`

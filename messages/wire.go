@@ -23,6 +23,7 @@ const (
 	CodeCancelled       = "cancelled"        // withdrawn or cancelled
 	CodeTimeout         = "timeout"          // waited too long
 	CodeUnavailable     = "unavailable"      // nobody serves it, or it stopped
+	CodeUnreachable     = "unreachable"      // the run's budget did not answer for node.budget_timeout
 	CodeVersion         = "version"          // another protocol version
 	CodeInternal        = "internal"         // anything else
 )
@@ -96,6 +97,10 @@ type Task struct {
 	// configured them; a node applies them instead of its own (nil: the
 	// node's own).
 	Limits *TaskLimits `json:"limits,omitempty"`
+	// Budget is the run's budget rules for the agent and the children it
+	// delegates (nil: the node's own), so that a remote agent reserves
+	// and tops up exactly as it would at home.
+	Budget *TaskBudget `json:"budget,omitempty"`
 	// Workspace names the repository the task is for (WorkspaceKey of the
 	// orchestrator's workspace; "" when it has no identity). A node that
 	// serves another repository refuses the task.
@@ -139,6 +144,41 @@ func (t *Task) Validate() error {
 	}
 	if err := t.Limits.validate(); err != nil {
 		return fmt.Errorf("%w: task %s: %v", ErrBadMessage, t.ID, err)
+	}
+	if err := t.Budget.validate(); err != nil {
+		return fmt.Errorf("%w: task %s: budget: %v", ErrBadMessage, t.ID, err)
+	}
+	return nil
+}
+
+// TaskBudget is the run's budget rules as a task carries them: what an
+// agent reserves for each child it starts and how much more it asks for
+// when its lease runs out. The run's limits themselves (tokens, cost,
+// per-kind caps) are enforced by the run's budget service, which every
+// remote agent charges.
+type TaskBudget struct {
+	// Estimates are the tokens reserved per kind when an agent of that
+	// kind starts (agent.estimates; kinds not named take the defaults).
+	Estimates map[string]int64 `json:"estimates,omitempty"`
+	// TopUp is agent.top_up: the tokens an agent asks for when its lease
+	// runs out (0: a quarter of its kind's estimate).
+	TopUp int64 `json:"top_up,omitempty"`
+}
+
+func (b *TaskBudget) validate() error {
+	if b == nil {
+		return nil
+	}
+	if b.TopUp < 0 {
+		return errors.New("negative top_up")
+	}
+	for kind, v := range b.Estimates {
+		if err := checkID("estimates kind", kind); err != nil {
+			return err
+		}
+		if v < 0 {
+			return fmt.Errorf("negative estimate for %s", kind)
+		}
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ func wireSamples() []any {
 			Tools: []string{"grep", "read_file"}, LeaseTokens: 200_000, Attempt: 2, Origin: "host/42", Prior: 1, RunLeaseMS: 10000,
 			Limits: &TaskLimits{MaxRounds: 20, PlanningRounds: 3, ToolTimeoutMS: 30_000, ResultCap: 2000,
 				Truncation: map[string]TaskTruncation{"shell": {Strategy: TruncateHeadTail, MaxBytes: 8000, TailRatio: 0.5}}},
+			Budget:    &TaskBudget{Estimates: map[string]int64{"root": 2000, "explore": 300}, TopUp: 500},
 			Workspace: "git:4b825dc642cb6eb9a060e54bf8d69288fbee4904"},
 		&Result{V: ProtocolVersion, Run: "r1", Agent: "explore-1a2b", Kind: "explore", Node: "n1", Attempt: 2, Status: "completed",
 			Reason: "finished", Text: "main.go:3", Plan: json.RawMessage(`{"summary":"s"}`), Error: &Error{Code: CodeInternal, Message: "m"},

@@ -11,7 +11,7 @@ PKGS=${TEST_PKGS:-./...}
 
 # Outside peers the tests meet where a user would: ripgrep and fd for the
 # differential search tests, a real nats-server process for the bus and
-# worker-pool tests, git, and the reference MCP server
+# worker-pool tests, git, python3 and perl, and the reference MCP server
 # @modelcontextprotocol/server-everything (Node.js, pinned, installed into
 # tests/.npm, which git ignores). Each is installed here or the run stops
 # saying which is missing: a test whose peer is missing skips on a
@@ -32,6 +32,10 @@ if [ -z "${TEST_PKGS:-}" ]; then
   # server scrape /metrics.
   command -v chromium >/dev/null || missing+=(chromium)
   command -v prometheus >/dev/null || missing+=(prometheus)
+  # The sandbox's tests write outside the workspace through python3 -c and
+  # perl -e, and start a server on a sandboxed command's own loopback.
+  command -v python3 >/dev/null || missing+=(python3)
+  command -v perl >/dev/null || missing+=(perl)
   if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
       stop "the tests need ${missing[*]}; install them (Debian/Ubuntu: sudo apt-get install ${missing[*]}) or run this script as root where apt-get can"
@@ -40,7 +44,7 @@ if [ -z "${TEST_PKGS:-}" ]; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >/dev/null \
       || stop "apt-get could not install ${missing[*]}; install them and run again"
   fi
-  for cmd in rg nats-server git node npm chromium prometheus; do
+  for cmd in rg nats-server git node npm chromium prometheus python3 perl; do
     command -v "$cmd" >/dev/null || stop "$cmd is still missing after the install"
   done
   { command -v fdfind >/dev/null || command -v fd >/dev/null; } || stop "fd (fd-find) is still missing after the install"

@@ -26,6 +26,7 @@ func Frame(t *Tree, now time.Time, l Layout) []string {
 		l.Width = 100
 	}
 	f := frame{runs: t.Runs(), nodes: t.Nodes(), tail: t.Tail(), diff: t.LastDiff(), now: now, l: l, tailMax: -1, agentCap: -1}
+	f.hidden, f.hiddenRunning = t.Hidden()
 	lines := f.render()
 	if l.Height <= 0 || len(lines) <= l.Height {
 		return lines
@@ -75,6 +76,9 @@ type frame struct {
 	hideEnded bool // ended agents (but a run's roots) as a count
 	agentCap  int  // agent lines per run; -1 = all
 	hideDiff  bool // no last change
+	// hidden runs the tree let go (Tree.Keep), hiddenRunning of them
+	// not finished.
+	hidden, hiddenRunning int
 }
 
 func (f *frame) paint(code, s string) string {
@@ -94,6 +98,9 @@ func (f *frame) maxAgents() int {
 
 func (f *frame) render() []string {
 	var out []string
+	if f.hidden > 0 {
+		out = append(out, f.paint(ansiDim, fit(fmt.Sprintf("… %d earlier runs not shown (%d of them running)", f.hidden, f.hiddenRunning), f.l.Width)))
+	}
 	for _, r := range f.runs {
 		out = append(out, f.runLines(r)...)
 	}

@@ -83,6 +83,13 @@ type Tree struct {
 	tail  []string
 	tailN int
 	diff  LastDiff
+	// keep is how many runs the tree holds (0: all); older runs are
+	// let go, finished ones first, and remembered in hidden by ID only
+	// (whether they finished), so their later events cost a map lookup.
+	keep   int
+	hidden map[string]bool
+	// unfinished counts the runs seen, held or hidden, not finished yet.
+	unfinished int
 }
 
 // LastDiff is the most recent change a file tool made, as its
@@ -95,7 +102,54 @@ type LastDiff struct {
 
 // NewTree returns an empty tree that keeps the last tail event lines.
 func NewTree(tail int) *Tree {
-	return &Tree{runs: map[string]*Run{}, nodes: map[string]*Node{}, tailN: tail}
+	return &Tree{runs: map[string]*Run{}, nodes: map[string]*Node{}, tailN: tail, hidden: map[string]bool{}}
+}
+
+// Keep limits the tree to the n most recent runs (0: every run, the
+// default): when a run beyond them appears, the oldest run is let go (the
+// oldest finished one when there is one). A run let go keeps counting in
+// AllFinished and Hidden, but its events are otherwise ignored, so a
+// watcher of a stream with thousands of runs spends only on the ones it
+// shows.
+func (t *Tree) Keep(n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.keep = n
+	t.trim()
+}
+
+// Hidden counts the runs let go (Keep), and those of them still running.
+func (t *Tree) Hidden() (runs, running int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, finished := range t.hidden {
+		if !finished {
+			running++
+		}
+	}
+	return len(t.hidden), running
+}
+
+// trim lets go of the oldest runs beyond keep.
+func (t *Tree) trim() {
+	for t.keep > 0 && len(t.order) > t.keep {
+		i := slices.IndexFunc(t.order, func(id string) bool { return t.runs[id].Finished })
+		if i < 0 {
+			i = 0
+		}
+		id := t.order[i]
+		t.hidden[id] = t.runs[id].Finished
+		delete(t.runs, id)
+		t.order = slices.Delete(t.order, i, i+1)
+	}
+}
+
+// applyHidden takes an event of a run let go: only its end counts.
+func (t *Tree) applyHidden(ev messages.Event) {
+	if ev.Agent == "run" && ev.Type == messages.EvtRunFinished && !t.hidden[ev.Run] {
+		t.hidden[ev.Run] = true
+		t.unfinished--
+	}
 }
 
 // Apply adds one event to the tree. Events of unknown types only join the
@@ -107,6 +161,10 @@ func (t *Tree) Apply(ev messages.Event) {
 	if ev.Run == NodesRun || strings.HasPrefix(ev.Type, "node.") {
 		t.applyNode(ev, v)
 		t.addTail(ev, v)
+		return
+	}
+	if _, gone := t.hidden[ev.Run]; gone {
+		t.applyHidden(ev)
 		return
 	}
 	r := t.run(ev.Run, ev.Time)
@@ -199,6 +257,9 @@ func (t *Tree) applyRun(r *Run, v any) {
 			r.Finished, r.Status = false, ""
 		}
 	case *messages.RunFinished:
+		if !r.Finished {
+			t.unfinished--
+		}
 		r.Finished, r.Status, r.Reason = true, d.Status, d.Reason
 		r.Tokens, r.CostUSD, r.WallMS, r.Dropped = d.Tokens, d.CostUSD, d.WallMS, d.EventsDropped
 		for agent, last := range d.LastSeq { // the tail events never seen
@@ -235,6 +296,8 @@ func (t *Tree) run(id string, at time.Time) *Run {
 		r = &Run{ID: id, Started: at, Agents: map[string]*Agent{}, lastSeq: map[string]uint64{}}
 		t.runs[id] = r
 		t.order = append(t.order, id)
+		t.unfinished++
+		t.trim()
 	}
 	return r
 }
@@ -326,23 +389,17 @@ func (t *Tree) Tail() []string {
 func (t *Tree) AllFinished() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.runs) == 0 {
-		return false
-	}
-	for _, r := range t.runs {
-		if !r.Finished {
-			return false
-		}
-	}
-	return true
+	return len(t.runs)+len(t.hidden) > 0 && t.unfinished == 0
 }
 
 // Finished reports whether run has finished.
 func (t *Tree) Finished(run string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	r := t.runs[run]
-	return r != nil && r.Finished
+	if r := t.runs[run]; r != nil {
+		return r.Finished
+	}
+	return t.hidden[run]
 }
 
 // Ordered lists a run's agents depth-first from its roots, with depths.

@@ -87,7 +87,8 @@ Lists every tool: name, visibility tier (after tools.tiers), read-only,
 mutating or spawns (delegate: as read-only as the kind it starts), and what
 it does; with MCP servers configured, their tools too
 (each server is started to list them, and a server that cannot start is
-reported on stderr).
+reported on stderr). Last comes the effective sandbox of the commands the
+tools start (see orchestrator sandbox --help).
 
 Flags:
   --workspace DIR   the workspace whose .troupe/config.yaml applies (default: .)
@@ -105,6 +106,9 @@ would see. --script runs a JSON Lines file of {"name": ..., "args": {...}} in
 one session (one read tracker, cache and todo list), each output after a line
 "=== N name". Exit 1 when the tool returned an error result. An MCP tool
 (mcp__<server>__<tool>) starts its server from the configuration first.
+Commands start in the configuration's sandbox as in a run, with the worker
+kind's policy: a warning line on stderr for what this kernel does not
+enforce, exit 2 instead when sandbox.required is set.
 
 Flags:
   --workspace DIR   the workspace the tool is confined to (default: .)
@@ -120,13 +124,15 @@ Examples:
   orchestrator tools call mcp__everything__echo '{"message":"hi"}' --config mcp.yaml
 `,
 	"watch": `Usage: orchestrator watch [--nats URL] [--creds FILE] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--config FILE]
-                          [--web ADDR [--http-public]]
+                          [--all] [--web ADDR [--http-public]]
 
 Follows a swarm's events on NATS. On a terminal it draws the live agent tree
 (per agent: kind, status, round, current tool, tokens in/out, cost, node,
 age), the recent events under it and the run's totals, and ends when the run
-finishes. Piped, or with --json, it prints exactly one JSON event envelope
-per line and nothing else on stdout.
+finishes. It shows the 10 most recent runs (a line counts the earlier ones;
+--all shows every run) and redraws at most four times a second, however
+fast events come. Piped, or with --json, it prints exactly one JSON event
+envelope per line and nothing else on stdout.
 
 Flags:
   --nats URL      the server (default TROUPE_NATS_URL, else nats://127.0.0.1:4222);
@@ -137,6 +143,7 @@ Flags:
   --from-start    replay the stored events first (a run that has ended too)
   --json          one envelope per line, even on a terminal
   --follow        keep watching for new runs instead of ending with the run
+  --all           show every run on a terminal, not only the 10 most recent
   --interactive   answer the approvals of runs started with --ask-via nats (y/n on stdin)
   --config FILE   read nats.token / user / password / creds / TLS from a config file
   --creds FILE    a .creds file (the watcher's from serve or auth init; also TROUPE_NATS_CREDS)

@@ -38,7 +38,7 @@ var fullEventsStream = jetstream.StreamConfig{Name: bus.EventsStream, Subjects: 
 
 // embeddedServer starts a JetStream server for a run to connect to with
 // --nats, and connects to it as the test.
-func embeddedServer(t *testing.T) (*bus.Embedded, *bus.Conn) {
+func embeddedServer(t testing.TB) (*bus.Embedded, *bus.Conn) {
 	t.Helper()
 	e, err := bus.StartEmbedded(t.Context(), bus.EmbeddedOptions{StoreDir: t.TempDir()}, zerolog.Nop())
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
@@ -60,7 +61,14 @@ func toolsList(ctx context.Context, args []string, getenv func(string) string, w
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, ts.tiers.TierOf(s), access, s.Summary())
 	}
-	return exitOK, tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return exitFailed, err
+	}
+	// The effective sandbox of the commands shell and the MCP servers
+	// start, as config print and sandbox check show it.
+	fmt.Fprintln(w)
+	fmt.Fprint(w, setup.SandboxSummary(ts.sandbox, runner.Abs(wsOr(fs.values["workspace"])), []string{cliKind}))
+	return exitOK, nil
 }
 
 func wsOr(dir string) string {
@@ -72,7 +80,8 @@ func wsOr(dir string) string {
 
 // toolSession opens a tool session over dir as an agent would have it,
 // with the tools of ts: configured secrets (the API key, NATS
-// credentials) are redacted from results and spill files as in a run.
+// credentials) are redacted from results and spill files, and commands
+// start in the config's sandbox, as in a run.
 func toolSession(dir string, ts *toolset) (*tools.Session, *tools.Executor, error) {
 	ws, err := tools.NewWorkspace(wsOr(dir))
 	if err != nil {
@@ -80,7 +89,8 @@ func toolSession(dir string, ts *toolset) (*tools.Session, *tools.Executor, erro
 	}
 	tc := setup.ToolsConfig(ts.cfg.Tools)
 	tc.DataDir = filepath.Join(ws.Root(), ".troupe")
-	s := builtin.NewSession("cli", ws, tc)
+	s := tools.NewSession("cli", ws, tc.Config)
+	builtin.Prepare(s, tc, builtin.Shared{Sandbox: ts.box(ws.Root())})
 	s.Redact = setup.Redactor(ts.cfg).String
 	_, _ = s.Spill.Sweep(time.Now())
 	return s, &tools.Executor{Tools: ts.reg, Session: s}, nil

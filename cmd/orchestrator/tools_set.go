@@ -13,6 +13,7 @@ import (
 	"github.com/troupe-ai/troupe/tools"
 	"github.com/troupe-ai/troupe/tools/builtin"
 	"github.com/troupe-ai/troupe/tools/mcp"
+	"github.com/troupe-ai/troupe/tools/sandbox"
 )
 
 // toolset is what the tools command works with: the built-in tools, the
@@ -23,7 +24,14 @@ type toolset struct {
 	reg     *tools.Registry
 	tiers   tools.Tiers
 	sources []tools.ToolSource
+	// sandbox confines the commands the shell tools start, as in a run
+	// (nil: sandbox.mode off); its policy is the worker kind's.
+	sandbox *sandbox.Settings
 }
+
+// cliKind is the agent kind whose sandbox policy the tools command's
+// session gets: the shell tools are a worker's.
+const cliKind = "worker"
 
 // openToolset loads the configuration (--config FILE over the usual
 // files) and starts the MCP servers for which need is true. A server that
@@ -38,11 +46,21 @@ func openToolset(ctx context.Context, getenv func(string) string, ws, cfgFile st
 	if err := cfg.Validate(); err != nil {
 		return nil, usageErr("config: %v", err)
 	}
+	box := setup.Sandbox(cfg, home)
+	// The run's check: one warning line for what this kernel does not
+	// enforce, a refusal (exit 2) with sandbox.required.
+	warn, err := setup.SandboxPreflight(box, []string{cliKind})
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	if warn != "" {
+		fmt.Fprintf(stderr, "orchestrator: %s\n", warn)
+	}
 	srcs, err := setup.MCPServers(cfg, ws, nil, getenv, zerolog.Nop())
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	ts := &toolset{cfg: cfg, tiers: setup.Tiers(cfg.Tools), sources: srcs}
+	ts := &toolset{cfg: cfg, tiers: setup.Tiers(cfg.Tools), sources: srcs, sandbox: box}
 	all := builtin.All()
 	for _, s := range srcs {
 		if !need(s.Name()) {
@@ -75,6 +93,15 @@ func openToolset(ctx context.Context, getenv func(string) string, ws, cfgFile st
 }
 
 func (t *toolset) close() { setup.CloseToolSources(t.sources) }
+
+// box is the sandbox of the session's commands over workspace root, nil
+// with sandbox.mode off.
+func (t *toolset) box(root string) *sandbox.Box {
+	if t.sandbox == nil {
+		return nil
+	}
+	return t.sandbox.Box(cliKind, root)
+}
 
 // serversFor says which MCP servers calls of names need: the one a
 // mcp__<server>__ name names, all of them for search_tools.

@@ -69,8 +69,9 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 		log.Warn().Err(err).Msg("run leases unreadable: a run whose orchestrator died shows running")
 	}
 	term := terminalOf(stdout, getenv)
-	w := &watcher{es: es, run: run, leases: leases, stderr: stderr, follow: fs.bools["follow"], asJSON: fs.bools["json"] || !term.tty, tree: watch.NewTree(8),
-		view: term.view(stdout), enc: json.NewEncoder(stdout), caughtUp: !fs.bools["from-start"] || es.Backlog == 0}
+	w := newWatcher(es, run, fs.bools, term.view(stdout), json.NewEncoder(stdout))
+	w.asJSON = w.asJSON || !term.tty
+	w.leases, w.stderr = leases, stderr
 	if fs.bools["interactive"] {
 		ans, err := conn.Answer(run, log)
 		if err != nil {
@@ -94,8 +95,19 @@ func watchURL(configured, flag string) (url, setting string) {
 	return "nats://127.0.0.1:4222", "--nats (default nats://127.0.0.1:4222)"
 }
 
+// watchRuns is how many runs watch shows without --all: the most recent.
+const watchRuns = 10
+
+// Frame pacing: a changed tree is redrawn at most frameEvery, an
+// unchanged one (its ages move on) every ageEvery.
+const (
+	frameEvery = 250 * time.Millisecond
+	ageEvery   = time.Second
+)
+
 // watcher shows the events of one subscription: the tree, redrawn at most
-// ten times a second, or one JSON envelope per line.
+// four times a second whatever the event rate, or one JSON envelope per
+// line.
 type watcher struct {
 	es       *bus.EventStream
 	leases   *cluster.RunLeases // nil: no run is ever shown lost
@@ -108,12 +120,24 @@ type watcher struct {
 	enc      *json.Encoder
 	caughtUp bool // the backlog asked for has been shown
 	dirty    bool // the tree changed since it was drawn
+	drawn    time.Time
+}
+
+// newWatcher is the watcher of es with watch's switches (follow, json,
+// from-start, all), drawing on view or printing with enc.
+func newWatcher(es *bus.EventStream, run string, flags map[string]bool, view *watch.View, enc *json.Encoder) *watcher {
+	w := &watcher{es: es, run: run, follow: flags["follow"], asJSON: flags["json"], tree: watch.NewTree(8),
+		view: view, enc: enc, caughtUp: !flags["from-start"] || es.Backlog == 0}
+	if !flags["all"] {
+		w.tree.Keep(watchRuns)
+	}
+	return w
 }
 
 // loop shows events until the watched runs finished (unless following),
 // the subscription ends or ctx is cancelled (exit 130).
 func (w *watcher) loop(ctx context.Context, stderr io.Writer) (int, error) {
-	tick := time.NewTicker(100 * time.Millisecond) // at most 10 frames a second
+	tick := time.NewTicker(frameEvery)
 	defer tick.Stop()
 	for {
 		select {
@@ -132,9 +156,9 @@ func (w *watcher) loop(ctx context.Context, stderr io.Writer) (int, error) {
 			}
 		case now := <-tick.C:
 			w.markLost(now)
-			if w.dirty || (!w.asJSON && w.tree.Runs() != nil) {
-				w.view.Draw(w.tree, time.Now())
-				w.dirty = false
+			if !w.asJSON && (w.dirty || now.Sub(w.drawn) >= ageEvery) {
+				w.view.Draw(w.tree, now)
+				w.dirty, w.drawn = false, now
 			}
 			if w.done() {
 				return exitOK, nil

@@ -161,6 +161,9 @@ type Node struct {
 	// RunLease: a run whose orchestrator has not heartbeaten it this long
 	// is lost; nodes stop its agents (0: the default, 10s).
 	RunLease time.Duration `yaml:"run_lease"`
+	// BudgetTimeout: a node's agent whose run's budget does not answer
+	// this long stops at its next model call (budget_unreachable).
+	BudgetTimeout time.Duration `yaml:"budget_timeout"`
 }
 
 // Sources say where Load looks. Empty fields are skipped.

@@ -182,6 +182,8 @@ func (c Config) validateNode() error {
 		return bad("node.slots", "must be a number of tasks, or 0 for the default (4); got %d", n.Slots)
 	case n.MaxDeliver < 0:
 		return bad("node.max_deliver", "must be a number of attempts, or 0 for the default (3); got %d", n.MaxDeliver)
+	case n.BudgetTimeout < 0:
+		return bad("node.budget_timeout", "must be a duration such as 10s, or 0 for the default (10s); got %s", n.BudgetTimeout)
 	case n.AckWait < 0:
 		return bad("node.ack_wait", "must be a duration such as 10s, or 0 for the default (10s); got %s", n.AckWait)
 	case n.RunLease < 0 || n.RunLease > 5*time.Minute:

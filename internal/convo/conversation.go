@@ -55,6 +55,10 @@ type Conversation struct {
 	// (see delta); cfgDirty: the limits changed since it last wrote them.
 	synced   int
 	cfgDirty bool
+	// msgs is what Messages returned last, extended in place as entries
+	// are appended; dropped (never rewritten) when an entry it holds
+	// changes, so a list handed out stays as it was.
+	msgs []llm.Message
 }
 
 // New returns an empty conversation with limits cfg.
@@ -99,15 +103,25 @@ func (c *Conversation) Entries() []Entry {
 	return out
 }
 
-// Messages returns the messages for the next request (a copy) and records
-// their size for Calibrate.
+// Messages returns the messages for the next request and records their
+// size for Calibrate. The result is read-only and never changes
+// afterwards: the conversation keeps one list of messages, extends it as
+// entries are appended, and starts a new one when an entry it holds is
+// changed in place (eviction, compaction), so a round's request costs
+// the new messages only, not a copy of the whole history. Appending to
+// the result copies it (its capacity is its length).
 func (c *Conversation) Messages() []llm.Message {
-	out := make([]llm.Message, len(c.entries))
-	for i, e := range c.entries {
-		out[i] = cloneMessage(e.Message)
+	if len(c.msgs) > len(c.entries) {
+		c.msgs = nil
+	}
+	if c.msgs == nil {
+		c.msgs = make([]llm.Message, 0, len(c.entries)+16)
+	}
+	for i := len(c.msgs); i < len(c.entries); i++ {
+		c.msgs = append(c.msgs, c.entries[i].Message)
 	}
 	c.sentChars = c.Chars()
-	return out
+	return c.msgs[:len(c.msgs):len(c.msgs)]
 }
 
 // Pending returns the tool calls of the last assistant message that have no

@@ -31,6 +31,9 @@ func (c *Conversation) touch(i int) {
 	if i < c.synced {
 		c.synced = i
 	}
+	if i < len(c.msgs) {
+		c.msgs = nil
+	}
 }
 
 // delta is what changed since the last markSynced. Its size is that of the

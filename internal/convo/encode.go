@@ -106,6 +106,7 @@ func (c *Conversation) Clone() *Conversation {
 	out := *c
 	out.cfg = c.cfg.withDefaults()
 	out.entries = c.Entries()
+	out.msgs = nil // shared spare capacity would let both append into it
 	out.pending = slices.Clone(c.pending)
 	for i, tc := range out.pending {
 		out.pending[i].Args = slices.Clone(tc.Args)

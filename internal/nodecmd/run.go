@@ -230,7 +230,7 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 	}
 	node, err := cluster.StartNode(ctx, cluster.NodeOptions{Bus: conn,
 		Name: o.name, Kinds: ks, Slots: n, Agent: agent, Events: events, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
-		Heartbeat: nc.Heartbeat, DrainTimeout: nc.DrainTimeout, Version: Version, Log: log})
+		Heartbeat: nc.Heartbeat, DrainTimeout: nc.DrainTimeout, BudgetTimeout: nc.BudgetTimeout, Version: Version, Log: log})
 	if err != nil {
 		return err
 	}

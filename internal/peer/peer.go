@@ -21,6 +21,8 @@ var install = map[string]string{
 	"fdfind":      "apt-get install fd-find",
 	"git":         "apt-get install git",
 	"node":        "apt-get install nodejs npm",
+	"python3":     "apt-get install python3",
+	"perl":        "apt-get install perl",
 }
 
 // InCI reports whether the tests run in CI: CI is set, and not to false

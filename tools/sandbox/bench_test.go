@@ -38,6 +38,44 @@ func BenchmarkEcho(b *testing.B) {
 	deny := pol
 	deny.Network = NetworkDeny
 	b.Run("sandbox-network-deny", func(b *testing.B) { run(b, true, deny) })
+	// As the shell tools start commands: through an agent's box, whose
+	// commands share one network namespace.
+	for _, p := range []Policy{pol, deny} {
+		b.Run("box-network-"+string(p.Network), func(b *testing.B) {
+			box := NewBox(p, s, b.TempDir())
+			defer box.Close()
+			for b.Loop() {
+				cmd := exec.Command("sh", "-c", "echo hi")
+				cmd.Dir = ws
+				err := box.Start(cmd)
+				if err == nil {
+					err = cmd.Wait()
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	// The launcher (our binary re-executed in new user and network
+	// namespaces), the path of a process that may not make network
+	// namespaces itself.
+	b.Run("launcher-network-deny", func(b *testing.B) {
+		for b.Loop() {
+			cmd := exec.Command("sh", "-c", "echo hi")
+			cmd.Dir = ws
+			err := Confine(cmd, deny, s)
+			if err == nil {
+				err = onFreshThread(cmd, cmd.Start)
+			}
+			if err == nil {
+				err = cmd.Wait()
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkPrepare is the sandbox's own work per command on the fast
@@ -48,7 +86,7 @@ func BenchmarkPrepare(b *testing.B) {
 	pol := Policy{Writable: []string{b.TempDir()}, DenyRead: DefaultDenyRead("/root"), Network: NetworkAllow}
 	s := Check()
 	for b.Loop() {
-		if err := onFreshThread(nil, func() error { return prepareThread(pol, s) }); err != nil {
+		if err := onFreshThread(nil, func() error { return prepareThread(pol, s, false) }); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -17,6 +17,10 @@ type Box struct {
 	support Support
 	tmpBase string
 
+	// ns is the network namespace the box's commands with network deny
+	// or loopback share, where this process can make one (start_linux.go).
+	ns netNSCache
+
 	mu     sync.Mutex
 	tmp    string
 	remove func() error
@@ -70,7 +74,7 @@ func (b *Box) Start(cmd *exec.Cmd) error {
 	}
 	cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
 	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
-	return Start(cmd, b.Policy(), b.support)
+	return start(cmd, b.Policy(), b.support, &b.ns)
 }
 
 // Explain is Explain with the box's policy.
@@ -78,11 +82,13 @@ func (b *Box) Explain(exitCode int, output string) string {
 	return Explain(exitCode, output, b.Policy())
 }
 
-// Close removes the private TMPDIR; Start fails afterwards.
+// Close removes the private TMPDIR and lets go of the box's network
+// namespace; Start fails afterwards.
 func (b *Box) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
+	b.ns.close()
 	if b.remove == nil {
 		return nil
 	}

@@ -3,13 +3,19 @@
 // own mechanisms, so that what a command may touch no longer depends on
 // the shell guard understanding the command.
 //
-// A confined command is started through a launcher: our own binary
-// re-executed (/proc/self/exe) with a marker argv[0]. Every program that
-// starts confined commands calls MaybeRunLauncher first thing in main (and
-// a test binary in TestMain). The launcher reads the Policy from its
-// environment (paths and switches only, never a secret), removes it,
-// applies the confinement to itself and execve's the real program, which
-// inherits it. Nothing the program does afterwards can widen it:
+// A confined command is started from an OS thread of its own that is
+// confined first (see Start): the fork inherits the thread's Landlock
+// domain, seccomp filter, no_new_privs and network namespace, so nothing
+// the command does afterwards can widen them. Where the process may not
+// make network namespaces itself (an ordinary user), a command with
+// network deny or loopback starts instead through a launcher: our own
+// binary re-executed (/proc/self/exe) with a marker argv[0] in new user
+// and network namespaces. Every program that starts confined commands
+// calls MaybeRunLauncher first thing in main (and a test binary in
+// TestMain). The launcher reads the Policy from its environment (paths
+// and switches only, never a secret), removes it, applies the confinement
+// to itself and execve's the real program, which inherits it. On either
+// path a command gets:
 //
 //   - Landlock (ABI 1 and later; rights the kernel lacks are dropped, not
 //     faked): writes only beneath Policy.Writable (the workspace or
@@ -22,10 +28,11 @@
 //     Signals and abstract UNIX sockets are scoped to the sandbox (ABI 6):
 //     a command cannot signal the orchestrator.
 //   - network: allow leaves it as it is; deny and loopback start the
-//     command in a network namespace of its own (inside a user namespace
-//     when the kernel allows one): deny has no interface up, loopback has
-//     its own lo up, so servers the command starts are reachable, but the
-//     host's loopback and everything beyond are not. Where the ABI has
+//     command in a network namespace of its own (one per Box, shared by
+//     its commands, where this process can make it; else one per command,
+//     inside a user namespace): deny has no interface up, loopback has
+//     its own lo up, so servers the box's commands start are reachable,
+//     but the host's loopback and everything beyond are not. Where the ABI has
 //     them, deny also refuses every TCP bind and connect by Landlock.
 //   - no_new_privs, capabilities beyond the ordinary file ones taken out
 //     of the bounding set (a root command keeps chown and DAC override but

@@ -34,8 +34,8 @@ func applyLandlock(p Policy, inNetNS bool) error {
 
 // restrictThread applies the same Landlock rules to the calling thread
 // only (no_new_privs must be set on it first).
-func restrictThread(p Policy) error {
-	cfg, rules := landlockRules(p, false)
+func restrictThread(p Policy, inNetNS bool) error {
+	cfg, rules := landlockRules(p, inNetNS)
 	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
 	if err != nil || fd < 0 {
 		return err

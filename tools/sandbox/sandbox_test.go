@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/troupe-ai/troupe/internal/peer"
 )
 
 // box is a workspace, a private TMPDIR and a HOME with a planted key, and
@@ -73,10 +75,7 @@ func needKernel(t *testing.T) {
 	t.Helper()
 	s := Check()
 	if s.LandlockABI < 6 || !s.Seccomp || !s.NetNS {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the sandbox tests need Landlock ABI 6+, seccomp and network namespaces; this kernel: %+v", s)
-		}
-		t.Skipf("kernel lacks sandbox support: %+v", s)
+		peer.Missing(t, "Landlock", "the sandbox tests need Landlock ABI 6+, seccomp and network namespaces; this kernel: %+v", s)
 	}
 }
 
@@ -101,16 +100,15 @@ func TestWriteOutsideRefused(t *testing.T) {
 		"touch":  func(p string) []string { return []string{"touch", p} },
 		"mkdir":  func(p string) []string { return []string{"mkdir", p} },
 	}
-	if _, err := exec.LookPath("python3"); err == nil {
-		cases["python3"] = func(p string) []string { return []string{"python3", "-c", "open('" + p + "','w').write('x')"} }
-	}
-	if _, err := exec.LookPath("perl"); err == nil {
-		cases["perl"] = func(p string) []string {
-			return []string{"perl", "-e", "open(F,'>','" + p + "') or die \"$!\\n\"; print F 'x'"}
-		}
+	cases["python3"] = func(p string) []string { return []string{"python3", "-c", "open('" + p + "','w').write('x')"} }
+	cases["perl"] = func(p string) []string {
+		return []string{"perl", "-e", "open(F,'>','" + p + "') or die \"$!\\n\"; print F 'x'"}
 	}
 	for name, argv := range cases {
 		t.Run(name, func(t *testing.T) {
+			if name == "python3" || name == "perl" {
+				peer.Need(t, name)
+			}
 			for _, target := range []string{filepath.Join(b.outside, "f-"+name), "/tmp/troupe-sandbox-test-" + name + strconv.Itoa(os.Getpid())} {
 				out, code := b.run(t, b.pol, nil, argv(target)...)
 				if code == 0 {
@@ -184,9 +182,20 @@ func (b *box) helper(t *testing.T, pol Policy, name string, args ...string) (str
 
 // network deny refuses a TCP connect to a server on loopback that the
 // test started; allow lets it through; loopback reaches only the
-// command's own loopback.
+// command's own loopback: with the namespace made by this process, and
+// through the launcher.
 func TestNetwork(t *testing.T) {
 	needKernel(t)
+	if Check().ThreadNetNS {
+		t.Run("this-process", testNetwork)
+	}
+	t.Run("launcher", func(t *testing.T) {
+		t.Setenv(AssumeMissingEnv, "threadnetns")
+		testNetwork(t)
+	})
+}
+
+func testNetwork(t *testing.T) {
 	b := newBox(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -215,7 +224,8 @@ func TestNetwork(t *testing.T) {
 		}
 	}
 	// loopback: a server the command starts itself is reachable.
-	if _, err := exec.LookPath("python3"); err == nil {
+	t.Run("own-loopback", func(t *testing.T) {
+		peer.Need(t, "python3")
 		pol := b.pol
 		pol.Network = NetworkLoopback
 		script := `import socket
@@ -225,7 +235,7 @@ c=socket.create_connection(s.getsockname()); print("own loopback ok")`
 		if code != 0 || !strings.Contains(out, "own loopback ok") {
 			t.Errorf("own loopback: exit %d, %q", code, out)
 		}
-	}
+	})
 }
 
 // ptrace of a sibling, mount, unshare and signals to processes outside

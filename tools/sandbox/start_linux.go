@@ -11,21 +11,29 @@ import (
 // Start starts cmd (built by exec.Command, not started) confined by p,
 // with what s says this kernel supports, and returns Start's error.
 //
-// With network allow (the common case) the confinement is prepared on a
-// fresh OS thread and inherited by the fork: the thread drops the
-// capabilities, sets no_new_privs, enters the Landlock domain and loads
-// the seccomp filter, starts cmd, and then ends with its goroutine
-// (locked to it and never unlocked, so the Go runtime retires it and no
-// other goroutine ever runs on it; the runtime also never clones new
-// threads from a locked one). No extra program runs, so the cost is a
-// thread and a few system calls. Because that thread's own clone must go
-// through, the filter the command inherits this way does not refuse
-// namespace flags to clone (unshare and setns stay refused).
+// The confinement is prepared on a fresh OS thread and inherited by the
+// fork: the thread drops the capabilities, sets no_new_privs, enters the
+// Landlock domain and loads the seccomp filter, starts cmd, and then ends
+// with its goroutine (locked to it and never unlocked, so the Go runtime
+// retires it and no other goroutine ever runs on it; the runtime also
+// never clones new threads from a locked one). No extra program runs, so
+// the cost is a thread and a few system calls. Because that thread's own
+// clone must go through, the filter the command inherits this way does
+// not refuse namespace flags to clone (unshare and setns stay refused).
 //
-// With network deny or loopback the command starts through the launcher
-// (see Confine): the user and network namespaces come with the fork, and
-// the launcher applies the rest, the full filter included, before exec.
+// With network deny or loopback, when this process may make network
+// namespaces itself (Support.ThreadNetNS), the thread first enters a new one
+// (a Box's commands share one, made once); otherwise the command starts
+// through the launcher (see Confine): the user and network namespaces
+// come with the fork, and the launcher applies the rest, the full filter
+// included, before exec.
 func Start(cmd *exec.Cmd, p Policy, s Support) error {
+	return start(cmd, p, s, nil)
+}
+
+// start is Start with the network namespace of a box (nil: a fresh one
+// for network deny or loopback).
+func start(cmd *exec.Cmd, p Policy, s Support, ns *netNSCache) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -33,13 +41,24 @@ func Start(cmd *exec.Cmd, p Policy, s Support) error {
 		return fmt.Errorf("%w: %v", ErrUnsupported, miss)
 	}
 	if p.Network == NetworkDeny || p.Network == NetworkLoopback {
+		if s.ThreadNetNS {
+			if ns == nil {
+				ns = &netNSCache{}
+				defer ns.close() // the command keeps the namespace
+			}
+			fd, err := ns.get(p.Network == NetworkLoopback)
+			if err != nil {
+				return err
+			}
+			return onFreshThread(cmd, startInNetNS(cmd.Start, p, s, fd))
+		}
 		if err := Confine(cmd, p, s); err != nil {
 			return err
 		}
 		return onFreshThread(cmd, func() error { return cmd.Start() })
 	}
 	return onFreshThread(cmd, func() error {
-		if err := prepareThread(p, s); err != nil {
+		if err := prepareThread(p, s, false); err != nil {
 			return fmt.Errorf("prepare the sandbox: %w", err)
 		}
 		return cmd.Start()
@@ -86,8 +105,9 @@ func onFreshThread(cmd *exec.Cmd, start func() error) error {
 }
 
 // prepareThread confines the calling thread as the launcher confines
-// itself, less the clone rules of the seccomp filter.
-func prepareThread(p Policy, s Support) error {
+// itself, less the clone rules of the seccomp filter; inNetNS says the
+// thread is in a network namespace of its own.
+func prepareThread(p Policy, s Support, inNetNS bool) error {
 	if err := dropCaps(); err != nil {
 		return err
 	}
@@ -95,7 +115,7 @@ func prepareThread(p Policy, s Support) error {
 		return fmt.Errorf("set no_new_privs: %w", err)
 	}
 	if s.LandlockABI > 0 {
-		if err := restrictThread(p); err != nil {
+		if err := restrictThread(p, inNetNS); err != nil {
 			return fmt.Errorf("apply landlock: %w", err)
 		}
 	}

@@ -17,14 +17,19 @@ type Support struct {
 	// NetNS: a network namespace can be created (inside a user namespace,
 	// or directly when this process may).
 	NetNS bool `json:"network_namespaces"`
+	// ThreadNetNS: this process can make a network namespace on a
+	// thread and enter it (CAP_SYS_ADMIN), so commands with network deny
+	// or loopback need no launcher.
+	ThreadNetNS bool `json:"thread_network_namespaces"`
 	// Notes say why a part is missing, when the probe said.
 	Notes []string `json:"notes,omitempty"`
 }
 
 // AssumeMissingEnv is a test hook: a comma-separated list of landlock,
 // seccomp, userns, netns that Check reports as absent, as an older or
-// locked-down kernel would. It can only take enforcement away, as
-// sandbox.mode: off can.
+// locked-down kernel would, and threadnetns, which sends commands with
+// network deny or loopback through the launcher. It can only take
+// enforcement away, as sandbox.mode: off can, or choose the slower path.
 const AssumeMissingEnv = "TROUPE_SANDBOX_ASSUME_MISSING"
 
 // pretend removes from s what the AssumeMissingEnv hook names.
@@ -38,7 +43,9 @@ func (s Support) pretend(list string) Support {
 		case "userns":
 			s.UserNS = false
 		case "netns":
-			s.NetNS = false
+			s.NetNS, s.ThreadNetNS = false, false
+		case "threadnetns":
+			s.ThreadNetNS = false
 		}
 	}
 	return s
@@ -57,8 +64,15 @@ func (s Support) String() string {
 		ll = fmt.Sprintf("yes (ABI %d)", s.LandlockABI)
 	}
 	var b strings.Builder
+	netns := yes(s.NetNS)
+	switch {
+	case s.ThreadNetNS:
+		netns += " (made by this process)"
+	case s.NetNS:
+		netns += " (through the launcher)"
+	}
 	fmt.Fprintf(&b, "landlock: %s\nseccomp: %s\nuser namespaces: %s\nnetwork namespaces: %s\n",
-		ll, yes(s.Seccomp), yes(s.UserNS), yes(s.NetNS))
+		ll, yes(s.Seccomp), yes(s.UserNS), netns)
 	for _, n := range s.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}

@@ -43,6 +43,12 @@ func probe() Support {
 			s.Notes = append(s.Notes, fmt.Sprintf("network namespace: %v", err))
 		}
 	}
+	if s.NetNS {
+		if fd, err := newNetNS(false); err == nil {
+			_ = syscall.Close(fd)
+			s.ThreadNetNS = true
+		}
+	}
 	return s
 }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/troupe-ai/troupe/internal/peer"
 )
 
 // goEnv is a value of `go env`.
@@ -25,14 +27,8 @@ func goEnv(t *testing.T, name string) string {
 // them in sandbox.writable).
 func TestGoBuildAndGitCommit(t *testing.T) {
 	needKernel(t)
-	for _, peer := range []string{"go", "git"} {
-		if _, err := exec.LookPath(peer); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("needs %s", peer)
-			}
-			t.Skipf("needs %s", peer)
-		}
-	}
+	peer.Need(t, "go")
+	peer.Need(t, "git")
 	b := newBox(t)
 	pol := b.pol
 	pol.Writable = append(pol.Writable, goEnv(t, "GOCACHE"), goEnv(t, "GOMODCACHE"))
