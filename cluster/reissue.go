@@ -53,10 +53,18 @@ func (c *remoteChild) publish(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	rec := taskRecord{Agent: task.ID, Kind: task.Kind, Secret: task.Secret, Prior: task.Prior}
+	if err := r.recs.add(rec); err != nil {
+		return 0, err
+	}
 	ack, err := r.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: TaskSubject(r.o.Bus.Prefix(), c.task.Kind, messages.ProtocolVersion), Data: data,
 		Header: nats.Header{jetstream.MsgIDHeader: []string{id}}})
 	if err != nil {
 		return 0, fmt.Errorf("queue %s task %s: %w", c.task.Kind, c.task.ID, err)
+	}
+	rec.Seq = ack.Sequence
+	if err := r.recs.add(rec); err != nil {
+		r.o.Log.Warn().Err(err).Msg("record a queued task")
 	}
 	c.mu.Lock()
 	c.seq, c.orphan = ack.Sequence, false

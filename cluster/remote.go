@@ -57,6 +57,10 @@ type RemoteOptions struct {
 	// RunLease is the run's lease (RunLease.Lease; 0: the run has none):
 	// tasks carry it, and nodes stop them once it lapses.
 	RunLease time.Duration
+	// Records is the file of the run's durable task records (RecordsPath;
+	// "" keeps none): a resumed run takes up the results of the tasks it
+	// had queued instead of running them again.
+	Records string
 	// Workspace is the orchestrator's workspace directory: tasks carry its
 	// WorkspaceKey, and nodes serving another repository refuse them.
 	Workspace string
@@ -90,6 +94,8 @@ type Remote struct {
 	terminated atomic.Uint64
 	unplaced   atomic.Uint64
 	reissued   atomic.Uint64
+	reattached atomic.Uint64
+	recs       *records // nil: none kept
 }
 
 // StartRemote starts the orchestrator side of run.
@@ -119,6 +125,12 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		origin: fmt.Sprintf("%s/%d", host, os.Getpid()), wsKey: WorkspaceKey(o.Workspace)}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
+	if o.Records != "" {
+		if r.recs, err = openRecords(o.Records); err != nil {
+			r.cancel()
+			return nil, err
+		}
+	}
 	if r.nodes, err = watchRegistry(r.ctx, o.Bus, o.Log); err != nil {
 		r.Close()
 		return nil, err
@@ -185,6 +197,7 @@ func (r *Remote) Close() {
 	if r.nodes != nil {
 		r.nodes.wait()
 	}
+	r.recs.close()
 }
 
 // RemoteStats count what the results path dropped.
@@ -195,12 +208,14 @@ type RemoteStats struct {
 	Terminated   uint64 // tasks a node refused for good (unreadable, or on the wrong subject)
 	Unplaced     uint64 // tasks failed because no live node served their kind for the placement timeout
 	Reissued     uint64 // tasks handed on from a lost node
+	Reattached   uint64 // tasks of an earlier process of the run whose stored result was taken up
 }
 
 // Stats reports the dropped results so far.
 func (r *Remote) Stats() RemoteStats {
 	return RemoteStats{Duplicates: r.duplicates.Load(), Forged: r.forged.Load(), MaxDelivered: r.failedMax.Load(),
-		Terminated: r.terminated.Load(), Unplaced: r.unplaced.Load(), Reissued: r.reissued.Load()}
+		Terminated: r.terminated.Load(), Unplaced: r.unplaced.Load(), Reissued: r.reissued.Load(),
+		Reattached: r.reattached.Load()}
 }
 
 // Nodes lists the live nodes as the registry shows them.

@@ -110,6 +110,12 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	r.mu.Lock()
 	r.waiting[c.task.ID] = c
 	r.mu.Unlock()
+	if res, ok := c.reattach(ctx); ok {
+		r.mu.Lock()
+		delete(r.waiting, c.task.ID)
+		r.mu.Unlock()
+		return res, nil
+	}
 	if _, err := c.publish(ctx); err != nil {
 		r.mu.Lock()
 		delete(r.waiting, c.task.ID)
