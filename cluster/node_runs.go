@@ -15,15 +15,18 @@ import (
 // task of such a run that arrives later is dropped unrun.
 
 // runLapsed reports whether task's run has a lease that lapsed. A run the
-// node has not heard of is looked up in the bucket: an absent entry is a
-// run that ended or whose orchestrator is long gone.
+// node has not heard of, or heard of as lapsed, is looked up in the
+// bucket: an absent entry is a run that ended or whose orchestrator is
+// long gone.
 func (n *Node) runLapsed(task actors.ChildTask) bool {
 	if task.RunLeaseMS <= 0 {
 		return false // a run without a lease (an older orchestrator)
 	}
-	if lapsed, known := n.runs.lapsed(task.Run, time.Now()); known {
-		return lapsed
+	if lapsed, known := n.runs.lapsed(task.Run, time.Now()); known && !lapsed {
+		return false
 	}
+	// Unknown, or lapsed as far as the watch has told: ask the bucket (a
+	// resumed run's new heartbeat may not have come through the watch yet).
 	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 	defer cancel()
 	kv, err := n.o.Bus.JetStream().KeyValue(ctx, n.o.Bus.Names().Runs)

@@ -49,15 +49,22 @@ func (rt *runningTask) redelivered(m jetstream.Msg) {
 // claim registers the task as running on this node, or, when it runs here
 // already (the server delivered it again, its progress acks having been
 // lost), hands m to the running copy and reports false.
-func (n *Node) claim(key string, rt *runningTask) bool {
+//
+// A running copy that is no longer the task's (its run's lease lapsed, or
+// its claim was revoked) keeps nothing: stale reports it, and the new
+// delivery waits for it to end.
+func (n *Node) claim(key string, rt *runningTask) (ok, stale bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if cur := n.running[key]; cur != nil {
+		if cur.lapsed.Load() || cur.revoked.Load() {
+			return false, true
+		}
 		cur.redelivered(rt.msg)
-		return false
+		return false, false
 	}
 	n.running[key] = rt
-	return true
+	return true, false
 }
 
 // run handles one delivered task: checks it, runs its agent, publishes the
@@ -124,7 +131,13 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 	}
 	key := task.Run + "." + task.ID
 	rt := &runningTask{run: task.Run, agent: task.ID, msg: m, seq: md.Sequence.Stream, leased: task.RunLeaseMS > 0}
-	if !n.claim(key, rt) {
+	ok, stale := n.claim(key, rt)
+	if stale {
+		log.Info().Msg("task delivered again while this node's stopped copy ends: handed back for a moment")
+		_ = m.NakWithDelay(time.Second)
+		return
+	}
+	if !ok {
 		n.stats.duplicate.Add(1)
 		log.Info().Msg("task delivered again while this node runs it: the running copy keeps it")
 		_ = m.InProgress()

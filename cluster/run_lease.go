@@ -156,8 +156,11 @@ func (g *runLeases) apply(e jetstream.KeyValueEntry, now time.Time, existed bool
 	if err != nil || l.Run != e.Key() {
 		return
 	}
-	if existed && e.Created().Before(now) {
-		now = e.Created()
+	if at := e.Created(); existed && !at.IsZero() && at.Before(now) {
+		now = at
+	}
+	if at, ok := g.seen[l.Run]; ok && at.After(now) {
+		now = at // never older than what was heard already
 	}
 	g.seen[l.Run] = now
 	g.lease[l.Run] = time.Duration(l.LeaseMS) * time.Millisecond
