@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -272,9 +274,20 @@ func (a *agent) newChildSpec(req agenttools.DelegateRequest) (agentSpec, error) 
 	if !kind.MayDelegate || depth >= a.rt.settings.DepthLimit() {
 		kind.Tools = slices.DeleteFunc(slices.Clone(kind.Tools), func(t string) bool { return slices.Contains(DelegationTools(), t) })
 	}
-	id := fmt.Sprintf("%s-%s", kind.Name, strings.ReplaceAll(uuid.NewString(), "-", "")[:8])
+	id := childID(a.rt.run, a.spec.id, kind.Name, a.round, req.CallID)
 	return agentSpec{id: id, parent: a.spec.id, kind: kind, task: req.Task, context: req.Context,
 		model: req.Model, parentModel: a.model, depth: depth, background: req.Background}, nil
+}
+
+// childID names a child: from its delegate call when the call has an ID
+// (the same call, run again by a resumed run, names the same child, so a
+// remote child's stored result is found again), else at random.
+func childID(run, parent, kind string, round int, callID string) string {
+	if callID == "" {
+		return fmt.Sprintf("%s-%s", kind, strings.ReplaceAll(uuid.NewString(), "-", "")[:8])
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%d\x00%s", run, parent, round, callID))
+	return fmt.Sprintf("%s-%s", kind, hex.EncodeToString(sum[:])[:8])
 }
 
 func (rt *runtime) delegableKinds() []string {

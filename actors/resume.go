@@ -1,6 +1,9 @@
 package actors
 
 import (
+	"encoding/json"
+	"strings"
+
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/messages"
@@ -86,6 +89,25 @@ func (a *agent) resumeStep(c actor.Context) bool {
 	return true
 }
 
+// rerunnable reports whether a call recorded as started may run again on
+// resume: a delegate of a read-only kind. Its child has the same ID as
+// before (named from the call), so a result a node stored for it is taken
+// up instead of running it again, and one that never finished runs anew,
+// which a read-only agent may.
+func (a *agent) rerunnable(call messages.ToolCall) bool {
+	if call.Name != "delegate" {
+		return false
+	}
+	var args struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(call.Args, &args) != nil {
+		return false
+	}
+	k, ok := a.rt.kinds[strings.TrimSpace(args.Type)]
+	return ok && k.ReadOnly
+}
+
 // settleFromJournal fills in the results of the calls a resumed step's
 // journal settles and returns the records to add (the interrupted calls,
 // so a second crash tells the same story) and the indices of the calls
@@ -102,7 +124,7 @@ func (a *agent) settleFromJournal(calls []messages.ToolCall, prior map[string]co
 				results[i] = results[i].WithMeta(tools.MetaLoadedTools, e.Loaded)
 			}
 			a.session.Reads.Restore(e.Reads) // in call order, as the calls that touch one file ran
-		case ok && e.Started:
+		case ok && e.Started && !a.rerunnable(call):
 			results[i] = interrupted(call.Name)
 			settled = append(settled, journalDone(call.ID, results[i]))
 		default:

@@ -56,6 +56,10 @@ type Options struct {
 	// subject to the tiers in Tools.Tiers. The caller owns the sources
 	// and closes them when the run ends.
 	ToolSources []tools.ToolSource
+	// RunLease is the run's lease as its orchestrator heartbeats it (0:
+	// none); run.started says it, so a watcher knows to show the run lost
+	// once it lapses.
+	RunLease time.Duration
 	// Placer decides where each child agent runs; nil runs every child in
 	// this process (LocalPlacer).
 	Placer Placer
@@ -144,7 +148,7 @@ func Start(ctx context.Context, o Options) (*Team, error) {
 	t := &Team{rt: rt, o: o, start: time.Now(), results: make(chan AgentResult, 1),
 		runEv: newAgentEvents(rt.events, rt.run, "run", "", "run", rt.node, rt.log)}
 	t.runEv.emit(messages.EvtRunStarted, messages.RunStarted{Task: o.Task, Workspace: rt.ws.Root(),
-		Model: o.Models.Default, Resumed: o.Resume != nil})
+		Model: o.Models.Default, Resumed: o.Resume != nil, LeaseMS: o.RunLease.Milliseconds()})
 	go func() { // old spill files go; the run does not wait for it
 		if n, err := rt.spill.Sweep(time.Now()); err != nil || n > 0 {
 			rt.log.Debug().Err(err).Int("removed", n).Msg("spill sweep")

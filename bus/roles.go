@@ -47,6 +47,7 @@ func ParseRole(s string) (Role, error) {
 // holds them.
 const (
 	nodesKVStream   = "KV_" + NodesBucket
+	runsKVStream    = "KV_" + RunsBucket
 	artifactsStream = "OBJ_" + ArtifactsBucket
 )
 
@@ -99,7 +100,7 @@ func RolePermissions(role Role, prefix string) (jwt.Permissions, error) {
 			"$JS.API.>", "$JS.ACK.>", "$JS.FC.>", "$KV.>", "$O.>", "_INBOX.>")
 		perm.Sub.Allow = []string{p + ">", "$JS.EVENT.ADVISORY.>", "_INBOX.>"}
 	case RoleNode:
-		own := []string{EventsStream, TasksStream, ResultsStream, nodesKVStream, artifactsStream, snapshotsStream, changesStream}
+		own := []string{EventsStream, TasksStream, ResultsStream, nodesKVStream, artifactsStream, runsKVStream, snapshotsStream, changesStream}
 		// Snapshots are read only; changesets written (and read back).
 		perm.Pub.Allow = append(common, p+"evt.>", p+"result.>", p+"budget.>", p+"ask.>", p+"ctl.*.*.started",
 			p+"ctl.*.*.snapshot", "$KV."+NodesBucket+".>", "$O."+ArtifactsBucket+".>", "$O."+ChangesBucket+".>",
@@ -108,8 +109,10 @@ func RolePermissions(role Role, prefix string) (jwt.Permissions, error) {
 		perm.Pub.Allow = append(perm.Pub.Allow, jsAPI(own, false, "STREAM.INFO", "STREAM.CREATE")...)
 		perm.Pub.Allow = append(perm.Pub.Allow, jsAPI([]string{TasksStream}, true, "CONSUMER.CREATE",
 			"CONSUMER.DURABLE.CREATE", "CONSUMER.INFO", "CONSUMER.MSG.NEXT")...)
-		perm.Pub.Allow = append(perm.Pub.Allow, readStream(nodesKVStream, artifactsStream)...)
+		perm.Pub.Allow = append(perm.Pub.Allow, readStream(nodesKVStream, artifactsStream, runsKVStream)...)
 		perm.Pub.Allow = append(perm.Pub.Allow, jsAPI([]string{ResultsStream}, false, "STREAM.MSG.GET", "DIRECT.GET")...)
+		// Whether a task it runs is still its own (node_claims.go).
+		perm.Pub.Allow = append(perm.Pub.Allow, jsAPI([]string{TasksStream}, false, "STREAM.MSG.GET")...)
 		perm.Pub.Allow = append(perm.Pub.Allow, jsAPI([]string{artifactsStream}, false, "STREAM.PURGE")...)
 		// Reading an object (its meta, then its chunks through an ordered
 		// consumer) and looking one up before a put; each changeset has a
@@ -123,7 +126,7 @@ func RolePermissions(role Role, prefix string) (jwt.Permissions, error) {
 		perm.Sub.Allow = []string{p + "ctl.>", "_INBOX.>"}
 		perm.Resp = &jwt.ResponsePermission{MaxMsgs: 1, Expires: nodeResponseTTL}
 	case RoleWatcher:
-		perm.Pub.Allow = append(common, readStream(EventsStream, nodesKVStream)...)
+		perm.Pub.Allow = append(common, readStream(EventsStream, nodesKVStream, runsKVStream)...)
 		perm.Sub.Allow = []string{p + "evt.>", "_INBOX.>"}
 	default:
 		return jwt.Permissions{}, fmt.Errorf("%w: %q", ErrUnknownRole, role)

@@ -103,15 +103,30 @@ func reconcile(ctx context.Context, js jetstream.JetStream, prefix string, l Str
 	if err := ensureObjectStores(ctx, js, names, l.Replicas); err != nil {
 		return diffs, err
 	}
-	if _, err := js.KeyValue(ctx, names.Nodes); err == nil {
-		return diffs, nil
-	} else if !errors.Is(err, jetstream.ErrBucketNotFound) {
-		return diffs, fmt.Errorf("look up bucket %s: %w", names.Nodes, err)
-	}
-	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: names.Nodes, TTL: l.NodeTTL,
-		Replicas: l.Replicas, Description: "troupe nodes: one entry per live node"}); err != nil &&
-		!errors.Is(err, jetstream.ErrBucketExists) {
-		return diffs, fmt.Errorf("create bucket %s: %w", names.Nodes, err)
+	for _, kv := range []jetstream.KeyValueConfig{
+		{Bucket: names.Nodes, TTL: l.NodeTTL, Replicas: l.Replicas, Description: "troupe nodes: one entry per live node"},
+		{Bucket: names.Runs, TTL: RunsTTL, Replicas: l.Replicas, Description: "troupe run leases: one entry per live run"},
+	} {
+		if err := ensureKV(ctx, js, kv); err != nil {
+			return diffs, err
+		}
 	}
 	return diffs, nil
+}
+
+// RunsTTL is how long a run's lease entry outlives its last heartbeat in
+// the bucket; a run's own lease (at most this) says when it lapses.
+const RunsTTL = 5 * time.Minute
+
+// ensureKV creates the bucket of cfg where it is missing.
+func ensureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) error {
+	if _, err := js.KeyValue(ctx, cfg.Bucket); err == nil {
+		return nil
+	} else if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return fmt.Errorf("look up bucket %s: %w", cfg.Bucket, err)
+	}
+	if _, err := js.CreateKeyValue(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
+		return fmt.Errorf("create bucket %s: %w", cfg.Bucket, err)
+	}
+	return nil
 }

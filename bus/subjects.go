@@ -15,6 +15,7 @@ const (
 	TasksStream   = "TROUPE_TASKS"
 	ResultsStream = "TROUPE_RESULTS"
 	NodesBucket   = "troupe_nodes"
+	RunsBucket    = "troupe_runs"
 )
 
 // Names are the JetStream streams and buckets of one subject prefix, so
@@ -23,16 +24,18 @@ type Names struct {
 	Events, Tasks, Results string // streams
 	Nodes, Artifacts       string // KV bucket, object store
 	Snapshots, Changes     string // object stores of workspace snapshots and changesets
+	Runs                   string // KV bucket: the run leases
 }
 
 // NamesFor is prefix's names: streams <PREFIX>_EVENTS, _TASKS and
-// _RESULTS, buckets <prefix>_nodes, <prefix>_artifacts, <prefix>_snapshots
-// and <prefix>_changes (the default prefix keeps the names troupe always
-// used).
+// _RESULTS, buckets <prefix>_nodes, <prefix>_runs, <prefix>_artifacts,
+// <prefix>_snapshots and <prefix>_changes (the default prefix keeps the
+// names troupe always used).
 func NamesFor(prefix string) Names {
 	up := strings.ToUpper(prefix)
 	return Names{Events: up + "_EVENTS", Tasks: up + "_TASKS", Results: up + "_RESULTS",
-		Nodes: prefix + "_nodes", Artifacts: prefix + "_artifacts", Snapshots: prefix + "_snapshots", Changes: prefix + "_changes"}
+		Nodes: prefix + "_nodes", Artifacts: prefix + "_artifacts", Snapshots: prefix + "_snapshots", Changes: prefix + "_changes",
+		Runs: prefix + "_runs"}
 }
 
 // checkPrefix refuses a prefix that cannot name streams and buckets.

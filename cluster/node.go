@@ -39,11 +39,12 @@ type NodeOptions struct {
 	// publisher in the node program).
 	Events actors.Emitter
 	// AckWait is how long a task may go without a sign of life before it
-	// is redelivered (default 30s; the node signals every AckWait/3);
+	// is redelivered (default 10s; the node signals every AckWait/3);
 	// MaxDeliver bounds the attempts (default 3).
 	AckWait    time.Duration
 	MaxDeliver int
-	// Heartbeat is the registry refresh period (default 5s).
+	// Heartbeat is the registry refresh period (default 2s): a node silent
+	// for two of them counts as lost, and its tasks go to other nodes.
 	Heartbeat time.Duration
 	// DrainTimeout bounds how long Drain lets running tasks finish before
 	// it hands them back to the queue (default 30s).
@@ -79,13 +80,13 @@ func (o *NodeOptions) defaults() {
 		o.Slots = 4
 	}
 	if o.AckWait <= 0 {
-		o.AckWait = 30 * time.Second
+		o.AckWait = DefaultAckWait
 	}
 	if o.MaxDeliver <= 0 {
 		o.MaxDeliver = 3
 	}
 	if o.Heartbeat <= 0 {
-		o.Heartbeat = 5 * time.Second
+		o.Heartbeat = DefaultHeartbeat
 	}
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = 30 * time.Second
@@ -126,6 +127,12 @@ type NodeStats struct {
 	// (the running copy keeps the task); ProgressLost the progress acks
 	// that failed.
 	Duplicates, ProgressLost uint64
+	// Revoked counts tasks whose claim the run revoked (it found this
+	// node lost and handed them on): stopped, their results dropped.
+	Revoked uint64
+	// Lapsed counts tasks dropped because their run's lease lapsed (its
+	// orchestrator gone): agents stopped, or tasks never started.
+	Lapsed uint64
 }
 
 // Node pulls agent tasks of its kinds from the queue and runs them.
@@ -141,6 +148,7 @@ type Node struct {
 	ctlOff uint64               // under ctlMu: messages the ended control subscriptions dropped
 	kicks  chan struct{}        // a task started or ended: rewrite the registry entry soon
 	gone   *cancelMemory
+	runs   *runLeases // the run leases heard
 
 	ctx      context.Context // ends when the node stops for good
 	cancel   context.CancelFunc
@@ -158,7 +166,7 @@ type Node struct {
 	running map[string]*runningTask // by run + "." + agent
 	stats   struct {
 		taken, completed, redelivered, alreadyDone, handedBack, malformed, wrongKind, version, workspace, cancelled atomic.Uint64
-		restored, duplicate, progressLost                                                                           atomic.Uint64
+		restored, duplicate, progressLost, revoked, lapsed                                                          atomic.Uint64
 	}
 }
 
@@ -185,9 +193,9 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	}
 	host, _ := os.Hostname()
 	n := &Node{o: o, kv: kv, slots: make(chan struct{}, o.Slots), running: map[string]*runningTask{},
-		kicks: make(chan struct{}, 1), gone: newCancelMemory(), events: newNodeEvents(o.Events, o.ID, o.Log)}
+		kicks: make(chan struct{}, 1), gone: newCancelMemory(), runs: newRunLeases(), events: newNodeEvents(o.Events, o.ID, o.Log)}
 	n.info = messages.NodeInfo{ID: o.ID, Name: o.Name, Host: host, Kinds: slices.Clone(o.Kinds), Slots: o.Slots, Free: o.Slots,
-		Version: o.Version, Protocol: o.Protocol, Workspace: o.WorkspaceKey, Started: time.Now().UTC()}
+		Version: o.Version, Protocol: o.Protocol, Workspace: o.WorkspaceKey, Started: time.Now().UTC(), BeatMS: o.Heartbeat.Milliseconds()}
 	n.ctx, n.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	n.fetching, n.stopTake = context.WithCancel(n.ctx)
 	fail := func(err error) (*Node, error) {
@@ -214,13 +222,23 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	if err := n.subscribeControl(); err != nil {
 		return fail(err)
 	}
+	ready, err := watchRunLeases(n.ctx, o.Bus, n.runs)
+	if err != nil {
+		return fail(err)
+	}
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		return fail(ctx.Err())
+	}
 	if err := n.beat(ctx); err != nil {
 		return fail(fmt.Errorf("register node %s: %w", o.ID, err))
 	}
 	n.events.emit(NodesRun, o.ID, messages.EvtNodeJoined, messages.NodeJoined{Node: o.ID, Name: o.Name, Host: host, Kinds: o.Kinds,
 		Slots: o.Slots, Version: o.Version})
-	n.loops.Add(1)
+	n.loops.Add(2)
 	go n.heartbeat()
+	go n.sweepRuns()
 	for i, c := range consumers {
 		n.pulling.Add(1)
 		go n.take(o.Kinds[i], c)
@@ -238,7 +256,8 @@ func (n *Node) Stats() NodeStats {
 		AlreadyDone: s.alreadyDone.Load(), HandedBack: s.handedBack.Load(), Malformed: s.malformed.Load(),
 		WrongKind: s.wrongKind.Load(), Version: s.version.Load(), Workspace: s.workspace.Load(), Cancelled: s.cancelled.Load(),
 		ControlDropped: n.controlDropped(), Restored: s.restored.Load(),
-		Duplicates: s.duplicate.Load(), ProgressLost: s.progressLost.Load()}
+		Duplicates: s.duplicate.Load(), ProgressLost: s.progressLost.Load(), Revoked: s.revoked.Load(),
+		Lapsed: s.lapsed.Load()}
 }
 
 // Drain stops taking tasks, lets the running ones finish for up to the

@@ -42,7 +42,7 @@ func (n *Node) heartbeat() {
 	defer n.loops.Done()
 	t := time.NewTicker(n.o.Heartbeat)
 	defer t.Stop()
-	last := time.Now()
+	last, ok := time.Now(), time.Now() // the last write asked for; the last one that got through
 	for {
 		select {
 		case <-n.ctx.Done():
@@ -58,9 +58,16 @@ func (n *Node) heartbeat() {
 			}
 		}
 		last = time.Now()
-		if err := n.beat(n.ctx); err != nil && n.ctx.Err() == nil {
-			n.o.Log.Warn().Err(err).Msg("heartbeat")
+		if err := n.beat(n.ctx); err != nil {
+			if n.ctx.Err() == nil {
+				n.o.Log.Warn().Err(err).Msg("heartbeat")
+			}
+			continue
 		}
+		if time.Since(ok) > 2*n.o.Heartbeat {
+			n.checkClaims(n.ctx)
+		}
+		ok = time.Now()
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -194,11 +195,44 @@ func (n *Node) onCancel(m *nats.Msg) {
 	if agent == "" {
 		return
 	}
+	c, err := messages.Decode[messages.Cancel](m.Data, maxRequestBytes)
+	if err == nil && c.Node != "" {
+		// A claim revoked: only that node's copy stops.
+		if c.Node == n.o.ID {
+			n.revoke(run, agent, c.Reason)
+		}
+		return
+	}
 	if rt := n.task(run, agent); rt != nil {
 		rt.h.Cancel(cancelReason(m.Data))
 		return
 	}
 	n.gone.add(run + "." + agent)
+}
+
+// revoke stops this node's copy of run's agent, whose task the run has
+// handed to another node: it publishes no result and settles nothing.
+func (n *Node) revoke(run, agent, reason string) {
+	n.mu.Lock()
+	rt := n.running[run+"."+agent]
+	if rt != nil {
+		rt.revoked.Store(true)
+	}
+	n.mu.Unlock()
+	if rt == nil {
+		return
+	}
+	n.o.Log.Warn().Str("run", run).Str("agent", agent).Msg(reason)
+	if h := n.handle(rt); h != nil {
+		h.Cancel(reason)
+	}
+}
+
+// handle is rt's agent (nil while it starts: it checks revoked once started).
+func (n *Node) handle(rt *runningTask) *actors.AgentHandle {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return rt.h
 }
 
 // task is the running task of run's agent on this node, or nil (also

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
@@ -20,8 +21,13 @@ import (
 // runningTask is a task a node is running.
 type runningTask struct {
 	run      string
+	agent    string
 	h        *actors.AgentHandle
 	handBack atomic.Bool // drain timed out: Nak instead of a result
+	revoked  atomic.Bool // the run handed the task to another node: no result, no ack
+	lapsed   atomic.Bool // the run's lease lapsed: no result, the task dropped
+	leased   bool        // the run has a lease
+	seq      uint64      // the task's stream sequence
 
 	mu  sync.Mutex
 	msg jetstream.Msg // the task's latest delivery: the one kept alive and settled
@@ -44,15 +50,22 @@ func (rt *runningTask) redelivered(m jetstream.Msg) {
 // claim registers the task as running on this node, or, when it runs here
 // already (the server delivered it again, its progress acks having been
 // lost), hands m to the running copy and reports false.
-func (n *Node) claim(key string, rt *runningTask) bool {
+//
+// A running copy that is no longer the task's (its run's lease lapsed, or
+// its claim was revoked) keeps nothing: stale reports it, and the new
+// delivery waits for it to end.
+func (n *Node) claim(key string, rt *runningTask) (ok, stale bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if cur := n.running[key]; cur != nil {
+		if cur.lapsed.Load() || cur.revoked.Load() {
+			return false, true
+		}
 		cur.redelivered(rt.msg)
-		return false
+		return false, false
 	}
 	n.running[key] = rt
-	return true
+	return true, false
 }
 
 // run handles one delivered task: checks it, runs its agent, publishes the
@@ -89,7 +102,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		_ = m.TermWithReason(fmt.Sprintf("node %s: a %s task on the subject of %s tasks", n.o.Name, task.Kind, kind))
 		return
 	}
-	task.Attempt = int(md.NumDelivered)
+	task.Attempt = task.Prior + int(md.NumDelivered)
 	log = log.With().Str("run", task.Run).Str("agent", task.ID).Int("attempt", task.Attempt).Logger()
 	if task.Workspace != "" && n.o.WorkspaceKey != "" && task.Workspace != n.o.WorkspaceKey {
 		n.stats.workspace.Add(1)
@@ -111,9 +124,21 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 			return
 		}
 	}
+	if n.runLapsed(task) {
+		n.stats.lapsed.Add(1)
+		log.Info().Msg("task of a run whose lease lapsed (its orchestrator is gone) dropped unrun")
+		_ = m.TermWithReason("the run's lease lapsed: its orchestrator is gone")
+		return
+	}
 	key := task.Run + "." + task.ID
-	rt := &runningTask{run: task.Run, msg: m}
-	if !n.claim(key, rt) {
+	rt := &runningTask{run: task.Run, agent: task.ID, msg: m, seq: md.Sequence.Stream, leased: task.RunLeaseMS > 0}
+	ok, stale := n.claim(key, rt)
+	if stale {
+		log.Info().Msg("task delivered again while this node's stopped copy ends: handed back for a moment")
+		_ = m.NakWithDelay(time.Second)
+		return
+	}
+	if !ok {
 		n.stats.duplicate.Add(1)
 		log.Info().Msg("task delivered again while this node runs it: the running copy keeps it")
 		_ = m.InProgress()
@@ -141,6 +166,26 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 			_ = rt.latest().Nak()
 			return
 		}
+	}
+	n.settle(rt, task, res, d, log)
+}
+
+// settle publishes the task's result and acks it, unless the task is no
+// longer this node's: its run's lease lapsed (the task is dropped from
+// the queue) or the run handed it to another node.
+func (n *Node) settle(rt *runningTask, task actors.ChildTask, res actors.AgentResult, d *delivery, log zerolog.Logger) {
+	if rt.lapsed.Load() {
+		n.stats.lapsed.Add(1)
+		log.Info().Msg("the run's lease lapsed: the agent was stopped and its task dropped")
+		_ = rt.latest().TermWithReason("the run's lease lapsed: its orchestrator is gone")
+		return
+	}
+	if rt.revoked.Load() {
+		// Another node has the task now: this copy's result would be
+		// refused, and its ack would settle the other node's delivery.
+		n.stats.revoked.Add(1)
+		log.Info().Msg("the run revoked this node's claim on the task: its result is dropped")
+		return
 	}
 	if err := n.publishResult(task, res, d); err != nil {
 		// No ack: the task is redelivered and the result published then.
@@ -174,6 +219,9 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (ac
 	n.mu.Unlock()
 	if n.gone.has(task.Run, task.ID) { // cancelled while it was starting
 		h.Cancel("cancelled by the orchestrator")
+	}
+	if rt.revoked.Load() {
+		h.Cancel("claim revoked: the task was handed to another node")
 	}
 	n.notify(task, d, messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt})
 	alive := time.NewTicker(n.o.AckWait / 3)
@@ -222,13 +270,17 @@ func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult, d *d
 	}
 	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
 	defer cancel()
-	h := d.sign(nats.Header{jetstream.MsgIDHeader: []string{task.Run + "." + task.ID + ".result"}}, b)
+	// One result per attempt: a retried publish is a duplicate, another
+	// attempt's result (after a claim was revoked) is not.
+	h := d.sign(nats.Header{jetstream.MsgIDHeader: []string{fmt.Sprintf("%s.%s.result.%d", task.Run, task.ID, task.Attempt)}}, b)
 	_, err = n.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID), Data: b, Header: h})
 	return err
 }
 
 // resultExists reports whether the task's result is in the results
-// stream already (an earlier attempt published it and died before acking).
+// stream already (an earlier attempt published it and died before
+// acking). A result that does not prove the task's secret does not count:
+// it is a revoked claim's, which the run refused.
 func (n *Node) resultExists(task actors.ChildTask) bool {
 	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 	defer cancel()
@@ -236,6 +288,16 @@ func (n *Node) resultExists(task actors.ChildTask) bool {
 	if err != nil {
 		return false
 	}
-	_, err = s.GetLastMsgForSubject(ctx, bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID))
-	return err == nil
+	m, err := s.GetLastMsgForSubject(ctx, bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID))
+	if err != nil {
+		return false
+	}
+	if task.Secret == "" {
+		return true
+	}
+	// Proven under the key of the delivery it names, derived from this
+	// task's secret: a result of a reissued task (another secret), or a
+	// forgery, is not this task's.
+	attempt, node := signedBy(m.Header)
+	return proven(deliveryKey(task.Secret, attempt, node), m.Data, m.Header.Get(proofHeader))
 }

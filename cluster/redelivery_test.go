@@ -140,8 +140,8 @@ func TestDuplicateResultDropped(t *testing.T) {
 		return ack
 	}
 	// Within the window: the same message ID a node gives the task's
-	// result, so the stream drops it.
-	if ack := publish("rdup." + q0 + ".result"); !ack.Duplicate {
+	// result of that attempt (the first), so the stream drops it.
+	if ack := publish("rdup." + q0 + ".result.1"); !ack.Duplicate {
 		t.Errorf("the stream stored a second result with the task's message ID: %+v", ack)
 	}
 	// Past the window (another ID stands for it): stored, and dropped by

@@ -155,15 +155,16 @@ func (g *registry) list() []messages.NodeInfo {
 	return out
 }
 
-// stale lists the nodes whose last heartbeat is older than timeout, by
-// ID, and forgets them as lost (their entries expire from the bucket
-// without a delete).
+// stale lists the nodes silent for longer than their timeout, by ID, and
+// forgets them as lost (their entries expire from the bucket without a
+// delete). timeout > 0 applies to every node; 0 gives each node two of
+// its own heartbeats (legacyLeaseTimeout for a node that does not say).
 func (g *registry) stale(now time.Time, timeout time.Duration) []messages.NodeInfo {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out []messages.NodeInfo
 	for id, n := range g.nodes {
-		if now.Sub(g.seen[id]) > timeout {
+		if now.Sub(g.seen[id]) > nodeTimeout(n, timeout) {
 			out = append(out, n)
 			g.lost[id] = g.rev[id]
 			delete(g.nodes, id)
@@ -173,6 +174,27 @@ func (g *registry) stale(now time.Time, timeout time.Duration) []messages.NodeIn
 	}
 	slices.SortFunc(out, func(a, b messages.NodeInfo) int { return strings.Compare(a.ID, b.ID) })
 	return out
+}
+
+// nodeTimeout is how long n may stay silent before it counts as lost.
+func nodeTimeout(n messages.NodeInfo, fixed time.Duration) time.Duration {
+	switch {
+	case fixed > 0:
+		return fixed
+	case n.BeatMS > 0:
+		return 2 * time.Duration(n.BeatMS) * time.Millisecond
+	}
+	return legacyLeaseTimeout
+}
+
+// hearAll counts every node as heard from now: while this process cannot
+// reach the server it hears no heartbeat, and a node is not lost for that.
+func (g *registry) hearAll(now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for id := range g.seen {
+		g.seen[id] = now
+	}
 }
 
 // returned lists, once each, the lost nodes heard from again since the

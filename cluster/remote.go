@@ -42,8 +42,9 @@ type RemoteOptions struct {
 	// awaited before it is reported cancelled (default 10s).
 	CancelWait time.Duration
 	// LeaseTimeout is how long a node may go without a heartbeat before
-	// it counts as lost: node.left (reason lost) is emitted and the leases
-	// it acquired are returned (default 30s).
+	// it counts as lost: node.left (reason lost) is emitted, the run's
+	// tasks it held are handed to other nodes and the leases it acquired
+	// are returned (default 0: two of the node's own heartbeats).
 	LeaseTimeout time.Duration
 	// PlacementTimeout bounds how long a remote task waits, not yet
 	// started, while no live node serves its kind: then it fails with a
@@ -54,6 +55,13 @@ type RemoteOptions struct {
 	// node that stopped heartbeating, node.joined for a lost node heard
 	// from again. They are the run's, as agent NodesAgent; nil emits none.
 	Events actors.Emitter
+	// RunLease is the run's lease (RunLease.Lease; 0: the run has none):
+	// tasks carry it, and nodes stop them once it lapses.
+	RunLease time.Duration
+	// Records is the file of the run's durable task records (RecordsPath;
+	// "" keeps none): a resumed run takes up the results of the tasks it
+	// had queued instead of running them again.
+	Records string
 	// Workspace is the orchestrator's workspace directory: tasks carry its
 	// WorkspaceKey, and nodes serving another repository refuse them.
 	Workspace string
@@ -92,6 +100,9 @@ type Remote struct {
 	failedMax      atomic.Uint64
 	terminated     atomic.Uint64
 	unplaced       atomic.Uint64
+	reissued       atomic.Uint64
+	reattached     atomic.Uint64
+	recs           *records // nil: none kept
 }
 
 // StartRemote starts the orchestrator side of run.
@@ -104,9 +115,6 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 	}
 	if o.PlacementTimeout <= 0 {
 		o.PlacementTimeout = 10 * time.Second
-	}
-	if o.LeaseTimeout == 0 {
-		o.LeaseTimeout = 30 * time.Second
 	}
 	if err := bus.CheckToken("run", o.Run); err != nil {
 		return nil, err
@@ -124,6 +132,12 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		origin: fmt.Sprintf("%s/%d", host, os.Getpid()), wsKey: WorkspaceKey(o.Workspace)}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
+	if o.Records != "" {
+		if r.recs, err = openRecords(o.Records); err != nil {
+			r.cancel()
+			return nil, err
+		}
+	}
 	if r.nodes, err = watchRegistry(r.ctx, o.Bus, o.Log); err != nil {
 		r.Close()
 		return nil, err
@@ -195,6 +209,7 @@ func (r *Remote) Close() {
 	if r.nodes != nil {
 		r.nodes.wait()
 	}
+	r.recs.close()
 }
 
 // RemoteStats count what the results path dropped.
@@ -209,6 +224,8 @@ type RemoteStats struct {
 	MaxDelivered uint64 // tasks that failed after MaxDeliver attempts
 	Terminated   uint64 // tasks a node refused for good (unreadable, or on the wrong subject)
 	Unplaced     uint64 // tasks failed because no live node served their kind for the placement timeout
+	Reissued     uint64 // tasks handed on from a lost node
+	Reattached   uint64 // tasks of an earlier process of the run whose stored result was taken up
 }
 
 // Stats reports the dropped results so far.
@@ -220,8 +237,8 @@ func (r *Remote) Stats() RemoteStats {
 	}
 	r.mu.Unlock()
 	return RemoteStats{Duplicates: r.duplicates.Load(), Forged: r.forged.Load(), Notices: r.refusedNotices.Load(), Budget: refusedBudget,
-		MaxDelivered: r.failedMax.Load(),
-		Terminated:   r.terminated.Load(), Unplaced: r.unplaced.Load()}
+		MaxDelivered: r.failedMax.Load(), Terminated: r.terminated.Load(), Unplaced: r.unplaced.Load(),
+		Reissued: r.reissued.Load(), Reattached: r.reattached.Load()}
 }
 
 // Nodes lists the live nodes as the registry shows them.
@@ -245,7 +262,7 @@ func (p remotePlacer) Place(ctx context.Context, task actors.ChildTask) (actors.
 		return nil, nil
 	}
 	c := &remoteChild{r: p.r, task: task, done: make(chan actors.AgentResult, 1), secret: newSecret(),
-		header: nats.Header{jetstream.MsgIDHeader: []string{task.Run + "." + task.ID}}}
+		header: nats.Header{}}
 	// The delegate call's span context rides in the task's headers
 	// (traceparent), so the node's agent joins the parent's trace.
 	telemetry.Inject(ctx, c.header)

@@ -28,30 +28,51 @@ type remoteChild struct {
 	r    *Remote
 	task actors.ChildTask
 	done chan actors.AgentResult // the task's one result
-	// secret is the task's key; its result must prove it (proof.go).
-	secret string
-	// header goes with the task: its message ID (deduplication) and,
-	// when tracing is on, the parent's trace context.
+	// header goes with the task: when tracing is on, the parent's trace
+	// context (publish adds the message ID).
 	header nats.Header
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// secret is the task's key; its result must prove it (proof.go). A
+	// reissue replaces it.
+	secret    string
 	seq       uint64
 	node      string                 // the node that took it last
-	attempt   int                    // the attempt it took it at: node and attempt are the current delivery
+	attempt   int                    // the attempt that node started
+	prior     int                    // attempts before the last reissue
+	orphan    bool                   // reissued, but its queueing failed: try again
 	notices   []messages.StartNotice // each node that took or refused it, in order
 	cancelled bool
 }
 
-// noticed records a node's start (or refusal) notice.
+// noticed records a node's start (or refusal) notice. A notice of an
+// attempt before the task was reissued is stale and changes nothing. A
+// later attempt started on another node supersedes the earlier one's
+// claim: that node (slow, not dead, or its progress acks lost) is told to
+// stop its copy, and its result is refused.
 func (c *remoteChild) noticed(n messages.StartNotice) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if n.Refused == "" && n.Attempt >= c.attempt {
-		c.node, c.attempt = n.Node, n.Attempt
+	if n.Attempt <= c.prior && c.prior > 0 {
+		return
 	}
 	if len(c.notices) < 64 {
 		c.notices = append(c.notices, n)
 	}
+	if n.Refused != "" || n.Attempt < c.attempt {
+		return
+	}
+	if was := c.node; was != "" && was != n.Node {
+		go c.revoke(was, fmt.Sprintf("the task was delivered again, to node %s (attempt %d)", n.Node, n.Attempt))
+	}
+	c.node, c.attempt = n.Node, n.Attempt
+}
+
+// holder is the node that took the task last ("" while queued).
+func (c *remoteChild) holder() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.node
 }
 
 // current checks that a proven message of the delivery (attempt, node)
@@ -70,7 +91,10 @@ func (c *remoteChild) current(attempt int, node string) error {
 // name.
 func (c *remoteChild) verifyKey(h nats.Header, data []byte) error {
 	attempt, node := signedBy(h)
-	if attempt < 1 || node == "" || !proven(deliveryKey(c.secret, attempt, node), data, h.Get(proofHeader)) {
+	c.mu.Lock()
+	secret := c.secret // a reissue replaces it
+	c.mu.Unlock()
+	if attempt < 1 || node == "" || !proven(deliveryKey(secret, attempt, node), data, h.Get(proofHeader)) {
 		return fmt.Errorf("%w: no proof of task %s's secret for attempt %d on %q", ErrUnproven, c.task.ID, attempt, node)
 	}
 	return nil
@@ -123,33 +147,31 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	r.mu.Lock()
 	r.waiting[c.task.ID] = c
 	r.mu.Unlock()
-	task := c.task
-	task.V, task.Origin, task.Workspace = messages.ProtocolVersion, r.origin, r.wsKey
-	task.Secret = c.secret
-	if r.snaps != nil {
-		if err := r.snaps.attach(ctx, &task); err != nil {
-			return actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError, Err: err.Error()}, nil
-		}
-	}
-	data, err := json.Marshal(task)
-	if err != nil {
-		return actors.AgentResult{}, err
-	}
-	ack, err := r.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: TaskSubject(r.o.Bus.Prefix(), c.task.Kind, messages.ProtocolVersion), Data: data,
-		Header: c.header})
-	if err != nil {
+	if res, ok := c.reattach(ctx); ok {
 		r.mu.Lock()
 		delete(r.waiting, c.task.ID)
 		r.mu.Unlock()
-		return actors.AgentResult{}, fmt.Errorf("queue %s task %s: %w", c.task.Kind, c.task.ID, err)
+		return res, nil
 	}
-	c.mu.Lock()
-	c.seq = ack.Sequence
-	c.mu.Unlock()
-	r.mu.Lock()
-	r.bySeq[ack.Sequence] = c.task.ID
-	r.mu.Unlock()
-	defer r.forget(c, ack.Sequence)
+	if r.snaps != nil {
+		task := c.task
+		if err := r.snaps.attach(ctx, &task); err != nil {
+			r.mu.Lock()
+			delete(r.waiting, c.task.ID)
+			r.mu.Unlock()
+			return actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError, Err: err.Error()}, nil
+		}
+		c.mu.Lock()
+		c.task.Snapshot = task.Snapshot
+		c.mu.Unlock()
+	}
+	if _, err := c.publish(ctx); err != nil {
+		r.mu.Lock()
+		delete(r.waiting, c.task.ID)
+		r.mu.Unlock()
+		return actors.AgentResult{}, err
+	}
+	defer func() { r.forget(c, c.queued()) }()
 	check := time.NewTicker(min(time.Second, r.o.PlacementTimeout/4))
 	defer check.Stop()
 	nobodySince := time.Time{} // since when no live node serves the kind (zero: one does)
@@ -164,6 +186,7 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 			return actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError,
 				Err: "the orchestrator stopped waiting for the remote agent"}, nil
 		case now := <-check.C:
+			c.requeue()
 			if res, failed := c.unplaced(now, &nobodySince); failed {
 				return res, nil
 			}

@@ -112,7 +112,7 @@ func buildCatalog() []EventSpec {
 			ApprovalDecided{Tool: "edit_file", Approved: true, By: "user", WaitedMS: 2300}},
 		{EvtNodeJoined, "A worker node registered (run \"nodes\", agent = the node's ID); or, in a run's own events (agent \"nodes\", node = the node's ID), a node the run had reported lost was heard from again.", func() any { return new(NodeJoined) },
 			NodeJoined{Node: "node-3f2a1b0c", Name: "builder-2", Host: "builder-2", Kinds: []string{"explore", "worker"}, Slots: 4, Version: "0.3.0"}},
-		{EvtNodeLeft, "A worker node left: it drained and deregistered (reason drained; run \"nodes\", agent = the node's ID), or a run's orchestrator heard no heartbeat from it for node.lease_timeout (reason lost; in the run's own events, agent \"nodes\", node = the node's ID, once until it is heard from again).", func() any { return new(NodeLeft) },
+		{EvtNodeLeft, "A worker node left: it drained and deregistered (reason drained; run \"nodes\", agent = the node's ID), or a run's orchestrator heard no heartbeat from it for two of its heartbeats, or node.lease_timeout when set (reason lost; in the run's own events, agent \"nodes\", node = the node's ID, once until it is heard from again); the run's tasks it held are queued again at once.", func() any { return new(NodeLeft) },
 			NodeLeft{Node: "node-3f2a1b0c", Name: "builder-2", Reason: "drained"}},
 		{EvtChangesReady, "An agent that worked in its own worktree ended and its changes relative to its snapshot were captured (emitted by its parent; agent = the child).", func() any { return new(ChangesReady) },
 			ChangesReady{Agent: "worker-5e6f7a8b", Files: []FileChange{{Path: "cache/store.go", Status: "modified", Added: 3, Deleted: 1}}}},

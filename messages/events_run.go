@@ -7,6 +7,7 @@ type RunStarted struct {
 	Workspace string `json:"workspace" doc:"absolute path of the workspace"`
 	Model     string `json:"model" doc:"the default model"`
 	Resumed   bool   `json:"resumed,omitempty" doc:"true when the run continues from a checkpoint"`
+	LeaseMS   int64  `json:"lease_ms,omitempty" doc:"the run's lease in ms: its orchestrator heartbeats it in the runs bucket; a run silent this long is lost (0: no lease)"`
 }
 
 // RunFinished is the data of run.finished: how the root agent ended and

@@ -105,8 +105,18 @@ type Task struct {
 	// orchestrator's workspace; "" when it has no identity). A node that
 	// serves another repository refuses the task.
 	Workspace string `json:"workspace,omitempty"`
-	// Attempt is the delivery attempt (set by the node that runs it).
+	// Attempt is the delivery attempt (set by the node that runs it:
+	// Prior plus the queue's delivery count).
 	Attempt int `json:"attempt,omitempty"`
+	// Prior counts the attempts made before this task was queued again:
+	// the orchestrator reissues a task whose node was lost, under a new
+	// secret, and the new copy's attempts continue the count.
+	Prior int `json:"prior,omitempty"`
+	// RunLeaseMS is the run's lease in milliseconds (0: the run has
+	// none): its orchestrator rewrites the run's entry in the runs bucket
+	// while it lives, and a node stops the run's agents once the entry
+	// is older than this.
+	RunLeaseMS int64 `json:"run_lease_ms,omitempty"`
 	// Origin names the process that sent it, for logs.
 	Origin string `json:"origin,omitempty"`
 	// Secret is a random key the run made for this task: only the node
@@ -133,7 +143,7 @@ func (t *Task) Validate() error {
 	if strings.TrimSpace(t.Task) == "" {
 		return fmt.Errorf("%w: task %s has no task text", ErrBadMessage, t.ID)
 	}
-	if t.Depth < 0 || t.LeaseTokens < 0 {
+	if t.Depth < 0 || t.LeaseTokens < 0 || t.Prior < 0 || t.RunLeaseMS < 0 {
 		return fmt.Errorf("%w: task %s: negative depth or lease", ErrBadMessage, t.ID)
 	}
 	if err := t.Limits.validate(); err != nil {
@@ -310,6 +320,10 @@ func (s *Status) Validate() error { return checkID("agent", s.Agent) }
 type Cancel struct {
 	V      int    `json:"v"`
 	Reason string `json:"reason"`
+	// Node, when set, limits an agent's cancel to the copy running on
+	// that node: the orchestrator revokes a lost node's claim on a task
+	// it has handed to another node, and only the lost node's copy stops.
+	Node string `json:"node,omitempty"`
 }
 
 // Validate checks a cancel request.

@@ -21,6 +21,33 @@ type NodeInfo struct {
 	Started   time.Time `json:"started"`
 	Heartbeat time.Time `json:"heartbeat"`
 	Draining  bool      `json:"draining,omitempty"`
+	// BeatMS is the node's heartbeat period in milliseconds: an
+	// orchestrator counts the node lost after two periods without an
+	// entry (0: an older node; the orchestrator's own lease timeout).
+	BeatMS int64 `json:"beat_ms,omitempty"`
+}
+
+// RunLease is a run's entry in the runs bucket (<prefix>_runs, key: the
+// run ID). The run's orchestrator writes it when the run starts and
+// rewrites it every quarter of the lease; it deletes it when the run
+// ends. An entry not rewritten for LeaseMS means the orchestrator is
+// gone: nodes stop the run's agents, and watchers show the run lost.
+type RunLease struct {
+	Run       string    `json:"run"`
+	Origin    string    `json:"origin,omitempty"` // host/pid of the orchestrator
+	LeaseMS   int64     `json:"lease_ms"`
+	Heartbeat time.Time `json:"heartbeat"`
+}
+
+// Validate checks a runs bucket entry.
+func (l *RunLease) Validate() error {
+	if err := checkID("run", l.Run); err != nil {
+		return err
+	}
+	if l.LeaseMS <= 0 {
+		return fmt.Errorf("%w: run %s: lease must be positive", ErrBadMessage, l.Run)
+	}
+	return nil
 }
 
 // Validate checks a registry entry read from the bucket.

@@ -16,7 +16,7 @@ func wireSamples() []any {
 	return []any{
 		&Task{V: ProtocolVersion, Run: "r1", ID: "explore-1a2b", Parent: "root", Kind: "explore", Task: "where is main?",
 			Context: "the repo is Go", Model: "small", ModelOverride: "x", ParentModel: "big", Depth: 1, Background: true,
-			Tools: []string{"grep", "read_file"}, LeaseTokens: 200_000, Attempt: 2, Origin: "host/42",
+			Tools: []string{"grep", "read_file"}, LeaseTokens: 200_000, Attempt: 2, Origin: "host/42", Prior: 1, RunLeaseMS: 10000,
 			Limits: &TaskLimits{MaxRounds: 20, PlanningRounds: 3, ToolTimeoutMS: 30_000, ResultCap: 2000,
 				Truncation: map[string]TaskTruncation{"shell": {Strategy: TruncateHeadTail, MaxBytes: 8000, TailRatio: 0.5}}},
 			Budget:    &TaskBudget{Estimates: map[string]int64{"root": 2000, "explore": 300}, TopUp: 500},
@@ -41,7 +41,8 @@ func wireSamples() []any {
 		&AskAnswer{V: ProtocolVersion, ID: "q-1", Approved: true, Text: "yes", AnsweredBy: "watch"},
 		&NodeInfo{ID: "node-1a2b3c4d", Name: "box-2", Host: "box-2.lan", Kinds: []string{"explore"}, Slots: 4, Free: 3,
 			Version: "1.2.0", Protocol: ProtocolVersion, Workspace: "git:4b825dc6", Started: time.Unix(1700000000, 0).UTC(),
-			Heartbeat: time.Unix(1700000002, 0).UTC(), Draining: true},
+			Heartbeat: time.Unix(1700000002, 0).UTC(), Draining: true, BeatMS: 2000},
+		&RunLease{Run: "r1", Origin: "host/42", LeaseMS: 10000, Heartbeat: time.Unix(1700000002, 0).UTC()},
 		&StartNotice{Node: "node-1a2b3c4d", Name: "box-2", Attempt: 2, Refused: "another repository"},
 		&ErrorReply{V: ProtocolVersion, Error: &Error{Code: CodeBadRequest, Message: "no reply subject"}},
 		&TaskSnapshot{Commit: strings.Repeat("a", 40), Tree: strings.Repeat("b", 40), Base: strings.Repeat("c", 40),

@@ -259,7 +259,7 @@ func (e *Executor) execute(ctx context.Context, p *pending) Result {
 		gate = &changeGate{approved: e.Approved[p.call.ID]}
 		ctx = withGate(ctx, gate)
 	}
-	res, err := e.invoke(ctx, p)
+	res, err := e.invoke(withCallID(ctx, p.call.ID), p)
 	if gate != nil && err == nil && !res.IsError {
 		if changes, ok := gate.recorded(); ok {
 			res = withDiff(res, changes)

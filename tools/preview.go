@@ -182,3 +182,17 @@ func PreviewCall(ctx context.Context, s *Session, t Tool, args json.RawMessage) 
 	}
 	return Preview{ChangeDiff: diffOf(changes), Fingerprint: fingerprint(changes)}, true
 }
+
+type callIDKey struct{}
+
+func withCallID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
+// CallID is the ID of the model's tool call a tool runs for ("" outside
+// the executor). A resumed run calls a pending tool again with the same
+// ID, so a tool may name what it starts after it (delegate does).
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
+}

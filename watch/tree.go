@@ -48,7 +48,9 @@ type Run struct {
 	Task     string
 	Started  time.Time
 	Finished bool
-	Status   string
+	Status   string    // ... or StatusLost
+	LeaseMS  int64     // the run's lease (run.started); 0: none
+	Last     time.Time // the time of its latest event
 	Reason   string
 	Tokens   int64
 	CostUSD  float64
@@ -184,6 +186,9 @@ func (t *Tree) Apply(ev messages.Event) {
 		return
 	}
 	r := t.run(ev.Run, ev.Time)
+	if ev.Time.After(r.Last) {
+		r.Last = ev.Time
+	}
 	key := seqKey(ev.Agent, ev.Attempt)
 	if last := r.lastSeq[key]; ev.Seq > last {
 		r.Missed += ev.Seq - last - 1
@@ -265,7 +270,10 @@ func endStatus(s string) string {
 func (t *Tree) applyRun(r *Run, v any) {
 	switch d := v.(type) {
 	case *messages.RunStarted:
-		r.Task = d.Task
+		r.Task, r.LeaseMS = d.Task, d.LeaseMS
+		if r.Status == StatusLost { // resumed
+			r.Finished, r.Status = false, ""
+		}
 	case *messages.RunFinished:
 		if !r.Finished {
 			t.unfinished--

@@ -153,7 +153,7 @@ func (s *mcpServer) start(task, placement string, budgetTokens int64) (*mcpRun, 
 	ctx, cancel := context.WithCancel(s.ctx)
 	r.cancel = cancel
 	team, err := runner.Start(ctx, s.nb, runner.Params{Options: opts, Placement: cfg.Placement, LeaseTimeout: cfg.Node.LeaseTimeout,
-		Sinks: []actors.Emitter{actors.EmitterFunc(r.collect)}, Log: s.log})
+		PlacementTimeout: cfg.Node.PlacementTimeout, RunLease: cfg.Node.RunLease, Sinks: []actors.Emitter{actors.EmitterFunc(r.collect)}, Log: s.log})
 	if err != nil {
 		cancel()
 		setup.CloseToolSources(opts.ToolSources)

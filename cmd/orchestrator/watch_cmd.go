@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
@@ -66,6 +67,7 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	w := newWatcher(es, run, fs.bools, term.view(stdout), json.NewEncoder(stdout))
 	w.asJSON = w.asJSON || !term.tty
+	w.leases, w.stderr = watchLeases(ctx, conn, log), stderr
 	if fs.bools["interactive"] {
 		ans, err := conn.Answer(run, log)
 		if err != nil {
@@ -111,11 +113,23 @@ func watchEvents(ctx context.Context, conn *bus.Conn, run string, fs *flagSet, t
 	return conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: log})
 }
 
+// watchLeases follows the run leases, so that a run whose orchestrator
+// died shows lost (nil, with a warning, when they cannot be read).
+func watchLeases(ctx context.Context, conn *bus.Conn, log zerolog.Logger) *cluster.RunLeases {
+	leases, err := cluster.WatchRunLeases(ctx, conn)
+	if err != nil {
+		log.Warn().Err(err).Msg("run leases unreadable: a run whose orchestrator died shows running")
+	}
+	return leases
+}
+
 // watcher shows the events of one subscription: the tree, redrawn at most
 // four times a second whatever the event rate, or one JSON envelope per
 // line.
 type watcher struct {
 	es       *bus.EventStream
+	leases   *cluster.RunLeases // nil: no run is ever shown lost
+	stderr   io.Writer
 	run      string // "" for every run
 	follow   bool   // keep going after the runs finished
 	asJSON   bool
@@ -159,6 +173,7 @@ func (w *watcher) loop(ctx context.Context, stderr io.Writer) (int, error) {
 				return exitOK, nil
 			}
 		case now := <-tick.C:
+			w.markLost(now)
 			if n := w.es.RejectedTotal(); n != w.tree.Refused() {
 				w.tree.SetRefused(n)
 				w.dirty = true
@@ -195,6 +210,21 @@ func (w *watcher) apply(d bus.Delivery) error {
 	}
 	w.dirty = true
 	return nil
+}
+
+// markLost ends the runs whose lease lapsed (their orchestrator is gone)
+// as lost, once the backlog is shown.
+func (w *watcher) markLost(now time.Time) {
+	if w.leases == nil || !w.caughtUp {
+		return
+	}
+	for _, r := range w.tree.Leased() {
+		if w.leases.Lost(r.ID, r.Lease, r.Last, now) && w.tree.MarkLost(r.ID) {
+			w.dirty = true
+			fmt.Fprintf(w.stderr, "run %s lost: its orchestrator stopped heartbeating its lease (%s) before the run finished; resume it with orchestrator resume %s\n",
+				r.ID, r.Lease, r.ID)
+		}
+	}
 }
 
 // done says whether the watch is over: caught up, not following, and the

@@ -159,6 +159,9 @@ type Node struct {
 	// PlacementTimeout: a remote task not started while no live node
 	// serves its kind fails after this long.
 	PlacementTimeout time.Duration `yaml:"placement_timeout"`
+	// RunLease: a run whose orchestrator has not heartbeaten it this long
+	// is lost; nodes stop its agents (0: the default, 10s).
+	RunLease time.Duration `yaml:"run_lease"`
 	// BudgetTimeout: a node's agent whose run's budget does not answer
 	// this long stops at its next model call (budget_unreachable).
 	BudgetTimeout time.Duration `yaml:"budget_timeout"`

@@ -188,7 +188,11 @@ func (c Config) validateNode() error {
 	case n.BudgetTimeout < 0:
 		return bad("node.budget_timeout", "must be a duration such as 10s, or 0 for the default (10s); got %s", n.BudgetTimeout)
 	case n.AckWait < 0:
-		return bad("node.ack_wait", "must be a duration such as 30s, or 0 for the default (30s); got %s", n.AckWait)
+		return bad("node.ack_wait", "must be a duration such as 10s, or 0 for the default (10s); got %s", n.AckWait)
+	case n.RunLease < 0 || n.RunLease > 5*time.Minute:
+		return bad("node.run_lease", "must be a duration of at most 5m, or 0 for the default (10s); got %s", n.RunLease)
+	case n.LeaseTimeout < 0:
+		return bad("node.lease_timeout", "must be a duration such as 4s, or 0 for two of each node's heartbeats; got %s", n.LeaseTimeout)
 	case n.Heartbeat < 0 || n.Heartbeat > NodeEntryTTL/3:
 		return bad("node.heartbeat", "must be a duration of at most %s, got %s: a node's registry entry expires %s after its last heartbeat, "+
 			"so a node must beat at least three times in that span, or live nodes drop out of the registry",

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/cluster"
 )
@@ -45,12 +43,22 @@ func anyRemote(placement map[string]string) bool {
 
 // startPlacement starts the orchestrator side of remote placement when a
 // kind may run on nodes; nil when every kind runs here. Tasks carry the
-// identity of workspace's repository, so nodes serving another refuse them.
-// events gets the run's events about its nodes (a node lost).
-func startPlacement(ctx context.Context, b *Bus, placement map[string]string, lease, placeTimeout time.Duration, run, workspace string, events actors.Emitter, log zerolog.Logger) (*cluster.Remote, error) {
-	if !anyRemote(placement) {
+// identity of the workspace's repository, so nodes serving another refuse
+// them, and the run's lease. The run's events about its nodes (a node
+// lost) go to o.Events.
+func startPlacement(ctx context.Context, b *Bus, p Params, o actors.Options) (*cluster.Remote, error) {
+	if !anyRemote(p.Placement) {
 		return nil, nil
 	}
-	return cluster.StartRemote(ctx, cluster.RemoteOptions{Bus: b.conn,
-		Run: run, Placement: placement, LeaseTimeout: lease, PlacementTimeout: placeTimeout, Workspace: workspace, Events: events, Log: log})
+	return cluster.StartRemote(ctx, cluster.RemoteOptions{Bus: b.conn, Run: o.Run, Placement: p.Placement, LeaseTimeout: p.LeaseTimeout,
+		PlacementTimeout: p.PlacementTimeout, RunLease: o.RunLease, Records: cluster.RecordsPath(dataDir(o), o.Run),
+		Workspace: o.Workspace, Events: o.Events, Log: p.Log})
+}
+
+// dataDir is where the run keeps its checkpoints and task records.
+func dataDir(o actors.Options) string {
+	if o.DataDir != "" {
+		return o.DataDir
+	}
+	return actors.DataDir(Abs(o.Workspace))
 }

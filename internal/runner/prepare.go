@@ -46,7 +46,7 @@ func Prepare(ctx context.Context, s Spec) (*Run, error) {
 	closeBus := func() { b.Close(ctx) }
 	opts.Artifacts = b.conn.Artifacts(opts.Run)
 	r, err := Start(ctx, b, Params{Options: opts, Placement: s.Config.Placement, LeaseTimeout: s.Config.Node.LeaseTimeout, PlacementTimeout: s.Config.Node.PlacementTimeout,
-		Sinks: s.Sinks, Log: s.Log})
+		RunLease: s.Config.Node.RunLease, Sinks: s.Sinks, Log: s.Log})
 	if err != nil {
 		closeBus()
 		closeTools()

@@ -22,7 +22,8 @@ type Params struct {
 	// EventsDropped, and Placer and OnBudget when a kind may run on nodes.
 	Options      actors.Options
 	Placement    map[string]string // kind → local, remote or auto
-	LeaseTimeout time.Duration     // a node silent this long is lost
+	LeaseTimeout time.Duration     // a node silent this long is lost (0: two of its heartbeats)
+	RunLease     time.Duration     // the run's lease: nodes stop its agents once it lapses (0: the default)
 	// PlacementTimeout: a remote task not started while no live node
 	// serves its kind fails after this long (node.placement_timeout).
 	PlacementTimeout time.Duration
@@ -42,6 +43,7 @@ type Run struct {
 	bus       *Bus
 	prices    *pricingWatch
 	remote    *cluster.Remote
+	lease     *cluster.RunLease
 	placement map[string]string // kind → where, for the resume command
 	fromNodes chan struct{}     // closed when the bus delivered run.finished; nil without nodes
 	stopNodes func()            // ends the subscription fromNodes reads; nil without nodes
@@ -56,17 +58,25 @@ func Start(ctx context.Context, b *Bus, p Params) (*Run, error) {
 	local := append(actors.Emitters{actors.EmitterFunc(r.Metrics.Apply), r.prices}, p.Sinks...)
 	r.Options.Events = actors.Emitters{actors.LogEmitter{Log: p.Log}, local, b.pub}
 	r.Options.EventsDropped = b.Dropped
-	remote, err := startPlacement(ctx, b, p.Placement, p.LeaseTimeout, p.PlacementTimeout, r.Options.Run, r.Options.Workspace, r.Options.Events, p.Log)
+	lease, err := cluster.StartRunLease(ctx, b.conn, r.Options.Run, p.RunLease, p.Log)
 	if err != nil {
+		return nil, err
+	}
+	r.lease, r.Options.RunLease = lease, lease.Lease()
+	remote, err := startPlacement(ctx, b, p, r.Options)
+	if err != nil {
+		lease.Stop()
 		return nil, Usage("%v", err)
 	}
 	if remote == nil {
 		return r, nil
 	}
+	lease.OnRegain(remote.ReissueAll)
 	r.remote = remote
 	r.Options.Placer, r.Options.OnBudget = remote.Placer(), remote.ServeBudget
 	if r.fromNodes, r.stopNodes, err = followNodes(ctx, b, r.Options.Run, local); err != nil {
 		remote.Close()
+		lease.Stop()
 		return nil, err
 	}
 	return r, nil
@@ -106,6 +116,9 @@ func (r *Run) Close() {
 	}
 	if r.remote != nil {
 		r.remote.Close()
+	}
+	if r.lease != nil {
+		r.lease.Stop()
 	}
 	for i := len(r.closers) - 1; i >= 0; i-- {
 		r.closers[i]()

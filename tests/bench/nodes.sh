@@ -4,7 +4,9 @@
 #     loopback TCP, zero-latency scripted model), with the local fan-out
 #     for comparison: wall and CPU time per task;
 #   - remote (and local) spawn -> first model request;
-#   - recovery after SIGKILL of a node process (goal AckWait + 1 s).
+#   - recovery after SIGKILL of a node process with the default timing
+#     settings: kill -> the task started on another node (ms-restart, goal
+#     <= 5 s) and -> its result (ms-recovery).
 # CPU time per task does not depend on what else shares the machine; the
 # wall-clock figures do. Usage: tests/bench/nodes.sh   (COUNT=5 by default)
 set -euo pipefail

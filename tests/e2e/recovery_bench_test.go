@@ -10,28 +10,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
 
-// BenchmarkRecoveryAfterSIGKILL measures what the issue calls recovery
-// after SIGKILL: a node process running a task is killed, and the time
-// from the kill until the task's result, run again by a second node
-// process after AckWait, reaches the orchestrator side. The goal is
-// AckWait + 1 s; both are reported (ms-recovery, ms-ack-wait).
+// BenchmarkRecoveryAfterSIGKILL measures recovery after SIGKILL with the
+// default timing settings: a node process running a task is killed, and
+// the time from the kill until the task starts on a second node process
+// (ms-restart: the run finds the node lost after two of its heartbeats
+// and queues the task again at once; goal ≤ 5 s), and until its result
+// reaches the orchestrator side (ms-recovery).
 //
 // Run: go test -run '^$' -bench RecoveryAfterSIGKILL -benchtime 3x ./tests/e2e
 func BenchmarkRecoveryAfterSIGKILL(b *testing.B) {
 	if testing.Short() {
 		b.Skip("multi-process")
 	}
-	const ackWait = 2 * time.Second
 	opts := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: true, StoreDir: b.TempDir()}
 	s, err := server.NewServer(opts)
 	must(b, err)
@@ -52,8 +54,6 @@ func BenchmarkRecoveryAfterSIGKILL(b *testing.B) {
 			return llmtest.Turn{Text: "main.go:3"}
 		}}}}}})
 	defer srv.Close()
-	cfg := filepath.Join(b.TempDir(), "node.yaml")
-	must(b, os.WriteFile(cfg, []byte(fmt.Sprintf("node:\n  ack_wait: %s\n  heartbeat: 500ms\n", ackWait)), 0o644))
 	ws := b.TempDir()
 	must(b, os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
 	nc, err := nats.Connect(s.ClientURL())
@@ -62,11 +62,11 @@ func BenchmarkRecoveryAfterSIGKILL(b *testing.B) {
 	conn, err := bus.Wrap(nc, "")
 	must(b, err)
 	node := func() *proc {
-		p := start(b, bin.node, modelEnv(srv), "--nats", s.ClientURL(), "--workspace", ws, "--slots", "1", "--config", cfg)
+		p := start(b, bin.node, modelEnv(srv), "--nats", s.ClientURL(), "--workspace", ws, "--slots", "1")
 		p.waitStderr(" ready", 30*time.Second)
 		return p
 	}
-	var total time.Duration
+	var total, restart time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -75,6 +75,10 @@ func BenchmarkRecoveryAfterSIGKILL(b *testing.B) {
 		remote, err := cluster.StartRemote(b.Context(), cluster.RemoteOptions{Bus: conn, Run: run,
 			Placement: map[string]string{"explore": cluster.PlaceRemote}, Log: zerolog.Nop()})
 		must(b, err)
+		sys := actor.NewActorSystem()
+		pid, err := budget.Spawn(sys.Root, run, budget.Limits{Tokens: 1 << 40})
+		must(b, err)
+		must(b, remote.ServeBudget(budget.NewClient(sys.Root, pid)))
 		started := make(chan struct{}, 4)
 		sub, err := nc.Subscribe("troupe.ctl."+run+".*.started", func(*nats.Msg) { started <- struct{}{} })
 		must(b, err)
@@ -88,6 +92,8 @@ func BenchmarkRecoveryAfterSIGKILL(b *testing.B) {
 		b.StartTimer()
 		killed := time.Now()
 		must(b, victim.cmd.Process.Signal(syscall.SIGKILL))
+		<-started // the second node runs it
+		restart += time.Since(killed)
 		res := <-done
 		total += time.Since(killed)
 		b.StopTimer()
@@ -96,10 +102,12 @@ func BenchmarkRecoveryAfterSIGKILL(b *testing.B) {
 		}
 		_ = sub.Unsubscribe()
 		remote.Close()
+		_ = budget.Stop(sys.Root, pid)
+		sys.Shutdown()
 		must(b, second.cmd.Process.Signal(syscall.SIGTERM))
 		second.wait(time.Minute)
 		victim.wait(time.Minute)
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms-recovery")
-	b.ReportMetric(float64(ackWait.Milliseconds()), "ms-ack-wait")
+	b.ReportMetric(float64(restart.Milliseconds())/float64(b.N), "ms-restart")
 }

@@ -54,7 +54,7 @@ func runDelegate(ctx context.Context, s *tools.Session, p DelegateParams) (tools
 		return tools.Errorf("type is empty: use explore, planner, worker or a custom type"), nil
 	}
 	rep, err := d.Delegate(ctx, DelegateRequest{Task: p.Task, Type: strings.TrimSpace(p.Type), Context: p.Context,
-		Model: p.Model, Background: p.Background})
+		Model: p.Model, Background: p.Background, CallID: tools.CallID(ctx)})
 	if err == nil && p.Background {
 		r := tools.Text("Started agent " + rep.AgentID + " (" + rep.Kind + ") in the background. Use check_agent with agent_id=" + rep.AgentID + " to get its result.")
 		return r.WithMeta("agent_id", rep.AgentID).WithMeta("status", rep.Status).WithMeta("kind", rep.Kind), nil

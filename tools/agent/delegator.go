@@ -16,6 +16,10 @@ type DelegateRequest struct {
 	Context    string
 	Model      string
 	Background bool
+	// CallID is the delegate tool call's ID: the child's ID is made from
+	// it, so a resumed run that calls a pending delegate again finds the
+	// child it had started (and its result, if it ran on a node).
+	CallID string
 }
 
 // ChildReport is what the parent learns about a child agent.

@@ -1,0 +1,89 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/troupe-ai/troupe/actors"
+)
+
+// A node follows the run leases (run_lease.go): the agents of a run whose
+// lease lapsed are stopped at once, their tasks dropped from the queue
+// without a result (resume queues again those that never finished), and a
+// task of such a run that arrives later is dropped unrun.
+
+// runLapsed reports whether task's run has a lease that lapsed. A run the
+// node has not heard of, or heard of as lapsed, is looked up in the
+// bucket: an absent entry is a run that ended or whose orchestrator is
+// long gone.
+func (n *Node) runLapsed(task actors.ChildTask) bool {
+	if task.RunLeaseMS <= 0 {
+		return false // a run without a lease (an older orchestrator)
+	}
+	if lapsed, known := n.runs.lapsed(task.Run, time.Now()); known && !lapsed {
+		return false
+	}
+	// Unknown, or lapsed as far as the watch has told: ask the bucket (a
+	// resumed run's new heartbeat may not have come through the watch yet).
+	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
+	defer cancel()
+	kv, err := n.o.Bus.JetStream().KeyValue(ctx, n.o.Bus.Names().Runs)
+	if err != nil {
+		return false // cannot tell: run it
+	}
+	e, err := kv.Get(ctx, task.Run)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	n.runs.apply(e, time.Now(), true)
+	lapsed, _ := n.runs.lapsed(task.Run, time.Now())
+	return lapsed
+}
+
+// sweepRuns stops the agents of runs whose lease lapsed. While the node
+// is cut off from the server it hears no lease, and judges none.
+func (n *Node) sweepRuns() {
+	defer n.loops.Done()
+	t := time.NewTicker(sweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case now := <-t.C:
+			if !n.o.Bus.NATS().IsConnected() {
+				n.runs.hearAll(now)
+				continue
+			}
+			n.runs.prune(now)
+			n.stopLapsed(now)
+		}
+	}
+}
+
+// stopLapsed stops the running agents of runs whose lease lapsed.
+func (n *Node) stopLapsed(now time.Time) {
+	n.mu.Lock()
+	var stop []*runningTask
+	for _, rt := range n.running {
+		if !rt.leased || rt.lapsed.Load() {
+			continue
+		}
+		if lapsed, known := n.runs.lapsed(rt.run, now); lapsed || !known {
+			rt.lapsed.Store(true)
+			stop = append(stop, rt)
+		}
+	}
+	n.mu.Unlock()
+	for _, rt := range stop {
+		n.o.Log.Warn().Str("run", rt.run).Str("agent", rt.agent).Msg("the run's lease lapsed (its orchestrator is gone): agent stopped")
+		if h := n.handle(rt); h != nil {
+			h.Cancel("the run's lease lapsed: its orchestrator is gone")
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// A run that stops with remote tasks queued, resumed by a new process:
+// the task whose result a node stored meanwhile is taken up from the
+// results stream (no second run), the one no node took is queued again
+// once, as a new message, the old copy gone.
+func TestResumedRunTakesUpStoredResults(t *testing.T) {
+	s := natsServer(t)
+	nc := connect(t, s)
+	conn := wrap(t, nc)
+	recs := filepath.Join(t.TempDir(), "remote", "rr.tasks.jsonl")
+	start := func() *Remote {
+		r, err := StartRemote(t.Context(), RemoteOptions{Bus: conn, Run: "rr", Placement: map[string]string{"explore": PlaceRemote},
+			Records: recs, Log: zerolog.Nop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	task := func(id string) actors.ChildTask {
+		return actors.ChildTask{V: messages.ProtocolVersion, Run: "rr", ID: id, Parent: "root", Kind: "explore", Task: "q: where is main?", Model: "small"}
+	}
+	first := start()
+	ended := make(chan actors.AgentResult, 2)
+	for _, id := range []string{"explore-done", "explore-never"} {
+		c, err := first.Placer().Place(t.Context(), task(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { res, _ := c.Start(context.Background()); ended <- res }()
+	}
+	js, _ := jetstream.New(nc)
+	cons, err := js.CreateConsumer(t.Context(), conn.Names().Tasks, jetstream.ConsumerConfig{Durable: "taker",
+		FilterSubject: TaskSubject(DefaultPrefix, "explore", messages.ProtocolVersion), AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A node takes explore-done; the run stops before its result comes.
+	var taken messages.Task
+	checkFor(t, 10*time.Second, func() error {
+		m, err := cons.Next(jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			return err
+		}
+		tk, err := DecodeTask(m.Data())
+		if err != nil || tk.ID != "explore-done" {
+			_ = m.Nak()
+			return err
+		}
+		taken = tk
+		return m.Ack()
+	})
+	first.Close()
+	<-ended
+	<-ended
+	// The node's result is stored while the run is down.
+	res, _ := json.Marshal(actors.AgentResult{Agent: "explore-done", Kind: "explore", Status: actors.StatusCompleted, Text: "main.go:3"}.Wire("rr", "n1", 1))
+	if _, err := js.PublishMsg(t.Context(), &nats.Msg{Subject: bus.ResultSubject(DefaultPrefix, "rr", "explore-done"), Data: res,
+		Header: nats.Header{proofHeader: []string{prove(taken.Secret, res)}}}); err != nil {
+		t.Fatal(err)
+	}
+
+	second := start()
+	defer second.Close()
+	c, err := second.Placer().Place(t.Context(), task("explore-done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Start(t.Context())
+	if err != nil || got.Text != "main.go:3" || got.Status != actors.StatusCompleted {
+		t.Fatalf("taken up: %+v %v", got, err)
+	}
+	never, err := second.Placer().Place(t.Context(), task("explore-never"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() { _, _ = never.Start(ctx) }()
+	checkFor(t, 10*time.Second, func() error {
+		if st := second.Stats(); st.Reattached != 1 {
+			return errorf("stats %+v", st)
+		}
+		str, err := js.Stream(t.Context(), conn.Names().Tasks)
+		if err != nil {
+			return err
+		}
+		info, err := str.Info(t.Context())
+		if err != nil {
+			return err
+		}
+		if info.State.Msgs != 1 {
+			return errorf("%d tasks queued, want explore-never's new copy only", info.State.Msgs)
+		}
+		m, err := str.GetLastMsgForSubject(t.Context(), TaskSubject(DefaultPrefix, "explore", messages.ProtocolVersion))
+		if err != nil {
+			return err
+		}
+		tk, err := DecodeTask(m.Data)
+		if err != nil || tk.ID != "explore-never" || tk.Prior != 1 {
+			return errorf("queued %+v %v", tk, err)
+		}
+		return nil
+	})
+}
