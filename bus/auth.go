@@ -209,6 +209,13 @@ func existingUser(path string) (nkeys.KeyPair, error) {
 	return kp, nil
 }
 
+// MaxControlLine is the longest protocol line the server accepts (the
+// nats-server default is 4 KiB). A client's CONNECT line carries its user
+// JWT, and the node role's subject permissions (streams, buckets, object
+// stores, each JetStream API it may call) take it past 4 KiB; the embedded
+// server and auth init's configuration allow 16 KiB.
+const MaxControlLine = 16 << 10
+
 // ServerConfig is a nats-server configuration snippet that trusts this
 // operator and knows both accounts (memory resolver). Use it with
 // `nats-server -js -c FILE`, or include it in a fuller configuration.
@@ -217,6 +224,8 @@ func (a *Auth) ServerConfig() string {
 	sysPub, _ := a.system.PublicKey()
 	var b strings.Builder
 	b.WriteString("# troupe: operator mode; every client needs a .creds file of its role\n")
+	b.WriteString("# a role's user JWT (its subject permissions) rides in the CONNECT line\n")
+	fmt.Fprintf(&b, "max_control_line: %d\n", MaxControlLine)
 	fmt.Fprintf(&b, "operator: %q\n", a.operatorJWT)
 	fmt.Fprintf(&b, "system_account: %s\n", sysPub)
 	b.WriteString("resolver: MEMORY\nresolver_preload: {\n")

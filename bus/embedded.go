@@ -77,7 +77,7 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions, log zerolog.Logger) (
 		port = server.RANDOM_PORT
 	}
 	opts := &server.Options{ServerName: o.ServerName, Host: o.Host, Port: port, JetStream: true, StoreDir: store,
-		NoLog: true, NoSigs: true, Authorization: o.Token, MaxPayload: 8 << 20}
+		NoLog: true, NoSigs: true, Authorization: o.Token, MaxPayload: 8 << 20, MaxControlLine: MaxControlLine}
 	if o.Auth != nil {
 		if o.Token != "" {
 			e.cleanup()
