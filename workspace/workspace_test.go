@@ -279,6 +279,27 @@ func TestPruneRemovesWorktreesOfDeadProcesses(t *testing.T) {
 	must(t, live.Remove(t.Context()))
 }
 
+// A process killed inside `git worktree add` leaves a record without its
+// commondir, on which git itself fails; the next start's prune removes it.
+func TestPruneRemovesHalfWrittenRecords(t *testing.T) {
+	root := newRepo(t, map[string]string{"a.txt": "a\n"})
+	r := open(t, root)
+	dead := exec.Command("true")
+	must(t, dead.Run())
+	rec := filepath.Join(root, ".git", "worktrees", strconvItoa(dead.Process.Pid)+"-worker-1")
+	must(t, os.MkdirAll(rec, 0o755))
+	must(t, os.WriteFile(filepath.Join(rec, "HEAD"), []byte("0000000000000000000000000000000000000000\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(rec, "gitdir"), []byte(filepath.Join(t.TempDir(), "gone", ".git")+"\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(rec, "commondir"), nil, 0o644)) // created, not yet written
+	if out, err := exec.Command("git", "-C", root, "worktree", "list").CombinedOutput(); err == nil {
+		t.Fatalf("git accepted the half-written record, so this test tests nothing:\n%s", out)
+	}
+	must(t, r.Prune(t.Context()))
+	if list := sh(t, root, "worktree", "list"); strings.Count(strings.TrimSpace(list), "\n") != 0 {
+		t.Errorf("after prune:\n%s", list)
+	}
+}
+
 func TestManyWorktreesAtOnce(t *testing.T) {
 	root := newRepo(t, map[string]string{"a.txt": "a\n", "b/c.txt": "c\n"})
 	r := open(t, root)

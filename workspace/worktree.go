@@ -121,8 +121,38 @@ func (r *Repo) pruneGit(ctx context.Context) error {
 		return fmt.Errorf("prune worktrees: %w", err)
 	}
 	defer unlock()
+	// A process killed inside `git worktree add` can leave a record half
+	// written (no commondir yet), and git then fails on every worktree
+	// command; a dead process's records go before git runs.
+	if err := dropDeadRecords(filepath.Join(r.lockDir, "worktrees")); err != nil {
+		return fmt.Errorf("prune worktrees: %w", err)
+	}
 	if _, err := r.admin.run(ctx, nil, "worktree", "prune"); err != nil {
 		return fmt.Errorf("prune worktrees: %w", err)
+	}
+	return nil
+}
+
+// dropDeadRecords removes the records in dir (git's worktree records) of
+// worktrees that a process no longer running made: ours are named
+// <pid>-<agent>, their checkouts already removed by Prune.
+func dropDeadRecords(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	for _, e := range entries {
+		pid, _, ok := strings.Cut(e.Name(), "-")
+		n, err := strconv.Atoi(pid)
+		if !ok || err != nil || n <= 0 || n == os.Getpid() || alive(n) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
 	}
 	return nil
 }
