@@ -289,7 +289,10 @@ func TestPruneRemovesHalfWrittenRecords(t *testing.T) {
 	rec := filepath.Join(root, ".git", "worktrees", strconvItoa(dead.Process.Pid)+"-worker-1")
 	must(t, os.MkdirAll(rec, 0o755))
 	must(t, os.WriteFile(filepath.Join(rec, "HEAD"), []byte("0000000000000000000000000000000000000000\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(rec, "gitdir"), []byte(filepath.Join(t.TempDir(), "gone", ".git")+"\n"), 0o644))
+	// Its checkout is still there (git's own prune keeps such a record).
+	checkout := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(checkout, ".git"), []byte("gitdir: "+rec+"\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(rec, "gitdir"), []byte(filepath.Join(checkout, ".git")+"\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(rec, "commondir"), nil, 0o644)) // created, not yet written
 	if out, err := exec.Command("git", "-C", root, "worktree", "list").CombinedOutput(); err == nil {
 		t.Fatalf("git accepted the half-written record, so this test tests nothing:\n%s", out)
