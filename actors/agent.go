@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
@@ -61,22 +63,31 @@ type agent struct {
 	self   *actor.PID
 	span   telemetry.Span // invoke_agent; ended by finalize
 
-	conv           *convo.Conversation
-	session        *tools.Session
-	phase          string
-	round          int
-	planRounds     int
-	model          string
-	usage          llm.Usage
-	cost           float64
-	unpriced       bool // a model call had no price: cost says too little
-	toolCalls      int64
-	bestText       string
-	busy           bool    // a step goroutine owns the conversation
-	currentTool    toolNow // set by the tool step's goroutines, read by Status
-	wrapUp         bool    // the budget is exhausted: the next round is the last
-	budgetLeft     int64   // the lease's tokens left when it was found exhausted
-	budgetLost     error   // the run's budget stopped answering: no further model call
+	conv        *convo.Conversation
+	session     *tools.Session
+	phase       string
+	round       int
+	planRounds  int
+	model       string
+	usage       llm.Usage
+	cost        float64
+	unpriced    bool // a model call had no price: cost says too little
+	toolCalls   int64
+	bestText    string
+	busy        bool    // a step goroutine owns the conversation
+	currentTool toolNow // set by the tool step's goroutines, read by Status
+	wrapUp      bool    // the budget is exhausted: the next round is the last
+	budgetLeft  int64   // the lease's tokens left when it was found exhausted
+	budgetLost  error   // the run's budget stopped answering: no further model call
+	// A model call's charge made off the round's path (usage.go): the
+	// next round waits for its answer. usageOut is the charges whose
+	// answers the actor has not taken (onModel counts one up, onUsage one
+	// down, in whichever order they arrive); unapplied the tool calls
+	// those answers charged.
+	usageOut       int
+	startDeferred  bool
+	usageWG        sync.WaitGroup
+	unapplied      atomic.Int64
 	finalRound     bool
 	doom           doomState // doom-loop detection, carried through tool steps
 	pendingInput   []string
@@ -110,6 +121,8 @@ func (a *agent) Receive(c actor.Context) {
 		a.onModel(c, m)
 	case *toolsDone:
 		a.onTools(c, m)
+	case *usageDone:
+		a.onUsage(c, m)
 	case *Cancel:
 		a.onCancel(c, m)
 	case *Status:

@@ -114,7 +114,10 @@ func (a *agent) finalize(r AgentResult) {
 		if spec.leave != nil {
 			spec.leave()
 		}
-		a.rt.releaseLease(a.spec.id, int64(r.Usage.Total()), uncharged, ev)
+		// A charge still on its way lands before the lease goes, and the
+		// tool calls it charged are not charged again.
+		a.usageWG.Wait()
+		a.rt.releaseLease(a.spec.id, int64(r.Usage.Total()), uncharged-a.unapplied.Load(), ev)
 		a.deliver(r)
 	})
 }

@@ -90,17 +90,24 @@ type SendInputReply struct{ Accepted bool }
 // Internal messages of the round loop.
 type (
 	startRound struct{}
-	modelDone  struct {
-		resp         llm.Response
-		err          error
-		maintenance  convo.Maintenance
-		maintErr     error
+	// usageDone is the budget's answer to a model call's usage report.
+	usageDone struct {
 		budgetState  messages.BudgetState
 		budgetLent   int64 // tokens of this agent's lease held by live children
 		budgetLeft   int64 // tokens the lease has left after the charge
 		chargedCalls int64 // earlier tool calls charged with this usage
 		budgetLost   error // the budget did not answer the usage report (budget.ErrUnreachable)
-		model        string
+	}
+	modelDone struct {
+		resp        llm.Response
+		err         error
+		maintenance convo.Maintenance
+		maintErr    error
+		usageDone   // the charge's answer, unless usageAsync
+		// usageAsync: the charge is on its way (the answer has tool calls
+		// to run meanwhile); a usageDone message brings its answer.
+		usageAsync bool
+		model      string
 		// The prompt as sent and its tool results, in estimated tokens.
 		contextTokens, toolResultTokens int
 	}

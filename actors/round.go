@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -25,6 +24,10 @@ const forcedExecutionPrompt = "The planning phase has reached its round limit wi
 
 func (a *agent) startRound(c actor.Context) {
 	if a.ended {
+		return
+	}
+	if a.usageOut > 0 {
+		a.startDeferred = true // onUsage starts it
 		return
 	}
 	if a.ctx.Err() != nil {
@@ -122,16 +125,16 @@ func (a *agent) modelStep(conv *convo.Conversation, req llm.Request, toolCalls i
 		if c := done.maintenance.Compaction; c != nil {
 			used += int64(c.Usage.Total())
 		}
-		rep, err := a.rt.budget.Usage(a.ctx, budget.Usage{Agent: a.spec.id, Tokens: used, ToolCalls: toolCalls,
-			Cost: done.resp.Cost, TopUp: a.rt.settings.TopUpFor(a.spec.kind.Name)})
-		switch {
-		case errors.Is(err, budget.ErrUnreachable) && a.ctx.Err() == nil:
-			done.budgetLost = err
-		case err != nil && a.ctx.Err() == nil:
-			a.log.Warn().Err(err).Msg("budget usage")
-		case err == nil:
-			done.budgetState, done.budgetLent, done.budgetLeft = rep.State, rep.Lent, rep.Remaining
-			done.chargedCalls = toolCalls
+		u := budget.Usage{Agent: a.spec.id, Tokens: used, ToolCalls: toolCalls,
+			Cost: done.resp.Cost, TopUp: a.rt.settings.TopUpFor(a.spec.kind.Name)}
+		if len(done.resp.Message.ToolCalls) > 0 {
+			// The answer's tool calls start while the charge is on its
+			// way: the next round waits for its answer (usageOut).
+			done.usageAsync = true
+			a.usageWG.Add(1)
+			go a.chargeAsync(u)
+		} else {
+			done.usageDone = a.charge(a.ctx, u)
 		}
 	}
 	root.Send(a.self, &done)
@@ -149,10 +152,11 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 		return
 	}
 	resp := m.resp
-	if m.budgetLost != nil {
-		a.budgetLost = m.budgetLost
+	if m.usageAsync {
+		a.usageOut++
+	} else {
+		a.applyUsage(&m.usageDone)
 	}
-	a.unchargedCalls -= m.chargedCalls
 	a.usage.PromptTokens += resp.Usage.PromptTokens
 	a.usage.CompletionTokens += resp.Usage.CompletionTokens
 	a.usage.CachedTokens += resp.Usage.CachedTokens
@@ -177,9 +181,6 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 		TotalTokens: a.usage.Total(), TotalCostUSD: a.cost})
 	if msg.Content != "" {
 		a.bestText = msg.Content
-	}
-	if m.budgetState == messages.BudgetStateExhausted && m.budgetLent == 0 {
-		a.wrapUp, a.budgetLeft = true, m.budgetLeft
 	}
 	if len(msg.ToolCalls) == 0 {
 		reason := ReasonFinished

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"os"
+	"fmt"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -59,8 +61,8 @@ func TestResumedRunTakesUpStoredResults(t *testing.T) {
 		}
 		tk, err := DecodeTask(m.Data())
 		if err != nil || tk.ID != "explore-done" {
-			_ = m.Nak()
-			return err
+			_ = m.NakWithDelay(time.Minute) // let explore-done come next
+			return errorf("took %s (%v), waiting for explore-done", tk.ID, err)
 		}
 		taken = tk
 		return m.Ack()
@@ -83,7 +85,8 @@ func TestResumedRunTakesUpStoredResults(t *testing.T) {
 	}
 	got, err := c.Start(t.Context())
 	if err != nil || got.Text != "main.go:3" || got.Status != actors.StatusCompleted {
-		t.Fatalf("taken up: %+v %v", got, err)
+		recTxt, _ := os.ReadFile(recs)
+		t.Fatalf("taken up: %+v %v\n%s\ntaken secret %s", got, err, recTxt, taken.Secret)
 	}
 	never, err := second.Placer().Place(t.Context(), task("explore-never"))
 	if err != nil {
@@ -105,7 +108,15 @@ func TestResumedRunTakesUpStoredResults(t *testing.T) {
 			return err
 		}
 		if info.State.Msgs != 1 {
-			return errorf("%d tasks queued, want explore-never's new copy only", info.State.Msgs)
+			var ids []string
+			for q := info.State.FirstSeq; q <= info.State.LastSeq; q++ {
+				if m, err := str.GetMsg(t.Context(), q); err == nil {
+					tk, _ := DecodeTask(m.Data)
+					ids = append(ids, fmt.Sprintf("%d:%s/p%d/%s", q, tk.ID, tk.Prior, m.Header.Get("Nats-Msg-Id")))
+				}
+			}
+			recTxt, _ := os.ReadFile(recs)
+			return errorf("%d tasks queued, want explore-never's new copy only: %v\n%s", info.State.Msgs, ids, recTxt)
 		}
 		m, err := str.GetLastMsgForSubject(t.Context(), TaskSubject(DefaultPrefix, "explore", messages.ProtocolVersion))
 		if err != nil {

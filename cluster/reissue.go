@@ -40,6 +40,8 @@ const (
 // stream sequence.
 func (c *remoteChild) publish(ctx context.Context) (uint64, error) {
 	r := c.r
+	r.publishing.RLock()
+	defer r.publishing.RUnlock()
 	c.mu.Lock()
 	task := c.task
 	task.V, task.Origin, task.Workspace = messages.ProtocolVersion, r.origin, r.wsKey

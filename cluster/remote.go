@@ -83,6 +83,10 @@ type Remote struct {
 	nodes   *registry
 	nodeEv  *nodeEvents // the run's events about nodes
 	sweeper sync.WaitGroup
+	// publishing is held (read) by each task's queueing, so that Close
+	// closes the task records only once every queued task's record, its
+	// queue place included, is written.
+	publishing sync.RWMutex
 	budget  *BudgetServer
 	results jetstream.ConsumeContext
 	subs    []*nats.Subscription // advisories and start notices
@@ -209,7 +213,9 @@ func (r *Remote) Close() {
 	if r.nodes != nil {
 		r.nodes.wait()
 	}
+	r.publishing.Lock()
 	r.recs.close()
+	r.publishing.Unlock()
 }
 
 // RemoteStats count what the results path dropped.
