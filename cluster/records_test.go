@@ -1,10 +1,10 @@
 package cluster
 
 import (
-	"os"
-	"fmt"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"

@@ -87,12 +87,12 @@ type Remote struct {
 	// closes the task records only once every queued task's record, its
 	// queue place included, is written.
 	publishing sync.RWMutex
-	budget  *BudgetServer
-	results jetstream.ConsumeContext
-	subs    []*nats.Subscription // advisories and start notices
-	origin  string
-	wsKey   string
-	snaps   *snapshotSender // nil without a workspace
+	budget     *BudgetServer
+	results    jetstream.ConsumeContext
+	subs       []*nats.Subscription // advisories and start notices
+	origin     string
+	wsKey      string
+	snaps      *snapshotSender // nil without a workspace
 
 	mu      sync.Mutex
 	waiting map[string]*remoteChild // by agent ID
