@@ -295,9 +295,7 @@ func (n *Node) resultExists(task actors.ChildTask) bool {
 	if task.Secret == "" {
 		return true
 	}
-	// Proven under the key of the delivery it names, derived from this
-	// task's secret: a result of a reissued task (another secret), or a
-	// forgery, is not this task's.
-	attempt, node := signedBy(m.Header)
-	return proven(deliveryKey(task.Secret, attempt, node), m.Data, m.Header.Get(proofHeader))
+	// A result of a reissued task (another secret), or a forgery, is not
+	// this task's.
+	return provenResult(task.Secret, m)
 }
