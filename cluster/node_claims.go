@@ -37,9 +37,9 @@ import (
 // with some room (so an AckWait under three heartbeats, or a
 // node.lease_timeout under two, leaves a window no fence covers).
 func (n *Node) fenceAfter(task messages.Task) time.Duration {
-	lost := 2 * n.o.Heartbeat
-	if l := time.Duration(task.LostMS) * time.Millisecond; l > 0 && l < lost {
-		lost = l
+	lost := 2 * n.o.Heartbeat // as the run judges (nodeTimeout)
+	if task.LostMS > 0 {
+		lost = time.Duration(task.LostMS) * time.Millisecond
 	}
 	return max(min(lost*3/4, n.o.AckWait/2), n.o.Heartbeat*3/2)
 }
