@@ -84,6 +84,7 @@ func (n *Node) stopLapsed(now time.Time) {
 		}
 		if lapsed, known := n.runs.lapsed(rt.run, now.Add(lapseEarly)); lapsed || !known {
 			rt.lapsed.Store(true)
+			rt.letGo()
 			stop = append(stop, rt)
 		}
 	}

@@ -29,10 +29,16 @@ type runningTask struct {
 	leased   bool          // the run has a lease
 	seq      uint64        // the task's stream sequence
 	fenceAt  time.Duration // a heartbeat silence this long stops it (fenceAfter)
+	gone     chan struct{} // closed once revoked or lapsed (let go)
+	goneOnce sync.Once
 
 	mu  sync.Mutex
 	msg jetstream.Msg // the task's latest delivery: the one kept alive and settled
 }
+
+// letGo closes gone: the task is no longer this node's, and its agent's
+// budget requests give up at once.
+func (rt *runningTask) letGo() { rt.goneOnce.Do(func() { close(rt.gone) }) }
 
 func (rt *runningTask) latest() jetstream.Msg {
 	rt.mu.Lock()
@@ -141,7 +147,8 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		return
 	}
 	key := task.Run + "." + task.ID
-	rt := &runningTask{run: task.Run, agent: task.ID, msg: m, seq: md.Sequence.Stream, leased: task.RunLeaseMS > 0, fenceAt: fenceAt}
+	rt := &runningTask{run: task.Run, agent: task.ID, msg: m, seq: md.Sequence.Stream, leased: task.RunLeaseMS > 0, fenceAt: fenceAt,
+		gone: make(chan struct{})}
 	ok, stale := n.claim(key, rt)
 	if stale {
 		log.Info().Msg("task delivered again while this node's stopped copy ends: handed back for a moment")
@@ -219,7 +226,7 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (ac
 	// The agent's span goes under its parent's delegate call, whose
 	// trace context the orchestrator put in the task's headers.
 	parent := telemetry.Extract(context.Background(), rt.latest().Headers())
-	bc := NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID).WithTimeout(n.o.BudgetTimeout).withDelivery(d)
+	bc := NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID).WithTimeout(n.o.BudgetTimeout).withDelivery(d).until(rt.gone)
 	h, end, err := n.startIn(parent, task, bc, arts)
 	if err != nil {
 		return actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusFailed, Reason: actors.ReasonError,
