@@ -1,15 +1,12 @@
 package cluster
 
 import (
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
-	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
 )
 
@@ -64,12 +61,7 @@ func TestLateResultOfAReissuedTaskRefused(t *testing.T) {
 	c.mu.Unlock()
 
 	result := func(d *delivery, node string, attempt int, text string) {
-		b, _ := json.Marshal(messages.Result{V: messages.ProtocolVersion, Run: run, Agent: task, Kind: "explore", Node: node,
-			Attempt: attempt, Status: "completed", Reason: "finished", Text: text})
-		h := d.sign(nats.Header{jetstream.MsgIDHeader: []string{text}}, b)
-		if _, err := js.PublishMsg(t.Context(), &nats.Msg{Subject: bus.ResultSubject(DefaultPrefix, run, task), Data: b, Header: h}); err != nil {
-			t.Fatal(err)
-		}
+		publishSignedResult(t, js, run, task, d, node, attempt, text)
 	}
 	result(late, "nA", 1, "late")
 	checkFor(t, 10*time.Second, func() error {

@@ -51,19 +51,7 @@ func (n *Node) silence(now time.Time) time.Duration {
 
 // fence stops the running tasks once the node's silence passes their
 // fenceAfter.
-func (n *Node) fence() {
-	defer n.loops.Done()
-	t := time.NewTicker(fenceEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-n.ctx.Done():
-			return
-		case now := <-t.C:
-			n.fenceSilent(now)
-		}
-	}
-}
+func (n *Node) fence() { n.every(fenceEvery, n.fenceSilent) }
 
 // fenceEvery is how often the node compares its silence with its tasks'.
 const fenceEvery = 100 * time.Millisecond

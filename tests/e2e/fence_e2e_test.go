@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
@@ -114,14 +113,7 @@ func TestStalledNodeNeverRunsATaskTwiceAtOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process")
 	}
-	opts := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()}
-	s, err := server.NewServer(opts)
-	must(t, err)
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	defer s.Shutdown()
+	s := jetStreamServer(t)
 	addr := strings.TrimPrefix(s.ClientURL(), "nats://")
 
 	held := make(chan string, 1)

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
@@ -105,14 +104,7 @@ func TestOrchestratorKilledRunIsLostAndResumed(t *testing.T) {
 		t.Skip("multi-process")
 	}
 	const tasks, quick, nodes, slots = 60, 40, 2, 8
-	opts := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()}
-	s, err := server.NewServer(opts)
-	must(t, err)
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	defer s.Shutdown()
+	s := jetStreamServer(t)
 	url := s.ClientURL()
 
 	l := &lostRun{tasks: tasks, quick: quick, kinds: map[string]bool{}}
