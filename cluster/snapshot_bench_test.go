@@ -116,7 +116,9 @@ func benchRoundTrip(b *testing.B, mode string) {
 // BenchmarkRemoteFanOut20 is one run whose root delegates 20 remote
 // explore agents in one turn on a 5,000-file repository (a node of 4
 // slots whose checkout has the base commit): snapshots/op is how many
-// snapshots of the workspace the requester took for the 20 tasks.
+// snapshots of the workspace the requester took for the 20 tasks, and
+// wait-ms/task how long a task waited for its snapshot (taken and
+// stored), on average.
 func BenchmarkRemoteFanOut20(b *testing.B) {
 	const fan = 20
 	requester, node := fiveThousand(b, false)
@@ -137,7 +139,7 @@ func BenchmarkRemoteFanOut20(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer nd.Drain(b.Context())
-	var taken int64
+	var taken, waited int64
 	i := 0
 	for b.Loop() {
 		i++
@@ -150,11 +152,12 @@ func BenchmarkRemoteFanOut20(b *testing.B) {
 		res, err := actors.Run(b.Context(), actors.Options{Run: run, Workspace: requester, Task: "t", Client: modelClient(b, srv),
 			Models: actors.Models{Default: "big"}, Placer: remote.Placer(), OnBudget: remote.ServeBudget,
 			Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}}, Log: zerolog.Nop()})
-		taken += remote.snaps.taken.Load()
+		taken, waited = taken+remote.snaps.taken.Load(), waited+remote.snaps.waited.Load()
 		remote.Close()
 		if err != nil || res.Status != actors.StatusCompleted {
 			b.Fatalf("run %+v %v", res, err)
 		}
 	}
 	b.ReportMetric(float64(taken)/float64(b.N), "snapshots/op")
+	b.ReportMetric(float64(waited)/1e6/fan/float64(b.N), "wait-ms/task")
 }
