@@ -1,9 +1,16 @@
 package cluster
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/internal/testport"
+	"github.com/troupe-ai/troupe/llm/llmtest"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -86,5 +93,90 @@ func TestLateResultOfAReissuedTaskRefused(t *testing.T) {
 	}
 	if st := remote.Stats(); st.Forged != 1 || st.Reissued != 1 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// A node's link to the server stalls while its agent waits on the model,
+// for longer than its fence and shorter than the run takes to find it
+// lost: the node gives the task up (agent stopped, no result, no ack),
+// and once its link is back tells the run, which queues the task again at
+// once: the run finishes although the queue would redeliver the task only
+// after an hour (AckWait), and the node was never lost.
+func TestTaskGivenUpWhileCutOffQueuedAgainAtOnce(t *testing.T) {
+	s := natsServer(t)
+	link := testport.Stall(t, strings.TrimPrefix(s.ClientURL(), "nats://"))
+	calling := make(chan struct{})
+	var calls atomic.Int32
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
+			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: json.RawMessage(`{"type":"explore","task":"q0: where is main?"}`)}}},
+			{Text: "all answered"}}},
+		{Match: llmtest.Matcher{Kind: "explore"}, Repeat: true, Turns: []llmtest.Turn{{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+			if calls.Add(1) == 1 {
+				close(calling)
+				return llmtest.Turn{Latency: llmtest.Duration(10 * time.Minute), Text: "q0: main.go:3"}
+			}
+			return llmtest.Turn{Text: "q0: main.go:3"}
+		}}}},
+	}})
+	defer srv.Close()
+	n := startNodeWith(t, NodeOptions{Bus: wrap(t, dial(t, "nats://"+link.Addr(), "node n1").NATS()), ID: "n1", Name: "n1",
+		Kinds: []string{"explore"}, Slots: 1,
+		Agent: actors.Options{Workspace: workspace(t), Client: modelClient(t, srv), Models: actors.Models{Default: "big", Cheap: "small"},
+			Log: zerolog.Nop()},
+		Events: &recorder{}, AckWait: time.Hour, Log: zerolog.Nop()})
+	nodeEvents := &recorder{}
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, connect(t, s)), Run: "ro",
+		Placement: map[string]string{"explore": PlaceRemote}, Events: nodeEvents, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remote.Close()
+	type outcome struct {
+		res actors.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := actors.Run(t.Context(), actors.Options{Run: "ro", Workspace: workspace(t), Task: "find main",
+			Client: modelClient(t, srv), Models: actors.Models{Default: "big", Cheap: "small"}, Events: &recorder{},
+			Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}},
+			Placer:   remote.Placer(), OnBudget: remote.ServeBudget, Log: zerolog.Nop()})
+		done <- outcome{res, err}
+	}()
+	select {
+	case <-calling:
+	case <-time.After(time.Minute):
+		t.Fatal("the node's agent never called the model")
+	}
+	link.Pause(true)
+	checkFor(t, 30*time.Second, func() error {
+		if st := n.Stats(); st.Fenced != 1 || srv.InFlight() != 0 {
+			return errorf("node %+v, %d model calls in flight", st, srv.InFlight())
+		}
+		return nil
+	})
+	link.Pause(false)
+	select {
+	case o := <-done:
+		if o.err != nil || o.res.Status != actors.StatusCompleted || o.res.Text != "all answered" {
+			t.Fatalf("run: %+v %v", o.res.AgentResult, o.err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("the run did not finish: node %+v, remote %+v", n.Stats(), remote.Stats())
+	}
+	if st := remote.Stats(); st.Reissued != 1 {
+		t.Errorf("remote %+v: want the task queued again once", st)
+	}
+	if st := n.Stats(); st.Taken != 2 || st.Completed != 1 {
+		t.Errorf("node %+v: want the task taken twice (given up, then again), completed once", st)
+	}
+	for _, ev := range nodeEvents.events() {
+		if ev.Type == messages.EvtNodeLeft {
+			t.Errorf("the node was found lost: %s", ev.Data)
+		}
+	}
+	if got := calls.Load(); got != 2 {
+		t.Errorf("%d model calls for the task, want 2 (the one given up, the one that answered)", got)
 	}
 }

@@ -174,6 +174,8 @@ type Node struct {
 		restored, duplicate, progressLost, revoked, lapsed, fenced                                                  atomic.Uint64
 	}
 	beatSent atomic.Int64 // unix nanoseconds: when the last heartbeat that got through was sent
+	relMu    sync.Mutex
+	released []releasedTask // given up, the run not told yet
 }
 
 // StartNode registers the node and starts taking tasks.

@@ -65,6 +65,7 @@ func (n *Node) heartbeat() {
 			continue
 		}
 		n.beatSent.Store(last.UnixNano())
+		n.sendReleases()
 		if time.Since(ok) > 2*n.o.Heartbeat {
 			n.checkClaims(n.ctx)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/messages"
 )
 
@@ -44,6 +45,21 @@ func (n *Node) fenceAfter(task messages.Task) time.Duration {
 	return max(min(lost*3/4, n.o.AckWait/2), n.o.Heartbeat*3/2)
 }
 
+// cutOff reports (and logs) a task not to start: the node is silent for
+// longer than the task's fenceAfter, so it may be handed to another node
+// before a word of this one's gets through. It is left unsettled: the
+// queue delivers it again after AckWait. fenceAt is the task's
+// fenceAfter.
+func (n *Node) cutOff(task messages.Task, log zerolog.Logger) (fenceAt time.Duration, cut bool) {
+	fenceAt = n.fenceAfter(task)
+	if silent := n.silence(time.Now()); silent > fenceAt {
+		n.stats.fenced.Add(1)
+		log.Warn().Dur("silent_for", silent).Msg("task not started: the node's heartbeats have not got through for too long")
+		return fenceAt, true
+	}
+	return fenceAt, false
+}
+
 // silence is how long ago the last heartbeat that got through was sent.
 func (n *Node) silence(now time.Time) time.Duration {
 	return now.Sub(time.Unix(0, n.beatSent.Load()))
@@ -70,8 +86,36 @@ func (n *Node) fenceSilent(now time.Time) {
 	n.mu.Unlock()
 	for _, rt := range stop {
 		n.stats.fenced.Add(1)
+		rt.fenced.Store(true)
 		n.revoke(rt.run, rt.agent, fmt.Sprintf("claim given up: the node's heartbeats have not got through for %s, "+
 			"and the run may hand the task to another node: agent stopped, its result dropped", silent.Round(time.Millisecond)))
+	}
+}
+
+// releaseLater remembers a task this node gave up, to tell its run once
+// a heartbeat gets through again (sendReleases).
+func (n *Node) releaseLater(task messages.Task, d *delivery) {
+	n.relMu.Lock()
+	n.released = append(n.released, releasedTask{task, d})
+	n.relMu.Unlock()
+}
+
+// releasedTask is a task given up, with the delivery it was given up in.
+type releasedTask struct {
+	task messages.Task
+	d    *delivery
+}
+
+// sendReleases tells each given-up task's run that this node let it go:
+// a run that still counts it the holder queues the task again at once.
+func (n *Node) sendReleases() {
+	n.relMu.Lock()
+	out := n.released
+	n.released = nil
+	n.relMu.Unlock()
+	for _, r := range out {
+		n.notify(r.task, r.d, messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: r.task.Attempt,
+			Released: "the node was cut off from the server and stopped the task without a result"})
 	}
 }
 

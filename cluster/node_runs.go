@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 )
 
@@ -51,6 +52,18 @@ func (n *Node) runLapsed(task actors.ChildTask) bool {
 	n.runs.apply(e, time.Now(), true)
 	lapsed, _ := n.runs.lapsed(task.Run, time.Now().Add(lapseEarly))
 	return lapsed
+}
+
+// dropLapsed drops (terminates) a task whose run's lease lapsed before
+// it started, and reports whether it did.
+func (n *Node) dropLapsed(task actors.ChildTask, m jetstream.Msg, log zerolog.Logger) bool {
+	if !n.runLapsed(task) {
+		return false
+	}
+	n.stats.lapsed.Add(1)
+	log.Info().Msg("task of a run whose lease lapsed (its orchestrator is gone) dropped unrun")
+	_ = m.TermWithReason("the run's lease lapsed: its orchestrator is gone")
+	return true
 }
 
 // sweepRuns stops the agents of runs whose lease lapsed. While the node

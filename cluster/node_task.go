@@ -25,6 +25,7 @@ type runningTask struct {
 	h        *actors.AgentHandle
 	handBack atomic.Bool   // drain timed out: Nak instead of a result
 	revoked  atomic.Bool   // the run handed the task to another node: no result, no ack
+	fenced   atomic.Bool   // this node gave the task up (revoked too): the run is told once it is back
 	lapsed   atomic.Bool   // the run's lease lapsed: no result, the task dropped
 	leased   bool          // the run has a lease
 	seq      uint64        // the task's stream sequence
@@ -131,19 +132,11 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 			return
 		}
 	}
-	if n.runLapsed(task) {
-		n.stats.lapsed.Add(1)
-		log.Info().Msg("task of a run whose lease lapsed (its orchestrator is gone) dropped unrun")
-		_ = m.TermWithReason("the run's lease lapsed: its orchestrator is gone")
+	if n.dropLapsed(task, m, log) {
 		return
 	}
-	fenceAt := n.fenceAfter(task)
-	if silent := n.silence(time.Now()); silent > fenceAt {
-		// Cut off from the server: the task may be handed to another node
-		// before a word of this one's gets through. Left unsettled: the
-		// queue delivers it again after AckWait.
-		n.stats.fenced.Add(1)
-		log.Warn().Dur("silent_for", silent).Msg("task not started: the node's heartbeats have not got through for too long")
+	fenceAt, cutOff := n.cutOff(task, log)
+	if cutOff {
 		return
 	}
 	key := task.Run + "." + task.ID
@@ -197,6 +190,9 @@ func (n *Node) settle(rt *runningTask, task actors.ChildTask, res actors.AgentRe
 		// delivery.
 		n.stats.revoked.Add(1)
 		log.Info().Msg("the task is no longer this node's (claim revoked or given up): its result is dropped")
+		if rt.fenced.Load() {
+			n.releaseLater(task, d)
+		}
 		return
 	}
 	if rt.lapsed.Load() {

@@ -59,7 +59,13 @@ func (c *remoteChild) noticed(n messages.StartNotice) {
 	if len(c.notices) < 64 {
 		c.notices = append(c.notices, n)
 	}
-	if n.Refused != "" || n.Attempt < c.attempt {
+	if n.Released != "" && n.Node == c.node && n.Attempt == c.attempt {
+		// The node that holds the task gave it up: queue it again now,
+		// not after AckWait (nor never, had the server lost its queue).
+		go c.reissue(n.Node)
+		return
+	}
+	if n.Refused != "" || n.Released != "" || n.Attempt < c.attempt {
 		return
 	}
 	if was := c.node; was != "" && was != n.Node {

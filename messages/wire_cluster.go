@@ -64,12 +64,16 @@ func (n *NodeInfo) Validate() error {
 // StartNotice is what a node publishes on <prefix>.ctl.<run>.<agent>.started
 // when it takes a task (Refused empty) or refuses it (Refused says why),
 // so the orchestrator knows where the task ran and, should it fail for
-// good, can say what became of each attempt.
+// good, can say what became of each attempt. A node that gave a task up
+// (cut off from the server, it stopped the task's agent, no result, no
+// ack) says so once it is back, with Released: if it still held the
+// task's current delivery, the run queues the task again at once.
 type StartNotice struct {
-	Node    string `json:"node"`
-	Name    string `json:"name,omitempty"`
-	Attempt int    `json:"attempt"`
-	Refused string `json:"refused,omitempty"`
+	Node     string `json:"node"`
+	Name     string `json:"name,omitempty"`
+	Attempt  int    `json:"attempt"`
+	Refused  string `json:"refused,omitempty"`
+	Released string `json:"released,omitempty"`
 }
 
 // Validate checks a start notice.

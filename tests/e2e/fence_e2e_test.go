@@ -3,104 +3,14 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/troupe-ai/troupe/internal/testport"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
-
-// stallProxy forwards TCP connections to target and can stall them all:
-// paused, it reads no more from either side, so the bytes stay in the
-// kernel's buffers and neither end sees the connection close.
-type stallProxy struct {
-	ln     net.Listener
-	target string
-
-	mu     sync.Mutex
-	cond   *sync.Cond
-	paused bool
-	conns  []net.Conn
-}
-
-func newStallProxy(t *testing.T, target string) *stallProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	p := &stallProxy{ln: ln, target: target}
-	p.cond = sync.NewCond(&p.mu)
-	go p.accept()
-	t.Cleanup(p.close)
-	return p
-}
-
-func (p *stallProxy) url() string { return "nats://" + p.ln.Addr().String() }
-
-func (p *stallProxy) accept() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			_ = c.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, c, up)
-		p.mu.Unlock()
-		go p.pipe(up, c)
-		go p.pipe(c, up)
-	}
-}
-
-// pipe copies src to dst, holding each read while the proxy is paused.
-func (p *stallProxy) pipe(dst, src net.Conn) {
-	defer dst.Close()
-	defer src.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		p.mu.Lock()
-		for p.paused {
-			p.cond.Wait()
-		}
-		p.mu.Unlock()
-		n, err := src.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			for p.paused {
-				p.cond.Wait()
-			}
-			p.mu.Unlock()
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (p *stallProxy) pause(on bool) {
-	p.mu.Lock()
-	p.paused = on
-	p.mu.Unlock()
-	p.cond.Broadcast()
-}
-
-func (p *stallProxy) close() {
-	_ = p.ln.Close()
-	p.pause(false)
-	p.mu.Lock()
-	for _, c := range p.conns {
-		_ = c.Close()
-	}
-	p.mu.Unlock()
-}
 
 // TestStalledNodeNeverRunsATaskTwiceAtOnce: with the default timing
 // settings (only the model's latency scripted), a node whose connection
@@ -132,10 +42,10 @@ func TestStalledNodeNeverRunsATaskTwiceAtOnce(t *testing.T) {
 	}})
 	defer srv.Close()
 	ws := repo(t, "")
-	proxies, nodes := map[string]*stallProxy{}, map[string]*proc{}
+	proxies, nodes := map[string]*testport.StallProxy{}, map[string]*proc{}
 	for _, key := range []string{"sk-a", "sk-b"} {
-		proxies[key] = newStallProxy(t, addr)
-		nodes[key] = start(t, bin.node, append(modelEnv(srv), "OPENAI_API_KEY="+key), "--nats", proxies[key].url(), "--workspace", ws, "--slots", "1")
+		proxies[key] = testport.Stall(t, addr)
+		nodes[key] = start(t, bin.node, append(modelEnv(srv), "OPENAI_API_KEY="+key), "--nats", "nats://"+proxies[key].Addr(), "--workspace", ws, "--slots", "1")
 		nodes[key].waitStderr(" ready", 30*time.Second)
 	}
 	run := start(t, bin.orchestrator, modelEnv(srv), "run", "--workspace", ws, "--json", "--nats", s.ClientURL(),
@@ -146,7 +56,7 @@ func TestStalledNodeNeverRunsATaskTwiceAtOnce(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatalf("no node called the model:\n%s", run.errs())
 	}
-	proxies[victim].pause(true)
+	proxies[victim].Pause(true)
 	stalled := time.Now()
 	res := runJSON(t, run)
 	if res.Status != "completed" || res.Text != "all answered" {
@@ -159,7 +69,7 @@ func TestStalledNodeNeverRunsATaskTwiceAtOnce(t *testing.T) {
 		}
 		return nil
 	})
-	proxies[victim].pause(false)
+	proxies[victim].Pause(false)
 	nodes[victim].waitStderr("its result is dropped", time.Minute)
 	if !strings.Contains(nodes[victim].errs(), "claim given up") {
 		t.Errorf("the stalled node never gave its claim up:\n%s", nodes[victim].errs())
