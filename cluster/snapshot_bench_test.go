@@ -27,9 +27,12 @@ func BenchmarkRemoteWorkerRoundTrip5000(b *testing.B) {
 	}
 }
 
-func benchRoundTrip(b *testing.B, mode string) {
+// fiveThousand makes a committed 5,000-file repository with an
+// uncommitted edit (the requester) and a clone of it (a node's checkout);
+// with behind, the requester has one more commit than the clone.
+func fiveThousand(b *testing.B, behind bool) (requester, node string) {
 	needGit(b)
-	requester := b.TempDir()
+	requester = b.TempDir()
 	gitIn(b, requester, "init", "-q")
 	for i := range 5000 {
 		p := filepath.Join(requester, fmt.Sprintf("pkg%02d/file%04d.go", i%50, i))
@@ -45,9 +48,9 @@ func benchRoundTrip(b *testing.B, mode string) {
 	}
 	gitIn(b, requester, "add", "-A")
 	gitIn(b, requester, "commit", "-q", "-m", "first")
-	node := b.TempDir()
+	node = b.TempDir()
 	gitIn(b, node, "clone", "-q", requester, ".")
-	if mode == "behind" {
+	if behind {
 		if err := os.WriteFile(filepath.Join(requester, "second.go"), []byte("package main\n"), 0o644); err != nil {
 			b.Fatal(err)
 		}
@@ -57,6 +60,11 @@ func benchRoundTrip(b *testing.B, mode string) {
 	if err := os.WriteFile(filepath.Join(requester, "pkg00/file0000.go"), []byte("package pkg // edited\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	return requester, node
+}
+
+func benchRoundTrip(b *testing.B, mode string) {
+	requester, node := fiveThousand(b, mode == "behind")
 	var n atomic.Int64
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
 		{Match: llmtest.Matcher{Kind: "root"}, Repeat: true, Turns: []llmtest.Turn{
@@ -103,4 +111,53 @@ func benchRoundTrip(b *testing.B, mode string) {
 			b.Fatalf("changes %+v", res.Changes)
 		}
 	}
+}
+
+// BenchmarkRemoteFanOut20 is one run whose root delegates 20 remote
+// explore agents in one turn on a 5,000-file repository (a node of 4
+// slots whose checkout has the base commit): snapshots/op is how many
+// snapshots of the workspace the requester took for the 20 tasks, and
+// wait-ms/task how long a task waited for its snapshot (taken and
+// stored), on average.
+func BenchmarkRemoteFanOut20(b *testing.B) {
+	const fan = 20
+	requester, node := fiveThousand(b, false)
+	var calls []llmtest.ToolCall
+	for i := range fan {
+		calls = append(calls, llmtest.ToolCall{Name: "delegate", Args: json.RawMessage(fmt.Sprintf(`{"type":"explore","task":"look %d"}`, i))})
+	}
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Kind: "root"}, Repeat: true, Turns: []llmtest.Turn{{ToolCalls: calls}, {Text: "done"}}},
+		{Match: llmtest.Matcher{Kind: "explore"}, Repeat: true, Turns: []llmtest.Turn{{Text: "nothing here"}}},
+	}})
+	defer srv.Close()
+	s := natsServer(b)
+	nd, err := StartNode(b.Context(), NodeOptions{Bus: wrap(b, connect(b, s)), ID: "n1", Kinds: []string{"explore"}, Slots: 4,
+		Agent:  actors.Options{Workspace: node, Client: modelClient(b, srv), Models: actors.Models{Default: "big"}, Log: zerolog.Nop()},
+		Events: &recorder{}, AckWait: 30 * time.Second, Log: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nd.Drain(b.Context())
+	var taken, waited int64
+	i := 0
+	for b.Loop() {
+		i++
+		run := fmt.Sprintf("fan%d", i)
+		remote, err := StartRemote(b.Context(), RemoteOptions{Bus: wrap(b, connect(b, s)), Run: run, Workspace: requester,
+			Placement: map[string]string{"explore": PlaceRemote}, Log: zerolog.Nop()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := actors.Run(b.Context(), actors.Options{Run: run, Workspace: requester, Task: "t", Client: modelClient(b, srv),
+			Models: actors.Models{Default: "big"}, Placer: remote.Placer(), OnBudget: remote.ServeBudget,
+			Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}}, Log: zerolog.Nop()})
+		taken, waited = taken+remote.snaps.taken.Load(), waited+remote.snaps.waited.Load()
+		remote.Close()
+		if err != nil || res.Status != actors.StatusCompleted {
+			b.Fatalf("run %+v %v", res, err)
+		}
+	}
+	b.ReportMetric(float64(taken)/float64(b.N), "snapshots/op")
+	b.ReportMetric(float64(waited)/1e6/fan/float64(b.N), "wait-ms/task")
 }

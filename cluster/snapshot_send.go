@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -15,8 +16,9 @@ import (
 )
 
 // The requester side of travelling snapshots: each remote task carries a
-// snapshot of the workspace as it is when the task is placed, stored
-// once per run as a bundle in the snapshot bucket; a node lacking the
+// snapshot of the workspace as it is when the task is placed (tasks
+// placed together share one), stored once per run as a bundle in the
+// snapshot bucket; a node lacking the
 // base asks for the whole snapshot on <prefix>.ctl.<run>.<agent>.snapshot.
 // A remote agent's changeset comes back in its result (its patch in the
 // changes bucket when large) and is merged by the parent's side
@@ -30,11 +32,17 @@ type snapshotSender struct {
 	r       *Remote
 	dataDir string
 
-	mu    sync.Mutex
-	repo  *gitws.Repo
-	off   error             // why tasks carry no snapshot (no git), once known
-	sent  map[string]bool   // snapshot commits whose bundle is stored
-	whole map[string]string // snapshot commit → its whole bundle's object
+	mu     sync.Mutex
+	repo   *gitws.Repo
+	off    error                     // why tasks carry no snapshot (no git), once known
+	sent   map[string]bool           // snapshot commits whose bundle is stored
+	whole  map[string]string         // snapshot commit → its whole bundle's object
+	states map[string]gitws.Snapshot // "base tree" → the snapshot first taken of that state
+
+	snaps coalesced[messages.TaskSnapshot] // the snapshots tasks carry
+
+	taken  atomic.Int64 // snapshots of the workspace taken (a benchmark's figure)
+	waited atomic.Int64 // nanoseconds tasks waited for their snapshot, summed (likewise)
 }
 
 func newSnapshotSender(r *Remote) *snapshotSender {
@@ -42,7 +50,9 @@ func newSnapshotSender(r *Remote) *snapshotSender {
 	if dataDir == "" {
 		dataDir = actors.DataDir(r.o.Workspace)
 	}
-	return &snapshotSender{r: r, dataDir: dataDir, sent: map[string]bool{}, whole: map[string]string{}}
+	s := &snapshotSender{r: r, dataDir: dataDir, sent: map[string]bool{}, whole: map[string]string{}, states: map[string]gitws.Snapshot{}}
+	s.snaps = coalesced[messages.TaskSnapshot]{ctx: r.ctx, do: s.take}
+	return s
 }
 
 // open returns the workspace's repository, opened the first time.
@@ -65,33 +75,59 @@ func (s *snapshotSender) open(ctx context.Context) (*gitws.Repo, error) {
 	return s.repo, nil
 }
 
-// attach snapshots the workspace, stores the snapshot's bundle if this
-// run has not yet, and makes the task carry it. Without git the task
-// carries none (the node's checkout, as before) and a warning is logged
-// once.
+// attach makes the task carry a snapshot of the workspace taken after
+// the call began (so it holds the parent's edits made before it
+// delegated); the tasks placed while one snapshot is being taken share
+// the next. Without git the task carries none (the node's checkout, as
+// before).
 func (s *snapshotSender) attach(ctx context.Context, task *actors.ChildTask) error {
-	repo, err := s.open(ctx)
+	defer func(t time.Time) { s.waited.Add(int64(time.Since(t))) }(time.Now())
+	snap, err := s.snaps.get(ctx)
 	if errors.Is(err, gitws.ErrNoGit) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("snapshot the workspace for %s: %w", task.ID, err)
 	}
-	snap, err := repo.Snapshot(ctx)
-	if err != nil {
-		return fmt.Errorf("snapshot the workspace for %s: %w", task.ID, err)
-	}
-	name := s.r.o.Run + "/snap-" + snap.Commit + ".bundle"
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.sent[snap.Commit] {
-		if err := s.store(ctx, repo, snap, true, name); err != nil {
-			return fmt.Errorf("store the workspace snapshot for %s: %w", task.ID, err)
-		}
-		s.sent[snap.Commit] = true
-	}
-	task.Snapshot = &messages.TaskSnapshot{Commit: snap.Commit, Tree: snap.Tree, Base: snap.Base, Prefix: snap.Prefix, Bundle: name}
+	task.Snapshot = &snap
 	return nil
+}
+
+// take snapshots the workspace and stores the snapshot's bundle. A
+// snapshot of a state taken before (same base, same tree) is answered
+// with the first one, whose bundle is stored and which nodes may hold.
+func (s *snapshotSender) take(ctx context.Context) (messages.TaskSnapshot, error) {
+	repo, err := s.open(ctx)
+	if err != nil {
+		return messages.TaskSnapshot{}, err
+	}
+	snap, err := repo.Snapshot(ctx)
+	s.taken.Add(1)
+	if err != nil {
+		return messages.TaskSnapshot{}, err
+	}
+	state := snap.Base + " " + snap.Tree
+	s.mu.Lock()
+	known, ok := s.states[state]
+	s.mu.Unlock()
+	if ok {
+		snap = known
+	} else {
+		name := s.bundleName(snap.Commit)
+		if err := s.store(ctx, repo, snap, true, name); err != nil {
+			return messages.TaskSnapshot{}, fmt.Errorf("store the snapshot: %w", err)
+		}
+		s.mu.Lock()
+		s.sent[snap.Commit], s.states[state] = true, snap
+		s.mu.Unlock()
+	}
+	return messages.TaskSnapshot{Commit: snap.Commit, Tree: snap.Tree, Base: snap.Base, Prefix: snap.Prefix,
+		Bundle: s.bundleName(snap.Commit)}, nil
+}
+
+// bundleName is the object of a snapshot's (thin) bundle.
+func (s *snapshotSender) bundleName(commit string) string {
+	return s.r.o.Run + "/snap-" + commit + ".bundle"
 }
 
 // store bundles snap (thin: only what its base lacks) as the object name.
