@@ -38,8 +38,9 @@ type isolation struct {
 
 // isolated is one agent's worktree and the tools' view of it.
 type isolated struct {
-	wt *workspace.Worktree
-	ws *tools.Workspace
+	wt   *workspace.Worktree
+	ws   *tools.Workspace
+	from *isolation // the isolation that made it, which lands its changes
 }
 
 // newIsolation prepares a run's isolation and removes the worktrees a
@@ -50,6 +51,9 @@ func newIsolation(ctx context.Context, s Settings, root, dataDir string, log zer
 		return nil, fmt.Errorf("run: agent.changes: %w", err)
 	}
 	is := &isolation{mode: s.IsolationMode(), changes: mode, root: root, dataDir: dataDir, log: log}
+	if err := pruneNested(dataDir); err != nil {
+		log.Warn().Err(err).Msg("prune nested worktrees left by a killed process")
+	}
 	if _, err := os.Stat(filepath.Join(dataDir, "worktrees")); err == nil {
 		if repo, err := is.open(ctx); err == nil {
 			if err := repo.Prune(ctx); err != nil {
@@ -119,7 +123,7 @@ func (is *isolation) worktree(ctx context.Context, id string) (*isolated, error)
 		_ = wt.Remove(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	return &isolated{wt: wt, ws: ws}, nil
+	return &isolated{wt: wt, ws: ws, from: is}, nil
 }
 
 // land captures an isolated agent's changes, brings them into the
