@@ -90,6 +90,40 @@ func (c *checkpointer) begin(ck *convo.Checkpoint) {
 	c.onSaved(ck, filepath.Join(c.dir, convo.CheckpointFile), err)
 }
 
+// beginBehind is begin for a step whose calls are all replayable (see
+// tools.Spec.Replayable): the step is written by another goroutine while
+// its calls start, and the records they make queue behind it. The
+// caller owns ck.Conversation as for begin and must not change it before
+// calling the returned wait, which returns once the step is written (or
+// its save failed; its calls' records are then dropped, as a resume
+// would start from the previous step and run them again).
+func (c *checkpointer) beginBehind(ck *convo.Checkpoint) (wait func()) {
+	c.mu.Lock()
+	for c.writing {
+		c.cond.Wait()
+	}
+	c.writing, c.round = true, ck.Round
+	c.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		before := c.w.Written()
+		err := c.w.Step(ck, false)
+		if c.bytes != nil {
+			c.bytes.Add(c.w.Written() - before)
+		}
+		c.mu.Lock()
+		if err != nil {
+			c.round = 0
+		}
+		c.writing = false
+		c.cond.Broadcast()
+		c.mu.Unlock()
+		c.onSaved(ck, filepath.Join(c.dir, convo.CheckpointFile), err)
+	}()
+	return func() { <-done }
+}
+
 // resume writes a resumed agent's checkpoint (its step's call records
 // included) as a snapshot, fsynced, and continues that step's journal.
 func (c *checkpointer) resume(ck *convo.Checkpoint) error {
@@ -130,6 +164,11 @@ func (c *checkpointer) record(sync bool, es ...convo.JournalEntry) {
 		if c.writing {
 			c.cond.Wait()
 			continue
+		}
+		if c.round == 0 {
+			// The step they belong to could not be saved (beginBehind).
+			c.queue, c.sync, c.durable = nil, false, c.queued
+			break
 		}
 		if !gathered {
 			// Calls that start together (the executor starts them at

@@ -104,3 +104,92 @@ func TestCheckpointerWithoutCheckpoint(t *testing.T) {
 		t.Errorf("round 1's journal after a failed save: %v %v", j, err)
 	}
 }
+
+// A step saved behind its calls: their records, made while the step is
+// still being written, land after it in its journal; when its save fails
+// they are dropped and nobody waits for ever.
+func TestCheckpointerBeginBehind(t *testing.T) {
+	t.Parallel()
+	hold := make(chan struct{})
+	held := make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	var order []string // the writes of round 2, as they leave
+	store := convo.Store{Dir: filepath.Join(t.TempDir(), "a"), Filter: func(b []byte) []byte {
+		s := string(b)
+		switch {
+		case strings.HasPrefix(s, `{"round":2,"calls":`):
+			mu.Lock()
+			order = append(order, "calls")
+			mu.Unlock()
+		case strings.Contains(s, `"round":2`): // round 2's step
+			once.Do(func() { close(held); <-hold })
+			mu.Lock()
+			order = append(order, "step")
+			mu.Unlock()
+		}
+		return b
+	}}
+	c := newCheckpointer(store, zerolog.Nop(), nil, func(*convo.Checkpoint, string, error) {})
+	ck1 := testCheckpoint(t, 1)
+	c.begin(ck1)
+	// Round 2 continues round 1's conversation: a journal record.
+	if err := ck1.Conversation.AppendAssistant(2, llm.Message{Role: llm.RoleAssistant, Content: "y"}); err != nil {
+		t.Fatal(err)
+	}
+	ck := &convo.Checkpoint{Run: "r", Agent: "a", Kind: "root", Round: 2, Conversation: ck1.Conversation}
+	wait := c.beginBehind(ck)
+	<-held // the step's write has begun and is held
+	recorded := make(chan struct{})
+	go func() {
+		c.record(false, convo.JournalEntry{CallID: "r1", Done: true, Content: "read"})
+		close(recorded)
+	}()
+	for {
+		c.mu.Lock()
+		q := c.queued
+		c.mu.Unlock()
+		if q == 1 {
+			break
+		}
+		goruntime.Gosched()
+	}
+	// Give a record that would not wait for its step every chance to
+	// leave now (a correct one waits, however long this runs).
+	for range 1000 {
+		goruntime.Gosched()
+	}
+	select {
+	case <-recorded:
+		t.Fatal("a call's record returned before its step was written")
+	default:
+	}
+	close(hold)
+	wait()
+	<-recorded
+	if mu.Lock(); strings.Join(order, ",") != "step,calls" {
+		t.Errorf("round 2's writes left in the order %v, want the step first", order)
+	}
+	mu.Unlock()
+	ckOut, err := store.Load()
+	if err != nil || ckOut.Round != 2 {
+		t.Fatalf("the saved step: %+v %v", ckOut, err)
+	}
+	if j, err := store.Journal(2); err != nil || !j["r1"].Done || j["r1"].Content != "read" {
+		t.Errorf("round 2's journal: %v %v", j, err)
+	}
+
+	// A step whose save fails: its calls' records are dropped.
+	bad := testCheckpoint(t, 3)
+	bad.State = json.RawMessage(`{not json`)
+	var saveErr error
+	c.onSaved = func(_ *convo.Checkpoint, _ string, err error) { saveErr = err }
+	c.beginBehind(bad)()
+	if saveErr == nil {
+		t.Fatal("the save did not fail")
+	}
+	c.record(false, convo.JournalEntry{CallID: "r2", Done: true})
+	if j, _ := store.Journal(2); len(j) != 1 {
+		t.Errorf("a record of the failed step went into round 2's journal: %v", j)
+	}
+}

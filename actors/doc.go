@@ -15,7 +15,8 @@
 // a snapshot of its checkpoint. A tool step's checkpoint is one journal
 // record of what changed since the last step (the new messages, the
 // agent's counters), not the whole conversation; each batch of call
-// records is one more. Nothing is fsynced except before a mutating call
+// records is one more. A step whose calls only read (tools.Spec.Replayable)
+// is written while they start, its call records queued behind it. Nothing is fsynced except before a mutating call
 // starts: its start record is fsynced, and with it every record before it
 // in the file. The snapshot is written again (and the journal restarted)
 // when the journal has grown by 1 MiB or by the snapshot's own size, so

@@ -41,13 +41,9 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 		}
 	}()
 	done := &toolsDone{calls: calls, results: make([]tools.Result, len(calls))}
+	saved := func() {} // returns once the step's checkpoint is written
 	if prior == nil {
-		// Before any call runs: from here on a killed run resumes this step.
-		state, _ := json.Marshal(checkpointState{PlanRounds: st.planRounds, BestText: st.bestText, Seq: a.ev.current(),
-			Reads: a.session.Reads.Snapshot(), LoadedTools: loadedNames(st.loaded, nil)})
-		ck.State = state
-		ck.Conversation = conv // this goroutine owns it, and begin writes it before returning
-		a.ckpt.begin(ck)
+		saved = a.saveStep(conv, st, calls, ck, reg)
 	}
 	settled, open := a.settleFromJournal(calls, prior, done.results)
 	var run []messages.ToolCall
@@ -112,6 +108,7 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 			}
 		}
 	}
+	saved() // conv is written out before it changes again
 	trs := make([]convo.ToolResult, len(calls))
 	for i, call := range calls {
 		trs[i] = convo.ToolResult{CallID: call.ID, Content: resultContent(done.results[i])}
@@ -124,6 +121,36 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 	done.loaded = loadedBy(pt, calls, done.results)
 	done.doom = st.doom
 	root.Send(a.self, done)
+}
+
+// saveStep saves a new step's checkpoint, from which a killed run
+// resumes it: before any of its calls starts, or, when every call only
+// reads, while they start (the returned func waits for the write; conv
+// must not change before it returns).
+func (a *agent) saveStep(conv *convo.Conversation, st stepState, calls []messages.ToolCall, ck *convo.Checkpoint,
+	reg *tools.Registry) (wait func()) {
+	state, _ := json.Marshal(checkpointState{PlanRounds: st.planRounds, BestText: st.bestText, Seq: a.ev.current(),
+		Reads: a.session.Reads.Snapshot(), LoadedTools: loadedNames(st.loaded, nil)})
+	ck.State = state
+	ck.Conversation = conv // this goroutine owns it
+	if replayable(calls, reg) {
+		return a.ckpt.beginBehind(ck)
+	}
+	a.ckpt.begin(ck)
+	return func() {}
+}
+
+// replayable reports whether every call is of a tool of reg that only
+// reads (tools.Spec.Replayable): such a step's calls may start before its
+// checkpoint is on disk.
+func replayable(calls []messages.ToolCall, reg *tools.Registry) bool {
+	for _, call := range calls {
+		t, ok := reg.Get(call.Name)
+		if !ok || !t.Spec().Replayable() {
+			return false
+		}
+	}
+	return true
 }
 
 // resultContent is a result as the conversation holds it.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/internal/testport"
 )
 
 // Three embedded servers routed on loopback form a JetStream cluster:
@@ -20,7 +21,7 @@ func TestEmbeddedClusterStreamsAndEvents(t *testing.T) {
 	ports := make([]int, 3)
 	var routes []string
 	for i := range ports {
-		ports[i] = freePort(t)
+		ports[i] = testport.Free(t)
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[i]))
 	}
 	var servers []*Embedded

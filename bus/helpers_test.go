@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/internal/peer"
+	"github.com/troupe-ai/troupe/internal/testport"
 	"github.com/troupe-ai/troupe/messages"
 )
 
@@ -76,22 +77,10 @@ func newExternalServer(t testing.TB) *externalServer {
 	if err != nil {
 		peer.Missing(t, "nats-server", "not installed (tests/run.sh installs the Debian package); skipping the external-server test")
 	}
-	s := &externalServer{t: t, bin: bin, port: freePort(t), store: t.TempDir()}
+	s := &externalServer{t: t, bin: bin, port: testport.Free(t), store: t.TempDir()}
 	s.start()
 	t.Cleanup(s.stop)
 	return s
-}
-
-// freePort is a loopback port free a moment ago, for a server that must
-// know its port before it starts.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func (s *externalServer) url() string { return "nats://127.0.0.1:" + strconv.Itoa(s.port) }

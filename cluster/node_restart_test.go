@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -13,20 +12,9 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/internal/testport"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
-
-// freePort finds a loopback port nobody listens on, so a server can be
-// started on it again after a restart.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // startPersistent starts an embedded JetStream server on port with its
 // store in dir; it is shut down at the end of the test unless stopped
@@ -78,7 +66,7 @@ func TestNodeSurvivesServerRestart(t *testing.T) {
 }
 
 func testNodeSurvivesServerRestart(t *testing.T, keepStore bool) {
-	port, dir := freePort(t), t.TempDir()
+	port, dir := testport.Free(t), t.TempDir()
 	e := startPersistent(t, port, dir)
 	url := e.URL()
 	// One explore agent per run; the root's script starts over for the

@@ -12,7 +12,15 @@ import (
 // A node follows the run leases (run_lease.go): the agents of a run whose
 // lease lapsed are stopped at once, their tasks dropped from the queue
 // without a result (resume queues again those that never finished), and a
-// task of such a run that arrives later is dropped unrun.
+// task of such a run that arrives later is dropped unrun. A node counts a
+// lease lapsed lapseEarly before it does: by the time the lease expires
+// its agents are stopped, a sweep's delay included, and no model call is
+// made for the run after that.
+
+// lapseEarly is how much earlier than its lease a node counts a run's
+// lease lapsed (and its orchestrator, RunLease.keep, counts its tasks
+// dropped).
+const lapseEarly = 2 * sweepEvery
 
 // runLapsed reports whether task's run has a lease that lapsed. A run the
 // node has not heard of, or heard of as lapsed, is looked up in the
@@ -22,7 +30,7 @@ func (n *Node) runLapsed(task actors.ChildTask) bool {
 	if task.RunLeaseMS <= 0 {
 		return false // a run without a lease (an older orchestrator)
 	}
-	if lapsed, known := n.runs.lapsed(task.Run, time.Now()); known && !lapsed {
+	if lapsed, known := n.runs.lapsed(task.Run, time.Now().Add(lapseEarly)); known && !lapsed {
 		return false
 	}
 	// Unknown, or lapsed as far as the watch has told: ask the bucket (a
@@ -41,7 +49,7 @@ func (n *Node) runLapsed(task actors.ChildTask) bool {
 		return false
 	}
 	n.runs.apply(e, time.Now(), true)
-	lapsed, _ := n.runs.lapsed(task.Run, time.Now())
+	lapsed, _ := n.runs.lapsed(task.Run, time.Now().Add(lapseEarly))
 	return lapsed
 }
 
@@ -74,7 +82,7 @@ func (n *Node) stopLapsed(now time.Time) {
 		if !rt.leased || rt.lapsed.Load() {
 			continue
 		}
-		if lapsed, known := n.runs.lapsed(rt.run, now); lapsed || !known {
+		if lapsed, known := n.runs.lapsed(rt.run, now.Add(lapseEarly)); lapsed || !known {
 			rt.lapsed.Store(true)
 			stop = append(stop, rt)
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,6 +46,7 @@ func RecordsPath(dataDir, run string) string {
 type records struct {
 	mu   sync.Mutex
 	f    *os.File
+	path string
 	past map[string]taskRecord // by agent: the last record of an earlier process
 }
 
@@ -59,7 +61,7 @@ func openRecords(path string) (*records, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open task records: %w", err)
 	}
-	rs := &records{f: f, past: map[string]taskRecord{}}
+	rs := &records{f: f, path: path, past: map[string]taskRecord{}}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -99,10 +101,22 @@ func (rs *records) earlier(agent string) (taskRecord, bool) {
 	return r, ok
 }
 
-func (rs *records) close() {
-	if rs != nil {
-		_ = rs.f.Close()
+// close closes the record file; with remove (the run ended for good:
+// nothing is left for a resume to take up) it deletes it too, and its
+// directory once empty.
+func (rs *records) close(remove bool) error {
+	if rs == nil {
+		return nil
 	}
+	_ = rs.f.Close()
+	if !remove {
+		return nil
+	}
+	if err := os.Remove(rs.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove task records: %w", err)
+	}
+	_ = os.Remove(filepath.Dir(rs.path)) // only when empty: other runs' records stay
+	return nil
 }
 
 // reattach takes up a task an earlier process of the run queued: with

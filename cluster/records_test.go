@@ -129,3 +129,62 @@ func TestResumedRunTakesUpStoredResults(t *testing.T) {
 		return nil
 	})
 }
+
+// A run's task records outlive a run that may be resumed (Close alone:
+// cancelled, failed, killed) and go with one that ended for good (Ended,
+// then Close), their directory with them once empty.
+func TestTaskRecordsKeptForResumeDeletedAtTheEnd(t *testing.T) {
+	s := natsServer(t)
+	conn := wrap(t, connect(t, s))
+	dir := filepath.Join(t.TempDir(), "remote")
+	run := func(id string, ended bool) string {
+		path := filepath.Join(dir, id+".tasks.jsonl")
+		r, err := StartRemote(t.Context(), RemoteOptions{Bus: conn, Run: id, Placement: map[string]string{"explore": PlaceRemote},
+			Records: path, Log: zerolog.Nop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := r.Placer().Place(t.Context(), actors.ChildTask{V: messages.ProtocolVersion, Run: id, ID: "explore-1", Parent: "root",
+			Kind: "explore", Task: "q", Model: "small"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { defer close(done); _, _ = c.Start(ctx) }()
+		checkFor(t, 10*time.Second, func() error {
+			if b, _ := os.ReadFile(path); len(b) == 0 {
+				return errorf("no record of the queued task yet")
+			}
+			return nil
+		})
+		cancel()
+		<-done
+		if ended {
+			r.Ended()
+		}
+		r.Close()
+		return path
+	}
+	kept := run("kept", false)
+	if _, err := os.Stat(kept); err != nil {
+		t.Fatalf("the records of a run resume may take up: %v", err)
+	}
+	gone := run("gone", true)
+	if _, err := os.Stat(gone); !os.IsNotExist(err) {
+		t.Fatalf("the records of a run that ended: %v", err)
+	}
+	if _, err := os.Stat(kept); err != nil {
+		t.Fatalf("another run's records went with it: %v", err)
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Remove(kept))
+	run("last", true)
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the emptied records directory stays: %v", err)
+	}
+}

@@ -106,7 +106,8 @@ type Remote struct {
 	unplaced       atomic.Uint64
 	reissued       atomic.Uint64
 	reattached     atomic.Uint64
-	recs           *records // nil: none kept
+	recs           *records    // nil: none kept
+	ended          atomic.Bool // the run ended for good: Close deletes the records
 }
 
 // StartRemote starts the orchestrator side of run.
@@ -214,9 +215,16 @@ func (r *Remote) Close() {
 		r.nodes.wait()
 	}
 	r.publishing.Lock()
-	r.recs.close()
+	if err := r.recs.close(r.ended.Load()); err != nil {
+		r.o.Log.Warn().Err(err).Msg("the run ended")
+	}
 	r.publishing.Unlock()
 }
+
+// Ended says the run ended in a way no resume takes up (it finished, and
+// its checkpoints are gone): Close then deletes its task records. A run
+// that was cancelled, failed or killed keeps them for resume.
+func (r *Remote) Ended() { r.ended.Store(true) }
 
 // RemoteStats count what the results path dropped.
 type RemoteStats struct {

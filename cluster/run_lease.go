@@ -91,20 +91,21 @@ func (l *RunLease) keep(ctx context.Context, lease time.Duration) {
 	defer close(l.done)
 	t := time.NewTicker(lease / 4)
 	defer t.Stop()
-	ok := time.Now()
+	ok := time.Now() // when the last beat that got through was sent
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		sent := time.Now()
 		if err := l.beat(ctx); err != nil {
 			if ctx.Err() == nil {
 				l.log.Warn().Err(err).Str("run", l.entry.Run).Msg("run lease heartbeat")
 			}
 			continue
 		}
-		if time.Since(ok) > lease {
+		if time.Since(ok) > lease-lapseEarly { // nodes may have counted it lapsed
 			l.log.Warn().Str("run", l.entry.Run).Msg("the run's lease lapsed while the server was out of reach: its remote tasks are queued again")
 			l.mu.Lock()
 			fn := l.onRegain
@@ -113,7 +114,7 @@ func (l *RunLease) keep(ctx context.Context, lease time.Duration) {
 				fn()
 			}
 		}
-		ok = time.Now()
+		ok = sent
 	}
 }
 

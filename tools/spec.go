@@ -88,6 +88,12 @@ type Spec struct {
 	// is meant for (an MCP server's configured kinds). The built-in tools
 	// leave it empty: package tools/builtin maps them to kinds.
 	Kinds []string
+	// Effects marks a ReadOnly tool whose calls still act beyond
+	// reading: on other agents (send_input, cancel_agent), on the user
+	// (ask_user), on the agent's own plan (submit_plan) or through another
+	// program (every MCP tool). A resumed run must not repeat them, so
+	// they never start before their step is on disk (see Replayable).
+	Effects bool
 	// Polls marks a tool whose result changes over time for the same
 	// arguments (job_output, check_agent): calling it again and again is
 	// how it is used, so the doom-loop check leaves it alone.
@@ -102,6 +108,13 @@ type Spec struct {
 // tools of its own, under its own executor (which keeps the run's cache
 // true) and its own approvals.
 func (s Spec) Mutates() bool { return !s.ReadOnly && s.Spawns == nil }
+
+// Replayable reports whether running a call again does no harm: the tool
+// only reads (files, the web, a job's output, its own notes) and acts on
+// nothing. A step whose calls are all replayable may start them while its
+// checkpoint is still being written: should the run be killed before the
+// write lands, the resumed run asks the model again and runs them again.
+func (s Spec) Replayable() bool { return s.ReadOnly && s.Spawns == nil && !s.Effects }
 
 // GuidanceLine is one line a tool adds to the tool guidance.
 type GuidanceLine struct {

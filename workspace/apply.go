@@ -92,8 +92,12 @@ func (r *Repo) Apply(ctx context.Context, snap Snapshot, cs messages.Changeset, 
 // when this repository holds it, else the snapshot with the patch applied.
 func (r *Repo) theirTree(ctx context.Context, snap Snapshot, cs messages.Changeset) (string, error) {
 	if cs.Tree != "" {
-		if _, code, err := r.g.runCode(ctx, nil, "cat-file", "-e", cs.Tree+"^{tree}"); err == nil && code == 0 {
+		typ, _, err := r.objects().read(ctx, cs.Tree)
+		if err == nil && typ == "tree" {
 			return cs.Tree, nil
+		}
+		if err != nil && !errors.Is(err, errMissing) {
+			return "", err
 		}
 	}
 	idx, done, err := r.tempIndex()

@@ -25,25 +25,22 @@ func (w *Worktree) Capture(ctx context.Context) (messages.Changeset, error) {
 		return messages.Changeset{}, fmt.Errorf("capture changes: %w", err)
 	}
 	cs.Snapshot = w.snap.Commit
+	w.tree, w.stray = tree, true // the index holds tree now
 	return cs, nil
 }
 
-// diffTrees is the changeset from tree a to tree b.
+// diffTrees is the changeset from tree a to tree b, from one diff-tree:
+// raw records, numstat records, an empty record, then the patch.
 func diffTrees(ctx context.Context, g git, a, b string) (messages.Changeset, error) {
 	cs := messages.Changeset{Tree: b}
 	if a == b {
 		return cs, nil
 	}
-	// One diff-tree for the file list and the counts (raw records, then
-	// numstat records), one for the patch.
-	out, err := g.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--raw", "--numstat", a, b)
+	out, err := g.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--raw", "--numstat", "-p", "--binary", "--full-index", a, b)
 	if err != nil {
 		return cs, err
 	}
-	if cs.Patch, err = g.run(ctx, nil, "diff-tree", "-p", "--binary", "--full-index", "--no-renames", a, b); err != nil {
-		return cs, err
-	}
-	cs.Files = parseRawNumstat(out)
+	cs.Files, cs.Patch = parseDiffTree(out)
 	return cs, nil
 }
 
@@ -59,21 +56,33 @@ func statusName(s string) string {
 	}
 }
 
-// parseRawNumstat reads diff-tree -z --raw --numstat output: a raw record
-// per file (":<modes> <ids> <status>\0<path>\0"), then a numstat record
-// per file ("added\tdeleted\tpath\0", "-" counts for a binary file).
-func parseRawNumstat(out []byte) []messages.FileChange {
-	fields := bytes.Split(bytes.TrimSuffix(out, []byte{0}), []byte{0})
+// parseDiffTree reads diff-tree -z --raw --numstat -p output: a raw
+// record per file (":<modes> <ids> <status>\0<path>\0"), a numstat
+// record per file ("added\tdeleted\tpath\0", "-" counts for a binary
+// file), an empty record, then the patch, returned as it is.
+func parseDiffTree(out []byte) ([]messages.FileChange, []byte) {
 	var files []messages.FileChange
 	at := map[string]int{}
-	for i := 0; i < len(fields); i++ {
-		rec := fields[i]
-		if len(rec) > 0 && rec[0] == ':' && i+1 < len(fields) {
+	for len(out) > 0 {
+		end := bytes.IndexByte(out, 0)
+		if end < 0 {
+			break
+		}
+		rec := out[:end]
+		out = out[end+1:]
+		switch {
+		case len(rec) == 0:
+			return files, out
+		case rec[0] == ':':
+			end = bytes.IndexByte(out, 0)
+			if end < 0 {
+				return files, nil
+			}
 			meta := bytes.Fields(rec)
-			fc := messages.FileChange{Path: string(fields[i+1]), Status: statusName(string(meta[len(meta)-1]))}
+			fc := messages.FileChange{Path: string(out[:end]), Status: statusName(string(meta[len(meta)-1]))}
+			out = out[end+1:]
 			at[fc.Path] = len(files)
 			files = append(files, fc)
-			i++
 			continue
 		}
 		parts := bytes.SplitN(rec, []byte{'\t'}, 3)
@@ -91,5 +100,5 @@ func parseRawNumstat(out []byte) []messages.FileChange {
 			files[j].Deleted, _ = strconv.Atoi(string(parts[1]))
 		}
 	}
-	return files
+	return files, nil
 }

@@ -13,4 +13,6 @@ var (
 	ErrBadMode = errors.New("workspace: unknown apply mode")
 	// ErrBadChangeset is returned for a changeset whose patch does not apply to its snapshot.
 	ErrBadChangeset = errors.New("workspace: changeset does not apply to its snapshot")
+	// ErrBadObject is returned for a git object that cannot be read as expected.
+	ErrBadObject = errors.New("workspace: malformed git object")
 )

@@ -87,9 +87,7 @@ func (g git) runCode(ctx context.Context, stdin []byte, args ...string) ([]byte,
 // exec runs git and returns its output, its stderr, its exit code and an
 // error when it could not run or ended with a code of 128 or more.
 func (g git) exec(ctx context.Context, stdin []byte, args ...string) ([]byte, string, int, error) {
-	cmd := exec.CommandContext(ctx, "git", append(append(append([]string(nil), gitConfig...), g.conf...), args...)...)
-	cmd.Dir = g.dir
-	cmd.Env = g.env()
+	cmd := g.command(ctx, args...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -109,6 +107,15 @@ func (g git) exec(ctx context.Context, stdin []byte, args ...string) ([]byte, st
 	default:
 		return nil, "", -1, err
 	}
+}
+
+// command is the git command with args, not started: our -c flags, in
+// g's directory, with g's environment.
+func (g git) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "git", append(append(append([]string(nil), gitConfig...), g.conf...), args...)...)
+	cmd.Dir = g.dir
+	cmd.Env = g.env()
+	return cmd
 }
 
 // line runs git and returns its output's first line.

@@ -1,12 +1,10 @@
 package workspace
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -49,11 +47,7 @@ func (r *Repo) merge(ctx context.Context, base, theirs string) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	var shas []string
-	for _, e := range entries {
-		shas = append(shas, e.oldBlob, e.newBlob)
-	}
-	blobs, err := r.readBlobs(ctx, shas)
+	blobs, err := r.readBlobs(ctx, entries)
 	if err != nil {
 		return nil, err
 	}
@@ -183,15 +177,18 @@ func (r *Repo) mergeFile(ctx context.Context, ours, base, theirs []byte) ([]byte
 	return out, code == 0, nil
 }
 
-// write makes c's change in the work tree: the file replaced atomically,
-// or removed with the directories it leaves empty.
-func (r *Repo) write(c change) error {
-	abs := filepath.Join(r.top, filepath.FromSlash(c.path))
+// write makes c's change in the work tree (see writeChange).
+func (r *Repo) write(c change) error { return writeChange(r.top, c) }
+
+// writeChange makes c's change in the tree at top: the file replaced
+// atomically, or removed with the directories it leaves empty.
+func writeChange(top string, c change) error {
+	abs := filepath.Join(top, filepath.FromSlash(c.path))
 	if !c.to.exists() {
 		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("delete %s: %w", c.path, err)
 		}
-		for dir := filepath.Dir(abs); dir != r.top && strings.HasPrefix(dir, r.top); dir = filepath.Dir(dir) {
+		for dir := filepath.Dir(abs); dir != top && strings.HasPrefix(dir, top); dir = filepath.Dir(dir) {
 			if os.Remove(dir) != nil {
 				break
 			}
@@ -219,71 +216,4 @@ func (r *Repo) write(c change) error {
 		return fmt.Errorf("write %s: %w", c.path, err)
 	}
 	return nil
-}
-
-// changedEntries lists the paths that differ between trees a and b.
-func (r *Repo) changedEntries(ctx context.Context, a, b string) ([]entry, error) {
-	out, err := r.g.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", a, b)
-	if err != nil {
-		return nil, err
-	}
-	fields := bytes.Split(bytes.TrimSuffix(out, []byte{0}), []byte{0})
-	var es []entry
-	for i := 0; i+1 < len(fields); i += 2 {
-		meta := strings.Fields(strings.TrimPrefix(string(fields[i]), ":"))
-		if len(meta) < 5 {
-			return nil, fmt.Errorf("diff-tree: bad line %q", fields[i])
-		}
-		e := entry{path: string(fields[i+1]), oldMode: meta[0], newMode: meta[1], oldBlob: meta[2], newBlob: meta[3]}
-		if e.oldMode == "000000" {
-			e.oldMode = ""
-		}
-		if e.newMode == "000000" {
-			e.newMode = ""
-		}
-		es = append(es, e)
-	}
-	return es, nil
-}
-
-// readBlobs reads the blobs named by shas (the zero ID and gitlinks are
-// skipped) with one git cat-file --batch.
-func (r *Repo) readBlobs(ctx context.Context, shas []string) (map[string][]byte, error) {
-	var in bytes.Buffer
-	for _, s := range shas {
-		if strings.Trim(s, "0") != "" {
-			in.WriteString(s + "\n")
-		}
-	}
-	blobs := map[string][]byte{}
-	if in.Len() == 0 {
-		return blobs, nil
-	}
-	out, err := r.g.run(ctx, in.Bytes(), "cat-file", "--batch")
-	if err != nil {
-		return nil, err
-	}
-	br := bufio.NewReader(bytes.NewReader(out))
-	for {
-		head, err := br.ReadString('\n')
-		if err == io.EOF {
-			return blobs, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cat-file: %w", err)
-		}
-		f := strings.Fields(head)
-		if len(f) != 3 {
-			continue // "<sha> missing" or a gitlink: no contents
-		}
-		n, err := strconv.Atoi(f[2])
-		if err != nil {
-			return nil, fmt.Errorf("cat-file: bad header %q", head)
-		}
-		data := make([]byte, n+1)
-		if _, err := io.ReadFull(br, data); err != nil {
-			return nil, fmt.Errorf("cat-file: %w", err)
-		}
-		blobs[f[0]] = data[:n]
-	}
 }

@@ -47,8 +47,13 @@ type Repo struct {
 
 	mu sync.Mutex // serialises worktree registration and applies within the process
 
+	objOnce sync.Once
+	obj     *objectReader // reads objects for applies; see objects
+
 	idleMu sync.Mutex
-	idle   []*Worktree // removed worktrees kept for reuse (Options.KeepIdle)
+	idle   []*Worktree // removed worktrees kept for reuse (Options.KeepIdle), some still being prepared
+	latest Snapshot    // the latest snapshot taken, which parked worktrees are prepared for
+	warmed int         // worktrees made by Prewarm, for their names
 }
 
 // Open returns the Repo of the workspace at root.

@@ -57,6 +57,9 @@ func (r *Repo) Snapshot(ctx context.Context) (Snapshot, error) {
 	if snap.Commit, err = g.line(ctx, args...); err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot %s: %w", r.root, err)
 	}
+	r.idleMu.Lock()
+	r.latest = snap
+	r.idleMu.Unlock()
 	return snap, nil
 }
 

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -303,24 +304,65 @@ func TestPruneRemovesHalfWrittenRecords(t *testing.T) {
 	}
 }
 
+// Fifty workers at once, twice: new worktrees, then the ones the first
+// round kept; each gets a worktree without a lock error, and every
+// worker's change lands.
 func TestManyWorktreesAtOnce(t *testing.T) {
-	root := newRepo(t, map[string]string{"a.txt": "a\n", "b/c.txt": "c\n"})
-	r := open(t, root)
-	snap, _ := r.Snapshot(t.Context())
-	errs := make(chan error, 50)
+	files := map[string]string{"a.txt": "a\n"}
 	for i := range 50 {
-		go func() {
-			w, err := r.NewWorktree(t.Context(), snap, "w"+strconvItoa(i))
-			if err == nil {
-				err = w.Remove(t.Context())
-			}
-			errs <- err
-		}()
+		files["w/"+strconvItoa(i)+".txt"] = "start\n"
 	}
-	for range 50 {
-		if err := <-errs; err != nil {
-			t.Error(err)
+	root := newRepo(t, files)
+	r, err := Open(t.Context(), root, Options{KeepIdle: 50})
+	must(t, err)
+	for round := range 2 {
+		snap, err := r.Snapshot(t.Context())
+		must(t, err)
+		errs := make(chan error, 50)
+		for i := range 50 {
+			go func() {
+				name := "w" + strconvItoa(round*50+i)
+				w, err := r.NewWorktree(t.Context(), snap, name)
+				if err != nil {
+					errs <- err
+					return
+				}
+				path := "w/" + strconvItoa(i) + ".txt"
+				err = os.WriteFile(filepath.Join(w.Root(), path), []byte("round "+strconvItoa(round)+"\n"), 0o644)
+				var cs messages.Changeset
+				if err == nil {
+					cs, err = w.Capture(t.Context())
+				}
+				if err == nil && (len(cs.Files) != 1 || cs.Files[0].Path != path) {
+					err = fmt.Errorf("%s captured %+v", name, cs.Files)
+				}
+				var out Outcome
+				if err == nil {
+					out, err = r.Apply(t.Context(), snap, cs, ModeApply, "run", name)
+				}
+				if err == nil && out.Status != messages.ChangeStatusApplied {
+					err = fmt.Errorf("%s: %+v", name, out)
+				}
+				if rerr := w.Remove(t.Context()); err == nil {
+					err = rerr
+				}
+				errs <- err
+			}()
 		}
+		for range 50 {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+		for i := range 50 {
+			if got := read(t, root, "w/"+strconvItoa(i)+".txt"); got != "round "+strconvItoa(round)+"\n" {
+				t.Errorf("round %d: worker %d's change did not land: %q", round, i, got)
+			}
+		}
+	}
+	must(t, r.Close(t.Context()))
+	if list := sh(t, root, "worktree", "list"); strings.Count(list, "\n") != 0 {
+		t.Errorf("worktrees left after Close:\n%s", list)
 	}
 }
 

@@ -18,15 +18,22 @@ type Worktree struct {
 	dir  string
 	snap Snapshot
 	g    git
+
+	// What a worktree kept for reuse is known to hold (worktree_reuse.go).
+	tree  string        // the tree its index holds and its tracked files match; "" unknown
+	stray bool          // files outside the index (new or ignored) may be there
+	ready chan struct{} // closed when a parked worktree's preparation has ended
+	err   error         // why its preparation failed, when it did
 }
 
 // worktreesDir is where a Repo's worktrees live.
 func (r *Repo) worktreesDir() string { return filepath.Join(r.dataDir, "worktrees") }
 
-// NewWorktree materialises snap in a new worktree named name (unique
-// among the process's live worktrees; an agent ID will do). Registering
-// the worktree with git is serialised per repository; the checkout runs
-// in parallel with others.
+// NewWorktree materialises snap in a worktree named name (unique among
+// the process's live worktrees; an agent ID will do): an idle one kept
+// for reuse (Options.KeepIdle), which rewrites only the files that
+// differ, or a new one. Registering a new worktree with git is
+// serialised per repository; the checkout runs in parallel with others.
 func (r *Repo) NewWorktree(ctx context.Context, snap Snapshot, name string) (*Worktree, error) {
 	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
 		return nil, fmt.Errorf("new worktree: bad name %q", name)
@@ -34,23 +41,32 @@ func (r *Repo) NewWorktree(ctx context.Context, snap Snapshot, name string) (*Wo
 	if w := r.takeIdle(ctx, snap); w != nil {
 		return w, nil
 	}
+	w, err := r.create(ctx, snap, name)
+	if err != nil {
+		return nil, fmt.Errorf("new worktree %s: %w", name, err)
+	}
+	return w, nil
+}
+
+// create registers a new worktree named name and checks snap out in it.
+func (r *Repo) create(ctx context.Context, snap Snapshot, name string) (*Worktree, error) {
 	dir := filepath.Join(r.worktreesDir(), strconv.Itoa(os.Getpid())+"-"+name)
 	if err := os.MkdirAll(r.worktreesDir(), 0o755); err != nil {
-		return nil, fmt.Errorf("new worktree %s: %w", name, err)
+		return nil, err
 	}
 	unlock, err := r.lock("worktree")
 	if err != nil {
-		return nil, fmt.Errorf("new worktree %s: %w", name, err)
+		return nil, err
 	}
 	_, err = r.admin.run(ctx, nil, "worktree", "add", "-q", "--no-checkout", "--detach", dir, snap.Commit)
 	unlock()
 	if err != nil {
-		return nil, fmt.Errorf("new worktree %s: %w", name, err)
+		return nil, err
 	}
 	w := &Worktree{repo: r, dir: dir, snap: snap, g: git{dir: dir, conf: r.g.conf}}
 	if _, err := w.g.run(ctx, nil, "reset", "-q", "--hard", snap.Commit); err != nil {
-		_ = w.Remove(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("new worktree %s: %w", name, err)
+		_ = w.destroy(context.WithoutCancel(ctx))
+		return nil, err
 	}
 	return w, nil
 }

@@ -4,66 +4,279 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 )
 
-// takeIdle returns an idle worktree reset to snap, or nil when none is
-// kept. A worktree that cannot be reset is removed.
+// A Repo keeps up to Options.KeepIdle removed worktrees, still checked
+// out, for the next NewWorktree: a worktree written file by file costs
+// a write per file of the tree, where a kept one rewrites only the
+// files that differ. A kept worktree is prepared in the background as
+// soon as it is parked: the files its agent created (ignored ones too)
+// deleted and its tracked files brought to the latest snapshot, touching
+// only the paths that differ (from the tree its last
+// capture wrote, which its index holds; see switchFiles). NewWorktree
+// then has at most the difference to the snapshot it asks for to write.
+
+// prepareTimeout bounds one background preparation.
+const prepareTimeout = 5 * time.Minute
+
+// takeIdle returns an idle worktree holding snap, or nil when none is
+// kept. One whose preparation failed or that cannot be brought to snap
+// is removed.
 func (r *Repo) takeIdle(ctx context.Context, snap Snapshot) *Worktree {
 	for {
-		r.idleMu.Lock()
-		n := len(r.idle)
-		if n == 0 {
-			r.idleMu.Unlock()
+		w := r.pickIdle(snap)
+		if w == nil {
 			return nil
 		}
-		w := r.idle[n-1]
-		r.idle = r.idle[:n-1]
-		r.idleMu.Unlock()
-		if err := w.reset(ctx, snap); err != nil {
-			_ = w.destroy(context.WithoutCancel(ctx))
+		select {
+		case <-w.ready:
+		case <-ctx.Done():
+			r.unpick(w)
+			return nil
+		}
+		err := w.err
+		if err == nil {
+			err = w.bring(ctx, snap)
+		}
+		if err != nil {
+			if w.dir != "" {
+				_ = w.destroy(context.WithoutCancel(ctx))
+			}
 			continue
 		}
+		w.tree = "" // the agent may change anything until its capture
 		return w
 	}
 }
 
-// reset makes the worktree hold snap exactly: tracked files rewritten
-// where they differ, and every other file (ignored ones too) deleted.
-// Files that did not change keep their stat data, so the next capture
-// reads none of them.
+// pickIdle takes an idle worktree out of the pool: a prepared one
+// holding snap's tree first, then any prepared one, then one still
+// being prepared.
+func (r *Repo) pickIdle(snap Snapshot) *Worktree {
+	r.idleMu.Lock()
+	defer r.idleMu.Unlock()
+	best := -1
+	rank := func(w *Worktree) int {
+		select {
+		case <-w.ready:
+			if w.err == nil && w.tree == snap.Tree {
+				return 2
+			}
+			return 1
+		default:
+			return 0
+		}
+	}
+	for i, w := range r.idle {
+		if best < 0 || rank(w) > rank(r.idle[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	w := r.idle[best]
+	r.idle = append(r.idle[:best], r.idle[best+1:]...)
+	return w
+}
+
+// unpick puts back a worktree pickIdle took.
+func (r *Repo) unpick(w *Worktree) {
+	r.idleMu.Lock()
+	r.idle = append(r.idle, w)
+	r.idleMu.Unlock()
+}
+
+// bring makes a prepared worktree hold snap: the paths whose contents
+// differ rewritten, or, when that fails, every tracked file checked.
+func (w *Worktree) bring(ctx context.Context, snap Snapshot) error {
+	if w.tree == snap.Tree {
+		if w.snap.Commit != snap.Commit {
+			if err := w.setHead(snap.Commit); err != nil {
+				return w.reset(ctx, snap)
+			}
+		}
+		w.snap = snap
+		return nil
+	}
+	if err := w.switchTree(ctx, snap); err != nil {
+		return w.reset(ctx, snap)
+	}
+	return nil
+}
+
+// switchTree moves the worktree from w.tree (which its index and files
+// hold) to snap, writing only the paths that differ.
+func (w *Worktree) switchTree(ctx context.Context, snap Snapshot) error {
+	if w.tree == "" {
+		return errors.New("tree unknown")
+	}
+	if w.stray {
+		if _, err := w.g.run(ctx, nil, "clean", "-q", "-ffdx"); err != nil {
+			return err
+		}
+		w.stray = false
+	}
+	if w.tree != snap.Tree {
+		if err := w.switchFiles(ctx, w.tree, snap.Tree); err != nil {
+			return err
+		}
+	}
+	if err := w.setHead(snap.Commit); err != nil {
+		return err
+	}
+	w.tree, w.snap = snap.Tree, snap
+	return nil
+}
+
+// reset makes the worktree hold snap exactly, checking every tracked
+// file: rewritten where it differs, and every other file (ignored ones
+// too) deleted.
 func (w *Worktree) reset(ctx context.Context, snap Snapshot) error {
+	w.tree = ""
 	if _, err := w.g.run(ctx, nil, "reset", "-q", "--hard", snap.Commit); err != nil {
 		return fmt.Errorf("reuse worktree: %w", err)
 	}
 	if _, err := w.g.run(ctx, nil, "clean", "-q", "-ffdx"); err != nil {
 		return fmt.Errorf("reuse worktree: %w", err)
 	}
-	w.snap = snap
+	w.tree, w.stray, w.snap = snap.Tree, false, snap
+	return nil
+}
+
+// setHead points the worktree's HEAD (detached) at commit, writing git's
+// file for it as git does: a lock file renamed over it.
+func (w *Worktree) setHead(commit string) error {
+	link, err := os.ReadFile(filepath.Join(w.dir, ".git"))
+	if err != nil {
+		return err
+	}
+	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(link)), "gitdir: ")
+	if !ok || !filepath.IsAbs(gitDir) {
+		return fmt.Errorf("set HEAD: unexpected .git file %q", link)
+	}
+	head := filepath.Join(gitDir, "HEAD")
+	f, err := os.OpenFile(head+".lock", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("set HEAD: %w", err)
+	}
+	_, err = f.WriteString(commit + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(head+".lock", head)
+	}
+	if err != nil {
+		os.Remove(head + ".lock")
+		return fmt.Errorf("set HEAD: %w", err)
+	}
 	return nil
 }
 
 // park keeps w for reuse when fewer than Options.KeepIdle are kept, and
-// reports whether it did.
+// reports whether it did; w is then prepared in the background for the
+// latest snapshot.
 func (r *Repo) park(w *Worktree) bool {
 	r.idleMu.Lock()
 	defer r.idleMu.Unlock()
 	if len(r.idle) >= r.opts.KeepIdle {
 		return false
 	}
+	w.ready, w.err = make(chan struct{}), nil
 	r.idle = append(r.idle, w)
+	target := r.latest
+	if target.Tree == "" {
+		target = w.snap
+	}
+	go func() {
+		defer close(w.ready)
+		ctx, cancel := context.WithTimeout(context.Background(), prepareTimeout)
+		defer cancel()
+		if err := w.switchTree(ctx, target); err != nil {
+			w.err = w.reset(ctx, target)
+		}
+	}()
 	return true
 }
 
-// Close removes the idle worktrees kept for reuse. Worktrees in use are
-// not touched; the Repo may still be used.
+// Prewarm makes up to n worktrees of snap in the background and keeps
+// them idle (within Options.KeepIdle), so the first agents that need
+// one do not wait for a checkout of every file. It returns at once.
+func (r *Repo) Prewarm(snap Snapshot, n int) {
+	r.idleMu.Lock()
+	defer r.idleMu.Unlock()
+	for ; n > 0 && len(r.idle) < r.opts.KeepIdle; n-- {
+		r.warmed++
+		w := &Worktree{repo: r, ready: make(chan struct{})}
+		r.idle = append(r.idle, w)
+		name := "idle" + strconv.Itoa(r.warmed)
+		go func() {
+			defer close(w.ready)
+			ctx, cancel := context.WithTimeout(context.Background(), prepareTimeout)
+			defer cancel()
+			made, err := r.create(ctx, snap, name)
+			if err != nil {
+				w.err = fmt.Errorf("prewarm worktree: %w", err)
+				return
+			}
+			w.dir, w.snap, w.g, w.tree = made.dir, snap, made.g, snap.Tree
+			w.settle(ctx)
+		}()
+	}
+}
+
+// settle waits for the clock's second to change, then has git record
+// the worktree's files again: entries written in the second the index
+// was written are "racily clean", and until the index is rewritten
+// later every git command rehashes them, every file of a fresh
+// checkout. Only prepared worktrees, which no agent uses yet, settle.
+func (w *Worktree) settle(ctx context.Context) {
+	t := time.NewTimer(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return
+	}
+	if _, err := w.g.run(ctx, nil, "update-index", "-q", "--refresh"); err != nil {
+		w.tree = "" // the next use checks every file
+	}
+}
+
+// SetKeepIdle changes how many removed worktrees are kept for reuse
+// (Options.KeepIdle); worktrees kept beyond a lowered bound stay until
+// used or Close.
+func (r *Repo) SetKeepIdle(n int) {
+	r.idleMu.Lock()
+	r.opts.KeepIdle = n
+	r.idleMu.Unlock()
+}
+
+// Close removes the idle worktrees kept for reuse, once their
+// preparation has ended. Worktrees in use are not touched; the Repo may
+// still be used.
 func (r *Repo) Close(ctx context.Context) error {
 	r.idleMu.Lock()
 	idle := r.idle
 	r.idle = nil
 	r.idleMu.Unlock()
+	r.objects().close()
 	var errs []error
 	for _, w := range idle {
-		errs = append(errs, w.destroy(ctx))
+		select {
+		case <-w.ready:
+		case <-ctx.Done():
+			return errors.Join(append(errs, ctx.Err())...)
+		}
+		if w.dir != "" {
+			errs = append(errs, w.destroy(ctx))
+		}
 	}
 	return errors.Join(errs...)
 }

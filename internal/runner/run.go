@@ -83,10 +83,15 @@ func Start(ctx context.Context, b *Bus, p Params) (*Run, error) {
 }
 
 // Execute runs the team. When agents ran on nodes, it then waits (up to
-// 5 s) for their last events to come in from NATS.
+// 5 s) for their last events to come in from NATS. A run that ended with
+// nothing left to resume (no checkpoint kept) has its task records
+// deleted when it closes; any other keeps them for resume.
 func (r *Run) Execute(ctx context.Context) (actors.Result, error) {
 	res, err := actors.Run(ctx, r.Options)
 	waitFor(r.fromNodes, 5*time.Second)
+	if err == nil && res.Checkpoint == "" && r.remote != nil {
+		r.remote.Ended()
+	}
 	return res, err
 }
 

@@ -147,8 +147,8 @@ func TestStall(t *testing.T) {
 		t.Error("a chunk arrived after the stall")
 	}
 	waitFor(t, func() bool { return len(srv.Requests()) == 1 })
-	if r := srv.Requests()[0]; !r.Canceled || !r.Answered.IsZero() {
-		t.Errorf("recorded canceled=%v answered=%v", r.Canceled, r.Answered)
+	if r := srv.Requests()[0]; !r.Canceled || !r.Answered.IsZero() || r.Ended.Before(r.Received) {
+		t.Errorf("recorded canceled=%v answered=%v received %v ended %v", r.Canceled, r.Answered, r.Received, r.Ended)
 	}
 }
 

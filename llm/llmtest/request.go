@@ -22,6 +22,10 @@ type Recorded struct {
 	// Answered is when the end of the answer (or the error) began to be
 	// written; zero if none was (dropped, abandoned).
 	Answered time.Time
+	// Ended is when the request was done with: answered, failed, or given
+	// up by its client (Canceled). A call is in flight from Received to
+	// Ended.
+	Ended time.Time
 	Agent    string // X-Troupe-Agent header
 	Kind     string // X-Troupe-Kind header
 	Run      string // X-Troupe-Run header

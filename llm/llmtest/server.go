@@ -212,8 +212,9 @@ func (c *commit) done(answered bool) {
 		return
 	}
 	c.once = true
+	c.rec.Ended = time.Now()
 	if answered {
-		c.rec.Answered = time.Now()
+		c.rec.Answered = c.rec.Ended
 	}
 	c.s.record(c.rec)
 }

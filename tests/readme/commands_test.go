@@ -3,8 +3,6 @@ package readme
 import (
 	"bytes"
 	"context"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/troupe-ai/troupe/internal/testport"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
@@ -97,35 +96,8 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-var (
-	portsMu    sync.Mutex
-	portsGiven = map[int]bool{}
-)
-
-// freePort is a loopback port free now and not handed out before.
-func freePort(t *testing.T) string {
-	// Below Linux's ephemeral range (32768-60999 by default): a port the
-	// kernel picks for :0 comes from that range, and so does the local
-	// port of every outgoing connection, which could take this one in
-	// the minutes before the command (built with go run) listens on it.
-	portsMu.Lock()
-	defer portsMu.Unlock()
-	for range 200 {
-		p := 20000 + rand.IntN(12000)
-		if portsGiven[p] {
-			continue // this process handed it out already
-		}
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err != nil {
-			continue
-		}
-		_ = l.Close()
-		portsGiven[p] = true
-		return strconv.Itoa(p)
-	}
-	t.Fatal("no free port in 20000-31999")
-	return ""
-}
+// freePort is a loopback port free now (see testport.Free), as a flag value.
+func freePort(t *testing.T) string { return strconv.Itoa(testport.Free(t)) }
 
 // The README's commands work as written, in a fresh clone: the two set-up
 // commands (the test command on a short subset), the parallel exploration

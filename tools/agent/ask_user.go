@@ -29,7 +29,7 @@ type AskUserParams struct {
 // AskUser returns the ask_user tool: a question for the person running
 // the team, answered on the terminal or by a watcher over NATS.
 func AskUser() tools.Tool {
-	return tools.New(tools.Spec{Name: NameAskUser, Description: askUserDoc, ReadOnly: true, Cacheable: false,
+	return tools.New(tools.Spec{Name: NameAskUser, Description: askUserDoc, ReadOnly: true, Effects: true, Cacheable: false,
 		Parallel: tools.Sequential, Tier: tools.TierOnDemand, Truncation: tools.Head(8 * 1024)}, runAskUser)
 }
 

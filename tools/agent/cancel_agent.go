@@ -17,7 +17,7 @@ type CancelAgentParams struct {
 
 // CancelAgent returns the cancel_agent tool.
 func CancelAgent() tools.Tool {
-	return tools.New(tools.Spec{Name: NameCancelAgent, Description: cancelAgentDoc, ReadOnly: true, Parallel: tools.ParallelSafe,
+	return tools.New(tools.Spec{Name: NameCancelAgent, Description: cancelAgentDoc, ReadOnly: true, Effects: true, Parallel: tools.ParallelSafe,
 		Tier: tools.TierOnRelevance}, runCancelAgent)
 }
 

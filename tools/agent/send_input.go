@@ -19,7 +19,7 @@ type SendInputParams struct {
 
 // SendInput returns the send_input tool.
 func SendInput() tools.Tool {
-	return tools.New(tools.Spec{Name: NameSendInput, Description: sendInputDoc, ReadOnly: true, Parallel: tools.ParallelSafe,
+	return tools.New(tools.Spec{Name: NameSendInput, Description: sendInputDoc, ReadOnly: true, Effects: true, Parallel: tools.ParallelSafe,
 		Tier: tools.TierOnRelevance}, runSendInput)
 }
 

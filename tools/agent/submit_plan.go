@@ -29,7 +29,7 @@ type Plan struct {
 // SubmitPlan returns the submit_plan tool. It validates the plan and
 // returns it as metadata ("plan"); the agent loop switches phase on it.
 func SubmitPlan() tools.Tool {
-	return tools.New(tools.Spec{Name: NameSubmitPlan, Description: submitPlanDoc, ReadOnly: true,
+	return tools.New(tools.Spec{Name: NameSubmitPlan, Description: submitPlanDoc, ReadOnly: true, Effects: true,
 		Parallel: tools.ParallelSafe, Tier: tools.TierAlways, Truncation: tools.HeadLines(200)}, runSubmitPlan)
 }
 

@@ -53,3 +53,22 @@ func TestWebToolsOfferedByConfig(t *testing.T) {
 		}
 	}
 }
+
+// The tools whose calls may start before their step is on disk (a
+// resumed run runs them again): those that only read. A new read-only
+// tool that acts on something (another agent, the user, a program) must
+// set Spec.Effects; this list makes adding one a decision.
+func TestReplayableTools(t *testing.T) {
+	t.Parallel()
+	want := []string{"check_agent", "find_files", "grep", "job_output", "list_dir", "read_file", "think", "todo", "web_fetch", "web_search"}
+	var got []string
+	for _, tool := range All() {
+		if tool.Spec().Replayable() {
+			got = append(got, tool.Spec().Name)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("replayable tools %v, want %v", got, want)
+	}
+}

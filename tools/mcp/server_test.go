@@ -107,6 +107,9 @@ func TestStartsLazilyAndListsTools(t *testing.T) {
 	if !specs["mcp__t__add"].ReadOnly || specs["mcp__t__echo"].ReadOnly {
 		t.Error("readOnlyHint not carried into the spec")
 	}
+	if specs["mcp__t__add"].Replayable() {
+		t.Error("an MCP tool is replayable: another program's calls must not start before their step is saved")
+	}
 	odd := mcp.ToolName("t", mcptest.OddName)
 	if _, ok := specs[odd]; !ok || !strings.HasPrefix(odd, "mcp__t__odd_name_v2_") {
 		t.Errorf("odd name %q not listed", odd)

@@ -55,7 +55,7 @@ func newTool(srv *Server, t *sdk.Tool) (*Tool, error) {
 	}
 	desc += fmt.Sprintf("\n(MCP server %s, tool %s.)", srv.cfg.Name, oneLine(t.Name, 100))
 	readOnly := t.Annotations != nil && t.Annotations.ReadOnlyHint
-	spec := tools.Spec{Name: ToolName(srv.cfg.Name, t.Name), Description: desc, Schema: clean, ReadOnly: readOnly,
+	spec := tools.Spec{Name: ToolName(srv.cfg.Name, t.Name), Description: desc, Schema: clean, ReadOnly: readOnly, Effects: true,
 		Parallel: tools.ParallelSafe, Tier: tools.TierOnDemand, Timeout: srv.cfg.Timeout,
 		Truncation: tools.HeadAndTail(32*1024, 0.25), Kinds: srv.cfg.kinds()}
 	return &Tool{srv: srv, remote: t.Name, spec: spec, schema: schema}, nil

@@ -132,7 +132,11 @@ func (t tavily) request(ctx context.Context, query string, limit int) (*http.Req
 	return req, nil
 }
 
-func (tavily) parse(body []byte) ([]SearchResult, error) {
+func (tavily) parse(body []byte) ([]SearchResult, error) { return parseResults(body) }
+
+// parseResults reads the answer shape Tavily and SearXNG share: results
+// with a title, a URL and their content as the snippet.
+func parseResults(body []byte) ([]SearchResult, error) {
 	var r struct {
 		Results []struct {
 			Title   string `json:"title"`
@@ -173,23 +177,7 @@ func (s searxng) request(ctx context.Context, query string, _ int) (*http.Reques
 	return req, nil
 }
 
-func (searxng) parse(body []byte) ([]SearchResult, error) {
-	var r struct {
-		Results []struct {
-			Title   string `json:"title"`
-			URL     string `json:"url"`
-			Content string `json:"content"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, err
-	}
-	out := make([]SearchResult, 0, len(r.Results))
-	for _, h := range r.Results {
-		out = append(out, SearchResult{Title: h.Title, URL: h.URL, Snippet: h.Content})
-	}
-	return out, nil
-}
+func (searxng) parse(body []byte) ([]SearchResult, error) { return parseResults(body) }
 
 // maxSearchBody caps a provider's answer.
 const maxSearchBody = 4 << 20
