@@ -42,8 +42,9 @@ type isolation struct {
 
 // isolated is one agent's worktree and the tools' view of it.
 type isolated struct {
-	wt *workspace.Worktree
-	ws *tools.Workspace
+	wt   *workspace.Worktree
+	ws   *tools.Workspace
+	from *isolation // the isolation that made it, which lands its changes
 }
 
 // newIsolation prepares a run's isolation and removes the worktrees a
@@ -57,6 +58,9 @@ func newIsolation(ctx context.Context, s Settings, root, dataDir string, mutatin
 		return nil, fmt.Errorf("run: agent.changes: %w", err)
 	}
 	is := &isolation{mode: s.IsolationMode(), changes: mode, root: root, dataDir: dataDir, log: log, ctx: context.WithoutCancel(ctx)}
+	if err := pruneNested(dataDir); err != nil {
+		log.Warn().Err(err).Msg("prune nested worktrees left by a killed process")
+	}
 	if _, err := os.Stat(filepath.Join(dataDir, "worktrees")); err == nil {
 		if repo, err := is.open(ctx); err == nil {
 			if err := repo.Prune(ctx); err != nil {
@@ -192,7 +196,7 @@ func (is *isolation) worktree(ctx context.Context, id string) (*isolated, error)
 		_ = wt.Remove(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	return &isolated{wt: wt, ws: ws}, nil
+	return &isolated{wt: wt, ws: ws, from: is}, nil
 }
 
 // land captures an isolated agent's changes, brings them into the
