@@ -323,7 +323,7 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 		events = redactingEmitter{out: events, r: secrets}
 	}
 	seqs := &seqTracker{out: events}
-	iso, err := newIsolation(ctx, o.Settings, ws.Root(), o.DataDir, o.Log)
+	iso, err := newIsolation(ctx, o.Settings, ws.Root(), o.DataDir, mayChangeFiles(kinds), o.Log)
 	if err != nil {
 		_ = ws.Close()
 		return nil, err

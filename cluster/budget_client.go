@@ -20,8 +20,9 @@ type BudgetClient struct {
 	prefix  string
 	run     string
 	node    string
-	timeout time.Duration // how long the budget may go unanswered (node.budget_timeout)
-	proof   *delivery     // the task delivery its requests prove (nil: none)
+	timeout time.Duration   // how long the budget may go unanswered (node.budget_timeout)
+	proof   *delivery       // the task delivery its requests prove (nil: none)
+	gone    <-chan struct{} // closed once the task is no longer the node's: requests give up
 }
 
 var _ budget.Service = (*BudgetClient)(nil)
@@ -40,6 +41,14 @@ const DefaultBudgetTimeout = 10 * time.Second
 // task whose agents use it. It returns c.
 func (c *BudgetClient) withDelivery(d *delivery) *BudgetClient {
 	c.proof = d
+	return c
+}
+
+// until makes the client's requests give up at once when gone is closed:
+// the task is no longer the node's (its run's lease lapsed, or its claim
+// was revoked or given up), and nobody may answer. It returns c.
+func (c *BudgetClient) until(gone <-chan struct{}) *BudgetClient {
+	c.gone = gone
 	return c
 }
 
@@ -138,6 +147,18 @@ func (c *BudgetClient) request(ctx context.Context, op string, req, reply any) e
 	b, err := json.Marshal(req)
 	if err != nil {
 		return err
+	}
+	if c.gone != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-c.gone:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
 	}
 	giveUp := time.Now().Add(c.timeout)
 	pause := 20 * time.Millisecond

@@ -96,12 +96,7 @@ func TestMessagesBoundToTheCurrentDelivery(t *testing.T) {
 
 	// Results: A's (stale) is refused, B's ends the task.
 	result := func(d *delivery, node string, attempt int, text string) {
-		b, _ := json.Marshal(messages.Result{V: messages.ProtocolVersion, Run: run, Agent: task, Kind: "explore", Node: node,
-			Attempt: attempt, Status: "completed", Reason: "finished", Text: text})
-		h := d.sign(nats.Header{jetstream.MsgIDHeader: []string{text}}, b)
-		if _, err := js.PublishMsg(t.Context(), &nats.Msg{Subject: bus.ResultSubject(DefaultPrefix, run, task), Data: b, Header: h}); err != nil {
-			t.Fatal(err)
-		}
+		publishSignedResult(t, js, run, task, d, node, attempt, text)
 	}
 	result(first, "nA", 1, "stale")
 	checkFor(t, 10*time.Second, func() error {

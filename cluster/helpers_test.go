@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/bus"
@@ -93,3 +94,15 @@ func waitingTask(r *Remote, agent, node string) *delivery {
 }
 
 func jsonTask(t messages.Task) ([]byte, error) { return json.Marshal(t) }
+
+// publishSignedResult stores a completed result of run's task, signed as
+// the delivery d (attempt on node), with text as its text and message ID.
+func publishSignedResult(t testing.TB, js jetstream.JetStream, run, task string, d *delivery, node string, attempt int, text string) {
+	t.Helper()
+	b, _ := json.Marshal(messages.Result{V: messages.ProtocolVersion, Run: run, Agent: task, Kind: "explore", Node: node,
+		Attempt: attempt, Status: "completed", Reason: "finished", Text: text})
+	h := d.sign(nats.Header{jetstream.MsgIDHeader: []string{text}}, b)
+	if _, err := js.PublishMsg(t.Context(), &nats.Msg{Subject: bus.ResultSubject(DefaultPrefix, run, task), Data: b, Header: h}); err != nil {
+		t.Fatal(err)
+	}
+}

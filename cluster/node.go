@@ -128,11 +128,16 @@ type NodeStats struct {
 	// that failed.
 	Duplicates, ProgressLost uint64
 	// Revoked counts tasks whose claim the run revoked (it found this
-	// node lost and handed them on): stopped, their results dropped.
+	// node lost and handed them on), or that the node gave up (Fenced):
+	// stopped, their results dropped.
 	Revoked uint64
 	// Lapsed counts tasks dropped because their run's lease lapsed (its
 	// orchestrator gone): agents stopped, or tasks never started.
 	Lapsed uint64
+	// Fenced counts tasks this node stopped (or did not start) because
+	// its heartbeats had not got through for most of the time after
+	// which the run hands them to another node.
+	Fenced uint64
 }
 
 // Node pulls agent tasks of its kinds from the queue and runs them.
@@ -166,8 +171,9 @@ type Node struct {
 	running map[string]*runningTask // by run + "." + agent
 	stats   struct {
 		taken, completed, redelivered, alreadyDone, handedBack, malformed, wrongKind, version, workspace, cancelled atomic.Uint64
-		restored, duplicate, progressLost, revoked, lapsed                                                          atomic.Uint64
+		restored, duplicate, progressLost, revoked, lapsed, fenced                                                  atomic.Uint64
 	}
+	beatSent atomic.Int64 // unix nanoseconds: when the last heartbeat that got through was sent
 }
 
 // StartNode registers the node and starts taking tasks.
@@ -231,14 +237,17 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	case <-ctx.Done():
 		return fail(ctx.Err())
 	}
+	sent := time.Now()
 	if err := n.beat(ctx); err != nil {
 		return fail(fmt.Errorf("register node %s: %w", o.ID, err))
 	}
+	n.beatSent.Store(sent.UnixNano())
 	n.events.emit(NodesRun, o.ID, messages.EvtNodeJoined, messages.NodeJoined{Node: o.ID, Name: o.Name, Host: host, Kinds: o.Kinds,
 		Slots: o.Slots, Version: o.Version})
-	n.loops.Add(2)
+	n.loops.Add(3)
 	go n.heartbeat()
 	go n.sweepRuns()
+	go n.fence()
 	for i, c := range consumers {
 		n.pulling.Add(1)
 		go n.take(o.Kinds[i], c)
@@ -257,7 +266,7 @@ func (n *Node) Stats() NodeStats {
 		WrongKind: s.wrongKind.Load(), Version: s.version.Load(), Workspace: s.workspace.Load(), Cancelled: s.cancelled.Load(),
 		ControlDropped: n.controlDropped(), Restored: s.restored.Load(),
 		Duplicates: s.duplicate.Load(), ProgressLost: s.progressLost.Load(), Revoked: s.revoked.Load(),
-		Lapsed: s.lapsed.Load()}
+		Lapsed: s.lapsed.Load(), Fenced: s.fenced.Load()}
 }
 
 // Drain stops taking tasks, lets the running ones finish for up to the

@@ -64,6 +64,7 @@ func (n *Node) heartbeat() {
 			}
 			continue
 		}
+		n.beatSent.Store(last.UnixNano())
 		if time.Since(ok) > 2*n.o.Heartbeat {
 			n.checkClaims(n.ctx)
 		}

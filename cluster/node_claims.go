@@ -3,9 +3,11 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/troupe-ai/troupe/messages"
 )
 
 // A node cut off from the server (or paused) for longer than two of its
@@ -14,6 +16,64 @@ import (
 // So when its first heartbeat after such a gap gets through, it asks the
 // queue for each task it runs: one that is no longer there was reissued
 // (or settled) elsewhere, and this node's copy stops without a result.
+
+// Self-fencing. The run hands a silent node's tasks to others once the
+// node has gone without a heartbeat for two of them (or node.lease_timeout,
+// which the task carries), and the queue delivers a task again AckWait
+// after its last progress ack. A node cut off from the server (its
+// connection stalled, not closed) hears neither, and would keep running
+// the task while another node runs it too. So a node stops its running
+// tasks, no result, no ack, once its heartbeats have not got through for
+// three quarters of that time (fenceAfter), measured from when the last
+// one that got through was sent (the run can only have heard it later):
+// by the time another node may take a task over, its copy here is gone.
+// A task delivered while the node is that silent is not started.
+
+// fenceAfter is how long the node's heartbeats may fail to get through
+// before it stops task: three quarters of the time after which the run
+// hands the task on, or half its AckWait (a progress ack may have been
+// lost a third of it before the silence began), whichever is shorter; but
+// never under a heartbeat and a half, a healthy node's longest silence
+// with some room (so an AckWait under three heartbeats, or a
+// node.lease_timeout under two, leaves a window no fence covers).
+func (n *Node) fenceAfter(task messages.Task) time.Duration {
+	lost := 2 * n.o.Heartbeat // as the run judges (nodeTimeout)
+	if task.LostMS > 0 {
+		lost = time.Duration(task.LostMS) * time.Millisecond
+	}
+	return max(min(lost*3/4, n.o.AckWait/2), n.o.Heartbeat*3/2)
+}
+
+// silence is how long ago the last heartbeat that got through was sent.
+func (n *Node) silence(now time.Time) time.Duration {
+	return now.Sub(time.Unix(0, n.beatSent.Load()))
+}
+
+// fence stops the running tasks once the node's silence passes their
+// fenceAfter.
+func (n *Node) fence() { n.every(fenceEvery, n.fenceSilent) }
+
+// fenceEvery is how often the node compares its silence with its tasks'.
+const fenceEvery = 100 * time.Millisecond
+
+// fenceSilent stops the running tasks whose fenceAfter the node's silence
+// passed by now.
+func (n *Node) fenceSilent(now time.Time) {
+	silent := n.silence(now)
+	n.mu.Lock()
+	var stop []*runningTask
+	for _, rt := range n.running {
+		if rt.fenceAt > 0 && silent > rt.fenceAt && !rt.revoked.Load() && !rt.lapsed.Load() {
+			stop = append(stop, rt)
+		}
+	}
+	n.mu.Unlock()
+	for _, rt := range stop {
+		n.stats.fenced.Add(1)
+		n.revoke(rt.run, rt.agent, fmt.Sprintf("claim given up: the node's heartbeats have not got through for %s, "+
+			"and the run may hand the task to another node: agent stopped, its result dropped", silent.Round(time.Millisecond)))
+	}
+}
 
 // checkClaims stops the running tasks that are no longer in the queue.
 func (n *Node) checkClaims(ctx context.Context) {

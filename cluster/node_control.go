@@ -217,6 +217,7 @@ func (n *Node) revoke(run, agent, reason string) {
 	rt := n.running[run+"."+agent]
 	if rt != nil {
 		rt.revoked.Store(true)
+		rt.letGo()
 	}
 	n.mu.Unlock()
 	if rt == nil {

@@ -56,20 +56,28 @@ func (n *Node) runLapsed(task actors.ChildTask) bool {
 // sweepRuns stops the agents of runs whose lease lapsed. While the node
 // is cut off from the server it hears no lease, and judges none.
 func (n *Node) sweepRuns() {
+	n.every(sweepEvery, func(now time.Time) {
+		if !n.o.Bus.NATS().IsConnected() {
+			n.runs.hearAll(now)
+			return
+		}
+		n.runs.prune(now)
+		n.stopLapsed(now)
+	})
+}
+
+// every calls fn every d until the node stops, then marks one of its
+// loops done.
+func (n *Node) every(d time.Duration, fn func(now time.Time)) {
 	defer n.loops.Done()
-	t := time.NewTicker(sweepEvery)
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-n.ctx.Done():
 			return
 		case now := <-t.C:
-			if !n.o.Bus.NATS().IsConnected() {
-				n.runs.hearAll(now)
-				continue
-			}
-			n.runs.prune(now)
-			n.stopLapsed(now)
+			fn(now)
 		}
 	}
 }
@@ -84,6 +92,7 @@ func (n *Node) stopLapsed(now time.Time) {
 		}
 		if lapsed, known := n.runs.lapsed(rt.run, now.Add(lapseEarly)); lapsed || !known {
 			rt.lapsed.Store(true)
+			rt.letGo()
 			stop = append(stop, rt)
 		}
 	}

@@ -23,15 +23,22 @@ type runningTask struct {
 	run      string
 	agent    string
 	h        *actors.AgentHandle
-	handBack atomic.Bool // drain timed out: Nak instead of a result
-	revoked  atomic.Bool // the run handed the task to another node: no result, no ack
-	lapsed   atomic.Bool // the run's lease lapsed: no result, the task dropped
-	leased   bool        // the run has a lease
-	seq      uint64      // the task's stream sequence
+	handBack atomic.Bool   // drain timed out: Nak instead of a result
+	revoked  atomic.Bool   // the run handed the task to another node: no result, no ack
+	lapsed   atomic.Bool   // the run's lease lapsed: no result, the task dropped
+	leased   bool          // the run has a lease
+	seq      uint64        // the task's stream sequence
+	fenceAt  time.Duration // a heartbeat silence this long stops it (fenceAfter)
+	gone     chan struct{} // closed once revoked or lapsed (let go)
+	goneOnce sync.Once
 
 	mu  sync.Mutex
 	msg jetstream.Msg // the task's latest delivery: the one kept alive and settled
 }
+
+// letGo closes gone: the task is no longer this node's, and its agent's
+// budget requests give up at once.
+func (rt *runningTask) letGo() { rt.goneOnce.Do(func() { close(rt.gone) }) }
 
 func (rt *runningTask) latest() jetstream.Msg {
 	rt.mu.Lock()
@@ -130,8 +137,18 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		_ = m.TermWithReason("the run's lease lapsed: its orchestrator is gone")
 		return
 	}
+	fenceAt := n.fenceAfter(task)
+	if silent := n.silence(time.Now()); silent > fenceAt {
+		// Cut off from the server: the task may be handed to another node
+		// before a word of this one's gets through. Left unsettled: the
+		// queue delivers it again after AckWait.
+		n.stats.fenced.Add(1)
+		log.Warn().Dur("silent_for", silent).Msg("task not started: the node's heartbeats have not got through for too long")
+		return
+	}
 	key := task.Run + "." + task.ID
-	rt := &runningTask{run: task.Run, agent: task.ID, msg: m, seq: md.Sequence.Stream, leased: task.RunLeaseMS > 0}
+	rt := &runningTask{run: task.Run, agent: task.ID, msg: m, seq: md.Sequence.Stream, leased: task.RunLeaseMS > 0, fenceAt: fenceAt,
+		gone: make(chan struct{})}
 	ok, stale := n.claim(key, rt)
 	if stale {
 		log.Info().Msg("task delivered again while this node's stopped copy ends: handed back for a moment")
@@ -174,17 +191,18 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 // longer this node's: its run's lease lapsed (the task is dropped from
 // the queue) or the run handed it to another node.
 func (n *Node) settle(rt *runningTask, task actors.ChildTask, res actors.AgentResult, d *delivery, log zerolog.Logger) {
+	if rt.revoked.Load() {
+		// Another node may have the task now: this copy's result would be
+		// refused, and its ack (or term) would settle the other node's
+		// delivery.
+		n.stats.revoked.Add(1)
+		log.Info().Msg("the task is no longer this node's (claim revoked or given up): its result is dropped")
+		return
+	}
 	if rt.lapsed.Load() {
 		n.stats.lapsed.Add(1)
 		log.Info().Msg("the run's lease lapsed: the agent was stopped and its task dropped")
 		_ = rt.latest().TermWithReason("the run's lease lapsed: its orchestrator is gone")
-		return
-	}
-	if rt.revoked.Load() {
-		// Another node has the task now: this copy's result would be
-		// refused, and its ack would settle the other node's delivery.
-		n.stats.revoked.Add(1)
-		log.Info().Msg("the run revoked this node's claim on the task: its result is dropped")
 		return
 	}
 	if err := n.publishResult(task, res, d); err != nil {
@@ -208,7 +226,7 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (ac
 	// The agent's span goes under its parent's delegate call, whose
 	// trace context the orchestrator put in the task's headers.
 	parent := telemetry.Extract(context.Background(), rt.latest().Headers())
-	bc := NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID).WithTimeout(n.o.BudgetTimeout).withDelivery(d)
+	bc := NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID).WithTimeout(n.o.BudgetTimeout).withDelivery(d).until(rt.gone)
 	h, end, err := n.startIn(parent, task, bc, arts)
 	if err != nil {
 		return actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusFailed, Reason: actors.ReasonError,

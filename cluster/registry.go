@@ -31,7 +31,7 @@ type registry struct {
 	lost  map[string]uint64    // nodes found stale → the revision of their last entry
 	back  []messages.NodeInfo  // lost nodes heard from again, not yet listed by back
 	ttl   time.Duration        // the bucket's; 0: entries do not expire
-	done  chan struct{}
+	done  <-chan struct{}      // closed when the watch has ended
 }
 
 func watchRegistry(ctx context.Context, conn *bus.Conn, log zerolog.Logger) (*registry, error) {
@@ -44,30 +44,11 @@ func watchRegistry(ctx context.Context, conn *bus.Conn, log zerolog.Logger) (*re
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", bucket, err)
 	}
-	w, err := kv.WatchAll(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("watch %s: %w", bucket, err)
-	}
 	g := &registry{nodes: map[string]messages.NodeInfo{}, seen: map[string]time.Time{}, rev: map[string]uint64{}, lost: map[string]uint64{},
-		ttl: st.TTL(), done: make(chan struct{})}
-	go func() {
-		defer close(g.done)
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case e, ok := <-w.Updates():
-				if !ok {
-					return
-				}
-				if e == nil {
-					continue // the initial values are in
-				}
-				g.apply(e, log)
-			}
-		}
-	}()
+		ttl: st.TTL()}
+	if _, g.done, err = watchKV(ctx, kv, func(e jetstream.KeyValueEntry, _ bool) { g.apply(e, log) }); err != nil {
+		return nil, err
+	}
 	return g, nil
 }
 

@@ -46,6 +46,7 @@ func (c *remoteChild) publish(ctx context.Context) (uint64, error) {
 	task := c.task
 	task.V, task.Origin, task.Workspace = messages.ProtocolVersion, r.origin, r.wsKey
 	task.Secret, task.Prior, task.RunLeaseMS = c.secret, c.prior, r.o.RunLease.Milliseconds()
+	task.LostMS = r.o.LeaseTimeout.Milliseconds()
 	id := c.task.Run + "." + c.task.ID
 	if c.prior > 0 {
 		id += ".p" + strconv.Itoa(c.prior) // a new message, not a duplicate of the first

@@ -210,34 +210,8 @@ func watchRunLeases(ctx context.Context, conn *bus.Conn, g *runLeases) (ready <-
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", conn.Names().Runs, err)
 	}
-	w, err := kv.WatchAll(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("watch %s: %w", conn.Names().Runs, err)
-	}
-	in := make(chan struct{})
-	go func() {
-		defer w.Stop()
-		initial := true
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case e, ok := <-w.Updates():
-				if !ok {
-					return
-				}
-				if e == nil {
-					if initial {
-						close(in)
-						initial = false
-					}
-					continue
-				}
-				g.apply(e, time.Now(), initial)
-			}
-		}
-	}()
-	return in, nil
+	ready, _, err = watchKV(ctx, kv, func(e jetstream.KeyValueEntry, initial bool) { g.apply(e, time.Now(), initial) })
+	return ready, err
 }
 
 // RunLeases follows the run leases for a watcher.

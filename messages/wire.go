@@ -117,6 +117,11 @@ type Task struct {
 	// while it lives, and a node stops the run's agents once the entry
 	// is older than this.
 	RunLeaseMS int64 `json:"run_lease_ms,omitempty"`
+	// LostMS is how long the run lets a node go without a heartbeat
+	// before it hands the node's tasks to others (node.lease_timeout; 0:
+	// two of the node's own heartbeats). A node whose heartbeats have not
+	// got through for most of it stops the task first.
+	LostMS int64 `json:"lost_ms,omitempty"`
 	// Origin names the process that sent it, for logs.
 	Origin string `json:"origin,omitempty"`
 	// Secret is a random key the run made for this task: only the node
@@ -143,7 +148,7 @@ func (t *Task) Validate() error {
 	if strings.TrimSpace(t.Task) == "" {
 		return fmt.Errorf("%w: task %s has no task text", ErrBadMessage, t.ID)
 	}
-	if t.Depth < 0 || t.LeaseTokens < 0 || t.Prior < 0 || t.RunLeaseMS < 0 {
+	if t.Depth < 0 || t.LeaseTokens < 0 || t.Prior < 0 || t.RunLeaseMS < 0 || t.LostMS < 0 {
 		return fmt.Errorf("%w: task %s: negative depth or lease", ErrBadMessage, t.ID)
 	}
 	if err := t.Limits.validate(); err != nil {

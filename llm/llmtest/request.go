@@ -26,9 +26,9 @@ type Recorded struct {
 	// up by its client (Canceled). A call is in flight from Received to
 	// Ended.
 	Ended time.Time
-	Agent    string // X-Troupe-Agent header
-	Kind     string // X-Troupe-Kind header
-	Run      string // X-Troupe-Run header
+	Agent string // X-Troupe-Agent header
+	Kind  string // X-Troupe-Kind header
+	Run   string // X-Troupe-Run header
 	// Header holds every request header, Authorization included: assert
 	// on it, never print it.
 	Header http.Header

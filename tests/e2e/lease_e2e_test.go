@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
@@ -105,14 +104,7 @@ func TestOrchestratorKilledRunIsLostAndResumed(t *testing.T) {
 		t.Skip("multi-process")
 	}
 	const tasks, quick, nodes, slots = 60, 40, 2, 8
-	opts := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()}
-	s, err := server.NewServer(opts)
-	must(t, err)
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	defer s.Shutdown()
+	s := jetStreamServer(t)
 	url := s.ClientURL()
 
 	l := &lostRun{tasks: tasks, quick: quick, kinds: map[string]bool{}}
@@ -170,6 +162,7 @@ func TestOrchestratorKilledRunIsLostAndResumed(t *testing.T) {
 	if code := w.wait(time.Minute); code != 0 || !strings.Contains(w.errs(), "lost") {
 		t.Fatalf("watch exited %d:\n%s", code, w.errs())
 	}
+	watched := time.Now()
 	// Every running agent was stopped, and every queued task dropped unrun.
 	poll(t, time.Minute, func() error {
 		logs := nodeLogs()
@@ -199,8 +192,8 @@ func TestOrchestratorKilledRunIsLostAndResumed(t *testing.T) {
 	if res.Status != "completed" || res.Text != "all answered" {
 		t.Fatalf("resumed: %+v\n%s", res, resumed.errs())
 	}
-	t.Logf("run to kill %s, kill to lease expiry %s, to all stopped and watch's lost %s, resume %s",
-		killed.Sub(began).Round(time.Millisecond), expiry.Sub(killed).Round(time.Millisecond),
+	t.Logf("run to kill %s; from the kill: lease expiry %s, watch's lost %s, all agents stopped and queued tasks dropped %s; resume %s",
+		killed.Sub(began).Round(time.Millisecond), expiry.Sub(killed).Round(time.Millisecond), watched.Sub(killed).Round(time.Millisecond),
 		lost.Sub(killed).Round(time.Millisecond), time.Since(lost).Round(time.Millisecond))
 	after := map[string]int{}
 	for _, r := range srv.Requests()[before:] {

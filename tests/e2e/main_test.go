@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // bin holds the programs built once for the whole package.
@@ -183,4 +185,18 @@ func (p *proc) waitStderr(s string, d time.Duration) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// jetStreamServer starts an in-process NATS server with JetStream on a
+// random loopback port, stopped when the test ends.
+func jetStreamServer(t testing.TB) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: true, StoreDir: t.TempDir()})
+	must(t, err)
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	return s
 }

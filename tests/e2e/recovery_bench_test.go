@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
@@ -34,14 +33,7 @@ func BenchmarkRecoveryAfterSIGKILL(b *testing.B) {
 	if testing.Short() {
 		b.Skip("multi-process")
 	}
-	opts := &server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, JetStream: true, StoreDir: b.TempDir()}
-	s, err := server.NewServer(opts)
-	must(b, err)
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		b.Fatal("nats server not ready")
-	}
-	defer s.Shutdown()
+	s := jetStreamServer(b)
 	var mu sync.Mutex
 	calls := map[string]int{}
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{Kind: "explore"}, Repeat: true,
