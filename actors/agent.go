@@ -94,6 +94,7 @@ type agent struct {
 	ended          bool
 	plan           *agenttools.Plan
 	kids           *children
+	nested         nestedIsolation // its isolation for its children, when it works outside the run's workspace
 	ckpt           *checkpointer
 	curTools       *phaseTools     // the current phase's tools
 	sourced        []tools.Tool    // its tool sources' tools (MCP servers), listed before round 1

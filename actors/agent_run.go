@@ -41,7 +41,7 @@ func NewHost(ctx context.Context, o Options) (*Host, error) {
 	if o.Run == "" {
 		o.Run = "host" // each agent gets its task's run
 	}
-	rt, err := newRuntime(ctx, &o)
+	rt, err := newRuntime(ctx, &o, true)
 	if err != nil {
 		return nil, err
 	}

@@ -50,9 +50,16 @@ func (d agentDelegator) Delegate(ctx context.Context, req agenttools.DelegateReq
 		spec.lease = lease.Tokens
 		a.ev.emit(messages.EvtBudgetAcquired, lease.Wire())
 	}
-	if spec.iso, spec.leave, err = a.rt.iso.enter(ctx, spec.kind, spec.id, spec.background); err != nil {
+	iso, err := a.childIsolation(ctx)
+	if err == nil {
+		spec.iso, spec.leave, err = iso.enter(ctx, spec.kind, spec.id, spec.background)
+	}
+	if err != nil {
 		d.releaseUnused(spec.id)
 		return agenttools.ChildReport{}, fmt.Errorf("start %s agent: %v", spec.kind.Name, err)
+	}
+	if spec.iso == nil {
+		spec.ws = a.spec.dir() // its parent's directory, when not the run's
 	}
 	res, err = a.rt.system.Root.RequestFuture(a.self, &spawnChild{spec: spec}, actorAskTimeout).Result()
 	sp, _ := res.(*spawned)

@@ -108,8 +108,9 @@ func (a *agent) finalize(r AgentResult) {
 				a.log.Warn().Err(err).Msg("close tool session")
 			}
 		}
+		a.closeNested()
 		if spec.iso != nil {
-			r.Changes = a.rt.iso.land(spec.parentEv, a.rt.run, spec.id, spec.iso, r.Status == StatusCompleted)
+			r.Changes = spec.iso.from.land(spec.parentEv, a.rt.run, spec.id, spec.iso, r.Status == StatusCompleted)
 		}
 		if spec.leave != nil {
 			spec.leave()

@@ -23,13 +23,17 @@ import (
 // methods are safe for concurrent use: they run on tool and end-of-agent
 // goroutines, never on a mailbox.
 type isolation struct {
-	mode    string         // configs.Isolation*
-	changes workspace.Mode // what becomes of the changes
-	root    string         // the workspace root
+	ctx     context.Context // the run's, for background work
+	mode    string          // configs.Isolation*
+	changes workspace.Mode  // what becomes of the changes
+	root    string          // the workspace root
 	dataDir string
 	log     zerolog.Logger
 
-	live atomic.Int32 // agents that may change files, running now (the root aside)
+	live   atomic.Int32 // agents that may change files, running now (the root aside)
+	peak   atomic.Int32 // the most of them seen running at once
+	warm   sync.WaitGroup
+	warmed atomic.Bool // worktrees were prepared ahead (prewarm)
 
 	mu       sync.Mutex
 	repo     *workspace.Repo // opened on first need
@@ -38,18 +42,25 @@ type isolation struct {
 
 // isolated is one agent's worktree and the tools' view of it.
 type isolated struct {
-	wt *workspace.Worktree
-	ws *tools.Workspace
+	wt   *workspace.Worktree
+	ws   *tools.Workspace
+	from *isolation // the isolation that made it, which lands its changes
 }
 
 // newIsolation prepares a run's isolation and removes the worktrees a
-// killed process left under dataDir.
-func newIsolation(ctx context.Context, s Settings, root, dataDir string, log zerolog.Logger) (*isolation, error) {
+// killed process left under dataDir. When every agent that may change
+// files gets a worktree (isolation: worktree) and the run has such a
+// kind (mutating), worktrees are made in the background from now on, so
+// the first ones do not wait for a checkout of every file.
+func newIsolation(ctx context.Context, s Settings, root, dataDir string, mutating bool, log zerolog.Logger) (*isolation, error) {
 	mode, err := workspace.ParseMode(s.ChangesMode())
 	if err != nil {
 		return nil, fmt.Errorf("run: agent.changes: %w", err)
 	}
-	is := &isolation{mode: s.IsolationMode(), changes: mode, root: root, dataDir: dataDir, log: log}
+	is := &isolation{mode: s.IsolationMode(), changes: mode, root: root, dataDir: dataDir, log: log, ctx: context.WithoutCancel(ctx)}
+	if err := pruneNested(dataDir); err != nil {
+		log.Warn().Err(err).Msg("prune nested worktrees left by a killed process")
+	}
 	if _, err := os.Stat(filepath.Join(dataDir, "worktrees")); err == nil {
 		if repo, err := is.open(ctx); err == nil {
 			if err := repo.Prune(ctx); err != nil {
@@ -57,7 +68,49 @@ func newIsolation(ctx context.Context, s Settings, root, dataDir string, log zer
 			}
 		}
 	}
+	if mutating && is.mode == configs.IsolationWorktree {
+		is.prewarm(prewarmWorktrees)
+	}
 	return is, nil
+}
+
+// Worktrees kept for reuse: the most mutating agents seen running at
+// once, within these bounds; prewarmWorktrees are made ahead.
+const (
+	minKeepIdle      = 2
+	maxKeepIdle      = 16
+	prewarmWorktrees = 2
+)
+
+// keepIdle is how many ended agents' worktrees the run keeps to reuse:
+// the next agent's worktree then rewrites only the files that differ
+// instead of every file of the checkout.
+func (is *isolation) keepIdle() int {
+	return int(min(max(is.peak.Load(), minKeepIdle), maxKeepIdle))
+}
+
+// prewarm makes n worktrees of a snapshot of the workspace now, in the
+// background (once per run).
+func (is *isolation) prewarm(n int) {
+	if is.warmed.Swap(true) {
+		return
+	}
+	is.warm.Add(1)
+	go func() {
+		defer is.warm.Done()
+		ctx, cancel := context.WithTimeout(is.ctx, time.Minute)
+		defer cancel()
+		repo, err := is.open(ctx)
+		var snap workspace.Snapshot
+		if err == nil {
+			snap, err = repo.Snapshot(ctx)
+		}
+		if err != nil {
+			is.log.Warn().Err(err).Msg("prepare worktrees ahead")
+			return
+		}
+		repo.Prewarm(snap, n)
+	}()
 }
 
 // open returns the workspace's Repo, opening it the first time.
@@ -65,7 +118,7 @@ func (is *isolation) open(ctx context.Context) (*workspace.Repo, error) {
 	is.mu.Lock()
 	defer is.mu.Unlock()
 	if is.repo == nil {
-		repo, err := workspace.Open(ctx, is.root, workspace.Options{DataDir: is.dataDir, KeepIdle: keepIdleWorktrees})
+		repo, err := workspace.Open(ctx, is.root, workspace.Options{DataDir: is.dataDir, KeepIdle: is.keepIdle()})
 		if err != nil {
 			return nil, err
 		}
@@ -84,6 +137,7 @@ func (is *isolation) enter(ctx context.Context, kind Kind, id string, background
 		return nil, func() {}, nil
 	}
 	others := is.live.Add(1) - 1
+	is.seen(others + 1)
 	var once sync.Once
 	leave := func() { once.Do(func() { is.live.Add(-1) }) }
 	switch {
@@ -100,12 +154,35 @@ func (is *isolation) enter(ctx context.Context, kind Kind, id string, background
 	return iso, leave, nil
 }
 
+// seen records that n agents that may change files run at once, and
+// keeps as many worktrees for reuse (within bounds).
+func (is *isolation) seen(n int32) {
+	for {
+		p := is.peak.Load()
+		if n <= p {
+			return
+		}
+		if is.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	is.mu.Lock()
+	repo := is.repo
+	is.mu.Unlock()
+	if repo != nil {
+		repo.SetKeepIdle(is.keepIdle())
+	}
+}
+
 // worktree snapshots the workspace and makes agent id's worktree of it.
+// The first one made in auto mode (two agents that may change files run
+// at once) has one more prepared for the next.
 func (is *isolation) worktree(ctx context.Context, id string) (*isolated, error) {
 	repo, err := is.open(ctx)
 	if err != nil {
 		return nil, err
 	}
+	defer is.prewarm(1)
 	snap, err := repo.Snapshot(ctx)
 	if err != nil {
 		return nil, err
@@ -119,7 +196,7 @@ func (is *isolation) worktree(ctx context.Context, id string) (*isolated, error)
 		_ = wt.Remove(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	return &isolated{wt: wt, ws: ws}, nil
+	return &isolated{wt: wt, ws: ws, from: is}, nil
 }
 
 // land captures an isolated agent's changes, brings them into the
@@ -184,16 +261,12 @@ func (is *isolation) bring(ctx context.Context, ev *agentEvents, run, agent stri
 	return &out
 }
 
-// keepIdleWorktrees is how many ended agents' worktrees a run keeps to
-// reuse: the next agent's worktree then rewrites only the files that
-// differ instead of every file of the checkout.
-const keepIdleWorktrees = 8
-
 // close removes the worktrees kept for reuse; the run has ended.
 func (is *isolation) close() {
 	if is == nil {
 		return
 	}
+	is.warm.Wait()
 	is.mu.Lock()
 	repo := is.repo
 	is.mu.Unlock()
@@ -255,4 +328,15 @@ func (s agentSpec) dropWorktree() {
 		_ = s.iso.ws.Close()
 		_ = s.iso.wt.Remove(context.Background())
 	}
+}
+
+// mayChangeFiles reports whether a kind other than the root may change
+// files: a run of such kinds may need worktrees.
+func mayChangeFiles(kinds map[string]Kind) bool {
+	for name, k := range kinds {
+		if name != KindRoot && !k.ReadOnly {
+			return true
+		}
+	}
+	return false
 }

@@ -141,7 +141,7 @@ func Start(ctx context.Context, o Options) (*Team, error) {
 			return nil, errors.New("run: no root kind")
 		}
 	}
-	rt, err := newRuntime(ctx, &o)
+	rt, err := newRuntime(ctx, &o, false)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +259,7 @@ func (t *Team) shutdown() {
 	t.rt.iso.close()
 }
 
-func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
+func newRuntime(ctx context.Context, o *Options, host bool) (*runtime, error) {
 	if o.Client == nil {
 		return nil, errors.New("run: no model client")
 	}
@@ -323,7 +323,9 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 		events = redactingEmitter{out: events, r: secrets}
 	}
 	seqs := &seqTracker{out: events}
-	iso, err := newIsolation(ctx, o.Settings, ws.Root(), o.DataDir, o.Log)
+	// A host (a node) makes no worktrees ahead: its agents work in their
+	// tasks' snapshots, and its own checkout is to hold no worktree.
+	iso, err := newIsolation(ctx, o.Settings, ws.Root(), o.DataDir, mayChangeFiles(kinds) && !host, o.Log)
 	if err != nil {
 		_ = ws.Close()
 		return nil, err

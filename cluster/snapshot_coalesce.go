@@ -31,6 +31,10 @@ type flight[T any] struct {
 // get returns the result of a take started after the call; when ctx
 // ends first, ctx's error (the take goes on for the others).
 func (c *coalesced[T]) get(ctx context.Context) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err // a take already done may not hold what it asks for
+	}
 	c.mu.Lock()
 	f := c.next
 	if f == nil {
@@ -44,7 +48,6 @@ func (c *coalesced[T]) get(ctx context.Context) (T, error) {
 	case <-f.done:
 		return f.val, f.err
 	case <-ctx.Done():
-		var zero T
 		return zero, ctx.Err()
 	}
 }

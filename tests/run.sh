@@ -26,6 +26,8 @@ if [ -z "${TEST_PKGS:-}" ]; then
   { command -v fdfind >/dev/null || command -v fd >/dev/null; } || missing+=(fd-find)
   command -v nats-server >/dev/null || missing+=(nats-server)
   command -v git >/dev/null || missing+=(git)
+  # The README's "Parallel workers and their changes" pipes run --json to jq.
+  command -v jq >/dev/null || missing+=(jq)
   command -v node >/dev/null || missing+=(nodejs)
   command -v npm >/dev/null || missing+=(npm)
   # The web view's test drives headless Chromium and has a real Prometheus

@@ -17,7 +17,14 @@
 // serialised per repository (a mutex in the process and a lock file
 // across processes), so many agents can start at once without racing on
 // git's lock files; the checkout itself runs in parallel. Worktrees left
-// by a killed process are removed by Prune at the next start.
+// by a killed process are removed by Prune at the next start. A Repo
+// keeps removed worktrees for reuse (Options.KeepIdle, Prewarm) and
+// prepares them in the background for the latest snapshot, writing only
+// the paths that differ (see worktree_reuse.go), so an agent's worktree
+// usually costs no checkout at all.
+//
+// Applies read trees and blobs through one long-lived git cat-file per
+// Repo and diff trees in Go, so a clean merge starts no git process.
 //
 // A changeset is an agent's changes relative to its snapshot: a binary-safe
 // patch (git diff --binary) and the changed files with their added and

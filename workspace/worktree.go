@@ -24,6 +24,8 @@ type Worktree struct {
 	stray bool          // files outside the index (new or ignored) may be there
 	ready chan struct{} // closed when a parked worktree's preparation has ended
 	err   error         // why its preparation failed, when it did
+
+	removed bool // Remove was called since the agent got it
 }
 
 // worktreesDir is where a Repo's worktrees live.
@@ -86,6 +88,10 @@ func (w *Worktree) Snapshot() Snapshot { return w.snap }
 // Remove ends the agent's use of the worktree: it is kept for reuse
 // (Options.KeepIdle) or deleted and unregistered.
 func (w *Worktree) Remove(ctx context.Context) error {
+	if w.removed {
+		return nil // a second Remove must not park it twice
+	}
+	w.removed = true
 	if w.repo.park(w) {
 		return nil
 	}

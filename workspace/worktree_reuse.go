@@ -49,7 +49,7 @@ func (r *Repo) takeIdle(ctx context.Context, snap Snapshot) *Worktree {
 			}
 			continue
 		}
-		w.tree = "" // the agent may change anything until its capture
+		w.tree, w.removed = "", false // the agent may change anything until its capture
 		return w
 	}
 }

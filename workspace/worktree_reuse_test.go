@@ -107,3 +107,26 @@ func TestReusedWorktreeSwitchesEveryKindOfChange(t *testing.T) {
 		must(t, w.Remove(t.Context()))
 	}
 }
+
+// A worktree removed twice is kept once: two agents never share it.
+func TestWorktreeRemovedTwiceIsKeptOnce(t *testing.T) {
+	root := newRepo(t, map[string]string{"a.txt": "a\n"})
+	r, err := Open(t.Context(), root, Options{KeepIdle: 4})
+	must(t, err)
+	defer r.Close(t.Context())
+	snap, err := r.Snapshot(t.Context())
+	must(t, err)
+	w, err := r.NewWorktree(t.Context(), snap, "w1")
+	must(t, err)
+	must(t, w.Remove(t.Context()))
+	must(t, w.Remove(t.Context()))
+	a, err := r.NewWorktree(t.Context(), snap, "a")
+	must(t, err)
+	b, err := r.NewWorktree(t.Context(), snap, "b")
+	must(t, err)
+	if a.Dir() == b.Dir() {
+		t.Errorf("two agents got the same worktree %s", a.Dir())
+	}
+	must(t, a.Remove(t.Context()))
+	must(t, b.Remove(t.Context()))
+}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -70,11 +71,40 @@ func changesOf(t *testing.T, p *proc) []struct {
 	return out.Changes
 }
 
-// A node whose checkout is one commit behind the orchestrator's, which has
-// an uncommitted edit and an untracked file: a remote explore agent finds
-// a string only the uncommitted edit holds, a remote worker reads the
-// untracked file and its new file lands in the orchestrator's workspace,
-// and the node's checkout is as it was (clean, same HEAD).
+// checkoutState is what a checkout is: its HEAD, its status, its
+// uncommitted changes and the bytes of every file not ignored.
+func checkoutState(t *testing.T, dir string) string {
+	t.Helper()
+	state := gitIn(t, dir, "rev-parse", "HEAD") + "\n" + gitIn(t, dir, "status", "--porcelain") + "\n" + gitIn(t, dir, "diff", "HEAD")
+	for _, f := range strings.Split(gitIn(t, dir, "ls-files", "-co", "--exclude-standard"), "\n") {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		must(t, err)
+		state += fmt.Sprintf("\n%s %x", f, sha256.Sum256(b))
+	}
+	return state
+}
+
+// runWithNode starts `orchestrator run --json` in requester with explore
+// and worker placed remote, and a node working in nodeWS that joins it.
+func runWithNode(t *testing.T, srv *llmtest.Server, requester, nodeWS, task string) (run, node *proc) {
+	t.Helper()
+	run = start(t, bin.orchestrator, modelEnv(srv), "run", "--workspace", requester, "--json",
+		"--placement", "explore=remote,worker=remote", task)
+	run.waitStderr("events: ", 30*time.Second)
+	url := natsURL.FindStringSubmatch(run.errs())[1]
+	node = start(t, bin.node, modelEnv(srv), append([]string{"--nats", url, "--workspace", nodeWS, "--kinds", "explore,worker"},
+		credsArgs(roleCreds(run.errs(), "node"))...)...)
+	node.waitStderr(" ready", 30*time.Second)
+	return run, node
+}
+
+// A node whose checkout is one commit behind the orchestrator's (and has
+// work of its own in progress), the orchestrator's having an uncommitted
+// edit and an untracked file: a remote explore agent finds a string only
+// the uncommitted edit holds, a remote worker reads the untracked file
+// and its new file lands in the orchestrator's workspace, and the node's
+// checkout is byte-identical afterwards (same HEAD, status, changes and
+// files).
 func TestRemoteAgentsWorkInTheRequestersSnapshot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process")
@@ -89,7 +119,10 @@ func TestRemoteAgentsWorkInTheRequestersSnapshot(t *testing.T) {
 	gitIn(t, requester, "commit", "-q", "-m", "second")
 	writeFiles(t, requester, map[string]string{"util.go": "package main\n\n// NEEDLE_ONLY_UNCOMMITTED\nfunc util() {}\n",
 		"notes.txt": "untracked notes\n"})
-	nodeHead := gitIn(t, node, "rev-parse", "HEAD")
+	// The node's checkout has work of its own in progress.
+	writeFiles(t, node, map[string]string{"main.go": "package main\n\nfunc main() { /* the node's own edit */ }\n",
+		"node-notes.txt": "the node's untracked notes\n"})
+	nodeState := checkoutState(t, node)
 
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
 		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
@@ -107,13 +140,7 @@ func TestRemoteAgentsWorkInTheRequestersSnapshot(t *testing.T) {
 			{Text: "wrote from_node.go"}}},
 	}})
 	defer srv.Close()
-	run := start(t, bin.orchestrator, modelEnv(srv), "run", "--workspace", requester, "--json",
-		"--placement", "explore=remote,worker=remote", "find the needle, then add a file")
-	run.waitStderr("events: ", 30*time.Second)
-	url := natsURL.FindStringSubmatch(run.errs())[1]
-	n := start(t, bin.node, modelEnv(srv), append([]string{"--nats", url, "--workspace", node, "--kinds", "explore,worker"},
-		credsArgs(roleCreds(run.errs(), "node"))...)...)
-	n.waitStderr(" ready", 30*time.Second)
+	run, n := runWithNode(t, srv, requester, node, "find the needle, then add a file")
 	res := runJSON(t, run)
 	if res.Status != "completed" {
 		t.Fatalf("run: %+v\n%s\nnode:\n%s", res, run.errs(), n.errs())
@@ -141,8 +168,8 @@ func TestRemoteAgentsWorkInTheRequestersSnapshot(t *testing.T) {
 	if ch := changesOf(t, run); len(ch) != 1 || ch[0].Status != "applied" || len(ch[0].Files) != 1 || ch[0].Files[0] != "from_node.go" {
 		t.Errorf("run --json changes: %+v", ch)
 	}
-	if st := gitIn(t, node, "status", "--porcelain"); st != "" || gitIn(t, node, "rev-parse", "HEAD") != nodeHead {
-		t.Errorf("the node's checkout changed:\n%s", st)
+	if now := checkoutState(t, node); now != nodeState {
+		t.Errorf("the node's checkout changed:\nbefore:\n%s\nafter:\n%s", nodeState, now)
 	}
 	if list := gitIn(t, node, "worktree", "list"); strings.Count(list, "\n") != 0 {
 		t.Errorf("worktrees registered in the node's checkout:\n%s", list)
@@ -171,15 +198,17 @@ func TestKilledRunsWorktreesArePrunedByTheNext(t *testing.T) {
 	}})
 	defer srv.Close()
 	run := start(t, bin.orchestrator, modelEnv(srv), "run", "--workspace", ws, "--json", "edit both files")
+	// Both workers are in their worktrees once both wait for the model
+	// (the run may hold more, made ahead for later workers).
 	poll(t, time.Minute, func() error {
-		if list := gitIn(t, ws, "worktree", "list"); strings.Count(list, "\n") != 2 {
-			return fmt.Errorf("worktrees: %s", list)
+		if n := srv.InFlight(); n < 2 {
+			return fmt.Errorf("%d model requests waiting", n)
 		}
 		return nil
 	})
 	must(t, run.cmd.Process.Signal(syscall.SIGKILL))
 	run.wait(time.Minute)
-	if list := gitIn(t, ws, "worktree", "list"); strings.Count(list, "\n") != 2 {
+	if list := gitIn(t, ws, "worktree", "list"); strings.Count(list, "\n") < 2 {
 		t.Fatalf("the killed run's worktrees are not there to prune:\n%s", list)
 	}
 	next := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
@@ -194,5 +223,155 @@ func TestKilledRunsWorktreesArePrunedByTheNext(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(filepath.Join(ws, ".troupe", "worktrees")); len(left) != 0 {
 		t.Errorf("worktree directories left: %v", left)
+	}
+}
+
+// The orchestrator's workspace is not a git checkout, nor is the node's:
+// a remote explore agent reads the orchestrator's files, a remote
+// worker's edit lands in them, and the node's directory is as it was.
+func TestRemoteAgentsWorkInAPlainDirectory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		peer.Missing(t, "git", "not installed")
+	}
+	requester, node := t.TempDir(), t.TempDir()
+	writeFiles(t, requester, map[string]string{"notes.txt": "one\nNEEDLE_PLAIN\n",
+		".troupe/config.yaml": "agent:\n  plan_first: {root: false, worker: false}\nnode:\n  placement_timeout: 90s\n"})
+	writeFiles(t, node, map[string]string{"mine.txt": "the node's own file\n",
+		".troupe/config.yaml": "agent:\n  plan_first: {worker: false}\nnode:\n  heartbeat: 1s\n"})
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
+			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: json.RawMessage(`{"type":"explore","task":"find the needle"}`)}}},
+			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: json.RawMessage(`{"type":"worker","task":"edit notes"}`)}}},
+			{Text: "done"}}},
+		{Match: llmtest.Matcher{Kind: "explore"}, Turns: []llmtest.Turn{
+			{ToolCalls: []llmtest.ToolCall{{Name: "grep", Args: json.RawMessage(`{"pattern":"NEEDLE_PLAIN"}`)}}},
+			{Dynamic: func(req llmtest.Recorded) llmtest.Turn {
+				return llmtest.Turn{Text: "grep said: " + req.Messages[len(req.Messages)-1].Content}
+			}}}},
+		{Match: llmtest.Matcher{Kind: "worker"}, Turns: []llmtest.Turn{
+			{ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: json.RawMessage(`{"path":"notes.txt"}`)}}},
+			{ToolCalls: []llmtest.ToolCall{{Name: "edit_file", Args: json.RawMessage(`{"path":"notes.txt","old_string":"one","new_string":"ONE"}`)}}},
+			{Text: "edited notes.txt"}}},
+	}})
+	defer srv.Close()
+	run, n := runWithNode(t, srv, requester, node, "find the needle, then edit the notes")
+	res := runJSON(t, run)
+	if res.Status != "completed" {
+		t.Fatalf("run: %+v\n%s\nnode:\n%s", res, run.errs(), n.errs())
+	}
+	var explored string
+	for _, r := range srv.Requests() {
+		for _, m := range r.Messages {
+			if r.Kind == "root" && m.Role == "tool" && strings.Contains(m.Content, "grep said") {
+				explored = m.Content
+			}
+		}
+	}
+	if !strings.Contains(explored, "notes.txt") {
+		t.Errorf("the remote explore agent did not read the orchestrator's files: %q", explored)
+	}
+	if b, _ := os.ReadFile(filepath.Join(requester, "notes.txt")); string(b) != "ONE\nNEEDLE_PLAIN\n" {
+		t.Errorf("the remote worker's edit did not land: %q", b)
+	}
+	if ch := changesOf(t, run); len(ch) != 1 || ch[0].Status != "applied" || len(ch[0].Files) != 1 || ch[0].Files[0] != "notes.txt" {
+		t.Errorf("run --json changes: %+v", ch)
+	}
+	left, _ := os.ReadDir(node)
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != ".troupe mine.txt" {
+		t.Errorf("the node's directory holds %v", names)
+	}
+	if _, err := os.Stat(filepath.Join(requester, ".git")); err == nil {
+		t.Error("the orchestrator's directory became a git checkout")
+	}
+}
+
+// edit is a worker's script: read path, replace old by new in it.
+func edit(task, path, old, new string) llmtest.AgentScript {
+	args, _ := json.Marshal(map[string]string{"path": path, "old_string": old, "new_string": new})
+	return llmtest.AgentScript{Match: llmtest.Matcher{Kind: "worker", TaskContains: task}, Turns: []llmtest.Turn{
+		{ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: json.RawMessage(`{"path":"` + path + `"}`)}}},
+		{ToolCalls: []llmtest.ToolCall{{Name: "edit_file", Args: args}}},
+		{Text: "edited " + path}}}
+}
+
+// Five local workers in parallel, each in its own worktree: two change
+// different functions of one file and one another file, and all three
+// land; two change the same line, and one lands while the other is a
+// conflict whose patch file applies cleanly, with git apply, to the
+// snapshot the workers started from.
+func TestParallelLocalWorkersLandOrConflict(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process")
+	}
+	const twoFuncs = "package f\n\nfunc One() int {\n\treturn 1\n}\n\nfunc Two() int {\n\treturn 2\n}\n"
+	ws := gitRepo(t, map[string]string{"f.go": twoFuncs, "g.go": "package f\n\nvar G = 1\n", "h.go": "package f\n\nvar H = 1\n"},
+		"agent:\n  plan_first: {root: false, worker: false}\n  isolation: worktree\n")
+	var calls []llmtest.ToolCall
+	for _, task := range []string{"task one", "task two", "task g", "task h-left", "task h-right"} {
+		calls = append(calls, llmtest.ToolCall{Name: "delegate", Args: json.RawMessage(`{"type":"worker","task":"` + task + `"}`)})
+	}
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{{ToolCalls: calls}, {Text: "done"}}},
+		edit("task one", "f.go", "return 1", "return 10"),
+		edit("task two", "f.go", "return 2", "return 20"),
+		edit("task g", "g.go", "G = 1", "G = 100"),
+		edit("task h-left", "h.go", "H = 1", "H = 2"),
+		edit("task h-right", "h.go", "H = 1", "H = 3"),
+	}})
+	defer srv.Close()
+	run := start(t, bin.orchestrator, modelEnv(srv), "run", "--workspace", ws, "--json", "change five things")
+	res := runJSON(t, run)
+	if res.Status != "completed" {
+		t.Fatalf("run: %+v\n%s", res, run.errs())
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "f.go")); string(b) != strings.NewReplacer("return 1", "return 10", "return 2", "return 20").Replace(twoFuncs) {
+		t.Errorf("f.go:\n%s", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "g.go")); string(b) != "package f\n\nvar G = 100\n" {
+		t.Errorf("g.go:\n%s", b)
+	}
+	var out struct {
+		Changes []struct {
+			Agent, Status, Patch string
+			Files                []string
+		} `json:"changes"`
+	}
+	must(t, json.Unmarshal([]byte(run.out()), &out))
+	applied, conflicts := 0, 0
+	var patch string
+	for _, c := range out.Changes {
+		switch c.Status {
+		case "applied":
+			applied++
+		case "conflict":
+			conflicts++
+			patch = c.Patch
+		}
+	}
+	if len(out.Changes) != 5 || applied != 4 || conflicts != 1 {
+		t.Fatalf("run --json changes: %+v", out.Changes)
+	}
+	h, _ := os.ReadFile(filepath.Join(ws, "h.go"))
+	lost := map[string]string{"package f\n\nvar H = 2\n": "H = 3", "package f\n\nvar H = 3\n": "H = 2"}[string(h)]
+	if lost == "" {
+		t.Fatalf("h.go holds neither worker's change:\n%s", h)
+	}
+	// The snapshot was HEAD (nothing uncommitted): the patch applies to a
+	// checkout of it and gives the conflicting worker's file.
+	snap := t.TempDir()
+	gitIn(t, snap, "clone", "-q", ws, ".")
+	gitIn(t, snap, "apply", patch)
+	if b, _ := os.ReadFile(filepath.Join(snap, "h.go")); string(b) != "package f\n\nvar "+lost+"\n" {
+		t.Errorf("the conflict's patch %s applied to the snapshot gives h.go:\n%s", patch, b)
+	}
+	if list := gitIn(t, ws, "worktree", "list"); strings.Count(list, "\n") != 0 {
+		t.Errorf("worktrees left:\n%s", list)
 	}
 }

@@ -145,6 +145,15 @@ func TestReadmeCommands(t *testing.T) {
 	// The worker pool on one machine, with a free port for 4222 and the
 	// scripted model.
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		// The remote worker of "Parallel workers and their changes".
+		{Match: llmtest.Matcher{Kind: "root", TaskContains: "Rename Foo to Bar"}, Turns: []llmtest.Turn{
+			{ToolCalls: []llmtest.ToolCall{{Name: "submit_plan", Args: []byte(`{"summary":"rename","steps":[{"title":"rename"}]}`)}}},
+			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: []byte(`{"type":"worker","task":"rename Foo"}`)}}},
+			{Text: "renamed"}}},
+		{Match: llmtest.Matcher{Kind: "worker", TaskContains: "rename Foo"}, Turns: []llmtest.Turn{
+			{ToolCalls: []llmtest.ToolCall{{Name: "submit_plan", Args: []byte(`{"summary":"write","steps":[{"title":"write"}]}`)}}},
+			{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: []byte(`{"path":"readme-renamed.txt","content":"Bar\n"}`)}}},
+			{Text: "wrote readme-renamed.txt"}}},
 		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
 			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: []byte(`{"type":"explore","task":"find the budget"}`)}}},
 			{ToolCalls: []llmtest.ToolCall{{Name: "submit_plan", Args: []byte(`{"summary":"answer","steps":[{"title":"answer"}]}`)}}},
@@ -229,6 +238,20 @@ func TestReadmeCommands(t *testing.T) {
 			t.Errorf("%s did not end with the run it watched:\n%s", live, werr.String())
 		}
 	}
+	// A remote worker's change arriving, with the hub and node above: the
+	// second block of "Parallel workers and their changes".
+	remote := commandLines(shBlocks(t, text, "## Parallel workers and their changes")[1])
+	if len(remote) != 1 {
+		t.Fatalf("want one remote run line, got %q", remote)
+	}
+	line := strings.ReplaceAll(strings.ReplaceAll(remote[0], "4222", port), "/tmp/troupe-nats", store)
+	out, errs, code = sh(t, clone, model, line, 3*time.Minute)
+	landed, _ := os.ReadFile(filepath.Join(clone, "readme-renamed.txt"))
+	if code != 0 || !regexp.MustCompile(`"status":\s*"applied"`).MatchString(out) || string(landed) != "Bar\n" {
+		t.Errorf("%s: exit %d, readme-renamed.txt %q\nstdout:\n%s\nstderr:\n%s", line, code, landed, out, errs)
+	}
+	_ = os.Remove(filepath.Join(clone, "readme-renamed.txt"))
+
 	// Watching it: the JSON form ends with the run it replayed.
 	watchLines := commandLines(shBlocks(t, text, "## Watching a swarm")[0])
 	for _, line := range watchLines {
