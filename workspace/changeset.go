@@ -96,9 +96,17 @@ func parseDiffTree(out []byte) ([]messages.FileChange, []byte) {
 		if string(parts[0]) == "-" {
 			files[j].Binary = true
 		} else {
-			files[j].Added, _ = strconv.Atoi(string(parts[0]))
-			files[j].Deleted, _ = strconv.Atoi(string(parts[1]))
+			files[j].Added, files[j].Deleted = count(parts[0]), count(parts[1])
 		}
 	}
 	return files, nil
+}
+
+// count reads a numstat count (0 when it is not one).
+func count(b []byte) int {
+	n, err := strconv.ParseUint(string(b), 10, 31)
+	if err != nil {
+		return 0
+	}
+	return int(n)
 }
