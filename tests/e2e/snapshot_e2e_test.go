@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -317,13 +318,32 @@ func TestParallelLocalWorkersLandOrConflict(t *testing.T) {
 	for _, task := range []string{"task one", "task two", "task g", "task h-left", "task h-right"} {
 		calls = append(calls, llmtest.ToolCall{Name: "delegate", Args: json.RawMessage(`{"type":"worker","task":"` + task + `"}`)})
 	}
+	// The two workers on h.go both start (in worktrees of the same
+	// snapshot) before either goes on: else the second could start after
+	// the first's change landed, and find no "H = 1" to change.
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	both := make(chan struct{})
+	go func() { arrived.Wait(); close(both) }()
+	gated := func(s llmtest.AgentScript) llmtest.AgentScript {
+		first := s.Turns[0]
+		s.Turns[0] = llmtest.Turn{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+			arrived.Done()
+			select {
+			case <-both:
+			case <-time.After(time.Minute):
+			}
+			return first
+		}}
+		return s
+	}
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
 		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{{ToolCalls: calls}, {Text: "done"}}},
 		edit("task one", "f.go", "return 1", "return 10"),
 		edit("task two", "f.go", "return 2", "return 20"),
 		edit("task g", "g.go", "G = 1", "G = 100"),
-		edit("task h-left", "h.go", "H = 1", "H = 2"),
-		edit("task h-right", "h.go", "H = 1", "H = 3"),
+		gated(edit("task h-left", "h.go", "H = 1", "H = 2")),
+		gated(edit("task h-right", "h.go", "H = 1", "H = 3")),
 	}})
 	defer srv.Close()
 	run := start(t, bin.orchestrator, modelEnv(srv), "run", "--workspace", ws, "--json", "change five things")
