@@ -143,7 +143,10 @@ func (is *isolation) enter(ctx context.Context, kind Kind, id string, background
 	switch {
 	case is.mode == configs.IsolationShared:
 		return nil, leave, nil
-	case is.mode == configs.IsolationAuto && !background && others == 0:
+	case is.mode == configs.IsolationAuto && is.changes == workspace.ModeApply && !background && others == 0:
+		// Alone and in the foreground, it may work in the workspace itself;
+		// with --changes branch or patch every such agent's changes must
+		// go there instead, so it gets a worktree.
 		return nil, leave, nil
 	}
 	iso, err := is.worktree(ctx, id)

@@ -133,6 +133,29 @@ func TestWorkersOnTheSameLineConflict(t *testing.T) {
 	}
 }
 
+// With --changes branch, auto isolation gives even a lone worker a
+// worktree: its change is committed on its branch, and the working tree
+// is left as it was.
+func TestAutoIsolationWithBranchLeavesTheTreeAlone(t *testing.T) {
+	ws := gitRepo(t, map[string]string{"g.go": "package p\n\nvar G = 1\n"})
+	srv := llmtest.New(script(kind("root", calls(delegate("worker", "task alpha", false)), say("all done")),
+		editor("alpha", "g.go", "G = 1", "G = 3")))
+	t.Cleanup(srv.Close)
+	o := options(t, srv, ws, "change things", &actors.Recorder{})
+	o.Settings.PlanFirst = map[string]bool{"root": false, "worker": false}
+	o.Settings.Changes = "branch"
+	res := run(t, o)
+	if g, _ := os.ReadFile(filepath.Join(ws, "g.go")); string(g) != "package p\n\nvar G = 1\n" {
+		t.Errorf("the working tree changed under --changes branch: %q", g)
+	}
+	if len(res.Changes) != 1 || res.Changes[0].Status != "branch" {
+		t.Fatalf("changes %+v, want one on a branch", res.Changes)
+	}
+	if got := gitIn(t, ws, "show", res.Changes[0].Branch+":g.go"); !strings.Contains(got, "G = 3") {
+		t.Errorf("branch %s holds %q", res.Changes[0].Branch, got)
+	}
+}
+
 func TestIsolatedWorkerInAPlainDirectory(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil && os.Getenv("CI") != "true" {
 		t.Skip("git not installed")
