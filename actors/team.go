@@ -323,7 +323,9 @@ func newRuntime(ctx context.Context, o *Options) (*runtime, error) {
 		events = redactingEmitter{out: events, r: secrets}
 	}
 	seqs := &seqTracker{out: events}
-	iso, err := newIsolation(ctx, o.Settings, ws.Root(), o.DataDir, mayChangeFiles(kinds), o.Log)
+	// A node's agents work in worktrees of their requesters' snapshots,
+	// never its own checkout: no worktrees of it are made ahead.
+	iso, err := newIsolation(ctx, o.Settings, ws.Root(), o.DataDir, o.Node == "" && mayChangeFiles(kinds), o.Log)
 	if err != nil {
 		_ = ws.Close()
 		return nil, err
