@@ -325,7 +325,7 @@ func newRuntime(ctx context.Context, o *Options, host bool) (*runtime, error) {
 	seqs := &seqTracker{out: events}
 	// A host (a node) makes no worktrees ahead: its agents work in their
 	// tasks' snapshots, and its own checkout is to hold no worktree.
-	iso, err := newIsolation(ctx, o.Settings, ws.Root(), o.DataDir, mayChangeFiles(kinds) && !host, o.Log)
+	iso, err := newIsolation(ctx, o.Settings, ws.Root(), o.DataDir, mayChangeFiles(kinds) && !host && o.Node == "", o.Log)
 	if err != nil {
 		_ = ws.Close()
 		return nil, err

@@ -17,9 +17,11 @@ import (
 // files that differ. A kept worktree is prepared in the background as
 // soon as it is parked: the files its agent created (ignored ones too)
 // deleted and its tracked files brought to the latest snapshot, touching
-// only the paths that differ (from the tree its last
-// capture wrote, which its index holds; see switchFiles). NewWorktree
-// then has at most the difference to the snapshot it asks for to write.
+// only the paths that differ from the tree its last capture wrote, which
+// its index holds (switchFiles). NewWorktree then has at most the
+// difference to the snapshot it asks for to write. A worktree removed
+// without a capture, or whose switch fails, is reset the slow way (git
+// reset --hard and clean -ffdx: every tracked file checked).
 
 // prepareTimeout bounds one background preparation.
 const prepareTimeout = 5 * time.Minute
@@ -114,7 +116,7 @@ func (w *Worktree) bring(ctx context.Context, snap Snapshot) error {
 // hold) to snap, writing only the paths that differ.
 func (w *Worktree) switchTree(ctx context.Context, snap Snapshot) error {
 	if w.tree == "" {
-		return errors.New("tree unknown")
+		return errTreeUnknown
 	}
 	if w.stray {
 		if _, err := w.g.run(ctx, nil, "clean", "-q", "-ffdx"); err != nil {

@@ -9,9 +9,13 @@ import (
 	"strings"
 )
 
-// errSubmodule stops a switch in Go for a tree with a submodule change,
-// which git's own checkout handles.
-var errSubmodule = errors.New("a submodule changed")
+// Reasons a worktree is not switched in Go; the slow reset follows.
+var (
+	// errSubmodule: a submodule changed, which git's own checkout handles.
+	errSubmodule = errors.New("a submodule changed")
+	// errTreeUnknown: the agent may have changed anything since its capture.
+	errTreeUnknown = errors.New("the worktree's tree is unknown")
+)
 
 // switchFiles moves the worktree's tracked files and index from tree
 // from (which they hold) to tree to: the paths that differ written or
