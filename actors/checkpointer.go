@@ -91,37 +91,38 @@ func (c *checkpointer) begin(ck *convo.Checkpoint) {
 }
 
 // beginBehind is begin for a step whose calls are all replayable (see
-// tools.Spec.Replayable): the step is written by another goroutine while
-// its calls start, and the records they make queue behind it. The
-// caller owns ck.Conversation as for begin and must not change it before
-// calling the returned wait, which returns once the step is written (or
-// its save failed; its calls' records are then dropped, as a resume
-// would start from the previous step and run them again).
-func (c *checkpointer) beginBehind(ck *convo.Checkpoint) (wait func()) {
+// tools.Spec.Replayable): it reserves the writer for the step at once,
+// so the records its calls make queue behind it, and returns write, which
+// writes the step (once, however often it is called) and must be called
+// by the step's goroutine while the calls run (tools.Executor.Meanwhile)
+// and in any case before it waits for a record or changes
+// ck.Conversation. Should the save fail the calls' records are dropped:
+// a resume starts from the previous step and runs them again.
+func (c *checkpointer) beginBehind(ck *convo.Checkpoint) (write func()) {
 	c.mu.Lock()
 	for c.writing {
 		c.cond.Wait()
 	}
 	c.writing, c.round = true, ck.Round
 	c.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		before := c.w.Written()
-		err := c.w.Step(ck, false)
-		if c.bytes != nil {
-			c.bytes.Add(c.w.Written() - before)
-		}
-		c.mu.Lock()
-		if err != nil {
-			c.round = 0
-		}
-		c.writing = false
-		c.cond.Broadcast()
-		c.mu.Unlock()
-		c.onSaved(ck, filepath.Join(c.dir, convo.CheckpointFile), err)
-	}()
-	return func() { <-done }
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			before := c.w.Written()
+			err := c.w.Step(ck, false)
+			if c.bytes != nil {
+				c.bytes.Add(c.w.Written() - before)
+			}
+			c.mu.Lock()
+			if err != nil {
+				c.round = 0
+			}
+			c.writing = false
+			c.cond.Broadcast()
+			c.mu.Unlock()
+			c.onSaved(ck, filepath.Join(c.dir, convo.CheckpointFile), err)
+		})
+	}
 }
 
 // resume writes a resumed agent's checkpoint (its step's call records

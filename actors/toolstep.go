@@ -41,7 +41,7 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 		}
 	}()
 	done := &toolsDone{calls: calls, results: make([]tools.Result, len(calls))}
-	saved := func() {} // returns once the step's checkpoint is written
+	saved := func() {} // writes the step's checkpoint, when its calls may start first
 	if prior == nil {
 		saved = a.saveStep(conv, st, calls, ck, reg)
 	}
@@ -72,10 +72,14 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 		run = append(run, call)
 		idx = append(idx, i)
 	}
+	if len(settled) > 0 {
+		saved() // their records go behind the step
+	}
 	a.ckpt.record(false, settled...) // refusals, interrupted calls: nothing ran
 	if len(run) > 0 {
 		ex := a.executor(st, reg)
 		ex.Approved = approved
+		ex.Meanwhile = saved
 		for j, r := range ex.Run(a.ctx, run) {
 			done.results[idx[j]] = r
 			if t, ok := reg.Get(run[j].Name); ok && !r.IsError && !t.Spec().ReadOnly && t.Spec().Parallel == tools.PerPath {
@@ -108,7 +112,7 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 			}
 		}
 	}
-	saved() // conv is written out before it changes again
+	saved() // conv is written out before it changes again (a no-op if done)
 	trs := make([]convo.ToolResult, len(calls))
 	for i, call := range calls {
 		trs[i] = convo.ToolResult{CallID: call.ID, Content: resultContent(done.results[i])}
@@ -125,8 +129,8 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 
 // saveStep saves a new step's checkpoint, from which a killed run
 // resumes it: before any of its calls starts, or, when every call only
-// reads, while they start (the returned func waits for the write; conv
-// must not change before it returns).
+// reads, while they run: the returned func writes it then (see
+// checkpointer.beginBehind; conv must not change before it is called).
 func (a *agent) saveStep(conv *convo.Conversation, st stepState, calls []messages.ToolCall, ck *convo.Checkpoint,
 	reg *tools.Registry) (wait func()) {
 	state, _ := json.Marshal(checkpointState{PlanRounds: st.planRounds, BestText: st.bestText, Seq: a.ev.current(),

@@ -68,6 +68,10 @@ type Executor struct {
 	// Approved maps a call ID to the Preview.Fingerprint of the change a
 	// person approved for it: the call writes only that change.
 	Approved map[string]string
+	// Meanwhile, when set, is called once by Run on its own goroutine
+	// while the calls run (before the only call, when there is one): the
+	// caller's work that may overlap them and that they may wait for.
+	Meanwhile func()
 }
 
 type pending struct {
@@ -93,6 +97,9 @@ func (e *Executor) Run(ctx context.Context, calls []messages.ToolCall) []Result 
 	schedule(ps)
 	results := make([]Result, len(calls))
 	if len(ps) == 1 {
+		if e.Meanwhile != nil {
+			e.Meanwhile()
+		}
 		results[0] = e.runOne(ctx, 0, ps[0])
 		return results
 	}
@@ -104,6 +111,9 @@ func (e *Executor) Run(ctx context.Context, calls []messages.ToolCall) []Result 
 			results[i] = e.runOne(ctx, i, p)
 			close(p.done)
 		}()
+	}
+	if e.Meanwhile != nil {
+		e.Meanwhile()
 	}
 	for _, p := range ps {
 		<-p.done

@@ -311,3 +311,35 @@ func TestCacheHitRegistersReadThroughSymlink(t *testing.T) {
 		t.Fatalf("edit after a cached read refused: %s", r.Text)
 	}
 }
+
+// Meanwhile runs once, on Run's goroutine, while the calls run: calls
+// that wait for it finish; a lone call runs after it.
+func TestExecutorMeanwhile(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 3} {
+		var ran atomic.Int32
+		gate := make(chan struct{})
+		waiter := New(Spec{Name: "waiter", ReadOnly: true}, func(ctx ctxT, _ *Session, p pathArg) (Result, error) {
+			select {
+			case <-gate: // Meanwhile has run
+			case <-ctx.Done():
+				return Result{}, ctx.Err()
+			}
+			return Text(p.Path), nil
+		})
+		ex := &Executor{Tools: NewRegistry(waiter), Session: newTestSession(t),
+			Meanwhile: func() { ran.Add(1); close(gate) }}
+		var cs []string
+		for i := range n {
+			cs = append(cs, "waiter", fmt.Sprintf(`{"path":"f%d"}`, i))
+		}
+		for i, r := range ex.Run(t.Context(), calls(cs...)) {
+			if r.IsError || r.Text != fmt.Sprintf("f%d", i) {
+				t.Errorf("%d calls: result %d = %q (error %v)", n, i, r.Text, r.IsError)
+			}
+		}
+		if ran.Load() != 1 {
+			t.Errorf("%d calls: Meanwhile ran %d times", n, ran.Load())
+		}
+	}
+}
