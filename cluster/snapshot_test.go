@@ -8,10 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
@@ -91,28 +89,9 @@ func TestRemoteAgentsWorkInTheRequestersSnapshot(t *testing.T) {
 			{Text: "wrote from_node.go"}}},
 	}})
 	defer srv.Close()
-	s := natsServer(t)
-	n, err := StartNode(t.Context(), NodeOptions{Bus: wrap(t, connect(t, s)), ID: "n1", Kinds: []string{"explore", "worker"}, Slots: 2,
-		Agent: actors.Options{Workspace: nodeWS, Client: modelClient(t, srv), Models: actors.Models{Default: "big"},
-			Settings: actors.Settings{PlanFirst: map[string]bool{"worker": false}}, Log: zerolog.Nop()},
-		Events: &recorder{}, AckWait: 5 * time.Second, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Drain(t.Context())
-	conn := wrap(t, connect(t, s))
-	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: conn, Run: "rs", Workspace: requester,
-		Placement: map[string]string{"explore": PlaceRemote, "worker": PlaceRemote}, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{}
-	res, err := actors.Run(t.Context(), actors.Options{Run: "rs", Workspace: requester, Task: "t", Client: modelClient(t, srv),
-		Models: actors.Models{Default: "big"}, Events: rec, Placer: remote.Placer(), OnBudget: remote.ServeBudget,
-		Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}}, Log: zerolog.Nop()})
-	if err != nil || res.Status != actors.StatusCompleted {
-		t.Fatalf("run %+v %v", res, err)
-	}
+	res, remote := remoteRun(t, srv, requester, nodeWS, []string{"explore", "worker"},
+		actors.Options{Settings: actors.Settings{PlanFirst: map[string]bool{"root": false, "worker": false}}})
+	conn := remote.o.Bus
 	var explored, worked string
 	for _, r := range srv.Requests() {
 		for _, m := range r.Messages {
@@ -170,27 +149,9 @@ func TestLargeRemoteChangesetTravelsThroughTheStore(t *testing.T) {
 			{Text: "generated"}}},
 	}})
 	defer srv.Close()
-	s := natsServer(t)
-	n, err := StartNode(t.Context(), NodeOptions{Bus: wrap(t, connect(t, s)), ID: "n1", Kinds: []string{"worker"}, Slots: 1,
-		Agent: actors.Options{Workspace: nodeWS, Client: modelClient(t, srv), Models: actors.Models{Default: "big"},
-			Settings: actors.Settings{PlanFirst: map[string]bool{"worker": false}}, Log: zerolog.Nop()},
-		Events: &recorder{}, AckWait: 5 * time.Second, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Drain(t.Context())
-	conn := wrap(t, connect(t, s))
-	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: conn, Run: "rl", Workspace: requester,
-		Placement: map[string]string{"worker": PlaceRemote}, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := actors.Run(t.Context(), actors.Options{Run: "rl", Workspace: requester, Task: "t", Client: modelClient(t, srv),
-		Models: actors.Models{Default: "big"}, Placer: remote.Placer(), OnBudget: remote.ServeBudget,
-		Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}}, Log: zerolog.Nop()})
-	if err != nil || res.Status != actors.StatusCompleted {
-		t.Fatalf("run %+v %v", res, err)
-	}
+	_, remote := remoteRun(t, srv, requester, nodeWS, []string{"worker"},
+		actors.Options{Settings: actors.Settings{PlanFirst: map[string]bool{"root": false, "worker": false}}})
+	conn := remote.o.Bus
 	if b, err := os.ReadFile(filepath.Join(requester, "gen", "big.go")); err != nil || string(b) != "package gen\n"+big {
 		t.Errorf("the large file did not land (%d bytes, %v)", len(b), err)
 	}
@@ -199,7 +160,7 @@ func TestLargeRemoteChangesetTravelsThroughTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	list, err := obs.List(t.Context())
-	if err != nil || len(list) != 1 || !strings.HasPrefix(list[0].Name, "rl/worker-") || list[0].Size <= maxInlinePatch {
+	if err != nil || len(list) != 1 || !strings.HasPrefix(list[0].Name, "rr/worker-") || list[0].Size <= maxInlinePatch {
 		t.Errorf("the patch did not go through the changes bucket: %v", err)
 		for _, o := range list {
 			t.Logf("object %s, %d bytes", o.Name, o.Size)
