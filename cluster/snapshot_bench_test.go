@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/internal/testfiles"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
@@ -33,7 +34,7 @@ func BenchmarkRemoteWorkerRoundTrip5000(b *testing.B) {
 func fiveThousand(b *testing.B, behind bool) (requester, node string) {
 	needGit(b)
 	requester = b.TempDir()
-	gitIn(b, requester, "init", "-q")
+	testfiles.Git(b, requester, "init", "-q")
 	for i := range 5000 {
 		p := filepath.Join(requester, fmt.Sprintf("pkg%02d/file%04d.go", i%50, i))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -46,16 +47,16 @@ func fiveThousand(b *testing.B, behind bool) (requester, node string) {
 	if err := os.WriteFile(filepath.Join(requester, ".gitignore"), []byte(".troupe/\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	gitIn(b, requester, "add", "-A")
-	gitIn(b, requester, "commit", "-q", "-m", "first")
+	testfiles.Git(b, requester, "add", "-A")
+	testfiles.Git(b, requester, "commit", "-q", "-m", "first")
 	node = b.TempDir()
-	gitIn(b, node, "clone", "-q", requester, ".")
+	testfiles.Git(b, node, "clone", "-q", requester, ".")
 	if behind {
 		if err := os.WriteFile(filepath.Join(requester, "second.go"), []byte("package main\n"), 0o644); err != nil {
 			b.Fatal(err)
 		}
-		gitIn(b, requester, "add", "-A")
-		gitIn(b, requester, "commit", "-q", "-m", "second")
+		testfiles.Git(b, requester, "add", "-A")
+		testfiles.Git(b, requester, "commit", "-q", "-m", "second")
 	}
 	if err := os.WriteFile(filepath.Join(requester, "pkg00/file0000.go"), []byte("package pkg // edited\n"), 0o644); err != nil {
 		b.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/internal/testfiles"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -36,7 +37,7 @@ func TestNestedDelegationOnANodeBringsTheGrandchildsChangesHome(t *testing.T) {
 
 func nestedOnANode(t *testing.T, isolation string) {
 	requester, nodeWS := aheadAndBehind(t, "NEEDLE_NESTED")
-	nodeHead := gitIn(t, nodeWS, "rev-parse", "HEAD")
+	nodeHead := testfiles.Git(t, nodeWS, "rev-parse", "HEAD")
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
 		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
 			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: json.RawMessage(`{"type":"lead","task":"lead the change"}`)}}},
@@ -88,10 +89,10 @@ func nestedOnANode(t *testing.T, isolation string) {
 	if len(res.Changes) != 1 || res.Changes[0].Status != messages.ChangeStatusApplied || len(res.Changes[0].Files) != 3 {
 		t.Errorf("changes %+v, want the lead's one changeset of three files, applied", res.Changes)
 	}
-	if st := gitIn(t, nodeWS, "status", "--porcelain"); st != "" || gitIn(t, nodeWS, "rev-parse", "HEAD") != nodeHead {
+	if st := testfiles.Git(t, nodeWS, "status", "--porcelain"); st != "" || testfiles.Git(t, nodeWS, "rev-parse", "HEAD") != nodeHead {
 		t.Errorf("the node's checkout changed:\n%s", st)
 	}
-	if list := gitIn(t, nodeWS, "worktree", "list"); strings.Count(list, "\n") != 0 {
+	if list := testfiles.Git(t, nodeWS, "worktree", "list"); strings.Count(list, "\n") != 0 {
 		t.Errorf("worktrees registered in the node's checkout:\n%s", list)
 	}
 	if left, _ := os.ReadDir(filepath.Join(nodeWS, ".troupe", "nested")); len(left) != 0 {

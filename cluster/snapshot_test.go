@@ -11,21 +11,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/internal/testfiles"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
-
-// gitIn runs git in dir for a test.
-func gitIn(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // needGit fails (CI) or skips a test that needs git.
 func needGit(t testing.TB) {
@@ -45,7 +34,7 @@ func aheadAndBehind(t *testing.T, needle string) (requester, node string) {
 	t.Helper()
 	needGit(t)
 	requester = t.TempDir()
-	gitIn(t, requester, "init", "-q")
+	testfiles.Git(t, requester, "init", "-q")
 	write := func(dir, name, text string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -53,13 +42,13 @@ func aheadAndBehind(t *testing.T, needle string) (requester, node string) {
 	}
 	write(requester, ".gitignore", ".troupe/\n")
 	write(requester, "main.go", "package main\n\nfunc main() {}\n")
-	gitIn(t, requester, "add", "-A")
-	gitIn(t, requester, "commit", "-q", "-m", "first")
+	testfiles.Git(t, requester, "add", "-A")
+	testfiles.Git(t, requester, "commit", "-q", "-m", "first")
 	node = t.TempDir()
-	gitIn(t, node, "clone", "-q", requester, ".")
+	testfiles.Git(t, node, "clone", "-q", requester, ".")
 	write(requester, "util.go", "package main\n\nfunc util() {}\n")
-	gitIn(t, requester, "add", "-A")
-	gitIn(t, requester, "commit", "-q", "-m", "second")
+	testfiles.Git(t, requester, "add", "-A")
+	testfiles.Git(t, requester, "commit", "-q", "-m", "second")
 	write(requester, "util.go", "package main\n\n// "+needle+"\nfunc util() {}\n")
 	write(requester, "notes.txt", "untracked notes\n")
 	return requester, node
@@ -71,7 +60,7 @@ func aheadAndBehind(t *testing.T, needle string) (requester, node string) {
 // gone once it ends.
 func TestRemoteAgentsWorkInTheRequestersSnapshot(t *testing.T) {
 	requester, nodeWS := aheadAndBehind(t, "NEEDLE_ONLY_UNCOMMITTED")
-	nodeHead := gitIn(t, nodeWS, "rev-parse", "HEAD")
+	nodeHead := testfiles.Git(t, nodeWS, "rev-parse", "HEAD")
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
 		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
 			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: json.RawMessage(`{"type":"explore","task":"find the needle"}`)}}},
@@ -115,7 +104,7 @@ func TestRemoteAgentsWorkInTheRequestersSnapshot(t *testing.T) {
 	if len(res.Changes) != 1 || res.Changes[0].Status != messages.ChangeStatusApplied {
 		t.Errorf("changes %+v", res.Changes)
 	}
-	if st := gitIn(t, nodeWS, "status", "--porcelain"); st != "" || gitIn(t, nodeWS, "rev-parse", "HEAD") != nodeHead {
+	if st := testfiles.Git(t, nodeWS, "status", "--porcelain"); st != "" || testfiles.Git(t, nodeWS, "rev-parse", "HEAD") != nodeHead {
 		t.Errorf("the node's checkout changed:\n%s", st)
 	}
 	if _, err := os.Stat(filepath.Join(nodeWS, "from_node.go")); err == nil {

@@ -1,6 +1,6 @@
 // Package testfiles holds the file helpers tests share across packages
 // that cannot import each other's tests: golden files (rewritten with
-// -update) and a snapshot of a directory tree.
+// -update), a snapshot of a directory tree and git run in a checkout.
 package testfiles
 
 import (

@@ -14,20 +14,9 @@ import (
 	"time"
 
 	"github.com/troupe-ai/troupe/internal/peer"
+	"github.com/troupe-ai/troupe/internal/testfiles"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
-
-// gitIn runs git in dir.
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // gitRepo makes a git checkout with files committed and a .troupe/config.yaml
 // (ignored, as .troupe/ is).
@@ -37,11 +26,11 @@ func gitRepo(t *testing.T, files map[string]string, config string) string {
 		peer.Missing(t, "git", "not installed")
 	}
 	dir := t.TempDir()
-	gitIn(t, dir, "init", "-q")
+	testfiles.Git(t, dir, "init", "-q")
 	files[".gitignore"] = ".troupe/\n"
 	writeFiles(t, dir, files)
-	gitIn(t, dir, "add", "-A")
-	gitIn(t, dir, "commit", "-q", "-m", "first")
+	testfiles.Git(t, dir, "add", "-A")
+	testfiles.Git(t, dir, "commit", "-q", "-m", "first")
 	writeFiles(t, dir, map[string]string{".troupe/config.yaml": config})
 	return dir
 }
@@ -76,8 +65,8 @@ func changesOf(t *testing.T, p *proc) []struct {
 // uncommitted changes and the bytes of every file not ignored.
 func checkoutState(t *testing.T, dir string) string {
 	t.Helper()
-	state := gitIn(t, dir, "rev-parse", "HEAD") + "\n" + gitIn(t, dir, "status", "--porcelain") + "\n" + gitIn(t, dir, "diff", "HEAD")
-	for _, f := range strings.Split(gitIn(t, dir, "ls-files", "-co", "--exclude-standard"), "\n") {
+	state := testfiles.Git(t, dir, "rev-parse", "HEAD") + "\n" + testfiles.Git(t, dir, "status", "--porcelain") + "\n" + testfiles.Git(t, dir, "diff", "HEAD")
+	for _, f := range strings.Split(testfiles.Git(t, dir, "ls-files", "-co", "--exclude-standard"), "\n") {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		must(t, err)
 		state += fmt.Sprintf("\n%s %x", f, sha256.Sum256(b))
@@ -113,11 +102,11 @@ func TestRemoteAgentsWorkInTheRequestersSnapshot(t *testing.T) {
 	requester := gitRepo(t, map[string]string{"main.go": "package main\n\nfunc main() {}\n"},
 		"agent:\n  plan_first: {root: false, worker: false}\nnode:\n  placement_timeout: 90s\n")
 	node := t.TempDir()
-	gitIn(t, node, "clone", "-q", requester, ".")
+	testfiles.Git(t, node, "clone", "-q", requester, ".")
 	writeFiles(t, node, map[string]string{".troupe/config.yaml": "agent:\n  plan_first: {worker: false}\nnode:\n  heartbeat: 1s\n"})
 	writeFiles(t, requester, map[string]string{"util.go": "package main\n\nfunc util() {}\n"})
-	gitIn(t, requester, "add", "-A")
-	gitIn(t, requester, "commit", "-q", "-m", "second")
+	testfiles.Git(t, requester, "add", "-A")
+	testfiles.Git(t, requester, "commit", "-q", "-m", "second")
 	writeFiles(t, requester, map[string]string{"util.go": "package main\n\n// NEEDLE_ONLY_UNCOMMITTED\nfunc util() {}\n",
 		"notes.txt": "untracked notes\n"})
 	// The node's checkout has work of its own in progress.
@@ -172,7 +161,7 @@ func TestRemoteAgentsWorkInTheRequestersSnapshot(t *testing.T) {
 	if now := checkoutState(t, node); now != nodeState {
 		t.Errorf("the node's checkout changed:\nbefore:\n%s\nafter:\n%s", nodeState, now)
 	}
-	if list := gitIn(t, node, "worktree", "list"); strings.Count(list, "\n") != 0 {
+	if list := testfiles.Git(t, node, "worktree", "list"); strings.Count(list, "\n") != 0 {
 		t.Errorf("worktrees registered in the node's checkout:\n%s", list)
 	}
 }
@@ -209,7 +198,7 @@ func TestKilledRunsWorktreesArePrunedByTheNext(t *testing.T) {
 	})
 	must(t, run.cmd.Process.Signal(syscall.SIGKILL))
 	run.wait(time.Minute)
-	if list := gitIn(t, ws, "worktree", "list"); strings.Count(list, "\n") < 2 {
+	if list := testfiles.Git(t, ws, "worktree", "list"); strings.Count(list, "\n") < 2 {
 		t.Fatalf("the killed run's worktrees are not there to prune:\n%s", list)
 	}
 	next := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
@@ -219,7 +208,7 @@ func TestKilledRunsWorktreesArePrunedByTheNext(t *testing.T) {
 	if res.Status != "completed" {
 		t.Fatalf("next run: %+v", res)
 	}
-	if list := gitIn(t, ws, "worktree", "list"); strings.Count(list, "\n") != 0 {
+	if list := testfiles.Git(t, ws, "worktree", "list"); strings.Count(list, "\n") != 0 {
 		t.Errorf("after the next run, worktrees:\n%s", list)
 	}
 	if left, _ := os.ReadDir(filepath.Join(ws, ".troupe", "worktrees")); len(left) != 0 {
@@ -386,12 +375,12 @@ func TestParallelLocalWorkersLandOrConflict(t *testing.T) {
 	// The snapshot was HEAD (nothing uncommitted): the patch applies to a
 	// checkout of it and gives the conflicting worker's file.
 	snap := t.TempDir()
-	gitIn(t, snap, "clone", "-q", ws, ".")
-	gitIn(t, snap, "apply", patch)
+	testfiles.Git(t, snap, "clone", "-q", ws, ".")
+	testfiles.Git(t, snap, "apply", patch)
 	if b, _ := os.ReadFile(filepath.Join(snap, "h.go")); string(b) != "package f\n\nvar "+lost+"\n" {
 		t.Errorf("the conflict's patch %s applied to the snapshot gives h.go:\n%s", patch, b)
 	}
-	if list := gitIn(t, ws, "worktree", "list"); strings.Count(list, "\n") != 0 {
+	if list := testfiles.Git(t, ws, "worktree", "list"); strings.Count(list, "\n") != 0 {
 		t.Errorf("worktrees left:\n%s", list)
 	}
 }

@@ -10,20 +10,9 @@ import (
 	"time"
 
 	"github.com/troupe-ai/troupe/internal/peer"
+	"github.com/troupe-ai/troupe/internal/testfiles"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
-
-// gitAt runs git in dir for a test.
-func gitAt(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // The first commands of "Parallel workers and their changes" do what
 // their comments say (the orchestrator built and on PATH, the scripted
@@ -57,7 +46,7 @@ func TestReadmeChanges(t *testing.T) {
 		mode := strings.Fields(line)[3] // orchestrator run --changes MODE
 		t.Run(mode, func(t *testing.T) {
 			ws := t.TempDir()
-			gitAt(t, ws, "init", "-q")
+			testfiles.Git(t, ws, "init", "-q")
 			must := func(err error) {
 				t.Helper()
 				if err != nil {
@@ -66,8 +55,8 @@ func TestReadmeChanges(t *testing.T) {
 			}
 			must(os.WriteFile(filepath.Join(ws, ".gitignore"), []byte(".troupe/\n"), 0o644))
 			must(os.WriteFile(filepath.Join(ws, "f.go"), []byte(before), 0o644))
-			gitAt(t, ws, "add", "-A")
-			gitAt(t, ws, "commit", "-q", "-m", "first")
+			testfiles.Git(t, ws, "add", "-A")
+			testfiles.Git(t, ws, "commit", "-q", "-m", "first")
 			must(os.MkdirAll(filepath.Join(ws, ".troupe"), 0o755))
 			must(os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"),
 				[]byte("agent:\n  plan_first: {root: false, worker: false}\n  isolation: worktree\n"), 0o644))
@@ -88,18 +77,18 @@ func TestReadmeChanges(t *testing.T) {
 				t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", line, code, out, errs)
 			}
 			f, _ := os.ReadFile(filepath.Join(ws, "f.go"))
-			status := gitAt(t, ws, "status", "--porcelain")
+			status := testfiles.Git(t, ws, "status", "--porcelain")
 			switch mode {
 			case "apply":
 				if string(f) != after || status != "M f.go" {
 					t.Errorf("%s: f.go %q, status %q", line, f, status)
 				}
 			case "branch":
-				branch := strings.TrimSpace(strings.TrimPrefix(gitAt(t, ws, "branch", "--list", "troupe/*"), "*"))
+				branch := strings.TrimSpace(strings.TrimPrefix(testfiles.Git(t, ws, "branch", "--list", "troupe/*"), "*"))
 				if string(f) != before || status != "" || !strings.HasPrefix(branch, "troupe/") {
 					t.Fatalf("%s: f.go %q, status %q, branches %q", line, f, status, branch)
 				}
-				if got := gitAt(t, ws, "show", branch+":f.go"); got+"\n" != after {
+				if got := testfiles.Git(t, ws, "show", branch+":f.go"); got+"\n" != after {
 					t.Errorf("%s: f.go on %s: %q", line, branch, got)
 				}
 			case "patch":
@@ -110,7 +99,7 @@ func TestReadmeChanges(t *testing.T) {
 				if string(f) != before || status != "" {
 					t.Errorf("%s: f.go %q, status %q", line, f, status)
 				}
-				gitAt(t, ws, "apply", "--check", changes[0].Patch)
+				testfiles.Git(t, ws, "apply", "--check", changes[0].Patch)
 			default:
 				t.Errorf("unknown mode in %q", line)
 			}
