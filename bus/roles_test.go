@@ -128,17 +128,22 @@ func TestRolesServerRefusesForbiddenSubjects(t *testing.T) {
 	}
 }
 
-func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
-	e, paths := authServer(t)
-	ctx := t.Context()
-	conn := func(role Role) *Conn {
-		c, err := Connect(ctx, ConnectOptions{URLs: e.URL(), CredsFile: paths[role], Name: string(role)}, zerolog.Nop())
+// roleConns connects to e with the credentials of a role, for the test.
+func roleConns(t *testing.T, e *Embedded, paths map[Role]string) func(Role) *Conn {
+	return func(role Role) *Conn {
+		c, err := Connect(t.Context(), ConnectOptions{URLs: e.URL(), CredsFile: paths[role], Name: string(role)}, zerolog.Nop())
 		if err != nil {
 			t.Fatalf("%s: %v", role, err)
 		}
 		t.Cleanup(c.Close)
 		return c
 	}
+}
+
+func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
+	e, paths := authServer(t)
+	ctx := t.Context()
+	conn := roleConns(t, e, paths)
 	node := conn(RoleNode)
 	if err := node.EnsureStreams(ctx, StreamLimits{}); err != nil {
 		t.Fatalf("a node starting first creates the streams: %v", err)

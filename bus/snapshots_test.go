@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 )
 
 // The requester writes snapshots and nodes read them, never write them;
@@ -15,14 +14,7 @@ import (
 func TestSnapshotAndChangesBucketsPerRole(t *testing.T) {
 	e, paths := authServer(t)
 	ctx := t.Context()
-	conn := func(role Role) *Conn {
-		c, err := Connect(ctx, ConnectOptions{URLs: e.URL(), CredsFile: paths[role], Name: string(role)}, zerolog.Nop())
-		if err != nil {
-			t.Fatalf("%s: %v", role, err)
-		}
-		t.Cleanup(c.Close)
-		return c
-	}
+	conn := roleConns(t, e, paths)
 	node := conn(RoleNode)
 	if err := node.EnsureStreams(ctx, StreamLimits{}); err != nil {
 		t.Fatalf("a node starting first creates the buckets: %v", err)

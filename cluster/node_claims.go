@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -129,10 +131,7 @@ func (n *Node) checkClaims(ctx context.Context) {
 		return
 	}
 	n.mu.Lock()
-	held := make([]*runningTask, 0, len(n.running))
-	for _, rt := range n.running {
-		held = append(held, rt)
-	}
+	held := slices.Collect(maps.Values(n.running))
 	n.mu.Unlock()
 	for _, rt := range held {
 		if _, err := s.GetMsg(ctx, rt.seq); errors.Is(err, jetstream.ErrMsgNotFound) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -94,10 +96,7 @@ func (c *remoteChild) queued() uint64 {
 // server, so the nodes have dropped them. (Pass it to RunLease.OnRegain.)
 func (r *Remote) ReissueAll() {
 	r.mu.Lock()
-	all := make([]*remoteChild, 0, len(r.waiting))
-	for _, c := range r.waiting {
-		all = append(all, c)
-	}
+	all := slices.Collect(maps.Values(r.waiting))
 	r.mu.Unlock()
 	for _, c := range all {
 		c.reissue(anyNode)
