@@ -52,7 +52,10 @@ func (is *isolation) keepPatch(run, agent string, patch []byte) (string, error) 
 	if !messages.PathSafeID(agent) || !messages.PathSafeID(run) {
 		return "", fmt.Errorf("keep patch: bad run %q or agent %q", run, agent)
 	}
-	dir := filepath.Join(is.dataDir, "runs", run, "changes")
+	dir, err := filepath.Abs(filepath.Join(is.dataDir, "runs", run, "changes"))
+	if err != nil {
+		return "", fmt.Errorf("keep patch: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("keep patch: %w", err)
 	}
