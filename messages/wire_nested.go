@@ -32,7 +32,7 @@ const (
 	MaxNestedFiles = 1000
 	// MaxNestedInline is the most patch bytes a result carries inline
 	// for its nested changesets together; the rest go by PatchRef.
-	MaxNestedInline = 256 << 10
+	MaxNestedInline = 128 << 10
 )
 
 // maxAgentIDLen bounds an agent ID that becomes a file name.
