@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // A new worktree's files are written in Go (goCheckout): the commit's
@@ -143,6 +144,14 @@ func writeTreeFiles(ctx context.Context, root *os.Root, tf *treeFiles) ([]indexE
 		chunks = append(chunks, order[start:end])
 		start = end
 	}
+	// git compares a file's stat data with its entry's to know it is
+	// unchanged, but one modified in the second the index was written
+	// (git compares whole seconds) may still match: such entries are
+	// "racily clean", and every git command reads their files again
+	// until an index is written in a later second. Files last modified
+	// in the second before this checkout began are not: any change to
+	// them from now on gives a later time.
+	mtime := time.Unix(time.Now().Unix()-1, 0)
 	es := make([]indexEntry, len(tf.files))
 	var next atomic.Int64
 	var failed atomic.Bool
@@ -158,7 +167,7 @@ func writeTreeFiles(ctx context.Context, root *os.Root, tf *treeFiles) ([]indexE
 				if err := ctx.Err(); err != nil {
 					errs[k] = err
 				} else {
-					errs[k] = writeChunk(root, tf, chunks[c], es)
+					errs[k] = writeChunk(root, tf, chunks[c], es, mtime)
 				}
 				if errs[k] != nil {
 					failed.Store(true)
@@ -176,7 +185,7 @@ func writeTreeFiles(ctx context.Context, root *os.Root, tf *treeFiles) ([]indexE
 
 // writeChunk writes the files tf.files[i] for i in chunk, all in one
 // directory, and sets es[i] for each.
-func writeChunk(root *os.Root, tf *treeFiles, chunk []int, es []indexEntry) error {
+func writeChunk(root *os.Root, tf *treeFiles, chunk []int, es []indexEntry, mtime time.Time) error {
 	dir := path.Dir(tf.files[chunk[0]].path)
 	d := root
 	if dir != "." {
@@ -189,7 +198,7 @@ func writeChunk(root *os.Root, tf *treeFiles, chunk []int, es []indexEntry) erro
 	}
 	for _, i := range chunk {
 		f := tf.files[i]
-		st, err := writeTreeFile(d, path.Base(f.path), f.mode, tf.blobs[f.blob])
+		st, err := writeTreeFile(d, path.Base(f.path), f.mode, tf.blobs[f.blob], mtime)
 		if err != nil {
 			return err
 		}
@@ -204,8 +213,9 @@ func writeChunk(root *os.Root, tf *treeFiles, chunk []int, es []indexEntry) erro
 
 // writeTreeFile writes the file name in d as git checks a blob out: a
 // symlink to the blob's contents, or a new file with them, executable
-// when mode says so (the umask applies, as to git's files).
-func writeTreeFile(d *os.Root, name string, mode uint32, data []byte) (indexStat, error) {
+// when mode says so (the umask applies, as to git's files), last
+// modified at mtime.
+func writeTreeFile(d *os.Root, name string, mode uint32, data []byte, mtime time.Time) (indexStat, error) {
 	if mode == 0o120000 {
 		if err := d.Symlink(string(data), name); err != nil {
 			return indexStat{}, err
@@ -225,6 +235,9 @@ func writeTreeFile(d *os.Root, name string, mode uint32, data []byte) (indexStat
 		return indexStat{}, err
 	}
 	_, err = f.Write(data)
+	if err == nil {
+		err = d.Chtimes(name, mtime, mtime)
+	}
 	var fi os.FileInfo
 	if err == nil {
 		fi, err = f.Stat()

@@ -68,6 +68,7 @@ func TestGoCheckoutIsWhatGitChecksOut(t *testing.T) {
 		t.Fatalf("checkouts in Go %d, by git %d; want 1, 0", inGo, byGit)
 	}
 	assertCleanCheckout(t, w)
+	assertNoRacyEntries(t, w.Dir())
 
 	gitCheckouts(r)
 	ref, err := r.NewWorktree(t.Context(), snap, "git")
@@ -309,4 +310,31 @@ func FuzzParseListing(f *testing.F) {
 			}
 		}
 	})
+}
+
+// assertNoRacyEntries checks that no file entry (symlinks aside) of the
+// index of the worktree dir was modified in the second the index was
+// written or later, which would make git read it again in every command.
+func assertNoRacyEntries(t *testing.T, dir string) {
+	t.Helper()
+	gitDir, err := worktreeGitDir(dir)
+	must(t, err)
+	fi, err := os.Stat(filepath.Join(gitDir, "index"))
+	must(t, err)
+	indexSec := fi.ModTime().Unix()
+	var p string
+	for l := range strings.Lines(sh(t, dir, "ls-files", "--debug")) {
+		l = strings.TrimRight(l, "\n")
+		if !strings.HasPrefix(l, " ") {
+			p = l
+			continue
+		}
+		var sec, nsec int64
+		if _, err := fmt.Sscanf(strings.TrimSpace(l), "mtime: %d:%d", &sec, &nsec); err != nil {
+			continue
+		}
+		if lfi, err := os.Lstat(filepath.Join(dir, p)); err == nil && lfi.Mode()&fs.ModeSymlink == 0 && sec >= indexSec {
+			t.Errorf("%s: modified at %d, the index at %d: racily clean", p, sec, indexSec)
+		}
+	}
 }
