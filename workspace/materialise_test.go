@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -336,5 +337,13 @@ func assertNoRacyEntries(t *testing.T, dir string) {
 		if lfi, err := os.Lstat(filepath.Join(dir, p)); err == nil && lfi.Mode()&fs.ModeSymlink == 0 && sec >= indexSec {
 			t.Errorf("%s: modified at %d, the index at %d: racily clean", p, sec, indexSec)
 		}
+	}
+}
+
+// TROUPE_CHECKOUT_WRITERS sets how many goroutines write a Go
+// checkout's files, to measure the benchmarks with other counts.
+func init() {
+	if n, err := strconv.Atoi(os.Getenv("TROUPE_CHECKOUT_WRITERS")); err == nil && n > 0 {
+		checkoutWriters = n
 	}
 }
