@@ -9,7 +9,8 @@ import (
 
 // checkoutConfWhy says why the repository's configuration (as our git
 // commands see it, read once per Repo) makes git's checkout differ from
-// a plain write of each blob, or "" when it does not.
+// a plain write of each blob, or "" when it does not. Our commands run
+// with core.autocrlf=false (gitConfig), which therefore never counts.
 func (r *Repo) checkoutConfWhy(ctx context.Context) string {
 	cs := &r.checkout
 	cs.confOnce.Do(func() {

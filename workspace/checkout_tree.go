@@ -236,7 +236,7 @@ func (r *Repo) catBlobs(ctx context.Context, tf *treeFiles, which []int) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := r.g.command(ctx, "cat-file", "--batch")
+	cmd := r.g.command(ctx, "cat-file", "--batch", "--buffer")
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return fmt.Errorf("read blobs: %w", err)

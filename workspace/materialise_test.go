@@ -86,6 +86,32 @@ func TestGoCheckoutIsWhatGitChecksOut(t *testing.T) {
 	}
 }
 
+// Our git commands run with core.autocrlf=false, so a repository's own
+// autocrlf changes nothing git checks out for us: the Go checkout writes
+// the same bytes.
+func TestGoCheckoutIgnoresTheRepositorysAutocrlfAsGitDoes(t *testing.T) {
+	root := newRepo(t, map[string]string{"lf.txt": "a\nb\n", "crlf.txt": "a\r\nb\r\n"})
+	sh(t, root, "config", "core.autocrlf", "true")
+	r := open(t, root)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	snap, err := r.Snapshot(t.Context())
+	must(t, err)
+	w, err := r.NewWorktree(t.Context(), snap, "go")
+	must(t, err)
+	if inGo, _ := checkoutCounts(r); inGo != 1 {
+		t.Fatal("not checked out in Go")
+	}
+	gitCheckouts(r)
+	ref, err := r.NewWorktree(t.Context(), snap, "git")
+	must(t, err)
+	if got, want := treeState(t, w.Dir()), treeState(t, ref.Dir()); !slices.Equal(got, want) {
+		t.Errorf("Go checkout:\n%s\ngit checkout:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if out := sh(t, w.Dir(), "status", "--porcelain"); out != "" {
+		t.Errorf("git status:\n%s", out)
+	}
+}
+
 func TestGoCheckoutInSHA256Repository(t *testing.T) {
 	needGit(t)
 	root := t.TempDir()
