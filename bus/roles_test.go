@@ -177,7 +177,7 @@ func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
 		t.Fatal(batch.Error())
 	}
 	// A result, the registry, an artifact.
-	if _, err := node.JetStream().Publish(ctx, ResultSubject(DefaultPrefix, "r1", "explore-1"), []byte(`{}`)); err != nil {
+	if _, err := node.JetStream().Publish(ctx, ResultSubject(DefaultPrefix, "r1", "explore-1", "0123"), []byte(`{}`)); err != nil {
 		t.Fatalf("node result: %v", err)
 	}
 	kv, err := node.JetStream().KeyValue(ctx, NodesBucket)
