@@ -83,13 +83,12 @@ func ResultSubject(prefix, run, agent, tag string) string {
 	return prefix + ".result." + run + "." + agent + "." + tag
 }
 
-// ResultsFilter is the subject filter of every result of run.
-func ResultsFilter(prefix, run string) string { return prefix + ".result." + run + ".*.*" }
-
-// LegacyResultsFilter is the subject filter of run's results as troupe
-// published them before results had a tag (<prefix>.result.<run>.<agent>);
-// a run reads them only to refuse them with a clear reason.
-func LegacyResultsFilter(prefix, run string) string { return prefix + ".result." + run + ".*" }
+// ResultsFilter is the subject filter of every result of run: the
+// tagged subjects, the untagged ones of older troupes
+// (<prefix>.result.<run>.<agent>, read only to be refused with a reason)
+// and anything else published under run (refused). One filter: servers
+// before 2.10 take no more.
+func ResultsFilter(prefix, run string) string { return prefix + ".result." + run + ".>" }
 
 // ParseResultSubject splits a result subject of prefix into its run,
 // agent and tag; a subject of the untagged (legacy) form has tag "".

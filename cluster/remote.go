@@ -160,7 +160,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 	// The untagged subjects of older troupes too, to refuse what comes
 	// there with a reason (results.go).
 	cons, err := o.Bus.JetStream().OrderedConsumer(r.ctx, o.Bus.Names().Results, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{bus.ResultsFilter(o.Bus.Prefix(), o.Run), bus.LegacyResultsFilter(o.Bus.Prefix(), o.Run)}})
+		FilterSubjects: []string{bus.ResultsFilter(o.Bus.Prefix(), o.Run)}})
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("consume results of %s: %w", o.Run, err)

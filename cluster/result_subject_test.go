@@ -46,6 +46,7 @@ func forgeAfter(t *testing.T, js jetstream.JetStream, run, agent, secret string)
 		bus.ResultSubject(DefaultPrefix, run, agent, resultTag(other, 1)),
 		bus.ResultSubject(DefaultPrefix, run, agent, hex.EncodeToString(make([]byte, 16))),
 		bus.ResultSubject(DefaultPrefix, run, agent, unsignedTag),
+		bus.ResultSubject(DefaultPrefix, run, agent, resultTag(secret, 1)) + ".more",
 	} {
 		h := newDelivery(other, agent, "n1", 1).sign(nats.Header{jetstream.MsgIDHeader: []string{fmt.Sprintf("forged-%d", i)}}, forged)
 		if _, err := js.PublishMsg(t.Context(), &nats.Msg{Subject: subj, Data: forged, Header: h}); err != nil {
