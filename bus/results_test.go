@@ -4,14 +4,39 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 )
 
 // The results stream keeps the first message of a subject: a second one
 // on it is refused by the server, and the first stays. A stream made by
 // an earlier troupe (where the second replaced the first) is brought to
-// that by KeepFirstResults, its results kept.
+// that by KeepFirstResults, its results kept. On the embedded server and
+// on the Debian nats-server (2.9).
 func TestResultsStreamKeepsTheFirstOfASubject(t *testing.T) {
-	_, c := embedded(t)
+	t.Run("embedded", func(t *testing.T) {
+		_, c := embedded(t)
+		_, fresh := embedded(t)
+		firstResultStays(t, c, fresh)
+	})
+	t.Run("external", func(t *testing.T) {
+		conn := func() *Conn {
+			c, err := Connect(t.Context(), ConnectOptions{URLs: newExternalServer(t).url()}, zerolog.Nop())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(c.Close)
+			if err := c.EnsureStreams(t.Context(), StreamLimits{}); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		firstResultStays(t, conn(), conn())
+	})
+}
+
+// firstResultStays checks c's results stream, first made as an older
+// troupe made it, and fresh's, as EnsureStreams made it.
+func firstResultStays(t *testing.T, c, fresh *Conn) {
 	ctx := t.Context()
 	js := c.JetStream()
 	s, err := js.Stream(ctx, ResultsStream)
@@ -49,7 +74,6 @@ func TestResultsStreamKeepsTheFirstOfASubject(t *testing.T) {
 		t.Fatalf("another subject: %v", err)
 	}
 	// A stream EnsureStreams makes keeps the first from the start.
-	_, fresh := embedded(t)
 	if _, err := fresh.JetStream().Publish(ctx, subj, []byte("first")); err != nil {
 		t.Fatal(err)
 	}
