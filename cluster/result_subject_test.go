@@ -233,3 +233,85 @@ func TestResultTag(t *testing.T) {
 		t.Fatal("a task without a secret")
 	}
 }
+
+// A node given a task again (attempt 2) acks it without running it when
+// the result of attempt 1 is stored on that attempt's subject, proven;
+// forgeries (unproven on that subject, proven under another secret on
+// another) do not count, and that task runs.
+func TestRedeliveredTaskFindsItsStoredResult(t *testing.T) {
+	s := natsServer(t)
+	srv := fanoutScript(1, false)
+	defer srv.Close()
+	nc := connect(t, s)
+	js, _ := jetstream.New(nc)
+	conn := wrap(t, nc)
+	if err := conn.EnsureStreams(t.Context(), bus.StreamLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	bs, err := StartBudgetServer(conn, "rx", budgetActor(t, "rx", budget.Limits{Tokens: 1_000_000}), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bs.Close()
+	// The nodes' consumer, as a node makes it: the test takes each task
+	// once and hands it back, so the node gets it on attempt 2.
+	cons, err := js.CreateOrUpdateConsumer(t.Context(), conn.Names().Tasks, jetstream.ConsumerConfig{
+		Durable: consumerName(DefaultPrefix, "explore", messages.ProtocolVersion), FilterSubject: TaskSubject(DefaultPrefix, "explore", messages.ProtocolVersion),
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 5 * time.Second, MaxDeliver: 3, MaxAckPending: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := map[string]string{"explore-done": newSecret(), "explore-forged": newSecret()}
+	for id, secret := range secrets {
+		b, _ := jsonTask(messages.Task{V: messages.ProtocolVersion, Run: "rx", ID: id, Parent: "root", Kind: "explore",
+			Task: "q0: where is main?", Model: "small", Secret: secret})
+		if _, err := js.Publish(t.Context(), TaskSubject(DefaultPrefix, "explore", messages.ProtocolVersion), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batch, err := cons.Fetch(2, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := 0
+	for m := range batch.Messages() {
+		taken++
+		if err := m.Nak(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if taken != 2 {
+		t.Fatalf("took %d tasks", taken)
+	}
+	// explore-done's first attempt stored its result (and died before
+	// acking); explore-forged has only forgeries.
+	publishSignedResult(t, js, "rx", "explore-done", newDelivery(secrets["explore-done"], "explore-done", "n0", 1), "n0", 1, "stored answer")
+	forged, _ := json.Marshal(messages.Result{V: messages.ProtocolVersion, Run: "rx", Agent: "explore-forged", Kind: "explore",
+		Node: "n0", Attempt: 1, Status: "completed", Reason: "finished", Text: "forged"})
+	if _, err := js.PublishMsg(t.Context(), &nats.Msg{Data: forged,
+		Subject: bus.ResultSubject(DefaultPrefix, "rx", "explore-forged", resultTag(secrets["explore-forged"], 1))}); err != nil {
+		t.Fatal(err)
+	}
+	publishSignedResult(t, js, "rx", "explore-forged", newDelivery(newSecret(), "explore-forged", "n0", 1), "n0", 1, "forged, proven under another secret")
+
+	n := startNode(t, s, srv, "n1", 2, nil)
+	checkFor(t, 30*time.Second, func() error {
+		if st := n.Stats(); st.Redelivered != 2 || st.AlreadyDone != 1 || st.Taken != 1 || st.Completed != 1 {
+			return fmt.Errorf("node stats %+v", st)
+		}
+		return nil
+	})
+	m, err := storedResultOf(t, conn, "explore-forged", secrets["explore-forged"], 2)
+	if err != nil || !strings.Contains(string(m.Data), "main.go:3") {
+		t.Fatalf("explore-forged's attempt 2: %v %v", m, err)
+	}
+}
+
+// storedResultOf is the stored result of rx's task agent at attempt.
+func storedResultOf(t *testing.T, conn *bus.Conn, agent, secret string, attempt int) (*jetstream.RawStreamMsg, error) {
+	s, err := conn.JetStream().Stream(t.Context(), conn.Names().Results)
+	if err != nil {
+		return nil, err
+	}
+	return s.GetLastMsgForSubject(t.Context(), bus.ResultSubject(DefaultPrefix, "rx", agent, resultTag(secret, attempt)))
+}
