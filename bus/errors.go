@@ -18,3 +18,7 @@ var ErrUnknownRun = errors.New("no such run")
 
 // ErrAmbiguousRun marks a prefix shared by the IDs of several runs.
 var ErrAmbiguousRun = errors.New("run ID prefix matches several runs")
+
+// ErrNotResultSubject marks a subject that is not a result subject of
+// the prefix (<prefix>.result.<run>.<agent>.<tag>).
+var ErrNotResultSubject = errors.New("not a result subject")

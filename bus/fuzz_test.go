@@ -30,3 +30,26 @@ func FuzzDecodeEvent(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseResultSubject: a subject is either refused or splits into
+// tokens that build it again. Nothing panics.
+func FuzzParseResultSubject(f *testing.F) {
+	f.Add(ResultSubject("troupe", "r1", "explore-1", "0123abcd"))
+	f.Add("troupe.result.r1.explore-1")
+	f.Add("troupe.result.r1..x")
+	f.Add("troupe.result.r1.a.b.c")
+	f.Add("troupe.evt.r1.a.b")
+	f.Fuzz(func(t *testing.T, subject string) {
+		run, agent, tag, err := ParseResultSubject("troupe", subject)
+		if err != nil {
+			return
+		}
+		want := "troupe.result." + run + "." + agent
+		if tag != "" {
+			want += "." + tag
+		}
+		if subject != want || CheckToken("run", run) != nil || CheckToken("agent", agent) != nil {
+			t.Fatalf("%q parsed as %q %q %q", subject, run, agent, tag)
+		}
+	})
+}

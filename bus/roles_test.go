@@ -110,7 +110,7 @@ func TestRolesServerRefusesForbiddenSubjects(t *testing.T) {
 		},
 		RoleWatcher: {
 			pub: []string{"troupe.task.explore.v1", "troupe.ctl.r1.cancel", "troupe.evt.r1.root.run.finished",
-				"troupe.evt.r1.explore-1.agent.finished", "troupe.result.r1.explore-1", "troupe.budget.r1.acquire",
+				"troupe.evt.r1.explore-1.agent.finished", "troupe.result.r1.explore-1", "troupe.result.r1.explore-1.0123", "troupe.budget.r1.acquire",
 				"troupe.budget.r1.release", "troupe.budget.r1.usage", "troupe.ask.r1.root", "troupe.ctl.r1.a.started",
 				"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.TROUPE_TASKS.troupe_explore_v1", "$KV.troupe_nodes.n1",
 				"$JS.API.CONSUMER.MSG.NEXT.TROUPE_TASKS.troupe_explore_v1", "$JS.ACK.TROUPE_TASKS.x.1.1.1.1.1"},
@@ -177,7 +177,7 @@ func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
 		t.Fatal(batch.Error())
 	}
 	// A result, the registry, an artifact.
-	if _, err := node.JetStream().Publish(ctx, ResultSubject(DefaultPrefix, "r1", "explore-1"), []byte(`{}`)); err != nil {
+	if _, err := node.JetStream().Publish(ctx, ResultSubject(DefaultPrefix, "r1", "explore-1", "0123"), []byte(`{}`)); err != nil {
 		t.Fatalf("node result: %v", err)
 	}
 	kv, err := node.JetStream().KeyValue(ctx, NodesBucket)

@@ -73,7 +73,8 @@ func reconcile(ctx context.Context, js jetstream.JetStream, prefix string, l Str
 			Description: "troupe agent tasks for remote nodes (work queue)"},
 		{Name: names.Results, Subjects: []string{prefix + ".result.>"}, Retention: jetstream.LimitsPolicy,
 			Storage: jetstream.FileStorage, Replicas: l.Replicas, MaxAge: l.ResultsMaxAge, Duplicates: l.DuplicateWin,
-			MaxMsgsPerSubject: 1, Description: "troupe remote agents' results, one per agent"},
+			MaxMsgsPerSubject: 1, Discard: jetstream.DiscardNew, DiscardNewPerSubject: true,
+			Description: "troupe remote agents' results, one per delivery; the first stays"},
 	}
 	var diffs []LimitDiff
 	for _, cfg := range streams {
@@ -127,6 +128,27 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValu
 	}
 	if _, err := js.CreateKeyValue(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
 		return fmt.Errorf("create bucket %s: %w", cfg.Bucket, err)
+	}
+	return nil
+}
+
+// KeepFirstResults makes an existing results stream made by an earlier
+// troupe (where a later message replaced a subject's result) keep the
+// first message of each subject and refuse the next, as EnsureStreams
+// creates it: a stored result cannot be replaced. It needs the requester
+// role (a node may not update streams); a run calls it as it starts.
+func (c *Conn) KeepFirstResults(ctx context.Context) error {
+	s, err := c.js.Stream(ctx, c.Names().Results)
+	if err != nil {
+		return fmt.Errorf("look up stream %s: %w", c.Names().Results, err)
+	}
+	cfg := s.CachedInfo().Config
+	if cfg.DiscardNewPerSubject && cfg.Discard == jetstream.DiscardNew && cfg.MaxMsgsPerSubject == 1 {
+		return nil
+	}
+	cfg.Discard, cfg.DiscardNewPerSubject, cfg.MaxMsgsPerSubject = jetstream.DiscardNew, true, 1
+	if _, err := c.js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("update stream %s to keep the first result of each subject: %w", cfg.Name, err)
 	}
 	return nil
 }

@@ -74,8 +74,43 @@ func TaskSubject(prefix, kind string, protocol int) string {
 	return prefix + ".task." + kind + ".v" + strconv.Itoa(protocol)
 }
 
-// ResultSubject is <prefix>.result.<run>.<agent>.
-func ResultSubject(prefix, run, agent string) string { return prefix + ".result." + run + "." + agent }
+// ResultSubject is <prefix>.result.<run>.<agent>.<tag>: the subject of
+// one delivery's result. The tag (cluster derives it from the task's
+// secret and the delivery's attempt) makes it a subject only the run and
+// the nodes that got the task can name, and the results stream keeps the
+// first message of each subject: a result once stored cannot be replaced.
+func ResultSubject(prefix, run, agent, tag string) string {
+	return prefix + ".result." + run + "." + agent + "." + tag
+}
+
+// ResultsFilter is the subject filter of every result of run: the
+// tagged subjects, the untagged ones of older troupes
+// (<prefix>.result.<run>.<agent>, read only to be refused with a reason)
+// and anything else published under run (refused). One filter: servers
+// before 2.10 take no more.
+func ResultsFilter(prefix, run string) string { return prefix + ".result." + run + ".>" }
+
+// ParseResultSubject splits a result subject of prefix into its run,
+// agent and tag; a subject of the untagged (legacy) form has tag "".
+func ParseResultSubject(prefix, subject string) (run, agent, tag string, err error) {
+	rest, ok := strings.CutPrefix(subject, prefix+".result.")
+	if !ok {
+		return "", "", "", fmt.Errorf("%w: %q is not under %s.result", ErrNotResultSubject, subject, prefix)
+	}
+	parts := strings.Split(rest, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return "", "", "", fmt.Errorf("%w: %q has %d tokens after %s.result, want run.agent.tag", ErrNotResultSubject, subject, len(parts), prefix)
+	}
+	for i, p := range parts {
+		if err := CheckToken([]string{"run", "agent", "tag"}[i], p); err != nil {
+			return "", "", "", fmt.Errorf("%w: %w", ErrNotResultSubject, err)
+		}
+	}
+	if len(parts) == 3 {
+		tag = parts[2]
+	}
+	return parts[0], parts[1], tag, nil
+}
 
 // BudgetSubject is <prefix>.budget.<run>.<op>.
 func BudgetSubject(prefix, run, op string) string { return prefix + ".budget." + run + "." + op }

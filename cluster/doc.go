@@ -9,9 +9,12 @@
 //     and send InProgress while a task runs, so a task whose node dies is
 //     redelivered to another node and nothing is lost;
 //   - results: a node publishes each agent's end on
-//     <prefix>.result.<run>.<agent> (stream TROUPE_RESULTS) before it acks
-//     the task; the parent takes the first result of a task and drops
-//     duplicates from redelivery, so it sees exactly one result per task;
+//     <prefix>.result.<run>.<agent>.<tag> (stream TROUPE_RESULTS; one
+//     subject per delivery, whose tag only holders of the task's secret
+//     can name, and whose first message stays: result_subject.go) before
+//     it acks the task; the parent takes the first proven result of a task
+//     and drops duplicates from redelivery, so it sees exactly one result
+//     per task;
 //   - the budget: the run's budget actor is served on
 //     <prefix>.budget.<run>.<op> (acquire, usage, release, snapshot), so
 //     remote agents draw on it exactly as local ones do and the tree's

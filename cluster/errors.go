@@ -10,3 +10,8 @@ var ErrUnproven = errors.New("not proven by the task's delivery")
 // ErrStaleDelivery marks a proven message of a task's earlier delivery,
 // after a later delivery to another node (or a later attempt) started.
 var ErrStaleDelivery = errors.New("from an earlier delivery of the task")
+
+// ErrUntaggedResult marks a result published on the untagged subject of
+// an older troupe (<prefix>.result.<run>.<agent>), by a node that proves
+// the task's delivery: the node must be upgraded.
+var ErrUntaggedResult = errors.New("result from a node of an older troupe")

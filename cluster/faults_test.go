@@ -65,7 +65,7 @@ func TestNodeRefusesBadTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := stream.GetLastMsgForSubject(t.Context(), bus.ResultSubject(DefaultPrefix, "r9", "explore-1"))
+	m, err := stream.GetLastMsgForSubject(t.Context(), bus.ResultSubject(DefaultPrefix, "r9", "explore-1", unsignedTag))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +81,8 @@ func TestNodeRefusesBadTasks(t *testing.T) {
 	}
 	defer remote.Close()
 	forged := actors.AgentResult{Agent: "explore-zz", Kind: "explore", Status: "completed", Text: "pwned"}.Wire("r10", "evil", 1)
-	pub(bus.ResultSubject(DefaultPrefix, "r10", "explore-zz"), forged)
-	pub(bus.ResultSubject(DefaultPrefix, "r10", "explore-yy"), []byte(`{"v":1,"run":"r10","agent":"explore-yy","status":"weird"}`))
+	pub(bus.ResultSubject(DefaultPrefix, "r10", "explore-zz", resultTag(newSecret(), 1)), forged)
+	pub(bus.ResultSubject(DefaultPrefix, "r10", "explore-yy", resultTag(newSecret(), 1)), []byte(`{"v":1,"run":"r10","agent":"explore-yy","status":"weird"}`))
 	checkFor(t, 10*time.Second, func() error {
 		if st := remote.Stats(); st.Duplicates != 1 || st.Forged != 1 {
 			return errorf("remote stats %+v", st)

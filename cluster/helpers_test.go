@@ -102,7 +102,7 @@ func publishSignedResult(t testing.TB, js jetstream.JetStream, run, task string,
 	b, _ := json.Marshal(messages.Result{V: messages.ProtocolVersion, Run: run, Agent: task, Kind: "explore", Node: node,
 		Attempt: attempt, Status: "completed", Reason: "finished", Text: text})
 	h := d.sign(nats.Header{jetstream.MsgIDHeader: []string{text}}, b)
-	if _, err := js.PublishMsg(t.Context(), &nats.Msg{Subject: bus.ResultSubject(DefaultPrefix, run, task), Data: b, Header: h}); err != nil {
+	if _, err := js.PublishMsg(t.Context(), &nats.Msg{Subject: bus.ResultSubject(DefaultPrefix, run, task, d.tag), Data: b, Header: h}); err != nil {
 		t.Fatal(err)
 	}
 }

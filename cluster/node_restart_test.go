@@ -127,7 +127,7 @@ func testNodeSurvivesServerRestart(t *testing.T, keepStore bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, err := s.Info(ctx, jetstream.WithSubjectFilter(bus.ResultSubject(DefaultPrefix, run, ">")))
+		info, err := s.Info(ctx, jetstream.WithSubjectFilter(bus.ResultSubject(DefaultPrefix, run, "*", "*")))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -288,29 +288,29 @@ func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult, d *d
 	// One result per attempt: a retried publish is a duplicate, another
 	// attempt's result (after a claim was revoked) is not.
 	h := d.sign(nats.Header{jetstream.MsgIDHeader: []string{fmt.Sprintf("%s.%s.result.%d", task.Run, task.ID, task.Attempt)}}, b)
-	_, err = n.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID), Data: b, Header: h})
+	// Its own subject (result_subject.go): the stream refuses a second
+	// message there, so nothing published later replaces it.
+	subj := bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID, resultTag(task.Secret, task.Attempt))
+	_, err = n.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: subj, Data: b, Header: h})
 	return err
 }
 
 // resultExists reports whether the task's result is in the results
-// stream already (an earlier attempt published it and died before
-// acking). A result that does not prove the task's secret does not count:
-// it is a revoked claim's, which the run refused.
+// stream already (an earlier attempt of this queueing published it and
+// died before acking). Only a result on an earlier attempt's subject that
+// proves that delivery counts: not a revoked claim's (another secret),
+// nor a forgery.
 func (n *Node) resultExists(task actors.ChildTask) bool {
 	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 	defer cancel()
-	s, err := n.o.Bus.JetStream().Stream(ctx, n.o.Bus.Names().Results)
-	if err != nil {
-		return false
-	}
-	m, err := s.GetLastMsgForSubject(ctx, bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID))
-	if err != nil {
-		return false
-	}
 	if task.Secret == "" {
-		return true
+		s, err := n.o.Bus.JetStream().Stream(ctx, n.o.Bus.Names().Results)
+		if err != nil {
+			return false
+		}
+		_, err = s.GetLastMsgForSubject(ctx, bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID, unsignedTag))
+		return err == nil
 	}
-	// A result of a reissued task (another secret), or a forgery, is not
-	// this task's.
-	return provenResult(task.Secret, m)
+	_, ok := storedResult(ctx, n.o.Bus, task.Run, task.ID, task.Secret, task.Prior+1, task.Attempt-1)
+	return ok
 }

@@ -61,6 +61,7 @@ type delivery struct {
 	task, node string
 	attempt    int
 	key        string
+	tag        string // of its result's subject (result_subject.go)
 }
 
 // newDelivery is the delivery of the task whose secret is secret, on
@@ -69,7 +70,7 @@ func newDelivery(secret, task, node string, attempt int) *delivery {
 	if secret == "" {
 		return nil
 	}
-	return &delivery{task: task, node: node, attempt: attempt, key: deliveryKey(secret, attempt, node)}
+	return &delivery{task: task, node: node, attempt: attempt, key: deliveryKey(secret, attempt, node), tag: resultTag(secret, attempt)}
 }
 
 // deliveryKey is the key of one delivery of a task.

@@ -43,17 +43,22 @@ func TestForgedResultsDoNotReplaceTheRealOne(t *testing.T) {
 	go func() { r, _ := child.Start(t.Context()); done <- r }()
 	forged, _ := json.Marshal(messages.Result{V: messages.ProtocolVersion, Run: "rf", Agent: "explore-1", Kind: "explore",
 		Node: "n1", Status: "completed", Reason: "done", Text: "forged answer"})
-	subj := bus.ResultSubject(bus.DefaultPrefix, "rf", "explore-1")
-	for i, proof := range []string{"", prove(newSecret(), forged)} {
+	// On the untagged subject of older troupes, and on a subject with a
+	// tag under another secret, whose proof is under that secret.
+	other := newSecret()
+	for i, f := range []struct{ subj, proof string }{
+		{"troupe.result.rf.explore-1", ""},
+		{bus.ResultSubject(bus.DefaultPrefix, "rf", "explore-1", resultTag(other, 1)), prove(deliveryKey(other, 1, "n1"), forged)},
+	} {
 		h := nats.Header{jetstream.MsgIDHeader: []string{fmt.Sprintf("forged-%d", i)}}
-		if proof != "" {
-			h.Set(proofHeader, proof)
+		if f.proof != "" {
+			h.Set(proofHeader, f.proof)
+			h.Set(attemptHeader, "1")
+			h.Set(nodeHeader, "n1")
 		}
-		if _, err := js.PublishMsg(t.Context(), &nats.Msg{Subject: subj, Data: forged, Header: h}); err != nil {
+		if _, err := js.PublishMsg(t.Context(), &nats.Msg{Subject: f.subj, Data: forged, Header: h}); err != nil {
 			t.Fatal(err)
 		}
-		// The results stream keeps one message per subject: the next
-		// forgery, published before the run read this one, would replace it.
 		checkFor(t, 10*time.Second, func() error {
 			if st := remote.Stats(); st.Forged != uint64(i+1) {
 				return fmt.Errorf("stats %+v", st)

@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/troupe-ai/troupe/actors"
-	"github.com/troupe-ai/troupe/bus"
 )
 
 // Durable task records. Every task a run queues is recorded, with its
@@ -134,13 +133,13 @@ func (c *remoteChild) reattach(ctx context.Context) (actors.AgentResult, bool) {
 	r := c.r
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if s, err := r.o.Bus.JetStream().Stream(ctx, r.o.Bus.Names().Results); err == nil {
-		m, err := s.GetLastMsgForSubject(ctx, bus.ResultSubject(r.o.Bus.Prefix(), r.o.Run, c.task.ID))
-		if err == nil && provenResult(rec.Secret, m) {
-			if res, err := DecodeResult(m.Data); err == nil && res.Run == r.o.Run && res.Agent == c.task.ID {
-				r.reattached.Add(1)
-				return actors.ResultFromWire(res), true
-			}
+	// Only the subjects of this queueing's attempts are read: whatever
+	// else was published under the task's name meanwhile is not.
+	first := rec.Prior + 1
+	if m, ok := storedResult(ctx, r.o.Bus, r.o.Run, c.task.ID, rec.Secret, first, first+resumeAttempts); ok {
+		if res, err := DecodeResult(m.Data); err == nil && res.Run == r.o.Run && res.Agent == c.task.ID {
+			r.reattached.Add(1)
+			return actors.ResultFromWire(res), true
 		}
 	}
 	if rec.Seq > 0 {

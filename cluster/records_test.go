@@ -72,8 +72,9 @@ func TestResumedRunTakesUpStoredResults(t *testing.T) {
 	<-ended
 	// The node's result is stored while the run is down.
 	res, _ := json.Marshal(actors.AgentResult{Agent: "explore-done", Kind: "explore", Status: actors.StatusCompleted, Text: "main.go:3"}.Wire("rr", "n1", 1))
-	if _, err := js.PublishMsg(t.Context(), &nats.Msg{Subject: bus.ResultSubject(DefaultPrefix, "rr", "explore-done"), Data: res,
-		Header: newDelivery(taken.Secret, "explore-done", "n1", 1).sign(nil, res)}); err != nil {
+	d := newDelivery(taken.Secret, "explore-done", "n1", 1)
+	if _, err := js.PublishMsg(t.Context(), &nats.Msg{Subject: bus.ResultSubject(DefaultPrefix, "rr", "explore-done", d.tag), Data: res,
+		Header: d.sign(nil, res)}); err != nil {
 		t.Fatal(err)
 	}
 

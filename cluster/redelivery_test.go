@@ -132,7 +132,7 @@ func TestDuplicateResultDropped(t *testing.T) {
 	dup, _ := json.Marshal(actors.AgentResult{Agent: q0, Kind: "explore", Status: actors.StatusCompleted,
 		Text: "DUPLICATE from a redelivered attempt"}.Wire("rdup", "n2", 2))
 	publish := func(msgID string) *jetstream.PubAck {
-		ack, err := js.PublishMsg(t.Context(), &nats.Msg{Subject: bus.ResultSubject(DefaultPrefix, "rdup", q0), Data: dup,
+		ack, err := js.PublishMsg(t.Context(), &nats.Msg{Subject: bus.ResultSubject(DefaultPrefix, "rdup", q0, resultTag(newSecret(), 2)), Data: dup,
 			Header: nats.Header{jetstream.MsgIDHeader: []string{msgID}}})
 		if err != nil {
 			t.Fatal(err)

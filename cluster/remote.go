@@ -153,8 +153,14 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 	}
 	r.sweeper.Add(1)
 	go r.sweepNodes()
+	if err := o.Bus.KeepFirstResults(ctx); err != nil {
+		r.Close()
+		return nil, err
+	}
+	// The untagged subjects of older troupes too, to refuse what comes
+	// there with a reason (results.go).
 	cons, err := o.Bus.JetStream().OrderedConsumer(r.ctx, o.Bus.Names().Results, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{bus.ResultSubject(o.Bus.Prefix(), o.Run, "*")}})
+		FilterSubjects: []string{bus.ResultsFilter(o.Bus.Prefix(), o.Run)}})
 	if err != nil {
 		r.Close()
 		return nil, fmt.Errorf("consume results of %s: %w", o.Run, err)
@@ -295,45 +301,6 @@ func (r *Remote) CancelRun(reason string) {
 		r.o.Log.Warn().Err(err).Msg("publish the run's cancel")
 	}
 	_ = r.o.Bus.NATS().FlushTimeout(time.Second)
-}
-
-func (r *Remote) onResult(m jetstream.Msg) {
-	res, err := DecodeResult(m.Data())
-	if err != nil || res.Run != r.o.Run || m.Subject() != bus.ResultSubject(r.o.Bus.Prefix(), res.Run, res.Agent) {
-		r.forged.Add(1)
-		r.o.Log.Warn().Err(err).Str("subject", m.Subject()).Msg("result rejected")
-		return
-	}
-	r.mu.Lock()
-	c := r.waiting[res.Agent]
-	r.mu.Unlock()
-	if c != nil {
-		err := c.verify(m.Headers(), m.Data())
-		if attempt, node := signedBy(m.Headers()); err == nil && (attempt != res.Attempt || node != res.Node) {
-			err = fmt.Errorf("%w: the result says attempt %d on %s, its proof attempt %d on %s", ErrUnproven, res.Attempt, res.Node, attempt, node)
-		}
-		if err != nil {
-			// Not from the node that holds the task's current delivery:
-			// refused, and the task still waits for its real result.
-			r.forged.Add(1)
-			r.o.Log.Warn().Err(err).Str("subject", m.Subject()).Str("node", res.Node).Msg("result refused")
-			return
-		}
-		r.mu.Lock()
-		if r.waiting[res.Agent] != c {
-			c = nil // another result came first
-		} else {
-			delete(r.waiting, res.Agent)
-		}
-		r.mu.Unlock()
-	}
-	if c == nil {
-		r.duplicates.Add(1) // a task this run sent, answered twice, or a forgery
-		r.o.Log.Warn().Str("subject", m.Subject()).Str("node", res.Node).Int("attempt", res.Attempt).
-			Msg("result for no waiting task dropped (duplicate or unknown)")
-		return
-	}
-	c.done <- actors.ResultFromWire(res)
 }
 
 // forget drops what the run remembers of a task that ended, once its

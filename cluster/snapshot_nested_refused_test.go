@@ -54,7 +54,7 @@ func TestHostileNestedChangesAreRefusedAlone(t *testing.T) {
 			b, _ := json.Marshal(messages.Result{V: messages.ProtocolVersion, Run: run, Agent: task, Kind: "lead", Node: "n1", Attempt: 1,
 				Status: "completed", Reason: "finished", Text: "led", Changes: own, Nested: c.nested})
 			h := d.sign(nats.Header{jetstream.MsgIDHeader: []string{task}}, b)
-			if _, err := js.PublishMsg(t.Context(), &nats.Msg{Subject: bus.ResultSubject(DefaultPrefix, run, task), Data: b, Header: h}); err != nil {
+			if _, err := js.PublishMsg(t.Context(), &nats.Msg{Subject: bus.ResultSubject(DefaultPrefix, run, task, d.tag), Data: b, Header: h}); err != nil {
 				t.Fatal(err)
 			}
 			var res actors.AgentResult

@@ -171,7 +171,7 @@ func rolesSwarm(t *testing.T, env []string, url, dir string) {
 		"sub:" + p + ".task.>",
 	}
 	forWatcher := append(append([]string(nil), forNode...),
-		bus.ResultSubject(p, runID, a), // a forged result
+		bus.ResultSubject(p, runID, a, "0123456789abcdef0123456789abcdef"), // a forged result (a guessed tag)
 		bus.BudgetSubject(p, runID, "acquire"), bus.BudgetSubject(p, runID, "release"), bus.BudgetSubject(p, runID, "usage"),
 		bus.AskSubject(p, runID, a),
 		bus.EventSubject(p, runID, a, messages.EvtAgentFinished),
