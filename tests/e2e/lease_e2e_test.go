@@ -124,14 +124,24 @@ func TestOrchestratorKilledRunIsLostAndResumed(t *testing.T) {
 		}
 		return b.String()
 	}
+	conn, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: url}, zerolog.Nop())
+	must(t, err)
+	defer conn.Close()
 	began := time.Now()
 	run := start(t, bin.orchestrator, modelEnv(srv), "run", "--workspace", ws, "--json", "--nats", url,
 		"--placement", "explore=remote", "find main")
-	// Killed once the quick tasks answered and every slot holds a slow
-	// one: the rest are queued.
+	// Killed once the quick tasks answered, every slot holds a slow one
+	// and every task was queued: the rest wait in the queue.
 	poll(t, 2*time.Minute, func() error {
 		if q, s := l.started(); q < quick || s < nodes*slots {
 			return fmt.Errorf("%d quick and %d slow tasks started", q, s)
+		}
+		st, err := conn.JetStream().Stream(t.Context(), conn.Names().Tasks)
+		if err != nil {
+			return err
+		}
+		if n := st.CachedInfo().State.LastSeq; n < tasks {
+			return fmt.Errorf("%d of %d tasks queued", n, tasks)
 		}
 		return nil
 	})
@@ -149,9 +159,6 @@ func TestOrchestratorKilledRunIsLostAndResumed(t *testing.T) {
 
 	// The lease expires a lease after its last heartbeat, as the server
 	// stored it.
-	conn, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: url}, zerolog.Nop())
-	must(t, err)
-	defer conn.Close()
 	kv, err := conn.JetStream().KeyValue(t.Context(), conn.Names().Runs)
 	must(t, err)
 	e, err := kv.Get(t.Context(), runID)
