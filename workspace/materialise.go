@@ -113,7 +113,7 @@ func (w *Worktree) goCheckout(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("check out: %w", err)
 	}
-	return writeIndexFile(filepath.Join(gitDir, "index"), es)
+	return writeIndexFile(filepath.Join(gitDir, "index"), es, len(w.snap.Commit)/2)
 }
 
 // writeTreeFiles writes tf's directories and files under root (which

@@ -3,6 +3,8 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -307,7 +309,7 @@ func TestIndexOfALongPathReadsBack(t *testing.T) {
 		es = append(es, indexEntry{path: p, mode: 0o100644, id: raw, stat: indexStat{size: 2}})
 	}
 	idx := filepath.Join(t.TempDir(), "index")
-	must(t, writeIndexFile(idx, es))
+	must(t, writeIndexFile(idx, es, len(raw)))
 	out, err := (git{dir: root, index: idx}).run(t.Context(), nil, "ls-files", "-z")
 	must(t, err)
 	got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
@@ -319,6 +321,25 @@ func TestIndexOfALongPathReadsBack(t *testing.T) {
 	must(t, err)
 	if !bytes.HasPrefix(data, []byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x06")) {
 		t.Errorf("header %q", data[:12])
+	}
+}
+
+func TestEmptyIndexHasTheRepositorysChecksum(t *testing.T) {
+	for _, idLen := range []int{20, 32} {
+		var buf bytes.Buffer
+		must(t, encodeIndex(&buf, nil, idLen))
+		head := "DIRC\x00\x00\x00\x02\x00\x00\x00\x00"
+		var sum []byte
+		if idLen == 20 {
+			s := sha1.Sum([]byte(head))
+			sum = s[:]
+		} else {
+			s := sha256.Sum256([]byte(head))
+			sum = s[:]
+		}
+		if want := head + string(sum); buf.String() != want {
+			t.Errorf("empty index for %d-byte IDs: %x, want %x", idLen, buf.Bytes(), want)
+		}
 	}
 }
 
