@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // checkoutFiles is a tree with every kind of file a Go checkout writes.
@@ -392,5 +393,51 @@ func assertNoRacyEntries(t *testing.T, dir string) {
 func init() {
 	if n, err := strconv.Atoi(os.Getenv("TROUPE_CHECKOUT_WRITERS")); err == nil && n > 0 {
 		checkoutWriters = n
+	}
+}
+
+// BenchmarkCreate5000 measures the creation of a new worktree of a
+// 5,000-file checkout alone, in Go and by git reset --hard in turns (so
+// both meet the same machine load), the snapshot's objects read before:
+// wall and CPU time (git's processes included) per worktree of each.
+// Removals are not counted.
+func BenchmarkCreate5000(b *testing.B) {
+	r, _ := benchRepo(b, 5000, Options{})
+	ctx := context.Background()
+	snap, err := r.Snapshot(ctx)
+	must(b, err)
+	r.checkoutConfWhy(ctx)
+	for _, why := range []string{"", "benchmark: git checkouts"} {
+		// The first of each reads the snapshot's objects (Go: into the
+		// memory the next creations share; git: into the page cache).
+		r.checkout.confWhy = why
+		w, err := r.NewWorktree(ctx, snap, "warm")
+		must(b, err)
+		must(b, w.Remove(ctx))
+	}
+	var wall, cpu [2]time.Duration
+	i := 0
+	for b.Loop() {
+		for k, why := range []string{"", "benchmark: git checkouts"} {
+			b.StopTimer()
+			r.checkout.confWhy = why
+			b.StartTimer()
+			t0, c0 := time.Now(), cpuTime()
+			i++
+			w, err := r.NewWorktree(ctx, snap, "c"+strconv.Itoa(i))
+			wall[k] += time.Since(t0)
+			cpu[k] += cpuTime() - c0
+			must(b, err)
+			b.StopTimer()
+			must(b, w.Remove(ctx))
+			b.StartTimer()
+		}
+	}
+	if inGo, byGit := checkoutCounts(r); inGo != b.N+1 || byGit != b.N+1 {
+		b.Fatalf("checkouts in Go %d, by git %d; want %d each", inGo, byGit, b.N+1)
+	}
+	for k, name := range []string{"go", "git"} {
+		b.ReportMetric(float64(wall[k].Milliseconds())/float64(b.N), name+"-ms/op")
+		b.ReportMetric(float64(cpu[k].Milliseconds())/float64(b.N), name+"-cpu-ms/op")
 	}
 }
