@@ -280,17 +280,31 @@ func TestGitChecksOutWhatGoCannot(t *testing.T) {
 	}
 }
 
-func TestFailedGoCheckoutIsLeftToGit(t *testing.T) {
-	r, snap := richRepo(t)
-	checkoutFault = func() error { return errors.New("disk on fire") }
-	t.Cleanup(func() { checkoutFault = nil })
+func TestTreeTooLargeToHoldIsLeftToGit(t *testing.T) {
+	root := newRepo(t, map[string]string{"a": strings.Repeat("a", 600), "b/c": strings.Repeat("c", 600)})
+	r := open(t, root)
+	r.checkout.maxBlobs = 1000
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	snap, err := r.Snapshot(t.Context())
+	must(t, err)
 	w, err := r.NewWorktree(t.Context(), snap, "w")
 	must(t, err)
 	if inGo, byGit := checkoutCounts(r); inGo != 0 || byGit != 1 {
 		t.Fatalf("checkouts in Go %d, by git %d; want 0, 1", inGo, byGit)
 	}
 	assertCleanCheckout(t, w)
-	checkoutFault = nil
+}
+
+func TestFailedGoCheckoutIsLeftToGit(t *testing.T) {
+	r, snap := richRepo(t)
+	r.checkout.fault = func() error { return errors.New("disk on fire") }
+	w, err := r.NewWorktree(t.Context(), snap, "w")
+	must(t, err)
+	if inGo, byGit := checkoutCounts(r); inGo != 0 || byGit != 1 {
+		t.Fatalf("checkouts in Go %d, by git %d; want 0, 1", inGo, byGit)
+	}
+	assertCleanCheckout(t, w)
+	r.checkout.fault = nil
 	gitCheckouts(r)
 	ref, err := r.NewWorktree(t.Context(), snap, "ref")
 	must(t, err)
@@ -345,12 +359,12 @@ func TestEmptyIndexHasTheRepositorysChecksum(t *testing.T) {
 }
 
 func FuzzParseListing(f *testing.F) {
-	f.Add([]byte("100644 blob 0123456789012345678901234567890123456789      12\ta/b.go\x00"))
-	f.Add([]byte("160000 commit 0123456789012345678901234567890123456789       -\tmod\x00"))
-	f.Add([]byte("120000 blob 0123456789012345678901234567890123456789 3\t.git/x\x00"))
+	f.Add([]byte("100644 blob 0123456789012345678901234567890123456789\ta/b.go\x00"))
+	f.Add([]byte("160000 commit 0123456789012345678901234567890123456789\tmod\x00"))
+	f.Add([]byte("120000 blob 0123456789012345678901234567890123456789\t.git/x\x00"))
 	f.Fuzz(func(t *testing.T, out []byte) {
 		tf := &treeFiles{}
-		if _, err := tf.parseListing(out); err != nil || tf.why != "" {
+		if err := tf.parseListing(out); err != nil || tf.why != "" {
 			return
 		}
 		for _, file := range tf.files {
