@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -24,13 +25,12 @@ import (
 // Repo's shared reader, whose one-at-a-time exchanges would serialise
 // the creations.
 
-const (
-	// maxCheckoutBlobs bounds the blobs of a tree a Repo holds in memory:
-	// a larger tree is checked out by git.
-	maxCheckoutBlobs = 64 << 20
-	// checkoutCacheIdle is how long a Repo keeps the last listing unused.
-	checkoutCacheIdle = time.Minute
-)
+// maxCheckoutBlobs bounds the blobs of a tree a Repo holds in memory: a
+// larger tree is checked out by git.
+const maxCheckoutBlobs = 64 << 20
+
+// checkoutCacheIdle is how long a Repo keeps the last listing unused.
+const checkoutCacheIdle = time.Minute
 
 // treeFile is one file of a tree to check out.
 type treeFile struct {
@@ -62,6 +62,11 @@ type checkoutState struct {
 	timer  *time.Timer
 
 	goCount, gitCount int // checkouts done each way, for tests
+
+	// For tests: a bound on the blobs held other than maxCheckoutBlobs,
+	// and a fault the Go checkout meets once its files are written.
+	maxBlobs int
+	fault    func() error
 }
 
 // treeFiles returns the files of commit, listing them and reading their
@@ -112,17 +117,12 @@ func (r *Repo) treeFiles(ctx context.Context, commit string) (*treeFiles, error)
 // loadTreeFiles lists tf.commit's tree and reads its blobs, those prev
 // holds taken from it.
 func (r *Repo) loadTreeFiles(ctx context.Context, tf, prev *treeFiles) error {
-	out, err := r.g.run(ctx, nil, "ls-tree", "-r", "-l", "-z", "--full-tree", tf.commit)
+	out, err := r.g.run(ctx, nil, "ls-tree", "-r", "-z", "--full-tree", tf.commit)
 	if err != nil {
 		return fmt.Errorf("list tree: %w", err)
 	}
-	size, err := tf.parseListing(out)
-	if err != nil || tf.why != "" {
+	if err := tf.parseListing(out); err != nil || tf.why != "" {
 		return err
-	}
-	if size > maxCheckoutBlobs {
-		tf.why = "tree larger than " + strconv.Itoa(maxCheckoutBlobs>>20) + " MiB"
-		return nil
 	}
 	known := map[string][]byte{}
 	if prev != nil {
@@ -138,55 +138,62 @@ func (r *Repo) loadTreeFiles(ctx context.Context, tf, prev *treeFiles) error {
 	}
 	tf.blobs = make([][]byte, len(tf.ids))
 	var missing []int
+	var size int
 	for i, id := range tf.ids {
 		if b, ok := known[id]; ok {
 			tf.blobs[i] = b
+			size += len(b)
 		} else {
 			missing = append(missing, i)
 		}
 	}
-	return r.catBlobs(ctx, tf, missing)
+	limit := maxCheckoutBlobs
+	if r.checkout.maxBlobs > 0 {
+		limit = r.checkout.maxBlobs
+	}
+	err = r.catBlobs(ctx, tf, missing, limit-size)
+	if errors.Is(err, errTooLarge) {
+		tf.why, tf.blobs, err = "tree larger than "+strconv.Itoa(limit)+" bytes", nil, nil
+	}
+	return err
 }
 
-// parseListing reads ls-tree -r -l -z output ("<mode> <type> <id>
-// <size>\t<path>\0" per file) into tf and returns the blobs' total size.
+// errTooLarge is returned by catBlobs for blobs larger than asked for.
+var errTooLarge = errors.New("blobs too large")
+
+// parseListing reads ls-tree -r -z output ("<mode> <type> <id>\t<path>\0"
+// per file) into tf.
 // A tree git would check out differently than a plain write of each
 // blob (attributes, submodules, names git refuses) sets tf.why.
-func (tf *treeFiles) parseListing(out []byte) (int64, error) {
+func (tf *treeFiles) parseListing(out []byte) error {
 	index := map[string]int{}
 	dirs := map[string]bool{}
-	var total int64
 	for rec := range bytes.SplitSeq(out, []byte{0}) {
 		if len(rec) == 0 {
 			continue
 		}
 		head, p, ok := strings.Cut(string(rec), "\t")
 		f := strings.Fields(head)
-		if !ok || len(f) != 4 {
-			return 0, fmt.Errorf("list tree: %w: bad line %q", ErrBadObject, rec)
+		if !ok || len(f) != 3 {
+			return fmt.Errorf("list tree: %w: bad line %q", ErrBadObject, rec)
 		}
 		if f[1] == "commit" {
 			tf.why = "submodule " + p
-			return 0, nil
+			return nil
 		}
 		mode, err := strconv.ParseUint(f[0], 8, 32)
 		if err != nil || f[1] != "blob" || (mode != 0o100644 && mode != 0o100755 && mode != 0o120000) {
-			return 0, fmt.Errorf("list tree: %w: bad line %q", ErrBadObject, rec)
+			return fmt.Errorf("list tree: %w: bad line %q", ErrBadObject, rec)
 		}
 		if why := checkoutPathWhy(p, uint32(mode)); why != "" {
 			tf.why = why
-			return 0, nil
-		}
-		n, err := strconv.ParseInt(f[3], 10, 64)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("list tree: %w: bad line %q", ErrBadObject, rec)
+			return nil
 		}
 		b, ok := index[f[2]]
 		if !ok {
 			b = len(tf.ids)
 			index[f[2]] = b
 			tf.ids = append(tf.ids, f[2])
-			total += n
 		}
 		tf.files = append(tf.files, treeFile{path: p, mode: uint32(mode), blob: b})
 		for d := path.Dir(p); d != "." && !dirs[d]; d = path.Dir(d) {
@@ -198,7 +205,7 @@ func (tf *treeFiles) parseListing(out []byte) (int64, error) {
 		tf.dirs = append(tf.dirs, d)
 	}
 	slices.Sort(tf.dirs) // a directory sorts before the paths it is a prefix of
-	return total, nil
+	return nil
 }
 
 // checkoutPathWhy says why git must check out the file at p (mode
@@ -229,8 +236,9 @@ func checkoutPathWhy(p string, mode uint32) string {
 
 // catBlobs reads the blobs tf.ids[i] for i in which into tf.blobs,
 // through a `git cat-file --batch` of their own, every ID written at
-// once while the answers are read.
-func (r *Repo) catBlobs(ctx context.Context, tf *treeFiles, which []int) error {
+// once while the answers are read; errTooLarge when they hold more than
+// limit bytes.
+func (r *Repo) catBlobs(ctx context.Context, tf *treeFiles, which []int, limit int) error {
 	if len(which) == 0 {
 		return nil
 	}
@@ -264,6 +272,10 @@ func (r *Repo) catBlobs(ctx context.Context, tf *treeFiles, which []int) error {
 		if err = readBatchBlob(br, tf.ids[i], &tf.blobs[i]); err != nil {
 			break
 		}
+		if limit -= len(tf.blobs[i]); limit < 0 {
+			err = errTooLarge
+			break
+		}
 	}
 	if err != nil {
 		cancel() // cat-file is killed, so the feeder's writes end
@@ -271,6 +283,9 @@ func (r *Repo) catBlobs(ctx context.Context, tf *treeFiles, which []int) error {
 	<-fed
 	if werr := cmd.Wait(); err == nil && werr != nil {
 		err = werr
+	}
+	if errors.Is(err, errTooLarge) {
+		return err
 	}
 	if err != nil {
 		return fmt.Errorf("read blobs: %w", err)

@@ -56,12 +56,9 @@ const indexNameMax = 0xFFF
 
 // encodeIndex writes a version 2 index of es to out: the header, the
 // entries sorted by path bytes as git sorts them, no extensions, and the
-// checksum of all that (SHA-1, or SHA-256 when the IDs are 32 bytes).
-func encodeIndex(out io.Writer, es []indexEntry) error {
-	idLen := 20
-	if len(es) > 0 {
-		idLen = len(es[0].id)
-	}
+// checksum of all that: SHA-1, or SHA-256 when object IDs are 32 bytes
+// long (idLen) in the repository.
+func encodeIndex(out io.Writer, es []indexEntry, idLen int) error {
 	var sum hash.Hash
 	switch idLen {
 	case 20:
@@ -125,16 +122,17 @@ func appendIndexEntry(buf []byte, e indexEntry) []byte {
 	return buf
 }
 
-// writeIndexFile writes es as the index file path, as git does: to
+// writeIndexFile writes es as the index file path of a repository whose
+// object IDs are idLen bytes long, as git does: to
 // path.lock, created exclusively (an index.lock that exists means a git
 // command holds the index), then renamed over path.
-func writeIndexFile(path string, es []indexEntry) error {
+func writeIndexFile(path string, es []indexEntry, idLen int) error {
 	lock := path + ".lock"
 	f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("write index: %w", err)
 	}
-	err = encodeIndex(f, es)
+	err = encodeIndex(f, es, idLen)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("write index: %w", cerr)
 	}

@@ -33,10 +33,6 @@ var checkoutWriters = 4
 // checkoutChunk is how many files of one directory a writer takes at a time.
 const checkoutChunk = 64
 
-// checkoutFault, when set (by tests), is called once a Go checkout has
-// written the files, and its error fails the checkout.
-var checkoutFault func() error
-
 // errGitCheckout marks a worktree git must check out itself.
 var errGitCheckout = errors.New("checkout needs git")
 
@@ -107,13 +103,13 @@ func (w *Worktree) goCheckout(ctx context.Context) error {
 	}
 	defer root.Close()
 	es, err := writeTreeFiles(ctx, root, tf)
-	if err == nil && checkoutFault != nil {
-		err = checkoutFault()
+	if err == nil && r.checkout.fault != nil {
+		err = r.checkout.fault()
 	}
 	if err != nil {
 		return fmt.Errorf("check out: %w", err)
 	}
-	return writeIndexFile(filepath.Join(gitDir, "index"), es)
+	return writeIndexFile(filepath.Join(gitDir, "index"), es, len(w.snap.Commit)/2)
 }
 
 // writeTreeFiles writes tf's directories and files under root (which
