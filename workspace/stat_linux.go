@@ -1,0 +1,31 @@
+//go:build linux
+
+package workspace
+
+import "syscall"
+
+// fileStat is what lstat says of a path, in the index's terms.
+type fileStat struct {
+	mode uint32 // st_mode
+	st   indexStat
+}
+
+// lstatFile lstats path.
+func lstatFile(path string) (fileStat, error) {
+	var s syscall.Stat_t
+	for {
+		err := syscall.Lstat(path, &s)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return fileStat{}, err
+		}
+		break
+	}
+	return fileStat{mode: s.Mode, st: indexStat{
+		ctimeS: uint32(s.Ctim.Sec), ctimeNS: uint32(s.Ctim.Nsec),
+		mtimeS: uint32(s.Mtim.Sec), mtimeNS: uint32(s.Mtim.Nsec),
+		dev: uint32(s.Dev), ino: uint32(s.Ino), uid: s.Uid, gid: s.Gid, size: uint32(s.Size),
+	}}, nil
+}

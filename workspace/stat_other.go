@@ -1,0 +1,16 @@
+//go:build !linux
+
+package workspace
+
+import "fmt"
+
+// fileStat is what lstat says of a path, in the index's terms.
+type fileStat struct {
+	mode uint32 // st_mode
+	st   indexStat
+}
+
+// lstatFile is Linux-only for now; elsewhere captures go through git.
+func lstatFile(path string) (fileStat, error) {
+	return fileStat{}, fmt.Errorf("%w: stat data on this system", errIndex)
+}
