@@ -8,6 +8,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"syscall"
 )
 
@@ -40,64 +42,128 @@ type scanResult struct {
 
 // scan compares the worktree at top with m: one lstat per entry of the
 // directories that hold tracked files, a read and a hash per file whose
-// stat data differs from the manifest's or is racy. keep keeps the
-// contents of changed files in the deltas.
+// stat data differs from the manifest's or is racy. keep (a capture)
+// keeps the contents of changed files in the deltas and stops at what
+// git would add differently (attributes, a nested repository); without
+// it (a restore) those are new entries like any other.
 func (m *manifest) scan(top string, keep bool) (*scanResult, error) {
-	res := &scanResult{}
-	if err := m.scanDir(top, "", m.root, res, keep); err != nil {
-		return nil, fmt.Errorf("scan worktree: %w", err)
+	s := &scanner{m: m, top: top, keep: keep, sem: make(chan struct{}, scanWorkers-1)}
+	s.dir("", m.root)
+	s.wg.Wait()
+	if s.err != nil {
+		return nil, fmt.Errorf("scan worktree: %w", s.err)
 	}
-	return res, nil
+	return &s.res, nil
+}
+
+// scanWorkers is how many directories a scan reads at once: syscalls
+// are most of its cost, and they run in parallel.
+var scanWorkers = min(runtime.GOMAXPROCS(0), 4)
+
+// scanner is one scan under way: directories are scanned on up to
+// scanWorkers goroutines, each result merged under mu.
+type scanner struct {
+	m    *manifest
+	top  string
+	keep bool
+	sem  chan struct{} // a token per extra goroutine
+	wg   sync.WaitGroup
+
+	mu  sync.Mutex
+	res scanResult
+	err error
+}
+
+// dir scans the directory rel of the manifest, d: on a goroutine of its
+// own when a token is free, else on the caller's.
+func (s *scanner) dir(rel string, d *mdir) {
+	select {
+	case s.sem <- struct{}{}:
+		s.wg.Go(func() {
+			defer func() { <-s.sem }()
+			s.scanDir(rel, d)
+		})
+	default:
+		s.scanDir(rel, d)
+	}
 }
 
 // scanDir scans the directory rel (slash-separated, "" at the top) that
-// the manifest holds as d.
-func (m *manifest) scanDir(top, rel string, d *mdir, res *scanResult, keep bool) error {
+// the manifest holds as d; its subdirectories are scanned only once
+// lstat has shown them to be directories (not symlinks).
+func (s *scanner) scanDir(rel string, d *mdir) {
+	var res scanResult
+	subs, err := s.m.scanEntries(s.top, rel, d, &res, s.keep)
+	s.mu.Lock()
+	s.res.deltas = append(s.res.deltas, res.deltas...)
+	s.res.fresh = append(s.res.fresh, res.fresh...)
+	s.res.rehashed += res.rehashed
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	failed := s.err != nil
+	s.mu.Unlock()
+	if failed {
+		return
+	}
+	for _, sub := range subs {
+		s.dir(sub.path, sub.d)
+	}
+}
+
+// subdir is a tracked directory a scan found to be one still.
+type subdir struct {
+	path string
+	d    *mdir
+}
+
+// scanEntries scans the entries of directory rel, d, and returns its
+// tracked subdirectories, left for the caller to scan.
+func (m *manifest) scanEntries(top, rel string, d *mdir, res *scanResult, keep bool) ([]subdir, error) {
 	abs := filepath.Join(top, filepath.FromSlash(rel))
 	f, err := os.Open(abs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	names, err := f.Readdirnames(-1)
 	f.Close()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var subs []subdir
 	seen := make([]bool, len(d.ents))
 	for _, name := range names {
-		if name == ".git" {
-			if rel == "" {
-				continue
-			}
-			return fmt.Errorf("%w: %s", errNested, rel)
+		if name == ".git" && rel == "" {
+			continue
 		}
 		p := path.Join(rel, name)
+		if name == ".git" && keep { // a restore removes it as any new entry
+			return nil, fmt.Errorf("%w: %s", errNested, rel)
+		}
 		st, err := lstatFile(filepath.Join(abs, name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // gone meanwhile
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		isDir := st.mode&syscall.S_IFMT == syscall.S_IFDIR
 		i, tracked := d.byName[name]
 		switch {
 		case !tracked:
-			if name == ".gitattributes" {
-				return fmt.Errorf("%w: %s", errAttributes, p)
+			if name == ".gitattributes" && keep { // a restore removes it
+				return nil, fmt.Errorf("%w: %s", errAttributes, p)
 			}
 			res.fresh = append(res.fresh, freshEntry{path: p, dir: isDir})
 		case d.ents[i].isDir() && isDir:
 			seen[i] = true
-			if err := m.scanDir(top, p, d.ents[i].sub, res, keep); err != nil {
-				return err
-			}
+			subs = append(subs, subdir{path: p, d: d.ents[i].sub})
 		case d.ents[i].isDir() || isDir: // a file in a directory's place, or the other way
 			res.fresh = append(res.fresh, freshEntry{path: p, dir: isDir})
 		default:
 			seen[i] = true
 			if err := m.compare(filepath.Join(abs, name), p, &d.ents[i], st, res, keep); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
@@ -106,7 +172,7 @@ func (m *manifest) scanDir(top, rel string, d *mdir, res *scanResult, keep bool)
 			gone(path.Join(rel, d.ents[i].name), &d.ents[i], res)
 		}
 	}
-	return nil
+	return subs, nil
 }
 
 // gone records e, a file or a directory of files at p, as deleted.

@@ -44,6 +44,8 @@ type gitIndex struct {
 	mtimeS  int64
 	mtimeNS int64
 	sum     []byte // the file's trailing checksum
+	size    int64
+	ino     uint64
 }
 
 // readIndexFile reads the index file at path, whose object IDs are idLen
@@ -68,6 +70,7 @@ func readIndexFile(path string, idLen int) (*gitIndex, error) {
 	}
 	mt := info.ModTime()
 	idx.mtimeS, idx.mtimeNS = mt.Unix(), int64(mt.Nanosecond())
+	idx.size, idx.ino = info.Size(), inode(info)
 	return idx, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,7 +32,10 @@ type manifest struct {
 	objDir      string // the repository's object store
 	indexSum    []byte // the index file's checksum as handed over
 	head        []byte // the HEAD file as handed over
-	trees       map[string]bool
+	indexSize   int64
+	indexIno    uint64
+	snapTrees   map[string]bool // the snapshot's trees
+	trees       map[string]bool // trees known to be in the store: the snapshot's and those written since handover
 }
 
 // mentry is an entry of a manifest directory: a file or a directory.
@@ -98,6 +102,17 @@ func gitDirOf(dir string) (string, error) {
 // handOver records the worktree's manifest as it goes to an agent, or
 // none when the Go path cannot vouch for it (w.handErr says why).
 func (w *Worktree) handOver(ctx context.Context) {
+	if m := w.hand; m != nil && hex.EncodeToString(m.root.id) == w.snap.Tree && m.sameIndex() {
+		if err := w.repo.goCaptureOK(ctx); err != nil {
+			w.hand, w.handErr = nil, err
+			return
+		}
+		head, err := os.ReadFile(filepath.Join(m.gitDir, "HEAD"))
+		if err == nil {
+			m.head, m.trees = head, maps.Clone(m.snapTrees)
+			return // the index the last manifest was read from, unchanged
+		}
+	}
 	w.hand, w.handErr = nil, nil
 	m, err := w.readManifest(ctx)
 	if err != nil {
@@ -118,7 +133,7 @@ func (w *Worktree) readManifest(ctx context.Context) (*manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &manifest{idLen: idLen, gitDir: gitDir, objDir: filepath.Join(w.repo.lockDir, "objects"), trees: map[string]bool{}}
+	m := &manifest{idLen: idLen, gitDir: gitDir, objDir: filepath.Join(w.repo.lockDir, "objects"), snapTrees: map[string]bool{}}
 	if m.head, err = os.ReadFile(filepath.Join(gitDir, "HEAD")); err != nil {
 		return nil, err
 	}
@@ -126,13 +141,14 @@ func (w *Worktree) readManifest(ctx context.Context) (*manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.idxS, m.idxNS, m.indexSum = idx.mtimeS, idx.mtimeNS, idx.sum
+	m.idxS, m.idxNS, m.indexSum, m.indexSize, m.indexIno = idx.mtimeS, idx.mtimeNS, idx.sum, idx.size, idx.ino
 	if m.root, err = m.buildDir(idx.entries, 0); err != nil {
 		return nil, err
 	}
 	if got := hex.EncodeToString(m.root.id); got != w.snap.Tree {
 		return nil, fmt.Errorf("%w: holds tree %s, not the snapshot's %s", errIndex, got, w.snap.Tree)
 	}
+	m.trees = maps.Clone(m.snapTrees)
 	return m, nil
 }
 
@@ -168,8 +184,29 @@ func (m *manifest) buildDir(es []indexEntry, plen int) (*mdir, error) {
 		es = es[n:]
 	}
 	m.finish(d)
-	m.trees[string(d.id)] = true // the snapshot's trees are in the store
+	m.snapTrees[string(d.id)] = true // the snapshot's trees are in the store
 	return d, nil
+}
+
+// sameIndex reports whether the worktree's index file is the one m was
+// read from: same inode, size and modification time, same checksum.
+func (m *manifest) sameIndex() bool {
+	f, err := os.Open(filepath.Join(m.gitDir, "index"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || info.Size() != m.indexSize || inode(info) != m.indexIno || inode(info) == 0 {
+		return false
+	}
+	mt := info.ModTime()
+	if mt.Unix() != m.idxS || int64(mt.Nanosecond()) != m.idxNS {
+		return false
+	}
+	sum := make([]byte, len(m.indexSum))
+	_, err = f.ReadAt(sum, info.Size()-int64(len(sum)))
+	return err == nil && bytes.Equal(sum, m.indexSum)
 }
 
 // finish sorts d's entries in tree order, indexes them by name and

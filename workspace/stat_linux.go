@@ -2,7 +2,10 @@
 
 package workspace
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // fileStat is what lstat says of a path, in the index's terms.
 type fileStat struct {
@@ -28,4 +31,12 @@ func lstatFile(path string) (fileStat, error) {
 		mtimeS: uint32(s.Mtim.Sec), mtimeNS: uint32(s.Mtim.Nsec),
 		dev: uint32(s.Dev), ino: uint32(s.Ino), uid: s.Uid, gid: s.Gid, size: uint32(s.Size),
 	}}, nil
+}
+
+// inode is the inode number of the file info describes (0 unknown).
+func inode(info os.FileInfo) uint64 {
+	if s, ok := info.Sys().(*syscall.Stat_t); ok {
+		return s.Ino
+	}
+	return 0
 }

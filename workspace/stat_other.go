@@ -2,7 +2,10 @@
 
 package workspace
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 // fileStat is what lstat says of a path, in the index's terms.
 type fileStat struct {
@@ -14,3 +17,6 @@ type fileStat struct {
 func lstatFile(path string) (fileStat, error) {
 	return fileStat{}, fmt.Errorf("%w: stat data on this system", errIndex)
 }
+
+// inode is unknown (0) here.
+func inode(os.FileInfo) uint64 { return 0 }

@@ -32,6 +32,7 @@ type Worktree struct {
 	hand     *manifest
 	handErr  error
 	captured string // how the last capture was made: "go" or "git"
+	prepared string // how its last preparation for reuse went: "restore", "switch" or "reset"
 }
 
 // worktreesDir is where a Repo's worktrees live.
