@@ -28,25 +28,37 @@ func (w *Worktree) captureGo(ctx context.Context) (string, error) {
 	if err := w.repo.goCaptureOK(ctx); err != nil {
 		return "", err
 	}
+	m.forgetScan()
+	watch, werr := watchTracked(w.dir, m) // before the scan: a write after it is seen
 	res, err := m.scan(w.dir, true)
 	if err != nil {
+		watch.close()
 		return "", err
 	}
 	added, err := w.addFresh(ctx, res.fresh)
 	if err != nil {
+		watch.close()
 		return "", err
 	}
 	ds := append(res.deltas, added...)
 	for i := range ds {
 		if ds[i].mode != 0 {
 			if err := writeLoose(m.objDir, ds[i].id, "blob", ds[i].data); err != nil {
+				watch.close()
 				return "", err
 			}
 		}
 	}
 	id, err := m.rebuild(ds)
 	if err != nil {
+		watch.close()
 		return "", err
+	}
+	if werr == nil {
+		for i := range res.deltas {
+			res.deltas[i].data = nil
+		}
+		m.scanned, m.watch = res, watch
 	}
 	return hex.EncodeToString(id), nil
 }

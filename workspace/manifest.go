@@ -36,6 +36,18 @@ type manifest struct {
 	indexIno    uint64
 	snapTrees   map[string]bool // the snapshot's trees
 	trees       map[string]bool // trees known to be in the store: the snapshot's and those written since handover
+
+	// The last capture's scan and the watch set before it: while the
+	// watch is quiet, the scan still says how the worktree differs, and
+	// a restore needs no walk of its own.
+	scanned *scanResult
+	watch   *dirWatch
+}
+
+// forgetScan drops the last capture's scan and ends its watch.
+func (m *manifest) forgetScan() {
+	m.watch.close()
+	m.watch, m.scanned = nil, nil
 }
 
 // mentry is an entry of a manifest directory: a file or a directory.
@@ -107,6 +119,7 @@ func (w *Worktree) handOver(ctx context.Context) {
 			w.hand, w.handErr = nil, err
 			return
 		}
+		m.forgetScan()
 		head, err := os.ReadFile(filepath.Join(m.gitDir, "HEAD"))
 		if err == nil {
 			m.head, m.trees = head, maps.Clone(m.snapTrees)

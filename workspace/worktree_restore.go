@@ -25,6 +25,11 @@ const refreshAfter = 64
 // restore brings a parked worktree back to what it held at handover, in
 // Go: every new entry (ignored ones too) removed, every tracked file
 // that differs rewritten from the snapshot's blob, nothing else touched.
+// What differs is what the last capture found, when nothing was written
+// in the worktree's tracked directories since (an inotify watch set
+// before the capture's walk says; inotify does not see writes through a
+// shared memory mapping, which an agent's process would have to make
+// after its capture); otherwise one walk finds it.
 // Its index is left as it is (it holds the snapshot's tree still; the
 // stat data of rewritten files goes stale and they are hashed until git
 // refreshes it). All writes and removals go through an os.Root, so a
@@ -33,12 +38,16 @@ const refreshAfter = 64
 // resets the slow way).
 func (w *Worktree) restore(ctx context.Context) error {
 	m := w.hand
+	defer m.forgetScan()
 	if err := m.unchangedByAgent(); err != nil {
 		return err
 	}
-	res, err := m.scan(w.dir, false)
-	if err != nil {
-		return err
+	res := m.scanned
+	if res == nil || !m.watch.quiet() {
+		var err error
+		if res, err = m.scan(w.dir, false); err != nil {
+			return err
+		}
 	}
 	root, err := os.OpenRoot(w.dir)
 	if err != nil {

@@ -45,7 +45,7 @@ func parkAndCheck(t *testing.T, r *Repo, w *Worktree, snap Snapshot, how string)
 // round it holds its snapshot exactly.
 func TestRestoreUndoesEveryKindOfEdit(t *testing.T) {
 	r, snap := kept(t, diffRepo(t))
-	for seed := range uint64(8) {
+	for seed := range uint64(12) {
 		w, err := r.NewWorktree(t.Context(), snap, fmt.Sprintf("w%d", seed))
 		must(t, err)
 		if w.hand == nil {
@@ -57,10 +57,15 @@ func TestRestoreUndoesEveryKindOfEdit(t *testing.T) {
 			t.Fatalf("round %d: starts with changes %+v (captured by %s)", seed, cs.Files, w.captured)
 		}
 		rng := rand.New(rand.NewPCG(seed, 11))
-		for n := range 2 + rng.IntN(8) {
+		edits := 2 + rng.IntN(8)
+		for n := range edits {
+			if seed%3 == 0 && n == edits/2 { // edits after the capture too
+				_, err := w.Capture(t.Context())
+				must(t, err)
+			}
 			randomEdit(t, rng, w.Dir(), n)
 		}
-		if seed%2 == 0 {
+		if seed%3 == 1 {
 			_, err := w.Capture(t.Context())
 			must(t, err)
 		}

@@ -193,6 +193,9 @@ func (r *Repo) park(w *Worktree) bool {
 	r.idleMu.Lock()
 	defer r.idleMu.Unlock()
 	if len(r.idle) >= r.opts.KeepIdle {
+		if w.hand != nil {
+			w.hand.forgetScan()
+		}
 		return false
 	}
 	w.ready, w.err = make(chan struct{}), nil
