@@ -328,3 +328,26 @@ func TestCaptureSeesARacyEdit(t *testing.T) {
 		t.Errorf("a trusted entry was hashed: %+v", res.deltas)
 	}
 }
+
+// A workspace that is not a git checkout (its snapshots in a private
+// repository) is captured in Go too, to git's tree.
+func TestCaptureInGoOfAPlainDirectory(t *testing.T) {
+	needGit(t)
+	root := t.TempDir()
+	write(t, root, map[string]string{"a.txt": "a\n", ".gitignore": "skip/\n", "src/b.txt": "b\n"})
+	r := open(t, root)
+	defer r.Close(t.Context())
+	snap, err := r.Snapshot(t.Context())
+	must(t, err)
+	w, err := r.NewWorktree(t.Context(), snap, "a")
+	must(t, err)
+	write(t, w.Root(), map[string]string{"src/b.txt": "b2\n", "c/d.txt": "c\n", "skip/x": "ignored\n"})
+	cs, err := w.Capture(t.Context())
+	must(t, err)
+	if w.captured != "go" {
+		t.Errorf("captured by %s: %v", w.captured, w.handErr)
+	}
+	if want := gitTree(t, w); cs.Tree != want || len(cs.Files) != 2 {
+		t.Errorf("tree %s with %+v, want %s with 2 files", cs.Tree, cs.Files, want)
+	}
+}

@@ -92,6 +92,9 @@ func (m *manifest) unchangedByAgent() error {
 	if !bytes.Equal(head, m.head) {
 		return fmt.Errorf("%w: HEAD is %q", errAgentGit, bytes.TrimSpace(head))
 	}
+	if m.sameIndex() {
+		return nil
+	}
 	idx, err := readIndexFile(filepath.Join(m.gitDir, "index"), m.idLen)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errAgentGit, err)
