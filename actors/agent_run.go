@@ -103,10 +103,15 @@ func (h *Host) startAgent(trace context.Context, task ChildTask, svc budget.Serv
 	}
 	rt.applyBudget(task.Budget)
 	rt.log = rt.log.With().Str("run", task.Run).Logger()
+	rt.carry = &nestedCarry{}
 	ah := &AgentHandle{rt: &rt, results: make(chan AgentResult, 1), done: make(chan struct{})}
+	deliver := func(r AgentResult) {
+		r.Nested = rt.carry.take() // its descendants have ended
+		ah.results <- r
+	}
 	spec := agentSpec{id: task.ID, parent: task.Parent, kind: k, task: task.Task, context: task.Context,
 		model: task.ModelOverride, parentModel: task.ParentModel, depth: task.Depth, background: task.Background,
-		lease: task.LeaseTokens, attempt: task.Attempt, ws: ws, done: func(r AgentResult) { ah.results <- r },
+		lease: task.LeaseTokens, attempt: task.Attempt, ws: ws, done: deliver,
 		trace: telemetry.ParentFrom(trace)}
 	sys := rt.system
 	ah.pid = sys.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return newAgent(&rt, spec) },

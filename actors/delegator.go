@@ -178,6 +178,6 @@ func (d agentDelegator) report(ch *child) agenttools.ChildReport {
 		model = ch.model
 	}
 	return agenttools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: model,
-		Status: r.Status, Reason: r.Reason, Text: capText(r.Text, d.a.rt.settings.ResultLimit()) + changesNote(r.Changes), Plan: r.Plan,
+		Status: r.Status, Reason: r.Reason, Text: capText(r.Text, d.a.rt.settings.ResultLimit()) + changesNote(r.Changes) + nestedNote(ch.id, r.NestedChanges), Plan: r.Plan,
 		Err: r.Err, Rounds: r.Rounds, Tokens: r.Usage.Total(), Cost: r.Cost, Changed: r.Changed, Node: r.Node}
 }

@@ -35,6 +35,11 @@ type isolation struct {
 	warm   sync.WaitGroup
 	warmed atomic.Bool // worktrees were prepared ahead (prewarm)
 
+	// home, for an agent's isolation for its children, takes the
+	// changesets that do not merge into the agent's directory (nil: this
+	// is the run's, where they are kept).
+	home nestedHome
+
 	mu       sync.Mutex
 	repo     *workspace.Repo // opened on first need
 	outcomes []messages.ChangeOutcome
@@ -251,10 +256,17 @@ func (is *isolation) bring(ctx context.Context, ev *agentEvents, run, agent stri
 			out.Files = append(out.Files, f.Path)
 		}
 	}
+	if kept := out.Status == messages.ChangeStatusConflict || out.Status == messages.ChangeStatusPatch; kept && is.home != nil {
+		// Its patch must outlive this agent's directory: it goes home.
+		var here bool
+		if out, here = is.home.keep(run, out, cs.Patch); !here {
+			ev = nil // the requester emits the events, once it has the patch
+		}
+	}
 	switch out.Status {
-	case messages.ChangeStatusConflict:
-		emit(messages.EvtChangesConflict, messages.ChangesConflict{Agent: agent, Files: out.Conflicts, Patch: out.Patch})
-	case messages.ChangeStatusApplied, messages.ChangeStatusBranch, messages.ChangeStatusPatch:
+	case messages.ChangeStatusConflict, messages.ChangeStatusPatch:
+		emitKept(ev, out)
+	case messages.ChangeStatusApplied, messages.ChangeStatusBranch:
 		emit(messages.EvtChangesApplied, messages.ChangesApplied{Agent: agent, Status: out.Status, Files: out.Files,
 			Branch: out.Branch, Patch: out.Patch})
 	}
@@ -307,13 +319,22 @@ func changesNote(c *messages.ChangeOutcome) string {
 	case messages.ChangeStatusConflict:
 		return fmt.Sprintf("\n[changes: NOT applied: conflict in %s (changed in the workspace since this agent started). "+
 			"The agent's whole changeset (%s) is kept as %s; it applies to the snapshot the agent started from with git apply]",
-			strings.Join(c.Conflicts, ", "), files, c.Patch)
+			strings.Join(c.Conflicts, ", "), files, keptAt(c.Patch))
 	case messages.ChangeStatusBranch:
 		return fmt.Sprintf("\n[changes: committed on branch %s (%s); the workspace is untouched]", c.Branch, files)
 	case messages.ChangeStatusPatch:
-		return fmt.Sprintf("\n[changes: written as the patch %s (%s); the workspace is untouched]", c.Patch, files)
+		return fmt.Sprintf("\n[changes: written as the patch %s (%s); the workspace is untouched]", keptAt(c.Patch), files)
 	}
 	return fmt.Sprintf("\n[changes: could not be brought back (%s): %s]", files, c.Error)
+}
+
+// keptAt says where a kept patch is: a path, or, relative, where the
+// requester keeps it (a node's agent's child's: see nestedCarry).
+func keptAt(patch string) string {
+	if patch == "" || filepath.IsAbs(patch) {
+		return patch
+	}
+	return patch + " in the requester's data directory, where it goes with your own result"
 }
 
 // discard removes the worktree of a child that did not start and counts

@@ -62,6 +62,7 @@ func (a *agent) childIsolation(ctx context.Context) (*isolation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("isolate the children of %s: %w", a.spec.id, err)
 	}
+	is.home = a.rt.home()
 	n.is = is
 	return is, nil
 }

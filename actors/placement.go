@@ -97,6 +97,9 @@ func (p *proxy) Receive(c actor.Context) {
 			if err == nil && !r.Changeset.Empty() {
 				r.Changes = p.rt.iso.bringRemote(p.parentEv, p.rt.run, p.task.ID, r)
 			}
+			if err == nil && (len(r.Nested) > 0 || r.NestedErr != "") {
+				r.NestedChanges = p.rt.iso.bringNested(p.parentEv, p.rt.run, p.task.ID, r)
+			}
 			// The lease comes back before the result goes out, as for a
 			// local child (a remote node may have released it already).
 			p.rt.releaseLease(p.task.ID, int64(r.Usage.Total()), 0, nil)

@@ -56,6 +56,15 @@ type AgentResult struct {
 	// snapshot, as its node captured them: its parent's side merges them
 	// into the workspace (Changes tells how that went).
 	Changeset *messages.Changeset `json:"-"`
+	// Nested are the changesets of a remote agent's descendants that did
+	// not merge into their parents' directories on its node: they travel
+	// in its result and the requester keeps them (bringNested).
+	Nested []messages.NestedChanges `json:"-"`
+	// NestedErr says why nested changesets of a remote agent's result were
+	// refused or lost on the way.
+	NestedErr string `json:"-"`
+	// NestedChanges is what became of them on the requester's side.
+	NestedChanges []messages.ChangeOutcome `json:"nested_changes,omitempty"`
 }
 
 // Cancel asks an agent to stop: its running model call or tools are

@@ -248,7 +248,8 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (ac
 			_ = arts.Flush(ctx)
 			cancel()
 			res := h.Wait(context.Background())
-			end(&res) // its changes, when it worked in a snapshot
+			end(&res)                // its changes, when it worked in a snapshot
+			n.packNested(task, &res) // its descendants' that did not merge
 			return res, rt.handBack.Load()
 		case <-alive.C:
 			if err := rt.latest().InProgress(); err != nil {

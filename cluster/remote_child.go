@@ -157,7 +157,7 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 		r.mu.Lock()
 		delete(r.waiting, c.task.ID)
 		r.mu.Unlock()
-		return res, nil
+		return r.snaps.withPatch(ctx, res), nil
 	}
 	if r.snaps != nil {
 		task := c.task

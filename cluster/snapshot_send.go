@@ -185,8 +185,10 @@ func (s *snapshotSender) answer(data []byte) messages.SnapshotReply {
 }
 
 // withPatch fetches a result's patch from the changes bucket when it was
-// too large to carry; without it the changes are reported lost.
+// too large to carry; without it the changes are reported lost. Its
+// nested changesets' patches are fetched likewise (withNestedPatches).
 func (s *snapshotSender) withPatch(ctx context.Context, res actors.AgentResult) actors.AgentResult {
+	res = s.withNestedPatches(ctx, res)
 	cs := res.Changeset
 	if s == nil || cs == nil || cs.PatchRef == "" {
 		return res

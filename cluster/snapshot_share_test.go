@@ -93,7 +93,7 @@ func remoteRun(t *testing.T, srv *llmtest.Server, requester, nodeWS string, remo
 	t.Cleanup(r.Close)
 	res, err := actors.Run(t.Context(), actors.Options{Run: "rr", Workspace: requester, Task: "t", Client: modelClient(t, srv),
 		Models: actors.Models{Default: "big"}, Kinds: agent.Kinds, Placer: r.Placer(), OnBudget: r.ServeBudget,
-		Settings: agent.Settings, Log: zerolog.Nop()})
+		Settings: agent.Settings, Events: agent.Events, Log: zerolog.Nop()})
 	if err != nil || res.Status != actors.StatusCompleted {
 		t.Fatalf("run %+v %v", res, err)
 	}

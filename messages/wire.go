@@ -280,6 +280,10 @@ type Result struct {
 	// Changes are the agent's changes relative to the task's snapshot,
 	// for the requester to merge into its workspace.
 	Changes *Changeset `json:"changes,omitempty"`
+	// Nested are the changesets of agents the agent started on its node
+	// that did not merge into its directory (see NestedChanges). Validate
+	// leaves them to CheckNested, so that a refused one costs nothing else.
+	Nested []NestedChanges `json:"nested,omitempty"`
 }
 
 // Validate checks a result received from the wire.

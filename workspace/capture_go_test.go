@@ -317,7 +317,7 @@ func TestCaptureSeesARacyEdit(t *testing.T) {
 	st, err := lstatFile(filepath.Join(w.Dir(), "a.txt"))
 	must(t, err)
 	w.hand.root.ents[w.hand.root.byName["a.txt"]].stat = st.st
-	w.hand.idxS, w.hand.idxNS = int64(st.st.mtimeS), int64(st.st.mtimeNS)
+	w.hand.idxS, w.hand.idxNS = int64(st.st.mtimeSec), int64(st.st.mtimeNsec)
 	if !changed(w) {
 		t.Fatal("the racy edit was not captured")
 	}

@@ -217,7 +217,7 @@ func (m *manifest) compare(abs, p string, e *mentry, st fileStat, res *scanResul
 // older reports whether an entry's mtime is strictly earlier than the
 // index file's: only then may its stat data be trusted.
 func (m *manifest) older(s indexStat) bool {
-	return int64(s.mtimeS) < m.idxS || (int64(s.mtimeS) == m.idxS && int64(s.mtimeNS) < m.idxNS)
+	return int64(s.mtimeSec) < m.idxS || (int64(s.mtimeSec) == m.idxS && int64(s.mtimeNsec) < m.idxNS)
 }
 
 // fileMode is the git mode of a file whose st_mode is mode, as git adds

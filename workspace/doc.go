@@ -16,7 +16,10 @@
 // add --detach), under the data directory. Registering a worktree is
 // serialised per repository (a mutex in the process and a lock file
 // across processes), so many agents can start at once without racing on
-// git's lock files; the checkout itself runs in parallel. Worktrees left
+// git's lock files; the checkout itself runs in parallel, written in Go
+// (the files by a few goroutines, then git's index with their stat data;
+// materialise.go) unless attributes, configuration or submodules could
+// make git's own checkout differ, which then does it. Worktrees left
 // by a killed process are removed by Prune at the next start. A Repo
 // keeps removed worktrees for reuse (Options.KeepIdle, Prewarm) and
 // prepares them in the background for the latest snapshot, writing only

@@ -18,34 +18,16 @@ import (
 // sparse index). The caller then leaves the work to git.
 var errIndex = errors.New("index not readable in Go")
 
-// indexStat is the stat data git records for a file, each field cut to
-// 32 bits as the index stores it.
-type indexStat struct {
-	ctimeS, ctimeNS uint32
-	mtimeS, mtimeNS uint32
-	dev, ino        uint32
-	uid, gid        uint32
-	size            uint32
-}
-
-// indexEntry is one entry of a git index: a tracked file at stage 0.
-type indexEntry struct {
-	path string
-	mode uint32 // 0o100644, 0o100755, 0o120000 or 0o160000
-	id   []byte // raw object ID, idLen bytes
-	stat indexStat
-}
-
 // gitIndex is a git index file's entries, sorted by path as git keeps
 // them, and the index file's own modification time (for git's racy
 // rule: an entry's stat is trusted only when it is older than the index).
 type gitIndex struct {
-	entries []indexEntry
-	mtimeS  int64
-	mtimeNS int64
-	sum     []byte // the file's trailing checksum
-	size    int64
-	ino     uint64
+	entries   []indexEntry
+	mtimeSec  int64
+	mtimeNsec int64
+	sum       []byte // the file's trailing checksum
+	size      int64
+	ino       uint64
 }
 
 // readIndexFile reads the index file at path, whose object IDs are idLen
@@ -69,7 +51,7 @@ func readIndexFile(path string, idLen int) (*gitIndex, error) {
 		return nil, err
 	}
 	mt := info.ModTime()
-	idx.mtimeS, idx.mtimeNS = mt.Unix(), int64(mt.Nanosecond())
+	idx.mtimeSec, idx.mtimeNsec = mt.Unix(), int64(mt.Nanosecond())
 	idx.size, idx.ino = info.Size(), inode(info)
 	return idx, nil
 }
@@ -152,7 +134,7 @@ func parseIndexEntry(b []byte, idLen int, version uint32) (indexEntry, int, erro
 	}
 	u := func(i int) uint32 { return be.BigEndian.Uint32(b[4*i:]) }
 	e := indexEntry{
-		stat: indexStat{ctimeS: u(0), ctimeNS: u(1), mtimeS: u(2), mtimeNS: u(3), dev: u(4), ino: u(5),
+		stat: indexStat{ctimeSec: u(0), ctimeNsec: u(1), mtimeSec: u(2), mtimeNsec: u(3), dev: u(4), ino: u(5),
 			uid: u(7), gid: u(8), size: u(9)},
 		mode: u(6),
 		id:   b[40 : 40+idLen],

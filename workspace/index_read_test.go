@@ -11,9 +11,9 @@ import (
 	"testing"
 )
 
-// encodeIndex writes entries as an index file of the given version
+// encodeTestIndex writes entries as an index file of the given version
 // (test side of the reader; ext is appended as extension data).
-func encodeIndex(es []indexEntry, version uint32, idLen int, extFlags uint16, ext []byte) []byte {
+func encodeTestIndex(es []indexEntry, version uint32, idLen int, extFlags uint16, ext []byte) []byte {
 	var b bytes.Buffer
 	b.WriteString("DIRC")
 	be.Write(&b, be.BigEndian, version)
@@ -21,7 +21,7 @@ func encodeIndex(es []indexEntry, version uint32, idLen int, extFlags uint16, ex
 	for _, e := range es {
 		start := b.Len()
 		s := e.stat
-		for _, v := range []uint32{s.ctimeS, s.ctimeNS, s.mtimeS, s.mtimeNS, s.dev, s.ino, e.mode, s.uid, s.gid, s.size} {
+		for _, v := range []uint32{s.ctimeSec, s.ctimeNsec, s.mtimeSec, s.mtimeNsec, s.dev, s.ino, e.mode, s.uid, s.gid, s.size} {
 			be.Write(&b, be.BigEndian, v)
 		}
 		b.Write(e.id)
@@ -48,7 +48,7 @@ func testEntries(idLen int) []indexEntry {
 	var es []indexEntry
 	for i, p := range []string{"a-b", "a.txt", "a/b/c", "a/x", "a0", strings.Repeat("long/", 900) + "f"} {
 		es = append(es, indexEntry{path: p, mode: 0o100644, id: bytes.Repeat([]byte{byte(i + 1)}, idLen),
-			stat: indexStat{ctimeS: 1, ctimeNS: 2, mtimeS: 3, mtimeNS: 4, dev: 5, ino: uint32(6 + i), uid: 7, gid: 8, size: 9}})
+			stat: indexStat{ctimeSec: 1, ctimeNsec: 2, mtimeSec: 3, mtimeNsec: 4, dev: 5, ino: uint32(6 + i), uid: 7, gid: 8, size: 9}})
 	}
 	return es
 }
@@ -57,7 +57,7 @@ func TestIndexReaderReadsWhatItWasGiven(t *testing.T) {
 	for _, idLen := range []int{20, 32} {
 		es := testEntries(idLen)
 		for _, version := range []uint32{2, 3} {
-			data := encodeIndex(es, version, idLen, 0, []byte("TREE\x00\x00\x00\x02ab"))
+			data := encodeTestIndex(es, version, idLen, 0, []byte("TREE\x00\x00\x00\x02ab"))
 			idx, err := parseIndex(data, idLen)
 			if err != nil {
 				t.Fatalf("id %d v%d: %v", idLen, version, err)
@@ -69,14 +69,14 @@ func TestIndexReaderReadsWhatItWasGiven(t *testing.T) {
 	}
 	es := testEntries(20)
 	for name, data := range map[string][]byte{
-		"version 4":         encodeIndex(es, 4, 20, 0, nil),
-		"intent to add":     encodeIndex(es, 3, 20, 0x2000, nil),
-		"extended in v2":    encodeIndex(es, 2, 20, 0x2000, nil),
-		"split index":       encodeIndex(es, 2, 20, 0, []byte("link\x00\x00\x00\x00")),
-		"truncated ext":     encodeIndex(es, 2, 20, 0, []byte("TREE\x00\x00\x01\x00")),
-		"bad checksum":      append(encodeIndex(es, 2, 20, 0, nil)[:100], bytes.Repeat([]byte{0}, 20)...),
-		"out of order":      encodeIndex([]indexEntry{es[1], es[0]}, 2, 20, 0, nil),
-		"SHA-1 read as 256": encodeIndex(es, 2, 20, 0, nil)[:len(encodeIndex(es, 2, 20, 0, nil))-1],
+		"version 4":         encodeTestIndex(es, 4, 20, 0, nil),
+		"intent to add":     encodeTestIndex(es, 3, 20, 0x2000, nil),
+		"extended in v2":    encodeTestIndex(es, 2, 20, 0x2000, nil),
+		"split index":       encodeTestIndex(es, 2, 20, 0, []byte("link\x00\x00\x00\x00")),
+		"truncated ext":     encodeTestIndex(es, 2, 20, 0, []byte("TREE\x00\x00\x01\x00")),
+		"bad checksum":      append(encodeTestIndex(es, 2, 20, 0, nil)[:100], bytes.Repeat([]byte{0}, 20)...),
+		"out of order":      encodeTestIndex([]indexEntry{es[1], es[0]}, 2, 20, 0, nil),
+		"SHA-1 read as 256": encodeTestIndex(es, 2, 20, 0, nil)[:len(encodeTestIndex(es, 2, 20, 0, nil))-1],
 	} {
 		if _, err := parseIndex(data, 20); !errors.Is(err, errIndex) {
 			t.Errorf("%s: err %v, want errIndex", name, err)
@@ -107,9 +107,9 @@ func TestIndexReaderAgreesWithGit(t *testing.T) {
 // valid, sorted paths and IDs of the length asked.
 func FuzzParseIndex(f *testing.F) {
 	body := func(idLen int, data []byte) []byte { return data[:len(data)-idLen] }
-	f.Add(body(20, encodeIndex(testEntries(20), 2, 20, 0, []byte("TREE\x00\x00\x00\x00"))), 20)
-	f.Add(body(32, encodeIndex(testEntries(32), 3, 32, 0, nil)), 32)
-	f.Add(body(20, encodeIndex(testEntries(20)[:1], 3, 20, 0x4000, nil)), 20)
+	f.Add(body(20, encodeTestIndex(testEntries(20), 2, 20, 0, []byte("TREE\x00\x00\x00\x00"))), 20)
+	f.Add(body(32, encodeTestIndex(testEntries(32), 3, 32, 0, nil)), 32)
+	f.Add(body(20, encodeTestIndex(testEntries(20)[:1], 3, 20, 0x4000, nil)), 20)
 	f.Fuzz(func(t *testing.T, data []byte, idLen int) {
 		if idLen != 20 && idLen != 32 {
 			idLen = 20
@@ -129,4 +129,18 @@ func FuzzParseIndex(f *testing.F) {
 			}
 		}
 	})
+}
+
+// What the index writer (index_write.go) writes, the reader reads back.
+func TestIndexWriterAndReaderAgree(t *testing.T) {
+	for _, idLen := range []int{20, 32} {
+		es := testEntries(idLen)
+		var b bytes.Buffer
+		must(t, encodeIndex(&b, es))
+		idx, err := parseIndex(b.Bytes(), idLen)
+		must(t, err)
+		if fmt.Sprint(idx.entries) != fmt.Sprint(es) {
+			t.Errorf("id %d: read %v, want %v", idLen, idx.entries, es)
+		}
+	}
 }

@@ -154,7 +154,7 @@ func (w *Worktree) readManifest(ctx context.Context) (*manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.idxS, m.idxNS, m.indexSum, m.indexSize, m.indexIno = idx.mtimeS, idx.mtimeNS, idx.sum, idx.size, idx.ino
+	m.idxS, m.idxNS, m.indexSum, m.indexSize, m.indexIno = idx.mtimeSec, idx.mtimeNsec, idx.sum, idx.size, idx.ino
 	if m.root, err = m.buildDir(idx.entries, 0); err != nil {
 		return nil, err
 	}

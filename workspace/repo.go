@@ -50,13 +50,12 @@ type Repo struct {
 	objOnce sync.Once
 	obj     *objectReader // reads objects for applies; see objects
 
-	goConfOnce sync.Once
-	goConfErr  error // why worktrees are not captured in Go (capture_config.go)
-
 	idleMu sync.Mutex
 	idle   []*Worktree // removed worktrees kept for reuse (Options.KeepIdle), some still being prepared
 	latest Snapshot    // the latest snapshot taken, which parked worktrees are prepared for
 	warmed int         // worktrees made by Prewarm, for their names
+
+	checkout checkoutState // the last tree checked out in Go, and why Go may not (materialise.go)
 }
 
 // Open returns the Repo of the workspace at root.

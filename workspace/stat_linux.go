@@ -27,8 +27,8 @@ func lstatFile(path string) (fileStat, error) {
 		break
 	}
 	return fileStat{mode: s.Mode, st: indexStat{
-		ctimeS: uint32(s.Ctim.Sec), ctimeNS: uint32(s.Ctim.Nsec),
-		mtimeS: uint32(s.Mtim.Sec), mtimeNS: uint32(s.Mtim.Nsec),
+		ctimeSec: uint32(s.Ctim.Sec), ctimeNsec: uint32(s.Ctim.Nsec),
+		mtimeSec: uint32(s.Mtim.Sec), mtimeNsec: uint32(s.Mtim.Nsec),
 		dev: uint32(s.Dev), ino: uint32(s.Ino), uid: s.Uid, gid: s.Gid, size: uint32(s.Size),
 	}}, nil
 }

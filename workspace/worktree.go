@@ -59,7 +59,8 @@ func (r *Repo) NewWorktree(ctx context.Context, snap Snapshot, name string) (*Wo
 	return w, nil
 }
 
-// create registers a new worktree named name and checks snap out in it.
+// create registers a new worktree named name and checks snap out in it
+// (in Go when that gives what git's checkout gives: materialise.go).
 func (r *Repo) create(ctx context.Context, snap Snapshot, name string) (*Worktree, error) {
 	dir := filepath.Join(r.worktreesDir(), strconv.Itoa(os.Getpid())+"-"+name)
 	if err := os.MkdirAll(r.worktreesDir(), 0o755); err != nil {
@@ -75,7 +76,7 @@ func (r *Repo) create(ctx context.Context, snap Snapshot, name string) (*Worktre
 		return nil, err
 	}
 	w := &Worktree{repo: r, dir: dir, snap: snap, g: git{dir: dir, conf: r.g.conf}}
-	if _, err := w.g.run(ctx, nil, "reset", "-q", "--hard", snap.Commit); err != nil {
+	if err := w.checkout(ctx); err != nil {
 		_ = w.destroy(context.WithoutCancel(ctx))
 		return nil, err
 	}

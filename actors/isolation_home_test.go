@@ -1,0 +1,58 @@
+package actors
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// The requester keeps a remote agent's nested changesets as the run's
+// patch files, emits their events through the remote agent's parent's
+// events and lists them, with the reason some were refused, in the run's
+// changes; an agent ID that is no file name writes nothing.
+func TestBringNestedKeepsThePatchesHome(t *testing.T) {
+	dir := t.TempDir()
+	is := &isolation{dataDir: dir, log: zerolog.Nop()}
+	rec := &Recorder{}
+	ev := newAgentEvents(rec, "r1", "root", "", "root", "", zerolog.Nop())
+	r := AgentResult{Nested: []messages.NestedChanges{
+		{Agent: "worker-1", Status: messages.ChangeStatusConflict, Files: []string{"f.go", "g.go"}, Conflicts: []string{"f.go"}, Patch: []byte("conflicting patch")},
+		{Agent: "worker-2", Status: messages.ChangeStatusPatch, Files: []string{"h.go"}, Patch: []byte("unfinished patch")},
+		{Agent: "../x", Status: messages.ChangeStatusConflict, Files: []string{"f.go"}, Patch: []byte("escape")},
+	}, NestedErr: "nested changes refused: agent \"../y\" is not a file name"}
+	outs := is.bringNested(ev, "r1", "lead-1", r)
+	if len(outs) != 4 {
+		t.Fatalf("outcomes %+v", outs)
+	}
+	for i, want := range []struct{ status, body string }{{"conflict", "conflicting patch"}, {"patch", "unfinished patch"}} {
+		path := filepath.Join(dir, "runs", "r1", "changes", outs[i].Agent+".patch")
+		if b, err := os.ReadFile(path); err != nil || string(b) != want.body || outs[i].Patch != path || outs[i].Status != want.status {
+			t.Errorf("%+v: %q %v", outs[i], b, err)
+		}
+	}
+	if outs[2].Status != messages.ChangeStatusError || !strings.Contains(outs[2].Error, "bad run") {
+		t.Errorf("the climbing ID: %+v", outs[2])
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runs", "r1", "x.patch")); err == nil {
+		t.Error("a patch was written outside the changes directory")
+	}
+	if outs[3].Agent != "lead-1" || outs[3].Status != messages.ChangeStatusError || !strings.Contains(outs[3].Error, `"../y"`) {
+		t.Errorf("the refused ones: %+v", outs[3])
+	}
+	if got := is.results(); len(got) != 4 {
+		t.Errorf("run's changes %+v", got)
+	}
+	if c, a := rec.OfType(messages.EvtChangesConflict), rec.OfType(messages.EvtChangesApplied); len(c) != 1 || len(a) != 1 ||
+		!strings.Contains(string(c[0].Data), "worker-1") || !strings.Contains(string(a[0].Data), `"status":"patch"`) {
+		t.Errorf("events: conflict %v, applied %v", c, a)
+	}
+	note := nestedNote("lead-1", outs)
+	if !strings.Contains(note, "[changes of worker-1, started by lead-1 on its node: NOT applied") ||
+		!strings.Contains(note, "[changes of the agents lead-1 started on its node: could not be brought back") {
+		t.Errorf("note:\n%s", note)
+	}
+}
