@@ -351,3 +351,43 @@ func TestCaptureInGoOfAPlainDirectory(t *testing.T) {
 		t.Errorf("tree %s with %+v, want %s with 2 files", cs.Tree, cs.Files, want)
 	}
 }
+
+// Edge cases of the tree a Go capture writes: every file deleted (the
+// empty tree), and more new entries than one git ls-files is given.
+func TestCaptureInGoEdgeCases(t *testing.T) {
+	root := diffRepo(t)
+	r := open(t, root)
+	defer r.Close(t.Context())
+	snap, err := r.Snapshot(t.Context())
+	must(t, err)
+	for name, edit := range map[string]func(dir string){
+		"everything deleted": func(dir string) {
+			entries, err := os.ReadDir(dir)
+			must(t, err)
+			for _, e := range entries {
+				if e.Name() != ".git" {
+					must(t, os.RemoveAll(filepath.Join(dir, e.Name())))
+				}
+			}
+		},
+		"1,200 new entries": func(dir string) {
+			files := map[string]string{}
+			for i := range 1200 {
+				files[fmt.Sprintf("new%04d.txt", i)] = fmt.Sprint(i)
+				if i%3 == 0 {
+					files[fmt.Sprintf("a/new%04d.log", i)] = "ignored"
+				}
+			}
+			write(t, dir, files)
+		},
+	} {
+		w, err := r.NewWorktree(t.Context(), snap, strings.Fields(name)[0])
+		must(t, err)
+		edit(w.Dir())
+		cs, err := w.Capture(t.Context())
+		must(t, err)
+		if want := gitTree(t, w); cs.Tree != want || w.captured != "go" {
+			t.Errorf("%s: tree %s by %s, want %s", name, cs.Tree, w.captured, want)
+		}
+	}
+}
