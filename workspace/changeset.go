@@ -12,7 +12,26 @@ import (
 // Capture records the worktree's changes relative to its snapshot: every
 // file added, modified or deleted (ignored files aside), with a
 // binary-safe patch that applies to the snapshot.
+//
+// The tree is written in Go when the worktree's manifest allows
+// (capture_go.go); otherwise, and whenever the Go path meets something
+// it does not model, by git add -A and git write-tree in the worktree's
+// index.
 func (w *Worktree) Capture(ctx context.Context) (messages.Changeset, error) {
+	if w.hand != nil {
+		tree, err := w.captureGo(ctx)
+		if err == nil {
+			w.captured = "go"
+			cs, err := diffTrees(ctx, w.g, w.snap.Tree, tree)
+			if err != nil {
+				return messages.Changeset{}, fmt.Errorf("capture changes: %w", err)
+			}
+			cs.Snapshot = w.snap.Commit
+			return cs, nil
+		}
+		w.hand, w.handErr = nil, err // the git path below changes the index
+	}
+	w.captured = "git"
 	if _, err := w.g.run(ctx, nil, "add", "-A", "--ignore-errors", "--", "."); err != nil {
 		return messages.Changeset{}, fmt.Errorf("capture changes: %w", err)
 	}

@@ -12,6 +12,17 @@ import (
 // a plain write of each blob, or "" when it does not. Our commands run
 // with core.autocrlf=false (gitConfig), which therefore never counts.
 func (r *Repo) checkoutConfWhy(ctx context.Context) string {
+	conf, why := r.repoConfig(ctx)
+	if why != "" {
+		return why
+	}
+	return confWhy(conf)
+}
+
+// repoConfig is the repository's configuration as our git commands see
+// it, read once per Repo with git config -z --list; why says why there
+// is none (it could not be read).
+func (r *Repo) repoConfig(ctx context.Context) (conf map[string]confValue, why string) {
 	cs := &r.checkout
 	cs.confOnce.Do(func() {
 		out, err := r.g.run(ctx, nil, "config", "-z", "--list")
@@ -19,9 +30,9 @@ func (r *Repo) checkoutConfWhy(ctx context.Context) string {
 			cs.confWhy = "configuration unreadable: " + err.Error()
 			return
 		}
-		cs.confWhy = confWhy(parseConfigList(out))
+		cs.conf = parseConfigList(out)
 	})
-	return cs.confWhy
+	return cs.conf, cs.confWhy
 }
 
 // parseConfigList reads `git config -z --list` output ("key\nvalue\0",

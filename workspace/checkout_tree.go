@@ -55,7 +55,8 @@ type treeFiles struct {
 // checkoutState is a Repo's memory for Go checkouts.
 type checkoutState struct {
 	confOnce sync.Once
-	confWhy  string // why the repository's configuration rules Go checkouts out
+	conf     map[string]confValue // the repository's configuration (checkout_conf.go)
+	confWhy  string               // why it could not be read
 
 	mu     sync.Mutex
 	latest *treeFiles // the last commit listed

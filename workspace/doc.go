@@ -26,6 +26,21 @@
 // the paths that differ (see worktree_reuse.go), so an agent's worktree
 // usually costs no checkout at all.
 //
+// A capture is made in Go when it can be vouched for: when a worktree is
+// handed to an agent, its git index is read (index_read.go) into a
+// manifest of every tracked file's mode, blob ID and stat data, checked
+// to hold the snapshot's tree. Capture then lstats the directories that
+// hold tracked files, hashes only files whose stat data differs or is
+// racy (git's rule), asks one git ls-files which new entries are not
+// ignored, and writes the changed blobs and the trees along their paths
+// as loose objects: the tree git add -A and write-tree would make, with
+// no git process but the diff-tree that makes the patch, and the
+// worktree's index untouched (so what its agent staged or committed does
+// not count). Attributes, configuration that changes how git adds files,
+// submodules, an index the reader does not take, or any error, and git
+// does it as before. A kept worktree is restored in Go from the same
+// comparison (worktree_restore.go).
+//
 // Applies read trees and blobs through one long-lived git cat-file per
 // Repo and diff trees in Go, so a clean merge starts no git process.
 //

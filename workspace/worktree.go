@@ -26,6 +26,13 @@ type Worktree struct {
 	err   error         // why its preparation failed, when it did
 
 	removed bool // Remove was called since the agent got it
+
+	// What the worktree held when handed to its agent (manifest.go): nil
+	// when the Go path cannot vouch for it, handErr saying why.
+	hand     *manifest
+	handErr  error
+	captured string // how the last capture was made: "go" or "git"
+	prepared string // how its last preparation for reuse went: "restore", "switch" or "reset"
 }
 
 // worktreesDir is where a Repo's worktrees live.
@@ -41,12 +48,14 @@ func (r *Repo) NewWorktree(ctx context.Context, snap Snapshot, name string) (*Wo
 		return nil, fmt.Errorf("new worktree: bad name %q", name)
 	}
 	if w := r.takeIdle(ctx, snap); w != nil {
+		w.handOver(ctx)
 		return w, nil
 	}
 	w, err := r.create(ctx, snap, name)
 	if err != nil {
 		return nil, fmt.Errorf("new worktree %s: %w", name, err)
 	}
+	w.handOver(ctx)
 	return w, nil
 }
 

@@ -19,9 +19,14 @@ import (
 // deleted and its tracked files brought to the latest snapshot, touching
 // only the paths that differ from the tree its last capture wrote, which
 // its index holds (switchFiles). NewWorktree then has at most the
-// difference to the snapshot it asks for to write. A worktree removed
-// without a capture, or whose switch fails, is reset the slow way (git
-// reset --hard and clean -ffdx: every tracked file checked).
+// difference to the snapshot it asks for to write. A worktree handed
+// over with a manifest (manifest.go) is first restored in Go to what it
+// held then (worktree_restore.go): its agent's new files removed and
+// the tracked files it changed rewritten, found by one lstat walk, no
+// git process. A worktree removed without a capture and without a
+// manifest, one whose agent moved HEAD or changed the index, or whose
+// switch fails, is reset the slow way (git reset --hard and clean
+// -ffdx: every tracked file checked).
 
 // prepareTimeout bounds one background preparation.
 const prepareTimeout = 5 * time.Minute
@@ -188,6 +193,9 @@ func (r *Repo) park(w *Worktree) bool {
 	r.idleMu.Lock()
 	defer r.idleMu.Unlock()
 	if len(r.idle) >= r.opts.KeepIdle {
+		if w.hand != nil {
+			w.hand.forgetScan()
+		}
 		return false
 	}
 	w.ready, w.err = make(chan struct{}), nil
@@ -200,7 +208,16 @@ func (r *Repo) park(w *Worktree) bool {
 		defer close(w.ready)
 		ctx, cancel := context.WithTimeout(context.Background(), prepareTimeout)
 		defer cancel()
+		w.prepared = "switch"
+		if w.hand != nil {
+			if err := w.restore(ctx); err != nil {
+				w.tree = "" // reset below
+			} else {
+				w.prepared = "restore"
+			}
+		}
 		if err := w.switchTree(ctx, target); err != nil {
+			w.prepared = "reset"
 			w.err = w.reset(ctx, target)
 		}
 	}()

@@ -1,0 +1,261 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// freshPerCall bounds the pathspecs of one git ls-files.
+const freshPerCall = 500
+
+// captureGo writes the tree of the worktree's files as `git add -A &&
+// git write-tree` would, in Go: the worktree scanned against its
+// manifest, the new entries that are not ignored listed by one git
+// ls-files, the changed blobs and the trees along their paths written
+// as loose objects. It returns the tree's ID. The worktree's index is
+// not touched.
+func (w *Worktree) captureGo(ctx context.Context) (string, error) {
+	m := w.hand
+	if err := w.repo.goCaptureOK(ctx); err != nil {
+		return "", err
+	}
+	m.forgetScan()
+	watch, werr := watchTracked(w.dir, m) // before the scan: a write after it is seen
+	res, err := m.scan(w.dir, true)
+	if err != nil {
+		watch.close()
+		return "", err
+	}
+	added, err := w.addFresh(ctx, res.fresh)
+	if err != nil {
+		watch.close()
+		return "", err
+	}
+	ds := append(res.deltas, added...)
+	for i := range ds {
+		if ds[i].mode != 0 {
+			if err := writeLoose(m.objDir, ds[i].id, "blob", ds[i].data); err != nil {
+				watch.close()
+				return "", err
+			}
+		}
+	}
+	id, err := m.rebuild(ds)
+	if err != nil {
+		watch.close()
+		return "", err
+	}
+	if werr == nil {
+		for i := range res.deltas {
+			res.deltas[i].data = nil
+		}
+		m.scanned, m.watch = res, watch
+	}
+	return hex.EncodeToString(id), nil
+}
+
+// addFresh hashes the files under the new entries that are not ignored,
+// as git add -A would add them; git ls-files says which they are, with
+// an index of its own that does not exist (so what the agent staged
+// does not count).
+func (w *Worktree) addFresh(ctx context.Context, fresh []freshEntry) ([]delta, error) {
+	var ds []delta
+	g := w.g.withIndex(filepath.Join(w.hand.gitDir, "troupe-no-index"))
+	checked := map[string]bool{}
+	for chunk := range slices.Chunk(fresh, freshPerCall) {
+		args := []string{"ls-files", "-z", "--others", "--exclude-standard", "--"}
+		for _, f := range chunk {
+			args = append(args, ":(literal)"+f.path)
+		}
+		out, err := g.run(ctx, nil, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rec := range bytes.SplitSeq(out, []byte{0}) {
+			if len(rec) == 0 {
+				continue
+			}
+			p := string(rec)
+			if strings.HasSuffix(p, "/") {
+				return nil, fmt.Errorf("%w: %s", errNested, p)
+			}
+			if err := w.noAttributes(p, checked); err != nil {
+				return nil, err
+			}
+			d, err := w.hashFile(p)
+			if err != nil {
+				return nil, err
+			}
+			ds = append(ds, d)
+		}
+	}
+	return ds, nil
+}
+
+// noAttributes returns errAttributes when p is a .gitattributes file or
+// a directory above it, up to one the manifest tracks, holds one
+// (ignored ones count: git reads them). checked holds directories seen.
+func (w *Worktree) noAttributes(p string, checked map[string]bool) error {
+	if path.Base(p) == ".gitattributes" {
+		return fmt.Errorf("%w: %s", errAttributes, p)
+	}
+	for dir := path.Dir(p); dir != "." && !checked[dir] && w.hand.dir(dir) == nil; dir = path.Dir(dir) {
+		checked[dir] = true
+		_, err := os.Lstat(filepath.Join(w.dir, filepath.FromSlash(dir), ".gitattributes"))
+		if err == nil {
+			return fmt.Errorf("%w: %s/.gitattributes", errAttributes, dir)
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// hashFile reads and hashes the new file p.
+func (w *Worktree) hashFile(p string) (delta, error) {
+	abs := filepath.Join(w.dir, filepath.FromSlash(p))
+	st, err := lstatFile(abs)
+	if err != nil {
+		return delta{}, err
+	}
+	mode, err := fileMode(st.mode, p)
+	if err != nil {
+		return delta{}, err
+	}
+	data, err := readContent(abs, mode)
+	if err != nil {
+		return delta{}, err
+	}
+	return delta{path: p, mode: mode, id: objectID(w.hand.idLen, "blob", data), data: data}, nil
+}
+
+// dir is the manifest's directory at p (slash-separated), or nil.
+func (m *manifest) dir(p string) *mdir {
+	d := m.root
+	for name := range strings.SplitSeq(p, "/") {
+		i, ok := d.byName[name]
+		if !ok || !d.ents[i].isDir() {
+			return nil
+		}
+		d = d.ents[i].sub
+	}
+	return d
+}
+
+// cnode is a directory of changes: the delta at this path, if any, and
+// the changes below it.
+type cnode struct {
+	d   *delta
+	sub map[string]*cnode
+}
+
+// rebuild returns the ID of the manifest's tree with ds applied, writing
+// the trees that change (the unchanged ones are the snapshot's).
+func (m *manifest) rebuild(ds []delta) ([]byte, error) {
+	root := &cnode{}
+	for i := range ds {
+		n := root
+		for name := range strings.SplitSeq(ds[i].path, "/") {
+			if n.sub == nil {
+				n.sub = map[string]*cnode{}
+			}
+			c := n.sub[name]
+			if c == nil {
+				c = &cnode{}
+				n.sub[name] = c
+			}
+			n = c
+		}
+		n.d = &ds[i]
+	}
+	ents, err := m.rebuildEntries(m.root, root)
+	if err != nil {
+		return nil, err
+	}
+	return m.storeTree(ents)
+}
+
+// rebuildEntries returns the entries of directory d (nil: a new one)
+// with the changes c applied.
+func (m *manifest) rebuildEntries(d *mdir, c *cnode) ([]mentry, error) {
+	var ents []mentry
+	if d != nil {
+		for i := range d.ents {
+			if _, ok := c.sub[d.ents[i].name]; !ok {
+				ents = append(ents, d.ents[i])
+			}
+		}
+	}
+	for name, cn := range c.sub {
+		var old *mentry
+		if d != nil {
+			if i, ok := d.byName[name]; ok {
+				old = &d.ents[i]
+			}
+		}
+		var file, dir *mentry
+		if old != nil && !old.isDir() {
+			file = old
+		}
+		if cn.d != nil {
+			file = nil
+			if cn.d.mode != 0 {
+				file = &mentry{name: name, mode: cn.d.mode, id: cn.d.id}
+			}
+		}
+		if old != nil && old.isDir() && len(cn.sub) == 0 {
+			dir = old
+		} else if len(cn.sub) > 0 {
+			var sub *mdir
+			if old != nil && old.isDir() {
+				sub = old.sub
+			}
+			subEnts, err := m.rebuildEntries(sub, cn)
+			if err != nil {
+				return nil, err
+			}
+			if len(subEnts) > 0 {
+				id, err := m.storeTree(subEnts)
+				if err != nil {
+					return nil, err
+				}
+				dir = &mentry{name: name, mode: modeDir, id: id}
+			}
+		}
+		switch {
+		case file != nil && dir != nil:
+			return nil, fmt.Errorf("capture: %s is both a file and a directory", name)
+		case file != nil:
+			ents = append(ents, *file)
+		case dir != nil:
+			ents = append(ents, *dir)
+		}
+	}
+	return ents, nil
+}
+
+// storeTree sorts ents in tree order, writes their tree object unless
+// the store holds it and returns its ID.
+func (m *manifest) storeTree(ents []mentry) ([]byte, error) {
+	slices.SortFunc(ents, func(a, b mentry) int { return treeOrder(&a, &b) })
+	data := treeObject(ents)
+	id := objectID(m.idLen, "tree", data)
+	if m.trees[string(id)] {
+		return id, nil
+	}
+	if err := writeLoose(m.objDir, id, "tree", data); err != nil {
+		return nil, err
+	}
+	m.trees[string(id)] = true
+	return id, nil
+}

@@ -1,0 +1,42 @@
+//go:build linux
+
+package workspace
+
+import (
+	"os"
+	"syscall"
+)
+
+// fileStat is what lstat says of a path, in the index's terms.
+type fileStat struct {
+	mode uint32 // st_mode
+	st   indexStat
+}
+
+// lstatFile lstats path.
+func lstatFile(path string) (fileStat, error) {
+	var s syscall.Stat_t
+	for {
+		err := syscall.Lstat(path, &s)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return fileStat{}, err
+		}
+		break
+	}
+	return fileStat{mode: s.Mode, st: indexStat{
+		ctimeSec: uint32(s.Ctim.Sec), ctimeNsec: uint32(s.Ctim.Nsec),
+		mtimeSec: uint32(s.Mtim.Sec), mtimeNsec: uint32(s.Mtim.Nsec),
+		dev: uint32(s.Dev), ino: uint32(s.Ino), uid: s.Uid, gid: s.Gid, size: uint32(s.Size),
+	}}, nil
+}
+
+// inode is the inode number of the file info describes (0 unknown).
+func inode(info os.FileInfo) uint64 {
+	if s, ok := info.Sys().(*syscall.Stat_t); ok {
+		return s.Ino
+	}
+	return 0
+}

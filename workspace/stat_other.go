@@ -1,0 +1,22 @@
+//go:build !linux
+
+package workspace
+
+import (
+	"fmt"
+	"os"
+)
+
+// fileStat is what lstat says of a path, in the index's terms.
+type fileStat struct {
+	mode uint32 // st_mode
+	st   indexStat
+}
+
+// lstatFile is Linux-only for now; elsewhere captures go through git.
+func lstatFile(path string) (fileStat, error) {
+	return fileStat{}, fmt.Errorf("%w: stat data on this system", errIndex)
+}
+
+// inode is unknown (0) here.
+func inode(os.FileInfo) uint64 { return 0 }
