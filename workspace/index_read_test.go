@@ -136,7 +136,7 @@ func TestIndexWriterAndReaderAgree(t *testing.T) {
 	for _, idLen := range []int{20, 32} {
 		es := testEntries(idLen)
 		var b bytes.Buffer
-		must(t, encodeIndex(&b, es))
+		must(t, encodeIndex(&b, es, idLen))
 		idx, err := parseIndex(b.Bytes(), idLen)
 		must(t, err)
 		if fmt.Sprint(idx.entries) != fmt.Sprint(es) {
