@@ -47,7 +47,9 @@ type scanResult struct {
 // git would add differently (attributes, a nested repository); without
 // it (a restore) those are new entries like any other.
 func (m *manifest) scan(top string, keep bool) (*scanResult, error) {
-	s := &scanner{m: m, top: top, keep: keep, sem: make(chan struct{}, scanWorkers-1)}
+	// Syscalls are most of a scan's cost, and they run in parallel.
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	s := &scanner{m: m, top: top, keep: keep, sem: make(chan struct{}, workers-1)}
 	s.dir("", m.root)
 	s.wg.Wait()
 	if s.err != nil {
@@ -56,12 +58,8 @@ func (m *manifest) scan(top string, keep bool) (*scanResult, error) {
 	return &s.res, nil
 }
 
-// scanWorkers is how many directories a scan reads at once: syscalls
-// are most of its cost, and they run in parallel.
-var scanWorkers = min(runtime.GOMAXPROCS(0), 4)
-
-// scanner is one scan under way: directories are scanned on up to
-// scanWorkers goroutines, each result merged under mu.
+// scanner is one scan under way: directories are scanned on up to four
+// goroutines, each result merged under mu.
 type scanner struct {
 	m    *manifest
 	top  string

@@ -29,6 +29,7 @@ func (w *Worktree) Capture(ctx context.Context) (messages.Changeset, error) {
 			cs.Snapshot = w.snap.Commit
 			return cs, nil
 		}
+		w.hand.forgetScan()
 		w.hand, w.handErr = nil, err // the git path below changes the index
 	}
 	w.captured = "git"
