@@ -130,10 +130,7 @@ func trackedAndNew(t *testing.T, dir string) []string {
 // kind, and the repository stays sound (git fsck --strict).
 func TestCaptureInGoMatchesGit(t *testing.T) {
 	root := diffRepo(t)
-	r := open(t, root)
-	defer r.Close(t.Context())
-	snap, err := r.Snapshot(t.Context())
-	must(t, err)
+	r, snap := openSnap(t, root)
 	for seed := range uint64(12) {
 		w, err := r.NewWorktree(t.Context(), snap, fmt.Sprintf("w%d", seed))
 		must(t, err)
@@ -164,10 +161,7 @@ func TestCaptureInGoMatchesGit(t *testing.T) {
 // staged or committed does not change what it captures.
 func TestCaptureInGoIgnoresTheAgentsIndex(t *testing.T) {
 	root := diffRepo(t)
-	r := open(t, root)
-	defer r.Close(t.Context())
-	snap, err := r.Snapshot(t.Context())
-	must(t, err)
+	r, snap := openSnap(t, root)
 	w, err := r.NewWorktree(t.Context(), snap, "w")
 	must(t, err)
 	write(t, w.Dir(), map[string]string{"a.txt": "agent\n", "staged.txt": "s\n", "later.txt": "l\n"})
@@ -219,10 +213,7 @@ func TestCaptureFallsBackToGit(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			root := diffRepo(t)
-			r := open(t, root)
-			defer r.Close(t.Context())
-			snap, err := r.Snapshot(t.Context())
-			must(t, err)
+			r, snap := openSnap(t, root)
 			w, err := r.NewWorktree(t.Context(), snap, "w")
 			must(t, err)
 			write(t, w.Dir(), map[string]string{"a.txt": "agent\n", "new.txt": "n\n"})
@@ -256,10 +247,7 @@ func TestNoManifestWhenGitAddsDifferently(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := diffRepo(t)
 			setup(t, root)
-			r := open(t, root)
-			defer r.Close(t.Context())
-			snap, err := r.Snapshot(t.Context())
-			must(t, err)
+			r, snap := openSnap(t, root)
 			w, err := r.NewWorktree(t.Context(), snap, "w")
 			must(t, err)
 			if w.hand != nil {
@@ -280,10 +268,7 @@ func TestNoManifestWhenGitAddsDifferently(t *testing.T) {
 // entry only when it is older than the index) makes the capture hash it.
 func TestCaptureSeesARacyEdit(t *testing.T) {
 	root := diffRepo(t)
-	r := open(t, root)
-	defer r.Close(t.Context())
-	snap, err := r.Snapshot(t.Context())
-	must(t, err)
+	r, snap := openSnap(t, root)
 	changed := func(w *Worktree) bool {
 		cs, err := w.Capture(t.Context())
 		must(t, err)
@@ -335,10 +320,7 @@ func TestCaptureInGoOfAPlainDirectory(t *testing.T) {
 	needGit(t)
 	root := t.TempDir()
 	write(t, root, map[string]string{"a.txt": "a\n", ".gitignore": "skip/\n", "src/b.txt": "b\n"})
-	r := open(t, root)
-	defer r.Close(t.Context())
-	snap, err := r.Snapshot(t.Context())
-	must(t, err)
+	r, snap := openSnap(t, root)
 	w, err := r.NewWorktree(t.Context(), snap, "a")
 	must(t, err)
 	write(t, w.Root(), map[string]string{"src/b.txt": "b2\n", "c/d.txt": "c\n", "skip/x": "ignored\n"})
@@ -356,10 +338,7 @@ func TestCaptureInGoOfAPlainDirectory(t *testing.T) {
 // empty tree), and more new entries than one git ls-files is given.
 func TestCaptureInGoEdgeCases(t *testing.T) {
 	root := diffRepo(t)
-	r := open(t, root)
-	defer r.Close(t.Context())
-	snap, err := r.Snapshot(t.Context())
-	must(t, err)
+	r, snap := openSnap(t, root)
 	for name, edit := range map[string]func(dir string){
 		"everything deleted": func(dir string) {
 			entries, err := os.ReadDir(dir)

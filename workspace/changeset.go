@@ -18,25 +18,7 @@ import (
 // it does not model, by git add -A and git write-tree in the worktree's
 // index.
 func (w *Worktree) Capture(ctx context.Context) (messages.Changeset, error) {
-	if w.hand != nil {
-		tree, err := w.captureGo(ctx)
-		if err == nil {
-			w.captured = "go"
-			cs, err := diffTrees(ctx, w.g, w.snap.Tree, tree)
-			if err != nil {
-				return messages.Changeset{}, fmt.Errorf("capture changes: %w", err)
-			}
-			cs.Snapshot = w.snap.Commit
-			return cs, nil
-		}
-		w.hand.forgetScan()
-		w.hand, w.handErr = nil, err // the git path below changes the index
-	}
-	w.captured = "git"
-	if _, err := w.g.run(ctx, nil, "add", "-A", "--ignore-errors", "--", "."); err != nil {
-		return messages.Changeset{}, fmt.Errorf("capture changes: %w", err)
-	}
-	tree, err := w.g.line(ctx, "write-tree")
+	tree, err := w.captureTree(ctx)
 	if err != nil {
 		return messages.Changeset{}, fmt.Errorf("capture changes: %w", err)
 	}
@@ -45,8 +27,30 @@ func (w *Worktree) Capture(ctx context.Context) (messages.Changeset, error) {
 		return messages.Changeset{}, fmt.Errorf("capture changes: %w", err)
 	}
 	cs.Snapshot = w.snap.Commit
-	w.tree, w.stray = tree, true // the index holds tree now
 	return cs, nil
+}
+
+// captureTree writes the tree of the worktree's files and returns its ID.
+func (w *Worktree) captureTree(ctx context.Context) (string, error) {
+	if w.hand != nil {
+		tree, err := w.captureGo(ctx)
+		if err == nil {
+			w.captured = "go"
+			return tree, nil
+		}
+		w.hand.forgetScan()
+		w.hand, w.handErr = nil, err // the git path below changes the index
+	}
+	w.captured = "git"
+	if _, err := w.g.run(ctx, nil, "add", "-A", "--ignore-errors", "--", "."); err != nil {
+		return "", err
+	}
+	tree, err := w.g.line(ctx, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	w.tree, w.stray = tree, true // the index holds tree now
+	return tree, nil
 }
 
 // diffTrees is the changeset from tree a to tree b, from one diff-tree:

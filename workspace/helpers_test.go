@@ -100,3 +100,14 @@ func B() int {
 `
 
 func strconvItoa(i int) string { return strconv.Itoa(i) }
+
+// openSnap opens root as a Repo for a test, closed when the test ends,
+// and takes a snapshot of it.
+func openSnap(t *testing.T, root string) (*Repo, Snapshot) {
+	t.Helper()
+	r := open(t, root)
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	snap, err := r.Snapshot(t.Context())
+	must(t, err)
+	return r, snap
+}

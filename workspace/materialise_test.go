@@ -1,21 +1,16 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha1"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // checkoutFiles is a tree with every kind of file a Go checkout writes.
@@ -313,51 +308,6 @@ func TestFailedGoCheckoutIsLeftToGit(t *testing.T) {
 	}
 }
 
-func TestIndexOfALongPathReadsBack(t *testing.T) {
-	root := newRepo(t, map[string]string{"a": "a\n"})
-	id := sh(t, root, "rev-parse", "HEAD:a")
-	raw, err := rawID(id)
-	must(t, err)
-	long := strings.Repeat("d/", 2100) + "f" // 4201 bytes: flags hold 0xFFF
-	var es []indexEntry
-	for _, p := range []string{"z", long, "a.b", "a/b", "a0", strings.Repeat("n", 7)} {
-		es = append(es, indexEntry{path: p, mode: 0o100644, id: raw, stat: indexStat{size: 2}})
-	}
-	idx := filepath.Join(t.TempDir(), "index")
-	must(t, writeIndexFile(idx, es, len(raw)))
-	out, err := (git{dir: root, index: idx}).run(t.Context(), nil, "ls-files", "-z")
-	must(t, err)
-	got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
-	want := []string{"a.b", "a/b", "a0", long, strings.Repeat("n", 7), "z"}
-	if !slices.Equal(got, want) {
-		t.Errorf("git reads paths %.80q, want %.80q", got, want)
-	}
-	data, err := os.ReadFile(idx)
-	must(t, err)
-	if !bytes.HasPrefix(data, []byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x06")) {
-		t.Errorf("header %q", data[:12])
-	}
-}
-
-func TestEmptyIndexHasTheRepositorysChecksum(t *testing.T) {
-	for _, idLen := range []int{20, 32} {
-		var buf bytes.Buffer
-		must(t, encodeIndex(&buf, nil, idLen))
-		head := "DIRC\x00\x00\x00\x02\x00\x00\x00\x00"
-		var sum []byte
-		if idLen == 20 {
-			s := sha1.Sum([]byte(head))
-			sum = s[:]
-		} else {
-			s := sha256.Sum256([]byte(head))
-			sum = s[:]
-		}
-		if want := head + string(sum); buf.String() != want {
-			t.Errorf("empty index for %d-byte IDs: %x, want %x", idLen, buf.Bytes(), want)
-		}
-	}
-}
-
 func FuzzParseListing(f *testing.F) {
 	f.Add([]byte("100644 blob 0123456789012345678901234567890123456789\ta/b.go\x00"))
 	f.Add([]byte("160000 commit 0123456789012345678901234567890123456789\tmod\x00"))
@@ -399,59 +349,5 @@ func assertNoRacyEntries(t *testing.T, dir string) {
 		if lfi, err := os.Lstat(filepath.Join(dir, p)); err == nil && lfi.Mode()&fs.ModeSymlink == 0 && sec >= indexSec {
 			t.Errorf("%s: modified at %d, the index at %d: racily clean", p, sec, indexSec)
 		}
-	}
-}
-
-// TROUPE_CHECKOUT_WRITERS sets how many goroutines write a Go
-// checkout's files, to measure the benchmarks with other counts.
-func init() {
-	if n, err := strconv.Atoi(os.Getenv("TROUPE_CHECKOUT_WRITERS")); err == nil && n > 0 {
-		checkoutWriters = n
-	}
-}
-
-// BenchmarkCreate5000 measures the creation of a new worktree of a
-// 5,000-file checkout alone, in Go and by git reset --hard in turns (so
-// both meet the same machine load), the snapshot's objects read before:
-// wall and CPU time (git's processes included) per worktree of each.
-// Removals are not counted.
-func BenchmarkCreate5000(b *testing.B) {
-	r, _ := benchRepo(b, 5000, Options{})
-	ctx := context.Background()
-	snap, err := r.Snapshot(ctx)
-	must(b, err)
-	r.checkoutConfWhy(ctx)
-	for _, why := range []string{"", "benchmark: git checkouts"} {
-		// The first of each reads the snapshot's objects (Go: into the
-		// memory the next creations share; git: into the page cache).
-		r.checkout.confWhy = why
-		w, err := r.NewWorktree(ctx, snap, "warm")
-		must(b, err)
-		must(b, w.Remove(ctx))
-	}
-	var wall, cpu [2]time.Duration
-	i := 0
-	for b.Loop() {
-		for k, why := range []string{"", "benchmark: git checkouts"} {
-			b.StopTimer()
-			r.checkout.confWhy = why
-			b.StartTimer()
-			t0, c0 := time.Now(), cpuTime()
-			i++
-			w, err := r.NewWorktree(ctx, snap, "c"+strconv.Itoa(i))
-			wall[k] += time.Since(t0)
-			cpu[k] += cpuTime() - c0
-			must(b, err)
-			b.StopTimer()
-			must(b, w.Remove(ctx))
-			b.StartTimer()
-		}
-	}
-	if inGo, byGit := checkoutCounts(r); inGo != b.N+1 || byGit != b.N+1 {
-		b.Fatalf("checkouts in Go %d, by git %d; want %d each", inGo, byGit, b.N+1)
-	}
-	for k, name := range []string{"go", "git"} {
-		b.ReportMetric(float64(wall[k].Milliseconds())/float64(b.N), name+"-ms/op")
-		b.ReportMetric(float64(cpu[k].Milliseconds())/float64(b.N), name+"-cpu-ms/op")
 	}
 }
