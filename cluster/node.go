@@ -64,6 +64,10 @@ type NodeOptions struct {
 	// refused. "" refuses nothing.
 	WorkspaceKey string
 	Log          zerolog.Logger
+
+	// beforeSetUp, in tests, runs when a claimed task's agent is about to
+	// be set up (its snapshot fetched and checked out): a slow set-up.
+	beforeSetUp func(actors.ChildTask)
 }
 
 func (o *NodeOptions) defaults() {
@@ -124,9 +128,9 @@ type NodeStats struct {
 	// restarted without its store).
 	Restored uint64
 	// Duplicates counts deliveries of a task this node was running already
-	// (the running copy keeps the task); ProgressLost the progress acks
-	// that failed.
-	Duplicates, ProgressLost uint64
+	// (the running copy keeps the task); Progress the progress acks sent
+	// to keep claimed tasks alive, and ProgressLost those that failed.
+	Duplicates, Progress, ProgressLost uint64
 	// Revoked counts tasks whose claim the run revoked (it found this
 	// node lost and handed them on), or that the node gave up (Fenced):
 	// stopped, their results dropped.
@@ -171,7 +175,7 @@ type Node struct {
 	running map[string]*runningTask // by run + "." + agent
 	stats   struct {
 		taken, completed, redelivered, alreadyDone, handedBack, malformed, wrongKind, version, workspace, cancelled atomic.Uint64
-		restored, duplicate, progressLost, revoked, lapsed, fenced                                                  atomic.Uint64
+		restored, duplicate, progress, progressLost, revoked, lapsed, fenced                                        atomic.Uint64
 	}
 	beatSent atomic.Int64 // unix nanoseconds: when the last heartbeat that got through was sent
 	relMu    sync.Mutex
@@ -267,7 +271,7 @@ func (n *Node) Stats() NodeStats {
 		AlreadyDone: s.alreadyDone.Load(), HandedBack: s.handedBack.Load(), Malformed: s.malformed.Load(),
 		WrongKind: s.wrongKind.Load(), Version: s.version.Load(), Workspace: s.workspace.Load(), Cancelled: s.cancelled.Load(),
 		ControlDropped: n.controlDropped(), Restored: s.restored.Load(),
-		Duplicates: s.duplicate.Load(), ProgressLost: s.progressLost.Load(), Revoked: s.revoked.Load(),
+		Duplicates: s.duplicate.Load(), Progress: s.progress.Load(), ProgressLost: s.progressLost.Load(), Revoked: s.revoked.Load(),
 		Lapsed: s.lapsed.Load(), Fenced: s.fenced.Load()}
 }
 

@@ -33,8 +33,9 @@ type runningTask struct {
 	gone     chan struct{} // closed once revoked or lapsed (let go)
 	goneOnce sync.Once
 
-	mu  sync.Mutex
-	msg jetstream.Msg // the task's latest delivery: the one kept alive and settled
+	mu      sync.Mutex
+	msg     jetstream.Msg // the task's latest delivery: the one kept alive and settled
+	quietFn func()        // stops the progress acks (node_alive.go)
 }
 
 // letGo closes gone: the task is no longer this node's, and its agent's
@@ -155,7 +156,16 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		return
 	}
 	n.kick()
+	rt.keepAlive(n.aliveEvery(), func(err error) {
+		if err != nil {
+			n.stats.progressLost.Add(1)
+			log.Debug().Err(err).Msg("progress ack")
+			return
+		}
+		n.stats.progress.Add(1)
+	})
 	defer func() {
+		rt.quiet()
 		n.mu.Lock()
 		delete(n.running, key)
 		n.mu.Unlock()
@@ -173,6 +183,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		if handedBack {
 			n.stats.handedBack.Add(1)
 			log.Info().Msg("task handed back to the queue (drain timeout)")
+			rt.quiet()
 			_ = rt.latest().Nak()
 			return
 		}
@@ -198,6 +209,7 @@ func (n *Node) settle(rt *runningTask, task actors.ChildTask, res actors.AgentRe
 	if rt.lapsed.Load() {
 		n.stats.lapsed.Add(1)
 		log.Info().Msg("the run's lease lapsed: the agent was stopped and its task dropped")
+		rt.quiet()
 		_ = rt.latest().TermWithReason("the run's lease lapsed: its orchestrator is gone")
 		return
 	}
@@ -208,6 +220,7 @@ func (n *Node) settle(rt *runningTask, task actors.ChildTask, res actors.AgentRe
 	}
 	// The result is stored: a plain ack will do. Should it be lost, the
 	// redelivery finds the result and is acked without a rerun.
+	rt.quiet()
 	if err := rt.latest().Ack(); err != nil {
 		log.Warn().Err(err).Msg("ack task (the result is published; a redelivery will find it)")
 	}
@@ -223,6 +236,9 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (ac
 	// trace context the orchestrator put in the task's headers.
 	parent := telemetry.Extract(context.Background(), rt.latest().Headers())
 	bc := NewBudgetClient(n.o.Bus.NATS(), n.o.Bus.Prefix(), task.Run, n.o.ID).WithTimeout(n.o.BudgetTimeout).withDelivery(d).until(rt.gone)
+	if n.o.beforeSetUp != nil {
+		n.o.beforeSetUp(task)
+	}
 	h, end, err := n.startIn(parent, task, bc, arts)
 	if err != nil {
 		return actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusFailed, Reason: actors.ReasonError,
@@ -238,28 +254,15 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (ac
 		h.Cancel("claim revoked: the task was handed to another node")
 	}
 	n.notify(task, d, messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt})
-	alive := time.NewTicker(n.o.AckWait / 3)
-	defer alive.Stop()
-	for {
-		select {
-		case <-h.Done():
-			// The agent's outputs are stored before its result says where.
-			ctx, cancel := context.WithTimeout(n.ctx, artifactFlushTimeout)
-			_ = arts.Flush(ctx)
-			cancel()
-			res := h.Wait(context.Background())
-			end(&res)                // its changes, when it worked in a snapshot
-			n.packNested(task, &res) // its descendants' that did not merge
-			return res, rt.handBack.Load()
-		case <-alive.C:
-			if err := rt.latest().InProgress(); err != nil {
-				// The server may have delivered the task again meanwhile; if to
-				// this node, claim hands the new delivery to this copy.
-				n.stats.progressLost.Add(1)
-				n.o.Log.Debug().Err(err).Str("run", task.Run).Str("agent", task.ID).Msg("progress ack")
-			}
-		}
-	}
+	<-h.Done() // the claim is kept alive meanwhile (node_alive.go)
+	// The agent's outputs are stored before its result says where.
+	ctx, cancel := context.WithTimeout(n.ctx, artifactFlushTimeout)
+	_ = arts.Flush(ctx)
+	cancel()
+	res := h.Wait(context.Background())
+	end(&res)                // its changes, when it worked in a snapshot
+	n.packNested(task, &res) // its descendants' that did not merge
+	return res, rt.handBack.Load()
 }
 
 // artifactFlushTimeout bounds how long a task's result waits for its

@@ -124,11 +124,20 @@ func TestOrchestratorKilledRunIsLostAndResumed(t *testing.T) {
 		}
 		return b.String()
 	}
+	var run *proc
+	defer func() {
+		if t.Failed() {
+			t.Logf("nodes:\n%s", nodeLogs())
+			if run != nil {
+				t.Logf("killed run:\n%s", run.errs())
+			}
+		}
+	}()
 	conn, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: url}, zerolog.Nop())
 	must(t, err)
 	defer conn.Close()
 	began := time.Now()
-	run := start(t, bin.orchestrator, modelEnv(srv), "run", "--workspace", ws, "--json", "--nats", url,
+	run = start(t, bin.orchestrator, modelEnv(srv), "run", "--workspace", ws, "--json", "--nats", url,
 		"--placement", "explore=remote", "find main")
 	// Killed once the quick tasks answered, every slot holds a slow one
 	// and every task was queued: the rest wait in the queue.
@@ -237,6 +246,6 @@ func TestOrchestratorKilledRunIsLostAndResumed(t *testing.T) {
 		t.Errorf("files of the finished run left behind: %v", left)
 	}
 	if t.Failed() {
-		t.Logf("resumed:\n%s\n%s", resumed.errs(), nodeLogs())
+		t.Logf("resumed:\n%s", resumed.errs())
 	}
 }
