@@ -241,6 +241,7 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (ac
 	}
 	h, end, err := n.startIn(parent, task, bc, arts)
 	if err != nil {
+		n.o.Log.Warn().Err(err).Str("run", task.Run).Str("agent", task.ID).Msg("could not start the agent: its task fails")
 		return actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusFailed, Reason: actors.ReasonError,
 			Err: fmt.Sprintf("node %s could not start the agent: %v", n.o.Name, err)}, false
 	}

@@ -387,7 +387,9 @@ func (r *Remote) onMaxDeliveries(m *nats.Msg) {
 	}
 	r.failedMax.Add(1)
 	r.deleteTask(adv.StreamSeq)
-	c.done <- actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError, Err: c.gaveUp(adv.Deliveries)}
+	why := c.gaveUp(adv.Deliveries)
+	r.o.Log.Warn().Str("agent", c.task.ID).Msg(why)
+	c.done <- actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError, Err: why}
 }
 
 // onTerminated fails a task that a node terminated (it could not be read,
@@ -398,8 +400,9 @@ func (r *Remote) onTerminated(m *nats.Msg) {
 		return
 	}
 	r.terminated.Add(1)
-	c.done <- actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError,
-		Err: fmt.Sprintf("task %s was refused for good on attempt %d: %s", c.task.ID, adv.Deliveries, adv.Reason)}
+	why := fmt.Sprintf("task %s was refused for good on attempt %d: %s", c.task.ID, adv.Deliveries, adv.Reason)
+	r.o.Log.Warn().Str("agent", c.task.ID).Msg(why)
+	c.done <- actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError, Err: why}
 }
 
 func (r *Remote) deleteTask(seq uint64) {

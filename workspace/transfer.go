@@ -146,6 +146,14 @@ func (r *Repo) Unbundle(ctx context.Context, bundle []byte) error {
 	if err != nil {
 		return fmt.Errorf("unbundle: %w", err)
 	}
+	// git checks the bundle against every ref, each worktree's HEAD
+	// included, and one that another process is adding has a placeholder
+	// HEAD ("bad object"): nodes sharing a data directory share the store.
+	unlock, err := r.lock("worktree")
+	if err != nil {
+		return fmt.Errorf("unbundle: %w", err)
+	}
+	defer unlock()
 	if _, err := r.g.run(ctx, nil, "bundle", "unbundle", f.Name()); err != nil {
 		return fmt.Errorf("unbundle: %w", err)
 	}
