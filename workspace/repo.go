@@ -138,9 +138,22 @@ func (r *Repo) IsGit() bool { return !r.private }
 // releases both.
 func (r *Repo) lock(name string) (func(), error) {
 	r.mu.Lock()
-	f, err := os.OpenFile(filepath.Join(r.lockDir, "troupe-"+name+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := flock(filepath.Join(r.lockDir, "troupe-"+name+".lock"))
 	if err != nil {
 		r.mu.Unlock()
+		return nil, err
+	}
+	return func() {
+		unlock()
+		r.mu.Unlock()
+	}, nil
+}
+
+// flock takes an exclusive flock on the file at path (created if need
+// be), waiting for any other holder, and returns its release.
+func flock(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
 	}
 	for {
@@ -151,13 +164,9 @@ func (r *Repo) lock(name string) (func(), error) {
 	}
 	if err != nil {
 		f.Close()
-		r.mu.Unlock()
 		return nil, fmt.Errorf("lock repository: %w", err)
 	}
-	return func() {
-		f.Close() // closing releases the flock
-		r.mu.Unlock()
-	}, nil
+	return func() { f.Close() }, nil // closing releases the flock
 }
 
 // writeExcludes writes the ignore file that keeps the data directory

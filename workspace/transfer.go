@@ -68,12 +68,20 @@ func (r *Repo) objectsDir(ctx context.Context) (string, error) {
 // initBorrowing creates (once) a bare repository at dir whose object
 // lookups fall back on the object directory borrow (git alternates; ""
 // borrows nothing), and returns git there.
+//
+// Processes sharing the data directory (nodes on one checkout) take turns:
+// two git inits of one repository collide on its config lock.
 func initBorrowing(ctx context.Context, dir, borrow string) (git, error) {
 	g := git{dir: filepath.Dir(dir), gitDir: dir}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return git{}, err
+	}
+	unlock, err := flock(dir + ".lock")
+	if err != nil {
+		return git{}, err
+	}
+	defer unlock()
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			return git{}, err
-		}
 		if _, err := (git{dir: filepath.Dir(dir)}).run(ctx, nil, "init", "-q", "--bare", dir); err != nil {
 			return git{}, err
 		}

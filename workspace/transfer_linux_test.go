@@ -73,3 +73,23 @@ func lockWaited(t *testing.T, path string) bool {
 	}
 	return false
 }
+
+// Nodes sharing a data directory open its store at once, the first time
+// too: every one of them gets it (two git inits of one repository
+// collide on its config lock unless they take turns).
+func TestStoreOpenedAtOnceByManyProcesses(t *testing.T) {
+	borrow := newRepo(t, map[string]string{"a.go": "package a\n"})
+	for round := 0; round < 10; round++ {
+		data := filepath.Join(t.TempDir(), "data")
+		errs := make(chan error, 8)
+		for i := 0; i < cap(errs); i++ {
+			go func() {
+				_, err := OpenStore(context.WithoutCancel(t.Context()), data, borrow, 0)
+				errs <- err
+			}()
+		}
+		for i := 0; i < cap(errs); i++ {
+			must(t, <-errs)
+		}
+	}
+}
