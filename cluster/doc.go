@@ -6,7 +6,8 @@
 //     node processes pull the tasks of their kinds and version through one
 //     durable consumer per kind and version, with explicit acks, AckWait
 //     and MaxDeliver, keeping a pull request open for their free slots,
-//     and send InProgress while a task runs, so a task whose node dies is
+//     and send InProgress from claiming a task to settling it (set-up,
+//     agent, capture and result: node_alive.go), so a task whose node dies is
 //     redelivered to another node and nothing is lost;
 //   - results: a node publishes each agent's end on
 //     <prefix>.result.<run>.<agent>.<tag> (stream TROUPE_RESULTS; one
