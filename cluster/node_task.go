@@ -84,31 +84,8 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 	defer n.tasks.Done()
 	defer n.release(1)
 	log := n.o.Log.With().Str("subject", m.Subject()).Logger()
-	md, err := m.Metadata()
-	if err != nil {
-		n.stats.malformed.Add(1)
-		log.Warn().Err(err).Msg("task without metadata terminated")
-		_ = m.Term()
-		return
-	}
-	task, err := DecodeTask(m.Data())
-	switch {
-	case errors.Is(err, messages.ErrVersion):
-		// Each version has its own subject: this one was published on
-		// the wrong subject, and no node of this version can run it.
-		n.stats.version.Add(1)
-		log.Warn().Err(err).Msg("task of another protocol version on this version's subject terminated")
-		_ = m.TermWithReason(fmt.Sprintf("node %s: %v (published on the subject of protocol %d)", n.o.Name, err, n.o.Protocol))
-		return
-	case err != nil:
-		n.stats.malformed.Add(1)
-		log.Warn().Err(err).Msg("malformed task terminated")
-		_ = m.TermWithReason(fmt.Sprintf("node %s: malformed task: %v", n.o.Name, err))
-		return
-	case task.Kind != kind:
-		n.stats.wrongKind.Add(1)
-		log.Warn().Str("kind", task.Kind).Msg("task of another kind on this kind's subject terminated")
-		_ = m.TermWithReason(fmt.Sprintf("node %s: a %s task on the subject of %s tasks", n.o.Name, task.Kind, kind))
+	task, md, ok := n.decode(kind, m, log)
+	if !ok {
 		return
 	}
 	task.Attempt = task.Prior + int(md.NumDelivered)
@@ -189,6 +166,41 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		}
 	}
 	n.settle(rt, task, res, d, log)
+}
+
+// decode reads a delivered task, terminating one that no node of this
+// kind and version can run (no metadata, malformed, another version's or
+// another kind's), and reports whether it may run.
+func (n *Node) decode(kind string, m jetstream.Msg, log zerolog.Logger) (actors.ChildTask, *jetstream.MsgMetadata, bool) {
+	var task actors.ChildTask
+	md, err := m.Metadata()
+	if err != nil {
+		n.stats.malformed.Add(1)
+		log.Warn().Err(err).Msg("task without metadata terminated")
+		_ = m.Term()
+		return task, nil, false
+	}
+	task, err = DecodeTask(m.Data())
+	switch {
+	case errors.Is(err, messages.ErrVersion):
+		// Each version has its own subject: this one was published on
+		// the wrong subject, and no node of this version can run it.
+		n.stats.version.Add(1)
+		log.Warn().Err(err).Msg("task of another protocol version on this version's subject terminated")
+		_ = m.TermWithReason(fmt.Sprintf("node %s: %v (published on the subject of protocol %d)", n.o.Name, err, n.o.Protocol))
+		return task, nil, false
+	case err != nil:
+		n.stats.malformed.Add(1)
+		log.Warn().Err(err).Msg("malformed task terminated")
+		_ = m.TermWithReason(fmt.Sprintf("node %s: malformed task: %v", n.o.Name, err))
+		return task, nil, false
+	case task.Kind != kind:
+		n.stats.wrongKind.Add(1)
+		log.Warn().Str("kind", task.Kind).Msg("task of another kind on this kind's subject terminated")
+		_ = m.TermWithReason(fmt.Sprintf("node %s: a %s task on the subject of %s tasks", n.o.Name, task.Kind, kind))
+		return task, nil, false
+	}
+	return task, md, true
 }
 
 // settle publishes the task's result and acks it, unless the task is no
