@@ -16,7 +16,9 @@ import (
 // six progress acks, two AckWaits' worth.
 func TestSlowSetUpNotRedelivered(t *testing.T) {
 	s := natsServer(t)
-	const ackWait = 600 * time.Millisecond
+	// Long enough that a loaded machine's scheduling does not cost a
+	// claim between two acks (500 ms apart).
+	const ackWait = 1500 * time.Millisecond
 	srv := blockingScript(1, func(string, int) llmtest.Turn { return llmtest.Turn{Text: "main.go:3"} })
 	defer srv.Close()
 	var first atomic.Pointer[Node]
