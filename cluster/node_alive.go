@@ -1,8 +1,9 @@
 package cluster
 
 import (
-	"sync"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
 // Keeping a task alive. The queue delivers a task again once AckWait
@@ -13,49 +14,44 @@ import (
 // all count. Slow set-up on a loaded machine, or a large repository's
 // bundle, would otherwise hand a running task to a second node.
 
-// aliveEvery is how often a claimed task is kept alive: three progress
-// acks per AckWait, so one lost or late one does not cost the claim.
-func (n *Node) aliveEvery() time.Duration { return n.o.AckWait / 3 }
-
-// keepAlive starts sending rt's latest delivery progress acks every
-// every, each reported to sent, until quiet is called or the claim is revoked (another node may
-// hold the task then: keeping this delivery alive would hold it back).
-func (rt *runningTask) keepAlive(every time.Duration, sent func(error)) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
+// keepAlive starts sending rt's latest delivery a progress ack every
+// third of AckWait (one lost or late ack does not cost the claim), until
+// rt.quiet is called or the claim is revoked (another node may hold the
+// task then: keeping this delivery alive would hold it back). Only the
+// goroutine that runs the task calls keepAlive and quiet.
+func (n *Node) keepAlive(rt *runningTask, log zerolog.Logger) {
+	rt.alive, rt.aliveDone = make(chan struct{}), make(chan struct{})
 	go func() {
-		defer wg.Done()
-		t := time.NewTicker(every)
+		defer close(rt.aliveDone)
+		t := time.NewTicker(n.o.AckWait / 3)
 		defer t.Stop()
 		for {
 			select {
-			case <-done:
+			case <-rt.alive:
 				return
 			case <-t.C:
-				if rt.revoked.Load() {
-					return
-				}
-				// A failed one: the server may have delivered the task again
-				// meanwhile; if to this node, claim hands the new delivery to
-				// this copy.
-				sent(rt.latest().InProgress())
 			}
+			if rt.revoked.Load() {
+				return
+			}
+			if err := rt.latest().InProgress(); err != nil {
+				// The server may have delivered the task again meanwhile; if
+				// to this node, claim hands the new delivery to this copy.
+				n.stats.progressLost.Add(1)
+				log.Debug().Err(err).Msg("progress ack")
+				continue
+			}
+			n.stats.progress.Add(1)
 		}
 	}()
-	var once sync.Once
-	rt.mu.Lock()
-	rt.quietFn = func() { once.Do(func() { close(done); wg.Wait() }) }
-	rt.mu.Unlock()
 }
 
 // quiet stops rt's progress acks and waits until none is in flight: the
 // delivery is about to be settled (acked, nak'ed or terminated).
 func (rt *runningTask) quiet() {
-	rt.mu.Lock()
-	q := rt.quietFn
-	rt.mu.Unlock()
-	if q != nil {
-		q()
+	if rt.alive == nil {
+		return
 	}
+	rt.quietOnce.Do(func() { close(rt.alive) })
+	<-rt.aliveDone
 }

@@ -33,9 +33,13 @@ type runningTask struct {
 	gone     chan struct{} // closed once revoked or lapsed (let go)
 	goneOnce sync.Once
 
-	mu      sync.Mutex
-	msg     jetstream.Msg // the task's latest delivery: the one kept alive and settled
-	quietFn func()        // stops the progress acks (node_alive.go)
+	// The progress acks (node_alive.go): closing alive stops them, and
+	// aliveDone is closed once they have stopped.
+	alive, aliveDone chan struct{}
+	quietOnce        sync.Once
+
+	mu  sync.Mutex
+	msg jetstream.Msg // the task's latest delivery: the one kept alive and settled
 }
 
 // letGo closes gone: the task is no longer this node's, and its agent's
@@ -133,14 +137,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		return
 	}
 	n.kick()
-	rt.keepAlive(n.aliveEvery(), func(err error) {
-		if err != nil {
-			n.stats.progressLost.Add(1)
-			log.Debug().Err(err).Msg("progress ack")
-			return
-		}
-		n.stats.progress.Add(1)
-	})
+	n.keepAlive(rt, log)
 	defer func() {
 		rt.quiet()
 		n.mu.Lock()

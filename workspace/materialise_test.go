@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -52,11 +51,7 @@ func richRepo(t *testing.T) (*Repo, Snapshot) {
 		must(t, os.Symlink(target, filepath.Join(root, link)))
 	}
 	write(t, root, map[string]string{"a.go": "package a // edited\n"})
-	r := open(t, root)
-	t.Cleanup(func() { _ = r.Close(context.Background()) })
-	snap, err := r.Snapshot(t.Context())
-	must(t, err)
-	return r, snap
+	return openSnap(t, root)
 }
 
 func TestGoCheckoutIsWhatGitChecksOut(t *testing.T) {
@@ -90,10 +85,7 @@ func TestGoCheckoutIsWhatGitChecksOut(t *testing.T) {
 func TestGoCheckoutIgnoresTheRepositorysAutocrlfAsGitDoes(t *testing.T) {
 	root := newRepo(t, map[string]string{"lf.txt": "a\nb\n", "crlf.txt": "a\r\nb\r\n"})
 	sh(t, root, "config", "core.autocrlf", "true")
-	r := open(t, root)
-	t.Cleanup(func() { _ = r.Close(context.Background()) })
-	snap, err := r.Snapshot(t.Context())
-	must(t, err)
+	r, snap := openSnap(t, root)
 	w, err := r.NewWorktree(t.Context(), snap, "go")
 	must(t, err)
 	if inGo, _ := checkoutCounts(r); inGo != 1 {
@@ -117,10 +109,7 @@ func TestGoCheckoutInSHA256Repository(t *testing.T) {
 	write(t, root, checkoutFiles)
 	sh(t, root, "add", "-A")
 	sh(t, root, "commit", "-q", "-m", "first")
-	r := open(t, root)
-	t.Cleanup(func() { _ = r.Close(context.Background()) })
-	snap, err := r.Snapshot(t.Context())
-	must(t, err)
+	r, snap := openSnap(t, root)
 	if len(snap.Commit) != 64 {
 		t.Fatalf("commit %s is not a SHA-256", snap.Commit)
 	}
@@ -259,10 +248,7 @@ func TestGitChecksOutWhatGoCannot(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := newRepo(t, map[string]string{"a.go": "a\n", "sub/b.go": "b\n"})
 			setup(t, root)
-			r := open(t, root)
-			t.Cleanup(func() { _ = r.Close(context.Background()) })
-			snap, err := r.Snapshot(t.Context())
-			must(t, err)
+			r, snap := openSnap(t, root)
 			w, err := r.NewWorktree(t.Context(), snap, "w")
 			must(t, err)
 			if inGo, byGit := checkoutCounts(r); inGo != 0 || byGit != 1 {
@@ -277,11 +263,8 @@ func TestGitChecksOutWhatGoCannot(t *testing.T) {
 
 func TestTreeTooLargeToHoldIsLeftToGit(t *testing.T) {
 	root := newRepo(t, map[string]string{"a": strings.Repeat("a", 600), "b/c": strings.Repeat("c", 600)})
-	r := open(t, root)
+	r, snap := openSnap(t, root)
 	r.checkout.maxBlobs = 1000
-	t.Cleanup(func() { _ = r.Close(context.Background()) })
-	snap, err := r.Snapshot(t.Context())
-	must(t, err)
 	w, err := r.NewWorktree(t.Context(), snap, "w")
 	must(t, err)
 	if inGo, byGit := checkoutCounts(r); inGo != 0 || byGit != 1 {
