@@ -12,6 +12,7 @@ import (
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
+	"github.com/troupe-ai/troupe/internal/webserver"
 )
 
 // cmdServe runs the embedded NATS server (with JetStream and troupe's
@@ -27,6 +28,10 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return exitUsage, usageErr("serve takes no arguments")
 	}
 	o, err := serveOptions(fs)
+	if err != nil {
+		return exitUsage, err
+	}
+	guard, err := webGuard(fs, "http")
 	if err != nil {
 		return exitUsage, err
 	}
@@ -58,13 +63,14 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 			return exitFailed, err
 		}
 	}
-	if a := fs.values["http"]; a != "" {
-		web, err := serveWeb(ctx, emb.URL(), o.Token, sc.Path(bus.RoleWatcher), cfg.NATS.Prefix, a, log)
+	if guard != nil {
+		web, err := webserver.Connect(ctx, bus.ConnectOptions{URLs: emb.URL(), Token: o.Token, CredsFile: sc.Path(bus.RoleWatcher),
+			Name: "troupe serve web", Prefix: cfg.NATS.Prefix}, webserver.Options{Guard: guard, Log: log})
 		if err != nil {
 			return exitFailed, err
 		}
 		defer web.Close()
-		announceWeb(stderr, web)
+		web.Announce(stderr)
 	}
 	serveBanner(stdout, stderr, emb, o, sc)
 	<-ctx.Done()
@@ -75,8 +81,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	return exitOK, nil
 }
 
-// serveOptions are the embedded server's options from serve's flags
-// (refusing an --http address beyond loopback without --http-public).
+// serveOptions are the embedded server's options from serve's flags.
 func serveOptions(fs *flagSet) (bus.EmbeddedOptions, error) {
 	listen := fs.values["listen"]
 	if listen == "" {
@@ -85,11 +90,6 @@ func serveOptions(fs *flagSet) (bus.EmbeddedOptions, error) {
 	host, port, err := runner.SplitListen(listen)
 	if err != nil {
 		return bus.EmbeddedOptions{}, usageErr("--listen: %v", err)
-	}
-	if a := fs.values["http"]; a != "" {
-		if err := checkLoopback("--http", a, fs.bools["http-public"]); err != nil {
-			return bus.EmbeddedOptions{}, err
-		}
 	}
 	o := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: fs.values["store"], Ephemeral: fs.bools["ephemeral"] || fs.values["store"] == "",
 		ServerName: fs.values["name"], ClusterName: fs.values["cluster"]}
