@@ -57,7 +57,9 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	var run, explore RunStatus
-	wg.Go(func() { run = call(t, t.Context(), cs, "start_run", map[string]any{"task": "find alpha for me", "wait": true}) })
+	wg.Go(func() {
+		run = call(t, t.Context(), cs, "start_run", map[string]any{"task": "find alpha for me", "wait": true})
+	})
 	wg.Go(func() {
 		explore = call(t, t.Context(), cs, "explore", map[string]any{"question": "where is alpha?", "agents": 2, "wait": true})
 	})
