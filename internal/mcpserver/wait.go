@@ -12,7 +12,7 @@ import (
 // (the client's timeout restarts with each one).
 var (
 	progressCheck = time.Second
-	progressQuiet = 4 * time.Second
+	progressQuiet = 3 * time.Second
 )
 
 // await waits for r to end and returns its status, sending progress when
