@@ -12,7 +12,6 @@ import (
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
-	"github.com/troupe-ai/troupe/internal/webserver"
 )
 
 // cmdServe runs the embedded NATS server (with JetStream and troupe's
@@ -63,15 +62,12 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 			return exitFailed, err
 		}
 	}
-	if guard != nil {
-		web, err := webserver.Connect(ctx, bus.ConnectOptions{URLs: emb.URL(), Token: o.Token, CredsFile: sc.Path(bus.RoleWatcher),
-			Name: "troupe serve web", Prefix: cfg.NATS.Prefix}, webserver.Options{Guard: guard, Log: log})
-		if err != nil {
-			return exitFailed, err
-		}
-		defer web.Close()
-		web.Announce(stderr)
+	stopWeb, err := serveWeb(ctx, guard, bus.ConnectOptions{URLs: emb.URL(), Token: o.Token, CredsFile: sc.Path(bus.RoleWatcher),
+		Name: "troupe serve web", Prefix: cfg.NATS.Prefix}, log, stderr)
+	if err != nil {
+		return exitFailed, err
 	}
+	defer stopWeb()
 	serveBanner(stdout, stderr, emb, o, sc)
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "shutting down")

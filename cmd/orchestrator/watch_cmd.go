@@ -16,7 +16,6 @@ import (
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
-	"github.com/troupe-ai/troupe/internal/webserver"
 	"github.com/troupe-ai/troupe/watch"
 )
 
@@ -49,15 +48,12 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 		return exitUsage, usageErr("%v", err)
 	}
 	defer conn.Close()
-	if guard != nil {
-		web, err := webserver.Start(ctx, webserver.Options{Conn: conn, Guard: guard, Log: log})
-		if err != nil {
-			return exitFailed, err
-		}
-		defer web.Close()
-		web.Announce(stderr)
-		fs.bools["follow"] = true // the page outlives any one run
+	stopWeb, err := watchWeb(ctx, conn, guard, log, stderr)
+	if err != nil {
+		return exitFailed, err
 	}
+	defer stopWeb()
+	fs.bools["follow"] = fs.bools["follow"] || guard != nil // the page outlives any one run
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	run := fs.values["run"]

@@ -147,7 +147,9 @@ func runPrometheus(t *testing.T, scrapeConfigs string) string {
 
 // promQuery asks Prometheus' query API and returns each series' value by
 // its kind label.
-func promQuery(t *testing.T, addr, q string) map[string]float64 { return promQueryBy(t, addr, q, "kind") }
+func promQuery(t *testing.T, addr, q string) map[string]float64 {
+	return promQueryBy(t, addr, q, "kind")
+}
 
 // A scripted run against `serve --http`: a real Prometheus server scrapes
 // /metrics and its query API has troupe_tokens_total for each kind of the

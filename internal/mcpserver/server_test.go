@@ -34,7 +34,8 @@ func exploreScript(exploreLatency, rootLatency time.Duration) llmtest.Script {
 	}}
 }
 
-// The SDK's client lists troupe's tools, and two calls made at once (a
+// The SDK's client (on the 2026-07-28 revision) lists troupe's tools, and
+// two calls made at once (a
 // run waited for and an explore fan-out) both finish with their answers
 // against the scripted model; without wait a call returns the running
 // run's ID at once; check_run reports a finished run, and an unknown run
@@ -43,6 +44,9 @@ func TestConcurrentCalls(t *testing.T) {
 	srv := llmtest.New(exploreScript(300*time.Millisecond, 0))
 	t.Cleanup(srv.Close)
 	cs := connect(t, newServer(t, srv, workspace(t, "")), nil)
+	if v := cs.InitializeResult().ProtocolVersion; v != statelessVersion {
+		t.Errorf("the SDK's client negotiated %s over stdio, want %s", v, statelessVersion)
+	}
 	tools, err := cs.ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
