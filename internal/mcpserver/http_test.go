@@ -53,10 +53,10 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // connectHTTP connects the Go SDK's client with the token, at version
-// ("" for the SDK's latest).
-func connectHTTP(t *testing.T, endpoint, version string) *mcp.ClientSession {
+// ("" for the SDK's latest), its progress notifications going to p.
+func connectHTTP(t *testing.T, endpoint, version string, p *progressLog) *mcp.ClientSession {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{ProgressNotificationHandler: p.handler})
 	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearer{httpToken}}},
 		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
@@ -66,14 +66,42 @@ func connectHTTP(t *testing.T, endpoint, version string) *mcp.ClientSession {
 	return cs
 }
 
+// abortWaitingCall starts a run with wait on cs, and once progress named
+// it and its explore agent's model request is in flight, cancels the
+// call: the run must end, its request given up.
+func abortWaitingCall(t *testing.T, s *Server, srv *llmtest.Server, cs *mcp.ClientSession, p *progressLog) {
+	t.Helper()
+	before := len(srv.Requests())
+	ctx, cancel := context.WithCancel(t.Context())
+	called := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "start_run", Arguments: map[string]any{"task": "find alpha", "wait": true},
+			Meta: mcp.Meta{"progressToken": "p"}})
+		called <- err
+	}()
+	if m := runInProgress.FindStringSubmatch(<-p.seen); m == nil {
+		t.Error("the first progress names no run")
+	}
+	poll(t, "the run's explore request is in flight", func() bool { return srv.InFlight() == 1 && len(srv.Requests()) == before+1 })
+	cancel()
+	<-called
+	poll(t, "the aborted call's run ended", func() bool { _, running := s.runs.size(); return running == 0 })
+	reqs := srv.Requests()
+	if len(reqs) != before+2 || !reqs[before+1].Canceled || srv.InFlight() != 0 {
+		t.Errorf("model requests %d, in flight %d: want the explore request given up", len(reqs)-before, srv.InFlight())
+	}
+}
+
 // MCP over HTTP lets no call in without the token, nor from a page that
-// names another host; with the token the 2025-11-25 client (sessions,
-// which expire when idle) and the 2026-07-28 one (stateless: aborting the
-// call's request cancels the run it waits for) both work.
+// names another host or origin; with the token the 2025-11-25 client
+// (sessions, which expire when idle; notifications/cancelled ends a call)
+// and the 2026-07-28 one (stateless: aborting the call's request ends it)
+// both get progress while a call waits, and cancelling the call cancels
+// its run.
 func TestHTTPAuthSessionsAndRevisions(t *testing.T) {
 	srv := llmtest.New(exploreScript(time.Hour, 0))
 	t.Cleanup(srv.Close)
-	s := newServer(t, srv, workspace(t, "mcp:\n  session_timeout: 1s\n"))
+	s := newServer(t, srv, workspace(t, "mcp:\n  session_timeout: 3s\n"))
 	endpoint := serveHTTP(t, s)
 
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
@@ -112,14 +140,13 @@ func TestHTTPAuthSessionsAndRevisions(t *testing.T) {
 		t.Errorf("initialize with the token: %d %q", code, body)
 	}
 
-	legacy := connectHTTP(t, endpoint, "2025-11-25")
+	legacyProgress := newProgressLog()
+	legacy := connectHTTP(t, endpoint, "2025-11-25", legacyProgress)
 	if legacy.InitializeResult().ProtocolVersion != "2025-11-25" {
 		t.Errorf("legacy client at %s", legacy.InitializeResult().ProtocolVersion)
 	}
-	if _, err := legacy.ListTools(t.Context(), nil); err != nil {
-		t.Fatal(err)
-	}
-	poll(t, "the idle sessions expire (mcp.session_timeout: 1s)", func() bool {
+	abortWaitingCall(t, s, srv, legacy, legacyProgress)
+	poll(t, "the idle sessions expire (mcp.session_timeout: 3s)", func() bool {
 		for range s.mcp.Sessions() {
 			return false
 		}
@@ -129,22 +156,10 @@ func TestHTTPAuthSessionsAndRevisions(t *testing.T) {
 		t.Error("a call on an expired session went through")
 	}
 
-	modern := connectHTTP(t, endpoint, "")
+	modernProgress := newProgressLog()
+	modern := connectHTTP(t, endpoint, "", modernProgress)
 	if v := modern.InitializeResult().ProtocolVersion; v != statelessVersion {
 		t.Fatalf("the latest client negotiated %s, want %s", v, statelessVersion)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	called := make(chan error, 1)
-	go func() {
-		_, err := modern.CallTool(ctx, &mcp.CallToolParams{Name: "start_run", Arguments: map[string]any{"task": "find alpha", "wait": true}})
-		called <- err
-	}()
-	poll(t, "the run's explore request is in flight", func() bool { return srv.InFlight() == 1 && len(srv.Requests()) == 1 })
-	cancel()
-	<-called
-	poll(t, "the aborted call's run ended", func() bool { _, running := s.runs.size(); return running == 0 })
-	reqs := srv.Requests()
-	if len(reqs) != 2 || !reqs[1].Canceled || srv.InFlight() != 0 {
-		t.Errorf("model requests %d, in flight %d: want the explore request given up", len(reqs), srv.InFlight())
-	}
+	abortWaitingCall(t, s, srv, modern, modernProgress)
 }
