@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -58,7 +59,7 @@ func decodeArgs[T any](raw json.RawMessage) (T, error) {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &te) && te.Field != "":
-			return a, invalidParams("%s must be %s, not %s", te.Field, te.Type.Kind(), te.Value)
+			return a, invalidParams("%s must be %s, not %s", te.Field, jsonKind(te.Type.Kind()), te.Value)
 		case strings.HasPrefix(err.Error(), "json: unknown field"):
 			return a, invalidParams("%s", strings.TrimPrefix(err.Error(), "json: "))
 		}
@@ -120,3 +121,16 @@ func inputSchema[T any](edit func(props map[string]*jsonschema.Schema)) *jsonsch
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// jsonKind names a Go kind as JSON would.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "a whole number"
+	}
+	return k.String()
+}

@@ -109,7 +109,7 @@ func TestMalformedInput(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":7,"method":"no/such/method"}`, 7.0, -32601, ""},
 		{tool(8, "explore", `{"question":""}`), 8.0, -32602, "question is empty"},
 		{tool(9, "explore", `{"question":"where?","agents":-3}`), 9.0, -32602, "agents must be from 1 to 16"},
-		{tool(10, "explore", `{"question":"where?","agents":"many"}`), 10.0, -32602, "agents must be int"},
+		{tool(10, "explore", `{"question":"where?","agents":"many"}`), 10.0, -32602, "agents must be a whole number, not string"},
 		{tool(11, "explore", `{"question":"where?","agent":2}`), 11.0, -32602, `unknown field "agent"`},
 		{tool(12, "start_run", `{"task":"  "}`), 12.0, -32602, "task is empty"},
 		{tool(13, "start_run", `{"task":"x","budget_tokens":-1}`), 13.0, -32602, "budget_tokens must be positive"},
