@@ -47,6 +47,7 @@ type Conn struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	prefix string
+	log    zerolog.Logger // says what the connection waits for (Await)
 }
 
 // Connect connects and checks that JetStream answers. It reconnects
@@ -139,13 +140,23 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 		nc.Close()
 		return nil, fmt.Errorf("%s: jetstream: %w", o.Setting, err)
 	}
-	actx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	if _, err := js.AccountInfo(actx); err != nil {
+	// A cluster that is forming, or electing its meta leader, answers
+	// JetStream's API late or not at all for a while: wait for it, saying
+	// so. A server without JetStream says so at once.
+	if err := awaitStart(ctx, log, o.Setting+" "+redactURL(urls)+": JetStream", func(ctx context.Context) error {
+		actx, cancel := context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+		_, err := js.AccountInfo(actx)
+		return err
+	}); err != nil {
 		nc.Close()
+		if Transient(err) {
+			return nil, fmt.Errorf("%s %s: JetStream did not answer within %s (a cluster without a majority of its servers up?): %w",
+				o.Setting, redactURL(urls), StartWait, err)
+		}
 		return nil, fmt.Errorf("%s %s: the server has no JetStream (start nats-server with -js): %w", o.Setting, redactURL(urls), err)
 	}
-	return &Conn{nc: nc, js: js, prefix: o.Prefix}, nil
+	return &Conn{nc: nc, js: js, prefix: o.Prefix, log: log}, nil
 }
 
 // Wrap makes a Conn of a connection the caller made (and closes): prefix
@@ -161,7 +172,7 @@ func Wrap(nc *nats.Conn, prefix string) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wrap connection: jetstream: %w", err)
 	}
-	return &Conn{nc: nc, js: js, prefix: prefix}, nil
+	return &Conn{nc: nc, js: js, prefix: prefix, log: zerolog.Nop()}, nil
 }
 
 // NATS is the underlying connection.
