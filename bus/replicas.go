@@ -42,8 +42,13 @@ func (c *Conn) HubReplicas() int {
 // replicasFor is the replicas l asks for, the hub's choice when l does not
 // say.
 func (c *Conn) replicasFor(l StreamLimits) int {
-	if l.Replicas > 0 {
+	switch {
+	case l.Replicas > 0:
 		return l.Replicas
+	case l.HubSize >= ClusterReplicas:
+		return ClusterReplicas
+	case l.HubSize > 0:
+		return 1
 	}
 	return c.HubReplicas()
 }

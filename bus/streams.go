@@ -20,7 +20,11 @@ type StreamLimits struct {
 	// Replicas of every stream, bucket and object store (nats.replicas: 1
 	// or 3); 0 lets the hub choose (Conn.HubReplicas): 3 in a cluster of
 	// three or more servers, else 1.
-	Replicas     int
+	Replicas int
+	// HubSize is how many servers the hub has, when the caller knows
+	// (serve does, from its routes): with Replicas 0 the hub's choice is
+	// made from it rather than from the servers the connection knows of.
+	HubSize      int
 	DuplicateWin time.Duration // publish deduplication window (default 2m)
 
 	// ApplyEventsMaxAge and ApplyEventsMaxBytes say the operator set that
@@ -184,8 +188,11 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValu
 // creates it: a stored result cannot be replaced. It needs the requester
 // role (a node may not update streams); a run calls it as it starts.
 func (c *Conn) KeepFirstResults(ctx context.Context) error {
-	s, err := c.js.Stream(ctx, c.Names().Results)
-	if err != nil {
+	var s jetstream.Stream
+	if err := awaitStart(ctx, c.log, "look up stream "+c.Names().Results, func(ctx context.Context) (err error) {
+		s, err = c.js.Stream(ctx, c.Names().Results)
+		return err
+	}); err != nil {
 		return fmt.Errorf("look up stream %s: %w", c.Names().Results, err)
 	}
 	cfg := s.CachedInfo().Config

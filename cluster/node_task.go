@@ -296,15 +296,14 @@ func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult, d *d
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
-	defer cancel()
 	// One result per attempt: a retried publish is a duplicate, another
-	// attempt's result (after a claim was revoked) is not.
+	// attempt's result (after a claim was revoked) is not. It is sent
+	// again across a lost server or an election.
 	h := d.sign(nats.Header{jetstream.MsgIDHeader: []string{fmt.Sprintf("%s.%s.result.%d", task.Run, task.ID, task.Attempt)}}, b)
 	// Its own subject (result_subject.go): the stream refuses a second
 	// message there, so nothing published later replaces it.
 	subj := bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID, resultTag(task.Secret, task.Attempt))
-	_, err = n.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: subj, Data: b, Header: h})
+	_, err = publishRetried(n.ctx, n.o.Bus, n.o.Log, "publish the result of "+task.ID, &nats.Msg{Subject: subj, Data: b, Header: h})
 	return err
 }
 
