@@ -75,8 +75,10 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 	}
 	opts := []nats.Option{nats.Name(o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
 		nats.ReconnectBufSize(o.ReconnectBuffer), nats.Timeout(o.Timeout),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			log.Warn().Err(err).Msg("nats disconnected; reconnecting")
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if !nc.IsClosed() { // closing is no outage
+				log.Warn().Err(err).Msg("nats disconnected; reconnecting")
+			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("nats reconnected") }),
 		nats.ErrorHandler(func(_ *nats.Conn, s *nats.Subscription, err error) {

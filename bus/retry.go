@@ -54,10 +54,13 @@ const (
 )
 
 // Retrying. Between tries Await waits retryFirst, doubling up to
-// retryMost.
+// retryMost. Each try has at most tryFor: a request sent on a connection
+// whose server was just lost gets no answer, and waiting for it as long
+// as the whole wait would make one lost request cost all of it.
 const (
 	retryFirst = 250 * time.Millisecond
 	retryMost  = 4 * time.Second
+	tryFor     = 10 * time.Second
 	// sayEvery is how often a wait that goes on is reported again.
 	sayEvery = 10 * time.Second
 )
@@ -68,9 +71,8 @@ const (
 const StartWait = 2 * time.Minute
 
 // Await calls fn until it succeeds, fails with an error that is not
-// Transient, or ctx ends (then the last error is returned). fn bounds
-// each of its requests itself (JetStream's API calls take 5 s at most
-// when ctx has no deadline sooner). The first transient
+// Transient, or ctx ends (then the last error is returned). Each call
+// gets a context bounded by tryFor. The first transient
 // failure is logged at warn with what (e.g. "look up stream
 // TROUPE_TASKS"), and every sayEvery after while it goes on; a success
 // after that is logged too.
@@ -79,7 +81,9 @@ func Await(ctx context.Context, log zerolog.Logger, what string, fn func(ctx con
 	var said time.Time
 	start := time.Now()
 	for {
-		err := fn(ctx)
+		tctx, cancel := context.WithTimeout(ctx, tryFor)
+		err := fn(tctx)
+		cancel()
 		if err == nil {
 			if !said.IsZero() {
 				log.Warn().Dur("waited", time.Since(start).Round(time.Millisecond)).Msg(what + ": the server answers again")

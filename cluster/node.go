@@ -38,6 +38,12 @@ type NodeOptions struct {
 	// Events receives the node's and its agents' events (the NATS
 	// publisher in the node program).
 	Events actors.Emitter
+	// FlushEvents, when set, waits until the events emitted so far are
+	// stored (bus.Publisher.Flush): a task's result is published only
+	// after every event of its agent is in the stream, so a watcher that
+	// stops at the run's end has seen them all, however long a lost
+	// server held them back.
+	FlushEvents func(ctx context.Context) error
 	// AckWait is how long a task may go without a sign of life before it
 	// is redelivered (default DefaultAckWait, ReplicatedAckWait when the
 	// task queue has replicas; the node signals every AckWait/3);

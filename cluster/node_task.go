@@ -110,7 +110,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		if n.resultExists(task) {
 			n.stats.alreadyDone.Add(1)
 			log.Info().Msg("redelivered task already has a result; acked without rerunning it")
-			_ = m.Ack()
+			n.ack(m, log)
 			return
 		}
 	}
@@ -230,10 +230,24 @@ func (n *Node) settle(rt *runningTask, task actors.ChildTask, res actors.AgentRe
 	// The result is stored: a plain ack will do. Should it be lost, the
 	// redelivery finds the result and is acked without a rerun.
 	rt.quiet()
-	if err := rt.latest().Ack(); err != nil {
+	n.ack(rt.latest(), log)
+	n.stats.completed.Add(1)
+}
+
+// ack acks m and waits for the server to confirm it, sending it again
+// while a lost server or an election keeps the confirmation away: an ack
+// lost with the consumer's leader would have the queue deliver the task
+// again.
+func (n *Node) ack(m jetstream.Msg, log zerolog.Logger) {
+	ctx, cancel := context.WithTimeout(n.ctx, publishFor)
+	defer cancel()
+	if err := bus.Await(ctx, log, "ack the task", func(ctx context.Context) error {
+		tctx, cancel := context.WithTimeout(ctx, publishTry)
+		defer cancel()
+		return m.DoubleAck(tctx)
+	}); err != nil {
 		log.Warn().Err(err).Msg("ack task (the result is published; a redelivery will find it)")
 	}
-	n.stats.completed.Add(1)
 }
 
 // runAgent runs the task's agent to its end while keeping the task alive
@@ -265,10 +279,18 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (ac
 	}
 	n.notify(task, d, messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt})
 	<-h.Done() // the claim is kept alive meanwhile (node_alive.go)
-	// The agent's outputs are stored before its result says where.
+	// The agent's outputs are stored before its result says where, and
+	// its events before its result ends the wait for them.
 	ctx, cancel := context.WithTimeout(n.ctx, artifactFlushTimeout)
 	_ = arts.Flush(ctx)
 	cancel()
+	if n.o.FlushEvents != nil {
+		ctx, cancel := context.WithTimeout(n.ctx, publishFor)
+		if err := n.o.FlushEvents(ctx); err != nil {
+			n.o.Log.Warn().Err(err).Str("agent", task.ID).Msg("the agent's events are not all stored yet; its result goes now")
+		}
+		cancel()
+	}
 	res := h.Wait(context.Background())
 	end(&res)                // its changes, when it worked in a snapshot
 	n.packNested(task, &res) // its descendants' that did not merge
