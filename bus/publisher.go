@@ -250,6 +250,7 @@ func (p *Publisher) resend(m *nats.Msg) {
 			p.log.Debug().Err(err).Str("subject", m.Subject).Msg("event not acknowledged; counted as dropped")
 			return
 		}
+		p.log.Debug().Err(err).Str("subject", m.Subject).Msg("event not acknowledged yet; sending it again")
 		<-time.After(wait)
 		wait = min(2*wait, retryMost)
 	}

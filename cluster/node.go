@@ -162,8 +162,8 @@ type Node struct {
 	kicks  chan struct{}        // a task started or ended: beat soon (the free slots changed)
 	// registers asks keepRegistry to rewrite the bucket entry.
 	registers chan struct{}
-	gone   *cancelMemory
-	runs   *runLeases // the run leases heard
+	gone      *cancelMemory
+	runs      *runLeases // the run leases heard
 
 	ctx      context.Context // ends when the node stops for good
 	cancel   context.CancelFunc

@@ -286,8 +286,11 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (ac
 	cancel()
 	if n.o.FlushEvents != nil {
 		ctx, cancel := context.WithTimeout(n.ctx, publishFor)
+		began := time.Now()
 		if err := n.o.FlushEvents(ctx); err != nil {
 			n.o.Log.Warn().Err(err).Str("agent", task.ID).Msg("the agent's events are not all stored yet; its result goes now")
+		} else if d := time.Since(began); d > time.Second {
+			n.o.Log.Info().Dur("waited", d).Str("agent", task.ID).Msg("the agent's events are stored: its result goes")
 		}
 		cancel()
 	}

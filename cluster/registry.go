@@ -36,9 +36,9 @@ type registry struct {
 	rev      map[string]uint64    // the revision of each node's last entry
 	lost     map[string]uint64    // nodes found stale → the revision of their last entry
 	lostBeat map[string]time.Time // nodes found stale → the heartbeat time of their last entry
-	back  []messages.NodeInfo  // lost nodes heard from again, not yet listed by back
-	ttl   time.Duration        // the bucket's; 0: entries do not expire
-	done  <-chan struct{}      // closed when the watch has ended
+	back     []messages.NodeInfo  // lost nodes heard from again, not yet listed by back
+	ttl      time.Duration        // the bucket's; 0: entries do not expire
+	done     <-chan struct{}      // closed when the watch has ended
 }
 
 func watchRegistry(ctx context.Context, conn *bus.Conn, log zerolog.Logger) (*registry, error) {

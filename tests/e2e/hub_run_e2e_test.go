@@ -149,9 +149,13 @@ func checkAnswered(t *testing.T, srv *llmtest.Server) {
 	}
 	answered := map[string]int{}
 	for _, m := range last.Messages {
-		if q := regexp.MustCompile(`q(\d+): main\.go:3`).FindStringSubmatch(m.Content); m.Role == "tool" && q != nil &&
-			strings.Contains(m.Content, "Status: completed") {
+		if m.Role != "tool" {
+			continue
+		}
+		if q := regexp.MustCompile(`q(\d+): main\.go:3`).FindStringSubmatch(m.Content); q != nil && strings.Contains(m.Content, "Status: completed") {
 			answered[q[1]]++
+		} else {
+			t.Errorf("a task's result is not its answer: %s", m.Content)
 		}
 	}
 	if len(answered) != hubTasks {
