@@ -142,21 +142,9 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 		nc.Close()
 		return nil, fmt.Errorf("%s: jetstream: %w", o.Setting, err)
 	}
-	// A cluster that is forming, or electing its meta leader, answers
-	// JetStream's API late or not at all for a while: wait for it, saying
-	// so. A server without JetStream says so at once.
-	if err := awaitStart(ctx, log, o.Setting+" "+redactURL(urls)+": JetStream", func(ctx context.Context) error {
-		actx, cancel := context.WithTimeout(ctx, o.Timeout)
-		defer cancel()
-		_, err := js.AccountInfo(actx)
-		return err
-	}); err != nil {
+	if err := awaitJetStream(ctx, js, o, urls, log); err != nil {
 		nc.Close()
-		if Transient(err) {
-			return nil, fmt.Errorf("%s %s: JetStream did not answer within %s (a cluster without a majority of its servers up?): %w",
-				o.Setting, redactURL(urls), StartWait, err)
-		}
-		return nil, fmt.Errorf("%s %s: the server has no JetStream (start nats-server with -js): %w", o.Setting, redactURL(urls), err)
+		return nil, err
 	}
 	return &Conn{nc: nc, js: js, prefix: o.Prefix, log: log}, nil
 }
@@ -229,4 +217,25 @@ func redactURL(urls string) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// awaitJetStream waits until JetStream answers: a cluster that is
+// forming, or electing its meta leader, answers late or not at all for a
+// while (waited for, saying so, for at most StartWait); a server without
+// JetStream says so at once.
+func awaitJetStream(ctx context.Context, js jetstream.JetStream, o ConnectOptions, urls string, log zerolog.Logger) error {
+	err := awaitStart(ctx, log, o.Setting+" "+redactURL(urls)+": JetStream", func(ctx context.Context) error {
+		actx, cancel := context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+		_, err := js.AccountInfo(actx)
+		return err
+	})
+	switch {
+	case err == nil:
+		return nil
+	case Transient(err):
+		return fmt.Errorf("%s %s: JetStream did not answer within %s (a cluster without a majority of its servers up?): %w",
+			o.Setting, redactURL(urls), StartWait, err)
+	}
+	return fmt.Errorf("%s %s: the server has no JetStream (start nats-server with -js): %w", o.Setting, redactURL(urls), err)
 }

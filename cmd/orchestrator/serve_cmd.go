@@ -53,14 +53,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return exitUsage, usageErr("serve: %v", err)
 	}
 	defer emb.Shutdown(context.Background())
-	limits := setup.StreamLimits(cfg)
-	limits.HubSize = o.ClusterSize()
-	if o.ClusterName == "" {
-		if err := serveStreams(ctx, emb, cfg, limits, sc.Path(bus.RoleRequester), stderr, log); err != nil {
-			return exitFailed, err
-		}
-	} else { // once the cluster has formed: every server tries, the first makes them
-		go serveClusterStreams(ctx, emb, cfg, limits, sc.Path(bus.RoleRequester), stderr, log)
+	if err := serveAllStreams(ctx, emb, o, cfg, sc.Path(bus.RoleRequester), stderr, log); err != nil {
+		return exitFailed, err
 	}
 	if a := fs.values["http"]; a != "" {
 		web, err := serveWeb(ctx, emb.URL(), o.Token, sc.Path(bus.RoleWatcher), cfg.NATS.Prefix, a, log)
@@ -123,6 +117,20 @@ func serveConfig(cfg config.Config) error {
 	if _, _, err := bus.ParseSync(cfg.NATS.Sync); err != nil {
 		return usageErr("config: %v", err)
 	}
+	return nil
+}
+
+// serveAllStreams creates troupe's streams: at once on a single server,
+// in the background once a cluster has formed (every server tries, the
+// first makes them).
+func serveAllStreams(ctx context.Context, emb *bus.Embedded, o bus.EmbeddedOptions, cfg config.Config, creds string, stderr io.Writer,
+	log zerolog.Logger) error {
+	limits := setup.StreamLimits(cfg)
+	limits.HubSize = o.ClusterSize()
+	if o.ClusterName == "" {
+		return serveStreams(ctx, emb, cfg, limits, creds, stderr, log)
+	}
+	go serveClusterStreams(ctx, emb, cfg, limits, creds, stderr, log)
 	return nil
 }
 
