@@ -113,7 +113,7 @@ func (o *NodeOptions) defaults() {
 // NodeStats count what a node did and refused.
 type NodeStats struct {
 	Taken       uint64 // tasks started
-	Completed   uint64 // results published and acked
+	Completed   uint64 // results published (and acked, or their ack being confirmed)
 	Redelivered uint64 // tasks this node got on a second or later attempt
 	AlreadyDone uint64 // redelivered tasks whose result existed: acked, not rerun
 	HandedBack  uint64 // tasks given back (Nak) when a drain timed out

@@ -229,9 +229,9 @@ func (n *Node) settle(rt *runningTask, task actors.ChildTask, res actors.AgentRe
 	}
 	// The result is stored: a plain ack will do. Should it be lost, the
 	// redelivery finds the result and is acked without a rerun.
+	n.stats.completed.Add(1)
 	rt.quiet()
 	n.ack(rt.latest(), log)
-	n.stats.completed.Add(1)
 }
 
 // ack acks m and waits for the server to confirm it, sending it again
