@@ -86,8 +86,9 @@ func abortWaitingCall(t *testing.T, s *Server, srv *llmtest.Server, cs *mcp.Clie
 	cancel()
 	<-called
 	poll(t, "the aborted call's run ended", func() bool { _, running := s.runs.size(); return running == 0 })
+	poll(t, "the scripted model saw the request given up", func() bool { return srv.InFlight() == 0 })
 	reqs := srv.Requests()
-	if len(reqs) != before+2 || !reqs[before+1].Canceled || srv.InFlight() != 0 {
+	if len(reqs) != before+2 || !givenUp(reqs[before+1]) || srv.InFlight() != 0 {
 		t.Errorf("model requests %d, in flight %d: want the explore request given up", len(reqs)-before, srv.InFlight())
 	}
 }
