@@ -31,7 +31,7 @@ func (s *Server) ServeHTTP(ctx context.Context, g *httpguard.Guard, ready func(n
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: g.Handler(s.Handler()), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: g.Handler(s.handler()), ReadHeaderTimeout: 10 * time.Second}
 	if ready != nil {
 		ready(ln.Addr())
 	}
@@ -51,8 +51,8 @@ func (s *Server) ServeHTTP(ctx context.Context, g *httpguard.Guard, ready func(n
 	return nil
 }
 
-// Handler is the MCP endpoint at /mcp (without the guard).
-func (s *Server) Handler() http.Handler {
+// handler is the MCP endpoint at /mcp (ServeHTTP puts the guard in front).
+func (s *Server) handler() http.Handler {
 	get := func(*http.Request) *mcp.Server { return s.mcp }
 	sessions := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{SessionTimeout: s.o.Config.MCP.SessionTimeout})
 	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})

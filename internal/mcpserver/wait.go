@@ -10,7 +10,7 @@ import (
 // Progress pacing while a call waits: what changed is sent within
 // progressCheck, and a notification goes at least every progressQuiet
 // (the client's timeout restarts with each one).
-var (
+const (
 	progressCheck = time.Second
 	progressQuiet = 3 * time.Second
 )
