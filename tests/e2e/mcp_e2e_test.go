@@ -181,48 +181,63 @@ func TestMCPClientGetsProgress(t *testing.T) {
 }
 
 // The SDK client's abort of a call waiting for its exploration cancels
-// the run: no model request of the run starts later than 3 s after the
-// abort (the explore agents would go on for 30 s), and the run ends
-// cancelled.
+// the run within 3 s, counted in model requests rather than on a clock:
+// each explore agent's request takes 3 s and the agents would go on for
+// 30 rounds, so an agent may start at most one request after the abort
+// (its request in flight ended as the abort went out) and only a run
+// stopped in under 3 s keeps to that; none is left in flight and the run
+// ends cancelled.
 func TestMCPClientAbortStopsTheRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process")
 	}
 	env := mcpSDKEnv(t)
+	const explorers = 2 // fanOut's delegations
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
 		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{fanOut}, Repeat: true},
 		{Match: llmtest.Matcher{Kind: "explore"}, Repeat: true, Turns: []llmtest.Turn{
-			{ToolCalls: []llmtest.ToolCall{{Name: "list_dir", Args: json.RawMessage(`{"path":"."}`)}}, Latency: llmtest.Duration(time.Second)}}},
+			{ToolCalls: []llmtest.ToolCall{{Name: "list_dir", Args: json.RawMessage(`{"path":"."}`)}}, Latency: llmtest.Duration(3 * time.Second)}}},
 	}})
 	defer srv.Close()
 	var aborted time.Time
-	var before int
+	before := -1
 	code, lines := mcpClient(t, append(env, modelEnv(srv)...), "abort", func(l mcpLine) {
 		if l.Event == "aborting" {
+			// Requests are numbered from 1 as they arrive: those so far
+			// are the ones answered and the ones in flight.
 			aborted, before = time.Now(), len(srv.Requests())+srv.InFlight()
 		}
 	}, "--workspace", mcpRepo(t, "  max_rounds: 30\n", ""))
-	if code != 0 || aborted.IsZero() || lineOf(lines, "aborted").Event == "" {
+	if code != 0 || before < 0 || lineOf(lines, "aborted").Event == "" {
 		t.Fatalf("client exit %d, lines %+v", code, lines)
 	}
 	st := statusOf(t, lineOf(lines, "status").Result)
 	if st.Status != "cancelled" {
 		t.Errorf("after the abort the run is %+v, want cancelled", st)
 	}
-	var late int
+	after := map[string]int{}
 	var last time.Time
-	for _, r := range srv.Requests() {
-		if r.Received.After(aborted.Add(3 * time.Second)) {
-			late++
+	reqs := srv.Requests()
+	for _, r := range reqs {
+		if r.Seq > before {
+			after[r.Agent]++
+			if r.Kind != "explore" {
+				t.Errorf("request %d of a %s agent after the abort", r.Seq, r.Kind)
+			}
 		}
 		if r.Ended.After(last) {
 			last = r.Ended
 		}
 	}
-	if late > 0 || srv.InFlight() != 0 {
-		t.Errorf("%d model requests started more than 3 s after the abort (%d in flight)", late, srv.InFlight())
+	for agent, n := range after {
+		if n > 1 {
+			t.Errorf("explore agent %s started %d model requests after the abort, want at most 1", agent, n)
+		}
 	}
-	t.Logf("%d model requests before the abort, %d in all; the last ended %s after it (figure)", before, len(srv.Requests()), last.Sub(aborted).Round(time.Millisecond))
+	if len(after) > explorers || srv.InFlight() != 0 {
+		t.Errorf("requests after the abort from %d agents (want at most %d), %d still in flight", len(after), explorers, srv.InFlight())
+	}
+	t.Logf("%d model requests before the abort, %d in all; the last ended %s after it (figure)", before, len(reqs), last.Sub(aborted).Round(time.Millisecond))
 }
 
 // Lines that are not JSON-RPC on the server's stdin, arguments no run can
