@@ -64,7 +64,7 @@ type ChangesApplied struct {
 // overlap a change made to the workspace after its snapshot (another
 // agent's or the user's); nothing was written but the patch file.
 type ChangesConflict struct {
-	Agent string   `json:"agent" doc:"the agent whose changes they are"`
+	Agent  string   `json:"agent" doc:"the agent whose changes they are"`
 	Files  []string `json:"files" doc:"the files that conflict"`
 	Patch  string   `json:"patch" doc:"the kept patch: applies cleanly to the snapshot with git apply"`
 	Reason string   `json:"reason,omitempty" doc:"why they conflict when not (only) by overlapping edits: a rule the merge met, such as a symbolic link where the changes need a directory"`

@@ -306,3 +306,29 @@ func ownedByUs(fi os.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Getuid()
 }
+
+// RemoveBeneath removes path and everything in it without following a
+// symlink below the trusted directory it is reached from: the workspace
+// root when path is inside the workspace at root, else path's parent. A
+// symlink on the way is an error and nothing is removed; a symlink at
+// path or inside it is removed itself, not what it names. A path
+// already gone is not an error.
+func RemoveBeneath(root, path string) error {
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	base, rel := anchor(root, filepath.Dir(path))
+	d, err := openBeneath(base, rel, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	defer d.close()
+	if err := d.removeAll(filepath.Base(path)); err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	return nil
+}

@@ -126,8 +126,10 @@ func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 }
 
 // blankRepo is a Repo of the workspace root (resolved) with top as its
-// work tree, its options defaulted and its data directory placed.
-func blankRepo(root, top string, opts Options) (*Repo, error) {
+// work tree, its options defaulted and its data directory placed: below
+// root, or one of trusted (directories no agent may replace), when it is
+// inside, else made where it is.
+func blankRepo(root, top string, opts Options, trusted ...string) (*Repo, error) {
 	if opts.DataDir == "" {
 		opts.DataDir = filepath.Join(root, ".troupe")
 	}
@@ -138,18 +140,27 @@ func blankRepo(root, top string, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Repo{root: root, top: top, at: top, dataDir: dataDir, opts: opts, tool: findGit(root, top)}
-	r.dataBase, r.dataRel = anchor(root, dataDir)
+	r := &Repo{root: root, top: top, at: top, dataDir: dataDir, opts: opts, tool: findGit(append([]string{root, top}, trusted...)...)}
+	r.dataBase, r.dataRel = anchor(root, dataDir, trusted...)
+	if r.dataRel == "." {
+		if err := os.MkdirAll(dataDir, 0o755); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
 // anchor is the trusted directory dir is reached from (base) and dir's
-// path below it (rel, "." for base itself): root when dir is inside the
-// workspace root, as written or with root's symlinks resolved, else dir.
-func anchor(root, dir string) (base, rel string) {
-	roots := []string{root}
-	if real, err := filepath.EvalSymlinks(root); err == nil && real != root {
-		roots = append(roots, real)
+// path below it (rel, "." for base itself): root (or one of more roots)
+// when dir is inside it, as written or with root's symlinks resolved,
+// else dir.
+func anchor(root, dir string, more ...string) (base, rel string) {
+	var roots []string
+	for _, r := range append([]string{root}, more...) {
+		roots = append(roots, r)
+		if real, err := filepath.EvalSymlinks(r); err == nil && real != r {
+			roots = append(roots, real)
+		}
 	}
 	for _, r := range roots {
 		if rel, err := filepath.Rel(r, dir); err == nil && filepath.IsLocal(rel) {

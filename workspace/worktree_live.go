@@ -62,7 +62,7 @@ func liveWorktree(root string) *Worktree {
 // openWorkspace opens the worktree as the workspace at root (its Root):
 // its git directory, objects and home are the ones troupe made.
 func (w *Worktree) openWorkspace(ctx context.Context, root string, opts Options) (*Repo, error) {
-	r, err := blankRepo(root, w.dir, opts)
+	r, err := blankRepo(root, w.dir, opts, w.repo.root)
 	if err != nil {
 		return nil, err
 	}
