@@ -30,6 +30,16 @@ var errSymlinkParent = errors.New("a symbolic link where a directory should be")
 // errNotDir is a path with a file where a directory should be.
 var errNotDir = errors.New("a file where a directory should be")
 
+// linkError is errSymlinkParent or errNotDir met at path (relative to
+// the directory the walk began in).
+type linkError struct {
+	path string
+	err  error
+}
+
+func (e *linkError) Error() string { return e.path + ": " + e.err.Error() }
+func (e *linkError) Unwrap() error { return e.err }
+
 // dirFD is an open directory below a trusted one.
 type dirFD struct {
 	f *os.File
@@ -62,6 +72,9 @@ func walk(fd int, base, rel string, create bool) (*dirFD, error) {
 		for i, c := range comps {
 			next, err := openChild(fd, c, create)
 			unix.Close(fd)
+			if errors.Is(err, errSymlinkParent) || errors.Is(err, errNotDir) {
+				return nil, &linkError{path: strings.Join(comps[:i+1], "/"), err: err}
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", strings.Join(comps[:i+1], "/"), err)
 			}

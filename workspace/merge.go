@@ -118,17 +118,15 @@ const overlap = "overlapping edits"
 // linkReason is the rule that stopped a path at a symlink or a file
 // where a directory should be, named for the user ("" for another error).
 func linkReason(err error) string {
-	var at string
-	if msg := err.Error(); strings.Contains(msg, ": ") {
-		at, _, _ = strings.Cut(msg, ": ")
-	}
+	var le *linkError
 	switch {
-	case errors.Is(err, errSymlinkParent):
-		return at + " is a symbolic link in the workspace: troupe never writes or deletes through one"
-	case errors.Is(err, errNotDir):
-		return at + " is a file in the workspace where the changes need a directory"
+	case !errors.As(err, &le):
+		return ""
+	case errors.Is(le.err, errSymlinkParent):
+		return le.path + " is a symbolic link in the workspace: troupe never writes or deletes through one"
+	default:
+		return le.path + " is a file in the workspace where the changes need a directory"
 	}
-	return ""
 }
 
 // mergeOne decides one file: the change to make (nil: none), or why it

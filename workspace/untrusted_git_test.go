@@ -180,8 +180,9 @@ func hostileWorkspace(t *testing.T, a *attack) string {
 // apply (merged file by file, with merge-file), branch, patch, a kept
 // worktree's preparation and reuse, bundles, a store borrowing the
 // checkout, prune and the workspace key: the program never runs and its
-// environment dump never appears. Then plain git, run as a user would,
-// runs it: the plants are live.
+// environment dump never appears; nor in the next run on the same
+// workspace. Then plain git, run as a user would, runs it: the plants
+// are live.
 func TestTroupesGitRunsNothingTheAgentChose(t *testing.T) {
 	a := newAttack(t)
 	root := hostileWorkspace(t, a)
@@ -268,6 +269,25 @@ func TestTroupesGitRunsNothingTheAgentChose(t *testing.T) {
 	}
 	a.ok(t, r.Prune(ctx))
 	a.none(t, "bundles, a store and prune")
+
+	// The next run on the same workspace: everything planted is still
+	// there (and the changes the first run merged), and still inert.
+	next, err := Open(ctx, root, Options{})
+	a.ok(t, err)
+	t.Cleanup(func() { _ = next.Close(context.Background()) })
+	snap2, err := next.Snapshot(ctx)
+	a.ok(t, err)
+	w3, err := next.NewWorktree(ctx, snap2, "next")
+	a.ok(t, err)
+	write(t, w3.Dir(), map[string]string{"d/x.txt": "next run\n"})
+	cs3, err := w3.Capture(ctx)
+	a.ok(t, err)
+	out3, err := next.Apply(ctx, snap2, cs3, ModeApply, "run2", "next")
+	a.ok(t, err)
+	a.ok(t, w3.Remove(ctx))
+	if out3.Status != messages.ChangeStatusApplied || read(t, root, "d/x.txt") != "next run\n" {
+		t.Fatalf("the next run: %+v", out3)
+	}
 
 	// Git as a user runs it: the plants run. (Each would; one is enough
 	// to show this test's plants are live.)

@@ -46,6 +46,9 @@ func (r *Repo) takeIdle(ctx context.Context, snap Snapshot) *Worktree {
 			return nil
 		}
 		err := w.err
+		if err == nil && !w.intact() {
+			err = errMoved
+		}
 		if err == nil {
 			err = w.bring(ctx, snap)
 		}
@@ -89,6 +92,17 @@ func (r *Repo) pickIdle(snap Snapshot) *Worktree {
 	w := r.idle[best]
 	r.idle = append(r.idle[:best], r.idle[best+1:]...)
 	return w
+}
+
+// errMoved is a kept worktree whose path no longer leads to it.
+var errMoved = errors.New("the worktree was moved or its path replaced")
+
+// intact reports whether the worktree's path still leads to its
+// directory: not renamed away, nor swapped for a symlink. One that is
+// not is never handed to an agent again.
+func (w *Worktree) intact() bool {
+	fi, err := os.Lstat(w.dir)
+	return err == nil && fi.IsDir() && w.fd != nil && w.fd.sameDir(fi)
 }
 
 // unpick puts back a worktree pickIdle took.
