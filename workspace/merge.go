@@ -135,6 +135,9 @@ func (r *Repo) mergeOne(ctx context.Context, top *dirFD, path string, base, thei
 	if !filepath.IsLocal(filepath.FromSlash(path)) {
 		return nil, "", fmt.Errorf("%s: %w", path, errOutside)
 	}
+	if base.mode == "160000" || theirs.mode == "160000" {
+		return nil, path + " is a repository of its own (a submodule) in the changes: the merge leaves those to you", nil
+	}
 	ours, blocked, err := current(top, path)
 	if err != nil {
 		return nil, "", err

@@ -191,7 +191,7 @@ func TestTroupesGitRunsNothingTheAgentChose(t *testing.T) {
 	a.hostileEnv(t, filepath.Join(elsewhere, ".git"))
 	ctx := t.Context()
 
-	r, err := Open(ctx, root, Options{KeepIdle: 1})
+	r, err := Open(ctx, root, Options{KeepIdle: 2})
 	a.ok(t, err)
 	t.Cleanup(func() { _ = r.Close(context.Background()) })
 	snap, err := r.Snapshot(ctx)
@@ -207,12 +207,25 @@ func TestTroupesGitRunsNothingTheAgentChose(t *testing.T) {
 		t.Fatalf("the worktree was not checked out by git (attributes are in its tree), so this test tests less")
 	}
 	a.none(t, "NewWorktree")
-	// The agent: an edit, a nested repository of its own, and its
-	// worktree's .git file pointing at a repository it made.
-	write(t, w.Dir(), map[string]string{"f.go": strings.Replace(funcs, "return 2", "return 20", 1), "new.txt": "new\n"})
-	a.evilRepo(t, filepath.Join(w.Dir(), "nest"))
+	// The agent: an edit, and its worktree's .git file pointing at a
+	// repository it made there (ignored).
+	write(t, w.Dir(), map[string]string{"f.go": strings.Replace(funcs, "return 2", "return 20", 1), "new.txt": "new\n",
+		".gitignore": ".troupe/\nownrepo/\n"})
 	a.evilRepo(t, filepath.Join(w.Dir(), "ownrepo"))
 	must(t, os.WriteFile(filepath.Join(w.Dir(), ".git"), []byte("gitdir: "+filepath.Join(w.Dir(), "ownrepo", ".git")+"\n"), 0o644))
+	// Another agent: a nested repository of its own, which git add would
+	// take for a submodule (the merge leaves those to the user).
+	nested, err := r.NewWorktree(ctx, snap, "nested")
+	a.ok(t, err)
+	a.evilRepo(t, filepath.Join(nested.Dir(), "nest"))
+	ncs, err := nested.Capture(ctx)
+	a.ok(t, err)
+	nout, err := r.Apply(ctx, snap, ncs, ModeApply, "run1", "nested")
+	a.ok(t, err)
+	if nout.Status != messages.ChangeStatusConflict || !strings.Contains(nout.Reason, "nest is a repository of its own") {
+		t.Errorf("a nested repository's changeset: %+v", nout)
+	}
+	a.ok(t, nested.Remove(ctx))
 	cs, err := w.Capture(ctx)
 	a.ok(t, err)
 	a.none(t, "Capture")
@@ -246,8 +259,8 @@ func TestTroupesGitRunsNothingTheAgentChose(t *testing.T) {
 	waitIdle(t, r)
 	w2, err := r.NewWorktree(ctx, snap, "w2")
 	a.ok(t, err)
-	if w2.Dir() != w.Dir() {
-		t.Errorf("not reused: %s, kept %s", w2.Dir(), w.Dir())
+	if w2.Dir() != w.Dir() && w2.Dir() != nested.Dir() {
+		t.Errorf("not reused: %s", w2.Dir())
 	}
 	a.ok(t, w2.Remove(ctx))
 	waitIdle(t, r)
