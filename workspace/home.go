@@ -275,6 +275,10 @@ func (h *home) git() git {
 // tmpDir is the home's directory for temporary files.
 func (h *home) tmpDir() string { return filepath.Join(h.dir, "tmp") }
 
+// tmpName is the pattern of a temporary file's name in tmpDir: the
+// process's ID first, so what a killed process left is pruned (Prune).
+func (h *home) tmpName(what string) string { return strconv.Itoa(os.Getpid()) + "-" + what + "-*" }
+
 // sweepHomes removes the homes under base whose object directory no
 // longer exists (a removed repository, a test's temporary one), leaving
 // any made in the last hour.

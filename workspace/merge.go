@@ -231,7 +231,7 @@ func binary(data []byte) bool {
 // mergeFile merges text files with git merge-file: the result, and false
 // when they conflict. Its inputs are written in the home.
 func (r *Repo) mergeFile(ctx context.Context, ours, base, theirs []byte) ([]byte, bool, error) {
-	dir, err := os.MkdirTemp(r.home.tmpDir(), "merge-*")
+	dir, err := os.MkdirTemp(r.home.tmpDir(), r.home.tmpName("merge"))
 	if err != nil {
 		return nil, false, fmt.Errorf("merge: %w", err)
 	}

@@ -305,7 +305,7 @@ func (r *Repo) writeExcludes() error {
 // tempIndex returns the path of a new index file in the home and a
 // function that removes it.
 func (r *Repo) tempIndex() (string, func(), error) {
-	f, err := os.CreateTemp(r.home.tmpDir(), "index-*")
+	f, err := os.CreateTemp(r.home.tmpDir(), r.home.tmpName("index"))
 	if err != nil {
 		return "", nil, fmt.Errorf("create temp index: %w", err)
 	}

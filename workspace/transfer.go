@@ -94,7 +94,7 @@ func (r *Repo) Has(ctx context.Context, commit string) bool {
 // Unbundle adds the objects of a git bundle to the repository. A bundle
 // whose prerequisites the repository lacks is refused.
 func (r *Repo) Unbundle(ctx context.Context, bundle []byte) error {
-	f, err := os.CreateTemp(r.home.tmpDir(), "bundle-*")
+	f, err := os.CreateTemp(r.home.tmpDir(), r.home.tmpName("bundle"))
 	if err != nil {
 		return fmt.Errorf("unbundle: %w", err)
 	}

@@ -275,9 +275,14 @@ func TestPruneRemovesWorktreesOfDeadProcesses(t *testing.T) {
 	deadName := strconvItoa(dead.Process.Pid) + "-left"
 	must(t, os.Rename(left.dir, filepath.Join(r.worktreesDir(), deadName)))
 	must(t, os.Rename(left.admin, filepath.Join(r.home.dir, "worktrees", deadName+"-1")))
+	deadTmp := filepath.Join(r.home.tmpDir(), strconvItoa(dead.Process.Pid)+"-index-1")
+	must(t, os.WriteFile(deadTmp, nil, 0o600))
 	live, err := r.NewWorktree(t.Context(), snap, "live")
 	must(t, err)
 	must(t, r.Prune(t.Context()))
+	if _, err := os.Lstat(deadTmp); !os.IsNotExist(err) {
+		t.Errorf("the dead process's temporary file is still there: %v", err)
+	}
 	list := worktreeList(t, r)
 	if strings.Contains(list, "left") || !strings.Contains(list, "live") {
 		t.Errorf("after prune:\n%s", list)

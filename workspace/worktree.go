@@ -114,7 +114,7 @@ func (r *Repo) create(ctx context.Context, snap Snapshot, name string) (*Worktre
 // temporary name and renamed into worktrees/, so git never sees half of
 // it. It returns its path.
 func (r *Repo) register(dir, commit string) (string, error) {
-	tmp, err := os.MkdirTemp(r.home.tmpDir(), "worktree-*")
+	tmp, err := os.MkdirTemp(r.home.tmpDir(), r.home.tmpName("worktree"))
 	if err != nil {
 		return "", err
 	}
@@ -202,7 +202,7 @@ func (w *Worktree) destroy(ctx context.Context) error {
 // removeAtomically renames the directory dir into tmp, then removes it,
 // so git never sees half of it.
 func removeAtomically(dir, tmp string) error {
-	gone := filepath.Join(tmp, "gone-"+strconv.FormatUint(rand.Uint64(), 16))
+	gone := filepath.Join(tmp, strconv.Itoa(os.Getpid())+"-gone-"+strconv.FormatUint(rand.Uint64(), 16))
 	if err := os.Rename(dir, gone); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -236,6 +236,17 @@ func (r *Repo) Prune(ctx context.Context) error {
 	}
 	if err := dropDeadRecords(filepath.Join(r.home.dir, "worktrees"), r.home.tmpDir()); err != nil {
 		return fmt.Errorf("prune worktrees: %w", err)
+	}
+	entries, err := os.ReadDir(r.home.tmpDir())
+	if err != nil {
+		return fmt.Errorf("prune worktrees: %w", err)
+	}
+	for _, e := range entries {
+		if deadOwner(e.Name()) {
+			if err := os.RemoveAll(filepath.Join(r.home.tmpDir(), e.Name())); err != nil {
+				return fmt.Errorf("prune worktrees: %w", err)
+			}
+		}
 	}
 	return nil
 }

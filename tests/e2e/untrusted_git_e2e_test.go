@@ -72,7 +72,8 @@ func gitPlantsRun(t *testing.T, repoConfig bool) {
 			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: []byte(`{"type":"worker","task":"change F"}`)}}},
 			{Text: "done"}}},
 		{Match: llmtest.Matcher{Kind: "worker"}, Turns: []llmtest.Turn{
-			{ToolCalls: []llmtest.ToolCall{shell("git init -q own && git -C own config filter.x.clean '" + prog + " clean' && " +
+			{ToolCalls: []llmtest.ToolCall{shell("git log -1 --format='log: %s' && git status --porcelain && " +
+				"git init -q own && git -C own config filter.x.clean '" + prog + " clean' && " +
 				"git -C own config core.fsmonitor " + prog + " && printf 'own/\\n' >> .gitignore && " +
 				"printf 'gitdir: %s/own/.git\\n' \"$PWD\" > .git")}},
 			{ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: []byte(`{"path":"f.go"}`)}}},
@@ -102,6 +103,20 @@ func gitPlantsRun(t *testing.T, repoConfig bool) {
 	}
 	if res.Status != "completed" {
 		t.Errorf("run %s", res.Status)
+	}
+	// The worker's own git works in its worktree (it reads the git
+	// directory troupe made for it): the snapshot commit, nothing changed.
+	seen := false
+	for _, r := range srv.Requests() {
+		if results := toolResultsOf(r); r.Kind == "worker" && len(results) == 1 && strings.Contains(results[0], "log: ") {
+			seen = true
+			if !strings.Contains(results[0], "log: troupe snapshot") || strings.Contains(results[0], "fatal") {
+				t.Errorf("git in the worker's worktree: %s", results[0])
+			}
+		}
+	}
+	if !seen {
+		t.Error("the worker's shell result never reached the model")
 	}
 
 	// A second run on the same workspace, everything planted still there.
