@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +101,44 @@ func TestGitIsNotFoundInTheWorkspace(t *testing.T) {
 	}
 	if own := findGit(); own.bin != filepath.Join(bin, "git") {
 		t.Errorf("without the workspace to skip, git is %q: this test tests nothing", own.bin)
+	}
+}
+
+// The user's index is copied for a snapshot unless it cannot serve: a
+// split index (its shared part is in the user's git directory) or a
+// symlink (to any file of the user's); the snapshot then starts from
+// HEAD's tree, and holds the same files.
+func TestSnapshotWithoutAUsableIndex(t *testing.T) {
+	for _, name := range []string{"split", "symlink"} {
+		t.Run(name, func(t *testing.T) {
+			root := newRepo(t, map[string]string{"a.txt": "a\n", ".gitignore": "*.log\n.troupe/\n"})
+			write(t, root, map[string]string{"ignored.log": "tracked though ignored\n"})
+			sh(t, root, "add", "-f", "ignored.log")
+			sh(t, root, "commit", "-q", "-m", "tracked though ignored")
+			write(t, root, map[string]string{"a.txt": "edited\n", "b.txt": "new\n"})
+			_, untouched := outside(t, map[string]string{"id_rsa": "private key\n"})
+			switch name {
+			case "split":
+				sh(t, root, "update-index", "--split-index")
+				data, err := os.ReadFile(filepath.Join(root, ".git", "index"))
+				must(t, err)
+				if _, err := indexLinks(data, 20); !errors.Is(err, errLinksUnknown) {
+					t.Fatalf("the split index reads as whole (%v): this case tests nothing", err)
+				}
+			case "symlink":
+				secret, _ := outside(t, map[string]string{"id_rsa": "private key\n"})
+				must(t, os.Remove(filepath.Join(root, ".git", "index")))
+				must(t, os.Symlink(filepath.Join(secret, "id_rsa"), filepath.Join(root, ".git", "index")))
+			}
+			r, snap := openSnap(t, root)
+			got := sh(t, root, "--git-dir="+r.home.dir, "ls-tree", "-r", "--name-only", snap.Tree)
+			if got != ".gitignore\na.txt\nb.txt\nignored.log" {
+				t.Errorf("snapshot holds:\n%s", got)
+			}
+			if c := sh(t, root, "--git-dir="+r.home.dir, "show", snap.Tree+":a.txt"); c != "edited" {
+				t.Errorf("a.txt = %q", c)
+			}
+			untouched(t, "snapshot")
+		})
 	}
 }

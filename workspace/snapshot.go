@@ -74,29 +74,24 @@ func (r *Repo) baseMoved(base string) bool {
 // stageCheckout fills the index file idx with the work tree of a
 // checkout, starting from a copy of the user's index (read without
 // following a symlink) so unchanged files are not read again; or, when
-// that copy cannot be used (a split index, whose shared part lives in
-// the user's git directory), from the tree of base.
+// there is none to use (missing, a symlink, a split index whose shared
+// part lives in the user's git directory), from the tree of base.
 func (r *Repo) stageCheckout(ctx context.Context, idx, base string) error {
 	if r.common != "" {
 		if err := r.home.mirror(r.common); err != nil {
 			return err
 		}
 	}
-	data, err := readBeneath(r.gitDir, "index", 0)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		data = nil // a symlink, not a file: start afresh
-	}
-	if len(data) > 0 {
+	idLen := r.idLen()
+	if data, err := readBeneath(r.gitDir, "index", 0); err == nil && len(data) > 0 {
 		if err := os.WriteFile(idx, data, 0o600); err != nil {
 			return fmt.Errorf("copy index: %w", err)
 		}
+		if err := addAll(ctx, r.g, idx, idLen); !errors.Is(err, errLinksUnknown) {
+			return err
+		}
+		os.Remove(idx)
 	}
-	idLen := r.idLen()
-	err = addAll(ctx, r.g, idx, idLen)
-	if !errors.Is(err, errLinksUnknown) {
-		return err
-	}
-	os.Remove(idx)
 	if base != "" {
 		if _, err := r.g.withIndex(idx).run(ctx, nil, "read-tree", base); err != nil {
 			return err
