@@ -74,6 +74,9 @@ func (r *Repo) Apply(ctx context.Context, snap Snapshot, cs messages.Changeset, 
 		var m merged
 		if m, err = r.merge(ctx, snap.Tree, theirs); err == nil && len(m.conflicts) > 0 {
 			out.Status, out.Conflicts, out.Reason = messages.ChangeStatusConflict, m.conflicts, m.reason()
+			if outside := r.outsideCone(ctx, m.conflicts); len(outside) > 0 {
+				out.Reason = strings.TrimPrefix(out.Reason+"; "+coneReason(outside), "; ")
+			}
 			out.Patch, err = r.keepPatch(run, agent, cs.Patch)
 		} else {
 			out.Status = messages.ChangeStatusApplied
