@@ -76,6 +76,9 @@ type git struct {
 	objects  string   // GIT_OBJECT_DIRECTORY, when set
 	borrow   []string // GIT_ALTERNATE_OBJECT_DIRECTORIES
 	conf     []string // more -c flags
+	// identity replaces fixedIdentity (GIT_AUTHOR_*, GIT_COMMITTER_*)
+	// when set: a branch's commits (branch.go).
+	identity []string
 	// userGlobal lets git read the user's global config (and the
 	// variables that place it): only to read the global ignore file's
 	// name (excludes.go).
@@ -159,7 +162,11 @@ func (g git) env(tool *gitTool) []string {
 	}
 	env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
 		"GIT_OPTIONAL_LOCKS=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_NO_LAZY_FETCH=1")
-	env = append(env, fixedIdentity...)
+	if g.identity != nil {
+		env = append(env, g.identity...)
+	} else {
+		env = append(env, fixedIdentity...)
+	}
 	if g.gitDir != "" {
 		env = append(env, "GIT_DIR="+g.gitDir)
 	}
