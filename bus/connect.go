@@ -47,6 +47,8 @@ type Conn struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	prefix string
+	id     Identity
+	closed chan struct{} // closed with the connection (nil for Wrap's)
 }
 
 // Connect connects and checks that JetStream answers. It reconnects
@@ -86,15 +88,26 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 			log.Warn().Err(err).Str("subject", subj).Msg("nats")
 		}),
 	}
+	closed := make(chan struct{})
+	opts = append(opts, nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
 	creds := "no credentials (nats.token, nats.user and nats.password, or nats.creds)"
+	var id Identity
 	switch {
 	case o.CredsFile != "":
-		if _, err := os.Stat(o.CredsFile); err != nil {
+		b, err := os.ReadFile(o.CredsFile)
+		if err != nil {
+			return nil, fmt.Errorf("nats.creds %s: %w", o.CredsFile, err)
+		}
+		if id, err = ParseCreds(b); err != nil {
 			return nil, fmt.Errorf("nats.creds %s: %w", o.CredsFile, err)
 		}
 		opts = append(opts, nats.UserCredentials(o.CredsFile))
 		creds = "the credentials in nats.creds " + o.CredsFile
 	case len(o.Creds) > 0:
+		var err error
+		if id, err = ParseCreds(o.Creds); err != nil {
+			return nil, fmt.Errorf("credentials: %w", err)
+		}
 		tok, err := jwt.ParseDecoratedJWT(o.Creds)
 		if err != nil {
 			return nil, fmt.Errorf("credentials: %w", err)
@@ -130,6 +143,11 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 		}
 		opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
 	}
+	// A role's user has an inbox of its own, which no other user may read
+	// (credentials of an earlier troupe share _INBOX).
+	if p := id.Inbox(); p != "" {
+		opts = append(opts, nats.CustomInboxPrefix(p))
+	}
 	nc, err := nats.Connect(urls, opts...)
 	if err != nil {
 		return nil, connectError(o, urls, creds, err)
@@ -145,7 +163,7 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 		nc.Close()
 		return nil, fmt.Errorf("%s %s: the server has no JetStream (start nats-server with -js): %w", o.Setting, redactURL(urls), err)
 	}
-	return &Conn{nc: nc, js: js, prefix: o.Prefix}, nil
+	return &Conn{nc: nc, js: js, prefix: o.Prefix, id: id, closed: closed}, nil
 }
 
 // Wrap makes a Conn of a connection the caller made (and closes): prefix
@@ -172,6 +190,18 @@ func (c *Conn) JetStream() jetstream.JetStream { return c.js }
 
 // Prefix is the subject prefix.
 func (c *Conn) Prefix() string { return c.prefix }
+
+// Identity is who the connection's credentials say it is (the zero
+// Identity without a user JWT).
+func (c *Conn) Identity() Identity { return c.id }
+
+// Closed is closed once the connection is closed for good: by Close, or
+// by the server refusing its credentials (revoked) when it reconnects.
+// Err says why. Nil for a connection made by Wrap.
+func (c *Conn) Closed() <-chan struct{} { return c.closed }
+
+// Err is the last error the connection had (why it closed, once Closed).
+func (c *Conn) Err() error { return c.nc.LastError() }
 
 // Names are the streams and buckets of the connection's prefix.
 func (c *Conn) Names() Names { return NamesFor(c.prefix) }

@@ -15,21 +15,29 @@ import (
 )
 
 // authServer starts an embedded server in operator mode with fresh key
-// material and writes the three creds files; it returns the server and
-// the creds paths.
+// material and writes the creds files; it returns the server and the
+// creds paths (the node's: the first node's own, node-1).
 func authServer(t testing.TB) (*Embedded, map[Role]string) {
 	t.Helper()
+	e, _, paths := authServerFor(t, DefaultPrefix)
+	return e, paths
+}
+
+// authServerFor is authServer for prefix, with the key material.
+func authServerFor(t testing.TB, prefix string) (*Embedded, *Auth, map[Role]string) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "creds")
-	a, paths, err := InitAuthDir(dir, DefaultPrefix)
+	a, paths, err := InitAuthDir(dir, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
+	paths[RoleNode] = a.NodePath(FirstNode)
 	e, err := StartEmbedded(t.Context(), EmbeddedOptions{StoreDir: t.TempDir(), Auth: a}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Shutdown(context.Background()) })
-	return e, paths
+	return e, a, paths
 }
 
 // roleClient is a raw nats.go client holding one creds file; violations
@@ -145,12 +153,23 @@ func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
 	ctx := t.Context()
 	conn := roleConns(t, e, paths)
 	node := conn(RoleNode)
-	if err := node.EnsureStreams(ctx, StreamLimits{}); err != nil {
-		t.Fatalf("a node starting first creates the streams: %v", err)
+	if node.MayCreateStreams() {
+		t.Fatal("a node's credentials may create streams")
 	}
+	// A node starting first waits for the streams; the requester makes them.
+	awaited := make(chan error, 1)
+	go func() { awaited <- node.AwaitStreams(ctx, zerolog.Nop()) }()
 	req, watcher := conn(RoleRequester), conn(RoleWatcher)
 	if err := req.EnsureStreams(ctx, StreamLimits{}); err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case err := <-awaited:
+		if err != nil {
+			t.Fatalf("the node waiting for the streams: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the node did not see the streams the requester made")
 	}
 	// The node's durable consumer, a task from the requester, the pull and the ack.
 	cons, err := node.JetStream().CreateOrUpdateConsumer(ctx, TasksStream, jetstream.ConsumerConfig{Durable: "troupe_explore_v1",
@@ -184,7 +203,7 @@ func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Put(ctx, "n1", []byte(`{}`)); err != nil {
+	if _, err := kv.Put(ctx, FirstNode, []byte(`{}`)); err != nil {
 		t.Fatalf("node registry: %v", err)
 	}
 	arts := node.Artifacts("r1")
@@ -228,7 +247,7 @@ func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("watcher registry: %v", err)
 	}
-	if _, err := wkv.Get(ctx, "n1"); err != nil {
+	if _, err := wkv.Get(ctx, FirstNode); err != nil {
 		t.Fatalf("watcher registry get: %v", err)
 	}
 	w, err := wkv.WatchAll(ctx)
@@ -257,11 +276,16 @@ func TestAuthDirKeepsIdentityAcrossRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p1[RoleNode] = a1.NodePath(FirstNode)
 	before, _ := os.ReadFile(p1[RoleNode])
 	a2, p2, err := InitAuthDir(dir, DefaultPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, shared := p2[RoleNode]; shared {
+		t.Fatal("a new auth folder has a shared node.creds")
+	}
+	p2[RoleNode] = a2.NodePath(FirstNode)
 	if a1.ServerConfig() == "" || p1[RoleNode] != p2[RoleNode] {
 		t.Fatal("paths differ")
 	}
