@@ -104,6 +104,16 @@ func (a *Auth) Prefix() string { return a.prefix }
 // Dir is the folder the material is kept in ("" in memory only).
 func (a *Auth) Dir() string { return a.dir }
 
+// OpenAuth reads the key material kept in dir, which must hold it (auth
+// init, or serve --store STORE for STORE/creds, made it).
+func OpenAuth(dir string) (*Auth, error) {
+	if _, err := os.Stat(filepath.Join(dir, accountSeedFile)); err != nil {
+		return nil, fmt.Errorf("%w: %s holds no troupe key material (orchestrator auth init DIR makes it; serve --store STORE keeps it in STORE/creds)", ErrBadKeys, dir)
+	}
+	a, _, err := LoadAuth(dir, "")
+	return a, err
+}
+
 // LoadAuth reads the key material kept in dir, making and keeping it
 // (dir 0700, files 0600) when dir has none. prefix "" keeps the prefix
 // the folder was made for (the default prefix for a folder of an earlier

@@ -48,3 +48,12 @@ func BenchmarkFanoutRemoteCreds(b *testing.B) { benchFanoutCreds(b, 100) }
 
 // BenchmarkSpawnRemoteCreds is BenchmarkSpawnRemote with credentials.
 func BenchmarkSpawnRemoteCreds(b *testing.B) { benchFanoutCreds(b, 1) }
+
+// benchNodeCreds issues the node who its own credentials.
+func benchNodeCreds(b testing.TB, a *bus.Auth, _ string, who string, _ map[bus.Role]string) string {
+	path, err := a.IssueNode(who, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
