@@ -123,7 +123,9 @@ func CredsPath(dir string, role Role) string { return filepath.Join(dir, string(
 // returns the paths by role (dir 0700, files 0600). A creds file already
 // there keeps its user key: its JWT is signed again, with the permissions
 // of this version, so a restart does not invalidate the files handed out.
-// A revoked user is never signed again.
+// A revoked user is never signed again: a revoked requester's or
+// watcher's file gets a new user, a node's stays revoked (auth node
+// issues it anew).
 func (a *Auth) WriteCreds(dir string) (map[Role]string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create creds folder %s: %w", dir, err)
@@ -138,7 +140,7 @@ func (a *Auth) WriteCreds(dir string) (map[Role]string, error) {
 		if role == RoleNode && user == nil {
 			continue // nodes have identities of their own now
 		}
-		if ok, err := a.resign(path, Grant{Role: role}, user); err != nil {
+		if ok, err := a.resign(path, Grant{Role: role}, user, role != RoleNode); err != nil {
 			return nil, err
 		} else if ok {
 			paths[role] = path
@@ -153,24 +155,30 @@ func (a *Auth) WriteCreds(dir string) (map[Role]string, error) {
 		if user == nil {
 			continue // revoked, or removed by hand
 		}
-		if _, err := a.resign(path, Grant{Role: RoleNode, Node: name, Kinds: rec.Kinds}, user); err != nil {
+		if _, err := a.resign(path, Grant{Role: RoleNode, Node: name, Kinds: rec.Kinds}, user, false); err != nil {
 			return nil, err
 		}
 	}
 	return paths, nil
 }
 
-// resign writes path for user (a new one when nil) with g; it reports
-// false, writing nothing, for a revoked user.
-func (a *Auth) resign(path string, g Grant, user nkeys.KeyPair) (bool, error) {
+// resign writes path for user (a new one when nil) with g. A revoked
+// user gets a new key with renew; without, resign writes nothing and
+// reports false.
+func (a *Auth) resign(path string, g Grant, user nkeys.KeyPair, renew bool) (bool, error) {
+	if user != nil {
+		if pub, _ := user.PublicKey(); a.revoked(pub) {
+			if !renew {
+				return false, nil
+			}
+			user = nil
+		}
+	}
 	if user == nil {
 		var err error
 		if user, err = nkeys.CreateUser(); err != nil {
 			return false, fmt.Errorf("create user key: %w", err)
 		}
-	}
-	if pub, _ := user.PublicKey(); a.revoked(pub) {
-		return false, nil
 	}
 	b, err := a.issue(g, user)
 	if err != nil {

@@ -61,7 +61,7 @@ func (a *Auth) IssueNode(name string, kinds []string) (string, error) {
 	if err := a.saveState(); err != nil {
 		return "", err
 	}
-	if _, err := a.resign(path, Grant{Role: RoleNode, Node: name, Kinds: kinds}, user); err != nil {
+	if _, err := a.resign(path, Grant{Role: RoleNode, Node: name, Kinds: kinds}, user, true); err != nil {
 		return "", err
 	}
 	return path, nil
@@ -78,19 +78,24 @@ func (a *Auth) identityPath(name string) string {
 
 // Revoke revokes the credentials named name (a node identity, or a role's
 // file: requester, node for the shared node.creds, watcher): the account
-// is signed again with the user's key revoked, server.conf rewritten, and
-// the creds file removed. The servers refuse the user once they have the
-// account's new JWT (PushAccount, or a restart with server.conf).
+// is signed again with the user's key revoked and server.conf rewritten.
+// The creds file stays, refused: a node still holding it gets a clear
+// refusal from the server when it reconnects, and closes, rather than
+// looking for a file gone. The servers refuse the user once they have
+// the account's new JWT (PushAccount, or a restart with server.conf).
 func (a *Auth) Revoke(name string) (Revocation, error) {
 	path := a.identityPath(name)
 	user, err := existingUser(path)
 	if err != nil {
 		return Revocation{}, err
 	}
-	if user == nil {
-		return Revocation{}, fmt.Errorf("%w: none named %q in %s (orchestrator auth list shows them)", ErrUnknownIdentity, name, a.dir)
+	key := ""
+	if user != nil {
+		key, _ = user.PublicKey()
 	}
-	key, _ := user.PublicKey()
+	if user == nil || a.revoked(key) {
+		return Revocation{}, fmt.Errorf("%w: none valid named %q in %s (orchestrator auth list shows them)", ErrUnknownIdentity, name, a.dir)
+	}
 	r := Revocation{Name: name, Key: key, At: time.Now().UTC().Truncate(time.Second)}
 	a.state.Revoked = append(a.state.Revoked, r)
 	delete(a.state.Nodes, name)
@@ -103,9 +108,6 @@ func (a *Auth) Revoke(name string) (Revocation, error) {
 	if err := a.writeServerConfig(); err != nil {
 		return Revocation{}, err
 	}
-	if err := os.Remove(path); err != nil {
-		return Revocation{}, fmt.Errorf("remove %s: %w", path, err)
-	}
 	return r, nil
 }
 
@@ -114,7 +116,7 @@ type Holder struct {
 	Name  string // a node's name, or a role's for a role's file
 	Role  Role
 	Key   string
-	File  string   // "" once revoked
+	File  string   // "" for a revoked user
 	Kinds []string // a node's kinds; none: any
 	// Issued is when its JWT was signed; Revoked when it was revoked
 	// (zero: valid).
@@ -137,7 +139,9 @@ func (a *Auth) Holders() ([]Holder, error) {
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		out = append(out, Holder{Name: name, Role: id.Role, Key: id.Key, File: path, Kinds: kinds, Issued: id.IssuedAt})
+		if !a.revoked(id.Key) { // a revoked one is listed with its revocation
+			out = append(out, Holder{Name: name, Role: id.Role, Key: id.Key, File: path, Kinds: kinds, Issued: id.IssuedAt})
+		}
 		return nil
 	}
 	for _, r := range Roles {

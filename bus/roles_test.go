@@ -138,8 +138,13 @@ func TestRolesServerRefusesForbiddenSubjects(t *testing.T) {
 
 // roleConns connects to e with the credentials of a role, for the test.
 func roleConns(t *testing.T, e *Embedded, paths map[Role]string) func(Role) *Conn {
+	return roleConnsFor(t, e, paths, DefaultPrefix)
+}
+
+// roleConnsFor is roleConns for prefix.
+func roleConnsFor(t *testing.T, e *Embedded, paths map[Role]string, prefix string) func(Role) *Conn {
 	return func(role Role) *Conn {
-		c, err := Connect(t.Context(), ConnectOptions{URLs: e.URL(), CredsFile: paths[role], Name: string(role)}, zerolog.Nop())
+		c, err := Connect(t.Context(), ConnectOptions{URLs: e.URL(), CredsFile: paths[role], Name: string(role), Prefix: prefix}, zerolog.Nop())
 		if err != nil {
 			t.Fatalf("%s: %v", role, err)
 		}
@@ -148,10 +153,19 @@ func roleConns(t *testing.T, e *Embedded, paths map[Role]string) func(Role) *Con
 	}
 }
 
+// Each role does what it does, with any prefix: the grants name the
+// prefix's own streams, buckets and subjects.
 func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
-	e, paths := authServer(t)
+	for _, prefix := range []string{DefaultPrefix, "alpha"} {
+		t.Run(prefix, func(t *testing.T) { rolesAllow(t, prefix) })
+	}
+}
+
+func rolesAllow(t *testing.T, p string) {
+	e, _, paths := authServerFor(t, p)
 	ctx := t.Context()
-	conn := roleConns(t, e, paths)
+	conn := roleConnsFor(t, e, paths, p)
+	names := NamesFor(p)
 	node := conn(RoleNode)
 	if node.MayCreateStreams() {
 		t.Fatal("a node's credentials may create streams")
@@ -172,12 +186,12 @@ func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
 		t.Fatal("the node did not see the streams the requester made")
 	}
 	// The node's durable consumer, a task from the requester, the pull and the ack.
-	cons, err := node.JetStream().CreateOrUpdateConsumer(ctx, TasksStream, jetstream.ConsumerConfig{Durable: "troupe_explore_v1",
-		FilterSubject: TaskSubject(DefaultPrefix, "explore", 1), AckPolicy: jetstream.AckExplicitPolicy})
+	cons, err := node.JetStream().CreateOrUpdateConsumer(ctx, names.Tasks, jetstream.ConsumerConfig{Durable: ConsumerName(p, "explore", 1),
+		FilterSubject: TaskSubject(p, "explore", 1), AckPolicy: jetstream.AckExplicitPolicy})
 	if err != nil {
 		t.Fatalf("node consumer: %v", err)
 	}
-	if _, err := req.JetStream().Publish(ctx, TaskSubject(DefaultPrefix, "explore", 1), []byte(`{}`)); err != nil {
+	if _, err := req.JetStream().Publish(ctx, TaskSubject(p, "explore", 1), []byte(`{}`)); err != nil {
 		t.Fatalf("requester task: %v", err)
 	}
 	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
@@ -196,10 +210,10 @@ func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
 		t.Fatal(batch.Error())
 	}
 	// A result, the registry, an artifact.
-	if _, err := node.JetStream().Publish(ctx, ResultSubject(DefaultPrefix, "r1", "explore-1", "0123"), []byte(`{}`)); err != nil {
+	if _, err := node.JetStream().Publish(ctx, ResultSubject(p, "r1", "explore-1", "0123"), []byte(`{}`)); err != nil {
 		t.Fatalf("node result: %v", err)
 	}
-	kv, err := node.JetStream().KeyValue(ctx, NodesBucket)
+	kv, err := node.JetStream().KeyValue(ctx, names.Nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,23 +229,23 @@ func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
 		t.Fatalf("node artifact upload: %v (failed %d)", err, arts.Failed())
 	}
 	// Budget: the node asks, the requester answers.
-	sub, err := req.NATS().Subscribe(BudgetSubject(DefaultPrefix, "r1", "*"), func(m *nats.Msg) { _ = m.Respond([]byte("granted")) })
+	sub, err := req.NATS().Subscribe(BudgetSubject(p, "r1", "*"), func(m *nats.Msg) { _ = m.Respond([]byte("granted")) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
 	_ = req.NATS().Flush()
-	if m, err := node.NATS().Request(BudgetSubject(DefaultPrefix, "r1", "acquire"), nil, 5*time.Second); err != nil || string(m.Data) != "granted" {
+	if m, err := node.NATS().Request(BudgetSubject(p, "r1", "acquire"), nil, 5*time.Second); err != nil || string(m.Data) != "granted" {
 		t.Fatalf("budget request: %v", err)
 	}
 	// Status: the requester asks, the node answers.
-	nsub, err := node.NATS().Subscribe(CtlSubject(DefaultPrefix, "*", "*", "status"), func(m *nats.Msg) { _ = m.Respond([]byte("busy")) })
+	nsub, err := node.NATS().Subscribe(CtlSubject(p, "*", "*", "status"), func(m *nats.Msg) { _ = m.Respond([]byte("busy")) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nsub.Unsubscribe()
 	_ = node.NATS().Flush()
-	if m, err := req.NATS().Request(CtlSubject(DefaultPrefix, "r1", "explore-1", "status"), nil, 5*time.Second); err != nil || string(m.Data) != "busy" {
+	if m, err := req.NATS().Request(CtlSubject(p, "r1", "explore-1", "status"), nil, 5*time.Second); err != nil || string(m.Data) != "busy" {
 		t.Fatalf("status request: %v", err)
 	}
 	// The watcher reads the node's events and the registry.
@@ -243,7 +257,7 @@ func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
 	if err := pub.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	wkv, err := watcher.JetStream().KeyValue(ctx, NodesBucket)
+	wkv, err := watcher.JetStream().KeyValue(ctx, names.Nodes)
 	if err != nil {
 		t.Fatalf("watcher registry: %v", err)
 	}
