@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
@@ -49,6 +50,7 @@ type Conn struct {
 	prefix string
 	id     Identity
 	closed chan struct{} // closed with the connection (nil for Wrap's)
+	why    atomic.Pointer[error]
 }
 
 // Connect connects and checks that JetStream answers. It reconnects
@@ -74,22 +76,27 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 	if urls == "" {
 		return nil, fmt.Errorf("%s is empty: give a NATS URL such as nats://127.0.0.1:4222", o.Setting)
 	}
+	c := &Conn{prefix: o.Prefix, closed: make(chan struct{})}
 	opts := []nats.Option{nats.Name(o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
 		nats.ReconnectBufSize(o.ReconnectBuffer), nats.Timeout(o.Timeout),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			log.Warn().Err(err).Msg("nats disconnected; reconnecting")
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("nats reconnected") }),
-		nats.ErrorHandler(func(_ *nats.Conn, s *nats.Subscription, err error) {
+		nats.ErrorHandler(func(nc *nats.Conn, s *nats.Subscription, err error) {
 			subj := ""
 			if s != nil {
 				subj = s.Subject
 			}
 			log.Warn().Err(err).Str("subject", subj).Msg("nats")
+			if errors.Is(err, nats.ErrAuthRevoked) {
+				// Revoked: no reconnect can succeed. Closed says so at once.
+				c.why.CompareAndSwap(nil, &err)
+				go nc.Close()
+			}
 		}),
 	}
-	closed := make(chan struct{})
-	opts = append(opts, nats.ClosedHandler(func(*nats.Conn) { close(closed) }))
+	opts = append(opts, nats.ClosedHandler(func(*nats.Conn) { close(c.closed) }))
 	creds := "no credentials (nats.token, nats.user and nats.password, or nats.creds)"
 	var id Identity
 	switch {
@@ -163,7 +170,8 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 		nc.Close()
 		return nil, fmt.Errorf("%s %s: the server has no JetStream (start nats-server with -js): %w", o.Setting, redactURL(urls), err)
 	}
-	return &Conn{nc: nc, js: js, prefix: o.Prefix, id: id, closed: closed}, nil
+	c.nc, c.js, c.id = nc, js, id
+	return c, nil
 }
 
 // Wrap makes a Conn of a connection the caller made (and closes): prefix
@@ -200,8 +208,14 @@ func (c *Conn) Identity() Identity { return c.id }
 // Err says why. Nil for a connection made by Wrap.
 func (c *Conn) Closed() <-chan struct{} { return c.closed }
 
-// Err is the last error the connection had (why it closed, once Closed).
-func (c *Conn) Err() error { return c.nc.LastError() }
+// Err is why the connection closed, once Closed (its credentials
+// revoked), or the last error it had.
+func (c *Conn) Err() error {
+	if why := c.why.Load(); why != nil {
+		return *why
+	}
+	return c.nc.LastError()
+}
 
 // Names are the streams and buckets of the connection's prefix.
 func (c *Conn) Names() Names { return NamesFor(c.prefix) }
