@@ -237,12 +237,12 @@ func forgeries(t *testing.T, env []string, url, dir, otherNode, runID, a string)
 		"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.TROUPE_TASKS.troupe_explore_v1", // fail tasks
 		"$JS.API.STREAM.PURGE." + bus.TasksStream,
 		"$JS.API.STREAM.PURGE.OBJ_" + bus.ArtifactsBucket, // every run's artifacts
-		"$JS.API.STREAM.CREATE." + bus.EventsStream,      // streams are the requester's
+		"$JS.API.STREAM.CREATE." + bus.EventsStream,       // streams are the requester's
 		"$JS.API.STREAM.CREATE.KV_" + bus.NodesBucket,
 		"$JS.API.STREAM.UPDATE." + bus.ResultsStream,
-		"$KV." + bus.NodesBucket + "." + bus.FirstNode, // another node's registry entry
-		"sub:" + bus.BudgetSubject(p, runID, "*"),      // answer budget requests
-		"sub:" + bus.AskSubject(p, runID, "*"),         // answer approvals
+		"$KV." + bus.NodesBucket + "." + bus.FirstNode,     // another node's registry entry
+		"sub:" + bus.BudgetSubject(p, runID, "*"),          // answer budget requests
+		"sub:" + bus.AskSubject(p, runID, "*"),             // answer approvals
 		"sub:" + bus.CtlSubject(p, runID, "*", "snapshot"), // answer other nodes' snapshot requests
 		"sub:" + p + ".task.>",
 		"sub:" + bus.InboxPrefix(nodeKey) + ".>", // another node's inbox: its tasks, bundles, budget replies
