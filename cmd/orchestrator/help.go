@@ -280,10 +280,12 @@ Examples:
 Runs the embedded NATS server with JetStream (and troupe's streams) as a
 long-lived process for runs, nodes and watchers to connect to. Prints the URL
 to use on stdout. Listens on loopback unless --listen says otherwise.
-Clients need credentials: serve writes a creds file per role in STORE/creds
-(requester.creds for runs, node.creds for nodes, watcher.creds for watchers;
-0600, kept across restarts; a temporary folder without --store) and prints
-the commands that use them. --no-auth serves without credentials, on
+Clients need credentials: serve writes them in STORE/creds
+(requester.creds for runs, watcher.creds for watchers, and the first node's
+own, nodes/node-1.creds; 0600, kept across restarts; a temporary folder
+without --store) and prints the commands that use them; orchestrator auth
+node NAME --dir STORE/creds gives each further node its own, and auth
+revoke shuts one out at once. --no-auth serves without credentials, on
 loopback only. A token in TROUPE_NATS_TOKEN (or nats.token) instead is one
 secret for every role (not recommended).
 

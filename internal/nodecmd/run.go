@@ -46,7 +46,8 @@ collector, in their parents' traces (service troupe-node).
 
 Flags:
   --nats URL          NATS server or cluster (also TROUPE_NATS_URL, nats.url)
-  --creds FILE        the node role's .creds file (serve or auth init writes it; nats.creds)
+  --creds FILE        this node's own .creds file (nodes/NAME.creds: serve, auth init or auth node
+                      writes it; the node takes NAME as its ID; nats.creds)
   --workspace DIR     this node's checkout of the repository (default .)
   --kinds K,...       agent kinds to run (default node.kinds: explore)
   --slots N           tasks at once (default node.slots: 4)
