@@ -97,42 +97,11 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 		}),
 	}
 	opts = append(opts, nats.ClosedHandler(func(*nats.Conn) { close(c.closed) }))
-	creds := "no credentials (nats.token, nats.user and nats.password, or nats.creds)"
-	var id Identity
-	switch {
-	case o.CredsFile != "":
-		b, err := os.ReadFile(o.CredsFile)
-		if err != nil {
-			return nil, fmt.Errorf("nats.creds %s: %w", o.CredsFile, err)
-		}
-		if id, err = ParseCreds(b); err != nil {
-			return nil, fmt.Errorf("nats.creds %s: %w", o.CredsFile, err)
-		}
-		opts = append(opts, nats.UserCredentials(o.CredsFile))
-		creds = "the credentials in nats.creds " + o.CredsFile
-	case len(o.Creds) > 0:
-		var err error
-		if id, err = ParseCreds(o.Creds); err != nil {
-			return nil, fmt.Errorf("credentials: %w", err)
-		}
-		tok, err := jwt.ParseDecoratedJWT(o.Creds)
-		if err != nil {
-			return nil, fmt.Errorf("credentials: %w", err)
-		}
-		kp, err := jwt.ParseDecoratedUserNKey(o.Creds)
-		if err != nil {
-			return nil, fmt.Errorf("credentials: %w", err)
-		}
-		seed, _ := kp.Seed()
-		opts = append(opts, nats.UserJWTAndSeed(tok, string(seed)))
-		creds = "the role credentials given"
-	case o.Token != "":
-		opts = append(opts, nats.Token(o.Token))
-		creds = "the token in nats.token (TROUPE_NATS_TOKEN)"
-	case o.User != "":
-		opts = append(opts, nats.UserInfo(o.User, o.Password))
-		creds = "nats.user " + o.User + " with nats.password (TROUPE_NATS_PASSWORD)"
+	auth, id, creds, err := authOptions(o)
+	if err != nil {
+		return nil, err
 	}
+	opts = append(opts, auth...)
 	for _, f := range []struct{ key, path string }{{"nats.tls_ca", o.TLSCA}, {"nats.tls_cert", o.TLSCert}, {"nats.tls_key", o.TLSKey}} {
 		if f.path == "" {
 			continue
@@ -172,6 +141,46 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 	}
 	c.nc, c.js, c.id = nc, js, id
 	return c, nil
+}
+
+// authOptions are the options that authenticate o's client, the identity
+// its credentials name, and how to name them in an error.
+func authOptions(o ConnectOptions) (opts []nats.Option, id Identity, creds string, err error) {
+	creds = "no credentials (nats.token, nats.user and nats.password, or nats.creds)"
+	switch {
+	case o.CredsFile != "":
+		b, err := os.ReadFile(o.CredsFile)
+		if err != nil {
+			return nil, id, "", fmt.Errorf("nats.creds %s: %w", o.CredsFile, err)
+		}
+		if id, err = ParseCreds(b); err != nil {
+			return nil, id, "", fmt.Errorf("nats.creds %s: %w", o.CredsFile, err)
+		}
+		opts = append(opts, nats.UserCredentials(o.CredsFile))
+		creds = "the credentials in nats.creds " + o.CredsFile
+	case len(o.Creds) > 0:
+		if id, err = ParseCreds(o.Creds); err != nil {
+			return nil, id, "", fmt.Errorf("credentials: %w", err)
+		}
+		tok, err := jwt.ParseDecoratedJWT(o.Creds)
+		if err != nil {
+			return nil, id, "", fmt.Errorf("credentials: %w", err)
+		}
+		kp, err := jwt.ParseDecoratedUserNKey(o.Creds)
+		if err != nil {
+			return nil, id, "", fmt.Errorf("credentials: %w", err)
+		}
+		seed, _ := kp.Seed()
+		opts = append(opts, nats.UserJWTAndSeed(tok, string(seed)))
+		creds = "the role credentials given"
+	case o.Token != "":
+		opts = append(opts, nats.Token(o.Token))
+		creds = "the token in nats.token (TROUPE_NATS_TOKEN)"
+	case o.User != "":
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
+		creds = "nats.user " + o.User + " with nats.password (TROUPE_NATS_PASSWORD)"
+	}
+	return opts, id, creds, nil
 }
 
 // Wrap makes a Conn of a connection the caller made (and closes): prefix
