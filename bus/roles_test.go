@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/messages"
 )
 
 // authServer starts an embedded server in operator mode with fresh key
@@ -247,6 +248,23 @@ func rolesAllow(t *testing.T, p string) {
 	_ = node.NATS().Flush()
 	if m, err := req.NATS().Request(CtlSubject(p, "r1", "explore-1", "status"), nil, 5*time.Second); err != nil || string(m.Data) != "busy" {
 		t.Fatalf("status request: %v", err)
+	}
+	// Approval: the node's agent asks, the requester (watch --interactive) answers.
+	ans, err := req.Answer("r1", zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ans.Stop()
+	go func() {
+		if q, ok := <-ans.C; ok {
+			_ = q.Answer(true, "test")
+		}
+	}()
+	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if ok, err := node.NewApprover(zerolog.Nop()).Approve(actx, messages.AskRequest{V: messages.ProtocolVersion, ID: "q1", Run: "r1",
+		Agent: "explore-1", Kind: "explore", Tool: "shell", Question: "run it?"}); err != nil || !ok {
+		t.Fatalf("approval: %v %v", ok, err)
 	}
 	// The watcher reads the node's events and the registry.
 	pub, err := node.NewPublisher(PublisherOptions{Log: zerolog.Nop()})
