@@ -226,8 +226,9 @@ Cluster: start each server with the same --cluster, its own --name and store,
 and --routes to the others (the first one too: clustered JetStream needs
 routes); runs and nodes take every client URL in --nats, e.g.
 --nats nats://10.0.0.1:4222,nats://10.0.0.2:4222,nats://10.0.0.3:4222. With
---cluster, serve leaves the streams to the first run or node, which can
-connect once a majority of the servers is up.
+--cluster, serve leaves the streams to the first run, which can connect
+once a majority of the servers is up (nodes wait for them: their
+credentials may not create streams).
 
 Examples:
   orchestrator serve --store /var/lib/troupe/nats --config /etc/troupe/serve.yaml
