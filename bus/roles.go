@@ -139,7 +139,6 @@ func (g Grant) requester() (pub, sub []string) {
 	pub = []string{p + "evt.>", p + "task.>", p + "ctl.>", p + "ask.>", p + "budget.>"}
 	for _, st := range s.all() {
 		pub = append(pub, jsStream(st, "INFO", "CREATE", "UPDATE", "PURGE", "MSG.GET", "MSG.DELETE")...)
-		pub = append(pub, jsDirect(st)...)
 		pub = append(pub, jsConsumer(st, "CREATE", "INFO", "DELETE", "MSG.NEXT")...)
 		pub = append(pub, "$JS.API.CONSUMER.CREATE."+st, "$JS.FC."+st+".>")
 	}
@@ -178,32 +177,25 @@ func (g Grant) node() (pub, sub []string) {
 		pub = append(pub, "$JS.API.CONSUMER.CREATE."+q+"."+c.filter, "$JS.API.CONSUMER.INFO."+q,
 			"$JS.API.CONSUMER.MSG.NEXT."+q, "$JS.ACK."+q+".>")
 	}
-	// Whether a task it runs is still its own (node_claims.go), and whether
-	// an earlier attempt stored its result.
-	pub = append(pub, jsStream(s.tasks, "MSG.GET")...)
-	pub = append(pub, jsStream(s.results, "MSG.GET")...)
-	pub = append(pub, "$JS.API.DIRECT.GET."+s.results)
-	// Its registry entry read (an earlier process of its own name); the
-	// run leases followed; the artifacts read.
-	pub = append(pub, jsStream(s.nodes, "MSG.GET")...)
-	pub = append(pub, jsDirect(s.nodes)...)
-	pub = append(pub, readStream(s.runs, s.artifacts)...)
-	// Snapshots read (an object's meta, then its chunks through an ordered
-	// consumer); changesets looked up before a put (each has a name of its
-	// own, so no put replaces, which would purge, another).
-	pub = append(pub, jsDirect(s.snapshots)...)
-	pub = append(pub, "$JS.API.DIRECT.GET."+s.changes+".>")
-	pub = append(pub, jsConsumer(s.snapshots, "CREATE", "DELETE")...)
-	pub = append(pub, "$JS.API.CONSUMER.CREATE."+s.snapshots, "$JS.FC."+s.snapshots+".>")
+	// Whether a task it runs is still its own (node_claims.go), whether an
+	// earlier attempt stored its result, its registry entry (an earlier
+	// process of its own name), a changeset's name before a put: single
+	// messages, read with STREAM.MSG.GET only (see disallowDirect).
+	pub = append(pub, jsStreamAll([]string{s.tasks, s.results, s.nodes, s.changes}, "MSG.GET")...)
+	// The run leases followed, the artifacts and snapshots read: an object
+	// or a bucket read through an ordered push consumer into its inbox, and
+	// never pulled (a pull's reply subject is the puller's to name).
+	pub = append(pub, follow(s.runs, s.artifacts, s.snapshots)...)
 	// Control of the agents it runs; nothing else of the runs'.
 	sub = []string{p + "ctl.*.cancel", p + "ctl.*.*.cancel", p + "ctl.*.*.input", p + "ctl.*.*.status"}
 	return pub, sub
 }
 
-// watcher: the events and the registries, read.
+// watcher: the events and the registries, read (the events through
+// pulled ordered consumers, the registries through pushed ones).
 func (g Grant) watcher() (pub, sub []string) {
 	s := streamsOf(NamesFor(g.Prefix))
-	return readStream(s.events, s.nodes, s.runs), []string{g.Prefix + ".evt.>"}
+	return append(readStream(s.events), follow(s.nodes, s.runs)...), []string{g.Prefix + ".evt.>"}
 }
 
 // jsStream is $JS.API.STREAM.<op>.<stream> for each op.
@@ -221,12 +213,6 @@ func jsStreamAll(streams []string, ops ...string) []string {
 	return out
 }
 
-// jsDirect is the direct get of stream's messages, by sequence or by
-// subject.
-func jsDirect(stream string) []string {
-	return []string{"$JS.API.DIRECT.GET." + stream, "$JS.API.DIRECT.GET." + stream + ".>"}
-}
-
 // jsConsumer is $JS.API.CONSUMER.<op>.<stream>.> for each op: the op on
 // any consumer of stream (and only of stream: the stream is the token
 // after the op, never a wildcard).
@@ -239,14 +225,27 @@ func jsConsumer(stream string, ops ...string) []string {
 }
 
 // readStream is what reading a stream with an ordered (or any ephemeral)
-// consumer, or getting one message of it, needs.
+// consumer, pulled or pushed, or getting one message of it, needs.
 func readStream(streams ...string) []string {
 	var out []string
 	for _, s := range streams {
 		out = append(out, jsStream(s, "INFO", "MSG.GET")...)
-		out = append(out, jsDirect(s)...)
 		out = append(out, jsConsumer(s, "CREATE", "INFO", "DELETE", "MSG.NEXT")...)
 		out = append(out, "$JS.FC."+s+".>")
+	}
+	return out
+}
+
+// follow is what reading a stream through ordered consumers pushed into
+// the reader's inbox (nats.go's bucket watches and object reads), or one
+// message of it, needs: no pull (MSG.NEXT), whose reply subject the
+// puller names.
+func follow(streams ...string) []string {
+	var out []string
+	for _, s := range streams {
+		out = append(out, jsStream(s, "INFO", "MSG.GET")...)
+		out = append(out, jsConsumer(s, "CREATE", "INFO", "DELETE")...)
+		out = append(out, "$JS.API.CONSUMER.CREATE."+s, "$JS.FC."+s+".>")
 	}
 	return out
 }

@@ -180,7 +180,7 @@ func replaceSection(doc, begin, end, want string) string {
 	j := strings.Index(doc[i+len(begin):], end)
 	rest := ""
 	if j >= 0 {
-		rest = doc[i+len(begin)+j+1:]
+		rest = strings.TrimLeft(doc[i+len(begin)+j+1:], "\n")
 	}
 	return doc[:i] + want + "\n" + rest
 }

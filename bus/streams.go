@@ -113,7 +113,7 @@ func reconcile(ctx context.Context, js jetstream.JetStream, prefix string, l Str
 			return diffs, err
 		}
 	}
-	return diffs, nil
+	return diffs, disallowDirect(ctx, js, names)
 }
 
 // RunsTTL is how long a run's lease entry outlives its last heartbeat in
@@ -167,7 +167,8 @@ func (c *Conn) MayCreateStreams() bool {
 func (n Names) streamNames() []string { return streamsOf(n).all() }
 
 // MissingStreams lists the streams (buckets and object stores as
-// JetStream names them) of the prefix that do not exist.
+// JetStream names them) of the prefix that do not exist, or are not set
+// up yet (see disallowDirect).
 func (c *Conn) MissingStreams(ctx context.Context) ([]string, error) {
 	var missing []string
 	for _, name := range c.Names().streamNames() {
@@ -177,7 +178,10 @@ func (c *Conn) MissingStreams(ctx context.Context) ([]string, error) {
 			return nil, fmt.Errorf("look up stream %s: %w", name, err)
 		}
 	}
-	return missing, nil
+	if len(missing) > 0 {
+		return missing, nil
+	}
+	return directOn(ctx, c.js, c.Names())
 }
 
 // streamsRetry is how often AwaitStreams looks again; streamsNag how
