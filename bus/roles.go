@@ -136,7 +136,7 @@ func (g Grant) Permissions() (jwt.Permissions, error) {
 func (g Grant) requester() (pub, sub []string) {
 	p, n := g.Prefix+".", NamesFor(g.Prefix)
 	s := streamsOf(n)
-	pub = []string{p + "evt.>", p + "task.>", p + "ctl.>", p + "ask.>", p + "budget.>"}
+	pub = []string{p + "evt.>", p + "task.>", p + "ctl.>", p + "ask.>", p + "budget.>", p + "beat.run.*"}
 	for _, st := range s.all() {
 		pub = append(pub, jsStream(st, "INFO", "CREATE", "UPDATE", "PURGE", "MSG.GET", "MSG.DELETE")...)
 		pub = append(pub, jsConsumer(st, "CREATE", "INFO", "DELETE", "MSG.NEXT")...)
@@ -160,7 +160,8 @@ func (g Grant) node() (pub, sub []string) {
 	if key == "" {
 		key = "*" // the shared node.creds: any node's key
 	}
-	pub = append(pub, "$KV."+n.Nodes+"."+key, "$O."+n.Artifacts+".>", "$O."+n.Changes+".>")
+	// Its registry entry and heartbeat (its own, unless shared).
+	pub = append(pub, "$KV."+n.Nodes+"."+key, p+"beat.node."+key, "$O."+n.Artifacts+".>", "$O."+n.Changes+".>")
 	// Whether what it needs exists (it waits for the requester to make it).
 	pub = append(pub, jsStreamAll(s.all(), "INFO")...)
 	// The queue: its kinds' consumers, made, pulled from and settled.
@@ -186,8 +187,9 @@ func (g Grant) node() (pub, sub []string) {
 	// or a bucket read through an ordered push consumer into its inbox, and
 	// never pulled (a pull's reply subject is the puller's to name).
 	pub = append(pub, follow(s.runs, s.artifacts, s.snapshots)...)
-	// Control of the agents it runs; nothing else of the runs'.
-	sub = []string{p + "ctl.*.cancel", p + "ctl.*.*.cancel", p + "ctl.*.*.input", p + "ctl.*.*.status"}
+	// Control of the agents it runs, and the runs' heartbeats; nothing
+	// else of the runs'.
+	sub = []string{p + "ctl.*.cancel", p + "ctl.*.*.cancel", p + "ctl.*.*.input", p + "ctl.*.*.status", p + "beat.run.*"}
 	return pub, sub
 }
 
@@ -195,7 +197,7 @@ func (g Grant) node() (pub, sub []string) {
 // pulled ordered consumers, the registries through pushed ones).
 func (g Grant) watcher() (pub, sub []string) {
 	s := streamsOf(NamesFor(g.Prefix))
-	return append(readStream(s.events), follow(s.nodes, s.runs)...), []string{g.Prefix + ".evt.>"}
+	return append(readStream(s.events), follow(s.nodes, s.runs)...), []string{g.Prefix + ".evt.>", g.Prefix + ".beat.run.*"}
 }
 
 // jsStream is $JS.API.STREAM.<op>.<stream> for each op.

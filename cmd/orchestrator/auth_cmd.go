@@ -4,32 +4,24 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
+	"os"
 	"path/filepath"
 
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/httpguard"
 	"github.com/troupe-ai/troupe/internal/runner"
 )
 
 // checkNoAuth refuses an unauthenticated server on any address beyond
 // loopback: anyone who reaches it could start work on every node.
 func checkNoAuth(host string) error {
-	if isLoopback(host) {
+	if httpguard.IsLoopbackHost(host) {
 		return nil
 	}
 	return usageErr("--no-auth on %s refused: without credentials anyone who reaches that address could run tasks on every node; "+
 		"drop --no-auth (serve writes creds files for each role) or listen on 127.0.0.1", host)
-}
-
-// isLoopback says host is a loopback name or address.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // cmdAuth is `orchestrator auth`: init (the key material, a nats-server
@@ -84,6 +76,11 @@ func authInit(pos []string, fs *flagSet, getenv func(string) string, stdout, std
 	fmt.Fprintf(stderr, "nodes:    node --nats URL --creds %s --workspace DIR   (one file per node: orchestrator auth node NAME --dir %s)\n",
 		nodeCredsPath(a, paths), dir)
 	fmt.Fprintf(stderr, "watch:    orchestrator watch --nats URL --creds %s\n", paths[bus.RoleWatcher])
+	token := filepath.Join(dir, httpguard.TokenFileName)
+	if _, err := httpguard.WriteTokenFile(token); err != nil {
+		return exitFailed, fmt.Errorf("write the HTTP token: %w", err)
+	}
+	fmt.Fprintf(stderr, "http:     --http-token-file %s (0600) for serve --http, watch --web, node --http and mcp --http beyond loopback\n", token)
 	return exitOK, nil
 }
 
@@ -97,11 +94,25 @@ func nodeCredsPath(a *bus.Auth, paths map[bus.Role]string) string {
 }
 
 // serveAuth gives serve's server its role credentials (in the store's
-// creds folder, or a temporary one with an ephemeral store), or none with
-// --no-auth on loopback; a shared token (nats.token) keeps the old
-// one-token mode, with a warning.
-func serveAuth(o *bus.EmbeddedOptions, noAuth bool, prefix string, stderr io.Writer) (*runner.ServerCreds, int, error) {
+// creds folder, or a temporary one with an ephemeral store, or the folder
+// --auth names, which auth init wrote for every server of a cluster), or
+// none with --no-auth on loopback; a shared token (nats.token) keeps the
+// old one-token mode, with a warning.
+func serveAuth(o *bus.EmbeddedOptions, noAuth bool, authDir, prefix string, stderr io.Writer) (*runner.ServerCreds, int, error) {
 	switch {
+	case authDir != "" && (noAuth || o.Token != ""):
+		return nil, exitUsage, usageErr("--auth excludes --no-auth and nats.token")
+	case authDir != "":
+		if _, err := os.Stat(filepath.Join(authDir, "account.nk")); err != nil {
+			return nil, exitUsage, usageErr("--auth %s: no keys there (%v): write them once with `orchestrator auth init %s` and give every server of the cluster the same folder",
+				authDir, err, authDir)
+		}
+		sc, err := runner.NewServerCreds(authDir, prefix)
+		if err != nil {
+			return nil, exitFailed, err
+		}
+		o.Auth = sc.Auth
+		return sc, exitOK, nil
 	case noAuth:
 		if err := checkNoAuth(o.Host); err != nil {
 			return nil, exitUsage, err

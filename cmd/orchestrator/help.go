@@ -126,7 +126,7 @@ Examples:
   orchestrator tools call mcp__everything__echo '{"message":"hi"}' --config mcp.yaml
 `,
 	"watch": `Usage: orchestrator watch [--nats URL] [--creds FILE] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--config FILE]
-                          [--all] [--web ADDR [--http-public]]
+                          [--all] [--web ADDR [--http-public] [--http-token-file FILE]]
 
 Follows a swarm's events on NATS. On a terminal it draws the live agent tree
 (per agent: kind, status, round, current tool, tokens in/out, cost, node,
@@ -152,37 +152,52 @@ Flags:
   --config FILE   read nats.token / user / password / creds / TLS from a config file
   --creds FILE    a .creds file (the watcher's from serve or auth init; also TROUPE_NATS_CREDS)
   --web ADDR      also serve the live web view and /metrics at ADDR (host:port, loopback;
-                  watch then runs until interrupted)
-  --http-public   let --web listen beyond loopback
+                  watch then runs until interrupted); it answers only loopback Host
+                  names, and only requests with the token when one is given
+  --http-public   let --web listen beyond loopback (needs --http-token-file)
+  --http-token-file FILE  the web view and /metrics need this token: a browser opens
+                  http://ADDR/?token=TOKEN once (an HttpOnly cookie), Prometheus and
+                  curl send Authorization: Bearer TOKEN (auth init writes DIR/http.token)
 
 Examples:
   orchestrator watch --nats nats://127.0.0.1:41297
   orchestrator watch --nats nats://127.0.0.1:41297 --web 127.0.0.1:8080
   orchestrator watch --nats nats://127.0.0.1:41297 --run 5f1c0e9a --from-start --json | jq .type
 `,
-	"mcp": `Usage: orchestrator mcp [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--creds FILE] [--http ADDR [--http-public]]
+	"mcp": `Usage: orchestrator mcp [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--creds FILE]
+                        [--http ADDR (--http-token-file FILE | --no-auth) [--http-public]]
 
 Serves troupe as an MCP server, on stdin/stdout (the default) or over
 streamable HTTP at http://ADDR/mcp. Its tools: start_run (a task, with
-placement and budget options; wait for the answer or get a run ID),
-explore (a question answered by a fan-out of explore agents, findings
-returned), check_run and cancel_run. Calls run concurrently, each its own
-run in --workspace, with the configuration run would use. Runs are
-headless: a tool call that needs approval is refused. Events go to NATS
-(--nats, else an embedded server), so watch and the web view see the runs.
+placement and budget options), explore (a question answered by a fan-out of
+explore agents, findings returned), check_run and cancel_run. start_run and
+explore return the run ID at once; with wait they return the answer, sending
+progress notifications (the run ID, agents, tokens, latest finding) every few
+seconds to a client that asked for them, and a client that cancels the call
+cancels the run. A run started without wait goes on until cancel_run or the
+server stops. Calls run concurrently (at most mcp.max_runs runs), each its own
+run in --workspace, with the configuration run would use; budget_tokens is
+held to budget.tokens. Runs are headless: a tool call that needs approval is
+refused. Events go to NATS (--nats, else an embedded server), so watch and
+the web view see the runs. Over HTTP every request needs the token (unless
+--no-auth, on loopback only); sessions idle for mcp.session_timeout end.
 
 Flags:
   --workspace DIR   the repository the runs work in (default .)
   --config FILE     a config file layered over the others
   --model M         the default model
   --nats URL        publish events to this server (default: an embedded one)
-  --creds FILE      the requester role's .creds file for --nats
+  --creds FILE      the requester role's .creds file for --nats (also TROUPE_NATS_CREDS)
   --http ADDR       serve streamable HTTP at ADDR instead of stdio (loopback)
-  --http-public     let --http listen beyond loopback
+  --http-token-file FILE  clients send this token: Authorization: Bearer TOKEN
+                    (auth init writes DIR/http.token, 0600)
+  --no-auth         serve --http without a token, on loopback only: any local
+                    process could then start runs
+  --http-public     let --http listen beyond loopback (with --http-token-file)
 
 Examples:
   orchestrator mcp --workspace ~/src/app
-  orchestrator mcp --workspace ~/src/app --http 127.0.0.1:8765
+  orchestrator mcp --workspace ~/src/app --http 127.0.0.1:8765 --http-token-file /etc/troupe/http.token
 `,
 	"auth":        authHelp,
 	"auth init":   authInitHelp,
@@ -190,7 +205,7 @@ Examples:
 	"auth revoke": authRevokeHelp,
 	"auth list":   authListHelp,
 	"serve": `Usage: orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral] [--config FILE]
-                          [--http ADDR [--http-public]]
+                          [--http ADDR [--http-public] [--http-token-file FILE]] [--auth DIR]
                           [--cluster NAME --name SERVER --cluster-listen HOST:PORT --routes URL,...]
 
 Runs the embedded NATS server with JetStream (and troupe's streams) as a
@@ -201,40 +216,61 @@ Clients need credentials: serve writes them in STORE/creds
 own, nodes/node-1.creds; 0600, kept across restarts; a temporary folder
 without --store) and prints the commands that use them; orchestrator auth
 node NAME --dir STORE/creds gives each further node its own, and auth
-revoke shuts one out at once. --no-auth serves without credentials, on
-loopback only. A token in TROUPE_NATS_TOKEN (or nats.token) instead is one
-secret for every role (not recommended).
+revoke shuts one out at once. --auth DIR takes them from a folder that
+orchestrator auth init wrote instead: the one folder every server of a
+cluster shares. --no-auth serves without credentials, on loopback only. A
+token in TROUPE_NATS_TOKEN (or nats.token) instead is one secret for every
+role (not recommended).
 
-The streams take the configuration's nats.prefix, nats.events_max_age and
-nats.events_max_bytes. A stream that exists keeps its events; its limits change
-only to those a config file sets (--config, ~/.config/troupe/config.yaml), and
-any other difference is a warning naming the setting and both values.
+The streams take the configuration's nats.prefix, nats.events_max_age,
+nats.events_max_bytes and nats.replicas. A stream that exists keeps its events;
+its limits change only to those a config file sets (--config,
+~/.config/troupe/config.yaml), and any other difference is a warning naming the
+setting and both values. Replicas are raised in place.
+
+Durability (nats.sync): JetStream acknowledges a write once it is in memory
+(on a majority of the servers, in a cluster) and flushes it to disk now and
+then. nats.sync always flushes every write before acknowledging it: a power
+failure loses nothing acknowledged, and each write waits for the disk. An
+interval (the default, 1s) flushes that often: a power failure of the server
+(of every server at once, in a cluster) loses what was acknowledged since
+the last flush, at most that interval; a cluster that loses one server loses
+nothing either way, its replicas have it. nats-server's own default is 2m.
 
 Flags:
   --listen HOST:PORT      client address (default 127.0.0.1:4222; port 0 = any free port)
   --store DIR             JetStream store (default: a temporary directory)
   --ephemeral             keep the store in a temporary directory, removed at exit
   --no-auth               no credentials at all (refused beyond loopback)
+  --auth DIR              the operator and account keys orchestrator auth init wrote in DIR
   --config FILE           a config file over ~/.config/troupe/config.yaml (its nats settings)
-  --http ADDR             serve the live web view and Prometheus /metrics at ADDR (host:port)
-  --http-public           let --http listen beyond loopback (the page shows every task)
+  --http ADDR             serve the live web view and Prometheus /metrics at ADDR (host:port);
+                          it answers only loopback Host names on loopback
+  --http-public           let --http listen beyond loopback (the page shows every task;
+                          needs --http-token-file)
+  --http-token-file FILE  the web view and /metrics need this token: a browser opens
+                          http://ADDR/?token=TOKEN once (an HttpOnly cookie), Prometheus
+                          sends it (authorization: {credentials_file: FILE}), curl as
+                          Authorization: Bearer TOKEN (auth init writes DIR/http.token)
   --cluster NAME          join a cluster of that name; every server needs its own --name
   --cluster-listen H:P    where this server listens for routes (default HOST, any free port)
   --routes URL,...        nats-route://host:port of the other servers
 
-Cluster: start each server with the same --cluster, its own --name and store,
-and --routes to the others (the first one too: clustered JetStream needs
-routes); runs and nodes take every client URL in --nats, e.g.
---nats nats://10.0.0.1:4222,nats://10.0.0.2:4222,nats://10.0.0.3:4222. With
---cluster, serve leaves the streams to the first run, which can connect
-once a majority of the servers is up (nodes wait for them: their
-credentials may not create streams).
+Cluster: start each server with the same --cluster and --auth, its own --name
+and store, and --routes to the others (the first one too: clustered JetStream
+needs routes). Once a majority of the servers is up, the servers create
+troupe's streams, buckets and object stores, each with 3 replicas in a cluster
+of three or more (nats.replicas): one server lost, even killed, loses no
+task, result or event, and runs and nodes ride out its loss. Runs, nodes and
+watchers take every client URL in --nats, e.g.
+--nats nats://10.0.0.1:4222,nats://10.0.0.2:4222,nats://10.0.0.3:4222.
 
 Examples:
   orchestrator serve --store /var/lib/troupe/nats --config /etc/troupe/serve.yaml
   orchestrator serve --http 127.0.0.1:8080   # web view at http://127.0.0.1:8080/, metrics at /metrics
   orchestrator serve --listen 0.0.0.0:4222 --store /data/nats   # reachable from other machines
-  orchestrator serve --listen 0.0.0.0:4222 --store /data/nats --cluster troupe --name a --cluster-listen 10.0.0.1:6222 --routes nats-route://10.0.0.2:6222,nats-route://10.0.0.3:6222
+  orchestrator auth init /etc/troupe/auth   # once; copy the folder to every server
+  orchestrator serve --listen 0.0.0.0:4222 --store /data/nats --auth /etc/troupe/auth --cluster troupe --name a --cluster-listen 10.0.0.1:6222 --routes nats-route://10.0.0.2:6222,nats-route://10.0.0.3:6222
 `,
 	"config": `Usage: orchestrator config print [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--json]
 

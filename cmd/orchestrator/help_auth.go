@@ -28,8 +28,9 @@ keeps the keys and signs the creds files again): operator.nk, account.nk and
 system.nk (the keys; account.nk mints credentials, keep it private),
 server.conf (operator mode with a memory resolver holding both accounts),
 requester.creds, watcher.creds and the first node's own
-nodes/node-1.creds (0600), and auth.json (the prefix, the nodes, the
-revoked). The credentials name the configuration's nats.prefix. A folder
+nodes/node-1.creds (0600), auth.json (the prefix, the nodes, the
+revoked), and http.token (0600, kept: the token of --http-token-file for
+the web view, /metrics and MCP over HTTP). The credentials name the configuration's nats.prefix. A folder
 of an earlier troupe keeps its shared node.creds, signed again (it works
 for one more release; give each node its own with auth node). Start the
 server with nats-server -js -c DIR/server.conf (or include server.conf in
