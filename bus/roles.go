@@ -25,7 +25,8 @@ const (
 	// in the node registry, reads workspace snapshots (never writes them)
 	// and writes changesets.
 	RoleNode Role = "node"
-	// RoleWatcher reads events and the node registry, nothing else.
+	// RoleWatcher reads events and the node registry, and the task
+	// queue's depth (its stream's info, not its tasks); nothing else.
 	RoleWatcher Role = "watcher"
 )
 
@@ -127,6 +128,8 @@ func RolePermissions(role Role, prefix string) (jwt.Permissions, error) {
 		perm.Resp = &jwt.ResponsePermission{MaxMsgs: 1, Expires: nodeResponseTTL}
 	case RoleWatcher:
 		perm.Pub.Allow = append(common, readStream(EventsStream, nodesKVStream, runsKVStream)...)
+		// Monitoring: the task queue's info (its depth), never its tasks.
+		perm.Pub.Allow = append(perm.Pub.Allow, jsAPI([]string{TasksStream}, false, "STREAM.INFO")...)
 		perm.Sub.Allow = []string{p + "evt.>", "_INBOX.>"}
 	default:
 		return jwt.Permissions{}, fmt.Errorf("%w: %q", ErrUnknownRole, role)

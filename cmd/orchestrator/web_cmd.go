@@ -45,11 +45,12 @@ func (s *webServer) Close() { s.stop() }
 // of the stream.
 func startWeb(ctx context.Context, conn *bus.Conn, addr string, log zerolog.Logger) (*webServer, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	depth := queueDepth(ctx, conn)
-	metrics := watch.NewPromMetrics(watch.PromOptions{QueueDepth: depth})
+	mon := watch.StartMonitor(ctx, watch.MonitorOptions{Conn: conn, Log: log})
+	metrics := watch.NewPromMetrics(watch.PromOptions{Stats: mon.Stats})
 	es, err := conn.Events(ctx, bus.WatchOptions{FromStart: true, Log: log})
 	if err != nil {
 		cancel()
+		mon.Close()
 		return nil, fmt.Errorf("follow events for metrics: %w", err)
 	}
 	fed := make(chan struct{})
@@ -63,9 +64,10 @@ func startWeb(ctx context.Context, conn *bus.Conn, addr string, log zerolog.Logg
 	if err != nil {
 		cancel()
 		<-fed
+		mon.Close()
 		return nil, fmt.Errorf("listen for http: %w", err)
 	}
-	web := watch.NewWeb(watch.WebOptions{Conn: conn, Metrics: metrics, QueueDepth: depth, Log: log})
+	web := watch.NewWeb(watch.WebOptions{Conn: conn, Metrics: metrics, Stats: mon.Stats, Log: log})
 	srv := &http.Server{Handler: web.Handler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	served := make(chan struct{})
 	go func() {
@@ -82,24 +84,8 @@ func startWeb(ctx context.Context, conn *bus.Conn, addr string, log zerolog.Logg
 		_ = srv.Close()
 		<-served
 		<-fed
+		mon.Close()
 	}}, nil
-}
-
-// queueDepth reads the agent tasks waiting in the task stream.
-func queueDepth(ctx context.Context, conn *bus.Conn) func() float64 {
-	return func() float64 {
-		qctx, cancel := context.WithTimeout(ctx, time.Second)
-		defer cancel()
-		s, err := conn.JetStream().Stream(qctx, bus.TasksStream)
-		if err != nil {
-			return 0
-		}
-		info, err := s.Info(qctx)
-		if err != nil {
-			return 0
-		}
-		return float64(info.State.Msgs)
-	}
 }
 
 // announceWeb tells the user where the page and the metrics are.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -43,8 +44,9 @@ func poll(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// A node started with --http serves its own metrics: it counts itself
-// (its node.joined event) with its free slots.
+// A node started with --http serves its own metrics: who it is and what
+// it did with tasks, beside its process's health, and none of the swarm's
+// figures that serve and watch --web count from events.
 func TestNodeServesMetrics(t *testing.T) {
 	emb, err := bus.StartEmbedded(t.Context(), bus.EmbeddedOptions{Ephemeral: true}, zerolog.Nop())
 	if err != nil {
@@ -73,15 +75,35 @@ func TestNodeServesMetrics(t *testing.T) {
 		}
 		return m != nil
 	})
-	poll(t, "the node's metrics count it and its 3 free slots", func() bool {
+	ready := regexp.MustCompile(`node (node-\S+) ready`)
+	var id, body string
+	poll(t, "the node is ready and its metrics name it", func() bool {
+		m := ready.FindStringSubmatch(stderr.String())
+		if m == nil {
+			return false
+		}
+		id = m[1]
 		resp, err := http.Get(url)
 		if err != nil {
 			return false
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		return strings.Contains(string(b), "troupe_nodes 1\n") && strings.Contains(string(b), "troupe_node_free_slots 3\n")
+		body = string(b)
+		return strings.Contains(body, `troupe_node_info{name="`)
 	})
+	host, _ := os.Hostname()
+	for _, want := range []string{`troupe_node_info{name="` + host + `",node="` + id + `",version="dev"} 1`,
+		"troupe_node_tasks_taken_total 0", `troupe_node_tasks_refused_total{reason="malformed"} 0`, "go_goroutines ", "process_resident_memory_bytes "} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the node's /metrics lack %q", want)
+		}
+	}
+	for _, swarm := range []string{"troupe_tokens_total", "troupe_agents", "troupe_nodes", "troupe_node_free_slots", "troupe_events_total"} {
+		if strings.Contains(body, swarm) {
+			t.Errorf("the node's /metrics have %s, which serve counts", swarm)
+		}
+	}
 }
 
 // --http beyond loopback is refused without --http-public.

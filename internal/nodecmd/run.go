@@ -233,16 +233,17 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 	if o.slots > 0 {
 		n = o.slots
 	}
-	events, err := withMetrics(ctx, o, pub, log, stderr)
+	metrics, err := startMetrics(ctx, o, log, stderr)
 	if err != nil {
 		return err
 	}
 	node, err := cluster.StartNode(ctx, cluster.NodeOptions{Bus: conn,
-		Name: o.name, Kinds: ks, Slots: n, Agent: agent, Events: events, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
+		Name: o.name, Kinds: ks, Slots: n, Agent: agent, Events: pub, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
 		Heartbeat: nc.Heartbeat, DrainTimeout: nc.DrainTimeout, BudgetTimeout: nc.BudgetTimeout, Version: Version, Log: log})
 	if err != nil {
 		return err
 	}
+	metrics.follow(node, o.name, Version)
 	fmt.Fprintf(stderr, "node %s ready: kinds %s, %d slots, workspace %s, NATS %s\n", node.ID(), strings.Join(ks, ","), n, ws, cfg.NATS.URL)
 	<-ctx.Done()
 	fmt.Fprintf(stderr, "node %s draining\n", node.ID())
