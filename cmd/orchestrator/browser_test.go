@@ -21,14 +21,14 @@ import (
 
 // browser is a headless Chromium driven over the DevTools protocol.
 type browser struct {
-	t    *testing.T
+	t    testing.TB
 	ws   *websocket.Conn
 	next int
 }
 
 // startBrowser runs headless Chromium with a fresh profile and opens a
 // page at pageURL.
-func startBrowser(t *testing.T, pageURL string) *browser {
+func startBrowser(t testing.TB, pageURL string) *browser {
 	t.Helper()
 	bin := peer.Need(t, "chromium")
 	// The profile is removed by this test's own cleanup, once every process
@@ -165,7 +165,7 @@ func (b *browser) screenshot(path string) {
 
 // stopBrowser kills Chromium's whole process group, waits until none of
 // its processes is left, and removes its profile.
-func stopBrowser(t *testing.T, cmd *exec.Cmd, profile string) {
+func stopBrowser(t testing.TB, cmd *exec.Cmd, profile string) {
 	pgid := cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	_ = cmd.Wait()

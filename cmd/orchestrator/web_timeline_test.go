@@ -1,0 +1,298 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/watch"
+)
+
+// storedRun is a finished run of 1,000 agents an hour ago: a root that
+// delegates 37 workers, each on one of four nodes, each delegating 26
+// explore agents; every 17th explore agent failed, every 29th was
+// cancelled, and three were spawned but never started. Every agent makes
+// a priced model call.
+type storedRun struct {
+	id                 string
+	events             []messages.Event
+	agents             int
+	failed, cancelled  int
+	neverStarted       []string
+	tokens             int64
+	budget             int64
+	nodeOf             map[string]string // agent → node ID
+	firstWorker, child string            // a worker and one of its explore agents
+}
+
+func makeStoredRun(t testing.TB) *storedRun {
+	s := &storedRun{id: "stored-run", budget: 2_000_000, nodeOf: map[string]string{}}
+	base := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	seq := map[string]uint64{}
+	add := func(run, agent, kind, node string, at time.Duration, typ string, data any) {
+		seq[run+agent]++
+		ev, err := messages.NewEvent(run, agent, typ, seq[run+agent], data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.Time, ev.Kind, ev.Node = base.Add(at), kind, node
+		s.events = append(s.events, ev)
+	}
+	nodes := []string{"node-aaaa0001", "node-bbbb0002", "node-cccc0003", "node-dddd0004"}
+	for i, n := range nodes {
+		add("nodes", n, "", n, 0, messages.EvtNodeJoined, messages.NodeJoined{Node: n, Name: "builder-" + string(rune('a'+i)), Kinds: []string{"worker", "explore"}, Slots: 8})
+	}
+	call := func(agent, kind, node string, at time.Duration, in, out int) {
+		add(s.id, agent, kind, node, at, messages.EvtRoundStarted, messages.RoundStarted{Round: 1, Model: "gpt-4.1-nano"})
+		add(s.id, agent, kind, node, at+700*time.Millisecond, messages.EvtLLMResponse, messages.LLMResponse{Round: 1, Model: "gpt-4.1-nano",
+			TokensIn: in, TokensOut: out, CostUSD: float64(in+out) * 1e-7, CostKnown: true, TotalTokens: in + out, TotalCostUSD: float64(in+out) * 1e-7, DurationMS: 700})
+		s.tokens += int64(in + out)
+	}
+	add(s.id, "run", "run", "", 0, messages.EvtRunStarted, messages.RunStarted{Task: "map the repository"})
+	add(s.id, "run", "run", "", 0, messages.EvtBudgetAcquired, messages.BudgetAcquired{Agent: "root", Kind: "root", Tokens: s.budget})
+	add(s.id, "root", "root", "", 100*time.Millisecond, messages.EvtAgentStarted, messages.AgentStarted{Task: "map the repository"})
+	call("root", "root", "", 200*time.Millisecond, 4000, 300)
+	s.agents = 1
+	var end time.Duration
+	for w := range 37 {
+		worker, node := fmt.Sprintf("worker-%02d", w), nodes[w%4]
+		start := time.Second + time.Duration(w)*800*time.Millisecond
+		add(s.id, "root", "root", "", start, messages.EvtAgentSpawned, messages.AgentSpawned{Child: worker, Kind: "worker", Depth: 1, Placement: "remote"})
+		add(s.id, worker, "worker", node, start+300*time.Millisecond, messages.EvtAgentStarted, messages.AgentStarted{Task: "look", Depth: 1})
+		call(worker, "worker", node, start+400*time.Millisecond, 2000, 100)
+		s.agents++
+		s.nodeOf[worker] = node
+		last := start
+		for e := range 26 {
+			child := fmt.Sprintf("explore-%02d-%02d", w, e)
+			n := w*26 + e
+			at := start + time.Second + time.Duration(e)*250*time.Millisecond
+			add(s.id, worker, "worker", node, at, messages.EvtAgentSpawned, messages.AgentSpawned{Child: child, Kind: "explore", Depth: 2, Placement: "local"})
+			s.agents++
+			if s.firstWorker == "" {
+				s.firstWorker, s.child = worker, child
+			}
+			if n%331 == 7 { // never taken
+				s.neverStarted = append(s.neverStarted, child)
+				continue
+			}
+			s.nodeOf[child] = node
+			add(s.id, child, "explore", node, at+400*time.Millisecond, messages.EvtAgentStarted, messages.AgentStarted{Task: "look", Depth: 2})
+			call(child, "explore", node, at+500*time.Millisecond, 900, 40)
+			add(s.id, child, "explore", node, at+1300*time.Millisecond, messages.EvtToolStarted, messages.ToolStarted{Round: 1, CallID: "c1", Tool: "grep"})
+			add(s.id, child, "explore", node, at+1400*time.Millisecond, messages.EvtToolFinished, messages.ToolFinished{Round: 1, CallID: "c1", Tool: "grep", DurationMS: 100})
+			done := at + time.Duration(2000+(n%7)*700)*time.Millisecond
+			status, typ, errText := "completed", messages.EvtAgentFinished, ""
+			switch {
+			case n%17 == 0:
+				status, typ, errText = "failed", messages.EvtAgentFailed, "model: 429 too many requests"
+				s.failed++
+			case n%29 == 0:
+				status, typ = "cancelled", messages.EvtAgentCancelled
+				s.cancelled++
+			}
+			add(s.id, child, "explore", node, done, typ, messages.AgentEnded{Status: status, Error: errText, Rounds: 1})
+			last = max(last, done)
+		}
+		add(s.id, worker, "worker", node, last+200*time.Millisecond, messages.EvtAgentFinished, messages.AgentEnded{Status: "completed", Rounds: 1})
+		end = max(end, last+200*time.Millisecond)
+	}
+	add(s.id, "root", "root", "", end+time.Second, messages.EvtAgentFinished, messages.AgentEnded{Status: "completed", Rounds: 2})
+	add(s.id, "run", "run", "", end+time.Second, messages.EvtRunFinished, messages.RunFinished{Status: "completed", Tokens: s.tokens,
+		Agents: s.agents, Budget: &messages.BudgetSnapshot{Limits: messages.BudgetLimits{Tokens: s.budget}, Used: messages.BudgetUsage{Tokens: s.tokens}}})
+	return s
+}
+
+// publish puts the run's events in the events stream of the server at
+// url (serve --no-auth).
+func (s *storedRun) publish(t testing.TB, url string) {
+	ctx := context.Background()
+	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: url}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	pub, err := conn.NewPublisher(bus.PublisherOptions{Queue: len(s.events) + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range s.events {
+		pub.Emit(ev)
+	}
+	if err := pub.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// paintProbe, run in the page before its own scripts, records when the
+// timeline first holds n bars (after the frame that shows them) and any
+// Content-Security-Policy violation.
+func paintProbe(n int) string {
+	return fmt.Sprintf(`window.__paint = null; window.__csp = [];
+document.addEventListener("securitypolicyviolation", e => window.__csp.push(e.violatedDirective + " " + e.blockedURI));
+new MutationObserver(() => {
+  if (window.__paint === null && document.querySelectorAll("svg.timeline rect.bar").length >= %d) {
+    window.__paint = 0; requestAnimationFrame(() => { window.__paint = performance.now(); });
+  }
+}).observe(document, {childList: true, subtree: true});`, n)
+}
+
+// probedBrowser is a headless Chromium whose pages run paintProbe(n).
+func probedBrowser(t testing.TB, n int) *browser {
+	page := startBrowser(t, "about:blank")
+	page.call("Page.enable", map[string]any{})
+	page.call("Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": paintProbe(n)})
+	return page
+}
+
+// firstPaint loads pageURL afresh and returns how long after navigation
+// the timeline showed all its bars.
+func firstPaint(t testing.TB, page *browser, pageURL string) time.Duration {
+	page.navigate("about:blank")
+	page.navigate(pageURL)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if v, err := strconv.ParseFloat(page.eval("window.__paint"), 64); err == nil && v > 0 {
+			return time.Duration(v * float64(time.Millisecond))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the timeline never showed its bars: paint %s (%s), %s bars", page.eval("window.__paint"), page.eval("typeof window.__csp"), page.eval(`document.querySelectorAll("svg.timeline rect.bar").length`))
+		}
+		<-time.After(20 * time.Millisecond)
+	}
+}
+
+// A stored run of 1,000 agents in headless Chromium: the timeline has one
+// bar per agent, nested under its parent, colored by status, its node in
+// the hover text; the tokens chart, the budget against its limit and the
+// nodes are shown; nothing breaks the page's policy; a screenshot is
+// saved. How soon the timeline is painted is measured and logged
+// (BenchmarkWebViewFirstPaint measures it too), not asserted.
+func TestWebViewTimelineOfStoredRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium")
+	}
+	s, web := serveWithHTTP(t)
+	run := makeStoredRun(t)
+	if run.agents != 1000 {
+		t.Fatalf("the stored run has %d agents", run.agents)
+	}
+	run.publish(t, s.url)
+	page := probedBrowser(t, run.agents)
+	pageURL := "http://" + web + "/#/run/" + run.id
+	var loads []time.Duration
+	for range 3 {
+		loads = append(loads, firstPaint(t, page, pageURL))
+	}
+	slices.Sort(loads)
+	t.Logf("first paint of the 1,000-agent timeline: %v (of %v)", loads[len(loads)/2], loads)
+
+	count := func(sel string) int {
+		n, _ := strconv.Atoi(page.eval(fmt.Sprintf("document.querySelectorAll(%q).length", sel)))
+		return n
+	}
+	if n := count("svg.timeline rect.bar"); n != run.agents {
+		t.Errorf("%d bars, want one per agent (%d)", n, run.agents)
+	}
+	for status, want := range map[string]int{"failed": run.failed, "cancelled": run.cancelled, "spawned": len(run.neverStarted),
+		"completed": run.agents - run.failed - run.cancelled - len(run.neverStarted)} {
+		if n := count("svg.timeline rect.bar." + status); n != want {
+			t.Errorf("%d %s bars, want %d", n, status, want)
+		}
+	}
+	// Rows in tree order: the root, then its first worker, then the
+	// worker's explore agents, each indented under its parent.
+	labels := page.eval(`[...document.querySelectorAll("svg.timeline text.label")].slice(0, 3).map(e => e.textContent + "@" + e.getAttribute("x")).join(" ")`)
+	if want := "root@4 " + run.firstWorker + "@16 " + run.child + "@28"; labels != want {
+		t.Errorf("first rows %q, want %q", labels, want)
+	}
+	// Hovering a row (a real mouse event) shows its text.
+	tip := page.eval(fmt.Sprintf(`(() => { const row = document.querySelector('svg.timeline g.row[data-agent=%q]');
+  row.querySelector("rect.bar").dispatchEvent(new MouseEvent("mouseover", {bubbles: true}));
+  return row.querySelector("title").textContent; })()`, run.child))
+	if !strings.Contains(tip, "builder-a ("+run.nodeOf[run.child]+")") || !strings.Contains(tip, "explore") {
+		t.Errorf("hover text %q lacks the node's name and the kind", tip)
+	}
+	if got := page.eval(`document.getElementById("budget-tokens").getAttribute("max") + " " + document.getElementById("budget-tokens").getAttribute("value")`); got != fmt.Sprintf("%d %d", run.budget, run.tokens) {
+		t.Errorf("budget meter %q, want max %d value %d", got, run.budget, run.tokens)
+	}
+	if count("svg.chart.tokens polyline") != 1 || count("svg.chart.cost polyline") != 1 {
+		t.Error("no tokens or cost chart")
+	}
+	if txt := page.eval("document.body.innerText"); strings.Contains(txt, "cost unknown") || !strings.Contains(txt, "Nodes") {
+		t.Errorf("a priced run said cost unknown, or no nodes section:\n%.600s", txt)
+	}
+	if v := page.eval("window.__csp.join()"); v != "" {
+		t.Errorf("the page broke its content security policy: %s", v)
+	}
+	page.screenshot(filepath.Join(t.ArtifactDir(), "web-view-timeline-1000.png"))
+	page.eval("window.scrollTo(0, document.body.scrollHeight)")
+	page.screenshot(filepath.Join(t.ArtifactDir(), "web-view-timeline-1000-end.png"))
+	t.Logf("screenshot in %s", t.ArtifactDir())
+}
+
+// BenchmarkWebViewFirstPaint is how soon after navigation headless
+// Chromium shows the timeline of a stored run of 1,000 agents (7,000
+// events replayed from NATS through /events), in ms per load.
+func BenchmarkWebViewFirstPaint(b *testing.B) {
+	ctx := context.Background()
+	emb, err := bus.StartEmbedded(ctx, bus.EmbeddedOptions{Ephemeral: true}, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { emb.Shutdown(ctx) })
+	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: emb.URL()}, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(conn.Close)
+	if err := conn.EnsureStreams(ctx, bus.StreamLimits{}); err != nil {
+		b.Fatal(err)
+	}
+	run := makeStoredRun(b)
+	run.publish(b, emb.URL())
+	srv := httptest.NewServer(watch.NewWeb(watch.WebOptions{Conn: conn}).Handler())
+	b.Cleanup(srv.Close) // after the browser's cleanup has closed its event stream
+	page := probedBrowser(b, run.agents)
+	page.call("Performance.enable", map[string]any{})
+	var total time.Duration
+	var busy float64
+	for b.Loop() {
+		before := page.taskSeconds()
+		total += firstPaint(b, page, srv.URL+"/#/run/"+run.id)
+		busy += page.taskSeconds() - before
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/paint")
+	b.ReportMetric(busy*1000/float64(b.N), "renderer-ms/paint")
+}
+
+// taskSeconds is the time the page's renderer has spent running tasks
+// (script, style, layout, paint) since Performance.enable: its CPU work,
+// whatever else the machine runs.
+func (b *browser) taskSeconds() float64 {
+	var r struct {
+		Metrics []struct {
+			Name  string  `json:"name"`
+			Value float64 `json:"value"`
+		} `json:"metrics"`
+	}
+	if err := json.Unmarshal(b.call("Performance.getMetrics", map[string]any{}), &r); err != nil {
+		b.t.Fatal(err)
+	}
+	for _, m := range r.Metrics {
+		if m.Name == "TaskDuration" {
+			return m.Value
+		}
+	}
+	return 0
+}
