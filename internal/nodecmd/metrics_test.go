@@ -3,9 +3,12 @@ package nodecmd
 import (
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -103,6 +106,55 @@ func TestNodeServesMetrics(t *testing.T) {
 		if strings.Contains(body, swarm) {
 			t.Errorf("the node's /metrics have %s, which serve counts", swarm)
 		}
+	}
+	checkNodeMetricsDoc(t, body)
+}
+
+// checkNodeMetricsDoc checks docs/metrics.md's table of a node's own
+// metrics against a scrape of them: the same troupe_* families, types
+// and label names.
+func checkNodeMetricsDoc(t *testing.T, scrape string) {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "metrics.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(doc), "\nA node's own metrics")
+	if !ok {
+		t.Fatal("docs/metrics.md has no table of a node's own metrics")
+	}
+	want := map[string]string{} // name → "type label,label"
+	for _, line := range strings.Split(table, "\n")[1:] {
+		if line != "" && !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cells) != 4 || !strings.HasPrefix(strings.TrimSpace(cells[0]), "`") {
+			continue
+		}
+		var labels []string
+		for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(regexp.MustCompile(`\([^)]*\)`).ReplaceAllString(cells[2], ""), -1) {
+			labels = append(labels, m[1])
+		}
+		slices.Sort(labels)
+		want[strings.Trim(strings.TrimSpace(cells[0]), "`")] = strings.TrimSpace(cells[1]) + " " + strings.Join(labels, ",")
+	}
+	got := map[string]string{}
+	types := regexp.MustCompile(`(?m)^# TYPE (troupe_\S+) (\S+)$`)
+	for _, m := range types.FindAllStringSubmatch(scrape, -1) {
+		var labels []string
+		for _, s := range regexp.MustCompile(`(?m)^`+m[1]+`\{([^}]*)\}`).FindAllStringSubmatch(scrape, -1) {
+			for _, kv := range strings.Split(s[1], ",") {
+				if k, _, ok := strings.Cut(kv, "="); ok && !slices.Contains(labels, k) {
+					labels = append(labels, k)
+				}
+			}
+		}
+		slices.Sort(labels)
+		got[m[1]] = m[2] + " " + strings.Join(labels, ",")
+	}
+	if len(want) == 0 || !maps.Equal(got, want) {
+		t.Errorf("a node's troupe_* metrics are %v; docs/metrics.md says %v", got, want)
 	}
 }
 
