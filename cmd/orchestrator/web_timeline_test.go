@@ -235,6 +235,9 @@ func TestWebViewTimelineOfStoredRun(t *testing.T) {
 	if v := page.eval("window.__csp.join()"); v != "" {
 		t.Errorf("the page broke its content security policy: %s", v)
 	}
+	checkHostile(t, page, s.url, web)
+	page.navigate(pageURL)
+	firstPaint(t, page, pageURL)
 	page.screenshot(filepath.Join(t.ArtifactDir(), "web-view-timeline-1000.png"))
 	page.eval("window.scrollTo(0, document.body.scrollHeight)")
 	page.screenshot(filepath.Join(t.ArtifactDir(), "web-view-timeline-1000-end.png"))
@@ -295,4 +298,46 @@ func (b *browser) taskSeconds() float64 {
 		}
 	}
 	return 0
+}
+
+// hostile is markup where the page shows text from the wire.
+const hostile = `<img src=x id=pwned onerror="document.title='pwned'"><em class=pwned>em</em>`
+
+// checkHostile publishes a run whose every free-text field (its task
+// and status, an agent's kind, node name, model, tool, error and task) is
+// hostile markup, and checks that the runs list, the run's page (its
+// timeline's hover text included) and the agent's page show it as text.
+func checkHostile(t *testing.T, page *browser, natsURL, web string) {
+	t.Helper()
+	var evs []messages.Event
+	add := func(run, agent, node, typ string, data any) {
+		ev, err := messages.NewEvent(run, agent, typ, uint64(len(evs)+1), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.Kind, ev.Node = hostile, node
+		evs = append(evs, ev)
+	}
+	add("nodes", "node-h", "node-h", messages.EvtNodeJoined, messages.NodeJoined{Node: "node-h", Name: hostile, Slots: 1})
+	add("hostile-run", "run", "", messages.EvtRunStarted, messages.RunStarted{Task: hostile})
+	add("hostile-run", "root", "node-h", messages.EvtAgentStarted, messages.AgentStarted{Task: hostile})
+	add("hostile-run", "root", "node-h", messages.EvtLLMResponse, messages.LLMResponse{Model: hostile, TokensIn: 1, FinishReason: hostile})
+	add("hostile-run", "root", "node-h", messages.EvtToolStarted, messages.ToolStarted{Tool: hostile, CallID: hostile})
+	add("hostile-run", "root", "node-h", messages.EvtAgentFailed, messages.AgentEnded{Status: hostile, Error: hostile})
+	add("hostile-run", "run", "", messages.EvtRunFinished, messages.RunFinished{Status: hostile})
+	(&storedRun{events: evs}).publish(t, natsURL)
+	for _, u := range []string{"/#/", "/#/run/hostile-run", "/#/run/hostile-run/agent/root"} {
+		page.navigate("about:blank")
+		page.navigate("http://" + web + u)
+		pollUntil(t, "the hostile run shows on "+u, func() bool {
+			if strings.HasSuffix(u, "hostile-run") {
+				page.eval(`(r => r && r.dispatchEvent(new MouseEvent("mouseover", {bubbles: true})))(document.querySelector("svg.timeline rect.bar"))`)
+				return strings.Contains(page.eval(`(document.querySelector("svg.timeline title") || {}).textContent`), hostile)
+			}
+			return strings.Contains(page.eval("document.body.innerText"), hostile)
+		})
+		if n := page.eval(`document.querySelectorAll("#pwned, .pwned").length`); n != "0" || page.eval("document.title") != "troupe" {
+			t.Errorf("%s: hostile markup became elements (%s) or ran", u, n)
+		}
+	}
 }

@@ -13,7 +13,7 @@ function viewNodes() {
 
 function viewRuns() {
   const rows = [...S.runs.values()].sort((a, b) => b.last - a.last).map(r =>
-    `<tr><td><a href="#/run/${esc(r.id)}">${esc(r.id)}</a></td><td class="${runStatus(r)}">${runStatus(r)}</td><td class="num">${r.agents.size}</td>` +
+    `<tr><td><a href="#/run/${esc(r.id)}">${esc(r.id)}</a></td><td class="${esc(runStatus(r))}">${esc(runStatus(r))}</td><td class="num">${r.agents.size}</td>` +
     `<td class="num">${r.tokens}</td><td class="num">${cost(r.cost, r.unpriced)}</td><td class="wide">${esc(head(r.task, 80))}</td></tr>`).join("");
   return `<h2>Runs</h2><table><tr><th>run</th><th>status</th><th>agents</th><th>tokens</th><th>cost</th><th class="wide">task</th></tr>${rows}</table>` +
     viewNodes();
@@ -69,7 +69,7 @@ function viewRun(id, width) {
   if (!r) return `<p>run ${esc(id)}: no events yet</p>`;
   const rows = ordered(r);
   const half = Math.max(Math.floor((width - 24) / 2), 240);
-  return `<h2>Run ${esc(id)} <span class="${runStatus(r)}">${runStatus(r)}</span></h2><p>${esc(head(r.task, 300))}</p>` +
+  return `<h2>Run ${esc(id)} <span class="${esc(runStatus(r))}">${esc(runStatus(r))}</span></h2><p>${esc(head(r.task, 300))}</p>` +
     `<section class="cards"><div class="card"><h3>tokens</h3><b id="run-tokens">${r.tokens}</b></div>` +
     `<div class="card"><h3>cost</h3><b id="run-cost">${cost(r.cost, r.unpriced)}</b></div>` +
     `<div class="card"><h3>agents</h3><b>${r.agents.size}</b> ${counts(r)}</div>` +
