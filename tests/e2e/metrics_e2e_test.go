@@ -185,7 +185,21 @@ func TestMetricsAsPrometheusSeesThem(t *testing.T) {
 	// No node any more, two tasks queued: the queue is 2 deep.
 	node.cmd.Process.Signal(os.Interrupt)
 	node.wait(time.Minute)
-	req, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: natsAt, CredsFile: creds(bus.RoleRequester)}, zerolog.Nop())
+	checkQueueDepth(t, prom, natsAt, creds(bus.RoleRequester))
+	if d, ok := prom.one(`max_over_time(scrape_duration_seconds{job="troupe"}[1m])`); ok {
+		avg, _ := prom.one(`avg_over_time(scrape_duration_seconds{job="troupe"}[1m])`)
+		t.Logf("serve's scrapes: %.1f ms on average, %.1f ms at most over the last minute", avg*1000, d*1000)
+	}
+	if strings.Contains(strings.ToLower(serve.errs()), "permissions violation") {
+		t.Errorf("serve logged a permissions violation:\n%s", serve.errs())
+	}
+}
+
+// checkQueueDepth queues two tasks (as the requester, with no node to
+// take them) and waits for Prometheus to see a queue two deep.
+func checkQueueDepth(t *testing.T, prom *prometheus, natsAt, creds string) {
+	t.Helper()
+	req, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: natsAt, CredsFile: creds}, zerolog.Nop())
 	must(t, err)
 	defer req.Close()
 	for range 2 {
@@ -198,11 +212,4 @@ func TestMetricsAsPrometheusSeesThem(t *testing.T) {
 		}
 		return nil
 	})
-	if d, ok := prom.one(`max_over_time(scrape_duration_seconds{job="troupe"}[1m])`); ok {
-		avg, _ := prom.one(`avg_over_time(scrape_duration_seconds{job="troupe"}[1m])`)
-		t.Logf("serve's scrapes: %.1f ms on average, %.1f ms at most over the last minute", avg*1000, d*1000)
-	}
-	if strings.Contains(strings.ToLower(serve.errs()), "permissions violation") {
-		t.Errorf("serve logged a permissions violation:\n%s", serve.errs())
-	}
 }
