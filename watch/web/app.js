@@ -60,7 +60,9 @@ function connect() {
   es.addEventListener("caught_up", () => { S.caughtUp = true; conn.textContent = "live"; S.dirty = true; lastDraw = 0; draw(); });
   es.addEventListener("stats", m => { S.stats = JSON.parse(m.data); S.dirty = true; });
   // Each connection replays the stream from its start: begin afresh.
-  es.onopen = () => { S.runs.clear(); S.nodes.clear(); S.caughtUp = false; S.events = 0; S.dirty = true; };
+  // The replay draws nothing for its first second: a stored run is
+  // usually all there by then.
+  es.onopen = () => { S.runs.clear(); S.nodes.clear(); S.caughtUp = false; S.events = 0; S.dirty = true; lastDraw = Date.now(); };
   es.onerror = () => { conn.textContent = "reconnecting…"; };
 }
 
