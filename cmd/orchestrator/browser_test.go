@@ -24,6 +24,7 @@ type browser struct {
 	t    testing.TB
 	ws   *websocket.Conn
 	next int
+	pgid int // Chromium's process group
 }
 
 // startBrowser runs headless Chromium with a fresh profile and opens a
@@ -92,7 +93,7 @@ func startBrowser(t testing.TB, pageURL string) *browser {
 	}
 	ws.SetReadLimit(64 << 20)
 	t.Cleanup(func() { ws.CloseNow() })
-	return &browser{t: t, ws: ws}
+	return &browser{t: t, ws: ws, pgid: cmd.Process.Pid}
 }
 
 // call sends one DevTools command and returns its result.

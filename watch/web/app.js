@@ -33,23 +33,22 @@ function draw() {
   drawCost = Date.now() - now;
 }
 
-// A timeline's row gets its hover text as the pointer reaches it; a click
-// on it opens its agent.
-document.addEventListener("mouseover", e => {
-  const row = e.target.closest && e.target.closest("svg.timeline g.row");
-  if (row) rowTitle(row);
-});
+// A timeline's bar or label gets its hover text as the pointer reaches
+// it; a click on it opens its agent.
+function agentOf(e) { return e.target.closest && e.target.closest("svg.timeline [data-agent]"); }
+document.addEventListener("mouseover", e => { const el = agentOf(e); if (el) giveTitle(el); });
 document.addEventListener("click", e => {
-  const row = e.target.closest && e.target.closest("svg.timeline g.row");
-  const svg = row && row.closest("svg.timeline");
-  if (row && svg) location.hash = `#/run/${encodeURIComponent(svg.dataset.run)}/agent/${encodeURIComponent(row.dataset.agent)}`;
+  const el = agentOf(e), svg = el && el.closest("svg.timeline");
+  if (svg) location.hash = `#/run/${encodeURIComponent(svg.dataset.run)}/agent/${encodeURIComponent(el.dataset.agent)}`;
 });
 
 // viewingLive says whether the page shows a live run, whose time axis
-// moves with the clock.
+// moves with the clock (and whose status turns lost after a silence), or
+// the runs list while a run is live.
 function viewingLive() {
   const p = location.hash.replace(/^#\/?/, "").split("/");
-  const r = p[0] === "run" && S.runs.get(decodeURIComponent(p[1] || ""));
+  if (p[0] !== "run") return [...S.runs.values()].some(r => runStatus(r) === "live");
+  const r = S.runs.get(decodeURIComponent(p[1] || ""));
   return r && runStatus(r) === "live";
 }
 
@@ -58,7 +57,10 @@ function connect() {
   const conn = document.getElementById("conn");
   es.addEventListener("events", m => { for (const ev of JSON.parse(m.data)) apply(ev); S.dirty = true; });
   es.addEventListener("caught_up", () => { S.caughtUp = true; conn.textContent = "live"; S.dirty = true; lastDraw = 0; draw(); });
-  es.addEventListener("stats", m => { S.stats = JSON.parse(m.data); S.dirty = true; });
+  es.addEventListener("stats", m => { // every few seconds, mostly the same
+    if (m.data === S.statsText) return;
+    S.statsText = m.data; S.stats = JSON.parse(m.data); S.dirty = true;
+  });
   // Each connection replays the stream from its start: begin afresh.
   // The replay draws nothing for its first second: a stored run is
   // usually all there by then.
@@ -69,7 +71,7 @@ function connect() {
 window.addEventListener("hashchange", () => { S.dirty = true; lastDraw = 0; drawCost = 0; draw(); });
 window.addEventListener("resize", () => { S.dirty = true; });
 setInterval(draw, 250);
-setInterval(() => { if (viewingLive()) S.dirty = true; }, 1000);
-setInterval(() => { S.dirty = true; }, 5000); // live/lost by age
+let wasLive = false; // one more drawing once a run turns lost
+setInterval(() => { const live = viewingLive(); if (live || wasLive) S.dirty = true; wasLive = live; }, 1000);
 connect();
 draw();

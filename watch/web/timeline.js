@@ -73,22 +73,22 @@ function timeline(r, rows, width) {
     out.push(`<line class="tick" x1="${tx.toFixed(1)}" y1="${AXIS_H - 4}" x2="${tx.toFixed(1)}" y2="${h}"/>` +
       `<text class="tick" x="${tx.toFixed(1)}" y="${AXIS_H - 8}" text-anchor="${anchor}">${fmtOffset(t)}</text>`);
   }
-  rows.forEach(({ a, depth }, i) => {
+  rows.forEach(({ a, depth }, i) => { // a label and a bar (after a wait, when it waited) per agent
     const y = AXIS_H + i * ROW, s = a.spawned || a.started || a.first, st = a.started || s;
     const e = a.ended || end, x0 = x(s), x1 = Math.max(x(e), x0 + 2), xs = Math.min(x(st), x1);
-    out.push(`<g class="row" data-agent="${esc(a.id)}">` +
-      `<text class="label" x="${4 + Math.min(depth, 12) * 12}" y="${y + 12}">${esc(head(a.id, 28))}</text>` +
+    const id = esc(a.id);
+    out.push(`<text class="label" data-agent="${id}" x="${4 + Math.min(depth, 12) * 12}" y="${y + 12}">${esc(head(a.id, 28))}</text>` +
       (xs > x0 + 0.5 ? `<rect class="wait" x="${x0.toFixed(1)}" y="${y + 3}" width="${(xs - x0).toFixed(1)}" height="10"/>` : "") +
-      `<rect class="bar ${esc(a.status)}${a.ended ? "" : " open"}" x="${xs.toFixed(1)}" y="${y + 3}" width="${Math.max(x1 - xs, 2).toFixed(1)}" height="10"/></g>`);
+      `<rect class="bar ${esc(a.status)}${a.ended ? "" : " open"}" data-agent="${id}" x="${xs.toFixed(1)}" y="${y + 3}" width="${Math.max(x1 - xs, 2).toFixed(1)}" height="10"/>`);
   });
   out.push("</svg>");
   return out.join("");
 }
 
-// tip is the hover text of an agent's row: who it is, where it ran, how
-// it ended, what it spent. Rows get it when the pointer first reaches
-// them (rowTitle), so a run of thousands of agents does not carry
-// thousands of texts it may never show.
+// tip is the hover text of an agent's bar and label: who it is, where it
+// ran, how it ended, what it spent. They get it when the pointer first
+// reaches them (giveTitle), so a run of thousands of agents does not
+// carry thousands of texts it may never show.
 function tip(r, a) {
   const { t1 } = span(r), end = runStatus(r) === "live" ? t1 : (r.end || t1);
   const s = a.spawned || a.started || a.first, e = a.ended || end;
@@ -96,13 +96,14 @@ function tip(r, a) {
     ` · ${tokens(a.tokens)} tokens · ${cost(a.cost, a.unpriced)}${a.ended ? "" : " · not ended"}${a.error ? " · " + head(a.error, 200) : ""}`;
 }
 
-// rowTitle gives a timeline row its hover text (an SVG title) once.
-function rowTitle(row) {
-  const svg = row.closest("svg.timeline"), r = svg && S.runs.get(svg.dataset.run), a = r && r.agents.get(row.dataset.agent);
-  if (!a || row.querySelector("title")) return;
+// giveTitle gives a timeline's bar or label its hover text (an SVG
+// title) once.
+function giveTitle(el) {
+  const svg = el.closest("svg.timeline"), r = svg && S.runs.get(svg.dataset.run), a = r && r.agents.get(el.dataset.agent);
+  if (!a || el.querySelector("title")) return;
   const title = document.createElementNS("http://www.w3.org/2000/svg", "title");
   title.textContent = tip(r, a);
-  row.prepend(title);
+  el.append(title);
 }
 
 // chart draws a run's running total of one figure (tokens or dollars)

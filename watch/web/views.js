@@ -41,7 +41,7 @@ function counts(r) {
 
 // TABLE_MAX bounds the rows of a run's agent table (the timeline shows
 // every agent); #/run/ID/agents lists them all.
-const TABLE_MAX = 200;
+const TABLE_MAX = 100;
 
 function agentTable(r, rows, all) {
   const shown = all ? rows : rows.slice(0, TABLE_MAX);
