@@ -237,12 +237,10 @@ func TestServeHTTPWebViewAndMetrics(t *testing.T) {
 		return strings.Count(page.eval("document.body.innerText"), "→ delegate") == 3
 	})
 	page.navigate("http://" + web + "/#/")
-	pollUntil(t, "the runs list shows the finished run", func() bool {
-		txt := page.eval("document.body.innerText")
-		return strings.Contains(txt, run) && strings.Contains(txt, "completed")
-	})
-	if txt := page.eval("document.body.innerText"); !strings.Contains(txt, "cost unknown") || strings.Contains(txt, "$0.0000") {
-		t.Errorf("the runs list shows an unpriced run's cost as:\n%s", txt)
+	row := fmt.Sprintf(`[...document.querySelectorAll("main tr")].map(tr => tr.innerText).find(s => s.startsWith(%q))`, run)
+	pollUntil(t, "the runs list shows the finished run", func() bool { return strings.Contains(page.eval(row), "completed") })
+	if got := page.eval(row); !strings.Contains(got, "cost unknown") || strings.Contains(got, "$0.0000") {
+		t.Errorf("the runs list shows an unpriced run as %q", got)
 	}
 	page.screenshot(filepath.Join(t.ArtifactDir(), "web-view-runs.png"))
 	t.Logf("screenshots in %s", t.ArtifactDir())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -115,7 +116,7 @@ func makeStoredRun(t testing.TB) *storedRun {
 }
 
 // publish puts the run's events in the events stream of the server at
-// url (serve --no-auth).
+// url (serve --no-auth), and its nodes in the node registry, live.
 func (s *storedRun) publish(t testing.TB, url string) {
 	ctx := context.Background()
 	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: url}, zerolog.Nop())
@@ -123,6 +124,18 @@ func (s *storedRun) publish(t testing.TB, url string) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	kv, err := conn.JetStream().KeyValue(ctx, conn.Names().Nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range s.events {
+		if j, err := messages.DecodeAs[messages.NodeJoined](ev); err == nil && ev.Type == messages.EvtNodeJoined {
+			info, _ := json.Marshal(messages.NodeInfo{ID: j.Node, Name: j.Name, Kinds: j.Kinds, Slots: j.Slots, Free: j.Slots - 3, BeatMS: 3_600_000})
+			if _, err := kv.Put(ctx, j.Node, info); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	pub, err := conn.NewPublisher(bus.PublisherOptions{Queue: len(s.events) + 1})
 	if err != nil {
 		t.Fatal(err)
@@ -230,8 +243,12 @@ func TestWebViewTimelineOfStoredRun(t *testing.T) {
 	if count("svg.chart.tokens polyline") != 1 || count("svg.chart.cost polyline") != 1 {
 		t.Error("no tokens or cost chart")
 	}
-	if txt := page.eval("document.body.innerText"); strings.Contains(txt, "cost unknown") || !strings.Contains(txt, "Nodes") {
-		t.Errorf("a priced run said cost unknown, or no nodes section:\n%.600s", txt)
+	if txt := page.eval("document.body.innerText"); strings.Contains(txt, "cost unknown") {
+		t.Errorf("a priced run said cost unknown:\n%.600s", txt)
+	}
+	// The registry's four nodes, each with 5 of its 8 slots free.
+	if got := page.eval(`[...document.querySelectorAll("table.nodes td.free")].map(e => e.textContent).join()`); got != "5,5,5,5" {
+		t.Errorf("the nodes' free slots: %q", got)
 	}
 	if v := page.eval("window.__csp.join()"); v != "" {
 		t.Errorf("the page broke its content security policy: %s", v)

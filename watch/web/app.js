@@ -52,8 +52,23 @@ function viewingLive() {
   return r && runStatus(r) === "live";
 }
 
+// The page follows the events of the run it shows (its own pages replay
+// only that run, however many the stream keeps), or of every run for the
+// runs list; a change of page between them follows anew.
+let es = null, following = null;
+function wanted() {
+  const p = location.hash.replace(/^#\/?/, "").split("/");
+  return p[0] === "run" && p[1] ? decodeURIComponent(p[1]) : "";
+}
+
 function connect() {
-  const es = new EventSource("events");
+  const run = wanted();
+  if (es && run === following) return;
+  if (es) es.close();
+  following = run;
+  S.runs.clear(); S.nodes.clear(); S.caughtUp = false; S.events = 0; S.dirty = true;
+  document.getElementById("conn").textContent = "connecting…";
+  es = new EventSource(run ? "events?run=" + encodeURIComponent(run) : "events");
   const conn = document.getElementById("conn");
   es.addEventListener("events", m => { for (const ev of JSON.parse(m.data)) apply(ev); S.dirty = true; });
   es.addEventListener("caught_up", () => { S.caughtUp = true; conn.textContent = "live"; S.dirty = true; lastDraw = 0; draw(); });
@@ -61,14 +76,14 @@ function connect() {
     if (m.data === S.statsText) return;
     S.statsText = m.data; S.stats = JSON.parse(m.data); S.dirty = true;
   });
-  // Each connection replays the stream from its start: begin afresh.
-  // The replay draws nothing for its first second: a stored run is
-  // usually all there by then.
+  // Each connection replays the stream from its start: begin afresh. The
+  // replay draws nothing for its first second: a stored run is usually
+  // all there by then.
   es.onopen = () => { S.runs.clear(); S.nodes.clear(); S.caughtUp = false; S.events = 0; S.dirty = true; lastDraw = Date.now(); };
   es.onerror = () => { conn.textContent = "reconnecting…"; };
 }
 
-window.addEventListener("hashchange", () => { S.dirty = true; lastDraw = 0; drawCost = 0; draw(); });
+window.addEventListener("hashchange", () => { connect(); S.dirty = true; lastDraw = 0; drawCost = 0; draw(); });
 window.addEventListener("resize", () => { S.dirty = true; });
 setInterval(draw, 250);
 let wasLive = false; // one more drawing once a run turns lost
