@@ -116,9 +116,9 @@ function apply(ev) {
       spend(r, t, d);
       a.tokens = d.total_tokens; a.cost = d.total_cost_usd;
       if (d.cost_known === false && !(d.cost_usd > 0)) a.unpriced = true;
-      note(a, { t: "llm", text: `${d.tokens_in} in, ${d.tokens_out} out, ${d.finish_reason}, ${d.duration_ms} ms` }); break;
+      note(a, { t: "llm", text: [`${d.tokens_in || 0} in`, `${d.tokens_out || 0} out`, d.finish_reason, `${d.duration_ms || 0} ms`].filter(Boolean).join(", ") }); break;
     case "context.compacted": spend(r, t, d); break;
-    case "tool.started": a.tool = d.tool; note(a, { t: "tool", tool: d.tool, call: d.call_id, args: head(d.args, 300) }); break;
+    case "tool.started": a.tool = d.tool; note(a, { t: "tool", tool: d.tool, call: d.call_id, args: d.args == null ? "" : head(d.args, 300) }); break;
     case "tool.finished":
       a.tool = "";
       note(a, { t: "result", tool: d.tool, text: `${d.is_error ? "error, " : ""}${d.output_bytes} bytes, ${Math.round(d.duration_ms)} ms${d.cached ? ", cached" : ""}`, diff: d.diff });
