@@ -11,10 +11,11 @@ import (
 // JetStream, as the nats CLI asks it: the streams' names (`nats stream ls
 // --names`), the info of troupe's streams (`nats stream info`), the task
 // queue's depth among them, and the registry bucket's status (`nats kv
-// info`). A full listing (`nats stream ls`, `nats kv ls`) asks for every
-// stream of the account at once ($JS.API.STREAM.LIST), which no grant can
-// limit to one prefix's streams: it is refused, and the README says to use
-// --names or a requester's credentials.
+// info`). A full listing (`nats stream ls`, and `nats kv ls` with or
+// without --names, as natscli 0.5.0 asks them) asks for every stream of
+// the account at once ($JS.API.STREAM.LIST), which no grant can limit to
+// one prefix's streams: it is refused, and the README says to use `nats
+// stream ls --names` or a requester's credentials.
 func TestRolesMonitoringReads(t *testing.T) {
 	e, paths := authServer(t)
 	conn := roleConns(t, e, paths)
