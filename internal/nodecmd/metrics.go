@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/cluster"
+	"github.com/troupe-ai/troupe/internal/httpguard"
 )
 
 // nodeMetrics are a node's own Prometheus metrics: its process's health
@@ -29,15 +30,31 @@ type nodeMetrics struct {
 	addr net.Addr
 }
 
-// serveMetrics serves a node's metrics at addr/metrics until ctx ends.
-// An address beyond loopback needs public (--http-public).
-func serveMetrics(ctx context.Context, addr string, public bool, log zerolog.Logger) (*nodeMetrics, error) {
-	if err := checkLoopback(addr, public); err != nil {
-		return nil, err
+// metricsExposes is what a node's /metrics gives whoever reaches it.
+const metricsExposes = "read this node's metrics (its tasks and its process's health)"
+
+// metricsGuard is the guard of --http (nil without it); a refusal is a
+// usage error.
+func metricsGuard(o options) (*httpguard.Guard, error) {
+	if o.http == "" {
+		if o.httpPublic || o.httpTokenFile != "" {
+			return nil, usageError{errors.New("--http-public and --http-token-file go with --http ADDR")}
+		}
+		return nil, nil
 	}
-	ln, err := net.Listen("tcp", addr)
+	g, err := httpguard.New(httpguard.Options{Addr: o.http, Public: o.httpPublic, TokenFile: o.httpTokenFile, Exposes: metricsExposes})
 	if err != nil {
-		return nil, fmt.Errorf("listen for --http: %w", err)
+		return nil, usageError{err}
+	}
+	return g, nil
+}
+
+// serveMetrics serves a node's metrics at /metrics on g's listener until
+// ctx ends.
+func serveMetrics(ctx context.Context, g *httpguard.Guard, log zerolog.Logger) (*nodeMetrics, error) {
+	ln, err := g.Listen()
+	if err != nil {
+		return nil, err
 	}
 	m := &nodeMetrics{reg: prometheus.NewRegistry(), addr: ln.Addr()}
 	// The process's own health: goroutines, heap (go_gc_heap_live_bytes:
@@ -49,7 +66,7 @@ func serveMetrics(ctx context.Context, addr string, public bool, log zerolog.Log
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: g.Handler(mux), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn().Err(err).Msg("metrics server stopped")
@@ -59,28 +76,13 @@ func serveMetrics(ctx context.Context, addr string, public bool, log zerolog.Log
 	return m, nil
 }
 
-// checkLoopback refuses an --http address beyond loopback unless public.
-func checkLoopback(addr string, public bool) error {
-	if addr == "" {
-		return nil
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return usageError{fmt.Errorf("--http %q: %w", addr, err)}
-	}
-	if ip := net.ParseIP(host); !public && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return usageError{fmt.Errorf("--http %s listens beyond loopback; add --http-public to mean it", addr)}
-	}
-	return nil
-}
-
-// startMetrics serves the node's metrics with --http, and says where;
-// without --http it returns nil.
-func startMetrics(ctx context.Context, o options, log zerolog.Logger, stderr io.Writer) (*nodeMetrics, error) {
-	if o.http == "" {
+// startMetrics serves the node's metrics behind g (--http), and says
+// where; without --http (g nil) it returns nil.
+func startMetrics(ctx context.Context, g *httpguard.Guard, log zerolog.Logger, stderr io.Writer) (*nodeMetrics, error) {
+	if g == nil {
 		return nil, nil
 	}
-	m, err := serveMetrics(ctx, o.http, o.httpPublic, log)
+	m, err := serveMetrics(ctx, g, log)
 	if err != nil {
 		return nil, err
 	}
