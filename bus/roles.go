@@ -27,8 +27,8 @@ const (
 	// entry in the node registry, reads workspace snapshots (never writes
 	// them) and writes changesets. It creates no stream and purges none.
 	RoleNode Role = "node"
-	// RoleWatcher reads events and the node and run registries, nothing
-	// else.
+	// RoleWatcher reads events, the node and run registries and the task
+	// queue's depth (its stream's info, never its tasks); nothing else.
 	RoleWatcher Role = "watcher"
 )
 
@@ -194,10 +194,13 @@ func (g Grant) node() (pub, sub []string) {
 }
 
 // watcher: the events and the registries, read (the events through
-// pulled ordered consumers, the registries through pushed ones).
+// pulled ordered consumers, the registries through pushed ones), and the
+// task queue's info for monitoring (its depth), never its tasks.
 func (g Grant) watcher() (pub, sub []string) {
 	s := streamsOf(NamesFor(g.Prefix))
-	return append(readStream(s.events), follow(s.nodes, s.runs)...), []string{g.Prefix + ".evt.>", g.Prefix + ".beat.run.*"}
+	pub = append(readStream(s.events), follow(s.nodes, s.runs)...)
+	pub = append(pub, jsStream(s.tasks, "INFO")...)
+	return pub, []string{g.Prefix + ".evt.>", g.Prefix + ".beat.run.*"}
 }
 
 // jsStream is $JS.API.STREAM.<op>.<stream> for each op.

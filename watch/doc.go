@@ -23,4 +23,12 @@
 // calls in files mode, blind writes, the tool-result share of each prompt,
 // cache hits, rounds whose calls could run in parallel, and tokens per
 // agent kind.
+//
+// PromMetrics turns the same events into Prometheus metrics labelled by
+// kind, model, tool and status, never by run or agent (those are
+// unbounded); a Monitor reads what events do not say, the task queue's
+// depth and the node registry's live nodes, in the background, so a
+// scrape or the web view takes its latest figures without waiting on
+// NATS. Web serves the live page (runs, a run's timeline, charts, budget
+// and agent tree, nodes) from the events stream as Server-Sent Events.
 package watch

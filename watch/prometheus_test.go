@@ -30,7 +30,9 @@ func promRun(t *testing.T) []messages.Event {
 }
 
 func TestPromMetricsFromEvents(t *testing.T) {
-	m := NewPromMetrics(PromOptions{QueueDepth: func() float64 { return 3 }})
+	depth := int64(3)
+	stats := Stats{QueueDepth: &depth, Nodes: []NodeStats{{ID: "n1", Name: "builder", Slots: 4, Free: 3}}}
+	m := NewPromMetrics(PromOptions{Stats: func() Stats { return stats }})
 	evs := promRun(t)
 	node := func(ev messages.Event) messages.Event { ev.Node = "n1"; return ev }
 	for _, ev := range evs {
@@ -39,27 +41,20 @@ func TestPromMetricsFromEvents(t *testing.T) {
 		}
 		m.Apply(ev)
 	}
-	joined, err := messages.NewEvent("nodes", "n1", messages.EvtNodeJoined, 1, messages.NodeJoined{Node: "n1", Slots: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.Apply(joined)
 	check := func(name string, got, want float64) {
 		t.Helper()
 		if got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
-	check("root input tokens", testutil.ToFloat64(m.tokens.WithLabelValues("r1", "root", "m1", "input")), 100)
-	check("explore output tokens", testutil.ToFloat64(m.tokens.WithLabelValues("r1", "explore", "m0", "output")), 4)
-	check("root dollars", testutil.ToFloat64(m.cost.WithLabelValues("r1", "root", "m1")), 0.5)
+	check("root input tokens", testutil.ToFloat64(m.tokens.WithLabelValues("root", "m1", "input")), 100)
+	check("explore output tokens", testutil.ToFloat64(m.tokens.WithLabelValues("explore", "m0", "output")), 4)
+	check("root dollars", testutil.ToFloat64(m.cost.WithLabelValues("root", "m1")), 0.5)
 	check("grep errors", testutil.ToFloat64(m.toolCalls.WithLabelValues("grep", "error")), 1)
 	check("cached reads", testutil.ToFloat64(m.toolCalls.WithLabelValues("read_file", "cached")), 1)
 	check("budget waits", testutil.ToFloat64(m.budgetWaits.WithLabelValues("explore", "slots")), 1)
 	check("running roots", testutil.ToFloat64(m.agents.WithLabelValues("root", "running")), 1)
 	check("waiting explores", testutil.ToFloat64(m.agents.WithLabelValues("explore", "waiting")), 1)
-	check("nodes", testutil.ToFloat64(m.nodes), 1)
-	check("free slots", testutil.ToFloat64(m.freeSlots), 3) // the root runs on n1
 
 	// The root ends: it leaves the gauges and frees its slot.
 	end, _ := messages.NewEvent("r1", "root", messages.EvtAgentFinished, 99, messages.AgentEnded{Status: "completed"})
@@ -67,7 +62,6 @@ func TestPromMetricsFromEvents(t *testing.T) {
 	m.Apply(end)
 	check("running roots after the end", testutil.ToFloat64(m.agents.WithLabelValues("root", "running")), 0)
 	check("ended roots", testutil.ToFloat64(m.agentsEnded.WithLabelValues("root", "completed")), 1)
-	check("free slots after the end", testutil.ToFloat64(m.freeSlots), 4)
 
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
@@ -77,8 +71,9 @@ func TestPromMetricsFromEvents(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{`troupe_tokens_total{direction="input",kind="root",model="m1",run="r1"} 100`,
-		"troupe_queue_depth 3", `troupe_model_call_duration_seconds_bucket{model="m1",le="2.5"} 1`,
+	for _, want := range []string{`troupe_tokens_total{direction="input",kind="root",model="m1"} 100`,
+		"troupe_queue_depth 3", "troupe_nodes 1", `troupe_node_slots{node="n1"} 4`, `troupe_node_free_slots{node="n1"} 3`,
+		`troupe_model_call_duration_seconds_bucket{model="m1",le="2.5"} 1`,
 		`troupe_tool_call_duration_seconds_count{tool="grep"} 1`, `troupe_events_total{type="llm.response"} 2`} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %q", want)

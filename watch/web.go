@@ -31,9 +31,10 @@ type WebOptions struct {
 	Conn *bus.Conn
 	// Metrics, when set, are served at /metrics.
 	Metrics *PromMetrics
-	// QueueDepth, when set, is sent to the page every few seconds.
-	QueueDepth func() float64
-	Log        zerolog.Logger
+	// Stats, when set, are sent to the page every few seconds: the task
+	// queue's depth and the registry's live nodes (a Monitor's Stats).
+	Stats func() Stats
+	Log   zerolog.Logger
 }
 
 // Web is the live web view: an embedded page (no outside scripts or
@@ -53,6 +54,7 @@ func (w *Web) Handler() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(webFiles, "web")
 	mux.Handle("GET /", http.FileServerFS(static))
+	mux.Handle("GET /favicon.ico", http.RedirectHandler("favicon.svg", http.StatusMovedPermanently))
 	mux.HandleFunc("GET /events", w.events)
 	if w.o.Metrics != nil {
 		mux.Handle("GET /metrics", w.o.Metrics.Handler())
@@ -72,7 +74,8 @@ func securityHeaders(h http.Handler) http.Handler {
 
 // events streams the events of ?run= (or every run) as Server-Sent
 // Events: "events" carries a JSON array of envelopes, "caught_up" says the
-// replay reached the live end, "stats" carries the queue depth.
+// replay reached the live end, "stats" carries the queue's depth and the
+// live nodes (Stats).
 func (w *Web) events(rw http.ResponseWriter, r *http.Request) {
 	fl, ok := rw.(http.Flusher)
 	if !ok {
@@ -154,10 +157,14 @@ func (w *Web) pump(ctx context.Context, rw http.ResponseWriter, fl http.Flusher,
 	}
 }
 
-// stats writes the queue depth, when known.
+// stats writes the monitor's latest figures, when there is a monitor.
 func (w *Web) stats(rw http.ResponseWriter) {
-	if w.o.QueueDepth == nil {
+	if w.o.Stats == nil {
 		return
 	}
-	fmt.Fprintf(rw, "event: stats\ndata: {\"queue_depth\":%d}\n\n", int64(w.o.QueueDepth()))
+	b, err := json.Marshal(w.o.Stats())
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(rw, "event: stats\ndata: %s\n\n", b)
 }

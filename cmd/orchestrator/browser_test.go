@@ -21,14 +21,15 @@ import (
 
 // browser is a headless Chromium driven over the DevTools protocol.
 type browser struct {
-	t    *testing.T
+	t    testing.TB
 	ws   *websocket.Conn
 	next int
+	pgid int // Chromium's process group
 }
 
 // startBrowser runs headless Chromium with a fresh profile and opens a
 // page at pageURL.
-func startBrowser(t *testing.T, pageURL string) *browser {
+func startBrowser(t testing.TB, pageURL string) *browser {
 	t.Helper()
 	bin := peer.Need(t, "chromium")
 	// The profile is removed by this test's own cleanup, once every process
@@ -92,7 +93,7 @@ func startBrowser(t *testing.T, pageURL string) *browser {
 	}
 	ws.SetReadLimit(64 << 20)
 	t.Cleanup(func() { ws.CloseNow() })
-	return &browser{t: t, ws: ws}
+	return &browser{t: t, ws: ws, pgid: cmd.Process.Pid}
 }
 
 // call sends one DevTools command and returns its result.
@@ -165,7 +166,7 @@ func (b *browser) screenshot(path string) {
 
 // stopBrowser kills Chromium's whole process group, waits until none of
 // its processes is left, and removes its profile.
-func stopBrowser(t *testing.T, cmd *exec.Cmd, profile string) {
+func stopBrowser(t testing.TB, cmd *exec.Cmd, profile string) {
 	pgid := cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	_ = cmd.Wait()

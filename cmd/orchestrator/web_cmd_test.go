@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,11 +152,15 @@ func promQuery(t *testing.T, addr, q string) map[string]float64 {
 	return promQueryBy(t, addr, q, "kind")
 }
 
-// A scripted run against `serve --http`: a real Prometheus server scrapes
-// /metrics and its query API has troupe_tokens_total for each kind of the
-// run, at the tokens the events report; headless Chromium shows the run's
-// tree with every agent and the final token total, live and again on a
-// second load after the run (a replay); a screenshot is saved.
+// A scripted run against `serve --http`, its models unpriced: a real
+// Prometheus server scrapes /metrics and its query API has
+// troupe_tokens_total for each kind of the run, at the tokens the events
+// report, and no dollars; headless Chromium shows the run's tree with
+// every agent and the final token total, live and again on a second load
+// after the run (a replay), its timeline with a bar per agent, its tokens
+// over time and its budget, "cost unknown" and never "$0.0000", without
+// breaking the page's content policy; screenshots are saved. Neither the
+// page's icon nor /favicon.ico is missing.
 func TestServeHTTPWebViewAndMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Prometheus and Chromium")
@@ -164,11 +169,23 @@ func TestServeHTTPWebViewAndMetrics(t *testing.T) {
 	_, _ = promBin, chromeBin
 	s, web := serveWithHTTP(t)
 	prom := startPrometheus(t, web)
-	page := startBrowser(t, "http://"+web+"/")
+	page := startBrowser(t, "about:blank")
+	page.call("Page.enable", map[string]any{})
+	page.call("Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": paintProbe(4)})
+	page.navigate("http://" + web + "/")
 
 	srv := llmtest.New(webScript())
 	t.Cleanup(srv.Close)
-	code, out, errs := runCmd(t, t.Context(), testEnv(srv, t.TempDir()), false, "--workspace", metricsWorkspace(t), "--yes", "--quiet",
+	env := testEnv(srv, t.TempDir())
+	vars := map[string]string{"TROUPE_MODEL": "unpriced-large", "TROUPE_CHEAP_MODEL": "unpriced-small"}
+	getenv := env.getenv
+	env.getenv = func(k string) string {
+		if v, ok := vars[k]; ok {
+			return v
+		}
+		return getenv(k)
+	}
+	code, out, errs := runCmd(t, t.Context(), env, false, "--workspace", metricsWorkspace(t), "--yes", "--quiet",
 		"--nats", s.url, "look at everything")
 	if code != exitOK || !strings.Contains(out, "all looked at") {
 		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
@@ -178,17 +195,22 @@ func TestServeHTTPWebViewAndMetrics(t *testing.T) {
 		t.Fatalf("run %s: agents %v, tokens %d, by kind %v", run, agents, total, byKind)
 	}
 
-	// Prometheus has each kind's tokens of the run.
-	q := fmt.Sprintf(`sum by (kind) (troupe_tokens_total{run=%q})`, run)
+	// Prometheus has each kind's tokens of the run (the server's only run).
+	q := `sum by (kind) (troupe_tokens_total)`
 	var got map[string]float64
 	pollUntil(t, "prometheus has the run's tokens by kind", func() bool {
 		got = promQuery(t, prom, q)
 		return got["root"] == float64(byKind["root"]) && got["explore"] == float64(byKind["explore"])
 	})
 
+	if got := promQuery(t, prom, `count(troupe_cost_dollars_total)`); len(got) != 0 {
+		t.Errorf("dollars counted for unpriced models: %v", got)
+	}
+
 	// The page, loaded before the run, followed it live.
 	page.navigate("http://" + web + "/#/run/" + run)
 	checkPage(t, page, agents, total)
+	checkRunDrawings(t, page, len(agents), total)
 	page.screenshot(filepath.Join(t.ArtifactDir(), "web-view-run.png"))
 
 	// A second load after the run replays it from the stream.
@@ -200,12 +222,46 @@ func TestServeHTTPWebViewAndMetrics(t *testing.T) {
 		return strings.Count(page.eval("document.body.innerText"), "→ delegate") == 3
 	})
 	page.navigate("http://" + web + "/#/")
-	pollUntil(t, "the runs list shows the finished run", func() bool {
-		txt := page.eval("document.body.innerText")
-		return strings.Contains(txt, run) && strings.Contains(txt, "completed")
-	})
+	row := fmt.Sprintf(`[...document.querySelectorAll("main tr")].map(tr => tr.innerText).find(s => s.startsWith(%q))`, run)
+	pollUntil(t, "the runs list shows the finished run", func() bool { return strings.Contains(page.eval(row), "completed") })
+	if got := page.eval(row); !strings.Contains(got, "cost unknown") || strings.Contains(got, "$0.0000") {
+		t.Errorf("the runs list shows an unpriced run as %q", got)
+	}
 	page.screenshot(filepath.Join(t.ArtifactDir(), "web-view-runs.png"))
 	t.Logf("screenshots in %s", t.ArtifactDir())
+	if v := page.eval("window.__csp.join()"); v != "" {
+		t.Errorf("the page broke its content security policy: %s", v)
+	}
+	for _, p := range []string{"/favicon.ico", "/" + page.eval(`document.querySelector("link[rel=icon]").getAttribute("href")`)} {
+		resp, err := http.Get("http://" + web + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "image/svg+xml" {
+			t.Errorf("%s: %s, %s", p, resp.Status, resp.Header.Get("Content-Type"))
+		}
+	}
+}
+
+// checkRunDrawings checks a run's page beside its table: a timeline bar
+// per agent, each completed; the tokens chart; the budget meter at the
+// run's tokens; and its unpriced cost said as such, never as $0.
+func checkRunDrawings(t *testing.T, page *browser, agents int, total int64) {
+	t.Helper()
+	if got := page.eval(`document.querySelectorAll("svg.timeline rect.bar.completed").length`); got != strconv.Itoa(agents) {
+		t.Errorf("%s completed bars in the timeline, want %d", got, agents)
+	}
+	if got := page.eval(`document.querySelectorAll("svg.chart.tokens polyline").length`); got != "1" {
+		t.Errorf("%s tokens charts", got)
+	}
+	if got := page.eval(`document.getElementById("budget-tokens").getAttribute("value")`); got != strconv.FormatInt(total, 10) {
+		t.Errorf("budget meter at %s, want %d", got, total)
+	}
+	txt := page.eval("document.body.innerText")
+	if got := page.eval(`document.getElementById("run-cost").textContent`); got != "cost unknown" || strings.Contains(txt, "$0.0000") {
+		t.Errorf("an unpriced run's cost shows as %q:\n%s", got, txt)
+	}
 }
 
 // checkPage waits for the page to hold every agent and the run's total.

@@ -3,10 +3,12 @@ package nodecmd
 import (
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,8 +47,9 @@ func poll(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// A node started with --http serves its own metrics: it counts itself
-// (its node.joined event) with its free slots.
+// A node started with --http serves its own metrics: who it is and what
+// it did with tasks, beside its process's health, and none of the swarm's
+// figures that serve and watch --web count from events.
 func TestNodeServesMetrics(t *testing.T) {
 	emb, err := bus.StartEmbedded(t.Context(), bus.EmbeddedOptions{Ephemeral: true}, zerolog.Nop())
 	if err != nil {
@@ -75,15 +78,84 @@ func TestNodeServesMetrics(t *testing.T) {
 		}
 		return m != nil
 	})
-	poll(t, "the node's metrics count it and its 3 free slots", func() bool {
+	ready := regexp.MustCompile(`node (node-\S+) ready`)
+	var id, body string
+	poll(t, "the node is ready and its metrics name it", func() bool {
+		m := ready.FindStringSubmatch(stderr.String())
+		if m == nil {
+			return false
+		}
+		id = m[1]
 		resp, err := http.Get(url)
 		if err != nil {
 			return false
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		return strings.Contains(string(b), "troupe_nodes 1\n") && strings.Contains(string(b), "troupe_node_free_slots 3\n")
+		body = string(b)
+		return strings.Contains(body, `troupe_node_info{name="`)
 	})
+	host, _ := os.Hostname()
+	for _, want := range []string{`troupe_node_info{name="` + host + `",node="` + id + `",version="dev"} 1`,
+		"troupe_node_tasks_taken_total 0", `troupe_node_tasks_refused_total{reason="malformed"} 0`, "go_goroutines ", "process_resident_memory_bytes "} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the node's /metrics lack %q", want)
+		}
+	}
+	for _, swarm := range []string{"troupe_tokens_total", "troupe_agents", "troupe_nodes", "troupe_node_free_slots", "troupe_events_total"} {
+		if strings.Contains(body, swarm) {
+			t.Errorf("the node's /metrics have %s, which serve counts", swarm)
+		}
+	}
+	checkNodeMetricsDoc(t, body)
+}
+
+// checkNodeMetricsDoc checks docs/metrics.md's table of a node's own
+// metrics against a scrape of them: the same troupe_* families, types
+// and label names.
+func checkNodeMetricsDoc(t *testing.T, scrape string) {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "metrics.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(doc), "\nA node's own metrics")
+	if !ok {
+		t.Fatal("docs/metrics.md has no table of a node's own metrics")
+	}
+	want := map[string]string{} // name → "type label,label"
+	for _, line := range strings.Split(table, "\n")[1:] {
+		if line != "" && !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cells) != 4 || !strings.HasPrefix(strings.TrimSpace(cells[0]), "`") {
+			continue
+		}
+		var labels []string
+		for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(regexp.MustCompile(`\([^)]*\)`).ReplaceAllString(cells[2], ""), -1) {
+			labels = append(labels, m[1])
+		}
+		slices.Sort(labels)
+		want[strings.Trim(strings.TrimSpace(cells[0]), "`")] = strings.TrimSpace(cells[1]) + " " + strings.Join(labels, ",")
+	}
+	got := map[string]string{}
+	types := regexp.MustCompile(`(?m)^# TYPE (troupe_\S+) (\S+)$`)
+	for _, m := range types.FindAllStringSubmatch(scrape, -1) {
+		var labels []string
+		for _, s := range regexp.MustCompile(`(?m)^`+m[1]+`\{([^}]*)\}`).FindAllStringSubmatch(scrape, -1) {
+			for _, kv := range strings.Split(s[1], ",") {
+				if k, _, ok := strings.Cut(kv, "="); ok && !slices.Contains(labels, k) {
+					labels = append(labels, k)
+				}
+			}
+		}
+		slices.Sort(labels)
+		got[m[1]] = m[2] + " " + strings.Join(labels, ",")
+	}
+	if len(want) == 0 || !maps.Equal(got, want) {
+		t.Errorf("a node's troupe_* metrics are %v; docs/metrics.md says %v", got, want)
+	}
 }
 
 // --http beyond loopback is refused without --http-public, and
@@ -153,7 +225,8 @@ func TestNodeMetricsGuarded(t *testing.T) {
 	if code, body := get(nil); code != http.StatusUnauthorized || strings.Contains(body, "troupe_") {
 		t.Errorf("without the token: %d %q, want 401", code, body)
 	}
-	if code, body := get(map[string]string{"Authorization": "Bearer " + tok}); code != http.StatusOK || !strings.Contains(body, "troupe_nodes") {
-		t.Errorf("with the token: %d", code)
-	}
+	poll(t, "the node's own metrics with the token", func() bool { // the node's figures once it has started
+		code, body := get(map[string]string{"Authorization": "Bearer " + tok})
+		return code == http.StatusOK && strings.Contains(body, "troupe_node_info{")
+	})
 }

@@ -233,16 +233,17 @@ func serve(ctx context.Context, o options, guard *httpguard.Guard, getenv func(s
 	if o.slots > 0 {
 		n = o.slots
 	}
-	events, err := withMetrics(ctx, guard, pub, log, stderr)
+	metrics, err := startMetrics(ctx, guard, log, stderr)
 	if err != nil {
 		return err
 	}
 	node, err := cluster.StartNode(ctx, cluster.NodeOptions{Bus: conn,
-		Name: o.name, Kinds: ks, Slots: n, Agent: agent, Events: events, FlushEvents: pub.Flush, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
+		Name: o.name, Kinds: ks, Slots: n, Agent: agent, Events: pub, FlushEvents: pub.Flush, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
 		Heartbeat: nc.Heartbeat, DrainTimeout: nc.DrainTimeout, BudgetTimeout: nc.BudgetTimeout, Version: Version, Log: log})
 	if err != nil {
 		return err
 	}
+	metrics.follow(node, o.name, Version)
 	fmt.Fprintf(stderr, "node %s ready: kinds %s, %d slots, workspace %s, NATS %s\n", node.ID(), strings.Join(ks, ","), n, ws, cfg.NATS.URL)
 	select {
 	case <-ctx.Done():

@@ -55,11 +55,12 @@ func (s *Server) Close() { s.stop() }
 // start of the stream.
 func Start(ctx context.Context, o Options) (*Server, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	depth := queueDepth(ctx, o.Conn)
-	metrics := watch.NewPromMetrics(watch.PromOptions{QueueDepth: depth})
+	mon := watch.StartMonitor(ctx, watch.MonitorOptions{Conn: o.Conn, Log: o.Log})
+	metrics := watch.NewPromMetrics(watch.PromOptions{Stats: mon.Stats})
 	es, err := o.Conn.Events(ctx, bus.WatchOptions{FromStart: true, Log: o.Log})
 	if err != nil {
 		cancel()
+		mon.Close()
 		return nil, fmt.Errorf("follow events for metrics: %w", err)
 	}
 	fed := make(chan struct{})
@@ -73,9 +74,10 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err != nil {
 		cancel()
 		<-fed
+		mon.Close()
 		return nil, err
 	}
-	web := watch.NewWeb(watch.WebOptions{Conn: o.Conn, Metrics: metrics, QueueDepth: depth, Log: o.Log})
+	web := watch.NewWeb(watch.WebOptions{Conn: o.Conn, Metrics: metrics, Stats: mon.Stats, Log: o.Log})
 	srv := &http.Server{Handler: handler(o, web.Handler()), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	served := make(chan struct{})
 	go func() {
@@ -92,6 +94,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		_ = srv.Close()
 		<-served
 		<-fed
+		mon.Close()
 	}}, nil
 }
 
@@ -106,23 +109,6 @@ func handler(o Options, page http.Handler) http.Handler {
 	mux.Handle("/", page)
 	mux.Handle("GET /events", httpguard.Limit(n, "live views", page))
 	return o.Guard.Handler(mux)
-}
-
-// queueDepth reads the agent tasks waiting in the task stream.
-func queueDepth(ctx context.Context, conn *bus.Conn) func() float64 {
-	return func() float64 {
-		qctx, cancel := context.WithTimeout(ctx, time.Second)
-		defer cancel()
-		s, err := conn.JetStream().Stream(qctx, conn.Names().Tasks)
-		if err != nil {
-			return 0
-		}
-		info, err := s.Info(qctx)
-		if err != nil {
-			return 0
-		}
-		return float64(info.State.Msgs)
-	}
 }
 
 // Announce tells the user where the page and the metrics are, and how to

@@ -65,12 +65,13 @@ func get(t *testing.T, url, want string) {
 }
 
 // The monitoring section's commands work as written (ports made free):
-// serve --http serves the page and /metrics, watch --web the page, a node
-// with --http its own metrics counting itself; the token block serves
-// beyond loopback with the token auth init wrote, which curl and
-// Prometheus (with the README's configuration) use; the .mcp.json line
-// starts an MCP server whose tools an MCP client lists, and mcp --http
-// answers only with the token.
+// serve --http serves the page and /metrics (the queue's depth among
+// them), watch --web with the watcher's credentials the page and the
+// same, a node with --http its own metrics naming itself, and serve sees
+// it in the registry; the token block serves beyond loopback with the
+// token auth init wrote, which curl and Prometheus (with the README's
+// configuration) use; the .mcp.json line starts an MCP server whose tools
+// an MCP client lists, and mcp --http answers only with the token.
 func TestReadmeMonitoring(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the README's commands")
@@ -92,11 +93,13 @@ func TestReadmeMonitoring(t *testing.T) {
 	serveAt := startLine(t, root, base, ports.Replace(lines[0]), addr)[1]
 	get(t, serveAt+"/", "<title>troupe</title>")
 	get(t, serveAt+"/metrics", "troupe_nodes 0")
+	get(t, serveAt+"/metrics", "troupe_queue_depth 0")
 	watchAt := startLine(t, root, base, ports.Replace(lines[1]), addr)[1]
 	get(t, watchAt+"/", "<title>troupe</title>")
+	get(t, watchAt+"/metrics", "troupe_queue_depth 0")
 	nodeAt := startLine(t, root, base, ports.Replace(lines[2]), addr)[1]
-	get(t, nodeAt+"/metrics", "troupe_nodes 1")
-	get(t, serveAt+"/metrics", "troupe_nodes 1") // serve saw it join
+	get(t, nodeAt+"/metrics", "troupe_node_info{")
+	get(t, serveAt+"/metrics", "troupe_nodes 1") // serve sees it in the registry
 
 	// The .mcp.json line, with go run in place of an installed binary.
 	m := regexp.MustCompile("(?s)```json\n(.*?)```").FindStringSubmatch(string(readme)[strings.Index(string(readme), monitoringHeading):])

@@ -1,140 +1,92 @@
-// troupe's live web view: builds runs, agent trees and timelines from the
-// events /events streams (Server-Sent Events, batched), and redraws at
-// most a few times a second. No dependencies, no build step.
+// troupe's web view, part 4 of 4: the event stream and the drawing loop.
+// /events sends the events (Server-Sent Events, batched), the end of the
+// replay and the server's stats; the page redraws at most four times a
+// second, and once a second while it replays a stored stream. No
+// dependencies, no build step.
 "use strict";
-const S = { runs: new Map(), nodes: new Map(), queue: null, dirty: true };
-const LOST_MS = 120000, TIMELINE_MAX = 500;
+let lastDraw = 0, drawCost = 0;
 
-function esc(s) {
-  return String(s == null ? "" : s).replace(/[&<>"']/g, c => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
-}
-function head(s, n) { s = typeof s === "string" ? s : JSON.stringify(s); return s && s.length > n ? s.slice(0, n) + "…" : s; }
-function money(v) { return "$" + (v || 0).toFixed(4); }
-
-function run(id) {
-  let r = S.runs.get(id);
-  if (!r) { r = { id, status: "live", task: "", tokens: 0, cost: 0, agents: new Map(), last: 0, finished: null }; S.runs.set(id, r); }
-  return r;
-}
-function agent(r, id) {
-  let a = r.agents.get(id);
-  if (!a) { a = { id, parent: "", kind: "", node: "", status: "spawned", rounds: 0, tokens: 0, cost: 0, tool: "", model: "", timeline: [] }; r.agents.set(id, a); }
-  return a;
-}
-function note(a, item) { a.timeline.push(item); if (a.timeline.length > TIMELINE_MAX) a.timeline.shift(); }
-
-function apply(ev) {
-  const d = ev.data || {};
-  if (ev.run === "nodes") {
-    if (ev.type === "node.joined") S.nodes.set(d.node, { id: d.node, name: d.name, slots: d.slots, kinds: d.kinds || [], busy: 0 });
-    if (ev.type === "node.left") S.nodes.delete(d.node);
-    return;
-  }
-  const r = run(ev.run);
-  r.last = Math.max(r.last, Date.parse(ev.time) || 0);
-  if (ev.type === "run.started") { r.task = d.task; return; }
-  if (ev.type === "run.finished") { r.finished = d; r.status = d.status || "finished"; r.tokens = d.tokens; r.cost = d.cost_usd; return; }
-  if (ev.agent === "run" || ev.agent === "nodes") return;
-  const a = agent(r, ev.agent);
-  if (ev.kind) a.kind = ev.kind;
-  if (ev.node) a.node = ev.node;
-  if (ev.parent) a.parent = ev.parent;
-  switch (ev.type) {
-    case "agent.spawned": { const c = agent(r, d.child); c.parent = ev.agent; c.kind = d.kind; c.model = d.model; break; }
-    case "agent.started": a.status = "running"; a.task = d.task; break;
-    case "round.started": a.rounds = d.round; a.model = d.model; a.status = "running"; note(a, { t: "round", round: d.round, model: d.model }); break;
-    case "llm.response":
-      r.tokens += (d.tokens_in || 0) + (d.tokens_out || 0); r.cost += d.cost_usd || 0;
-      a.tokens = d.total_tokens; a.cost = d.total_cost_usd;
-      note(a, { t: "llm", text: `${d.tokens_in} in, ${d.tokens_out} out, ${d.finish_reason}, ${d.duration_ms} ms` }); break;
-    case "tool.started": a.tool = d.tool; note(a, { t: "tool", tool: d.tool, call: d.call_id, args: head(d.args, 300) }); break;
-    case "tool.finished": {
-      a.tool = "";
-      note(a, { t: "result", tool: d.tool, text: `${d.is_error ? "error, " : ""}${d.output_bytes} bytes, ${Math.round(d.duration_ms)} ms${d.cached ? ", cached" : ""}`, diff: d.diff });
-      break;
-    }
-    case "budget.waiting": a.status = "waiting"; break;
-    case "agent.finished": case "agent.failed": case "agent.cancelled":
-      a.status = d.status; a.tool = ""; a.rounds = d.rounds || a.rounds; note(a, { t: "end", text: `${d.status}: ${head(d.text || d.error || "", 300)}` }); break;
-  }
-}
-
-function runStatus(r) { return r.finished ? r.status : (Date.now() - r.last > LOST_MS ? "lost" : "live"); }
-
-function viewRuns() {
-  const rows = [...S.runs.values()].sort((a, b) => b.last - a.last).map(r =>
-    `<tr><td><a href="#/run/${esc(r.id)}">${esc(r.id)}</a></td><td class="${runStatus(r)}">${runStatus(r)}</td><td class="num">${r.agents.size}</td>` +
-    `<td class="num">${r.tokens}</td><td class="num">${money(r.cost)}</td><td class="wide">${esc(head(r.task, 80))}</td></tr>`).join("");
-  const nodes = [...S.nodes.values()].map(n => {
-    let busy = 0;
-    for (const r of S.runs.values()) for (const a of r.agents.values()) if (a.node === n.id && a.status === "running") busy++;
-    return `<tr><td>${esc(n.id)}</td><td>${esc(n.name)}</td><td>${esc(n.kinds.join(", "))}</td><td class="num">${n.slots}</td><td class="num">${Math.max(n.slots - busy, 0)}</td></tr>`;
-  }).join("");
-  return `<h2>Runs</h2><table><tr><th>run</th><th>status</th><th>agents</th><th>tokens</th><th>cost</th><th class="wide">task</th></tr>${rows}</table>` +
-    `<h2>Nodes</h2><table><tr><th>node</th><th>name</th><th>kinds</th><th>slots</th><th>free</th></tr>${nodes}</table>`;
-}
-
-function viewRun(id) {
-  const r = S.runs.get(id);
-  if (!r) return `<p>run ${esc(id)}: no events yet</p>`;
-  const kids = new Map();
-  for (const a of r.agents.values()) { const p = r.agents.has(a.parent) ? a.parent : ""; if (!kids.has(p)) kids.set(p, []); kids.get(p).push(a); }
-  const rows = [];
-  const walk = (p, depth) => {
-    for (const a of kids.get(p) || []) {
-      rows.push(`<tr id="agent-${esc(a.id)}"><td class="d${Math.min(depth, 5)}"><a href="#/run/${esc(id)}/agent/${esc(a.id)}">${esc(a.id)}</a></td><td>${esc(a.kind)}</td>` +
-        `<td>${esc(a.node || "local")}</td><td class="${esc(a.status)}">${esc(a.status)}</td><td class="num">${a.rounds}</td><td class="num">${a.tokens}</td>` +
-        `<td class="num">${money(a.cost)}</td><td class="tool">${esc(a.tool)}</td></tr>`);
-      walk(a.id, depth + 1);
-    }
-  };
-  walk("", 0);
-  return `<h2>Run ${esc(id)} <span class="${runStatus(r)}">${runStatus(r)}</span></h2><p>${esc(head(r.task, 300))}</p>` +
-    `<p>tokens <b id="run-tokens">${r.tokens}</b> · cost ${money(r.cost)} · agents ${r.agents.size}</p>` +
-    `<table><tr><th>agent</th><th>kind</th><th>node</th><th>status</th><th>rounds</th><th>tokens</th><th>cost</th><th>tool</th></tr>${rows.join("")}</table>`;
-}
-
-function viewAgent(rid, aid) {
-  const r = S.runs.get(rid), a = r && r.agents.get(aid);
-  if (!a) return `<p>agent ${esc(aid)}: no events yet</p>`;
-  const items = a.timeline.map(i => {
-    switch (i.t) {
-      case "round": return `<h3>round ${i.round} · ${esc(i.model)}</h3>`;
-      case "llm": return `<p>model: ${esc(i.text)}</p>`;
-      case "tool": return `<p class="tool">→ ${esc(i.tool)} ${esc(i.args)}</p>`;
-      case "result": return `<p class="tool">← ${esc(i.tool)}: ${esc(i.text)}</p>` + (i.diff ? `<pre>${esc(i.diff)}</pre>` : "");
-      default: return `<p><b>${esc(i.text)}</b></p>`;
-    }
-  }).join("");
-  return `<h2><a href="#/run/${esc(rid)}">${esc(rid)}</a> / ${esc(aid)}</h2><p>${esc(a.kind)} on ${esc(a.node || "local")} · ${esc(a.status)} · ` +
-    `${a.tokens} tokens · ${money(a.cost)}</p><p>${esc(head(a.task, 500))}</p>${items}`;
-}
-
+// draw redraws the page when something changed: at most every 250 ms,
+// every second while a stored stream replays, and never more often than
+// three times the last drawing's cost (a large run stays responsive).
 function draw() {
   if (!S.dirty) return;
+  const now = Date.now();
+  if (now - lastDraw < 3 * drawCost || !S.caughtUp && now - lastDraw < 1000) {
+    if (!S.caughtUp) document.getElementById("conn").textContent = `replaying… ${S.events} events`;
+    return;
+  }
   S.dirty = false;
+  lastDraw = now;
+  const main = document.getElementById("main");
+  const pad = parseFloat(getComputedStyle(main).paddingLeft) + parseFloat(getComputedStyle(main).paddingRight);
+  const width = Math.max(Math.floor(main.clientWidth - pad - 4), 480);
   const p = location.hash.replace(/^#\/?/, "").split("/");
   let html;
   if (p[0] === "run" && p[2] === "agent") html = viewAgent(decodeURIComponent(p[1]), decodeURIComponent(p[3]));
-  else if (p[0] === "run" && p[1]) html = viewRun(decodeURIComponent(p[1]));
+  else if (p[0] === "run" && p[2] === "agents") html = viewAgents(decodeURIComponent(p[1]));
+  else if (p[0] === "run" && p[1]) html = viewRun(decodeURIComponent(p[1]), width);
   else html = viewRuns();
-  document.getElementById("main").innerHTML = html;
-  document.getElementById("queue").textContent = S.queue == null ? "" : `queue ${S.queue}`;
+  main.innerHTML = html;
+  const q = S.stats && S.stats.queue_depth;
+  document.getElementById("queue").textContent = q == null ? "" : `queue ${q}`;
+  drawCost = Date.now() - now;
+}
+
+// A timeline's bar or label gets its hover text as the pointer reaches
+// it; a click on it opens its agent.
+function agentOf(e) { return e.target.closest && e.target.closest("svg.timeline [data-agent]"); }
+document.addEventListener("mouseover", e => { const el = agentOf(e); if (el) giveTitle(el); });
+document.addEventListener("click", e => {
+  const el = agentOf(e), svg = el && el.closest("svg.timeline");
+  if (svg) location.hash = `#/run/${encodeURIComponent(svg.dataset.run)}/agent/${encodeURIComponent(el.dataset.agent)}`;
+});
+
+// viewingLive says whether the page shows a live run, whose time axis
+// moves with the clock (and whose status turns lost after a silence), or
+// the runs list while a run is live.
+function viewingLive() {
+  const p = location.hash.replace(/^#\/?/, "").split("/");
+  if (p[0] !== "run") return [...S.runs.values()].some(r => runStatus(r) === "live");
+  const r = S.runs.get(decodeURIComponent(p[1] || ""));
+  return r && runStatus(r) === "live";
+}
+
+// The page follows the events of the run it shows (its own pages replay
+// only that run, however many the stream keeps), or of every run for the
+// runs list; a change of page between them follows anew.
+let es = null, following = null;
+function wanted() {
+  const p = location.hash.replace(/^#\/?/, "").split("/");
+  return p[0] === "run" && p[1] ? decodeURIComponent(p[1]) : "";
 }
 
 function connect() {
-  const es = new EventSource("events");
+  const run = wanted();
+  if (es && run === following) return;
+  if (es) es.close();
+  following = run;
+  S.runs.clear(); S.nodes.clear(); S.caughtUp = false; S.events = 0; S.dirty = true;
+  document.getElementById("conn").textContent = "connecting…";
+  es = new EventSource(run ? "events?run=" + encodeURIComponent(run) : "events");
   const conn = document.getElementById("conn");
   es.addEventListener("events", m => { for (const ev of JSON.parse(m.data)) apply(ev); S.dirty = true; });
-  es.addEventListener("caught_up", () => { conn.textContent = "live"; S.dirty = true; });
-  es.addEventListener("stats", m => { S.queue = JSON.parse(m.data).queue_depth; S.dirty = true; });
-  // Each connection replays the stream from its start: begin afresh.
-  es.onopen = () => { S.runs.clear(); S.nodes.clear(); S.dirty = true; };
+  es.addEventListener("caught_up", () => { S.caughtUp = true; conn.textContent = "live"; S.dirty = true; lastDraw = 0; draw(); });
+  es.addEventListener("stats", m => { // every few seconds, mostly the same
+    if (m.data === S.statsText) return;
+    S.statsText = m.data; S.stats = JSON.parse(m.data); S.dirty = true;
+  });
+  // Each connection replays the stream from its start: begin afresh. The
+  // replay draws nothing for its first second: a stored run is usually
+  // all there by then.
+  es.onopen = () => { S.runs.clear(); S.nodes.clear(); S.caughtUp = false; S.events = 0; S.dirty = true; lastDraw = Date.now(); };
   es.onerror = () => { conn.textContent = "reconnecting…"; };
 }
 
-window.addEventListener("hashchange", () => { S.dirty = true; draw(); });
+window.addEventListener("hashchange", () => { connect(); S.dirty = true; lastDraw = 0; drawCost = 0; draw(); });
+window.addEventListener("resize", () => { S.dirty = true; });
 setInterval(draw, 250);
-setInterval(() => { S.dirty = true; }, 5000); // live/lost by age
+let wasLive = false; // one more drawing once a run turns lost
+setInterval(() => { const live = viewingLive(); if (live || wasLive) S.dirty = true; wasLive = live; }, 1000);
 connect();
 draw();
