@@ -15,3 +15,8 @@ var ErrStaleDelivery = errors.New("from an earlier delivery of the task")
 // an older troupe (<prefix>.result.<run>.<agent>), by a node that proves
 // the task's delivery: the node must be upgraded.
 var ErrUntaggedResult = errors.New("result from a node of an older troupe")
+
+// ErrForeignSnapshot marks a remote result whose changes name another
+// snapshot than the one the run sent the task: the requester derives the
+// merge base from what it sent, never from the wire.
+var ErrForeignSnapshot = errors.New("changes to a snapshot this run did not send")

@@ -68,6 +68,9 @@ type NodeOptions struct {
 	// beforeSetUp, in tests, runs when a claimed task's agent is about to
 	// be set up (its snapshot fetched and checked out): a slow set-up.
 	beforeSetUp func(actors.ChildTask)
+	// beforeResult, in tests, runs when a task's result is complete (its
+	// changes captured and stored), before it is published.
+	beforeResult func(actors.ChildTask, *actors.AgentResult)
 }
 
 func (o *NodeOptions) defaults() {

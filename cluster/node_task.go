@@ -272,6 +272,9 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (ac
 	res := h.Wait(context.Background())
 	end(&res)                // its changes, when it worked in a snapshot
 	n.packNested(task, &res) // its descendants' that did not merge
+	if n.o.beforeResult != nil {
+		n.o.beforeResult(task, &res)
+	}
 	return res, rt.handBack.Load()
 }
 

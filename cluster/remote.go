@@ -106,6 +106,7 @@ type Remote struct {
 	unplaced       atomic.Uint64
 	reissued       atomic.Uint64
 	reattached     atomic.Uint64
+	refusedChanges atomic.Uint64
 	recs           *records    // nil: none kept
 	ended          atomic.Bool // the run ended for good: Close deletes the records
 }
@@ -246,6 +247,10 @@ type RemoteStats struct {
 	Unplaced     uint64 // tasks failed because no live node served their kind for the placement timeout
 	Reissued     uint64 // tasks handed on from a lost node
 	Reattached   uint64 // tasks of an earlier process of the run whose stored result was taken up
+	// Changes are results whose changes were refused (a patch not
+	// matching the SHA-256 its result proves, or changes to a snapshot the
+	// run did not send): their tasks failed, nothing of them applied.
+	Changes uint64
 }
 
 // Stats reports the dropped results so far.
@@ -258,7 +263,7 @@ func (r *Remote) Stats() RemoteStats {
 	r.mu.Unlock()
 	return RemoteStats{Duplicates: r.duplicates.Load(), Forged: r.forged.Load(), Notices: r.refusedNotices.Load(), Budget: refusedBudget,
 		MaxDelivered: r.failedMax.Load(), Terminated: r.terminated.Load(), Unplaced: r.unplaced.Load(),
-		Reissued: r.reissued.Load(), Reattached: r.reattached.Load()}
+		Reissued: r.reissued.Load(), Reattached: r.reattached.Load(), Changes: r.refusedChanges.Load()}
 }
 
 // Nodes lists the live nodes as the registry shows them.
