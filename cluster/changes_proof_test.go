@@ -327,3 +327,60 @@ func TestReplacedSnapshotBundleIsRefusedByTheNode(t *testing.T) {
 		t.Error("the worker's file landed")
 	}
 }
+
+// The nested changesets of a result are proven like its own: a patch in
+// the changes bucket whose bytes are not those the result names (or that
+// comes without a SHA-256), or an inline one that names another SHA-256,
+// fails the task and drops every changeset of the result; one that
+// matches is taken with its bytes.
+func TestNestedPatchesAreProvenByDigest(t *testing.T) {
+	needGit(t)
+	ws := t.TempDir()
+	testfiles.Git(t, ws, "init", "-q")
+	s := natsServer(t)
+	const run = "rn"
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, connect(t, s)), Run: run, Workspace: ws, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remote.Close()
+	honest, forged := []byte("the honest patch"), []byte("a forged patch")
+	obs, err := remote.o.Bus.JetStream().ObjectStore(t.Context(), remote.o.Bus.Names().Changes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{run + "/lead-1-worker-a.patch": honest, run + "/lead-1-worker-b.patch": forged} {
+		if _, err := obs.PutBytes(t.Context(), name, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nested := func(agent, ref string, inline []byte, digest string) messages.NestedChanges {
+		return messages.NestedChanges{Agent: agent, Status: "patch", Files: []string{"f.go"}, Patch: inline, PatchRef: ref, PatchSHA256: digest}
+	}
+	good := nested("worker-a", run+"/lead-1-worker-a.patch", nil, messages.Digest(honest))
+	for name, c := range map[string]struct {
+		n    messages.NestedChanges
+		want string // "" : taken
+	}{
+		"proven by reference": {good, ""},
+		"replaced object":     {nested("worker-b", run+"/lead-1-worker-b.patch", nil, messages.Digest(honest)), "digest mismatch"},
+		"no digest":           {nested("worker-b", run+"/lead-1-worker-b.patch", nil, ""), "without the SHA-256"},
+		"inline, other bytes": {nested("worker-c", "", forged, messages.Digest(honest)), "digest mismatch"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := actors.AgentResult{Agent: "lead", Node: "n1", Status: actors.StatusCompleted, Reason: actors.ReasonFinished, Text: "led",
+				Nested: []messages.NestedChanges{good, c.n}}
+			out := remote.receive(t.Context(), "lead", nil, in)
+			if c.want == "" {
+				if out.Status != actors.StatusCompleted || len(out.Nested) != 2 || string(out.Nested[1].Patch) != string(honest) || out.Nested[1].PatchRef != "" {
+					t.Errorf("a proven nested patch was not taken: %+v", out)
+				}
+				return
+			}
+			if out.Status != actors.StatusFailed || !strings.Contains(out.Err, c.want) || len(out.Nested) != 0 ||
+				out.Changes == nil || out.Changes.Status != messages.ChangeStatusError || out.Text != "led" {
+				t.Errorf("want the task failed on %q with no changes kept: %+v", c.want, out)
+			}
+		})
+	}
+}
