@@ -16,11 +16,25 @@ import (
 // its requester's snapshot in a worktree of that snapshot. Its tools,
 // sandbox included, are confined to root.
 func (h *Host) StartAgentIn(trace context.Context, task ChildTask, svc budget.Service, artifacts tools.ArtifactStore, root string) (*AgentHandle, error) {
+	return h.StartAgentWith(trace, task, svc, artifacts, root, nil)
+}
+
+// StartAgentWith is StartAgentIn (root "": the host's workspace) whose
+// agent's events, and those of every agent it starts, go to events
+// instead of the host's emitter (nil: the host's), with the host's
+// secrets masked: a node gives each task an emitter that keeps them in
+// the node and relays them to the run's requester under the proof of the
+// task's delivery.
+func (h *Host) StartAgentWith(trace context.Context, task ChildTask, svc budget.Service, artifacts tools.ArtifactStore, root string,
+	events Emitter) (*AgentHandle, error) {
+	if root == "" {
+		return h.startAgent(trace, task, svc, artifacts, nil, events)
+	}
 	ws, err := tools.NewWorkspace(root)
 	if err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
-	ah, err := h.startAgent(trace, task, svc, artifacts, ws)
+	ah, err := h.startAgent(trace, task, svc, artifacts, ws, events)
 	if err != nil {
 		_ = ws.Close()
 		return nil, err

@@ -20,10 +20,13 @@ const (
 	// budget and answers approval questions. It is the only role that may
 	// answer a budget or approval request or publish a run.* event.
 	RoleRequester Role = "requester"
-	// RoleNode pulls tasks of its kinds, publishes events (but no run.*
-	// event) and results, asks for budget and approvals, keeps its entry
-	// in the node registry, reads workspace snapshots (never writes them)
-	// and writes changesets.
+	// RoleNode pulls tasks of its kinds, publishes results, asks for
+	// budget and approvals, keeps its entry in the node registry, reads
+	// workspace snapshots (never writes them) and writes changesets. It
+	// publishes no event about a run: it sends its agents' events to the
+	// run's requester (<prefix>.ctl.<run>.<agent>.events), which checks
+	// and publishes them; only its own lifecycle events (run "nodes") it
+	// publishes itself.
 	RoleNode Role = "node"
 	// RoleWatcher reads events and the node registry, nothing else.
 	RoleWatcher Role = "watcher"
@@ -102,8 +105,8 @@ func RolePermissions(role Role, prefix string) (jwt.Permissions, error) {
 	case RoleNode:
 		own := []string{EventsStream, TasksStream, ResultsStream, nodesKVStream, artifactsStream, runsKVStream, snapshotsStream, changesStream}
 		// Snapshots are read only; changesets written (and read back).
-		perm.Pub.Allow = append(common, p+"evt.>", p+"result.>", p+"budget.>", p+"ask.>", p+"ctl.*.*.started",
-			p+"ctl.*.*.snapshot", "$KV."+NodesBucket+".>", "$O."+ArtifactsBucket+".>", "$O."+ChangesBucket+".>",
+		perm.Pub.Allow = append(common, p+"evt.nodes.>", p+"result.>", p+"budget.>", p+"ask.>", p+"ctl.*.*.started",
+			p+"ctl.*.*.snapshot", p+"ctl.*.*.events", "$KV."+NodesBucket+".>", "$O."+ArtifactsBucket+".>", "$O."+ChangesBucket+".>",
 			"$JS.ACK."+TasksStream+".>")
 		// A node creates what is missing (it may start before any run).
 		perm.Pub.Allow = append(perm.Pub.Allow, jsAPI(own, false, "STREAM.INFO", "STREAM.CREATE")...)

@@ -17,10 +17,22 @@ import (
 	"github.com/troupe-ai/troupe/messages"
 )
 
+// authNATS is an embedded NATS server that enforces troupe's roles, and
+// the creds file of each role.
+type authNATS struct {
+	url   string
+	paths map[bus.Role]string
+}
+
 // authBus starts an embedded NATS server that enforces troupe's roles and
 // returns a function that connects with one role's credentials. The
 // requester's connection has created the streams.
 func authBus(t *testing.T) func(bus.Role) *bus.Conn {
+	t.Helper()
+	return startAuthNATS(t).conn(t)
+}
+
+func startAuthNATS(t *testing.T) authNATS {
 	t.Helper()
 	a, paths, err := bus.InitAuthDir(filepath.Join(t.TempDir(), "creds"), DefaultPrefix)
 	if err != nil {
@@ -31,18 +43,23 @@ func authBus(t *testing.T) func(bus.Role) *bus.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Shutdown(context.Background()) })
-	conn := func(role bus.Role) *bus.Conn {
-		c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: e.URL(), CredsFile: paths[role], Name: "test " + string(role)}, zerolog.Nop())
+	an := authNATS{url: e.URL(), paths: paths}
+	if err := an.conn(t)(bus.RoleRequester).EnsureStreams(t.Context(), bus.StreamLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	return an
+}
+
+// conn connects with a role's credentials.
+func (an authNATS) conn(t *testing.T) func(bus.Role) *bus.Conn {
+	return func(role bus.Role) *bus.Conn {
+		c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: an.url, CredsFile: an.paths[role], Name: "test " + string(role)}, zerolog.Nop())
 		if err != nil {
 			t.Fatalf("connect as %s: %v", role, err)
 		}
 		t.Cleanup(c.Close)
 		return c
 	}
-	if err := conn(bus.RoleRequester).EnsureStreams(t.Context(), bus.StreamLimits{}); err != nil {
-		t.Fatal(err)
-	}
-	return conn
 }
 
 // workerScript has the root delegate one worker, which writes path with

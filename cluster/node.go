@@ -35,8 +35,11 @@ type NodeOptions struct {
 	// client and routing, kinds, settings, tool config, approver, log.
 	// Its Events, Node and Run are set by the node.
 	Agent actors.Options
-	// Events receives the node's and its agents' events (the NATS
-	// publisher in the node program).
+	// Events receives, in this process, the node's events and its
+	// agents' (its metrics, a log; nil: none), as they are emitted. Give
+	// it no publisher: on NATS, a run's events go to the run's requester,
+	// which checks and publishes them (relay_node.go), and the node
+	// publishes its own lifecycle events (run NodesRun) itself.
 	Events actors.Emitter
 	// AckWait is how long a task may go without a sign of life before it
 	// is redelivered (default 10s; the node signals every AckWait/3);
@@ -145,6 +148,11 @@ type NodeStats struct {
 	// its heartbeats had not got through for most of the time after
 	// which the run hands them to another node.
 	Fenced uint64
+	// EventsRelayed counts its agents' events the runs' requesters took
+	// (and published); EventsDropped those that never reached one (no
+	// requester answered: it is gone; or a relay's buffer was full);
+	// EventsRefused those a requester refused.
+	EventsRelayed, EventsDropped, EventsRefused uint64
 }
 
 // Node pulls agent tasks of its kinds from the queue and runs them.
@@ -153,6 +161,8 @@ type Node struct {
 	kv     jetstream.KeyValue
 	info   messages.NodeInfo
 	events *nodeEvents
+	pub    *bus.Publisher // the node's lifecycle events (run NodesRun)
+	relays relayCounts    // what its tasks' relays did with their events
 	slots  chan struct{}
 	host   *actors.Host // one actor system and tool set for every task
 	ctlMu  sync.Mutex
@@ -218,8 +228,14 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 		if n.host != nil {
 			n.host.Close()
 		}
+		if n.pub != nil {
+			_ = n.pub.Close(context.Background())
+		}
 		n.cancel()
 		return nil, err
+	}
+	if n.pub, err = o.Bus.NewPublisher(bus.PublisherOptions{Queue: 256, Log: o.Log}); err != nil {
+		return fail(fmt.Errorf("node %s: %w", o.ID, err))
 	}
 	agent := o.Agent
 	agent.Node, agent.Events = o.ID, o.Events
@@ -251,7 +267,7 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 		return fail(fmt.Errorf("register node %s: %w", o.ID, err))
 	}
 	n.beatSent.Store(sent.UnixNano())
-	n.events.emit(NodesRun, o.ID, messages.EvtNodeJoined, messages.NodeJoined{Node: o.ID, Name: o.Name, Host: host, Kinds: o.Kinds,
+	n.events.emitAlso(n.pub, NodesRun, o.ID, messages.EvtNodeJoined, messages.NodeJoined{Node: o.ID, Name: o.Name, Host: host, Kinds: o.Kinds,
 		Slots: o.Slots, Version: o.Version})
 	n.loops.Add(3)
 	go n.heartbeat()
@@ -275,7 +291,8 @@ func (n *Node) Stats() NodeStats {
 		WrongKind: s.wrongKind.Load(), Version: s.version.Load(), Workspace: s.workspace.Load(), Cancelled: s.cancelled.Load(),
 		ControlDropped: n.controlDropped(), Restored: s.restored.Load(),
 		Duplicates: s.duplicate.Load(), Progress: s.progress.Load(), ProgressLost: s.progressLost.Load(), Revoked: s.revoked.Load(),
-		Lapsed: s.lapsed.Load(), Fenced: s.fenced.Load()}
+		Lapsed: s.lapsed.Load(), Fenced: s.fenced.Load(),
+		EventsRelayed: n.relays.sent.Load(), EventsDropped: n.relays.dropped.Load(), EventsRefused: n.relays.refused.Load()}
 }
 
 // Drain stops taking tasks, lets the running ones finish for up to the
@@ -316,14 +333,17 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.stopControl()
 	n.host.Close()
 	n.snaps.close(n)
-	n.events.emit(NodesRun, n.o.ID, messages.EvtNodeLeft, messages.NodeLeft{Node: n.o.ID, Name: n.o.Name, Reason: NodeDrained})
+	n.events.emitAlso(n.pub, NodesRun, n.o.ID, messages.EvtNodeLeft, messages.NodeLeft{Node: n.o.ID, Name: n.o.Name, Reason: NodeDrained})
+	dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	if !n.o.Bus.NATS().IsConnected() {
 		// The server is gone: the entry expires with its TTL.
 		n.o.Log.Warn().Msg("NATS unreachable: leaving the registry to the entry's TTL")
+		cancel() // node.left cannot go out either: counted as dropped
+		_ = n.pub.Close(dctx)
 		return nil
 	}
-	dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+	_ = n.pub.Close(dctx)
 	if err := n.registry().Delete(dctx, n.o.ID); err != nil {
 		n.o.Log.Warn().Err(err).Msg("leave registry (the entry expires with its TTL)")
 	}

@@ -146,9 +146,10 @@ func unbundle(ctx context.Context, obs jetstream.ObjectStore, repo *gitws.Repo, 
 // when it carries one, else in the node's workspace. end, called with the
 // agent's result once it has ended, captures a mutating agent's changes
 // into the result and removes the worktree.
-func (n *Node) startIn(trace context.Context, task actors.ChildTask, svc *BudgetClient, arts *bus.Artifacts) (*actors.AgentHandle, func(*actors.AgentResult), error) {
+func (n *Node) startIn(trace context.Context, task actors.ChildTask, svc *BudgetClient, arts *bus.Artifacts, rel *eventRelay) (*actors.AgentHandle, func(*actors.AgentResult), error) {
+	events := n.taskEvents(rel)
 	if task.Snapshot == nil {
-		h, err := n.host.StartAgentUnder(trace, task, svc, arts)
+		h, err := n.host.StartAgentWith(trace, task, svc, arts, "", events)
 		return h, func(*actors.AgentResult) {}, err
 	}
 	wt, err := n.snaps.materialise(n, task)
@@ -160,7 +161,7 @@ func (n *Node) startIn(trace context.Context, task actors.ChildTask, svc *Budget
 			n.o.Log.Warn().Err(err).Str("agent", task.ID).Msg("remove snapshot worktree")
 		}
 	}
-	h, err := n.host.StartAgentIn(trace, task, svc, arts, wt.Root())
+	h, err := n.host.StartAgentWith(trace, task, svc, arts, wt.Root(), events)
 	if err != nil {
 		drop()
 		return nil, nil, err

@@ -67,16 +67,16 @@ func checkLoopback(addr string, public bool) error {
 	return nil
 }
 
-// withMetrics is the node's emitter: pub, and with --http the metrics it
-// serves too.
-func withMetrics(ctx context.Context, o options, pub actors.Emitter, log zerolog.Logger, stderr io.Writer) (actors.Emitter, error) {
+// withMetrics is the node's in-process emitter: with --http the metrics
+// it serves, else none.
+func withMetrics(ctx context.Context, o options, log zerolog.Logger, stderr io.Writer) (actors.Emitter, error) {
 	if o.http == "" {
-		return pub, nil
+		return nil, nil
 	}
 	m, err := serveMetrics(ctx, o.http, o.httpPublic, log)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(stderr, "metrics at http://%s/metrics\n", m.addr)
-	return actors.Emitters{pub, actors.EmitterFunc(m.Apply)}, nil
+	return actors.EmitterFunc(m.Apply), nil
 }

@@ -206,19 +206,6 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 			log.Info().Str("stream", d.Stream).Str("setting", d.Setting).Msg(d.String())
 		}
 	}
-	pub, err := conn.NewPublisher(bus.PublisherOptions{Queue: cfg.NATS.PublishQueue, Log: log})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		wait := 10 * time.Second
-		if !conn.NATS().IsConnected() {
-			wait = time.Second // events that cannot go out are counted as dropped
-		}
-		cctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		_ = pub.Close(cctx)
-	}()
 	nc := cfg.Node
 	ks := nc.Kinds
 	if o.kinds != "" {
@@ -233,7 +220,10 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 	if o.slots > 0 {
 		n = o.slots
 	}
-	events, err := withMetrics(ctx, o, pub, log, stderr)
+	// The node puts its events on NATS itself: its agents' through each
+	// run's requester, its own lifecycle events directly; here they go
+	// to the metrics it serves, if any.
+	events, err := withMetrics(ctx, o, log, stderr)
 	if err != nil {
 		return err
 	}
