@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,15 +34,17 @@ import (
 const ctlEvents = "events"
 
 // Bounds of a relay: the events it holds while its requester is slow, the
-// events and bytes of one batch, how long a batch waits for its answer,
-// and how long the task's end waits for its last events to be answered.
+// bytes of one batch, the batches on their way at once (the requester
+// takes a task's batches in the order they were sent: one subscriber, one
+// connection), how long a batch waits for its answer, and how long the
+// task's end waits for its last events to be answered.
 const (
-	relayBuffer      = 1 << 14
-	relayBatchBytes  = 256 << 10
-	relayTimeout     = 5 * time.Second
-	relayDrain       = 10 * time.Second
-	relayReplyBytes  = 4 << 10
-	relayWarnDropped = "the run's requester did not take the task's events: they are dropped"
+	relayBuffer     = 1 << 14
+	relayBatchBytes = 256 << 10
+	relayWindow     = 4
+	relayTimeout    = 5 * time.Second
+	relayDrain      = 10 * time.Second
+	relayReplyBytes = 4 << 10
 )
 
 // relayCounts are what a node's relays did with its tasks' events.
@@ -53,25 +57,43 @@ type relayCounts struct {
 type eventRelay struct {
 	nc      *nats.Conn
 	subject string
+	inbox   string // replies come to inbox.<batch>
+	sub     *nats.Subscription
 	d       *delivery
 	counts  *relayCounts
 	log     zerolog.Logger
 	max     int // events held at most
 
-	mu      sync.Mutex
-	wake    *sync.Cond
-	buf     []messages.Event
-	flushes []chan struct{} // closed once buf is empty and nothing is on its way
-	closing bool
-	warned  bool
-	done    chan struct{}
+	mu       sync.Mutex
+	wake     *sync.Cond
+	buf      []messages.Event
+	head     int                   // buf[head:] are waiting
+	batches  uint64                // batches sent
+	inflight map[uint64]*sentBatch // by batch number
+	flushes  []chan struct{}       // closed once nothing waits and nothing is on its way
+	closing  bool
+	warned   bool
+	done     chan struct{}
+}
+
+// sentBatch is a batch on its way.
+type sentBatch struct {
+	events int
+	timer  *time.Timer
 }
 
 // newEventRelay starts the relay of the delivery d of task agent of run.
 func newEventRelay(conn *bus.Conn, run, agent string, d *delivery, counts *relayCounts, max int, log zerolog.Logger) *eventRelay {
 	r := &eventRelay{nc: conn.NATS(), subject: bus.CtlSubject(conn.Prefix(), run, agent, ctlEvents), d: d, counts: counts,
-		max: max, log: log, done: make(chan struct{})}
+		max: max, log: log, inflight: map[uint64]*sentBatch{}, done: make(chan struct{})}
 	r.wake = sync.NewCond(&r.mu)
+	r.inbox = r.nc.NewInbox()
+	sub, err := r.nc.Subscribe(r.inbox+".*", r.onReply)
+	if err != nil {
+		// Every batch will find no answer and be counted dropped.
+		log.Warn().Err(err).Msg("subscribe to the answers of the requester")
+	}
+	r.sub = sub
 	go r.loop()
 	return r
 }
@@ -82,7 +104,7 @@ func (r *eventRelay) Emit(ev messages.Event) {
 		return
 	}
 	r.mu.Lock()
-	if r.closing || len(r.buf) >= r.max {
+	if r.closing || len(r.buf)-r.head >= r.max {
 		r.mu.Unlock()
 		r.counts.dropped.Add(1)
 		return
@@ -124,32 +146,40 @@ func (r *eventRelay) close() {
 	defer t.Stop()
 	select {
 	case <-r.done:
-	case <-t.C: // the loop ends once its last request times out
+	case <-t.C: // the loop ends once its last batches are answered or time out
 	}
 }
 
 func (r *eventRelay) loop() {
 	defer close(r.done)
-	for {
-		r.mu.Lock()
-		for len(r.buf) == 0 && len(r.flushes) == 0 && !r.closing {
-			r.wake.Wait()
+	defer func() {
+		if r.sub != nil {
+			_ = r.sub.Unsubscribe()
 		}
-		if len(r.buf) == 0 {
+	}()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for {
+		switch waiting := len(r.buf) - r.head; {
+		case waiting > 0 && len(r.inflight) < relayWindow:
+			batch := r.take()
+			r.batches++
+			n := r.batches
+			r.mu.Unlock()
+			r.send(n, batch)
+			r.mu.Lock()
+			continue
+		case waiting == 0 && len(r.inflight) == 0:
 			for _, ch := range r.flushes {
 				close(ch)
 			}
 			r.flushes = nil
-			closing := r.closing
-			r.mu.Unlock()
-			if closing {
+			r.buf, r.head = r.buf[:0], 0
+			if r.closing {
 				return
 			}
-			continue
 		}
-		batch := r.take()
-		r.mu.Unlock()
-		r.send(batch)
+		r.wake.Wait()
 	}
 }
 
@@ -157,44 +187,94 @@ func (r *eventRelay) loop() {
 // past the first, relayBatchBytes of their data. Called with mu held.
 func (r *eventRelay) take() []messages.Event {
 	n, size := 0, 0
-	for n < len(r.buf) && n < messages.MaxEventBatch {
-		size += len(r.buf[n].Data) + 256 // the envelope, roughly
+	waiting := r.buf[r.head:]
+	for n < len(waiting) && n < messages.MaxEventBatch {
+		size += len(waiting[n].Data) + 256 // the envelope, roughly
 		if n > 0 && size > relayBatchBytes {
 			break
 		}
 		n++
 	}
-	batch := make([]messages.Event, n)
-	copy(batch, r.buf)
-	r.buf = append(r.buf[:0], r.buf[n:]...)
+	batch := waiting[:n:n]
+	r.head += n
+	switch {
+	case r.head == len(r.buf):
+		r.buf, r.head = nil, 0 // batch keeps the old array
+	case r.head >= messages.MaxEventBatch*4:
+		// Those sent are not kept: the waiting ones move to a new array
+		// (batch keeps the old one).
+		r.buf, r.head = append(make([]messages.Event, 0, len(r.buf)-r.head), r.buf[r.head:]...), 0
+	}
 	return batch
 }
 
-// send asks the requester to take batch, proving the delivery.
-func (r *eventRelay) send(batch []messages.Event) {
-	b, err := json.Marshal(messages.EventBatch{V: messages.ProtocolVersion, Events: batch})
-	if err != nil {
-		r.counts.dropped.Add(uint64(len(batch)))
-		r.log.Error().Err(err).Msg("encode a batch of events")
+// send publishes batch n (its events' JSON, one per line) as a request
+// proving the delivery; its answer (or its timeout) settles it.
+func (r *eventRelay) send(n uint64, batch []messages.Event) {
+	var b []byte
+	for _, ev := range batch {
+		line, err := json.Marshal(ev)
+		if err != nil {
+			r.counts.dropped.Add(1)
+			r.log.Error().Err(err).Str("type", ev.Type).Msg("encode an event")
+			continue
+		}
+		b = append(append(b, line...), '\n')
+	}
+	if len(b) == 0 {
 		return
 	}
-	m, err := r.nc.RequestMsg(&nats.Msg{Subject: r.subject, Data: b, Header: r.d.sign(nil, b)}, relayTimeout)
-	var rep messages.EventBatchReply
-	if err == nil {
-		rep, err = messages.Decode[messages.EventBatchReply](m.Data, relayReplyBytes)
+	sb := &sentBatch{events: len(batch)}
+	r.mu.Lock()
+	r.inflight[n] = sb
+	sb.timer = time.AfterFunc(relayTimeout, func() { r.settle(n, nil, errors.New("no answer in time")) })
+	r.mu.Unlock()
+	reply := r.inbox + "." + strconv.FormatUint(n, 10)
+	if err := r.nc.PublishMsg(&nats.Msg{Subject: r.subject, Reply: reply, Data: b, Header: r.d.sign(nil, b)}); err != nil {
+		r.settle(n, nil, err)
 	}
+}
+
+// onReply settles the batch an answer is for.
+func (r *eventRelay) onReply(m *nats.Msg) {
+	n, err := strconv.ParseUint(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:], 10, 64)
+	if err != nil {
+		return
+	}
+	if m.Header.Get("Status") == "503" {
+		r.settle(n, nil, nats.ErrNoResponders)
+		return
+	}
+	rep, err := messages.Decode[messages.EventBatchReply](m.Data, relayReplyBytes)
 	if err == nil && rep.Error != nil {
 		err = rep.Error
 	}
-	if err != nil {
-		r.counts.dropped.Add(uint64(len(batch)))
-		r.warnOnce(err)
-		return
+	r.settle(n, &rep, err)
+}
+
+// settle counts what became of batch n, once.
+func (r *eventRelay) settle(n uint64, rep *messages.EventBatchReply, err error) {
+	r.mu.Lock()
+	sb := r.inflight[n]
+	delete(r.inflight, n)
+	r.mu.Unlock()
+	if sb == nil {
+		return // settled already (answered, then timed out, or the reverse)
 	}
-	r.counts.sent.Add(uint64(rep.Accepted))
-	r.counts.refused.Add(uint64(rep.Refused))
-	if rep.Refused > 0 {
-		r.log.Warn().Int("refused", rep.Refused).Str("subject", r.subject).Msg("the run's requester refused events of the task")
+	sb.timer.Stop()
+	r.wake.Signal()
+	if rep != nil {
+		r.counts.sent.Add(uint64(rep.Accepted))
+		r.counts.refused.Add(uint64(rep.Refused))
+		if rep.Refused > 0 {
+			r.log.Warn().Int("refused", rep.Refused).Str("subject", r.subject).Msg("the run's requester refused events of the task")
+		}
+	}
+	if err != nil {
+		if rep == nil || rep.Refused == 0 {
+			r.counts.dropped.Add(uint64(sb.events))
+		}
+		r.warnOnce(err)
 	}
 }
 
@@ -212,7 +292,7 @@ func (r *eventRelay) warnOnce(err error) {
 	if errors.Is(err, nats.ErrNoResponders) {
 		lvl = lvl.Str("why", "no requester answers for the run")
 	}
-	lvl.Err(err).Str("subject", r.subject).Msg(relayWarnDropped)
+	lvl.Err(err).Str("subject", r.subject).Msg("the run's requester did not take the task's events: they are dropped")
 }
 
 // relay starts the relay of the delivery d of task (nil when the task has

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -50,39 +51,72 @@ func (r *Remote) onEvents(m *nats.Msg) {
 	}
 }
 
-// relayed checks a batch of task's events and publishes those it vouches
-// for; its reply says how many.
+// relayed checks a batch of task's events (JSON Lines) and publishes
+// those it vouches for; its reply says how many.
 func (r *Remote) relayed(m *nats.Msg, task string) messages.EventBatchReply {
 	rep := messages.EventBatchReply{V: messages.ProtocolVersion}
-	batch, err := messages.Decode[messages.EventBatch](m.Data, relayMaxBytes)
-	n := max(len(batch.Events), 1)
-	c := r.child(task)
-	if err == nil && c == nil {
+	lines := bytes.Split(bytes.TrimSuffix(m.Data, []byte("\n")), []byte("\n"))
+	var err error
+	switch c := r.child(task); {
+	case len(m.Data) > relayMaxBytes || len(lines) > messages.MaxEventBatch:
+		err = fmt.Errorf("%w: a batch of %d bytes, %d lines (at most %d events)", messages.ErrBadMessage, len(m.Data), len(lines), messages.MaxEventBatch)
+	case c == nil:
 		err = fmt.Errorf("%w: task %q is not one of this run's", ErrUnproven, task)
-	}
-	if err == nil {
+	default:
 		err = c.verify(m.Header, m.Data)
-	}
-	if err != nil {
-		rep.Refused = n
-		rep.Error = &messages.Error{Code: messages.CodeBadRequest, Message: "refused: " + err.Error()}
-		r.refuseEvents(n, err, m.Subject)
-		return rep
-	}
-	_, node := signedBy(m.Header)
-	for i := range batch.Events {
-		ev := batch.Events[i]
-		if err := r.vouch(c, node, &ev); err != nil {
-			rep.Refused++
-			r.refuseEvents(1, err, m.Subject)
-			continue
-		}
-		rep.Accepted++
-		if r.o.Relay != nil {
-			r.o.Relay.Emit(ev)
+		if err == nil {
+			_, node := signedBy(m.Header)
+			for _, line := range lines {
+				if r.relayOne(c, node, line) {
+					rep.Accepted++
+				} else {
+					rep.Refused++
+				}
+			}
+			return rep
 		}
 	}
+	rep.Refused = len(lines)
+	rep.Error = &messages.Error{Code: messages.CodeBadRequest, Message: "refused: " + err.Error()}
+	r.refuseEvents(len(lines), err, m.Subject)
 	return rep
+}
+
+// relayOne publishes one event of a batch of c's delivery on node when
+// the run vouches for it. An event in the form json.Marshal gives it is
+// checked without decoding its data and published as it came; any other
+// is decoded and published as json.Marshal writes it.
+func (r *Remote) relayOne(c *remoteChild, node string, line []byte) bool {
+	ev, fast := messages.ScanEvent(line)
+	if !fast {
+		ev = messages.Event{}
+		if err := json.Unmarshal(line, &ev); err != nil {
+			r.refuseEvents(1, fmt.Errorf("%w: %v", messages.ErrBadMessage, err), "")
+			return false
+		}
+	}
+	if err := r.vouch(c, node, &ev); err != nil {
+		r.refuseEvents(1, err, "")
+		return false
+	}
+	switch out := r.o.Relay.(type) {
+	case nil:
+	case encodedEmitter:
+		if fast {
+			out.EmitEncoded(ev, line)
+		} else {
+			out.Emit(ev)
+		}
+	default:
+		out.Emit(ev)
+	}
+	return true
+}
+
+// encodedEmitter publishes events whose JSON it is given (bus.Publisher).
+type encodedEmitter interface {
+	Emit(messages.Event)
+	EmitEncoded(messages.Event, []byte)
 }
 
 // vouch checks that ev may enter the run's events as an event of c's

@@ -53,9 +53,13 @@ func forgedEvent(t *testing.T, run, agent, node string, seq uint64) messages.Eve
 	return ev
 }
 
-// batchOf is an EventBatch of evs.
+// batchOf is a batch of evs: their JSON, one per line.
 func batchOf(evs ...messages.Event) []byte {
-	b, _ := json.Marshal(messages.EventBatch{V: messages.ProtocolVersion, Events: evs})
+	var b []byte
+	for _, ev := range evs {
+		line, _ := json.Marshal(ev)
+		b = append(append(b, line...), '\n')
+	}
 	return b
 }
 

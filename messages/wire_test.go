@@ -51,9 +51,6 @@ func wireSamples() []any {
 			Prefix: "svc/", Bundle: "r1/snap-" + strings.Repeat("a", 40) + ".bundle", BundleSHA256: strings.Repeat("e", 64)},
 		&SnapshotRequest{V: ProtocolVersion, Commit: strings.Repeat("a", 40)},
 		&SnapshotReply{V: ProtocolVersion, Bundle: "r1/full-" + strings.Repeat("a", 40) + ".bundle", BundleSHA256: strings.Repeat("d", 64)},
-		&EventBatch{V: ProtocolVersion, Events: []Event{{V: EventVersion, ID: "7c9e6679-7425-40de-944b-e07fc1f90ae7",
-			Time: time.Unix(1700000000, 0).UTC(), Run: "r1", Agent: "explore-1a2b", Parent: "root", Kind: "explore", Node: "n1", Seq: 1,
-			Type: EvtAgentStarted, Data: json.RawMessage(`{"task":"where is main?"}`)}}},
 		&EventBatchReply{V: ProtocolVersion, Accepted: 1, Refused: 1},
 	}
 }
