@@ -275,3 +275,68 @@ func decodeReply(m *nats.Msg, err error) (messages.EventBatchReply, error) {
 	}
 	return messages.Decode[messages.EventBatchReply](m.Data, relayReplyBytes)
 }
+
+// When a run's requester is gone (here its remote side closed, as a killed
+// orchestrator's is), a node running one of its tasks drops the task's
+// events with a count instead of holding them or blocking its agent: no
+// requester answers, the relay says so once, and the task still ends.
+func TestNodeDropsTheEventsOfAGoneRequester(t *testing.T) {
+	s := natsServer(t)
+	gate := make(chan struct{})
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
+			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: json.RawMessage(`{"type":"explore","task":"find main"}`)}}},
+			{Text: "done"}}},
+		{Match: llmtest.Matcher{Kind: "explore"}, Turns: []llmtest.Turn{
+			{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+				<-gate
+				return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "grep", Args: json.RawMessage(`{"pattern":"func main"}`)}}}
+			}},
+			{Text: "main.go:3"}}},
+	}})
+	defer srv.Close()
+	defer func() {
+		select {
+		case <-gate:
+		default:
+			close(gate)
+		}
+	}()
+	n1, err := StartNode(t.Context(), NodeOptions{Bus: wrap(t, connect(t, s)), ID: "n1", Kinds: []string{"explore"}, Slots: 1,
+		Agent:   actors.Options{Workspace: workspace(t), Client: modelClient(t, srv), Models: actors.Models{Default: "big"}, Log: zerolog.Nop()},
+		AckWait: 5 * time.Second, BudgetTimeout: time.Second, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n1.Drain(context.Background()) })
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, connect(t, s)), Run: "rg", Placement: map[string]string{"explore": PlaceRemote},
+		Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = actors.Run(t.Context(), actors.Options{Run: "rg", Workspace: workspace(t), Task: "t", Client: modelClient(t, srv),
+			Models: actors.Models{Default: "big"}, Placer: remote.Placer(), OnBudget: remote.ServeBudget,
+			Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}}, Log: zerolog.Nop()})
+	}()
+	checkFor(t, 30*time.Second, func() error {
+		if st := n1.Stats(); st.Taken != 1 || st.EventsRelayed == 0 {
+			return fmt.Errorf("the task has not started, or its first events not reached the requester: %+v", st)
+		}
+		return nil
+	})
+	remote.Close() // the requester is gone
+	<-done
+	close(gate)
+	checkFor(t, 30*time.Second, func() error {
+		if st := n1.Stats(); st.Completed != 1 || st.EventsDropped == 0 {
+			return fmt.Errorf("the task has not ended, or its events not been dropped: %+v", st)
+		}
+		return nil
+	})
+	if st := n1.Stats(); st.EventsRefused != 0 {
+		t.Errorf("events refused, want dropped: %+v", st)
+	}
+}

@@ -164,6 +164,8 @@ func rolesSwarm(t *testing.T, env []string, url, dir string) {
 		bus.CtlSubject(p, runID, a, "cancel"),                                       // cancel one agent
 		bus.CtlSubject(p, runID, a, "input"),                                        // steer it
 		bus.EventSubject(p, runID, "run", messages.EvtRunFinished),                  // end the run for watchers
+		bus.EventSubject(p, runID, a, messages.EvtLLMResponse),                      // an event about a run (the requester's to publish)
+		bus.EventSubject(p, "made-up", "x", messages.EvtLLMResponse),                // or about a made-up run
 		"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.TROUPE_TASKS.troupe_explore_v1", // fail tasks
 		"$JS.API.STREAM.PURGE." + bus.TasksStream,
 		"sub:" + bus.BudgetSubject(p, runID, "*"), // answer budget requests
@@ -185,9 +187,12 @@ func rolesSwarm(t *testing.T, env []string, url, dir string) {
 			}
 		}
 	}
-	// And what each role does do still works for the peer.
-	if refused := peerTries(t, env, url, creds(bus.RoleNode), bus.EventSubject(p, "other-run", "x", "agent.started")); len(refused) != 0 {
-		t.Errorf("node: a node's event refused: %v", refused)
+	// And what each role does do still works for the peer: a node's own
+	// lifecycle event, and a batch of events sent to a run's requester
+	// (which refuses this one: it proves no delivery).
+	if refused := peerTries(t, env, url, creds(bus.RoleNode), bus.EventSubject(p, "nodes", "x", messages.EvtNodeJoined),
+		bus.CtlSubject(p, runID, a, "events")); len(refused) != 0 {
+		t.Errorf("node: refused %v", refused)
 	}
 
 	close(gate)
