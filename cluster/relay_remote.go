@@ -55,18 +55,19 @@ func (r *Remote) onEvents(m *nats.Msg) {
 // those it vouches for; its reply says how many.
 func (r *Remote) relayed(m *nats.Msg, task string) messages.EventBatchReply {
 	rep := messages.EventBatchReply{V: messages.ProtocolVersion}
-	lines := bytes.Split(bytes.TrimSuffix(m.Data, []byte("\n")), []byte("\n"))
+	data := bytes.TrimSuffix(m.Data, []byte("\n"))
+	n := bytes.Count(data, []byte("\n")) + 1
 	var err error
 	switch c := r.child(task); {
-	case len(m.Data) > relayMaxBytes || len(lines) > messages.MaxEventBatch:
-		err = fmt.Errorf("%w: a batch of %d bytes, %d lines (at most %d events)", messages.ErrBadMessage, len(m.Data), len(lines), messages.MaxEventBatch)
+	case len(m.Data) > relayMaxBytes || n > messages.MaxEventBatch:
+		err = fmt.Errorf("%w: a batch of %d bytes, %d lines (at most %d events)", messages.ErrBadMessage, len(m.Data), n, messages.MaxEventBatch)
 	case c == nil:
 		err = fmt.Errorf("%w: task %q is not one of this run's", ErrUnproven, task)
 	default:
 		err = c.verify(m.Header, m.Data)
 		if err == nil {
 			_, node := signedBy(m.Header)
-			for _, line := range lines {
+			for _, line := range bytes.Split(data, []byte("\n")) {
 				if r.relayOne(c, node, line) {
 					rep.Accepted++
 				} else {
@@ -76,9 +77,9 @@ func (r *Remote) relayed(m *nats.Msg, task string) messages.EventBatchReply {
 			return rep
 		}
 	}
-	rep.Refused = len(lines)
+	rep.Refused = n
 	rep.Error = &messages.Error{Code: messages.CodeBadRequest, Message: "refused: " + err.Error()}
-	r.refuseEvents(len(lines), err, m.Subject)
+	r.refuseEvents(n, err, m.Subject)
 	return rep
 }
 
