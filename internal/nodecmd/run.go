@@ -243,6 +243,10 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 	}
 	st := node.Stats()
 	fmt.Fprintf(stderr, "node %s stopped: %d tasks done, %d handed back\n", node.ID(), st.Completed, st.HandedBack)
+	if st.EventsDropped+st.EventsRefused > 0 {
+		fmt.Fprintf(stderr, "node %s: %d events of its tasks never reached their run's requester (gone, or too slow), %d were refused by it\n",
+			node.ID(), st.EventsDropped, st.EventsRefused)
+	}
 	return nil
 }
 
