@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -147,8 +148,10 @@ func refusedChanges(t *testing.T, res actors.Result, rec *recorder, requester st
 	var refused []messages.ChangesRefused
 	for _, ev := range rec.events() {
 		if ev.Type == messages.EvtChangesRefused {
-			d, err := messages.DecodeAs[messages.ChangesRefused](ev)
-			if err != nil {
+			var d messages.ChangesRefused
+			dec := json.NewDecoder(bytes.NewReader(ev.Data))
+			dec.DisallowUnknownFields() // what is emitted is what docs/events.md documents
+			if err := dec.Decode(&d); err != nil {
 				t.Fatal(err)
 			}
 			refused = append(refused, d)
