@@ -7,7 +7,9 @@
 #   - the hop of node events through their run's requester (issue 29: at
 #     most 10 % of events/s): 16 agents' events published directly (the path
 #     before) against 16 tasks on a node relaying theirs to the requester,
-#     which checks and publishes them (the path now).
+#     which checks and publishes them (the path now); with the CPU time per
+#     event each path costs (every party runs in the benchmark's process), a
+#     figure less swayed than events/s by what else shares the cores.
 # All benchmarks fail on a single dropped or missing event. The figures
 # depend on what else shares the machine. Usage: tests/bench/events.sh
 # (EMITS=2000000 events for the publish cost, EVENTS=300000 for throughput,
@@ -26,8 +28,12 @@ awk '
   /^BenchmarkPublisherEmit/ { for (i = 1; i < NF; i++) if ($(i+1) == "ns/op") e = e sprintf(" %.0f", $i) }
   /^BenchmarkEventsThroughputAgents/ { for (i = 1; i < NF; i++) if ($(i+1) == "events/s") a = a sprintf(" %.0f", $i) }
   /^BenchmarkEventsThroughput-/ { for (i = 1; i < NF; i++) if ($(i+1) == "events/s") o = o sprintf(" %.0f", $i) }
-  /^BenchmarkEventsDirect/ { for (i = 1; i < NF; i++) if ($(i+1) == "events/s") { d = d sprintf(" %.0f", $i); ds += $i; dn++ } }
-  /^BenchmarkEventsRelayed/ { for (i = 1; i < NF; i++) if ($(i+1) == "events/s") { r = r sprintf(" %.0f", $i); rs += $i; rn++ } }
+  /^BenchmarkEventsDirect/ { for (i = 1; i < NF; i++) {
+      if ($(i+1) == "events/s") { d = d sprintf(" %.0f", $i); ds += $i; dn++ }
+      if ($(i+1) == "cpu-µs/event") { dc = dc sprintf(" %.2f", $i); dcs += $i } } }
+  /^BenchmarkEventsRelayed/ { for (i = 1; i < NF; i++) {
+      if ($(i+1) == "events/s") { r = r sprintf(" %.0f", $i); rs += $i; rn++ }
+      if ($(i+1) == "cpu-µs/event") { rc = rc sprintf(" %.2f", $i); rcs += $i } } }
   END {
     printf "\npublish cost per event (Emit), ns:%s   (goal < 2000)\n", e
     printf "events/s, 16 agents -> 1 subscriber, zero loss:%s   (goal >= 100000)\n", a
@@ -35,4 +41,6 @@ awk '
     printf "events/s, 16 agents published directly:%s\n", d
     printf "events/s, 16 node tasks relayed through the requester:%s\n", r
     if (dn && rn) printf "relayed / direct, means: %.1f %%   (goal >= 90 %%)\n", 100 * (rs / rn) / (ds / dn)
+    printf "CPU µs per event, all parties in one process, direct:%s   relayed:%s\n", dc, rc
+    if (dcs && rcs) printf "relayed / direct CPU per event, means: %.1f %%\n", 100 * (rcs / rn) / (dcs / dn)
   }' "$out"
