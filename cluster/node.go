@@ -42,7 +42,8 @@ type NodeOptions struct {
 	// publishes its own lifecycle events (run NodesRun) itself.
 	Events actors.Emitter
 	// AckWait is how long a task may go without a sign of life before it
-	// is redelivered (default 10s; the node signals every AckWait/3);
+	// is redelivered (default DefaultAckWait, ReplicatedAckWait when the
+	// task queue has replicas; the node signals every AckWait/3);
 	// MaxDeliver bounds the attempts (default 3).
 	AckWait    time.Duration
 	MaxDeliver int
@@ -89,9 +90,6 @@ func (o *NodeOptions) defaults() {
 	if o.Slots <= 0 {
 		o.Slots = 4
 	}
-	if o.AckWait <= 0 {
-		o.AckWait = DefaultAckWait
-	}
 	if o.MaxDeliver <= 0 {
 		o.MaxDeliver = 3
 	}
@@ -115,7 +113,7 @@ func (o *NodeOptions) defaults() {
 // NodeStats count what a node did and refused.
 type NodeStats struct {
 	Taken       uint64 // tasks started
-	Completed   uint64 // results published and acked
+	Completed   uint64 // results published (and acked, or their ack being confirmed)
 	Redelivered uint64 // tasks this node got on a second or later attempt
 	AlreadyDone uint64 // redelivered tasks whose result existed: acked, not rerun
 	HandedBack  uint64 // tasks given back (Nak) when a drain timed out
@@ -150,9 +148,10 @@ type NodeStats struct {
 	Fenced uint64
 	// EventsRelayed counts its agents' events the runs' requesters took
 	// (and published); EventsDropped those that never reached one (no
-	// requester answered: it is gone; or a relay's buffer was full);
-	// EventsRefused those a requester refused.
-	EventsRelayed, EventsDropped, EventsRefused uint64
+	// requester answered for relayRetryFor: it is gone; or a relay's
+	// buffer was full); EventsRefused those a requester refused;
+	// BatchesResent the batches of events sent again, unanswered.
+	EventsRelayed, EventsDropped, EventsRefused, BatchesResent uint64
 }
 
 // Node pulls agent tasks of its kinds from the queue and runs them.
@@ -168,9 +167,11 @@ type Node struct {
 	ctlMu  sync.Mutex
 	ctl    []*nats.Subscription // under ctlMu
 	ctlOff uint64               // under ctlMu: messages the ended control subscriptions dropped
-	kicks  chan struct{}        // a task started or ended: rewrite the registry entry soon
-	gone   *cancelMemory
-	runs   *runLeases // the run leases heard
+	kicks  chan struct{}        // a task started or ended: beat soon (the free slots changed)
+	// registers asks keepRegistry to rewrite the bucket entry.
+	registers chan struct{}
+	gone      *cancelMemory
+	runs      *runLeases // the run leases heard
 
 	ctx      context.Context // ends when the node stops for good
 	cancel   context.CancelFunc
@@ -209,16 +210,19 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	if err := o.Bus.EnsureStreams(ctx, bus.StreamLimits{}); err != nil {
 		return nil, err
 	}
-	kv, err := o.Bus.JetStream().KeyValue(ctx, o.Bus.Names().Nodes)
+	kv, err := openBucket(ctx, o.Bus, o.Log, o.Bus.Names().Nodes)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", o.Bus.Names().Nodes, err)
+		return nil, err
 	}
 	if err := checkHeartbeat(ctx, kv, o.Heartbeat); err != nil {
 		return nil, err
 	}
+	if o.AckWait <= 0 {
+		o.AckWait = queueAckWait(ctx, o.Bus, o.Log)
+	}
 	host, _ := os.Hostname()
 	n := &Node{o: o, kv: kv, slots: make(chan struct{}, o.Slots), running: map[string]*runningTask{},
-		kicks: make(chan struct{}, 1), gone: newCancelMemory(), runs: newRunLeases(), events: newNodeEvents(o.Events, o.ID, o.Log)}
+		kicks: make(chan struct{}, 1), registers: make(chan struct{}, 1), gone: newCancelMemory(), runs: newRunLeases(), events: newNodeEvents(o.Events, o.ID, o.Log)}
 	n.info = messages.NodeInfo{ID: o.ID, Name: o.Name, Host: host, Kinds: slices.Clone(o.Kinds), Slots: o.Slots, Free: o.Slots,
 		Version: o.Version, Protocol: o.Protocol, Workspace: o.WorkspaceKey, Started: time.Now().UTC(), BeatMS: o.Heartbeat.Milliseconds()}
 	n.ctx, n.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -244,8 +248,11 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	}
 	consumers := make([]jetstream.Consumer, 0, len(o.Kinds))
 	for _, k := range o.Kinds {
-		c, err := n.consumer(ctx, k)
-		if err != nil {
+		var c jetstream.Consumer
+		if err := awaitStart(ctx, o.Log, "the consumer of "+k+" tasks", func(ctx context.Context) (err error) {
+			c, err = n.consumer(ctx, k)
+			return err
+		}); err != nil {
 			return fail(err)
 		}
 		consumers = append(consumers, c)
@@ -253,24 +260,22 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	if err := n.subscribeControl(); err != nil {
 		return fail(err)
 	}
-	ready, err := watchRunLeases(n.ctx, o.Bus, n.runs)
-	if err != nil {
+	if err := n.followRuns(ctx); err != nil {
 		return fail(err)
 	}
-	select {
-	case <-ready:
-	case <-ctx.Done():
-		return fail(ctx.Err())
-	}
 	sent := time.Now()
-	if err := n.beat(ctx); err != nil {
+	if err := awaitStart(ctx, o.Log, "register node "+o.ID, n.writeRegistry); err != nil {
 		return fail(fmt.Errorf("register node %s: %w", o.ID, err))
+	}
+	if err := n.beat(); err != nil {
+		return fail(fmt.Errorf("node %s's first heartbeat: %w", o.ID, err))
 	}
 	n.beatSent.Store(sent.UnixNano())
 	n.events.emitAlso(n.pub, NodesRun, o.ID, messages.EvtNodeJoined, messages.NodeJoined{Node: o.ID, Name: o.Name, Host: host, Kinds: o.Kinds,
 		Slots: o.Slots, Version: o.Version})
-	n.loops.Add(3)
+	n.loops.Add(4)
 	go n.heartbeat()
+	go n.keepRegistry()
 	go n.sweepRuns()
 	go n.fence()
 	for i, c := range consumers {
@@ -292,7 +297,8 @@ func (n *Node) Stats() NodeStats {
 		ControlDropped: n.controlDropped(), Restored: s.restored.Load(),
 		Duplicates: s.duplicate.Load(), Progress: s.progress.Load(), ProgressLost: s.progressLost.Load(), Revoked: s.revoked.Load(),
 		Lapsed: s.lapsed.Load(), Fenced: s.fenced.Load(),
-		EventsRelayed: n.relays.sent.Load(), EventsDropped: n.relays.dropped.Load(), EventsRefused: n.relays.refused.Load()}
+		EventsRelayed: n.relays.sent.Load(), EventsDropped: n.relays.dropped.Load(), EventsRefused: n.relays.refused.Load(),
+		BatchesResent: n.relays.resent.Load()}
 }
 
 // Drain stops taking tasks, lets the running ones finish for up to the
@@ -304,7 +310,8 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.info.Draining = true
 	n.mu.Unlock()
 	if n.o.Bus.NATS().IsConnected() {
-		_ = n.beat(ctx)
+		_ = n.beat()
+		_ = n.writeRegistry(ctx)
 	}
 	done := make(chan struct{})
 	go func() { n.tasks.Wait(); close(done) }()

@@ -25,9 +25,14 @@ import (
 // proving the task's delivery; the requester checks them and publishes
 // what it vouches for (relay_remote.go). A relay sends one batch at a
 // time, in the order the events were emitted: while one is on its way the
-// next gathers. Emit never blocks: an event that finds the relay's buffer
-// full is dropped and counted, and so is every event of a batch the
-// requester does not answer (it is gone: killed, or cut off; the run's
+// next gathers. A batch no requester answers (none subscribed, or no
+// answer in relayTimeout: a server lost on the way, a requester
+// reconnecting) is sent again, its events with their IDs, for at most
+// relayRetryFor: the stream stores an event it has already once, so a
+// batch taken whose answer was lost is not stored twice. Emit never
+// blocks: an event that finds the relay's buffer full is dropped and
+// counted, and so is every event of a batch still unanswered after
+// relayRetryFor (its requester is gone: killed, or cut off; the run's
 // lease then stops the task's agents, run_lease.go).
 
 // ctlEvents is the control operation nodes send their tasks' events on.
@@ -36,20 +41,22 @@ const ctlEvents = "events"
 // Bounds of a relay: the events it holds while its requester is slow, the
 // bytes of one batch, the batches on their way at once (the requester
 // takes a task's batches in the order they were sent: one subscriber, one
-// connection), how long a batch waits for its answer, and how long the
-// task's end waits for its last events to be answered.
+// connection), how long a batch waits for its answer, how long an
+// unanswered batch is sent again, and how long the task's end waits for
+// its last events to be answered.
 const (
 	relayBuffer     = 1 << 14
 	relayBatchBytes = 256 << 10
 	relayWindow     = 4
 	relayTimeout    = 5 * time.Second
+	relayRetryFor   = 10 * time.Second
 	relayDrain      = 10 * time.Second
 	relayReplyBytes = 4 << 10
 )
 
 // relayCounts are what a node's relays did with its tasks' events.
 type relayCounts struct {
-	sent, dropped, refused atomic.Uint64
+	sent, dropped, refused, resent atomic.Uint64
 }
 
 // eventRelay sends one task delivery's events to the run's requester. Its
@@ -62,7 +69,8 @@ type eventRelay struct {
 	d       *delivery
 	counts  *relayCounts
 	log     zerolog.Logger
-	max     int // events held at most
+	max     int           // events held at most
+	retry   time.Duration // how long an unanswered batch is sent again
 
 	mu       sync.Mutex
 	wake     *sync.Cond
@@ -79,13 +87,16 @@ type eventRelay struct {
 // sentBatch is a batch on its way.
 type sentBatch struct {
 	events int
-	timer  *time.Timer
+	data   []byte
+	first  time.Time     // when it was first sent
+	wait   time.Duration // before it is sent again
+	timer  *time.Timer   // its answer's timeout, or its next try
 }
 
 // newEventRelay starts the relay of the delivery d of task agent of run.
 func newEventRelay(conn *bus.Conn, run, agent string, d *delivery, counts *relayCounts, max int, log zerolog.Logger) *eventRelay {
 	r := &eventRelay{nc: conn.NATS(), subject: bus.CtlSubject(conn.Prefix(), run, agent, ctlEvents), d: d, counts: counts,
-		max: max, log: log, inflight: map[uint64]*sentBatch{}, done: make(chan struct{})}
+		max: max, retry: relayRetryFor, log: log, inflight: map[uint64]*sentBatch{}, done: make(chan struct{})}
 	r.wake = sync.NewCond(&r.mu)
 	r.inbox = r.nc.NewInbox()
 	sub, err := r.nc.Subscribe(r.inbox+".*", r.onReply)
@@ -224,13 +235,31 @@ func (r *eventRelay) send(n uint64, batch []messages.Event) {
 	if len(b) == 0 {
 		return
 	}
-	sb := &sentBatch{events: len(batch)}
+	sb := &sentBatch{events: len(batch), data: b, first: time.Now(), wait: relayResendFirst}
 	r.mu.Lock()
 	r.inflight[n] = sb
+	r.mu.Unlock()
+	r.post(n, sb)
+}
+
+// Waits before an unanswered batch is sent again: the first, doubling up
+// to the last.
+const (
+	relayResendFirst = 100 * time.Millisecond
+	relayResendMost  = 2 * time.Second
+)
+
+// post sends batch n (again), unless it is settled.
+func (r *eventRelay) post(n uint64, sb *sentBatch) {
+	r.mu.Lock()
+	if r.inflight[n] != sb {
+		r.mu.Unlock()
+		return
+	}
 	sb.timer = time.AfterFunc(relayTimeout, func() { r.settle(n, nil, errors.New("no answer in time")) })
 	r.mu.Unlock()
 	reply := r.inbox + "." + strconv.FormatUint(n, 10)
-	if err := r.nc.PublishMsg(&nats.Msg{Subject: r.subject, Reply: reply, Data: b, Header: r.d.sign(nil, b)}); err != nil {
+	if err := r.nc.PublishMsg(&nats.Msg{Subject: r.subject, Reply: reply, Data: sb.data, Header: r.d.sign(nil, sb.data)}); err != nil {
 		r.settle(n, nil, err)
 	}
 }
@@ -252,16 +281,27 @@ func (r *eventRelay) onReply(m *nats.Msg) {
 	r.settle(n, &rep, err)
 }
 
-// settle counts what became of batch n, once.
+// settle counts what became of batch n, once; a batch no requester
+// answered is sent again instead, within its relayRetryFor.
 func (r *eventRelay) settle(n uint64, rep *messages.EventBatchReply, err error) {
 	r.mu.Lock()
 	sb := r.inflight[n]
-	delete(r.inflight, n)
-	r.mu.Unlock()
 	if sb == nil {
+		r.mu.Unlock()
 		return // settled already (answered, then timed out, or the reverse)
 	}
 	sb.timer.Stop()
+	if rep == nil && time.Since(sb.first)+sb.wait < r.retry {
+		wait := sb.wait
+		sb.wait = min(2*sb.wait, relayResendMost)
+		sb.timer = time.AfterFunc(wait, func() { r.post(n, sb) })
+		r.mu.Unlock()
+		r.counts.resent.Add(1)
+		r.log.Debug().Err(err).Str("subject", r.subject).Msg("the run's requester has not answered a batch of the task's events: it goes again")
+		return
+	}
+	delete(r.inflight, n)
+	r.mu.Unlock()
 	r.wake.Signal()
 	if rep != nil {
 		r.counts.sent.Add(uint64(rep.Accepted))
