@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -222,20 +223,23 @@ func (r *eventRelay) take() []messages.Event {
 // send publishes batch n (its events' JSON, one per line) as a request
 // proving the delivery; its answer (or its timeout) settles it.
 func (r *eventRelay) send(n uint64, batch []messages.Event) {
-	var b []byte
+	// An Encoder writes what json.Marshal gives, and a newline, with no
+	// copy of each line.
+	var buf bytes.Buffer
+	buf.Grow(len(batch) * 512)
+	enc, events := json.NewEncoder(&buf), 0
 	for _, ev := range batch {
-		line, err := json.Marshal(ev)
-		if err != nil {
+		if err := enc.Encode(ev); err != nil {
 			r.counts.dropped.Add(1)
 			r.log.Error().Err(err).Str("type", ev.Type).Msg("encode an event")
 			continue
 		}
-		b = append(append(b, line...), '\n')
+		events++
 	}
-	if len(b) == 0 {
+	if events == 0 {
 		return
 	}
-	sb := &sentBatch{events: len(batch), data: b, first: time.Now(), wait: relayResendFirst}
+	sb := &sentBatch{events: events, data: buf.Bytes(), first: time.Now(), wait: relayResendFirst}
 	r.mu.Lock()
 	r.inflight[n] = sb
 	r.mu.Unlock()
