@@ -40,15 +40,15 @@ import (
 const ctlEvents = "events"
 
 // Bounds of a relay: the events it holds while its requester is slow, the
-// bytes of one batch, the batches on their way at once (the requester
-// takes a task's batches in the order they were sent: one subscriber, one
-// connection), how long a batch waits for its answer, how long an
+// bytes of one batch, the batches on their way at once (one: the next
+// gathers meanwhile, so a busy task's batches are large, and a batch sent
+// again still comes before the later ones), how long a batch waits for its answer, how long an
 // unanswered batch is sent again, and how long the task's end waits for
 // its last events to be answered.
 const (
 	relayBuffer     = 1 << 14
 	relayBatchBytes = 256 << 10
-	relayWindow     = 4
+	relayWindow     = 1
 	relayTimeout    = 5 * time.Second
 	relayRetryFor   = 10 * time.Second
 	relayDrain      = 10 * time.Second
