@@ -65,7 +65,7 @@ func (h *Host) Close() { h.base.shutdown() }
 // task.Limits and task.Budget, when set, replace the host's limits and
 // budget rules for this agent.
 func (h *Host) StartAgent(task ChildTask, svc budget.Service, artifacts tools.ArtifactStore) (*AgentHandle, error) {
-	return h.startAgent(context.Background(), task, svc, artifacts, nil)
+	return h.startAgent(context.Background(), task, svc, artifacts, nil, nil)
 }
 
 // StartAgentUnder is StartAgent for an agent whose invoke_agent span (when
@@ -74,12 +74,13 @@ func (h *Host) StartAgent(task ChildTask, svc budget.Service, artifacts tools.Ar
 // (telemetry.Extract). trace carries only that; the agent's life is not
 // bound to it.
 func (h *Host) StartAgentUnder(trace context.Context, task ChildTask, svc budget.Service, artifacts tools.ArtifactStore) (*AgentHandle, error) {
-	return h.startAgent(trace, task, svc, artifacts, nil)
+	return h.startAgent(trace, task, svc, artifacts, nil, nil)
 }
 
 // startAgent is StartAgentUnder with the agent working in ws (nil: the
-// host's workspace).
-func (h *Host) startAgent(trace context.Context, task ChildTask, svc budget.Service, artifacts tools.ArtifactStore, ws *tools.Workspace) (*AgentHandle, error) {
+// host's workspace), its events going to events (nil: the host's).
+func (h *Host) startAgent(trace context.Context, task ChildTask, svc budget.Service, artifacts tools.ArtifactStore, ws *tools.Workspace,
+	events Emitter) (*AgentHandle, error) {
 	if task.Run == "" || task.ID == "" || task.Kind == "" || task.Task == "" {
 		return nil, errors.New("start agent: the task needs run, agent, kind and task")
 	}
@@ -94,6 +95,12 @@ func (h *Host) startAgent(trace context.Context, task ChildTask, svc budget.Serv
 	}
 	rt := *h.base // what differs per run: its ID, budget, artifacts and read cache
 	rt.run, rt.artifacts, rt.budget = task.Run, artifacts, nil
+	if events != nil {
+		rt.events = events
+		if !rt.redact.Empty() {
+			rt.events = redactingEmitter{out: events, r: rt.redact}
+		}
+	}
 	rt.cache = tools.NewCache(rt.toolCfg.CacheMaxAge)
 	if svc != nil {
 		rt.budget = svc

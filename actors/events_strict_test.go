@@ -149,10 +149,11 @@ func TestEveryEmittedEventDecodesStrictly(t *testing.T) {
 	}
 	// budget.waiting has its own test (it needs two children racing for
 	// one slot); the changes.* events need workers in worktrees of a git
-	// repository (isolation_test.go decodes them strictly); nodes emit the
-	// others.
+	// repository (isolation_test.go decodes them strictly), changes.refused
+	// a remote worker (cluster's changes_proof_test.go decodes it
+	// strictly); nodes emit the others.
 	elsewhere := []string{messages.EvtBudgetWaiting, messages.EvtNodeJoined, messages.EvtNodeLeft, messages.EvtTaskRedelivered,
-		messages.EvtChangesReady, messages.EvtChangesApplied, messages.EvtChangesConflict}
+		messages.EvtChangesReady, messages.EvtChangesApplied, messages.EvtChangesConflict, messages.EvtChangesRefused}
 	for _, typ := range missing {
 		if !slices.Contains(elsewhere, typ) {
 			t.Errorf("no %s event in the scripted runs", typ)

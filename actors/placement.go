@@ -94,8 +94,8 @@ func (p *proxy) Receive(c actor.Context) {
 				}
 			}()
 			r, err := p.remote.Start(p.ctx)
-			if err == nil && !r.Changeset.Empty() {
-				r.Changes = p.rt.iso.bringRemote(p.parentEv, p.rt.run, p.task.ID, r)
+			if err == nil {
+				p.rt.iso.bringRemote(p.parentEv, p.rt.run, p.task.ID, &r)
 			}
 			if err == nil && (len(r.Nested) > 0 || r.NestedErr != "") {
 				r.NestedChanges = p.rt.iso.bringNested(p.parentEv, p.rt.run, p.task.ID, r)

@@ -5,8 +5,10 @@
 // (an existing stream keeps its data, and its limits unless they are
 // applied explicitly);
 // the event publisher that puts every lifecycle event of a run on
-// <prefix>.evt.<run>.<agent>.<type>; and the subscriber that reads them
-// back, live or replayed from the TROUPE_EVENTS stream.
+// <prefix>.evt.<run>.<agent>.<type> (a requester's: nodes send theirs to
+// the run's requester, which publishes what it checked, EmitEncoded); and
+// the subscriber that reads them back, live or replayed from the
+// TROUPE_EVENTS stream.
 //
 // Delivery: the Publisher never blocks an agent. Emit only enqueues into a
 // bounded queue; a background goroutine publishes with a bounded window of

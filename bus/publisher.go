@@ -47,7 +47,7 @@ type PublisherOptions struct {
 type Publisher struct {
 	c         *Conn
 	js        jetstream.JetStream
-	q         chan messages.Event
+	q         chan queued
 	log       zerolog.Logger
 	published atomic.Uint64
 	dropped   atomic.Uint64
@@ -87,7 +87,7 @@ func (c *Conn) NewPublisher(o PublisherOptions) (*Publisher, error) {
 	if o.RetryFor <= 0 {
 		o.RetryFor = time.Minute
 	}
-	p := &Publisher{c: c, q: make(chan messages.Event, o.Queue), log: o.Log, stall: o.AckTimeout, retryFor: o.RetryFor,
+	p := &Publisher{c: c, q: make(chan queued, o.Queue), log: o.Log, stall: o.AckTimeout, retryFor: o.RetryFor,
 		done: make(chan struct{}), stop: make(chan struct{}), flushReq: make(chan chan struct{}),
 		acks: make(chan sent, o.Window), settled: make(chan struct{}, 1)}
 	js, err := jetstream.New(c.nc, jetstream.WithPublishAsyncMaxPending(o.Window),
@@ -101,16 +101,31 @@ func (c *Conn) NewPublisher(o PublisherOptions) (*Publisher, error) {
 	return p, nil
 }
 
+// queued is an event waiting to be published, with its JSON when it came
+// encoded (EmitEncoded).
+type queued struct {
+	ev  messages.Event
+	raw []byte
+}
+
 // Emit queues ev for publishing, or drops and counts it when the queue is
 // full or the publisher is closed. It never blocks.
-func (p *Publisher) Emit(ev messages.Event) {
+func (p *Publisher) Emit(ev messages.Event) { p.enqueue(queued{ev: ev}) }
+
+// EmitEncoded is Emit for an event whose JSON is raw already, published as
+// it is: ev must be what raw decodes to (messages.ScanEvent gives both).
+// A run's requester publishes so the events its nodes relay, which it
+// checked without decoding their data.
+func (p *Publisher) EmitEncoded(ev messages.Event, raw []byte) { p.enqueue(queued{ev: ev, raw: raw}) }
+
+func (p *Publisher) enqueue(e queued) {
 	p.emitted.Add(1)
 	if p.closing.Load() {
 		p.dropped.Add(1)
 		return
 	}
 	select {
-	case p.q <- ev:
+	case p.q <- e:
 	default:
 		p.dropped.Add(1)
 	}
@@ -154,12 +169,15 @@ func (p *Publisher) loop() {
 	}
 }
 
-func (p *Publisher) publish(ev messages.Event) {
-	data, err := json.Marshal(ev)
-	if err != nil {
-		p.dropped.Add(1)
-		p.log.Error().Err(err).Str("type", ev.Type).Msg("encode event")
-		return
+func (p *Publisher) publish(e queued) {
+	ev, data := e.ev, e.raw
+	if data == nil {
+		var err error
+		if data, err = json.Marshal(ev); err != nil {
+			p.dropped.Add(1)
+			p.log.Error().Err(err).Str("type", ev.Type).Msg("encode event")
+			return
+		}
 	}
 	m := &nats.Msg{Subject: EventSubject(p.c.prefix, token(ev.Run), token(ev.Agent), ev.Type), Data: data,
 		Header: nats.Header{jetstream.MsgIDHeader: []string{ev.ID}}}

@@ -22,10 +22,13 @@ const (
 	// budget and answers approval questions. It is the only role that may
 	// answer a budget or approval request or publish a run.* event.
 	RoleRequester Role = "requester"
-	// RoleNode pulls tasks of its kinds, publishes events (but no run.*
-	// event) and results, asks for budget and approvals, keeps its own
-	// entry in the node registry, reads workspace snapshots (never writes
-	// them) and writes changesets. It creates no stream and purges none.
+	// RoleNode pulls tasks of its kinds, publishes results, asks for
+	// budget and approvals, keeps its own entry in the node registry, reads
+	// workspace snapshots (never writes them) and writes changesets. It
+	// publishes no event about a run: it sends its agents' events to the
+	// run's requester (<prefix>.ctl.<run>.<agent>.events), which checks
+	// and publishes them; only its own lifecycle events (run "nodes") it
+	// publishes itself.
 	RoleNode Role = "node"
 	// RoleWatcher reads events, the node and run registries and the task
 	// queue's depth (its stream's info, never its tasks); nothing else.
@@ -155,7 +158,9 @@ func (g Grant) requester() (pub, sub []string) {
 func (g Grant) node() (pub, sub []string) {
 	p, n := g.Prefix+".", NamesFor(g.Prefix)
 	s := streamsOf(n)
-	pub = []string{p + "evt.>", p + "result.>", p + "budget.>", p + "ask.>", p + "ctl.*.*.started", p + "ctl.*.*.snapshot"}
+	// Events: its own lifecycle events (run "nodes") only; its agents' go
+	// to their run's requester (ctl.<run>.<agent>.events), which publishes.
+	pub = []string{p + "evt.nodes.>", p + "ctl.*.*.events", p + "result.>", p + "budget.>", p + "ask.>", p + "ctl.*.*.started", p + "ctl.*.*.snapshot"}
 	key := g.Node
 	if key == "" {
 		key = "*" // the shared node.creds: any node's key

@@ -113,6 +113,8 @@ func TestRolesServerRefusesForbiddenSubjects(t *testing.T) {
 		RoleNode: {
 			pub: []string{"troupe.task.explore.v1", "troupe.ctl.r1.cancel", "troupe.ctl.r1.explore-1.cancel",
 				"troupe.ctl.r1.explore-1.input", "troupe.evt.r1.root.run.finished",
+				// No event about a run: a node's go to the run's requester.
+				"troupe.evt.r1.explore-1.llm.response", "troupe.evt.made-up.explore-1.agent.started",
 				"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.TROUPE_TASKS.troupe_explore_v1",
 				"$JS.API.STREAM.DELETE.TROUPE_EVENTS", "$JS.API.STREAM.PURGE.TROUPE_TASKS", "_INBOX.x"},
 			sub: []string{"troupe.budget.r1.acquire", "troupe.ask.r1.root", "troupe.task.>", "troupe.evt.>", "$JS.EVENT.>"},
@@ -266,14 +268,24 @@ func rolesAllow(t *testing.T, p string) {
 		Agent: "explore-1", Kind: "explore", Tool: "shell", Question: "run it?"}); err != nil || !ok {
 		t.Fatalf("approval: %v %v", ok, err)
 	}
-	// The watcher reads the node's events and the registry.
+	// A node sends a run's events to its requester, which answers.
+	esub, err := req.NATS().Subscribe(CtlSubject(p, "r1", "*", "events"), func(m *nats.Msg) { _ = m.Respond([]byte("taken")) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer esub.Unsubscribe()
+	_ = req.NATS().Flush()
+	if m, err := node.NATS().Request(CtlSubject(p, "r1", "explore-1", "events"), nil, 5*time.Second); err != nil || string(m.Data) != "taken" {
+		t.Fatalf("events relay: %v", err)
+	}
+	// The watcher reads the node's own lifecycle events and the registry.
 	pub, err := node.NewPublisher(PublisherOptions{Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub.Emit(event(t, "r1", "explore-1", 1))
-	if err := pub.Close(ctx); err != nil {
-		t.Fatal(err)
+	pub.Emit(event(t, "nodes", "n1", 1))
+	if err := pub.Close(ctx); err != nil || pub.Dropped() != 0 {
+		t.Fatalf("node lifecycle event: %v (dropped %d)", err, pub.Dropped())
 	}
 	wkv, err := watcher.JetStream().KeyValue(ctx, names.Nodes)
 	if err != nil {
@@ -287,14 +299,14 @@ func rolesAllow(t *testing.T, p string) {
 		t.Fatalf("watcher registry watch: %v", err)
 	}
 	defer w.Stop()
-	es, err := watcher.Events(ctx, WatchOptions{Run: "r1", FromStart: true, Log: zerolog.Nop()})
+	es, err := watcher.Events(ctx, WatchOptions{Run: "nodes", FromStart: true, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatalf("watcher events: %v", err)
 	}
 	defer es.Stop()
 	select {
 	case d := <-es.C:
-		if d.Event.Agent != "explore-1" {
+		if d.Event.Agent != "n1" {
 			t.Fatalf("watcher got %+v", d.Event)
 		}
 	case <-time.After(10 * time.Second):

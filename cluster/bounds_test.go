@@ -47,9 +47,9 @@ func TestNodeEventsForgetIdleRuns(t *testing.T) {
 	e := newNodeEvents(&recorder{}, "n1", zerolog.Nop())
 	start := time.Now()
 	for i := range 2 * nodeSeqMax {
-		e.emitAt(fmt.Sprintf("r%d", i), "n1", "task.redelivered", map[string]string{}, start)
+		e.emitAt(fmt.Sprintf("r%d", i), "n1", "task.redelivered", map[string]string{}, start, nil)
 	}
-	e.emitAt("last", "n1", "task.redelivered", map[string]string{}, start.Add(nodeSeqKeep+time.Minute))
+	e.emitAt("last", "n1", "task.redelivered", map[string]string{}, start.Add(nodeSeqKeep+time.Minute), nil)
 	if n := e.runs(); n > nodeSeqMax {
 		t.Fatalf("%d runs remembered, want at most %d", n, nodeSeqMax)
 	}

@@ -16,6 +16,16 @@
 //     it acks the task; the parent takes the first proven result of a task
 //     and drops duplicates from redelivery, so it sees exactly one result
 //     per task;
+//   - events: a node publishes no event about a run; it sends its tasks'
+//     agents' events to the run's requester on
+//     <prefix>.ctl.<run>.<agent>.events, proving the task's delivery, and
+//     the requester publishes those it vouches for (relay_node.go,
+//     relay_remote.go); the rest are refused and counted;
+//   - changes: a result's changeset and nested patches, and a task's
+//     snapshot bundles, are named with their SHA-256 in the proven message
+//     and checked before use; the requester derives a result's merge base
+//     and end state from the snapshot it sent and the patch
+//     (snapshot_receive.go);
 //   - the budget: the run's budget actor is served on
 //     <prefix>.budget.<run>.<op> (acquire, usage, release, snapshot), so
 //     remote agents draw on it exactly as local ones do and the tree's

@@ -19,3 +19,8 @@ var ErrUntaggedResult = errors.New("result from a node of an older troupe")
 // ErrKindNotGranted marks a kind a node was asked to run that its
 // credentials (a node's own, issued for some kinds) do not let it pull.
 var ErrKindNotGranted = errors.New("kind not granted to this node")
+
+// ErrForeignSnapshot marks a remote result whose changes name another
+// snapshot than the one the run sent the task: the requester derives the
+// merge base from what it sent, never from the wire.
+var ErrForeignSnapshot = errors.New("changes to a snapshot this run did not send")

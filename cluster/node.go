@@ -36,15 +36,12 @@ type NodeOptions struct {
 	// client and routing, kinds, settings, tool config, approver, log.
 	// Its Events, Node and Run are set by the node.
 	Agent actors.Options
-	// Events receives the node's and its agents' events (the NATS
-	// publisher in the node program).
+	// Events receives, in this process, the node's events and its
+	// agents' (its metrics, a log; nil: none), as they are emitted. Give
+	// it no publisher: on NATS, a run's events go to the run's requester,
+	// which checks and publishes them (relay_node.go), and the node
+	// publishes its own lifecycle events (run NodesRun) itself.
 	Events actors.Emitter
-	// FlushEvents, when set, waits until the events emitted so far are
-	// stored (bus.Publisher.Flush): a task's result is published only
-	// after every event of its agent is in the stream, so a watcher that
-	// stops at the run's end has seen them all, however long a lost
-	// server held them back.
-	FlushEvents func(ctx context.Context) error
 	// AckWait is how long a task may go without a sign of life before it
 	// is redelivered (default DefaultAckWait, ReplicatedAckWait when the
 	// task queue has replicas; the node signals every AckWait/3);
@@ -76,6 +73,9 @@ type NodeOptions struct {
 	// beforeSetUp, in tests, runs when a claimed task's agent is about to
 	// be set up (its snapshot fetched and checked out): a slow set-up.
 	beforeSetUp func(actors.ChildTask)
+	// beforeResult, in tests, runs when a task's result is complete (its
+	// changes captured and stored), before it is published.
+	beforeResult func(actors.ChildTask, *actors.AgentResult)
 }
 
 func (o *NodeOptions) defaults() {
@@ -150,6 +150,12 @@ type NodeStats struct {
 	// its heartbeats had not got through for most of the time after
 	// which the run hands them to another node.
 	Fenced uint64
+	// EventsRelayed counts its agents' events the runs' requesters took
+	// (and published); EventsDropped those that never reached one (no
+	// requester answered for relayRetryFor: it is gone; or a relay's
+	// buffer was full); EventsRefused those a requester refused;
+	// BatchesResent the batches of events sent again, unanswered.
+	EventsRelayed, EventsDropped, EventsRefused, BatchesResent uint64
 }
 
 // Node pulls agent tasks of its kinds from the queue and runs them.
@@ -158,6 +164,8 @@ type Node struct {
 	kv     jetstream.KeyValue
 	info   messages.NodeInfo
 	events *nodeEvents
+	pub    *bus.Publisher // the node's lifecycle events (run NodesRun)
+	relays relayCounts    // what its tasks' relays did with their events
 	slots  chan struct{}
 	host   *actors.Host // one actor system and tool set for every task
 	ctlMu  sync.Mutex
@@ -232,8 +240,14 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 		if n.host != nil {
 			n.host.Close()
 		}
+		if n.pub != nil {
+			_ = n.pub.Close(context.Background())
+		}
 		n.cancel()
 		return nil, err
+	}
+	if n.pub, err = o.Bus.NewPublisher(bus.PublisherOptions{Queue: 256, Log: o.Log}); err != nil {
+		return fail(fmt.Errorf("node %s: %w", o.ID, err))
 	}
 	agent := o.Agent
 	agent.Node, agent.Events = o.ID, o.Events
@@ -268,7 +282,7 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 		return fail(fmt.Errorf("node %s's first heartbeat: %w", o.ID, err))
 	}
 	n.beatSent.Store(sent.UnixNano())
-	n.events.emit(NodesRun, o.ID, messages.EvtNodeJoined, messages.NodeJoined{Node: o.ID, Name: o.Name, Host: host, Kinds: o.Kinds,
+	n.events.emitAlso(n.pub, NodesRun, o.ID, messages.EvtNodeJoined, messages.NodeJoined{Node: o.ID, Name: o.Name, Host: host, Kinds: o.Kinds,
 		Slots: o.Slots, Version: o.Version})
 	n.loops.Add(4)
 	go n.heartbeat()
@@ -293,7 +307,9 @@ func (n *Node) Stats() NodeStats {
 		WrongKind: s.wrongKind.Load(), Version: s.version.Load(), Workspace: s.workspace.Load(), Cancelled: s.cancelled.Load(),
 		ControlDropped: n.controlDropped(), Restored: s.restored.Load(),
 		Duplicates: s.duplicate.Load(), Progress: s.progress.Load(), ProgressLost: s.progressLost.Load(), Revoked: s.revoked.Load(),
-		Lapsed: s.lapsed.Load(), Fenced: s.fenced.Load()}
+		Lapsed: s.lapsed.Load(), Fenced: s.fenced.Load(),
+		EventsRelayed: n.relays.sent.Load(), EventsDropped: n.relays.dropped.Load(), EventsRefused: n.relays.refused.Load(),
+		BatchesResent: n.relays.resent.Load()}
 }
 
 // Drain stops taking tasks, lets the running ones finish for up to the
@@ -335,14 +351,17 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.stopControl()
 	n.host.Close()
 	n.snaps.close(n)
-	n.events.emit(NodesRun, n.o.ID, messages.EvtNodeLeft, messages.NodeLeft{Node: n.o.ID, Name: n.o.Name, Reason: NodeDrained})
+	n.events.emitAlso(n.pub, NodesRun, n.o.ID, messages.EvtNodeLeft, messages.NodeLeft{Node: n.o.ID, Name: n.o.Name, Reason: NodeDrained})
+	dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	if !n.o.Bus.NATS().IsConnected() {
 		// The server is gone: the entry expires with its TTL.
 		n.o.Log.Warn().Msg("NATS unreachable: leaving the registry to the entry's TTL")
+		cancel() // node.left cannot go out either: counted as dropped
+		_ = n.pub.Close(dctx)
 		return nil
 	}
-	dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+	_ = n.pub.Close(dctx)
 	if err := n.registry().Delete(dctx, n.o.ID); err != nil {
 		n.o.Log.Warn().Err(err).Msg("leave registry (the entry expires with its TTL)")
 	}

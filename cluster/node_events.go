@@ -58,11 +58,17 @@ func newNodeEvents(out actors.Emitter, agent string, log zerolog.Logger) *nodeEv
 }
 
 func (e *nodeEvents) emit(run, node, typ string, data any) {
-	e.emitAt(run, node, typ, data, time.Now())
+	e.emitAt(run, node, typ, data, time.Now(), nil)
 }
 
-func (e *nodeEvents) emitAt(run, node, typ string, data any, now time.Time) {
-	if e.out == nil {
+// emitAlso is emit, the event going to also too (a task's relay to its
+// requester, or the node's publisher).
+func (e *nodeEvents) emitAlso(also actors.Emitter, run, node, typ string, data any) {
+	e.emitAt(run, node, typ, data, time.Now(), also)
+}
+
+func (e *nodeEvents) emitAt(run, node, typ string, data any, now time.Time, also actors.Emitter) {
+	if e.out == nil && also == nil {
 		return
 	}
 	e.mu.Lock()
@@ -81,7 +87,12 @@ func (e *nodeEvents) emitAt(run, node, typ string, data any, now time.Time) {
 	}
 	e.seq[run] = runSeq{n: ev.Seq, last: now}
 	ev.Kind, ev.Node = "node", node
-	e.out.Emit(ev)
+	if e.out != nil {
+		e.out.Emit(ev)
+	}
+	if also != nil {
+		also.Emit(ev)
+	}
 }
 
 // runs is how many runs have a count.

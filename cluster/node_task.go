@@ -103,9 +103,12 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		_ = m.NakWithDelay(time.Second) // another node may serve the task's repository
 		return
 	}
+	d := newDelivery(task.Secret, task.ID, n.o.ID, task.Attempt)
+	rel := n.relay(task, d, log)
+	defer rel.close()
 	if task.Attempt > 1 {
 		n.stats.redelivered.Add(1)
-		n.events.emit(task.Run, n.o.ID, messages.EvtTaskRedelivered, messages.TaskRedelivered{Agent: task.ID, Kind: task.Kind,
+		n.events.emitAlso(rel, task.Run, n.o.ID, messages.EvtTaskRedelivered, messages.TaskRedelivered{Agent: task.ID, Kind: task.Kind,
 			Attempt: task.Attempt, Node: n.o.ID})
 		if n.resultExists(task) {
 			n.stats.alreadyDone.Add(1)
@@ -145,7 +148,6 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		n.mu.Unlock()
 		n.kick()
 	}()
-	d := newDelivery(task.Secret, task.ID, n.o.ID, task.Attempt)
 	var res actors.AgentResult
 	if n.gone.has(task.Run, task.ID) {
 		n.stats.cancelled.Add(1)
@@ -153,7 +155,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 	} else {
 		n.stats.taken.Add(1)
 		var handedBack bool
-		res, handedBack = n.runAgent(rt, task, d)
+		res, handedBack = n.runAgent(rt, task, d, rel)
 		if handedBack {
 			n.stats.handedBack.Add(1)
 			log.Info().Msg("task handed back to the queue (drain timeout)")
@@ -162,7 +164,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 			return
 		}
 	}
-	n.settle(rt, task, res, d, log)
+	n.settle(rt, task, res, d, rel, log)
 }
 
 // decode reads a delivered task, terminating one that no node of this
@@ -203,7 +205,7 @@ func (n *Node) decode(kind string, m jetstream.Msg, log zerolog.Logger) (actors.
 // settle publishes the task's result and acks it, unless the task is no
 // longer this node's: its run's lease lapsed (the task is dropped from
 // the queue) or the run handed it to another node.
-func (n *Node) settle(rt *runningTask, task actors.ChildTask, res actors.AgentResult, d *delivery, log zerolog.Logger) {
+func (n *Node) settle(rt *runningTask, task actors.ChildTask, res actors.AgentResult, d *delivery, rel *eventRelay, log zerolog.Logger) {
 	if rt.revoked.Load() {
 		// Another node may have the task now: this copy's result would be
 		// refused, and its ack (or term) would settle the other node's
@@ -222,6 +224,17 @@ func (n *Node) settle(rt *runningTask, task actors.ChildTask, res actors.AgentRe
 		_ = rt.latest().TermWithReason("the run's lease lapsed: its orchestrator is gone")
 		return
 	}
+	// The task's events reach its requester before its result does: it
+	// has queued them on its publisher, which stores them in order, so a
+	// watcher that stops at the run's end has seen them all, however long
+	// a lost server held them back.
+	ctx, cancel := context.WithTimeout(n.ctx, relayDrain)
+	began := time.Now()
+	rel.flush(ctx)
+	if d := time.Since(began); d > time.Second {
+		log.Info().Dur("waited", d).Msg("the task's events reached its requester: its result goes")
+	}
+	cancel()
 	if err := n.publishResult(task, res, d); err != nil {
 		// No ack: the task is redelivered and the result published then.
 		log.Error().Err(err).Msg("publish result")
@@ -252,7 +265,7 @@ func (n *Node) ack(m jetstream.Msg, log zerolog.Logger) {
 
 // runAgent runs the task's agent to its end while keeping the task alive
 // in the queue and answering control messages.
-func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (actors.AgentResult, bool) {
+func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery, rel *eventRelay) (actors.AgentResult, bool) {
 	arts := n.o.Bus.Artifacts(task.Run)
 	defer arts.Close()
 	// The agent's span goes under its parent's delegate call, whose
@@ -262,7 +275,7 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (ac
 	if n.o.beforeSetUp != nil {
 		n.o.beforeSetUp(task)
 	}
-	h, end, err := n.startIn(parent, task, bc, arts)
+	h, end, err := n.startIn(parent, task, bc, arts, rel)
 	if err != nil {
 		n.o.Log.Warn().Err(err).Str("run", task.Run).Str("agent", task.ID).Msg("could not start the agent: its task fails")
 		return actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusFailed, Reason: actors.ReasonError,
@@ -279,24 +292,17 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (ac
 	}
 	n.notify(task, d, messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt})
 	<-h.Done() // the claim is kept alive meanwhile (node_alive.go)
-	// The agent's outputs are stored before its result says where, and
-	// its events before its result ends the wait for them.
+	// The agent's outputs are stored before its result says where (its
+	// events reach the requester before its result, settle).
 	ctx, cancel := context.WithTimeout(n.ctx, artifactFlushTimeout)
 	_ = arts.Flush(ctx)
 	cancel()
-	if n.o.FlushEvents != nil {
-		ctx, cancel := context.WithTimeout(n.ctx, publishFor)
-		began := time.Now()
-		if err := n.o.FlushEvents(ctx); err != nil {
-			n.o.Log.Warn().Err(err).Str("agent", task.ID).Msg("the agent's events are not all stored yet; its result goes now")
-		} else if d := time.Since(began); d > time.Second {
-			n.o.Log.Info().Dur("waited", d).Str("agent", task.ID).Msg("the agent's events are stored: its result goes")
-		}
-		cancel()
-	}
 	res := h.Wait(context.Background())
 	end(&res)                // its changes, when it worked in a snapshot
 	n.packNested(task, &res) // its descendants' that did not merge
+	if n.o.beforeResult != nil {
+		n.o.beforeResult(task, &res)
+	}
 	return res, rt.handBack.Load()
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/messages"
 )
 
 // Durable task records. Every task a run queues is recorded, with its
@@ -33,6 +34,9 @@ type taskRecord struct {
 	Secret string `json:"secret"`
 	Seq    uint64 `json:"seq,omitempty"`
 	Prior  int    `json:"prior,omitempty"`
+	// Snapshot is the snapshot the task was sent: a resumed run derives
+	// the stored result's changes from it (snapshot_receive.go).
+	Snapshot *messages.TaskSnapshot `json:"snapshot,omitempty"`
 }
 
 // RecordsPath is where a run keeps its task records under dataDir (the
@@ -129,6 +133,7 @@ func (c *remoteChild) reattach(ctx context.Context) (actors.AgentResult, bool) {
 	}
 	c.mu.Lock()
 	c.secret, c.prior = rec.Secret, max(rec.Prior, 1)
+	c.task.Snapshot = rec.Snapshot // what the earlier process sent it
 	c.mu.Unlock()
 	r := c.r
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)

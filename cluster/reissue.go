@@ -64,7 +64,7 @@ func (c *remoteChild) publish(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	rec := taskRecord{Agent: task.ID, Kind: task.Kind, Secret: task.Secret, Prior: task.Prior}
+	rec := taskRecord{Agent: task.ID, Kind: task.Kind, Secret: task.Secret, Prior: task.Prior, Snapshot: task.Snapshot}
 	if err := r.recs.add(rec); err != nil {
 		return 0, err
 	}

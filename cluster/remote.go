@@ -55,6 +55,12 @@ type RemoteOptions struct {
 	// node that stopped heartbeating, node.joined for a lost node heard
 	// from again. They are the run's, as agent NodesAgent; nil emits none.
 	Events actors.Emitter
+	// Relay receives the events nodes relay for the run's agents, once
+	// the run has checked them (relay_remote.go): pass the run's NATS
+	// publisher, so that they enter the events stream, where the run's
+	// own live view and every watcher read them. nil: they are checked
+	// and counted, and go nowhere.
+	Relay actors.Emitter
 	// RunLease is the run's lease (RunLease.Lease; 0: the run has none):
 	// tasks carry it, and nodes stop them once it lapses.
 	RunLease time.Duration
@@ -94,9 +100,11 @@ type Remote struct {
 	wsKey      string
 	snaps      *snapshotSender // nil without a workspace
 
-	mu      sync.Mutex
-	waiting map[string]*remoteChild // by agent ID
-	bySeq   map[uint64]string       // task stream sequence → agent ID
+	mu         sync.Mutex
+	waiting    map[string]*remoteChild // by agent ID
+	bySeq      map[uint64]string       // task stream sequence → agent ID
+	endedTasks map[string]*remoteChild // tasks ended lately, by agent ID (their events may trail)
+	endedOrder []string                // the keys of endedTasks, oldest first
 
 	duplicates     atomic.Uint64
 	forged         atomic.Uint64
@@ -106,6 +114,8 @@ type Remote struct {
 	unplaced       atomic.Uint64
 	reissued       atomic.Uint64
 	reattached     atomic.Uint64
+	refusedChanges atomic.Uint64
+	refusedEvents  atomic.Uint64
 	recs           *records    // nil: none kept
 	ended          atomic.Bool // the run ended for good: Close deletes the records
 }
@@ -133,7 +143,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	r := &Remote{o: o, waiting: map[string]*remoteChild{}, bySeq: map[uint64]string{},
+	r := &Remote{o: o, waiting: map[string]*remoteChild{}, bySeq: map[uint64]string{}, endedTasks: map[string]*remoteChild{},
 		origin: fmt.Sprintf("%s/%d", host, os.Getpid()), wsKey: WorkspaceKey(o.Workspace)}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
@@ -172,6 +182,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		"$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED." + o.Bus.Names().Tasks + ".*": r.onTerminated,
 		bus.CtlSubject(o.Bus.Prefix(), o.Run, "*", ctlStarted):                     r.onStarted,
 		bus.CtlSubject(o.Bus.Prefix(), o.Run, "*", ctlSnapshot):                    r.onSnapshotRequest,
+		bus.CtlSubject(o.Bus.Prefix(), o.Run, "*", ctlEvents):                      r.onEvents,
 	} {
 		sub, err := o.Bus.NATS().Subscribe(subj, fn)
 		if err != nil {
@@ -244,6 +255,14 @@ type RemoteStats struct {
 	Unplaced     uint64 // tasks failed because no live node served their kind for the placement timeout
 	Reissued     uint64 // tasks handed on from a lost node
 	Reattached   uint64 // tasks of an earlier process of the run whose stored result was taken up
+	// Changes are results whose changes were refused (a patch not
+	// matching the SHA-256 its result proves, or changes to a snapshot the
+	// run did not send): their tasks failed, nothing of them applied.
+	Changes uint64
+	// Events are events from nodes refused: not proven by the current
+	// delivery of a task of this run, or about another run, another
+	// node's agents or the run itself. They were never published.
+	Events uint64
 }
 
 // Stats reports the dropped results so far.
@@ -256,7 +275,7 @@ func (r *Remote) Stats() RemoteStats {
 	r.mu.Unlock()
 	return RemoteStats{Duplicates: r.duplicates.Load(), Forged: r.forged.Load(), Notices: r.refusedNotices.Load(), Budget: refusedBudget,
 		MaxDelivered: r.failedMax.Load(), Terminated: r.terminated.Load(), Unplaced: r.unplaced.Load(),
-		Reissued: r.reissued.Load(), Reattached: r.reattached.Load()}
+		Reissued: r.reissued.Load(), Reattached: r.reattached.Load(), Changes: r.refusedChanges.Load(), Events: r.refusedEvents.Load()}
 }
 
 // Nodes lists the live nodes as the registry shows them.
@@ -311,6 +330,7 @@ func (r *Remote) forget(c *remoteChild, seq uint64) {
 	if r.waiting[c.task.ID] == c {
 		delete(r.waiting, c.task.ID)
 	}
+	r.endedChild(c)
 }
 
 // pending counts the tasks the run remembers (waiting, by sequence).

@@ -74,6 +74,13 @@ func (c *remoteChild) noticed(n messages.StartNotice) {
 	c.node, c.attempt = n.Node, n.Attempt
 }
 
+// sent is the snapshot the run sent the task (nil: none).
+func (c *remoteChild) sent() *messages.TaskSnapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.task.Snapshot
+}
+
 // holder is the node that took the task last ("" while queued).
 func (c *remoteChild) holder() string {
 	c.mu.Lock()
@@ -157,7 +164,7 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 		r.mu.Lock()
 		delete(r.waiting, c.task.ID)
 		r.mu.Unlock()
-		return r.snaps.withPatch(ctx, res), nil
+		return r.receive(ctx, c.task.ID, c.sent(), res), nil
 	}
 	if r.snaps != nil {
 		task := c.task
@@ -184,7 +191,7 @@ func (c *remoteChild) Start(ctx context.Context) (actors.AgentResult, error) {
 	for {
 		select {
 		case res := <-c.done:
-			return r.snaps.withPatch(ctx, res), nil
+			return r.receive(ctx, c.task.ID, c.sent(), res), nil
 		case <-ctx.Done():
 			c.Cancel("parent cancelled")
 			return c.awaitCancelled(), nil

@@ -41,6 +41,7 @@ func (n *Node) packNested(task actors.ChildTask, res *actors.AgentResult) {
 	inline := 0
 	kept := res.Nested[:0]
 	for _, s := range res.Nested {
+		s.PatchSHA256 = messages.Digest(s.Patch)
 		if len(s.Patch) > maxInlineNestedPatch || inline+len(s.Patch) > messages.MaxNestedInline {
 			name := task.Run + "/" + task.ID + "-" + strconv.Itoa(task.Attempt) + "-" + s.Agent + ".patch"
 			if err := n.storePatch(ctx, name, s.Patch); err != nil {
@@ -70,53 +71,4 @@ func (n *Node) storePatch(ctx context.Context, name string, patch []byte) error 
 		return fmt.Errorf("store the patch: %w", err)
 	}
 	return nil
-}
-
-// withNestedPatches fetches from the changes bucket the patches of a
-// result's nested changesets too large to carry; one that cannot be
-// fetched is dropped and said in NestedErr.
-func (s *snapshotSender) withNestedPatches(ctx context.Context, res actors.AgentResult) actors.AgentResult {
-	var refs bool
-	for _, c := range res.Nested {
-		refs = refs || c.PatchRef != ""
-	}
-	if !refs {
-		return res
-	}
-	var lost []string
-	kept := make([]messages.NestedChanges, 0, len(res.Nested))
-	for _, c := range res.Nested {
-		if c.PatchRef != "" {
-			patch, err := s.getPatch(ctx, c.PatchRef)
-			if err != nil {
-				lost = append(lost, fmt.Sprintf("%s: %v", c.Agent, err))
-				continue
-			}
-			c.Patch, c.PatchRef = patch, ""
-		}
-		kept = append(kept, c)
-	}
-	res.Nested = kept
-	if len(lost) > 0 {
-		res.NestedErr = joinErr(res.NestedErr, "get the patches of "+strings.Join(lost, "; "))
-	}
-	return res
-}
-
-// getPatch reads a patch from the changes bucket.
-func (s *snapshotSender) getPatch(ctx context.Context, name string) ([]byte, error) {
-	if s == nil {
-		return nil, fmt.Errorf("get the patch %s: this run sends no snapshots and reads no changes bucket", name)
-	}
-	ctx, cancel := context.WithTimeout(ctx, snapshotFetchTimeout)
-	defer cancel()
-	obs, err := s.r.o.Bus.JetStream().ObjectStore(ctx, s.r.o.Bus.Names().Changes)
-	if err != nil {
-		return nil, fmt.Errorf("get the patch %s: %w", name, err)
-	}
-	patch, err := obs.GetBytes(ctx, name)
-	if err != nil {
-		return nil, fmt.Errorf("get the patch %s: %w", name, err)
-	}
-	return patch, nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/messages"
@@ -108,11 +109,7 @@ func (s *snapshotStore) fetch(ctx context.Context, n *Node, repo *gitws.Repo, ta
 		return err
 	}
 	if ref.Base == "" || repo.Has(ctx, ref.Base) {
-		data, err := obs.GetBytes(ctx, ref.Bundle)
-		if err != nil {
-			return fmt.Errorf("get %s: %w", ref.Bundle, err)
-		}
-		return repo.Unbundle(ctx, data)
+		return unbundle(ctx, obs, repo, ref.Bundle, ref.BundleSHA256)
 	}
 	// The node's checkout lacks the base: ask for the whole snapshot.
 	req, _ := json.Marshal(messages.SnapshotRequest{V: messages.ProtocolVersion, Commit: ref.Commit})
@@ -127,9 +124,20 @@ func (s *snapshotStore) fetch(ctx context.Context, n *Node, repo *gitws.Repo, ta
 	if rep.Error != nil {
 		return fmt.Errorf("ask for the whole snapshot: %w", rep.Error)
 	}
-	data, err := obs.GetBytes(ctx, rep.Bundle)
+	return unbundle(ctx, obs, repo, rep.Bundle, rep.BundleSHA256)
+}
+
+// unbundle fetches the bundle name and brings its objects into the store,
+// once its bytes are proven to be those digest names (the task's, or the
+// requester's reply's): whoever else may write the snapshot bucket cannot
+// replace what the agent works on.
+func unbundle(ctx context.Context, obs jetstream.ObjectStore, repo *gitws.Repo, name, digest string) error {
+	data, err := obs.GetBytes(ctx, name)
 	if err != nil {
-		return fmt.Errorf("get %s: %w", rep.Bundle, err)
+		return fmt.Errorf("get %s: %w", name, err)
+	}
+	if err := messages.CheckDigest("the snapshot bundle "+name, data, digest); err != nil {
+		return err
 	}
 	return repo.Unbundle(ctx, data)
 }
@@ -138,9 +146,10 @@ func (s *snapshotStore) fetch(ctx context.Context, n *Node, repo *gitws.Repo, ta
 // when it carries one, else in the node's workspace. end, called with the
 // agent's result once it has ended, captures a mutating agent's changes
 // into the result and removes the worktree.
-func (n *Node) startIn(trace context.Context, task actors.ChildTask, svc *BudgetClient, arts *bus.Artifacts) (*actors.AgentHandle, func(*actors.AgentResult), error) {
+func (n *Node) startIn(trace context.Context, task actors.ChildTask, svc *BudgetClient, arts *bus.Artifacts, rel *eventRelay) (*actors.AgentHandle, func(*actors.AgentResult), error) {
+	events := n.taskEvents(rel)
 	if task.Snapshot == nil {
-		h, err := n.host.StartAgentUnder(trace, task, svc, arts)
+		h, err := n.host.StartAgentWith(trace, task, svc, arts, "", events)
 		return h, func(*actors.AgentResult) {}, err
 	}
 	wt, err := n.snaps.materialise(n, task)
@@ -152,7 +161,7 @@ func (n *Node) startIn(trace context.Context, task actors.ChildTask, svc *Budget
 			n.o.Log.Warn().Err(err).Str("agent", task.ID).Msg("remove snapshot worktree")
 		}
 	}
-	h, err := n.host.StartAgentIn(trace, task, svc, arts, wt.Root())
+	h, err := n.host.StartAgentWith(trace, task, svc, arts, wt.Root(), events)
 	if err != nil {
 		drop()
 		return nil, nil, err
@@ -183,6 +192,7 @@ func (n *Node) capture(task actors.ChildTask, wt *gitws.Worktree) (*messages.Cha
 		return nil, err
 	}
 	cs.SnapshotTree = wt.Snapshot().Tree
+	cs.PatchSHA256 = messages.Digest(cs.Patch)
 	if len(cs.Patch) > maxInlinePatch {
 		obs, err := n.o.Bus.JetStream().ObjectStore(ctx, n.o.Bus.Names().Changes)
 		if err != nil {

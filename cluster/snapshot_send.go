@@ -35,8 +35,8 @@ type snapshotSender struct {
 	mu     sync.Mutex
 	repo   *gitws.Repo
 	off    error                     // why tasks carry no snapshot (no git), once known
-	sent   map[string]bool           // snapshot commits whose bundle is stored
-	whole  map[string]string         // snapshot commit → its whole bundle's object
+	sent   map[string]string         // snapshot commit → the SHA-256 of its stored (thin) bundle
+	whole  map[string]storedBundle   // snapshot commit → its whole bundle
 	states map[string]gitws.Snapshot // "base tree" → the snapshot first taken of that state
 
 	snaps coalesced[messages.TaskSnapshot] // the snapshots tasks carry
@@ -50,7 +50,7 @@ func newSnapshotSender(r *Remote) *snapshotSender {
 	if dataDir == "" {
 		dataDir = actors.DataDir(r.o.Workspace)
 	}
-	s := &snapshotSender{r: r, dataDir: dataDir, sent: map[string]bool{}, whole: map[string]string{}, states: map[string]gitws.Snapshot{}}
+	s := &snapshotSender{r: r, dataDir: dataDir, sent: map[string]string{}, whole: map[string]storedBundle{}, states: map[string]gitws.Snapshot{}}
 	s.snaps = coalesced[messages.TaskSnapshot]{ctx: r.ctx, do: s.take}
 	return s
 }
@@ -109,39 +109,46 @@ func (s *snapshotSender) take(ctx context.Context) (messages.TaskSnapshot, error
 	state := snap.Base + " " + snap.Tree
 	s.mu.Lock()
 	known, ok := s.states[state]
+	digest := s.sent[known.Commit]
 	s.mu.Unlock()
 	if ok {
 		snap = known
 	} else {
 		name := s.bundleName(snap.Commit)
-		if err := s.store(ctx, repo, snap, true, name); err != nil {
+		if digest, err = s.store(ctx, repo, snap, true, name); err != nil {
 			return messages.TaskSnapshot{}, fmt.Errorf("store the snapshot: %w", err)
 		}
 		s.mu.Lock()
-		s.sent[snap.Commit], s.states[state] = true, snap
+		s.sent[snap.Commit], s.states[state] = digest, snap
 		s.mu.Unlock()
 	}
 	return messages.TaskSnapshot{Commit: snap.Commit, Tree: snap.Tree, Base: snap.Base, Prefix: snap.Prefix,
-		Bundle: s.bundleName(snap.Commit)}, nil
+		Bundle: s.bundleName(snap.Commit), BundleSHA256: digest}, nil
 }
+
+// storedBundle is a bundle the run stored: its object and its SHA-256.
+type storedBundle struct{ name, digest string }
 
 // bundleName is the object of a snapshot's (thin) bundle.
 func (s *snapshotSender) bundleName(commit string) string {
 	return s.r.o.Run + "/snap-" + commit + ".bundle"
 }
 
-// store bundles snap (thin: only what its base lacks) as the object name.
-func (s *snapshotSender) store(ctx context.Context, repo *gitws.Repo, snap gitws.Snapshot, thin bool, name string) error {
+// store bundles snap (thin: only what its base lacks) as the object
+// name, and returns the bundle's SHA-256, which the tasks carry.
+func (s *snapshotSender) store(ctx context.Context, repo *gitws.Repo, snap gitws.Snapshot, thin bool, name string) (string, error) {
 	data, err := repo.Bundle(ctx, snap, thin)
 	if err != nil {
-		return err
+		return "", err
 	}
 	obs, err := s.r.o.Bus.JetStream().ObjectStore(ctx, s.r.o.Bus.Names().Snapshots)
 	if err != nil {
-		return err
+		return "", err
 	}
-	_, err = obs.PutBytes(ctx, name, data)
-	return err
+	if _, err = obs.PutBytes(ctx, name, data); err != nil {
+		return "", err
+	}
+	return messages.Digest(data), nil
 }
 
 // onRequest answers a node that lacks a snapshot's base: the whole
@@ -165,53 +172,24 @@ func (s *snapshotSender) answer(data []byte) messages.SnapshotReply {
 	defer cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.sent[req.Commit] || s.repo == nil {
+	if s.sent[req.Commit] == "" || s.repo == nil {
 		rep.Error = &messages.Error{Code: messages.CodeNotFound, Message: fmt.Sprintf("%v: %s", errNoSnapshot, req.Commit)}
 		return rep
 	}
-	name, ok := s.whole[req.Commit]
+	b, ok := s.whole[req.Commit]
 	if !ok {
-		name = s.r.o.Run + "/full-" + req.Commit + ".bundle"
+		b.name = s.r.o.Run + "/full-" + req.Commit + ".bundle"
 		// The snapshot commit holds its tree; Bundle needs no more of it.
-		if err := s.store(ctx, s.repo, gitws.Snapshot{Commit: req.Commit}, false, name); err != nil {
+		var err error
+		if b.digest, err = s.store(ctx, s.repo, gitws.Snapshot{Commit: req.Commit}, false, b.name); err != nil {
 			s.r.o.Log.Error().Err(err).Str("snapshot", req.Commit).Msg("store a whole snapshot")
 			rep.Error = &messages.Error{Code: messages.CodeInternal, Message: "store the whole snapshot: " + err.Error()}
 			return rep
 		}
-		s.whole[req.Commit] = name
+		s.whole[req.Commit] = b
 	}
-	rep.Bundle = name
+	rep.Bundle, rep.BundleSHA256 = b.name, b.digest
 	return rep
-}
-
-// withPatch fetches a result's patch from the changes bucket when it was
-// too large to carry; without it the changes are reported lost. Its
-// nested changesets' patches are fetched likewise (withNestedPatches).
-func (s *snapshotSender) withPatch(ctx context.Context, res actors.AgentResult) actors.AgentResult {
-	res = s.withNestedPatches(ctx, res)
-	cs := res.Changeset
-	if s == nil || cs == nil || cs.PatchRef == "" {
-		return res
-	}
-	ctx, cancel := context.WithTimeout(ctx, snapshotFetchTimeout)
-	defer cancel()
-	obs, err := s.r.o.Bus.JetStream().ObjectStore(ctx, s.r.o.Bus.Names().Changes)
-	if err == nil {
-		var patch []byte
-		if patch, err = obs.GetBytes(ctx, cs.PatchRef); err == nil {
-			c := *cs
-			c.Patch, c.PatchRef = patch, ""
-			res.Changeset = &c
-			return res
-		}
-	}
-	res.Changeset = nil
-	res.Changes = &messages.ChangeOutcome{Agent: res.Agent, Status: messages.ChangeStatusError,
-		Error: fmt.Sprintf("get the changeset's patch %s: %v", cs.PatchRef, err)}
-	for _, f := range cs.Files {
-		res.Changes.Files = append(res.Changes.Files, f.Path)
-	}
-	return res
 }
 
 // close deletes the run's snapshots and changesets from the object stores.

@@ -5,6 +5,7 @@ const (
 	EvtChangesReady    = "changes.ready"
 	EvtChangesApplied  = "changes.applied"
 	EvtChangesConflict = "changes.conflict"
+	EvtChangesRefused  = "changes.refused"
 )
 
 // Statuses of a changeset in the requester's workspace (ChangeOutcome.Status).
@@ -37,6 +38,9 @@ type Changeset struct {
 	Files        []FileChange `json:"files"`
 	Patch        []byte       `json:"patch,omitempty"`
 	PatchRef     string       `json:"patch_ref,omitempty" doc:"object store name of the patch when too large to carry"`
+	// PatchSHA256 is the patch's SHA-256 (Digest), inline or by
+	// reference: the requester checks the patch it fetched against it.
+	PatchSHA256 string `json:"patch_sha256,omitempty" doc:"the patch's SHA-256 in hex; required with patch_ref"`
 }
 
 // Empty reports whether the changeset changes nothing.
@@ -68,6 +72,17 @@ type ChangesConflict struct {
 	Files  []string `json:"files" doc:"the files that conflict"`
 	Patch  string   `json:"patch" doc:"the kept patch: applies cleanly to the snapshot with git apply"`
 	Reason string   `json:"reason,omitempty" doc:"why they conflict when not (only) by overlapping edits: a rule the merge met, such as a symbolic link where the changes need a directory"`
+}
+
+// ChangesRefused is the data of changes.refused: a remote agent's
+// changes were not taken in, and nothing of them was applied or kept:
+// refused (a patch whose bytes are not those its result proves, changes
+// to a snapshot the run did not send, an end state other than the one
+// its patch makes) or lost (a patch that could not be fetched).
+type ChangesRefused struct {
+	Agent  string `json:"agent" doc:"the agent whose changes they are"`
+	Node   string `json:"node,omitempty" doc:"the node that ran it"`
+	Reason string `json:"reason" doc:"why, in a sentence"`
 }
 
 // ChangeOutcome is what became of one agent's changes (run --json's

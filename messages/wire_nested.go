@@ -22,6 +22,9 @@ type NestedChanges struct {
 	// of the directory its agent started from.
 	Patch    []byte `json:"patch,omitempty"`
 	PatchRef string `json:"patch_ref,omitempty" doc:"object store name of the patch when too large to carry"`
+	// PatchSHA256 is the patch's SHA-256 (Digest): the requester checks
+	// the patch it fetched against it.
+	PatchSHA256 string `json:"patch_sha256,omitempty" doc:"the patch's SHA-256 in hex; required with patch_ref"`
 }
 
 // Bounds of a result's nested changesets.
@@ -103,6 +106,9 @@ func (n *NestedChanges) check(run string) error {
 		if err := checkObjectName("patch_ref", n.PatchRef); err != nil || !strings.HasPrefix(n.PatchRef, run+"/") {
 			return fmt.Errorf("%s: patch_ref %q is not an object of run %s", n.Agent, clipID(n.PatchRef), run)
 		}
+	}
+	if err := checkDigestField("patch_sha256", n.PatchSHA256); err != nil {
+		return fmt.Errorf("%s: %w", n.Agent, err)
 	}
 	return nil
 }

@@ -24,6 +24,9 @@ type TaskSnapshot struct {
 	// Bundle is the object in the snapshot bucket holding the snapshot
 	// commit's objects that Base does not have.
 	Bundle string `json:"bundle"`
+	// BundleSHA256 is the bundle's SHA-256 (Digest): a node checks the
+	// bundle it fetched against it before unbundling.
+	BundleSHA256 string `json:"bundle_sha256,omitempty"`
 }
 
 // Validate checks a task's snapshot reference.
@@ -45,7 +48,7 @@ func (s *TaskSnapshot) Validate() error {
 	if err := checkObjectName("snapshot bundle", s.Bundle); err != nil {
 		return err
 	}
-	return nil
+	return checkDigestField("snapshot bundle_sha256", s.BundleSHA256)
 }
 
 // SnapshotRequest asks the requester for a whole snapshot (every object
@@ -72,7 +75,10 @@ func (r *SnapshotRequest) Validate() error {
 type SnapshotReply struct {
 	V      int    `json:"v"`
 	Bundle string `json:"bundle,omitempty"`
-	Error  *Error `json:"error,omitempty"`
+	// BundleSHA256 is the bundle's SHA-256 (Digest), checked by the node
+	// before it unbundles.
+	BundleSHA256 string `json:"bundle_sha256,omitempty"`
+	Error        *Error `json:"error,omitempty"`
 }
 
 // Validate checks a snapshot reply.
@@ -81,7 +87,10 @@ func (r *SnapshotReply) Validate() error {
 		return err
 	}
 	if r.Error == nil {
-		return checkObjectName("snapshot bundle", r.Bundle)
+		if err := checkObjectName("snapshot bundle", r.Bundle); err != nil {
+			return err
+		}
+		return checkDigestField("snapshot bundle_sha256", r.BundleSHA256)
 	}
 	return nil
 }
@@ -106,7 +115,7 @@ func (c *Changeset) validate() error {
 			return err
 		}
 	}
-	return nil
+	return checkDigestField("changeset patch_sha256", c.PatchSHA256)
 }
 
 // isObjectID reports whether s is a full git object ID (SHA-1 or SHA-256).

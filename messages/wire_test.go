@@ -48,9 +48,10 @@ func wireSamples() []any {
 		&StartNotice{Node: "node-1a2b3c4d", Name: "box-2", Attempt: 2, Refused: "another repository"},
 		&ErrorReply{V: ProtocolVersion, Error: &Error{Code: CodeBadRequest, Message: "no reply subject"}},
 		&TaskSnapshot{Commit: strings.Repeat("a", 40), Tree: strings.Repeat("b", 40), Base: strings.Repeat("c", 40),
-			Prefix: "svc/", Bundle: "r1/snap-" + strings.Repeat("a", 40) + ".bundle"},
+			Prefix: "svc/", Bundle: "r1/snap-" + strings.Repeat("a", 40) + ".bundle", BundleSHA256: strings.Repeat("e", 64)},
 		&SnapshotRequest{V: ProtocolVersion, Commit: strings.Repeat("a", 40)},
-		&SnapshotReply{V: ProtocolVersion, Bundle: "r1/full-" + strings.Repeat("a", 40) + ".bundle"},
+		&SnapshotReply{V: ProtocolVersion, Bundle: "r1/full-" + strings.Repeat("a", 40) + ".bundle", BundleSHA256: strings.Repeat("d", 64)},
+		&EventBatchReply{V: ProtocolVersion, Accepted: 1, Refused: 1},
 	}
 }
 

@@ -206,19 +206,6 @@ func serve(ctx context.Context, o options, guard *httpguard.Guard, getenv func(s
 	if err := nodeStreams(ctx, conn, cfg, log); err != nil {
 		return err
 	}
-	pub, err := conn.NewPublisher(bus.PublisherOptions{Queue: cfg.NATS.PublishQueue, Log: log})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		wait := 10 * time.Second
-		if !conn.NATS().IsConnected() {
-			wait = time.Second // events that cannot go out are counted as dropped
-		}
-		cctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		_ = pub.Close(cctx)
-	}()
 	nc := cfg.Node
 	ks := nc.Kinds
 	if o.kinds != "" {
@@ -233,12 +220,15 @@ func serve(ctx context.Context, o options, guard *httpguard.Guard, getenv func(s
 	if o.slots > 0 {
 		n = o.slots
 	}
+	// The node puts its events on NATS itself: its agents' through each
+	// run's requester, its own lifecycle events directly. Its metrics are
+	// its own counters (none counted from events).
 	metrics, err := startMetrics(ctx, guard, log, stderr)
 	if err != nil {
 		return err
 	}
 	node, err := cluster.StartNode(ctx, cluster.NodeOptions{Bus: conn,
-		Name: o.name, Kinds: ks, Slots: n, Agent: agent, Events: pub, FlushEvents: pub.Flush, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
+		Name: o.name, Kinds: ks, Slots: n, Agent: agent, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
 		Heartbeat: nc.Heartbeat, DrainTimeout: nc.DrainTimeout, BudgetTimeout: nc.BudgetTimeout, Version: Version, Log: log})
 	if err != nil {
 		return err
@@ -264,6 +254,10 @@ func serve(ctx context.Context, o options, guard *httpguard.Guard, getenv func(s
 	}
 	st := node.Stats()
 	fmt.Fprintf(stderr, "node %s stopped: %d tasks done, %d handed back\n", node.ID(), st.Completed, st.HandedBack)
+	if st.EventsDropped+st.EventsRefused > 0 {
+		fmt.Fprintf(stderr, "node %s: %d events of its tasks never reached their run's requester (gone, or too slow), %d were refused by it\n",
+			node.ID(), st.EventsDropped, st.EventsRefused)
+	}
 	return nil
 }
 

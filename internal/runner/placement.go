@@ -45,14 +45,16 @@ func anyRemote(placement map[string]string) bool {
 // kind may run on nodes; nil when every kind runs here. Tasks carry the
 // identity of the workspace's repository, so nodes serving another refuse
 // them, and the run's lease. The run's events about its nodes (a node
-// lost) go to o.Events.
+// lost) go to o.Events; the events nodes relay for its agents, once
+// checked, to the run's publisher only (the run's sinks read them back
+// from the stream, followNodes).
 func startPlacement(ctx context.Context, b *Bus, p Params, o actors.Options) (*cluster.Remote, error) {
 	if !anyRemote(p.Placement) {
 		return nil, nil
 	}
 	return cluster.StartRemote(ctx, cluster.RemoteOptions{Bus: b.conn, Run: o.Run, Placement: p.Placement, LeaseTimeout: p.LeaseTimeout,
 		PlacementTimeout: p.PlacementTimeout, RunLease: o.RunLease, Records: cluster.RecordsPath(dataDir(o), o.Run),
-		Workspace: o.Workspace, Events: o.Events, Log: p.Log})
+		Workspace: o.Workspace, Events: o.Events, Relay: b.pub, Log: p.Log})
 }
 
 // dataDir is where the run keeps its checkpoints and task records.

@@ -234,6 +234,8 @@ func forgeries(t *testing.T, env []string, url, dir, otherNode, runID, a string)
 		bus.CtlSubject(p, runID, a, "cancel"),                                       // cancel one agent
 		bus.CtlSubject(p, runID, a, "input"),                                        // steer it
 		bus.EventSubject(p, runID, "run", messages.EvtRunFinished),                  // end the run for watchers
+		bus.EventSubject(p, runID, a, messages.EvtLLMResponse),                      // an event about a run (the requester's to publish)
+		bus.EventSubject(p, "made-up", "x", messages.EvtLLMResponse),                // or about a made-up run
 		"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.TROUPE_TASKS.troupe_explore_v1", // fail tasks
 		"$JS.API.STREAM.PURGE." + bus.TasksStream,
 		"$JS.API.STREAM.PURGE.OBJ_" + bus.ArtifactsBucket, // every run's artifacts
@@ -267,8 +269,11 @@ func forgeries(t *testing.T, env []string, url, dir, otherNode, runID, a string)
 			}
 		}
 	}
-	// And what a node does do still works for the peer.
-	if refused := peerTries(t, env, url, otherNode, bus.EventSubject(p, "other-run", "x", "agent.started"), "$KV."+bus.NodesBucket+".node-2"); len(refused) != 0 {
-		t.Errorf("node: a node's event or own registry entry refused: %v", refused)
+	// And what a node does do still works for the peer: its own lifecycle
+	// event, its own registry entry, and a batch of events sent to a run's
+	// requester (which refuses this one: it proves no delivery).
+	if refused := peerTries(t, env, url, otherNode, bus.EventSubject(p, "nodes", "x", messages.EvtNodeJoined),
+		"$KV."+bus.NodesBucket+".node-2", bus.CtlSubject(p, runID, a, "events")); len(refused) != 0 {
+		t.Errorf("node: a node's own event, registry entry or events batch refused: %v", refused)
 	}
 }

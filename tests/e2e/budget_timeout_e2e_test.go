@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
@@ -19,7 +22,9 @@ import (
 // while the three calls are in flight. The node's agents find nobody
 // answering for the run's budget (node.budget_timeout, set short in the
 // workspace's configuration), make no further model call, and end failed
-// with reason budget_unreachable.
+// with reason budget_unreachable: their results say so. Their events of
+// that end reach no watcher: only a run's requester publishes its
+// events, and it is gone; the node drops them and says so.
 func TestNodeAgentsStopWhenTheBudgetDies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process")
@@ -71,28 +76,63 @@ func TestNodeAgentsStopWhenTheBudgetDies(t *testing.T) {
 	atKill := calls.Load()
 	close(gate)
 
-	ended := map[string]messages.Event{}
-	poll(t, 60*time.Second, func() error {
-		for _, ev := range col.events() {
-			if ev.Kind == "explore" && ev.Node != "" && (ev.Type == messages.EvtAgentFailed || ev.Type == messages.EvtAgentFinished ||
-				ev.Type == messages.EvtAgentCancelled) {
-				ended[ev.Agent] = ev
-			}
+	var runID string
+	for _, ev := range col.events() {
+		if ev.Kind == "explore" && ev.Node != "" {
+			runID = ev.Run
 		}
-		if len(ended) < n {
-			return fmt.Errorf("%d of %d remote agents ended", len(ended), n)
+	}
+	if runID == "" {
+		t.Fatal("no event of the remote agents reached the watcher before the kill")
+	}
+	var results []messages.Result
+	poll(t, 60*time.Second, func() error {
+		results = storedResults(t, url, bus.CredsPath(dir, bus.RoleRequester), runID)
+		if len(results) < n {
+			return fmt.Errorf("%d of %d remote agents ended", len(results), n)
 		}
 		return nil
 	})
-	for agent, ev := range ended {
-		var d messages.AgentEnded
-		must(t, json.Unmarshal(ev.Data, &d))
-		if ev.Type != messages.EvtAgentFailed || d.Reason != "budget_unreachable" {
-			t.Errorf("%s ended %s, reason %q, want failed, budget_unreachable", agent, ev.Type, d.Reason)
+	for _, r := range results {
+		if r.Status != "failed" || r.Reason != "budget_unreachable" {
+			t.Errorf("%s ended %s, reason %q, want failed, budget_unreachable", r.Agent, r.Status, r.Reason)
+		}
+	}
+	node.waitStderr("did not take the task's events: they are dropped", 10*time.Second)
+	for _, ev := range col.events() {
+		if ev.Run == runID && ev.Type == messages.EvtAgentFailed {
+			t.Errorf("an event of the run was published after its requester was gone: %+v", ev)
 		}
 	}
 	if after := calls.Load() - atKill; after != 0 {
 		t.Errorf("%d explore model calls after the orchestrator was killed (the %d in flight then aside)", after, atKill)
 	}
 	t.Logf("%d explore calls in flight at the kill, %d after", atKill, calls.Load()-atKill)
+}
+
+// storedResults reads every result the results stream holds for run.
+func storedResults(t *testing.T, url, creds, run string) []messages.Result {
+	t.Helper()
+	c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: url, CredsFile: creds}, zerolog.Nop())
+	must(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	cons, err := c.JetStream().OrderedConsumer(ctx, c.Names().Results, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{bus.ResultsFilter(c.Prefix(), run)}})
+	must(t, err)
+	info, err := cons.Info(ctx)
+	must(t, err)
+	var out []messages.Result
+	if info.NumPending == 0 {
+		return out
+	}
+	batch, err := cons.Fetch(int(info.NumPending), jetstream.FetchMaxWait(5*time.Second))
+	must(t, err)
+	for m := range batch.Messages() {
+		var r messages.Result
+		must(t, json.Unmarshal(m.Data(), &r))
+		out = append(out, r)
+	}
+	return out
 }
