@@ -129,7 +129,9 @@ func (g Grant) Permissions() (jwt.Permissions, error) {
 	default:
 		return jwt.Permissions{}, fmt.Errorf("%w: %q", ErrUnknownRole, g.Role)
 	}
-	perm.Pub.Allow = uniq(append([]string{"$JS.API.INFO"}, perm.Pub.Allow...))
+	// $JS.API.STREAM.NAMES: the stream names of the account (nats stream ls
+	// --names), names only; nothing of another prefix's streams beyond them.
+	perm.Pub.Allow = uniq(append([]string{"$JS.API.INFO", "$JS.API.STREAM.NAMES"}, perm.Pub.Allow...))
 	perm.Sub.Allow = append(perm.Sub.Allow, inbox)
 	return perm, nil
 }
