@@ -46,21 +46,22 @@ func (is *isolation) keep(run string, out messages.ChangeOutcome, patch []byte) 
 	return out, true
 }
 
-// keepPatch writes patch as <data dir>/runs/<run>/changes/<agent>.patch
-// and returns its path.
+// keepPatch writes patch as <state dir>/runs/<run>/changes/<agent>.patch
+// (0600 in 0700 folders: troupe's own, out of the agents' reach) and
+// returns its path.
 func (is *isolation) keepPatch(run, agent string, patch []byte) (string, error) {
 	if !messages.PathSafeID(agent) || !messages.PathSafeID(run) {
 		return "", fmt.Errorf("keep patch: bad run %q or agent %q", run, agent)
 	}
-	dir, err := filepath.Abs(filepath.Join(is.dataDir, "runs", run, "changes"))
+	dir, err := filepath.Abs(filepath.Join(is.stateDir, "runs", run, "changes"))
 	if err != nil {
 		return "", fmt.Errorf("keep patch: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("keep patch: %w", err)
 	}
 	path := filepath.Join(dir, agent+".patch")
-	if err := os.WriteFile(path, patch, 0o644); err != nil {
+	if err := os.WriteFile(path, patch, 0o600); err != nil {
 		return "", fmt.Errorf("keep patch: %w", err)
 	}
 	return path, nil
@@ -75,7 +76,7 @@ type nestedCarry struct {
 }
 
 // keep takes a changeset for the task's result; the parent reads where
-// the requester will keep it (a path relative to its data directory).
+// the requester will keep it (a path relative to its state directory).
 func (c *nestedCarry) keep(run string, out messages.ChangeOutcome, patch []byte) (messages.ChangeOutcome, bool) {
 	c.mu.Lock()
 	c.sets = append(c.sets, messages.NestedChanges{Agent: out.Agent, Status: out.Status, Files: slices.Clone(out.Files),

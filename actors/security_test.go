@@ -62,25 +62,30 @@ func TestSecretsRedactedFromEverythingTheRunWrites(t *testing.T) {
 		t.Error("no tool.started event shows the model's arguments redacted")
 	}
 	files := 0
-	err := filepath.WalkDir(actors.DataDir(ws), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		files++
-		b, err := os.ReadFile(p)
+	for _, dir := range []string{actors.DataDir(ws), stateOf(t, ws)} {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || p == filepath.Join(actors.DataDir(ws), ".gitignore") {
+				return err
+			}
+			files++
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if strings.Contains(string(b), key) {
+				t.Errorf("%s holds the key", p)
+			}
+			if fi, _ := d.Info(); fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s has mode %v", p, fi.Mode().Perm())
+			}
+			return nil
+		})
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		if strings.Contains(string(b), key) {
-			t.Errorf("%s holds the key", p)
-		}
-		if fi, _ := d.Info(); fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s has mode %v", p, fi.Mode().Perm())
-		}
-		return nil
-	})
-	if err != nil || files < 2 { // a checkpoint and a spill file at least
-		t.Fatalf("walked %d files: %v", files, err)
+	}
+	if files < 3 { // a checkpoint, a journal and a spill file at least
+		t.Fatalf("walked %d files", files)
 	}
 }
 

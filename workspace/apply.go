@@ -115,13 +115,17 @@ func (r *Repo) theirTree(ctx context.Context, snap Snapshot, cs messages.Changes
 	return g.line(ctx, "write-tree")
 }
 
-// keepPatch writes patch to <data dir>/runs/<run>/changes/<agent>.patch
+// keepPatch writes patch to <state dir>/runs/<run>/changes/<agent>.patch
 // and returns the path.
 func (r *Repo) keepPatch(run, agent string, patch []byte) (string, error) {
 	if strings.ContainsAny(run+agent, `/\`) || strings.HasPrefix(run, ".") || strings.HasPrefix(agent, ".") {
 		return "", fmt.Errorf("keep patch: bad run %q or agent %q", run, agent)
 	}
-	dir := filepath.Join(r.dataDir, "runs", run, "changes")
+	state := r.opts.StateDir
+	if state == "" {
+		state = r.dataDir
+	}
+	dir := filepath.Join(state, "runs", run, "changes")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("keep patch: %w", err)
 	}

@@ -73,7 +73,7 @@ func serveAuth(o *bus.EmbeddedOptions, noAuth bool, prefix string, stderr io.Wri
 	if !o.Ephemeral {
 		dir = filepath.Join(o.StoreDir, "creds")
 	}
-	sc, err := runner.NewServerCreds(dir, prefix)
+	sc, err := runner.NewServerCreds(dir, prefix, "")
 	if err != nil {
 		return nil, exitFailed, err
 	}

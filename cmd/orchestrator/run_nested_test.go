@@ -88,7 +88,7 @@ func TestRunJSONListsANestedConflict(t *testing.T) {
 			lead = c.Agent
 		case c.Status == "conflict" && strings.HasPrefix(c.Agent, "worker-") && len(c.Conflicts) == 1 && c.Conflicts[0] == "f.go":
 			patch = c.Patch
-			if want := filepath.Join(ws, ".troupe", "runs", res.Run, "changes", c.Agent+".patch"); patch != want {
+			if want := filepath.Join(stateDirOf(t, ws), "runs", res.Run, "changes", c.Agent+".patch"); patch != want {
 				t.Errorf("patch %s, want %s", patch, want)
 			}
 		}
