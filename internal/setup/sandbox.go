@@ -16,6 +16,9 @@ import (
 // MCPKind is the kind name sandbox.network uses for stdio MCP servers.
 const MCPKind = "mcp"
 
+// KindAny stands for any kind where the policy's network does not matter.
+const KindAny = "default"
+
 // Sandbox is the run's sandbox from the config, nil with sandbox.mode
 // off: the built-in deny list under home plus sandbox.deny_read, troupe's
 // state directory as a whole (every workspace's: checkpoints, task
@@ -86,6 +89,9 @@ func SandboxPreflight(s *sandbox.Settings, kinds []string) (string, error) {
 	warn, err := s.Support.Preflight(worst)
 	if err != nil {
 		return "", fmt.Errorf("config: %w", err)
+	}
+	if n := s.Support.Narrowed(s.PolicyFor(KindAny, "/")); n != "" {
+		warn = strings.TrimPrefix(strings.Join([]string{warn, n}, "\n"), "\n")
 	}
 	return warn, nil
 }

@@ -1,6 +1,9 @@
 package sandbox
 
-import "slices"
+import (
+	"path/filepath"
+	"slices"
+)
 
 // Settings are a run's sandbox configuration, from which each agent's
 // policy is made: the same for every agent but its writable workspace and
@@ -31,10 +34,21 @@ func (s Settings) NetworkFor(kind string) Network {
 	return NetworkAllow
 }
 
-// PolicyFor is the policy of an agent of kind working in workspace.
+// ReadOnlyNames are the entries of a workspace's root its commands may
+// read but not change: git's folder (a worktree's .git file) and troupe's.
+var ReadOnlyNames = []string{".git", ".troupe"}
+
+// PolicyFor is the policy of an agent of kind working in workspace: it
+// writes beneath the workspace (but not its .git and .troupe) and
+// sandbox.writable.
 func (s Settings) PolicyFor(kind, workspace string) Policy {
+	var ro []string
+	for _, n := range ReadOnlyNames {
+		ro = append(ro, filepath.Join(workspace, n))
+	}
 	return Policy{
 		Writable: append([]string{workspace}, s.Writable...),
+		ReadOnly: ro,
 		DenyRead: slices.Clone(s.DenyRead),
 		Network:  s.NetworkFor(kind),
 		Required: s.Required,
