@@ -23,9 +23,9 @@ import (
 // methods are safe for concurrent use: they run on tool and end-of-agent
 // goroutines, never on a mailbox.
 type isolation struct {
-	ctx     context.Context // the run's, for background work
-	mode    string          // configs.Isolation*
-	changes workspace.Mode  // what becomes of the changes
+	ctx      context.Context // the run's, for background work
+	mode     string          // configs.Isolation*
+	changes  workspace.Mode  // what becomes of the changes
 	root     string          // the workspace root
 	dataDir  string          // worktrees (agent-visible)
 	stateDir string          // kept patches (troupe's own)

@@ -64,8 +64,8 @@ type runtime struct {
 	sources   []tools.ToolSource // MCP servers and the like; their creator closes them
 	// toolCallLimit: the run limits tool calls, so they are charged at once.
 	toolCallLimit bool
-	dataDir       string // the workspace's folder of agent-visible files
-	stateDir      string // what troupe trusts: checkpoints, kept patches
+	dataDir       string           // the workspace's folder of agent-visible files
+	stateDir      string           // what troupe trusts: checkpoints, kept patches
 	iso           *isolation       // worktrees for agents that may change files
 	redact        *redact.Redactor // configured secrets, masked in all the run writes
 	// procs keeps the processes of the run's shell commands, sessions and

@@ -61,4 +61,3 @@ func startPlacement(ctx context.Context, b *Bus, p Params, o actors.Options) (*c
 		PlacementTimeout: p.PlacementTimeout, RunLease: o.RunLease, Records: cluster.RecordsPath(o.StateDir, o.Run),
 		Workspace: o.Workspace, Events: o.Events, Log: p.Log})
 }
-
