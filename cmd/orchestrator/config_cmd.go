@@ -7,6 +7,7 @@ import (
 	"os"
 	"text/tabwriter"
 
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/runner"
 )
@@ -74,7 +75,7 @@ func parseSubcommand(args []string, cmd, sub string) (*flagSet, error) {
 // --workspace (default .) and --config flags of fs.
 func workspaceConfig(fs *flagSet, getenv func(string) string) (config.Config, error) {
 	home, _ := os.UserHomeDir()
-	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: home, Workspace: runner.Abs(wsOr(fs.values["workspace"])), Getenv: getenv})
+	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: home, Workspace: runner.Abs(wsOr(fs.values["workspace"])), Getenv: getenv, Kinds: actors.BuiltinKinds()})
 	if err != nil {
 		return config.Config{}, usageErr("%v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
@@ -38,7 +39,7 @@ func cmdMCP(ctx context.Context, args []string, env runEnv, stdin io.Reader, std
 	if ws == "" {
 		ws = "."
 	}
-	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: env.home, Workspace: runner.Abs(ws), Getenv: env.getenv})
+	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: env.home, Workspace: runner.Abs(ws), Getenv: env.getenv, Kinds: actors.BuiltinKinds()})
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
