@@ -13,8 +13,8 @@ import (
 )
 
 // cmdConfig prints the effective configuration with the origin of every
-// value: the compiled-in default, a file and line, the environment or a
-// flag. An invalid configuration is printed all the same, then refused
+// value (the compiled-in default, a file and line, the environment or a
+// flag) and what a workspace's own config file may do with it. An invalid configuration is printed all the same, then refused
 // with the error run would give (exit 2).
 func cmdConfig(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
 	fs, err := parseSubcommand(args, "config", "print")
@@ -41,7 +41,7 @@ func cmdConfig(args []string, getenv func(string) string, stdout io.Writer) (int
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		for _, s := range settings {
-			fmt.Fprintf(tw, "%s: %s\t# %s\n", s.Key, s.Value, s.Origin)
+			fmt.Fprintf(tw, "%s: %s\t# %s\t· workspace file: %s\n", s.Key, s.Value, s.Origin, s.Workspace)
 		}
 		if err := tw.Flush(); err != nil {
 			return exitFailed, err

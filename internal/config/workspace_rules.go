@@ -191,7 +191,13 @@ func wsWhy(path []string) string {
 // setting key (dotted, as Settings lists it): "no", "yes", "lower only",
 // "tighten only", "a configured model", "a subset", "add only".
 func WorkspaceMay(key string) string {
-	r := wsRuleFor(strings.Split(key, "."))
+	path := strings.Split(key, ".")
+	r := wsRuleFor(path)
+	if r == nil && wsContainer(path) { // an empty mapping: what its keys may do
+		if r = wsRuleFor(append(path, "*")); r == nil {
+			return "yes"
+		}
+	}
 	if r == nil {
 		// A list's items: key[3].
 		if i := strings.IndexByte(key, '['); i > 0 {

@@ -147,7 +147,7 @@ func TestWorkspaceMay(t *testing.T) {
 		"budget.tokens": "lower only", "agent.approval.shell": "tighten only", "sandbox.network.worker": "tighten only",
 		"kinds.explore.prompt": "yes", "kinds.explore.tools": "narrow only", "kinds.explore.tools[0]": "narrow only",
 		"model.default": "a configured model", "tools.tiers.ask_user": "yes", "tools.web.allow_private": "tighten only",
-		"placement.explore": "no",
+		"placement.explore": "no", "agent.approval": "tighten only", "kinds": "yes", "mcp.servers": "no",
 	} {
 		if got := WorkspaceMay(key); got != want {
 			t.Errorf("%s: %q, want %q", key, got, want)
