@@ -4,6 +4,7 @@ import (
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/testfiles"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/troupe-ai/troupe/tools/sandbox"
@@ -28,4 +29,19 @@ func stateDirOf(t testing.TB, ws string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// homeWith is a home whose user config (~/.config/troupe/config.yaml)
+// holds text: settings a workspace's own config may not make.
+func homeWith(t testing.TB, text string) string {
+	t.Helper()
+	home := t.TempDir()
+	p := filepath.Join(home, ".config", "troupe", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return home
 }

@@ -80,7 +80,7 @@ func start(t testing.TB, path string, env []string, args ...string) *proc {
 func startIn(t testing.TB, path string, env []string, stdin io.Reader, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(path, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), homeFor(args)...), env...)
 	cmd.Stdin = stdin
 	return startCmd(t, cmd)
 }
