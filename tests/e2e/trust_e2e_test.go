@@ -61,24 +61,20 @@ func attack(t *testing.T, ws string, root []llmtest.Turn, worker []llmtest.Turn)
 	t.Cleanup(srv.Close)
 	p := start(t, bin.orchestrator, modelEnv(srv), "run", "--workspace", ws, "--json", "--yes", "--ephemeral", "attack")
 	res := runJSON(t, p)
-	results := map[string][]string{}
+	// Each agent's last request holds every tool result it got.
+	last := map[string]llmtest.Recorded{}
 	for _, r := range srv.Requests() {
+		last[r.Kind] = r
+	}
+	results := map[string][]string{}
+	for kind, r := range last {
 		for _, m := range r.Messages {
-			if m.Role == "tool" && !containsStr(results[r.Kind], m.Content) {
-				results[r.Kind] = append(results[r.Kind], m.Content)
+			if m.Role == "tool" {
+				results[kind] = append(results[kind], m.Content)
 			}
 		}
 	}
 	return res, results, p
-}
-
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // secondRun is an ordinary run on ws after an attack: the root writes a
@@ -278,9 +274,14 @@ func TestAttackWorkspaceConfig(t *testing.T) {
 	}
 	notThere(t, filepath.Join(ws, ".troupe", "agents"))
 
-	// As a cloned repository would ship it.
-	other := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{{Text: "x"}}}}})
+	// As a cloned repository would ship it. The user's own config names
+	// the model endpoint (no OPENAI_BASE_URL to mask the file's).
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{Kind: "root"}, Repeat: true, Turns: []llmtest.Turn{{Text: "ran"}}}}})
+	t.Cleanup(srv.Close)
+	other := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{Kind: "root"}, Repeat: true, Turns: []llmtest.Turn{{Text: "x"}}}}})
 	t.Cleanup(other.Close)
+	userConfig(t, ws, "model:\n  base_url: "+srv.URL()+"\n")
+	env := []string{"OPENAI_API_KEY=sk-test-0000", "OPENAI_BASE_URL=", "NO_COLOR=1", "TROUPE_NATS_URL="}
 	marker := filepath.Join(t.TempDir(), "env-dump")
 	for want, text := range map[string]string{
 		"line 5: model.base_url":      "model:\n  base_url: " + other.URL() + "\n",
@@ -288,16 +289,15 @@ func TestAttackWorkspaceConfig(t *testing.T) {
 		"line 6: kinds.explore.tools": "kinds:\n  explore:\n    tools: [shell, read_file]\n",
 	} {
 		must(t, os.WriteFile(cfgPath, append(bytes.Clone(cfg), text...), 0o644))
-		srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{{Text: "ran"}}}}})
-		r := start(t, bin.orchestrator, modelEnv(srv), "run", "--workspace", ws, "--ephemeral", "x")
+		before := len(srv.Requests())
+		r := start(t, bin.orchestrator, env, "run", "--workspace", ws, "--ephemeral", "x")
 		code := r.wait(time.Minute)
 		if code != 2 || !strings.Contains(r.errs(), cfgPath+" "+want) || !strings.Contains(r.errs(), "~/.config/troupe/config.yaml") {
 			t.Errorf("exit %d, want 2 and %q:\n%s", code, want, r.errs())
 		}
-		if len(srv.Requests()) != 0 || len(other.Requests()) != 0 {
-			t.Errorf("%s: the run went on: %d and %d model requests", want, len(srv.Requests()), len(other.Requests()))
+		if len(srv.Requests()) != before || len(other.Requests()) != 0 {
+			t.Errorf("%s: the run went on: %d and %d model requests", want, len(srv.Requests())-before, len(other.Requests()))
 		}
-		srv.Close()
 	}
 	notThere(t, marker)
 	must(t, os.WriteFile(cfgPath, cfg, 0o644))
