@@ -90,7 +90,7 @@ func buildCatalog() []EventSpec {
 		{EvtBudgetAdvisory, "An agent's lease changed state (exhausted: one wrap-up round, then it ends).", func() any { return new(BudgetAdvisory) },
 			BudgetAdvisory{Agent: "worker-9c8d7e6f", State: BudgetStateExhausted, Remaining: -120, Text: "Budget exhausted: wrap up now."}},
 		{EvtCheckpointSaved, "An agent's conversation was checkpointed: once per round with tool calls, before they run (their results are then recorded one by one in the agent's journal beside it).", func() any { return new(CheckpointSaved) },
-			CheckpointSaved{Round: 4, Path: "/src/app/.troupe/runs/9f1c2d3e/root/checkpoint.json"}},
+			CheckpointSaved{Round: 4, Path: "/home/me/.local/state/troupe/app-4f1e2d3c5b6a7988/runs/9f1c2d3e/root/checkpoint.json"}},
 		{EvtAgentFinished, "An agent ended with an answer (or at its round or budget limit).", func() any { return new(AgentEnded) },
 			AgentEnded{Status: "completed", Reason: "finished", Rounds: 3, TokensIn: 9120, TokensOut: 310, CostUSD: 0.00104, ToolCalls: 4,
 				Model: "gpt-4.1-nano", Text: "Invalidate is called in cache/store.go:88", Findings: []string{"cache/store.go:88"}}},
@@ -119,7 +119,7 @@ func buildCatalog() []EventSpec {
 		{EvtChangesApplied, "An agent's changes were merged into the workspace (applied), committed on a branch (branch) or written as a patch file (patch; an agent that did not complete, or --changes patch); emitted by its parent. Like changes.conflict, the patch of an agent below another isolated agent is kept in the requester's runs/<run>/changes.", func() any { return new(ChangesApplied) },
 			ChangesApplied{Agent: "worker-5e6f7a8b", Status: "applied", Files: []string{"cache/store.go"}}},
 		{EvtChangesConflict, "An agent's changes overlap a change made to the workspace after its snapshot (another agent's or the user's): nothing was written; the patch is kept (emitted by its parent). For an agent started by an agent that works in a directory of its own (its worktree, or a node's worktree of the requester's snapshot), the workspace is that directory and the patch is kept all the same in the requester's runs/<run>/changes; when that agent ran on a node, the requester emits the event (through the events of the parent of the node's agent) once the node's result has brought the patch.", func() any { return new(ChangesConflict) },
-			ChangesConflict{Agent: "worker-5e6f7a8b", Files: []string{"cache/store.go"}, Patch: "/src/app/.troupe/runs/9f1c2d3e/changes/worker-5e6f7a8b.patch"}},
+			ChangesConflict{Agent: "worker-5e6f7a8b", Files: []string{"cache/store.go"}, Patch: "/home/me/.local/state/troupe/app-4f1e2d3c5b6a7988/runs/9f1c2d3e/changes/worker-5e6f7a8b.patch"}},
 		{EvtTaskRedelivered, "A node got a task on a second or later attempt (agent = the node's ID).", func() any { return new(TaskRedelivered) },
 			TaskRedelivered{Agent: "explore-1a2b3c4d", Kind: "explore", Attempt: 2, Node: "node-77aa88bb"}},
 	}
