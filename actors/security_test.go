@@ -171,3 +171,24 @@ func (c *countingApprover) count() int {
 	defer c.mu.Unlock()
 	return c.n
 }
+
+// A state directory inside the workspace, where agents write, is refused
+// before anything runs; the default one is outside it, private (0700).
+func TestStateDirOutsideTheWorkspace(t *testing.T) {
+	ws := workspace(t, map[string]string{"a.txt": "a\n"})
+	srv := llmtest.New(script(kind("root", say("done"))))
+	defer srv.Close()
+	o := options(t, srv, ws, "x", &actors.Recorder{})
+	o.StateDir = filepath.Join(ws, "state")
+	if _, err := actors.Run(t.Context(), o); err == nil || !strings.Contains(err.Error(), "inside the workspace") {
+		t.Fatalf("a state directory in the workspace: %v", err)
+	}
+	o.StateDir = ""
+	if res := run(t, o); res.Status != actors.StatusCompleted {
+		t.Fatalf("run: %+v", res.AgentResult)
+	}
+	fi, err := os.Stat(stateOf(t, ws))
+	if err != nil || fi.Mode().Perm() != 0o700 || strings.HasPrefix(stateOf(t, ws), ws) {
+		t.Errorf("the state directory %s: %v %v", stateOf(t, ws), fi, err)
+	}
+}

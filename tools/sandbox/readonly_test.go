@@ -187,3 +187,25 @@ func TestSplitWrites(t *testing.T) {
 		t.Errorf("split %v, want %v", got, want)
 	}
 }
+
+// A read-only entry that is a symbolic link stands for its target when
+// that lies in a writable tree; one pointing elsewhere needs no hole.
+func TestHolesFollowALinkToItsTarget(t *testing.T) {
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	for _, d := range []string{"ws/real-git", "elsewhere"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("real-git", filepath.Join(ws, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "elsewhere"), filepath.Join(ws, ".troupe")); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Writable: []string{ws}, ReadOnly: []string{filepath.Join(ws, ".git"), filepath.Join(ws, ".troupe")}}
+	if got := p.holes(); len(got) != 1 || got[0] != filepath.Join(ws, "real-git") {
+		t.Errorf("holes %v", got)
+	}
+}
