@@ -119,6 +119,7 @@ var wsRules = []wsRule{
 	}},
 	{pattern: "sandbox.writable", kind: wsSubset},
 	{pattern: "sandbox.deny_read", kind: wsSuperset},
+	{pattern: "sandbox.commit", kind: wsSubset},
 }
 
 // wsRefusals say why a family of keys is the user's alone.

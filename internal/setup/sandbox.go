@@ -45,7 +45,7 @@ func Sandbox(cfg config.Config, home string) *sandbox.Settings {
 	for k, v := range c.Network {
 		net[k] = sandbox.Network(v)
 	}
-	return &sandbox.Settings{Required: c.Required, Network: net, Writable: sandbox.ExpandHome(c.Writable, home),
+	return &sandbox.Settings{Required: c.Required, Network: net, Writable: sandbox.ExpandHome(c.Writable, home), Commit: c.Commit,
 		DenyRead: slices.Compact(deny), Support: sandbox.Check()}
 }
 

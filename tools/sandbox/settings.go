@@ -21,6 +21,9 @@ type Settings struct {
 	Support Support
 	// TmpBase is where private TMPDIRs are made ("" for the system's).
 	TmpBase string
+	// Commit are the kinds that may commit in a worktree of their own
+	// (see commit.go).
+	Commit []string
 }
 
 // NetworkFor is the network mode of an agent kind.
@@ -40,14 +43,20 @@ var ReadOnlyNames = []string{".git", ".troupe"}
 
 // PolicyFor is the policy of an agent of kind working in workspace: it
 // writes beneath the workspace (but not its .git and .troupe) and
-// sandbox.writable.
+// sandbox.writable, and, for a kind of Commit in a worktree, what a
+// commit there writes.
 func (s Settings) PolicyFor(kind, workspace string) Policy {
 	var ro []string
 	for _, n := range ReadOnlyNames {
 		ro = append(ro, filepath.Join(workspace, n))
 	}
+	w := append([]string{workspace}, s.Writable...)
+	if slices.Contains(s.Commit, kind) {
+		cw, cro := commitAccess(workspace)
+		w, ro = append(w, cw...), append(ro, cro...)
+	}
 	return Policy{
-		Writable: append([]string{workspace}, s.Writable...),
+		Writable: w,
 		ReadOnly: ro,
 		DenyRead: slices.Clone(s.DenyRead),
 		Network:  s.NetworkFor(kind),
