@@ -45,7 +45,7 @@ func TestConfigPrintOrigins(t *testing.T) {
 		"model.api_key":           {"[redacted]", "env OPENAI_API_KEY", "no"},
 		"model.base_url":          {"https://api.openai.com/v1", "default", "no"},
 		"budget.tokens":           {"10000000", "default", "lower only"},
-		"node.ack_wait":           {"10s", "default", "no"},
+		"node.ack_wait":           {"0s", "default", "no"},
 		"sandbox.mode":            {`"on"`, "default", "tighten only"},
 	} {
 		if s := got[key]; s.Value != want[0] || s.Origin != want[1] || s.Workspace != want[2] {

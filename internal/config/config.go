@@ -131,7 +131,7 @@ type NATS struct {
 	TLSCA     string `yaml:"tls_ca"`
 	TLSCert   string `yaml:"tls_cert"`
 	TLSKey    string `yaml:"tls_key"`
-	StoreDir  string `yaml:"store_dir"` // embedded server's store; "" = <workspace>/.troupe/nats
+	StoreDir  string `yaml:"store_dir"` // embedded server's store; "" = nats/ in the state directory
 	Listen    string `yaml:"listen"`    // embedded server's address, host:port (port 0 = any free)
 	Ephemeral bool   `yaml:"ephemeral"`
 	// EventsMaxAge and EventsMaxBytes bound the TROUPE_EVENTS stream.
@@ -139,6 +139,12 @@ type NATS struct {
 	EventsMaxBytes int64         `yaml:"events_max_bytes"`
 	// PublishQueue bounds the events waiting to be published.
 	PublishQueue int `yaml:"publish_queue"`
+	// Replicas of every stream, bucket and object store: 1 or 3; 0 lets
+	// the hub choose (3 in a cluster of three or more servers).
+	Replicas int `yaml:"replicas"`
+	// Sync is how an embedded server's store reaches the disk: "always",
+	// or an interval such as 1s.
+	Sync string `yaml:"sync"`
 }
 
 // NodeEntryTTL is how long a node's registry entry outlives its last

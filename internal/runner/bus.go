@@ -54,7 +54,7 @@ func StartBus(ctx context.Context, cfg config.NATS, limits bus.StreamLimits, set
 		if err := statedir.Make(tmp); err != nil {
 			return nil, err
 		}
-		eo := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: store, Ephemeral: cfg.Ephemeral, Token: cfg.Token, TempBase: tmp}
+		eo := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: store, Ephemeral: cfg.Ephemeral, Token: cfg.Token, TempBase: tmp, Sync: cfg.Sync}
 		if cfg.Token == "" { // the embedded server takes only this process's credentials
 			credsDir := ""
 			if !cfg.Ephemeral {
@@ -182,6 +182,10 @@ func SplitListen(listen string) (string, int, error) {
 // defaults) at debug, since a run does not undo what an operator set.
 func logLimitDiffs(log zerolog.Logger, diffs []bus.LimitDiff) {
 	for _, d := range diffs {
+		if d.Failed != "" { // replicas the hub cannot have yet
+			log.Warn().Str("stream", d.Stream).Str("setting", d.Setting).Msg(d.String())
+			continue
+		}
 		if d.Applied {
 			log.Info().Str("stream", d.Stream).Str("setting", d.Setting).Msg(d.String())
 		} else {
