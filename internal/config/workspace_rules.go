@@ -112,6 +112,9 @@ var wsRules = []wsRule{
 	{pattern: "budget.per_kind.*", kind: wsLowerZero, dflt: constant("0")},
 	{pattern: "budget.acquire_timeout", kind: wsLower},
 	{pattern: "events.deltas", kind: wsAny},
+	{pattern: "mcp.max_runs", kind: wsLower},
+	{pattern: "mcp.keep_runs", kind: wsLower},
+	{pattern: "mcp.session_timeout", kind: wsLower},
 	{pattern: "sandbox.mode", kind: wsTighten, order: []string{SandboxOff, SandboxOn}},
 	{pattern: "sandbox.required", kind: wsOnlyTrue},
 	{pattern: "sandbox.network.*", kind: wsTighten, order: []string{"allow", "loopback", "deny"}, dflt: func(c Config, p []string) string {
