@@ -2,13 +2,13 @@ package actors
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/workspace"
 )
 
 // A changeset that does not merge into the directory of the agent whose
@@ -47,24 +47,13 @@ func (is *isolation) keep(run string, out messages.ChangeOutcome, patch []byte) 
 }
 
 // keepPatch writes patch as <state dir>/runs/<run>/changes/<agent>.patch
-// (0600 in 0700 folders: troupe's own, out of the agents' reach) and
-// returns its path.
+// (troupe's own, out of the agents' reach) and returns its path,
+// following no symlink on the way (workspace.KeepPatch).
 func (is *isolation) keepPatch(run, agent string, patch []byte) (string, error) {
 	if !messages.PathSafeID(agent) || !messages.PathSafeID(run) {
 		return "", fmt.Errorf("keep patch: bad run %q or agent %q", run, agent)
 	}
-	dir, err := filepath.Abs(filepath.Join(is.stateDir, "runs", run, "changes"))
-	if err != nil {
-		return "", fmt.Errorf("keep patch: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("keep patch: %w", err)
-	}
-	path := filepath.Join(dir, agent+".patch")
-	if err := os.WriteFile(path, patch, 0o600); err != nil {
-		return "", fmt.Errorf("keep patch: %w", err)
-	}
-	return path, nil
+	return workspace.KeepPatch(is.root, is.stateDir, run, agent, patch)
 }
 
 // nestedCarry collects, on a node, the changesets of one task's
@@ -145,7 +134,7 @@ func emitKept(ev *agentEvents, out messages.ChangeOutcome) {
 	}
 	switch out.Status {
 	case messages.ChangeStatusConflict:
-		ev.emit(messages.EvtChangesConflict, messages.ChangesConflict{Agent: out.Agent, Files: out.Conflicts, Patch: out.Patch})
+		ev.emit(messages.EvtChangesConflict, messages.ChangesConflict{Agent: out.Agent, Files: out.Conflicts, Patch: out.Patch, Reason: out.Reason})
 	case messages.ChangeStatusPatch:
 		ev.emit(messages.EvtChangesApplied, messages.ChangesApplied{Agent: out.Agent, Status: out.Status, Files: out.Files, Patch: out.Patch})
 	}
