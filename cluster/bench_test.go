@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -45,12 +46,17 @@ func cpuTime() time.Duration {
 // loopback TCP; the model is the scripted server, answering at once.
 func benchFanout(b *testing.B, remote bool, n int) {
 	s := natsServer(b)
+	benchFanoutOver(b, remote, n, func(string) *bus.Conn { return wrap(b, connect(b, s)) })
+}
+
+// benchFanoutOver is benchFanout with the connections dial makes: "node-<i>"
+// for each node, "requester" for the orchestrator.
+func benchFanoutOver(b *testing.B, remote bool, n int, dial func(who string) *bus.Conn) {
 	srv := oneShotFanout(n)
 	defer srv.Close()
 	if remote {
 		for i := 0; i < 3; i++ {
-			nc := connect(b, s)
-			node, err := StartNode(b.Context(), NodeOptions{Bus: wrap(b, nc), ID: fmt.Sprintf("n%d", i), Kinds: []string{"explore"}, Slots: 64,
+			node, err := StartNode(b.Context(), NodeOptions{Bus: dial(fmt.Sprintf("node-%d", i)), Kinds: []string{"explore"}, Slots: 64,
 				Agent: actors.Options{Workspace: workspace(b), Client: modelClient(b, srv), Models: actors.Models{Default: "big"},
 					Log: zerolog.Nop()},
 				AckWait: 30 * time.Second, Log: zerolog.Nop()})
@@ -60,7 +66,7 @@ func benchFanout(b *testing.B, remote bool, n int) {
 			defer node.Drain(b.Context())
 		}
 	}
-	nc := connect(b, s)
+	req := dial("requester")
 	var spawnToCall time.Duration
 	var spawned int
 	b.ResetTimer()
@@ -75,7 +81,7 @@ func benchFanout(b *testing.B, remote bool, n int) {
 		var r *Remote
 		if remote {
 			var err error
-			r, err = StartRemote(b.Context(), RemoteOptions{Bus: wrap(b, nc), Run: run, Placement: map[string]string{"explore": PlaceRemote}, Log: zerolog.Nop()})
+			r, err = StartRemote(b.Context(), RemoteOptions{Bus: req, Run: run, Placement: map[string]string{"explore": PlaceRemote}, Log: zerolog.Nop()})
 			if err != nil {
 				b.Fatal(err)
 			}

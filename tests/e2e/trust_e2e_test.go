@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -354,9 +355,9 @@ func TestAttackCredentialsUnreadable(t *testing.T) {
 	serve := start(t, bin.orchestrator, nil, "serve", "--listen", "127.0.0.1:0", "--store", store)
 	url := serve.firstLine(30 * time.Second)
 	dir := filepath.Join(store, "creds")
-	serve.waitStderr("--creds "+filepath.Join(dir, "node.creds"), 10*time.Second)
+	serve.waitStderr("--creds "+firstNodeCreds(dir), 10*time.Second)
 	srv2 := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
-		{ToolCalls: []llmtest.ToolCall{sh("cat " + filepath.Join(dir, "account.nk")), sh("cat " + filepath.Join(dir, "node.creds")),
+		{ToolCalls: []llmtest.ToolCall{sh("cat " + filepath.Join(dir, "account.nk")), sh("cat " + firstNodeCreds(dir)),
 			sh("cat " + filepath.Join(dir, "requester.creds"))}},
 		{Text: "done"}}}}})
 	t.Cleanup(srv2.Close)
@@ -379,21 +380,22 @@ func TestAttackCredentialsUnreadable(t *testing.T) {
 }
 
 // secretLines are the key and token lines of the creds and seed files in
-// dir.
+// dir and its folders.
 func secretLines(t *testing.T, dir string) []string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	must(t, err)
 	var out []string
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		must(t, err)
+	must(t, filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || !e.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
 		for _, l := range strings.Split(string(b), "\n") {
 			if l = strings.TrimSpace(l); len(l) > 40 && !strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "*") {
 				out = append(out, l)
 			}
 		}
-	}
+		return err
+	}))
 	return out
 }
 
