@@ -167,16 +167,14 @@ func (a *agent) start(c actor.Context) {
 			Depth: a.spec.depth, Attempt: a.spec.attempt})
 	}
 	a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log).withAttempt(a.spec.attempt)
-	a.session = a.rt.newSession(a.spec.id, a.spec.kind.Name)
-	if a.spec.iso != nil {
-		// Its tools see its worktree, and cache what they read there apart.
-		a.session.Workspace = a.spec.iso.ws
+	if dir := a.spec.dir(); dir != nil {
+		// An agent in a worktree of its own (here, or a node's of its
+		// requester's snapshot): its tools, sandbox included, see that
+		// worktree alone, and cache what they read there apart.
+		a.session = a.rt.newSessionIn(a.spec.id, a.spec.kind.Name, dir)
 		a.session.Cache = tools.NewCache(a.rt.toolCfg.CacheMaxAge)
-	}
-	if a.spec.ws != nil {
-		// Its tools, sandbox included, see the snapshot's worktree.
-		a.session = a.rt.newSessionIn(a.spec.id, a.spec.kind.Name, a.spec.ws)
-		a.session.Cache = tools.NewCache(a.rt.toolCfg.CacheMaxAge)
+	} else {
+		a.session = a.rt.newSession(a.spec.id, a.spec.kind.Name)
 	}
 	store, err := a.rt.store(a.spec.id)
 	if err != nil {

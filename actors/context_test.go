@@ -154,7 +154,7 @@ func TestResumeFromCheckpoint(t *testing.T) {
 	if killed.Status != actors.StatusCancelled || killed.Checkpoint == "" {
 		t.Fatalf("killed run: %+v", killed)
 	}
-	cp, err := actors.FindCheckpoint(actors.DataDir(ws), killed.Run)
+	cp, err := actors.FindCheckpoint(stateOf(t, ws), killed.Run)
 	if err != nil {
 		t.Fatal(err)
 	}

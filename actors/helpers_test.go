@@ -134,3 +134,14 @@ func dataOf(t *testing.T, ev messages.Event) map[string]any {
 	}
 	return m
 }
+
+// stateOf is the state directory of the runs in ws (the tests' temporary
+// XDG_STATE_HOME, see TestMain).
+func stateOf(t testing.TB, ws string) string {
+	t.Helper()
+	dir, err := actors.StateDir(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -23,12 +23,13 @@ import (
 // methods are safe for concurrent use: they run on tool and end-of-agent
 // goroutines, never on a mailbox.
 type isolation struct {
-	ctx     context.Context // the run's, for background work
-	mode    string          // configs.Isolation*
-	changes workspace.Mode  // what becomes of the changes
-	root    string          // the workspace root
-	dataDir string
-	log     zerolog.Logger
+	ctx      context.Context // the run's, for background work
+	mode     string          // configs.Isolation*
+	changes  workspace.Mode  // what becomes of the changes
+	root     string          // the workspace root
+	dataDir  string          // worktrees (agent-visible)
+	stateDir string          // kept patches (troupe's own)
+	log      zerolog.Logger
 
 	live   atomic.Int32 // agents that may change files, running now (the root aside)
 	peak   atomic.Int32 // the most of them seen running at once
@@ -53,16 +54,17 @@ type isolated struct {
 }
 
 // newIsolation prepares a run's isolation and removes the worktrees a
-// killed process left under dataDir. When every agent that may change
+// killed process left under dataDir; patches are kept under stateDir.
+// When every agent that may change
 // files gets a worktree (isolation: worktree) and the run has such a
 // kind (mutating), worktrees are made in the background from now on, so
 // the first ones do not wait for a checkout of every file.
-func newIsolation(ctx context.Context, s Settings, root, dataDir string, mutating bool, log zerolog.Logger) (*isolation, error) {
+func newIsolation(ctx context.Context, s Settings, root, dataDir, stateDir string, mutating bool, log zerolog.Logger) (*isolation, error) {
 	mode, err := workspace.ParseMode(s.ChangesMode())
 	if err != nil {
 		return nil, fmt.Errorf("run: agent.changes: %w", err)
 	}
-	is := &isolation{mode: s.IsolationMode(), changes: mode, root: root, dataDir: dataDir, log: log, ctx: context.WithoutCancel(ctx)}
+	is := &isolation{mode: s.IsolationMode(), changes: mode, root: root, dataDir: dataDir, stateDir: stateDir, log: log, ctx: context.WithoutCancel(ctx)}
 	if err := pruneNested(root, dataDir); err != nil {
 		log.Warn().Err(err).Msg("prune nested worktrees left by a killed process")
 	}
@@ -123,7 +125,7 @@ func (is *isolation) open(ctx context.Context) (*workspace.Repo, error) {
 	is.mu.Lock()
 	defer is.mu.Unlock()
 	if is.repo == nil {
-		repo, err := workspace.Open(ctx, is.root, workspace.Options{DataDir: is.dataDir, KeepIdle: is.keepIdle()})
+		repo, err := workspace.Open(ctx, is.root, workspace.Options{DataDir: is.dataDir, StateDir: is.stateDir, KeepIdle: is.keepIdle()})
 		if err != nil {
 			return nil, err
 		}

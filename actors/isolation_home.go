@@ -46,14 +46,14 @@ func (is *isolation) keep(run string, out messages.ChangeOutcome, patch []byte) 
 	return out, true
 }
 
-// keepPatch writes patch as <data dir>/runs/<run>/changes/<agent>.patch
-// and returns its path, following no symlink an agent put on the way
-// (workspace.KeepPatch).
+// keepPatch writes patch as <state dir>/runs/<run>/changes/<agent>.patch
+// (troupe's own, out of the agents' reach) and returns its path,
+// following no symlink on the way (workspace.KeepPatch).
 func (is *isolation) keepPatch(run, agent string, patch []byte) (string, error) {
 	if !messages.PathSafeID(agent) || !messages.PathSafeID(run) {
 		return "", fmt.Errorf("keep patch: bad run %q or agent %q", run, agent)
 	}
-	return workspace.KeepPatch(is.root, is.dataDir, run, agent, patch)
+	return workspace.KeepPatch(is.root, is.stateDir, run, agent, patch)
 }
 
 // nestedCarry collects, on a node, the changesets of one task's
@@ -65,7 +65,7 @@ type nestedCarry struct {
 }
 
 // keep takes a changeset for the task's result; the parent reads where
-// the requester will keep it (a path relative to its data directory).
+// the requester will keep it (a path relative to its state directory).
 func (c *nestedCarry) keep(run string, out messages.ChangeOutcome, patch []byte) (messages.ChangeOutcome, bool) {
 	c.mu.Lock()
 	c.sets = append(c.sets, messages.NestedChanges{Agent: out.Agent, Status: out.Status, Files: slices.Clone(out.Files),

@@ -16,7 +16,7 @@ import (
 // changes; an agent ID that is no file name writes nothing.
 func TestBringNestedKeepsThePatchesHome(t *testing.T) {
 	dir := t.TempDir()
-	is := &isolation{dataDir: dir, log: zerolog.Nop()}
+	is := &isolation{stateDir: dir, log: zerolog.Nop()}
 	rec := &Recorder{}
 	ev := newAgentEvents(rec, "r1", "root", "", "root", "", zerolog.Nop())
 	r := AgentResult{Nested: []messages.NestedChanges{

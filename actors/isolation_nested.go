@@ -58,7 +58,7 @@ func (a *agent) childIsolation(ctx context.Context) (*isolation, error) {
 	s := a.rt.settings
 	s.Changes = string(workspace.ModeApply)
 	data := filepath.Join(a.rt.dataDir, nestedDir, strconv.Itoa(os.Getpid())+"-"+a.rt.run+"-"+a.spec.id)
-	is, err := newIsolation(ctx, s, dir.Root(), data, false, a.log)
+	is, err := newIsolation(ctx, s, dir.Root(), data, a.rt.stateDir, false, a.log)
 	if err != nil {
 		return nil, fmt.Errorf("isolate the children of %s: %w", a.spec.id, err)
 	}

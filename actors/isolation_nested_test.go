@@ -134,7 +134,7 @@ func TestANestedConflictComesHome(t *testing.T) {
 	if len(res.Changes) != 2 || leadOut.Status != messages.ChangeStatusApplied || !strings.HasPrefix(conflict.Agent, "worker-") {
 		t.Fatalf("changes %+v, want the lead's applied and a worker's conflict", res.Changes)
 	}
-	want := filepath.Join(ws, ".troupe", "runs", res.Run, "changes", conflict.Agent+".patch")
+	want := filepath.Join(stateOf(t, ws), "runs", res.Run, "changes", conflict.Agent+".patch")
 	if conflict.Patch != want || len(conflict.Conflicts) != 1 || conflict.Conflicts[0] != "f.go" {
 		t.Errorf("conflict %+v, want its patch at %s", conflict, want)
 	}

@@ -120,7 +120,7 @@ func TestWorkersOnTheSameLineConflict(t *testing.T) {
 	if applied.Agent == "" || conflict.Agent == "" {
 		t.Fatalf("want one applied and one conflict: %+v", res.Changes)
 	}
-	want := filepath.Join(ws, ".troupe", "runs", res.Run, "changes", conflict.Agent+".patch")
+	want := filepath.Join(stateOf(t, ws), "runs", res.Run, "changes", conflict.Agent+".patch")
 	if conflict.Patch != want || len(conflict.Conflicts) != 1 || conflict.Conflicts[0] != "f.go" {
 		t.Errorf("conflict %+v, want patch %s", conflict, want)
 	}

@@ -96,7 +96,7 @@ func TestRoundsWithParallelToolsAndPlanSwitch(t *testing.T) {
 		t.Error("missing run.finished or agent.finished")
 	}
 	// A successful run leaves no checkpoints behind.
-	if _, err := os.Stat(filepath.Join(ws, ".troupe", "runs", res.Run)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(stateOf(t, ws), "runs", res.Run)); !os.IsNotExist(err) {
 		t.Errorf("checkpoints kept after success: %v", err)
 	}
 }

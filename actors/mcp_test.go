@@ -166,7 +166,7 @@ func TestLoadedToolsSurviveResume(t *testing.T) {
 	o.ToolSources = []tools.ToolSource{server}
 	o.Tools.Tiers = tools.Tiers{Budget: 200}
 	first := run(t, o)
-	cp, err := actors.FindCheckpoint(actors.DataDir(ws), first.Run)
+	cp, err := actors.FindCheckpoint(stateOf(t, ws), first.Run)
 	if err != nil {
 		t.Fatal(err)
 	}

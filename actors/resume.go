@@ -29,20 +29,21 @@ type Checkpoint struct {
 }
 
 // FindCheckpoint finds the root agent's latest checkpoint of run (of the
-// run written last when run is "") under dataDir, which is
-// <workspace>/.troupe unless a run was started with another
-// Options.DataDir. A run that finished cleanly has none (its checkpoints
+// run written last when run is "") under stateDir, the workspace's state
+// directory (StateDir) unless a run was started with another
+// Options.StateDir. A run that finished cleanly has none (its checkpoints
 // are removed unless Settings.KeepCheckpoints).
-func FindCheckpoint(dataDir, run string) (*Checkpoint, error) {
-	cp, path, err := convo.LatestCheckpoint(dataDir, run)
+func FindCheckpoint(stateDir, run string) (*Checkpoint, error) {
+	cp, path, err := convo.LatestCheckpoint(stateDir, run)
 	if err != nil {
 		return nil, err
 	}
 	return &Checkpoint{Run: cp.Run, Task: cp.Task, Round: cp.Round, Model: cp.Model, Path: path, cp: cp}, nil
 }
 
-// DataDir is the directory where a run in workspace keeps its checkpoints
-// and spilled outputs by default: <workspace>/.troupe.
+// DataDir is the workspace's folder of agent-visible files (worktrees,
+// spilled outputs) by default: <workspace>/.troupe. What troupe trusts
+// lives in StateDir.
 func DataDir(workspace string) string { return convo.DataDir(workspace) }
 
 func (c *Checkpoint) checkpoint() *convo.Checkpoint {

@@ -34,7 +34,7 @@ func TestResumeFinishesAToolStepFromItsJournal(t *testing.T) {
 	write := messages.ToolCall{ID: "d", Name: "write_file", Args: json.RawMessage(`{"path":"new.txt","content":"new\n"}`)}
 	must(t, conv.AppendAssistant(1, llm.Message{Role: llm.RoleAssistant,
 		ToolCalls: []messages.ToolCall{shell("a", "a"), shell("b", "b"), shell("c", "c"), write}}))
-	dir, err := convo.CheckpointDir(actors.DataDir(ws), runID, actors.RootAgentID)
+	dir, err := convo.CheckpointDir(stateOf(t, ws), runID, actors.RootAgentID)
 	must(t, err)
 	store := convo.Store{Dir: dir}
 	must(t, store.Save(&convo.Checkpoint{Run: runID, Agent: actors.RootAgentID, Kind: actors.KindRoot,
@@ -46,7 +46,7 @@ func TestResumeFinishesAToolStepFromItsJournal(t *testing.T) {
 
 	srv := llmtest.New(script(kind("root", say("three lines"))))
 	defer srv.Close()
-	cp, err := actors.FindCheckpoint(actors.DataDir(ws), runID)
+	cp, err := actors.FindCheckpoint(stateOf(t, ws), runID)
 	must(t, err)
 	rec := &actors.Recorder{}
 	o := options(t, srv, ws, "", rec)
@@ -112,7 +112,7 @@ func TestResumeKeepsModelAndReads(t *testing.T) {
 	if _, err := team.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	cp, err := actors.FindCheckpoint(actors.DataDir(ws), o.Run)
+	cp, err := actors.FindCheckpoint(stateOf(t, ws), o.Run)
 	must(t, err)
 	if cp.Model != "model-a" {
 		t.Fatalf("checkpoint model %q", cp.Model)

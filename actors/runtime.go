@@ -64,7 +64,8 @@ type runtime struct {
 	sources   []tools.ToolSource // MCP servers and the like; their creator closes them
 	// toolCallLimit: the run limits tool calls, so they are charged at once.
 	toolCallLimit bool
-	dataDir       string
+	dataDir       string           // the workspace's folder of agent-visible files
+	stateDir      string           // what troupe trusts: checkpoints, kept patches
 	iso           *isolation       // worktrees for agents that may change files
 	redact        *redact.Redactor // configured secrets, masked in all the run writes
 	// procs keeps the processes of the run's shell commands, sessions and
@@ -142,7 +143,7 @@ func (rt *runtime) convoConfig(model string, toolNames []string) convo.Config {
 // store is where agent keeps its checkpoint and tool journal; what it
 // writes is redacted.
 func (rt *runtime) store(agent string) (convo.Store, error) {
-	dir, err := convo.CheckpointDir(rt.dataDir, rt.run, agent)
+	dir, err := convo.CheckpointDir(rt.stateDir, rt.run, agent)
 	if err != nil {
 		return convo.Store{}, err
 	}

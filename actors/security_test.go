@@ -62,25 +62,30 @@ func TestSecretsRedactedFromEverythingTheRunWrites(t *testing.T) {
 		t.Error("no tool.started event shows the model's arguments redacted")
 	}
 	files := 0
-	err := filepath.WalkDir(actors.DataDir(ws), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		files++
-		b, err := os.ReadFile(p)
+	for _, dir := range []string{actors.DataDir(ws), stateOf(t, ws)} {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || p == filepath.Join(actors.DataDir(ws), ".gitignore") {
+				return err
+			}
+			files++
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if strings.Contains(string(b), key) {
+				t.Errorf("%s holds the key", p)
+			}
+			if fi, _ := d.Info(); fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s has mode %v", p, fi.Mode().Perm())
+			}
+			return nil
+		})
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		if strings.Contains(string(b), key) {
-			t.Errorf("%s holds the key", p)
-		}
-		if fi, _ := d.Info(); fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s has mode %v", p, fi.Mode().Perm())
-		}
-		return nil
-	})
-	if err != nil || files < 2 { // a checkpoint and a spill file at least
-		t.Fatalf("walked %d files: %v", files, err)
+	}
+	if files < 3 { // a checkpoint, a journal and a spill file at least
+		t.Fatalf("walked %d files", files)
 	}
 }
 
@@ -165,4 +170,25 @@ func (c *countingApprover) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.n
+}
+
+// A state directory inside the workspace, where agents write, is refused
+// before anything runs; the default one is outside it, private (0700).
+func TestStateDirOutsideTheWorkspace(t *testing.T) {
+	ws := workspace(t, map[string]string{"a.txt": "a\n"})
+	srv := llmtest.New(script(kind("root", say("done"))))
+	defer srv.Close()
+	o := options(t, srv, ws, "x", &actors.Recorder{})
+	o.StateDir = filepath.Join(ws, "state")
+	if _, err := actors.Run(t.Context(), o); err == nil || !strings.Contains(err.Error(), "inside the workspace") {
+		t.Fatalf("a state directory in the workspace: %v", err)
+	}
+	o.StateDir = ""
+	if res := run(t, o); res.Status != actors.StatusCompleted {
+		t.Fatalf("run: %+v", res.AgentResult)
+	}
+	fi, err := os.Stat(stateOf(t, ws))
+	if err != nil || fi.Mode().Perm() != 0o700 || strings.HasPrefix(stateOf(t, ws), ws) {
+		t.Errorf("the state directory %s: %v %v", stateOf(t, ws), fi, err)
+	}
 }

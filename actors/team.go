@@ -47,8 +47,14 @@ type Options struct {
 	// Resume continues the root agent from this checkpoint (same run ID);
 	// see FindCheckpoint.
 	Resume *Checkpoint
-	// DataDir holds checkpoints and spill files; default <workspace>/.troupe.
+	// DataDir is the workspace's folder of agent-visible files (worktrees,
+	// spilled outputs); default <workspace>/.troupe.
 	DataDir string
+	// StateDir holds what troupe trusts of the run, out of the agents'
+	// reach: checkpoints and journals, kept patches, the index of spilled
+	// outputs. Default: the workspace's state directory (StateDir), made
+	// 0700. It may not lie inside the workspace, which agents write.
+	StateDir string
 	// ExtraTools are added to the built-in tools (custom tools, tests).
 	ExtraTools []tools.Tool
 	// ToolSources supply tools listed at run time (MCP servers, package
@@ -221,11 +227,11 @@ func (t *Team) Wait(ctx context.Context) (Result, error) {
 	if snap, err := rt.budget.Snapshot(context.Background()); err == nil {
 		out.Budget = &snap
 	}
-	if dir, err := convo.RunDir(rt.dataDir, rt.run); err == nil {
+	if dir, err := convo.RunDir(rt.stateDir, rt.run); err == nil {
 		out.Checkpoint = dir
 	}
 	if res.Status == StatusCompleted && res.Reason == ReasonFinished && !t.o.Settings.KeepCheckpoints {
-		if err := convo.RemoveRun(rt.dataDir, rt.run); err != nil {
+		if err := convo.RemoveRun(rt.stateDir, rt.run); err != nil {
 			rt.log.Warn().Err(err).Msg("remove checkpoints")
 		}
 		out.Checkpoint = ""
@@ -279,11 +285,9 @@ func newRuntime(ctx context.Context, o *Options, host bool) (*runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.DataDir == "" {
-		o.DataDir = convo.DataDir(ws.Root())
-	}
-	if o.Tools.DataDir == "" {
-		o.Tools.DataDir = o.DataDir
+	if err := o.prepareDirs(ws.Root()); err != nil {
+		_ = ws.Close()
+		return nil, err
 	}
 	kinds := o.Kinds
 	if kinds == nil {
@@ -325,7 +329,7 @@ func newRuntime(ctx context.Context, o *Options, host bool) (*runtime, error) {
 	seqs := &seqTracker{out: events}
 	// A host (a node) makes no worktrees ahead: its agents work in their
 	// tasks' snapshots, and its own checkout is to hold no worktree.
-	iso, err := newIsolation(ctx, o.Settings, ws.Root(), o.DataDir, mayChangeFiles(kinds) && !host && o.Node == "", o.Log)
+	iso, err := newIsolation(ctx, o.Settings, ws.Root(), o.DataDir, o.StateDir, mayChangeFiles(kinds) && !host && o.Node == "", o.Log)
 	if err != nil {
 		_ = ws.Close()
 		return nil, err
@@ -338,8 +342,8 @@ func newRuntime(ctx context.Context, o *Options, host bool) (*runtime, error) {
 	}))
 	return &runtime{written: new(atomic.Int64), ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
-		cache: tools.NewCache(o.Tools.CacheMaxAge), web: web.NewCache(o.Tools.Web.CacheTTL), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
-		settings: o.Settings, iso: iso, events: seqs, seqs: seqs, approver: o.Approver, placer: placer, tracer: o.Tracer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
+		cache: tools.NewCache(o.Tools.CacheMaxAge), web: web.NewCache(o.Tools.Web.CacheTTL), spill: tools.NewSpiller(ws, o.DataDir, o.StateDir, o.Tools.SpillMaxAge),
+		settings: o.Settings, iso: iso, events: seqs, seqs: seqs, approver: o.Approver, placer: placer, tracer: o.Tracer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, stateDir: o.StateDir, log: o.Log,
 		redact:        secrets,
 		sources:       o.ToolSources,
 		toolCallLimit: o.Budget.ToolCalls > 0, procs: procguard.New()}, nil

@@ -26,6 +26,10 @@ type EmbeddedOptions struct {
 	// temporary directory is used and removed at Shutdown.
 	StoreDir  string
 	Ephemeral bool
+	// TempBase is where the temporary store is made (default the
+	// system's temporary directory); troupe's programs give one in their
+	// state directory, which agents' commands may not read.
+	TempBase string
 	// ServerName names the server (required to differ within a cluster).
 	ServerName string
 	// Token, when set, is required of every client.
@@ -70,7 +74,7 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions, log zerolog.Logger) (
 	e := &Embedded{}
 	store := o.StoreDir
 	if o.Ephemeral || store == "" {
-		dir, err := os.MkdirTemp("", "troupe-nats-")
+		dir, err := os.MkdirTemp(o.TempBase, "troupe-nats-")
 		if err != nil {
 			return nil, fmt.Errorf("embedded nats: store: %w", err)
 		}

@@ -39,10 +39,11 @@ type taskRecord struct {
 	Snapshot *messages.TaskSnapshot `json:"snapshot,omitempty"`
 }
 
-// RecordsPath is where a run keeps its task records under dataDir (the
-// run's DataDir, <workspace>/.troupe by default).
-func RecordsPath(dataDir, run string) string {
-	return filepath.Join(dataDir, "remote", run+".tasks.jsonl")
+// RecordsPath is where a run keeps its task records under stateDir (the
+// run's state directory, actors.StateDir: the records hold the tasks'
+// secrets, so they stay out of the agents' reach).
+func RecordsPath(stateDir, run string) string {
+	return filepath.Join(stateDir, "remote", run+".tasks.jsonl")
 }
 
 // records is a run's task record file.

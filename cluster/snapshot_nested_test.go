@@ -183,7 +183,11 @@ func nestedConflictOnANode(t *testing.T, bigLines int) {
 	if len(res.Changes) != 2 || !strings.HasPrefix(lead.Agent, "lead-") || !strings.HasPrefix(conflict.Agent, "worker-") {
 		t.Fatalf("changes %+v, want the lead's applied and a worker's conflict", res.Changes)
 	}
-	want := filepath.Join(requester, ".troupe", "runs", "rr", "changes", conflict.Agent+".patch")
+	state, err := actors.StateDir(requester)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(state, "runs", "rr", "changes", conflict.Agent+".patch")
 	if conflict.Patch != want || len(conflict.Conflicts) != 1 || conflict.Conflicts[0] != "util.go" {
 		t.Errorf("conflict %+v, want its patch at %s", conflict, want)
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/troupe-ai/troupe/internal/statedir"
 )
 
 // ArtifactScheme starts the handle of an output kept in the run's artifact
@@ -47,10 +49,7 @@ func (s *Session) localArtifact(ctx context.Context, handle string) (string, err
 	defer d.Close()
 	rel := filepath.Join("artifacts", filepath.FromSlash(name))
 	if _, err := d.Stat(rel); err != nil {
-		if err := d.MkdirAll(filepath.Dir(rel), 0o700); err != nil {
-			return "", fmt.Errorf("%s: %w", handle, err)
-		}
-		dir, err := d.OpenRoot(filepath.Dir(rel))
+		dir, err := statedir.OpenDir(d, filepath.Dir(rel), 0o700)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", handle, err)
 		}
@@ -63,18 +62,9 @@ func (s *Session) localArtifact(ctx context.Context, handle string) (string, err
 	return s.Workspace.Display(local), nil
 }
 
-// dataRoot opens the run's data folder (creating it), beneath the
-// workspace root when it lies inside the workspace, so that a folder on
-// the way swapped for a symlink cannot send a fetched artifact outside.
+// dataRoot opens the run's data folder (creating it), never following a
+// link on the way when it lies inside the workspace, so nothing an agent
+// planted sends a fetched artifact elsewhere.
 func (s *Session) dataRoot(dataDir string) (*os.Root, error) {
-	if abs, err := filepath.Abs(dataDir); err == nil && s.Workspace.contains(abs) {
-		if err := s.Workspace.mkdirAll(abs, 0o700); err != nil {
-			return nil, err
-		}
-		return s.Workspace.openRoot(abs)
-	}
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, err
-	}
-	return os.OpenRoot(dataDir)
+	return statedir.OpenData(s.Workspace.Root(), dataDir)
 }

@@ -48,6 +48,9 @@ func runEditFile(ctx context.Context, s *Session, p EditFileParams) (Result, err
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
+	if err := s.Workspace.CheckWritable(abs); err != nil {
+		return Errorf("edit_file refused: %v", err), nil
+	}
 	display := s.Workspace.Display(abs)
 	if p.OldString == p.NewString {
 		return Errorf("old_string and new_string are identical, so the edit would change nothing; give the new text in new_string"), nil

@@ -18,7 +18,7 @@ func newTestSession(t *testing.T) *Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewSession("test", ws, Config{DataDir: t.TempDir()})
+	s := NewSession("test", ws, Config{DataDir: t.TempDir(), StateDir: t.TempDir()})
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
 			t.Errorf("close session: %v", err)

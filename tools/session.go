@@ -14,9 +14,12 @@ type Config struct {
 	Timeout time.Duration
 	// Truncation overrides the per-tool defaults.
 	Truncation map[string]Truncation
-	// DataDir is where the run keeps its data (spill files); default
-	// <workspace>/.troupe/runs/<run>.
+	// DataDir is the workspace's folder of agent-visible files (spill
+	// files, fetched artifacts); default <workspace>/.troupe.
 	DataDir string
+	// StateDir is the run's state directory, out of the agents' reach:
+	// the spill index lives there ("": spill files are never swept).
+	StateDir string
 	// SpillMaxAge is how long spill files are kept (default 7 days).
 	SpillMaxAge time.Duration
 	// CacheMaxAge is how many rounds a cached result lives (default 10).
@@ -81,7 +84,7 @@ func NewSession(agent string, ws *Workspace, cfg Config) *Session {
 		Reads:     NewReadTracker(),
 		Todos:     &TodoList{},
 		Cache:     NewCache(cfg.CacheMaxAge),
-		Spill:     NewSpiller(ws, cfg.DataDir, cfg.SpillMaxAge),
+		Spill:     NewSpiller(ws, cfg.DataDir, cfg.StateDir, cfg.SpillMaxAge),
 		Config:    cfg,
 	}
 }

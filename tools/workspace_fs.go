@@ -171,6 +171,9 @@ func (w *Workspace) mkdirAll(abs string, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
+	if err := w.checkRel(rel); err != nil {
+		return err
+	}
 	return w.fsErr(w.dir.MkdirAll(rel, perm), rel)
 }
 
@@ -180,6 +183,9 @@ func (w *Workspace) mkdirAll(abs string, perm fs.FileMode) error {
 func (w *Workspace) Mkdirs(abs string) ([]string, error) {
 	rel, err := w.relOf(abs)
 	if err != nil || rel == "." {
+		return nil, err
+	}
+	if err := w.checkRel(rel); err != nil {
 		return nil, err
 	}
 	var made []string
@@ -212,6 +218,9 @@ func (w *Workspace) Remove(abs string) error {
 	if err != nil {
 		return err
 	}
+	if err := w.checkRel(rel); err != nil {
+		return err
+	}
 	return w.fsErr(w.dir.Remove(rel), rel)
 }
 
@@ -230,6 +239,9 @@ func (w *Workspace) Readlink(abs string) (string, error) {
 func (w *Workspace) Symlink(target, abs string) error {
 	rel, err := w.relOf(abs)
 	if err != nil {
+		return err
+	}
+	if err := w.checkRel(rel); err != nil {
 		return err
 	}
 	return w.fsErr(w.dir.Symlink(target, rel), rel)

@@ -33,6 +33,9 @@ func (w *Workspace) WriteAtomic(abs string, data []byte, perm fs.FileMode) error
 	if rel == "." {
 		return &fs.PathError{Op: "write", Path: ".", Err: errors.New("is the workspace root, a folder")}
 	}
+	if err := w.checkRel(rel); err != nil {
+		return err
+	}
 	dirRel, base := filepath.Split(rel)
 	d := w.dir
 	if dirRel != "" {
@@ -40,6 +43,9 @@ func (w *Workspace) WriteAtomic(abs string, data []byte, perm fs.FileMode) error
 			return w.fsErr(err, filepath.Clean(dirRel))
 		}
 		defer d.Close()
+		if err := w.checkOpened(d); err != nil {
+			return err
+		}
 	}
 	if err := writeVia(d, base, perm, func(f io.Writer) error { _, err := f.Write(data); return err }); err != nil {
 		var pe *fs.PathError

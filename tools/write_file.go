@@ -40,6 +40,9 @@ func runWriteFile(ctx context.Context, s *Session, p WriteFileParams) (Result, e
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
+	if err := s.Workspace.CheckWritable(abs); err != nil {
+		return Errorf("write_file refused: %v", err), nil
+	}
 	display := s.Workspace.Display(abs)
 	mode := newFileMode
 	change := FileChange{To: display, New: []byte(p.Content)}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -117,10 +118,15 @@ func (r *Repo) theirTree(ctx context.Context, snap Snapshot, cs messages.Changes
 	return g.line(ctx, "write-tree")
 }
 
-// keepPatch writes patch to <data dir>/runs/<run>/changes/<agent>.patch
-// and returns the path (see KeepPatch).
+// keepPatch writes patch to <state dir>/runs/<run>/changes/<agent>.patch
+// (the data dir without a state dir) and returns the path (see
+// KeepPatch).
 func (r *Repo) keepPatch(run, agent string, patch []byte) (string, error) {
-	return KeepPatch(r.root, r.dataDir, run, agent, patch)
+	dir := r.opts.StateDir
+	if dir == "" {
+		dir = r.dataDir
+	}
+	return KeepPatch(r.root, dir, run, agent, patch)
 }
 
 // KeepPatch writes patch as dir/runs/<run>/changes/<agent>.patch and
@@ -141,7 +147,15 @@ func KeepPatch(root, dir, run, agent string, patch []byte) (string, error) {
 	if err := writeBeneath(base, filepath.Join(at, rel), patch, 0o644); err != nil {
 		return "", fmt.Errorf("keep patch: %w", err)
 	}
-	return filepath.Join(dir, rel), nil
+	path := filepath.Join(dir, rel)
+	if base == dir {
+		// Outside the workspace (troupe's state directory): the patch is
+		// troupe's alone, and nobody else's to write there.
+		if err := os.Chmod(path, 0o600); err != nil {
+			return "", fmt.Errorf("keep patch: %w", err)
+		}
+	}
+	return path, nil
 }
 
 // pathSafe reports whether s may name a file: not empty, no separator,

@@ -17,9 +17,12 @@ const DefaultMaxBytes = 256 << 20
 
 // Options configure a Repo.
 type Options struct {
-	// DataDir holds worktrees, the private repository of a workspace that
-	// is not a git checkout and kept patches; default <root>/.troupe.
+	// DataDir holds worktrees and the private repository of a workspace
+	// that is not a git checkout; default <root>/.troupe.
 	DataDir string
+	// StateDir holds kept patches (runs/<run>/changes), troupe's own
+	// files, out of the agents' reach; default DataDir.
+	StateDir string
 	// MaxBytes limits the size of a workspace that is not a git checkout;
 	// default DefaultMaxBytes.
 	MaxBytes int64
@@ -240,7 +243,7 @@ func (r *Repo) makeObjects(name string) (string, error) {
 // Root is the workspace root.
 func (r *Repo) Root() string { return r.root }
 
-// DataDir is the directory holding worktrees and kept patches.
+// DataDir is the directory holding worktrees.
 func (r *Repo) DataDir() string { return r.dataDir }
 
 // IsGit reports whether the workspace is a git checkout (false: its

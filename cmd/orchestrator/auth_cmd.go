@@ -107,7 +107,7 @@ func serveAuth(o *bus.EmbeddedOptions, noAuth bool, authDir, prefix string, stde
 			return nil, exitUsage, usageErr("--auth %s: no keys there (%v): write them once with `orchestrator auth init %s` and give every server of the cluster the same folder",
 				authDir, err, authDir)
 		}
-		sc, err := runner.NewServerCreds(authDir, prefix)
+		sc, err := runner.NewServerCreds(authDir, prefix, "")
 		if err != nil {
 			return nil, exitFailed, err
 		}
@@ -126,7 +126,7 @@ func serveAuth(o *bus.EmbeddedOptions, noAuth bool, authDir, prefix string, stde
 	if !o.Ephemeral {
 		dir = filepath.Join(o.StoreDir, "creds")
 	}
-	sc, err := runner.NewServerCreds(dir, prefix)
+	sc, err := runner.NewServerCreds(dir, prefix, "")
 	if err != nil {
 		return nil, exitFailed, err
 	}

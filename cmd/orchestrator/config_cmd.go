@@ -7,13 +7,14 @@ import (
 	"os"
 	"text/tabwriter"
 
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/runner"
 )
 
 // cmdConfig prints the effective configuration with the origin of every
-// value: the compiled-in default, a file and line, the environment or a
-// flag. An invalid configuration is printed all the same, then refused
+// value (the compiled-in default, a file and line, the environment or a
+// flag) and what a workspace's own config file may do with it. An invalid configuration is printed all the same, then refused
 // with the error run would give (exit 2).
 func cmdConfig(args []string, getenv func(string) string, stdout io.Writer) (int, error) {
 	fs, err := parseSubcommand(args, "config", "print")
@@ -40,7 +41,7 @@ func cmdConfig(args []string, getenv func(string) string, stdout io.Writer) (int
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		for _, s := range settings {
-			fmt.Fprintf(tw, "%s: %s\t# %s\n", s.Key, s.Value, s.Origin)
+			fmt.Fprintf(tw, "%s: %s\t# %s\t· workspace file: %s\n", s.Key, s.Value, s.Origin, s.Workspace)
 		}
 		if err := tw.Flush(); err != nil {
 			return exitFailed, err
@@ -74,7 +75,7 @@ func parseSubcommand(args []string, cmd, sub string) (*flagSet, error) {
 // --workspace (default .) and --config flags of fs.
 func workspaceConfig(fs *flagSet, getenv func(string) string) (config.Config, error) {
 	home, _ := os.UserHomeDir()
-	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: home, Workspace: runner.Abs(wsOr(fs.values["workspace"])), Getenv: getenv})
+	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: home, Workspace: runner.Abs(wsOr(fs.values["workspace"])), Getenv: getenv, Kinds: actors.BuiltinKinds()})
 	if err != nil {
 		return config.Config{}, usageErr("%v", err)
 	}

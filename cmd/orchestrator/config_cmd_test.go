@@ -12,14 +12,15 @@ import (
 	"github.com/troupe-ai/troupe/internal/config"
 )
 
-// config print shows each setting's value and origin: the default, a
-// workspace file and line, the environment, a flag; secrets never.
+// config print shows each setting's value and origin (the default, a
+// workspace file and line, the environment, a flag; secrets never) and
+// what a workspace's own config file may do with it.
 func TestConfigPrintOrigins(t *testing.T) {
 	ws := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(ws, ".troupe"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"), []byte("model:\n  cheap: tiny\nplacement: {explore: remote}\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"), []byte("model:\n  cheap: gpt-4o-mini\nbudget: {per_kind: {explore: 3}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := map[string]string{"OPENAI_API_KEY": "sk-very-secret-1234", "TROUPE_CHEAP_MODEL": ""}
@@ -37,16 +38,18 @@ func TestConfigPrintOrigins(t *testing.T) {
 	for _, s := range settings {
 		got[s.Key] = s
 	}
-	for key, want := range map[string][2]string{
-		"model.cheap":       {"tiny", filepath.Join(ws, ".troupe", "config.yaml") + " line 2"},
-		"placement.explore": {"remote", filepath.Join(ws, ".troupe", "config.yaml") + " line 3"},
-		"model.default":     {"big-one", "flag --model"},
-		"model.api_key":     {"[redacted]", "env OPENAI_API_KEY"},
-		"budget.tokens":     {"10000000", "default"},
-		"node.ack_wait":     {"0s", "default"},
+	for key, want := range map[string][3]string{
+		"model.cheap":             {"gpt-4o-mini", filepath.Join(ws, ".troupe", "config.yaml") + " line 2", "a configured model"},
+		"budget.per_kind.explore": {"3", filepath.Join(ws, ".troupe", "config.yaml") + " line 3", "lower only"},
+		"model.default":           {"big-one", "flag --model", "a configured model"},
+		"model.api_key":           {"[redacted]", "env OPENAI_API_KEY", "no"},
+		"model.base_url":          {"https://api.openai.com/v1", "default", "no"},
+		"budget.tokens":           {"10000000", "default", "lower only"},
+		"node.ack_wait":           {"0s", "default", "no"},
+		"sandbox.mode":            {`"on"`, "default", "tighten only"},
 	} {
-		if s := got[key]; s.Value != want[0] || s.Origin != want[1] {
-			t.Errorf("%s: %+v, want value %q from %q", key, s, want[0], want[1])
+		if s := got[key]; s.Value != want[0] || s.Origin != want[1] || s.Workspace != want[2] {
+			t.Errorf("%s: %+v, want value %q from %q, workspace file: %s", key, s, want[0], want[1], want[2])
 		}
 	}
 	if strings.Contains(out.String(), "sk-very-secret") {
@@ -69,7 +72,7 @@ func TestConfigPrintInvalid(t *testing.T) {
 	if code != exitUsage || err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("exit %d, err %v; want exit 2 and %q", code, err, want)
 	}
-	if !regexp.MustCompile(`(?m)^agent\.fanout_policy: sometimes +# ` + regexp.QuoteMeta(file) + ` line 3$`).MatchString(out.String()) {
+	if !regexp.MustCompile(`(?m)^agent\.fanout_policy: sometimes +# ` + regexp.QuoteMeta(file) + ` line 3 +· workspace file: tighten only$`).MatchString(out.String()) {
 		t.Errorf("the settings were not printed:\n%s", out.String())
 	}
 	// run refuses the same file with the same words.
@@ -83,5 +86,25 @@ func TestConfigPrintInvalid(t *testing.T) {
 	if code := run(t.Context(), []string{"config", "print", "--config", file}, strings.NewReader(""), &stdout, &stderr); code != exitUsage ||
 		!strings.Contains(stderr.String(), want) {
 		t.Errorf("orchestrator config print: exit %d, stderr %s", code, stderr.String())
+	}
+}
+
+// A workspace's own config that sets what it may not is refused by config
+// print as by run: exit 2, the error naming the key, the file and line,
+// and where it may be set instead.
+func TestConfigPrintRefusesAWorkspaceKey(t *testing.T) {
+	ws := t.TempDir()
+	file := filepath.Join(ws, ".troupe", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("agent:\n  max_rounds: 5\nmodel:\n  base_url: https://evil.example/v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	code, err := cmdConfig([]string{"print", "--workspace", ws}, func(string) string { return "" }, &out)
+	want := file + " line 4: model.base_url: a workspace's own config file"
+	if code != exitUsage || err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "~/.config/troupe/config.yaml") {
+		t.Fatalf("exit %d, err %v; want exit 2 and %q", code, err, want)
 	}
 }

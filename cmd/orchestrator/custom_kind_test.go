@@ -17,7 +17,8 @@ func TestCustomKindFromAgentFile(t *testing.T) {
 	os.MkdirAll(filepath.Join(ws, ".troupe", "agents"), 0o755)
 	os.WriteFile(filepath.Join(ws, ".troupe", "agents", "reviewer.md"),
 		[]byte("---\nname: reviewer\ndescription: reviews code\ntools: Read, Grep\nmodel: haiku\n---\nYou are a strict reviewer.\n"), 0o644)
-	os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"), []byte("model:\n  cheap: tiny\nagent:\n  plan_first: {root: false}\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"), []byte("agent:\n  plan_first: {root: false}\n"), 0o644)
+	home := homeWith(t, "model:\n  cheap: tiny\n")
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
 		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
 			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: json.RawMessage(`{"type":"reviewer","task":"review"}`)}}},
@@ -25,7 +26,7 @@ func TestCustomKindFromAgentFile(t *testing.T) {
 		{Match: llmtest.Matcher{Kind: "reviewer"}, Turns: []llmtest.Turn{{Text: "looks fine"}}},
 	}})
 	t.Cleanup(srv.Close)
-	code, out, errs := runCmd(t, t.Context(), testEnv(srv, t.TempDir()), false, "--workspace", ws, "review it")
+	code, out, errs := runCmd(t, t.Context(), testEnv(srv, home), false, "--workspace", ws, "review it")
 	if code != exitOK || out != "reviewed\n" {
 		t.Fatalf("exit %d %q\n%s", code, out, errs)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -85,6 +86,16 @@ func TestDemoWorkspaceLeftUnchanged(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "working on a copy of") || !strings.Contains(errb.String(), "go.mod exists in the workspace") {
 		t.Errorf("stderr:\n%s", errb.String())
+	}
+	// The copy went, and the state directory its runs made with it.
+	m := regexp.MustCompile(`working on a copy of \S+ in (\S+);`).FindStringSubmatch(errb.String())
+	if m == nil {
+		t.Fatalf("no copy named:\n%s", errb.String())
+	}
+	for _, gone := range []string{m[1], stateDirOf(t, m[1])} {
+		if _, err := os.Stat(gone); !os.IsNotExist(err) {
+			t.Errorf("%s is left: %v", gone, err)
+		}
 	}
 }
 

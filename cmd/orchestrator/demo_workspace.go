@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/troupe-ai/troupe/actors"
 )
 
 // demoWorkspace decides where the demo works. With no directory it makes a
@@ -65,11 +67,16 @@ func demoWorkspace(dir string, inPlace, keep bool, stderr io.Writer) (ws string,
 	return tmp, removeUnless(tmp, keep, stderr), nil
 }
 
+// removeUnless removes the temporary workspace dir, and the state
+// directory its runs made, unless keep.
 func removeUnless(dir string, keep bool, stderr io.Writer) func() {
 	return func() {
 		if keep {
 			fmt.Fprintf(stderr, "demo: the workspace is kept in %s\n", dir)
 			return
+		}
+		if state, err := actors.StateDir(dir); err == nil {
+			os.RemoveAll(state)
 		}
 		os.RemoveAll(dir)
 	}

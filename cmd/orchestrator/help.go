@@ -363,7 +363,7 @@ const runFlagsHelp = `Flags:
   --ephemeral            the embedded server keeps its store in a temporary directory
   --placement K=P,...    where kinds run: local, remote (a node) or auto, e.g. explore=remote
   --changes MODE         what becomes of the changes of workers in their own worktrees (agent.isolation):
-                         apply (merge into the workspace; a conflict keeps .troupe/runs/RUN/changes/AGENT.patch),
+                         apply (merge into the workspace; a conflict keeps runs/RUN/changes/AGENT.patch in the state directory),
                          branch (commit on troupe/RUN/AGENT) or patch (write the patch file only); default apply
 `
 

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/internal/testfiles"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/troupe-ai/troupe/tools/sandbox"
@@ -11,5 +14,34 @@ import (
 // started through it (network deny or loopback re-executes this binary).
 func TestMain(m *testing.M) {
 	sandbox.MaybeRunLauncher()
-	os.Exit(m.Run())
+	cleanup := testfiles.PrivateState() // state directories in a temporary XDG_STATE_HOME
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// stateDirOf is the state directory runs in ws keep their state in (the
+// tests' temporary XDG_STATE_HOME, see TestMain).
+func stateDirOf(t testing.TB, ws string) string {
+	t.Helper()
+	dir, err := actors.StateDir(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// homeWith is a home whose user config (~/.config/troupe/config.yaml)
+// holds text: settings a workspace's own config may not make.
+func homeWith(t testing.TB, text string) string {
+	t.Helper()
+	home := t.TempDir()
+	p := filepath.Join(home, ".config", "troupe", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return home
 }

@@ -40,6 +40,9 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	if err != nil {
 		return exitUsage, err
 	}
+	if err := runner.MigrateState(f.workspace, stderr); err != nil {
+		return exitUsage, err
+	}
 	cp, err := f.checkpoint()
 	if err != nil {
 		return exitUsage, err

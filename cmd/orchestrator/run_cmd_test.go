@@ -193,3 +193,40 @@ func TestRunInterruptedBeforeAnyCheckpoint(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, errs)
 	}
 }
+
+// A run interrupted under an older version kept its checkpoints in the
+// workspace's .troupe/runs: resume moves them to the state directory,
+// saying so, and goes on from them; the workspace keeps none.
+func TestResumeARunOfAnOlderVersion(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644)
+	os.MkdirAll(filepath.Join(ws, ".troupe"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"), []byte("agent:\n  plan_first: {root: false}\n"), 0o644)
+	srv := scripted(t,
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)}}},
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "shell", Args: json.RawMessage(`{"command":"sleep 300"}`)}}},
+		llmtest.Turn{Text: "resumed and done"})
+	ctx, cancel := context.WithCancel(t.Context())
+	env := testEnv(srv, t.TempDir())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runCmd(t, ctx, env, false, "--workspace", ws, "--yes", "--ephemeral", "read then sleep")
+	}()
+	checkFor(t, func() bool { return len(srv.Requests()) >= 2 && srv.InFlight() == 0 })
+	cancel()
+	<-done
+	// Where an older version kept them.
+	state := stateDirOf(t, ws)
+	if err := os.Rename(filepath.Join(state, "runs"), filepath.Join(ws, ".troupe", "runs")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCmd(t, t.Context(), env, true, "--workspace", ws, "--ephemeral")
+	if code != exitOK || out != "resumed and done\n" || !strings.Contains(errs, "troupe: moved ") ||
+		!strings.Contains(errs, filepath.Join(ws, ".troupe", "runs")) {
+		t.Fatalf("resume: exit %d %q\n%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".troupe", "runs")); !os.IsNotExist(err) {
+		t.Errorf("the workspace still holds runs: %v", err)
+	}
+}

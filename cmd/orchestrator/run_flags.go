@@ -71,7 +71,11 @@ func (f runFlags) checkpoint() (*actors.Checkpoint, error) {
 	if !f.resume {
 		return nil, nil
 	}
-	cp, err := actors.FindCheckpoint(actors.DataDir(runner.Abs(f.workspace)), f.resumeRun)
+	state, err := runner.StateDir(f.workspace)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := actors.FindCheckpoint(state, f.resumeRun)
 	if err != nil {
 		return nil, usageErr("resume: %v", err)
 	}

@@ -29,17 +29,11 @@ func TestRunJSONListsANestedConflict(t *testing.T) {
 	}
 	testfiles.Git(t, ws, "add", "-A")
 	testfiles.Git(t, ws, "commit", "-q", "-m", "first")
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(os.MkdirAll(filepath.Join(ws, ".troupe", "agents"), 0o755))
-	must(os.WriteFile(filepath.Join(ws, ".troupe", "agents", "lead.md"),
-		[]byte("---\nname: lead\ndescription: edits and delegates\ntools: read_file, write_file, edit_file, delegate\n---\nLead.\n"), 0o644))
-	must(os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"),
-		[]byte("agent:\n  plan_first: {root: false, worker: false, lead: false}\n  isolation: worktree\n  max_depth: 2\n  estimates: {lead: 500000, worker: 10000}\n"), 0o644))
+	// A kind that edits and delegates, deeper delegation: the user's own
+	// config (a workspace's may only narrow).
+	home := homeWith(t, "agent:\n  plan_first: {root: false, worker: false, lead: false}\n  isolation: worktree\n  max_depth: 2\n"+
+		"  estimates: {lead: 500000, worker: 10000}\nkinds:\n  lead:\n    description: edits and delegates\n"+
+		"    tools: [read_file, write_file, edit_file, delegate]\n    model_role: parent\n    may_delegate: true\n    prompt: Lead.\n")
 	var arrived sync.WaitGroup
 	arrived.Add(2)
 	both := make(chan struct{})
@@ -70,7 +64,7 @@ func TestRunJSONListsANestedConflict(t *testing.T) {
 		worker("set two", "2"), worker("set three", "3"),
 	}})
 	t.Cleanup(srv.Close)
-	code, out, errs := runCmd(t, t.Context(), testEnv(srv, t.TempDir()), false, "--workspace", ws, "--json", "change F")
+	code, out, errs := runCmd(t, t.Context(), testEnv(srv, home), false, "--workspace", ws, "--json", "change F")
 	var res struct {
 		Run     string `json:"run"`
 		Changes []struct {
@@ -88,7 +82,7 @@ func TestRunJSONListsANestedConflict(t *testing.T) {
 			lead = c.Agent
 		case c.Status == "conflict" && strings.HasPrefix(c.Agent, "worker-") && len(c.Conflicts) == 1 && c.Conflicts[0] == "f.go":
 			patch = c.Patch
-			if want := filepath.Join(ws, ".troupe", "runs", res.Run, "changes", c.Agent+".patch"); patch != want {
+			if want := filepath.Join(stateDirOf(t, ws), "runs", res.Run, "changes", c.Agent+".patch"); patch != want {
 				t.Errorf("patch %s, want %s", patch, want)
 			}
 		}

@@ -53,7 +53,7 @@ func reportRun(stdout, stderr io.Writer, asJSON bool, res actors.Result, r *runn
 func runExit(interrupted bool, stderr io.Writer, res actors.Result, maxRounds int, workspace, resume string) int {
 	switch {
 	case interrupted:
-		if _, err := actors.FindCheckpoint(actors.DataDir(runner.Abs(workspace)), res.Run); err != nil {
+		if state, err := runner.StateDir(workspace); err != nil || !hasCheckpoint(state, res.Run) {
 			fmt.Fprintf(stderr, "interrupted before the first checkpoint (written when the first tool call starts); nothing to resume: run the task again\n")
 			return exitInterrupt
 		}
@@ -96,4 +96,10 @@ func printChanges(w io.Writer, changes []messages.ChangeOutcome) {
 			}
 		}
 	}
+}
+
+// hasCheckpoint reports whether run left a checkpoint to resume in state.
+func hasCheckpoint(state, run string) bool {
+	_, err := actors.FindCheckpoint(state, run)
+	return err == nil
 }

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/messages"
@@ -89,6 +90,9 @@ func toolSession(dir string, ts *toolset) (*tools.Session, *tools.Executor, erro
 	}
 	tc := setup.ToolsConfig(ts.cfg.Tools)
 	tc.DataDir = filepath.Join(ws.Root(), ".troupe")
+	if tc.StateDir, err = actors.StateDir(ws.Root()); err != nil {
+		return nil, nil, err
+	}
 	s := tools.NewSession("cli", ws, tc.Config)
 	builtin.Prepare(s, tc, builtin.Shared{Sandbox: ts.box(ws.Root())})
 	s.Redact = setup.Redactor(ts.cfg).String

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
@@ -39,7 +40,7 @@ const cliKind = "worker"
 // the tools a server offers that cannot be used.
 func openToolset(ctx context.Context, getenv func(string) string, ws, cfgFile string, need func(server string) bool, listing bool, stderr io.Writer) (*toolset, error) {
 	home, _ := os.UserHomeDir()
-	cfg, err := config.Load(config.Sources{File: cfgFile, Home: home, Workspace: runner.Abs(ws), Getenv: getenv})
+	cfg, err := config.Load(config.Sources{File: cfgFile, Home: home, Workspace: runner.Abs(ws), Getenv: getenv, Kinds: actors.BuiltinKinds()})
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}

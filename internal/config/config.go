@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -132,7 +131,7 @@ type NATS struct {
 	TLSCA     string `yaml:"tls_ca"`
 	TLSCert   string `yaml:"tls_cert"`
 	TLSKey    string `yaml:"tls_key"`
-	StoreDir  string `yaml:"store_dir"` // embedded server's store; "" = <workspace>/.troupe/nats
+	StoreDir  string `yaml:"store_dir"` // embedded server's store; "" = nats/ in the state directory
 	Listen    string `yaml:"listen"`    // embedded server's address, host:port (port 0 = any free)
 	Ephemeral bool   `yaml:"ephemeral"`
 	// EventsMaxAge and EventsMaxBytes bound the TROUPE_EVENTS stream.
@@ -182,6 +181,10 @@ type Sources struct {
 	Workspace string
 	// Getenv reads the environment (os.Getenv in the programs).
 	Getenv func(string) string
+	// Kinds are the built-in agent kinds: a workspace's own file may give
+	// a kind only tools it already has (a new kind, a worker's at most).
+	// Without them it may set no kind's tools.
+	Kinds map[string]Kind
 }
 
 // Load builds the configuration from the defaults, the files and the
@@ -206,16 +209,12 @@ func Load(src Sources) (Config, error) {
 		if err != nil {
 			return Config{}, fmt.Errorf("config %s: %w", p, err)
 		}
-		before := c.Sandbox
-		before.Network = maps.Clone(before.Network)
-		before.Writable, before.DenyRead = slices.Clone(before.Writable), slices.Clone(before.DenyRead)
-		if err := decodeInto(&c, data, p); err != nil {
+		if src.Workspace != "" && i == len(optional)-1 {
+			if err := c.decodeWorkspace(data, p, src.Kinds); err != nil {
+				return Config{}, err
+			}
+		} else if err := decodeInto(&c, data, p); err != nil {
 			return Config{}, err
-		}
-		workspaceFile := src.Workspace != "" && i == len(optional)-1
-		if key := before.loosens(c.Sandbox); workspaceFile && key != "" {
-			return Config{}, fmt.Errorf("config %s: %s: a workspace's own config may tighten the sandbox but not loosen it "+
-				"(its commands can write that file); set it in ~/.config/troupe/config.yaml or --config", p, key)
 		}
 		c.markFile(data, p)
 	}
@@ -233,6 +232,49 @@ func Load(src Sources) (Config, error) {
 		c.applyEnv(src.Getenv)
 	}
 	return c, nil
+}
+
+// decodeWorkspace overlays a workspace's own config file, which agents
+// can write, refusing what it may not set (see workspace_rules.go): a key
+// outside the allow-list, a ${VAR}, a value that widens what the layers
+// under it set.
+func (c *Config) decodeWorkspace(data []byte, file string, builtin map[string]Kind) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return explainYAML(err, data, file)
+	}
+	leaves, err := wsLeaves(&doc, file)
+	if err != nil {
+		return err
+	}
+	before, err := c.clone()
+	if err != nil {
+		return err
+	}
+	if err := decodeInto(c, data, file); err != nil {
+		return err
+	}
+	if key := before.Sandbox.loosens(c.Sandbox); key != "" {
+		return wsRefuse(file, keyLine(&doc, strings.Split(key, ".")), strings.Split(key, "."), "it may tighten the sandbox but not loosen it")
+	}
+	return checkWorkspaceValues(leaves, file, before, *c, builtin)
+}
+
+// clone is a deep copy of c (its maps and lists are its own).
+func (c Config) clone() (Config, error) {
+	out, err := yaml.Marshal(c)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	var d Config
+	if err := yaml.Unmarshal(out, &d); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	d.origins = c.origins
+	return d, nil
 }
 
 // decodeInto overlays a YAML document on c; keys it does not set keep

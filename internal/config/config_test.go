@@ -46,7 +46,7 @@ func TestLayering(t *testing.T) {
 		}
 	}
 	write(filepath.Join(home, ".config", "troupe", "config.yaml"), "model:\n  default: home-model\n  cheap: home-cheap\nagent:\n  max_rounds: 7\n")
-	write(filepath.Join(ws, ".troupe", "config.yaml"), "model:\n  default: ws-model\n")
+	write(filepath.Join(ws, ".troupe", "config.yaml"), "model:\n  default: gpt-4.1\n") // a model the user's config names
 	file := filepath.Join(t.TempDir(), "c.yaml")
 	write(file, "model:\n  headers: {X-Title: troupe}\nbudget:\n  tokens: 1234\n")
 	c, err := Load(Sources{Home: home, Workspace: ws, File: file,
@@ -55,7 +55,7 @@ func TestLayering(t *testing.T) {
 		t.Fatal(err)
 	}
 	for got, want := range map[string]string{
-		c.Model.Default: "ws-model", c.Model.Cheap: "env-cheap", c.Model.BaseURL: "http://127.0.0.1:1/v1",
+		c.Model.Default: "gpt-4.1", c.Model.Cheap: "env-cheap", c.Model.BaseURL: "http://127.0.0.1:1/v1",
 		c.Model.APIKey: "sk-env", c.Model.Headers["X-Title"]: "troupe",
 	} {
 		if got != want {

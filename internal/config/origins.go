@@ -15,6 +15,10 @@ type Setting struct {
 	Key    string `json:"key"`    // dotted, e.g. model.default
 	Value  string `json:"value"`  // as YAML would write it; secrets are [redacted]
 	Origin string `json:"origin"` // "default", "<file> line <n>", "env <VAR>" or "flag --<name>"
+	// Workspace says what a workspace's own config file may do with the
+	// setting (WorkspaceMay): no, yes, lower only, tighten only, narrow
+	// only, a configured model.
+	Workspace string `json:"workspace"`
 }
 
 // origin is where a setting was last set: "<file> line <n>", "env <VAR>"
@@ -134,6 +138,7 @@ func (c Config) Settings() ([]Setting, error) {
 		if l.Origin == "" {
 			l.Origin = "default"
 		}
+		l.Workspace = WorkspaceMay(l.Key)
 		settings = append(settings, l)
 	}
 	slices.SortFunc(settings, func(a, b Setting) int { return strings.Compare(a.Key, b.Key) })

@@ -26,6 +26,11 @@ type Sandbox struct {
 	// DenyRead are trees or files commands may not read, on top of the
 	// built-in list (~/.ssh, ~/.aws, ... and troupe's own data).
 	DenyRead []string `yaml:"deny_read"`
+	// Commit are the agent kinds whose commands may commit in a worktree
+	// of their own (its HEAD, index and logs, the repository's objects;
+	// never its config, hooks, refs or another worktree). None by
+	// default: .git is read-only to agents.
+	Commit []string `yaml:"commit"`
 }
 
 // The sandbox modes.
@@ -54,6 +59,11 @@ func (s Sandbox) validate() error {
 		case "allow", "deny", "loopback":
 		default:
 			return bad("sandbox.network."+kind, "must be allow, deny or loopback, got %q", s.Network[kind])
+		}
+	}
+	for i, k := range s.Commit {
+		if strings.TrimSpace(k) == "" || strings.ContainsAny(k, " .*>/") {
+			return bad(fmt.Sprintf("sandbox.commit[%d]", i), "must name an agent kind, got %q", k)
 		}
 	}
 	for name, list := range map[string][]string{"sandbox.writable": s.Writable, "sandbox.deny_read": s.DenyRead} {
@@ -95,6 +105,11 @@ func (before Sandbox) loosens(after Sandbox) string {
 	for _, d := range before.DenyRead {
 		if !slices.Contains(after.DenyRead, d) {
 			return "sandbox.deny_read"
+		}
+	}
+	for _, k := range after.Commit {
+		if !slices.Contains(before.Commit, k) {
+			return "sandbox.commit"
 		}
 	}
 	kinds := map[string]bool{"default": true}

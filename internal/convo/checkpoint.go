@@ -55,10 +55,13 @@ type Checkpoint struct {
 	TornBytes int `json:"-"`
 }
 
-// DataDir is the data directory of a workspace: <root>/.troupe.
+// DataDir is the agent-visible data folder of a workspace: <root>/.troupe
+// (worktrees, spilled outputs). Checkpoints live in the state directory
+// instead (internal/statedir), out of the agents' reach.
 func DataDir(workspaceRoot string) string { return filepath.Join(workspaceRoot, ".troupe") }
 
-// RunDir is <dataDir>/runs/<run>. The run ID must be a single path element.
+// RunDir is <dataDir>/runs/<run>, dataDir being the run's state
+// directory. The run ID must be a single path element.
 func RunDir(dataDir, run string) (string, error) {
 	if err := checkID("run", run); err != nil {
 		return "", err

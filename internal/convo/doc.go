@@ -35,7 +35,7 @@
 // model request.
 //
 // A Conversation is JSON-serializable and is saved inside a Checkpoint in
-// the agent's Store (<data>/runs/<run>/<agent>): now and then whole, as a
+// the agent's Store (<state>/runs/<run>/<agent>): now and then whole, as a
 // snapshot written atomically (temporary file, rename) to checkpoint.json,
 // and in between as records appended to the journal beside it
 // (journal.log) that hold only what changed since the last (see Writer).

@@ -9,7 +9,8 @@ import (
 )
 
 // Store is where one agent keeps what a resumed run needs, in one
-// directory (<data>/runs/<run>/<agent>, 0700; files 0600): a snapshot of
+// directory (<state>/runs/<run>/<agent>, 0700; files 0600; the state
+// directory lies outside the workspace, see internal/statedir): a snapshot of
 // its checkpoint (checkpoint.json) and the journal that continues it
 // (journal.log).
 //

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/config"
@@ -155,7 +156,7 @@ func loadConfig(o options, getenv func(string) string) (string, config.Config, e
 		return "", config.Config{}, usageError{fmt.Errorf("--workspace %s is not a directory", o.workspace)}
 	}
 	home, _ := os.UserHomeDir()
-	cfg, err := config.Load(config.Sources{File: o.config, Home: home, Workspace: ws, Getenv: getenv})
+	cfg, err := config.Load(config.Sources{File: o.config, Home: home, Workspace: ws, Getenv: getenv, Kinds: actors.BuiltinKinds()})
 	if err != nil {
 		return "", config.Config{}, usageError{err}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/statedir"
 )
 
 // Bus is a run's NATS: an embedded server (unless an external one was
@@ -29,9 +30,11 @@ type Bus struct {
 	credsFile string
 }
 
-// StartBus starts the embedded server in workspace's .troupe/nats (or a
-// temporary store when ephemeral), or connects to cfg.URL; a URL or
-// credentials that do not work are a usage error naming the setting.
+// StartBus starts the embedded server with its store and credentials in
+// the workspace's state directory (<state>/nats, out of the agents'
+// reach; nats.store_dir chooses another; a temporary store when
+// ephemeral), or connects to cfg.URL; a URL or credentials that do not
+// work are a usage error naming the setting.
 func StartBus(ctx context.Context, cfg config.NATS, limits bus.StreamLimits, setting, workspace string, log zerolog.Logger) (*Bus, error) {
 	b := &Bus{}
 	urls := cfg.URL
@@ -40,17 +43,24 @@ func StartBus(ctx context.Context, cfg config.NATS, limits bus.StreamLimits, set
 		if err != nil {
 			return nil, Usage("nats.listen: %v", err)
 		}
-		store := cfg.StoreDir
-		if store == "" {
-			store = filepath.Join(workspace, ".troupe", "nats")
+		state, err := StateDir(workspace)
+		if err != nil {
+			return nil, err
 		}
-		eo := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: store, Ephemeral: cfg.Ephemeral, Token: cfg.Token, Sync: cfg.Sync}
+		store, tmp := cfg.StoreDir, filepath.Join(state, "tmp")
+		if store == "" && !cfg.Ephemeral {
+			store = filepath.Join(state, "nats")
+		}
+		if err := statedir.Make(tmp); err != nil {
+			return nil, err
+		}
+		eo := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: store, Ephemeral: cfg.Ephemeral, Token: cfg.Token, TempBase: tmp, Sync: cfg.Sync}
 		if cfg.Token == "" { // the embedded server takes only this process's credentials
 			credsDir := ""
 			if !cfg.Ephemeral {
 				credsDir = filepath.Join(store, "creds")
 			}
-			if b.creds, err = NewServerCreds(credsDir, cfg.Prefix); err != nil {
+			if b.creds, err = NewServerCreds(credsDir, cfg.Prefix, tmp); err != nil {
 				return nil, fmt.Errorf("credentials of the embedded NATS server: %w", err)
 			}
 			eo.Auth, cfg.Creds = b.creds.Auth, b.creds.Path(bus.RoleRequester)

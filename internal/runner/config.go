@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/setup"
 )
@@ -86,6 +87,9 @@ func (o Overrides) NATSSetting(getenv func(string) string) string {
 // LoadConfig loads the configuration from src, applies o and validates the
 // result; every error is an ErrUsage.
 func LoadConfig(src config.Sources, o Overrides) (config.Config, error) {
+	if src.Kinds == nil {
+		src.Kinds = actors.BuiltinKinds()
+	}
 	cfg, err := config.Load(src)
 	if err != nil {
 		return config.Config{}, Usage("%v", err)

@@ -19,11 +19,12 @@ type ServerCreds struct {
 }
 
 // NewServerCreds keeps the role material in dir (made once, kept across
-// restarts), or in a temporary folder when dir is "" (removed by close).
-func NewServerCreds(dir, prefix string) (*ServerCreds, error) {
+// restarts), or in a temporary folder under tmpBase (the system's when
+// "") when dir is "" (removed by close).
+func NewServerCreds(dir, prefix, tmpBase string) (*ServerCreds, error) {
 	sc := &ServerCreds{Dir: dir}
 	if dir == "" {
-		tmp, err := os.MkdirTemp("", "troupe-creds-")
+		tmp, err := os.MkdirTemp(tmpBase, "troupe-creds-")
 		if err != nil {
 			return nil, fmt.Errorf("make a creds folder: %w", err)
 		}

@@ -52,15 +52,14 @@ func startPlacement(ctx context.Context, b *Bus, p Params, o actors.Options) (*c
 	if !anyRemote(p.Placement) {
 		return nil, nil
 	}
-	return cluster.StartRemote(ctx, cluster.RemoteOptions{Bus: b.conn, Run: o.Run, Placement: p.Placement, LeaseTimeout: p.LeaseTimeout,
-		PlacementTimeout: p.PlacementTimeout, RunLease: o.RunLease, Records: cluster.RecordsPath(dataDir(o), o.Run),
-		Workspace: o.Workspace, Events: o.Events, Relay: b.pub, Log: p.Log})
-}
-
-// dataDir is where the run keeps its checkpoints and task records.
-func dataDir(o actors.Options) string {
-	if o.DataDir != "" {
-		return o.DataDir
+	if o.StateDir == "" {
+		dir, err := StateDir(o.Workspace)
+		if err != nil {
+			return nil, err
+		}
+		o.StateDir = dir
 	}
-	return actors.DataDir(Abs(o.Workspace))
+	return cluster.StartRemote(ctx, cluster.RemoteOptions{Bus: b.conn, Run: o.Run, Placement: p.Placement, LeaseTimeout: p.LeaseTimeout,
+		PlacementTimeout: p.PlacementTimeout, RunLease: o.RunLease, Records: cluster.RecordsPath(o.StateDir, o.Run),
+		Workspace: o.Workspace, Events: o.Events, Relay: b.pub, Log: p.Log})
 }

@@ -35,6 +35,10 @@ func Prepare(ctx context.Context, s Spec) (*Run, error) {
 	}
 	closeTools := func() { setup.CloseToolSources(opts.ToolSources) } // MCP servers end with the run
 	opts.Task, opts.Resume, opts.Run, opts.Tracer = s.Task, s.Resume, uuid.NewString(), s.Tracer
+	if opts.StateDir, err = StateDir(s.Workspace); err != nil {
+		closeTools()
+		return nil, err
+	}
 	if s.Resume != nil {
 		opts.Run = s.Resume.Run
 	}

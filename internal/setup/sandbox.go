@@ -2,31 +2,41 @@ package setup
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/statedir"
 	"github.com/troupe-ai/troupe/tools/sandbox"
 )
 
 // MCPKind is the kind name sandbox.network uses for stdio MCP servers.
 const MCPKind = "mcp"
 
+// KindAny stands for any kind where the policy's network does not matter.
+const KindAny = "default"
+
 // Sandbox is the run's sandbox from the config, nil with sandbox.mode
-// off: the built-in deny list under home plus sandbox.deny_read and the
-// NATS credentials files; sandbox.writable; the network per kind; what
-// this kernel supports.
+// off: the built-in deny list under home plus sandbox.deny_read, troupe's
+// state directory as a whole (every workspace's: checkpoints, task
+// secrets, the embedded server's store and credentials), nats.store_dir
+// and the NATS credentials (see credsDeny) and TLS key; sandbox.writable;
+// the network per kind; what this kernel supports.
 func Sandbox(cfg config.Config, home string) *sandbox.Settings {
 	c := cfg.Sandbox
 	if c.Mode == config.SandboxOff {
 		return nil
 	}
 	deny := append(sandbox.DefaultDenyRead(home), sandbox.ExpandHome(c.DenyRead, home)...)
-	for _, f := range []string{cfg.NATS.Creds, cfg.NATS.TLSKey} {
+	if root, err := statedir.Root(getenv, home); err == nil {
+		deny = append(deny, root)
+	}
+	for _, f := range []string{cfg.NATS.StoreDir, credsDeny(cfg.NATS.Creds), cfg.NATS.TLSKey} {
 		if f != "" {
-			if abs, err := filepath.Abs(f); err == nil {
+			if abs, err := filepath.Abs(sandbox.ExpandHome([]string{f}, home)[0]); err == nil {
 				deny = append(deny, abs)
 			}
 		}
@@ -35,8 +45,30 @@ func Sandbox(cfg config.Config, home string) *sandbox.Settings {
 	for k, v := range c.Network {
 		net[k] = sandbox.Network(v)
 	}
-	return &sandbox.Settings{Required: c.Required, Network: net, Writable: sandbox.ExpandHome(c.Writable, home),
+	return &sandbox.Settings{Required: c.Required, Network: net, Writable: sandbox.ExpandHome(c.Writable, home), Commit: c.Commit,
 		DenyRead: slices.Compact(deny), Support: sandbox.Check()}
+}
+
+// credsDeny is what a creds file takes off the commands' reads: its
+// whole folder when the folder holds key seeds (*.nk) or another creds
+// file (another role's, which could mint or act as that role), else the
+// file itself; "" for none.
+func credsDeny(creds string) string {
+	if creds == "" {
+		return ""
+	}
+	dir := filepath.Dir(creds)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return creds
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if strings.HasSuffix(n, ".nk") || (strings.HasSuffix(n, ".creds") && n != filepath.Base(creds)) {
+			return dir
+		}
+	}
+	return creds
 }
 
 // SandboxPreflight is the run's check before it starts: "" when the
@@ -57,6 +89,9 @@ func SandboxPreflight(s *sandbox.Settings, kinds []string) (string, error) {
 	warn, err := s.Support.Preflight(worst)
 	if err != nil {
 		return "", fmt.Errorf("config: %w", err)
+	}
+	if n := s.Support.Narrowed(s.PolicyFor(KindAny, "/")); n != "" {
+		warn = strings.TrimPrefix(strings.Join([]string{warn, n}, "\n"), "\n")
 	}
 	return warn, nil
 }

@@ -1,11 +1,14 @@
 package setup
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
@@ -89,26 +92,71 @@ func router(m config.Model) (*llm.Router, error) {
 
 // loadKinds merges the built-in kinds, the config's kinds and the agent
 // definition files of ~/.config/troupe/agents and <workspace>/.troupe/agents
-// (later ones win).
+// (later ones win). The workspace's own definitions are written where its
+// agents write, so they may only narrow (see workspaceDef).
 func loadKinds(cfg config.Config, workspace string) (map[string]actors.Kind, error) {
 	kinds := actors.BuiltinKinds()
 	for name, k := range cfg.Kinds {
 		k.Name = name
 		kinds[name] = k
 	}
-	var dirs []string
 	if home, err := os.UserHomeDir(); err == nil {
-		dirs = append(dirs, filepath.Join(home, ".config", "troupe", "agents"))
+		defs, err := actors.LoadAgentDefs(filepath.Join(home, ".config", "troupe", "agents"))
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range defs {
+			kinds[k.Name] = k
+		}
 	}
-	dirs = append(dirs, filepath.Join(workspace, ".troupe", "agents"))
-	defs, err := actors.LoadAgentDefs(dirs...)
-	if err != nil {
-		return nil, err
+	dir := filepath.Join(workspace, ".troupe", "agents")
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("agent definitions %s: %w", dir, err)
 	}
-	for _, k := range defs {
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("agent definition %s: %w", p, err)
+		}
+		k, err := actors.ParseAgentDef(data)
+		if err != nil {
+			return nil, fmt.Errorf("agent definition %s: %w", p, err)
+		}
+		if err := workspaceDef(k, kinds, cfg); err != nil {
+			return nil, fmt.Errorf("agent definition %s: %w; put it in ~/.config/troupe/agents/ to give it more", p, err)
+		}
 		kinds[k.Name] = k
 	}
 	return kinds, nil
+}
+
+// workspaceDef refuses a workspace's own agent definition that widens:
+// tools beyond those of the kind it replaces (for a new kind, a
+// worker's), delegation the kind did not have, a model the user did not
+// configure.
+func workspaceDef(k actors.Kind, kinds map[string]actors.Kind, cfg config.Config) error {
+	was, ok := kinds[k.Name]
+	if !ok {
+		was = kinds[actors.KindWorker]
+		was.MayDelegate = false
+	}
+	for _, t := range k.Tools {
+		if !slices.Contains(was.Tools, t) {
+			return fmt.Errorf("tool %s: %w: a kind's tools may only narrow (%s has %s)", t, config.ErrWorkspaceKey, k.Name, strings.Join(was.Tools, ", "))
+		}
+	}
+	if k.MayDelegate && !was.MayDelegate {
+		return fmt.Errorf("delegation: %w: %s may not delegate", config.ErrWorkspaceKey, k.Name)
+	}
+	if !cfg.ModelAllowed(k.Model) {
+		return fmt.Errorf("model %q: %w: it is not one the user configured (%s)", k.Model, config.ErrWorkspaceKey, strings.Join(cfg.ConfiguredModels(), ", "))
+	}
+	return nil
 }
 
 // ToolsConfig is the configuration of the tool framework and the built-in

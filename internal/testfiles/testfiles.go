@@ -57,3 +57,17 @@ func Snapshot(t testing.TB, dir string) map[string]string {
 	}
 	return m
 }
+
+// PrivateState points XDG_STATE_HOME at a new temporary directory for
+// the rest of the test binary and the programs it starts, so troupe's
+// state directories (checkpoints, credentials, the embedded NATS store)
+// never land in the real home. Call it first in TestMain; call what it
+// returns after m.Run.
+func PrivateState() (cleanup func()) {
+	dir, err := os.MkdirTemp("", "troupe-state-")
+	if err != nil {
+		panic(err)
+	}
+	_ = os.Setenv("XDG_STATE_HOME", dir)
+	return func() { _ = os.RemoveAll(dir) }
+}

@@ -32,8 +32,9 @@ func TestInteractiveApprovalOverNATS(t *testing.T) {
 		{Text: "asked three times"}}}}})
 	defer srv.Close()
 	ws := repo(t, "")
-	cfg, _ := os.ReadFile(filepath.Join(ws, ".troupe", "config.yaml"))
-	must(t, os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"), []byte(strings.Replace(string(cfg), "agent:\n", "agent:\n  approval: {write_file: ask}\n", 1)), 0o644))
+	// A workspace's own config may make approvals stricter.
+	must(t, os.MkdirAll(filepath.Join(ws, ".troupe"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"), []byte("agent:\n  approval: {write_file: ask}\n"), 0o644))
 	res := runJSON(t, start(t, bin.orchestrator, modelEnv(srv), "run", "--nats", url, "--workspace", ws, "--ask-via", "nats", "--json", "write two files"))
 	if res.Status != "completed" {
 		t.Fatalf("run %+v", res)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -40,16 +41,47 @@ func fanout(n int) *llmtest.Server {
 	}})
 }
 
-// repo is a workspace with a Go file and a config that runs the root
-// without a planning phase and lets it fan out widely.
+// repo is a workspace with a Go file, and a user config for the programs
+// started on it (see userConfig) that runs the root without a planning
+// phase and lets it fan out widely.
 func repo(t *testing.T, extraConfig string) string {
 	t.Helper()
 	ws := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
-	must(t, os.MkdirAll(filepath.Join(ws, ".troupe"), 0o755))
-	cfg := "agent:\n  plan_first: {root: false}\n  fanout_threshold: 64\nbudget:\n  per_kind: {explore: 64}\n" + extraConfig
-	must(t, os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"), []byte(cfg), 0o644))
+	userConfig(t, ws, "agent:\n  plan_first: {root: false}\n  fanout_threshold: 64\nbudget:\n  per_kind: {explore: 64}\n"+extraConfig)
 	return ws
+}
+
+// homes are the HOME directories of the programs started on a workspace
+// (by its path): start gives a program started with --workspace WS the
+// home userConfig made for WS.
+var homes sync.Map
+
+// userConfig makes text the user's own config (~/.config/troupe/config.yaml)
+// of the programs started on ws, in a HOME of their own: a workspace's own
+// .troupe/config.yaml may only tighten, and these tests' settings (higher
+// limits, node timings, bus users) are the user's to make.
+func userConfig(t *testing.T, ws, text string) {
+	t.Helper()
+	home := filepath.Join(t.TempDir(), "home")
+	p := filepath.Join(home, ".config", "troupe", "config.yaml")
+	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	must(t, os.WriteFile(p, []byte(text), 0o644))
+	homes.Store(ws, home)
+	t.Cleanup(func() { homes.Delete(ws) })
+}
+
+// homeFor is the HOME=... entry for a program started with args, from
+// the --workspace they name; none when userConfig made no home for it.
+func homeFor(args []string) []string {
+	for i, a := range args {
+		if a == "--workspace" && i+1 < len(args) {
+			if h, ok := homes.Load(args[i+1]); ok {
+				return []string{"HOME=" + h.(string)}
+			}
+		}
+	}
+	return nil
 }
 
 func must(t testing.TB, err error) {

@@ -161,7 +161,7 @@ func TestOrchestratorKilledRunIsLostAndResumed(t *testing.T) {
 	for _, r := range srv.Requests() {
 		runID = r.Run
 	}
-	records := cluster.RecordsPath(filepath.Join(ws, ".troupe"), runID)
+	records := cluster.RecordsPath(stateDirOf(t, ws), runID)
 	if _, err := os.Stat(records); err != nil {
 		t.Fatalf("the killed run's task records: %v", err)
 	}
@@ -233,14 +233,16 @@ func TestOrchestratorKilledRunIsLostAndResumed(t *testing.T) {
 		t.Errorf("the task records of the run that ended: %v", err)
 	}
 	var left []string
-	_ = filepath.WalkDir(filepath.Join(ws, ".troupe"), func(path string, d os.DirEntry, err error) error {
-		// The nodes' snapshot worktrees (they share the workspace here)
-		// are the nodes' to prune, not the run's.
-		if err == nil && !d.IsDir() && strings.Contains(path, runID) && !strings.Contains(path, string(filepath.Separator)+"snapshots"+string(filepath.Separator)) {
-			left = append(left, path)
-		}
-		return nil
-	})
+	for _, dir := range []string{filepath.Join(ws, ".troupe"), stateDirOf(t, ws)} {
+		_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			// The nodes' snapshot worktrees (they share the workspace here)
+			// are the nodes' to prune, not the run's.
+			if err == nil && !d.IsDir() && strings.Contains(path, runID) && !strings.Contains(path, string(filepath.Separator)+"snapshots"+string(filepath.Separator)) {
+				left = append(left, path)
+			}
+			return nil
+		})
+	}
 	sort.Strings(left)
 	if len(left) > 0 {
 		t.Errorf("files of the finished run left behind: %v", left)

@@ -6,6 +6,8 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/internal/testfiles"
 	"io"
 	"os"
 	"os/exec"
@@ -25,13 +27,21 @@ var bin struct {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	cleanup := testfiles.PrivateState() // the programs' state directories in a temporary XDG_STATE_HOME
+	code := runAll(m)
+	cleanup()
+	os.Exit(code)
+}
+
+// runAll builds the programs (unless -short) and runs the tests.
+func runAll(m *testing.M) int {
 	if testing.Short() {
-		os.Exit(m.Run())
+		return m.Run()
 	}
 	dir, err := os.MkdirTemp("", "troupe-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
 	bin.orchestrator = filepath.Join(dir, "orchestrator")
 	bin.node = filepath.Join(dir, "node")
@@ -41,12 +51,11 @@ func TestMain(m *testing.M) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", b.pkg, err, out)
 			os.RemoveAll(dir)
-			os.Exit(1)
+			return 1
 		}
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	defer os.RemoveAll(dir)
+	return m.Run()
 }
 
 // proc is a running program with its output captured.
@@ -71,7 +80,7 @@ func start(t testing.TB, path string, env []string, args ...string) *proc {
 func startIn(t testing.TB, path string, env []string, stdin io.Reader, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(path, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), homeFor(args)...), env...)
 	cmd.Stdin = stdin
 	return startCmd(t, cmd)
 }
@@ -199,4 +208,15 @@ func jetStreamServer(t testing.TB) *server.Server {
 	}
 	t.Cleanup(s.Shutdown)
 	return s
+}
+
+// stateDirOf is the state directory the programs the tests start keep ws's
+// state in (XDG_STATE_HOME is the tests' own, see TestMain).
+func stateDirOf(t testing.TB, ws string) string {
+	t.Helper()
+	dir, err := actors.StateDir(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

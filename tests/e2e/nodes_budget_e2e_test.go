@@ -39,10 +39,9 @@ func TestWorkerPoolBudgetCeiling(t *testing.T) {
 	}()
 	ws := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
-	must(t, os.MkdirAll(filepath.Join(ws, ".troupe"), 0o755))
-	must(t, os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"), []byte(fmt.Sprintf(
+	userConfig(t, ws, fmt.Sprintf(
 		"agent:\n  plan_first: {root: false}\n  fanout_threshold: 64\n  estimates: {explore: %d}\nbudget:\n  tokens: %d\n  per_kind: {explore: 64}\n",
-		estimate, limit)), 0o644))
+		estimate, limit))
 	run := start(t, bin.orchestrator, modelEnv(srv), "run", "--workspace", ws, "--json", "--placement", "explore=remote", "--ephemeral", "find main")
 	run.waitStderr("events: ", 30*time.Second)
 	url := natsURL.FindStringSubmatch(run.errs())[1]

@@ -109,7 +109,7 @@ func TestResumeAfterSIGKILLRunsNothingTwice(t *testing.T) {
 			t.Errorf("result %d = %q, want %q", i+1, res, want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(ws, ".troupe", "runs", res.Run)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(stateDirOf(t, ws), "runs", res.Run)); !os.IsNotExist(err) {
 		t.Errorf("the succeeded run's checkpoints are still there: %v", err)
 	}
 }

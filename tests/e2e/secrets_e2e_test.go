@@ -36,12 +36,12 @@ func secretVars() []string {
 // CAP_SYS_PTRACE, which reads any process's /proc/<pid>/environ, dumpable
 // or not, so the property under test (a command run by the same user
 // cannot read it) needs a user that is not root. It returns the binary to
-// run, a workspace that user owns, and the credential (nil when the tests
-// are not root).
-func asOtherUser(t *testing.T, program string) (string, string, *syscall.Credential) {
+// run, a workspace and a home that user owns, and the credential (nil
+// when the tests are not root).
+func asOtherUser(t *testing.T, program string) (string, string, string, *syscall.Credential) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		return program, t.TempDir(), nil
+		return program, t.TempDir(), t.TempDir(), nil
 	}
 	const nobody = 65534
 	dir, err := os.MkdirTemp("", "troupe-e2e-user-")
@@ -57,10 +57,12 @@ func asOtherUser(t *testing.T, program string) (string, string, *syscall.Credent
 	_, err = io.Copy(dst, src)
 	must(t, err)
 	must(t, dst.Close())
-	ws := filepath.Join(dir, "ws")
-	must(t, os.Mkdir(ws, 0o755))
-	must(t, os.Chown(ws, nobody, nobody))
-	return exe, ws, &syscall.Credential{Uid: nobody, Gid: nobody}
+	ws, home := filepath.Join(dir, "ws"), filepath.Join(dir, "home")
+	for _, d := range []string{ws, home} {
+		must(t, os.Mkdir(d, 0o755))
+		must(t, os.Chown(d, nobody, nobody))
+	}
+	return exe, ws, home, &syscall.Credential{Uid: nobody, Gid: nobody}
 }
 
 // A command run by the shell tool (orchestrator tools call shell, a real
@@ -71,10 +73,10 @@ func TestShellChildSeesNoSecrets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process")
 	}
-	exe, ws, cred := asOtherUser(t, bin.orchestrator)
+	exe, ws, home, cred := asOtherUser(t, bin.orchestrator)
 	args, _ := json.Marshal(map[string]string{"command": `env; echo "---"; cat /proc/$PPID/environ; echo; echo "ppid=$PPID"`})
 	cmd := exec.Command(exe, "tools", "call", "shell", string(args), "--workspace", ws)
-	cmd.Env = append(append(os.Environ(), "HOME="+ws, "TROUPE_NATS_URL="), secretVars()...)
+	cmd.Env = append(append(os.Environ(), "HOME="+home, "XDG_STATE_HOME=", "TROUPE_NATS_URL="), secretVars()...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -169,11 +171,11 @@ func TestNodeIsNotDumpable(t *testing.T) {
 	if !ns.ReadyForConnections(30 * time.Second) {
 		t.Fatal("nats server not ready")
 	}
-	exe, ws, cred := asOtherUser(t, bin.node)
+	exe, ws, home, cred := asOtherUser(t, bin.node)
 	key := secretEnv["OPENAI_API_KEY"]
 	cmd := exec.Command(exe, "--nats", ns.ClientURL(), "--workspace", ws, "--slots", "1")
 	// Only what the node needs: a failure prints what was read.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + ws, "TROUPE_NATS_URL=", "OPENAI_API_KEY=" + key,
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TROUPE_NATS_URL=", "OPENAI_API_KEY=" + key,
 		"OPENAI_BASE_URL=http://127.0.0.1:9"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	node := startCmd(t, cmd)

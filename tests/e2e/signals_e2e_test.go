@@ -155,10 +155,15 @@ func TestTerminalApprovalDefaultsAfterTimeout(t *testing.T) {
 	}
 }
 
-// agentConfig adds lines to the agent section of the workspace's config.
+// agentConfig adds lines to the agent section of the user config of the
+// programs started on ws (see userConfig).
 func agentConfig(t *testing.T, ws, lines string) {
 	t.Helper()
-	p := filepath.Join(ws, ".troupe", "config.yaml")
+	home, ok := homes.Load(ws)
+	if !ok {
+		t.Fatalf("no user config for %s", ws)
+	}
+	p := filepath.Join(home.(string), ".config", "troupe", "config.yaml")
 	cfg, err := os.ReadFile(p)
 	must(t, err)
 	must(t, os.WriteFile(p, []byte(strings.Replace(string(cfg), "agent:\n", "agent:\n"+lines, 1)), 0o644))

@@ -18,8 +18,8 @@ import (
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
-// gitRepo makes a git checkout with files committed and a .troupe/config.yaml
-// (ignored, as .troupe/ is).
+// gitRepo makes a git checkout with files committed (.troupe/ ignored) and
+// config as the user config of the programs started on it (userConfig).
 func gitRepo(t *testing.T, files map[string]string, config string) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
@@ -31,7 +31,7 @@ func gitRepo(t *testing.T, files map[string]string, config string) string {
 	writeFiles(t, dir, files)
 	testfiles.Git(t, dir, "add", "-A")
 	testfiles.Git(t, dir, "commit", "-q", "-m", "first")
-	writeFiles(t, dir, map[string]string{".troupe/config.yaml": config})
+	userConfig(t, dir, config)
 	return dir
 }
 
@@ -103,7 +103,7 @@ func TestRemoteAgentsWorkInTheRequestersSnapshot(t *testing.T) {
 		"agent:\n  plan_first: {root: false, worker: false}\nnode:\n  placement_timeout: 90s\n")
 	node := t.TempDir()
 	testfiles.Git(t, node, "clone", "-q", requester, ".")
-	writeFiles(t, node, map[string]string{".troupe/config.yaml": "agent:\n  plan_first: {worker: false}\nnode:\n  heartbeat: 1s\n"})
+	userConfig(t, node, "agent:\n  plan_first: {worker: false}\nnode:\n  heartbeat: 1s\n")
 	writeFiles(t, requester, map[string]string{"util.go": "package main\n\nfunc util() {}\n"})
 	testfiles.Git(t, requester, "add", "-A")
 	testfiles.Git(t, requester, "commit", "-q", "-m", "second")
@@ -232,10 +232,10 @@ func TestRemoteAgentsWorkInAPlainDirectory(t *testing.T) {
 		peer.Missing(t, "git", "not installed")
 	}
 	requester, node := t.TempDir(), t.TempDir()
-	writeFiles(t, requester, map[string]string{"notes.txt": "one\nNEEDLE_PLAIN\n",
-		".troupe/config.yaml": "agent:\n  plan_first: {root: false, worker: false}\nnode:\n  placement_timeout: 90s\n"})
-	writeFiles(t, node, map[string]string{"mine.txt": "the node's own file\n",
-		".troupe/config.yaml": "agent:\n  plan_first: {worker: false}\nnode:\n  heartbeat: 1s\n"})
+	writeFiles(t, requester, map[string]string{"notes.txt": "one\nNEEDLE_PLAIN\n"})
+	userConfig(t, requester, "agent:\n  plan_first: {root: false, worker: false}\nnode:\n  placement_timeout: 90s\n")
+	writeFiles(t, node, map[string]string{"mine.txt": "the node's own file\n"})
+	userConfig(t, node, "agent:\n  plan_first: {worker: false}\nnode:\n  heartbeat: 1s\n")
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
 		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
 			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: json.RawMessage(`{"type":"explore","task":"find the needle"}`)}}},

@@ -59,3 +59,43 @@ func TestReadmeConfigError(t *testing.T) {
 		t.Errorf("README.md says\n  %s\ntroupe says\n  orchestrator: config: %v", want, err)
 	}
 }
+
+// The Configuration section's sample refusal of a workspace's own config
+// is the one troupe gives for a workspace file setting that key on that
+// line.
+func TestReadmeWorkspaceConfigRefusal(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^orchestrator: config (/\S+/)\.troupe/config\.yaml line (\d+): ([a-z_.]+): (.*)$`).FindStringSubmatch(string(b))
+	if m == nil {
+		t.Fatal("the Configuration section shows no refusal of a workspace's config")
+	}
+	line, _ := strconv.Atoi(m[2])
+	parts := strings.Split(m[3], ".")
+	var doc strings.Builder
+	for range line - len(parts) {
+		doc.WriteString("# ...\n")
+	}
+	for d, p := range parts {
+		doc.WriteString(strings.Repeat("  ", d) + p + ":")
+		if d == len(parts)-1 {
+			doc.WriteString(" https://elsewhere.example/v1")
+		}
+		doc.WriteString("\n")
+	}
+	ws := t.TempDir()
+	file := filepath.Join(ws, ".troupe", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(doc.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = config.Load(config.Sources{Workspace: ws})
+	want := strings.Replace(m[0], m[1], ws+"/", 1)
+	if err == nil || "orchestrator: "+err.Error() != want {
+		t.Errorf("README.md says\n  %s\ntroupe says\n  orchestrator: %v", want, err)
+	}
+}

@@ -124,6 +124,9 @@ func (pl *patchPlan) file(path string) (*fileState, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := pl.s.Workspace.CheckWritable(abs); err != nil {
+		return nil, err
+	}
 	if st, ok := pl.files[abs]; ok {
 		return st, nil
 	}
@@ -171,6 +174,9 @@ func (pl *patchPlan) symlink(path string) (*fileState, bool, error) {
 		return nil, false, err
 	}
 	abs := filepath.Join(parent, filepath.Base(path))
+	if err := pl.s.Workspace.CheckWritable(abs); err != nil {
+		return nil, false, err
+	}
 	if st, ok := pl.files[abs]; ok {
 		return st, st.link != "", nil
 	}

@@ -3,7 +3,9 @@
 package sandbox
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -38,6 +40,24 @@ func BenchmarkEcho(b *testing.B) {
 	}
 	b.Run("plain", func(b *testing.B) { run(b, false, pol) })
 	b.Run("sandbox", func(b *testing.B) { run(b, true, pol) })
+	// With .git and .troupe read-only (as every agent's policy has them):
+	// a mount namespace made by this process, one made through the
+	// launcher, and Landlock alone.
+	for _, d := range []string{".git/hooks", ".troupe"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ro := pol
+	ro.ReadOnly = []string{filepath.Join(ws, ".git"), filepath.Join(ws, ".troupe")}
+	for _, m := range []struct{ name, missing string }{{"thread", ""}, {"launcher", "threadmountns"}, {"landlock", "mountns"}} {
+		b.Run("sandbox-read-only-"+m.name, func(b *testing.B) {
+			saved := s
+			s = s.pretend(m.missing)
+			defer func() { s = saved }()
+			run(b, true, ro)
+		})
+	}
 	deny := pol
 	deny.Network = NetworkDeny
 	b.Run("sandbox-network-deny", func(b *testing.B) { run(b, true, deny) })

@@ -9,18 +9,26 @@ import (
 // Explain returns the one line a tool result adds when a confined command
 // failed in a way the sandbox may have caused: its exit status is not 0
 // and its output carries the error the kernel gives for the rule
-// (Permission denied for Landlock, Operation not permitted for seccomp
-// and capabilities, Network is unreachable for the network namespace).
-// It returns "" otherwise.
+// (Permission denied for Landlock, Read-only file system or Device or
+// resource busy for the read-only trees, Operation not permitted for
+// seccomp and capabilities, Network is unreachable for the network
+// namespace). It returns "" otherwise.
 func Explain(exitCode int, output string, p Policy) string {
 	if exitCode == 0 {
 		return ""
 	}
 	low := strings.ToLower(output)
+	ro := ""
+	if len(p.ReadOnly) > 0 {
+		ro = fmt.Sprintf(" except %s (read-only: what configures git and troupe is not the agent's)", strings.Join(p.ReadOnly, ", "))
+	}
 	switch {
+	case len(p.ReadOnly) > 0 && (strings.Contains(low, "read-only file system") || strings.Contains(low, "device or resource busy")):
+		return fmt.Sprintf("[sandbox: %s are read-only to agents' commands (rule: what configures git and troupe is not the agent's); writes are allowed beneath %s]",
+			strings.Join(p.ReadOnly, ", "), strings.Join(p.Writable, ", "))
 	case strings.Contains(low, "permission denied"):
-		return fmt.Sprintf("[sandbox: writes are allowed only beneath %s; reads of %s are refused]",
-			strings.Join(p.Writable, ", "), strings.Join(p.DenyRead, ", "))
+		return fmt.Sprintf("[sandbox: writes are allowed only beneath %s%s; reads of %s are refused]",
+			strings.Join(p.Writable, ", "), ro, strings.Join(p.DenyRead, ", "))
 	case strings.Contains(low, "network is unreachable") || (p.Network != NetworkAllow && p.Network != "" &&
 		(strings.Contains(low, "connection refused") || strings.Contains(low, "could not resolve") ||
 			strings.Contains(low, "temporary failure in name resolution"))):

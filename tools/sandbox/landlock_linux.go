@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -15,6 +16,7 @@ const (
 		ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeDir | ll.AccessFSMakeReg |
 		ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSMakeSym | ll.AccessFSRefer | ll.AccessFSTruncate
 	deviceRW = ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate
+	fileRW   = ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSWriteFile | ll.AccessFSTruncate
 )
 
 // devices are the character devices every command may write: the bit
@@ -60,12 +62,28 @@ func landlockRules(p Policy, inNetNS bool) (landlock.Config, []landlock.Rule) {
 		// port rules: such a command gets no TCP at all (fail closed).
 		cfg.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
 	}
+	dirs, files := splitFiles(p.Writable)
 	rules := []landlock.Rule{
 		landlock.PathAccess(ll.AccessFSReadDir, "/"),
 		landlock.PathAccess(readFile, grantsMemo.get(p.DenyRead)...).IgnoreIfMissing(),
-		landlock.PathAccess(writeAll, p.Writable...).IgnoreIfMissing(),
+		landlock.PathAccess(writeAll, dirs...).IgnoreIfMissing(),
+		landlock.PathAccess(fileRW, files...).IgnoreIfMissing(),
 		landlock.PathAccess(deviceRW, devices...).IgnoreIfMissing(),
 		landlock.PathAccess(writeAll&^ll.AccessFSExecute, "/dev/pts").IgnoreIfMissing(),
 	}
 	return cfg, rules
+}
+
+// splitFiles parts paths into folders (and missing paths) and the files
+// among them, which take only file rights (a write grant split around a
+// read-only tree names files too).
+func splitFiles(paths []string) (dirs, files []string) {
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			files = append(files, p)
+		} else {
+			dirs = append(dirs, p)
+		}
+	}
+	return dirs, files
 }

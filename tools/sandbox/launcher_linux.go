@@ -26,16 +26,18 @@ const selfExe = "/proc/self/exe"
 // found the kernel supports (so the launcher does not probe again) and
 // whether the launcher was started in a network namespace of its own.
 type payload struct {
-	Policy  Policy  `json:"policy"`
-	Support Support `json:"support"`
-	InNetNS bool    `json:"in_netns"`
+	Policy    Policy  `json:"policy"`
+	Support   Support `json:"support"`
+	InNetNS   bool    `json:"in_netns"`
+	InMountNS bool    `json:"in_mountns"`
 }
 
 // Confine rewrites cmd (built by exec.Command, not started) so that it
 // starts through the launcher under p, with what s says this kernel
 // supports: its Path becomes our own binary, its Args the launcher's,
 // the policy joins its environment, and for network deny or loopback it
-// gets new user and network namespaces (SysProcAttr is created if nil;
+// gets new user and network namespaces, for read-only trees beneath a
+// writable one new user and mount namespaces (SysProcAttr is created if nil;
 // callers that set SysProcAttr afterwards must keep Cloneflags and the ID
 // mappings). A command exec.Command could not find is left as it is, so
 // that Start reports it.
@@ -50,20 +52,27 @@ func Confine(cmd *exec.Cmd, p Policy, s Support) error {
 		return fmt.Errorf("%w: %v", ErrUnsupported, miss)
 	}
 	pl := payload{Policy: p, Support: s}
-	if p.Network == NetworkDeny || p.Network == NetworkLoopback {
+	net := p.Network == NetworkDeny || p.Network == NetworkLoopback
+	mount := len(p.holes()) > 0 && s.MountNS
+	if net || mount {
 		if cmd.SysProcAttr == nil {
 			cmd.SysProcAttr = &syscall.SysProcAttr{}
 		}
+		a := cmd.SysProcAttr
 		switch {
 		case s.UserNS:
-			a := cmd.SysProcAttr
-			a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+			a.Cloneflags |= syscall.CLONE_NEWUSER
 			a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 			a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
-			pl.InNetNS = true
-		case s.NetNS:
-			cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
-			pl.InNetNS = true
+			pl.InNetNS, pl.InMountNS = net, mount
+		default:
+			pl.InNetNS, pl.InMountNS = net && s.NetNS, mount && s.ThreadMountNS
+		}
+		if pl.InNetNS {
+			a.Cloneflags |= syscall.CLONE_NEWNET
+		}
+		if pl.InMountNS {
+			a.Cloneflags |= syscall.CLONE_NEWNS
 		}
 	}
 	raw, err := json.Marshal(pl)
@@ -119,14 +128,20 @@ func launch(path string, argv []string) int {
 	return 126
 }
 
-// apply confines this process: loopback up in its own namespace, then
-// capabilities, Landlock, and last no_new_privs with the seccomp filter
-// (which refuses calls the steps before it make).
+// apply confines this process: loopback up in its own namespace, the
+// read-only trees bound (or, without a mount namespace, the writes split
+// around them), then capabilities, Landlock, and last no_new_privs with
+// the seccomp filter (which refuses calls the steps before it make).
 func apply(pl payload) error {
 	if pl.InNetNS && pl.Policy.Network == NetworkLoopback {
 		if err := loopbackUp(); err != nil {
 			return err
 		}
+	}
+	if holes := pl.Policy.holes(); pl.InMountNS {
+		pl.Policy = protectHoles(pl.Policy, holes, false)
+	} else if len(holes) > 0 {
+		pl.Policy = pl.Policy.splitWrites(holes)
 	}
 	if err := dropCaps(); err != nil {
 		return err

@@ -54,13 +54,14 @@ func newNetNS(loopback bool) (int, error) {
 }
 
 // startInNetNS starts cmd confined by p on a fresh thread that first
-// enters the network namespace nsfd.
-func startInNetNS(start func() error, p Policy, s Support, nsfd int) func() error {
+// enters the network namespace nsfd (and keeps holes read-only, see
+// protectHoles).
+func startInNetNS(start func() error, p Policy, s Support, nsfd int, holes []string) func() error {
 	return func() error {
 		if err := unix.Setns(nsfd, unix.CLONE_NEWNET); err != nil {
 			return fmt.Errorf("enter the network namespace: %w", err)
 		}
-		if err := prepareThread(p, s, true); err != nil {
+		if err := prepareThread(protectHoles(p, holes, true), s, true); err != nil {
 			return fmt.Errorf("prepare the sandbox: %w", err)
 		}
 		return start()

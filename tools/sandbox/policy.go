@@ -43,6 +43,11 @@ type Policy struct {
 	Writable []string `json:"writable"`
 	// DenyRead are the trees and files the command may not read.
 	DenyRead []string `json:"deny_read"`
+	// ReadOnly are trees and files beneath Writable the command may read
+	// but not change, create or remove: the workspace's .git (git's
+	// config, hooks, info, worktrees; a worktree's .git file) and .troupe
+	// (troupe's own files). See readonly.go for how they are kept.
+	ReadOnly []string `json:"read_only,omitempty"`
 	// Network is allow, deny or loopback; empty means allow.
 	Network Network `json:"network"`
 	// Required refuses to start a command when a part of the policy
@@ -85,7 +90,7 @@ func (p Policy) Validate() error {
 	default:
 		return fmt.Errorf("%w: network must be allow, deny or loopback, got %q", ErrBadPolicy, p.Network)
 	}
-	for _, list := range [][]string{p.Writable, p.DenyRead} {
+	for _, list := range [][]string{p.Writable, p.DenyRead, p.ReadOnly} {
 		for _, path := range list {
 			if !filepath.IsAbs(path) {
 				return fmt.Errorf("%w: %q is not an absolute path", ErrBadPolicy, path)
@@ -98,7 +103,7 @@ func (p Policy) Validate() error {
 // Within returns p narrowed so that it asks for nothing outer does not
 // allow: its writable trees must lie beneath one of outer's, it keeps
 // outer's denied reads, its network is no wider than outer's and it is
-// required when outer is. A node applies a task's policy within its own
+// required when outer is, and it keeps outer's read-only trees. A node applies a task's policy within its own
 // this way; ErrWiden names what was asked beyond it.
 func (p Policy) Within(outer Policy) (Policy, error) {
 	out := Policy{Network: p.Network, Required: p.Required || outer.Required}
@@ -111,12 +116,8 @@ func (p Policy) Within(outer Policy) (Policy, error) {
 	if p.Network.rank() < outer.Network.rank() {
 		return Policy{}, fmt.Errorf("%w: network %s, at most %s here", ErrWiden, p.Network, outer.Network)
 	}
-	out.DenyRead = slices.Clone(p.DenyRead)
-	for _, d := range outer.DenyRead {
-		if !slices.Contains(out.DenyRead, d) {
-			out.DenyRead = append(out.DenyRead, d)
-		}
-	}
+	out.DenyRead = union(p.DenyRead, outer.DenyRead)
+	out.ReadOnly = union(p.ReadOnly, outer.ReadOnly)
 	return out, nil
 }
 
@@ -131,8 +132,23 @@ func (p Policy) String() string {
 	if p.Required {
 		req = ", required"
 	}
-	return fmt.Sprintf("writes beneath [%s]; reads everywhere except [%s]; network %s; no_new_privs, seccomp%s",
-		strings.Join(p.Writable, ", "), strings.Join(p.DenyRead, ", "), n, req)
+	ro := ""
+	if len(p.ReadOnly) > 0 {
+		ro = " except [" + strings.Join(p.ReadOnly, ", ") + "] (read-only)"
+	}
+	return fmt.Sprintf("writes beneath [%s]%s; reads everywhere except [%s]; network %s; no_new_privs, seccomp%s",
+		strings.Join(p.Writable, ", "), ro, strings.Join(p.DenyRead, ", "), n, req)
+}
+
+// union is a followed by the items of b it lacks.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, x := range b {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // beneathAny reports whether path is one of roots or lies beneath one.

@@ -1,6 +1,9 @@
 package sandbox
 
-import "slices"
+import (
+	"path/filepath"
+	"slices"
+)
 
 // Settings are a run's sandbox configuration, from which each agent's
 // policy is made: the same for every agent but its writable workspace and
@@ -18,6 +21,9 @@ type Settings struct {
 	Support Support
 	// TmpBase is where private TMPDIRs are made ("" for the system's).
 	TmpBase string
+	// Commit are the kinds that may commit in a worktree of their own
+	// (see commit.go).
+	Commit []string
 }
 
 // NetworkFor is the network mode of an agent kind.
@@ -31,10 +37,27 @@ func (s Settings) NetworkFor(kind string) Network {
 	return NetworkAllow
 }
 
-// PolicyFor is the policy of an agent of kind working in workspace.
+// ReadOnlyNames are the entries of a workspace's root its commands may
+// read but not change: git's folder (a worktree's .git file) and troupe's.
+var ReadOnlyNames = []string{".git", ".troupe"}
+
+// PolicyFor is the policy of an agent of kind working in workspace: it
+// writes beneath the workspace (but not its .git and .troupe) and
+// sandbox.writable, and, for a kind of Commit in a worktree, what a
+// commit there writes.
 func (s Settings) PolicyFor(kind, workspace string) Policy {
+	var ro []string
+	for _, n := range ReadOnlyNames {
+		ro = append(ro, filepath.Join(workspace, n))
+	}
+	w := append([]string{workspace}, s.Writable...)
+	if slices.Contains(s.Commit, kind) {
+		cw, cro := commitAccess(workspace)
+		w, ro = append(w, cw...), append(ro, cro...)
+	}
 	return Policy{
-		Writable: append([]string{workspace}, s.Writable...),
+		Writable: w,
+		ReadOnly: ro,
 		DenyRead: slices.Clone(s.DenyRead),
 		Network:  s.NetworkFor(kind),
 		Required: s.Required,

@@ -23,10 +23,13 @@ import (
 //
 // With network deny or loopback, when this process may make network
 // namespaces itself (Support.ThreadNetNS), the thread first enters a new one
-// (a Box's commands share one, made once); otherwise the command starts
-// through the launcher (see Confine): the user and network namespaces
-// come with the fork, and the launcher applies the rest, the full filter
-// included, before exec.
+// (a Box's commands share one, made once). With read-only trees beneath
+// a writable one (Policy.ReadOnly, see readonly.go) and a process that may
+// make mount namespaces (Support.ThreadMountNS), the thread enters a new
+// mount namespace of its own and binds them read-only. Otherwise the
+// command starts through the launcher (see Confine): the user, network
+// and mount namespaces come with the fork, and the launcher applies the
+// rest, the full filter included, before exec.
 func Start(cmd *exec.Cmd, p Policy, s Support) error {
 	return start(cmd, p, s, nil)
 }
@@ -40,25 +43,30 @@ func start(cmd *exec.Cmd, p Policy, s Support, ns *netNSCache) error {
 	if miss := s.Missing(p); p.Required && len(miss) > 0 {
 		return fmt.Errorf("%w: %v", ErrUnsupported, miss)
 	}
-	if p.Network == NetworkDeny || p.Network == NetworkLoopback {
-		if s.ThreadNetNS {
-			if ns == nil {
-				ns = &netNSCache{}
-				defer ns.close() // the command keeps the namespace
-			}
-			fd, err := ns.get(p.Network == NetworkLoopback)
-			if err != nil {
-				return err
-			}
-			return onFreshThread(cmd, startInNetNS(cmd.Start, p, s, fd))
-		}
+	netNS := p.Network == NetworkDeny || p.Network == NetworkLoopback
+	holes := p.holes()
+	if len(holes) > 0 && !s.MountNS {
+		p, holes = p.splitWrites(holes), nil
+	}
+	if (netNS && !s.ThreadNetNS) || (len(holes) > 0 && !s.ThreadMountNS) {
 		if err := Confine(cmd, p, s); err != nil {
 			return err
 		}
 		return onFreshThread(cmd, func() error { return cmd.Start() })
 	}
+	if netNS {
+		if ns == nil {
+			ns = &netNSCache{}
+			defer ns.close() // the command keeps the namespace
+		}
+		fd, err := ns.get(p.Network == NetworkLoopback)
+		if err != nil {
+			return err
+		}
+		return onFreshThread(cmd, startInNetNS(cmd.Start, p, s, fd, holes))
+	}
 	return onFreshThread(cmd, func() error {
-		if err := prepareThread(p, s, false); err != nil {
+		if err := prepareThread(protectHoles(p, holes, true), s, false); err != nil {
 			return fmt.Errorf("prepare the sandbox: %w", err)
 		}
 		return cmd.Start()

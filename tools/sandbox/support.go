@@ -21,15 +21,24 @@ type Support struct {
 	// thread and enter it (CAP_SYS_ADMIN), so commands with network deny
 	// or loopback need no launcher.
 	ThreadNetNS bool `json:"thread_network_namespaces"`
+	// MountNS: a command can get a mount namespace of its own, made by
+	// this process (ThreadMountNS) or through the launcher in a new user
+	// namespace, so read-only trees beneath the workspace are bound
+	// read-only; without it Landlock alone keeps them (see readonly.go).
+	MountNS bool `json:"mount_namespaces"`
+	// ThreadMountNS: this process can make a mount namespace on a thread
+	// (CAP_SYS_ADMIN), so such commands need no launcher.
+	ThreadMountNS bool `json:"thread_mount_namespaces"`
 	// Notes say why a part is missing, when the probe said.
 	Notes []string `json:"notes,omitempty"`
 }
 
 // AssumeMissingEnv is a test hook: a comma-separated list of landlock,
-// seccomp, userns, netns that Check reports as absent, as an older or
-// locked-down kernel would, and threadnetns, which sends commands with
-// network deny or loopback through the launcher. It can only take
-// enforcement away, as sandbox.mode: off can, or choose the slower path.
+// seccomp, userns, netns, mountns that Check reports as absent, as an
+// older or locked-down kernel would, and threadnetns and threadmountns,
+// which send commands with network deny or loopback, or with read-only
+// trees, through the launcher. It can only take enforcement away, as
+// sandbox.mode: off can, or choose a slower or narrower path.
 const AssumeMissingEnv = "TROUPE_SANDBOX_ASSUME_MISSING"
 
 // pretend removes from s what the AssumeMissingEnv hook names.
@@ -42,10 +51,16 @@ func (s Support) pretend(list string) Support {
 			s.Seccomp = false
 		case "userns":
 			s.UserNS = false
+			s.MountNS = s.ThreadMountNS
 		case "netns":
 			s.NetNS, s.ThreadNetNS = false, false
 		case "threadnetns":
 			s.ThreadNetNS = false
+		case "mountns":
+			s.MountNS, s.ThreadMountNS = false, false
+		case "threadmountns":
+			s.ThreadMountNS = false
+			s.MountNS = s.MountNS && s.UserNS
 		}
 	}
 	return s
@@ -71,8 +86,17 @@ func (s Support) String() string {
 	case s.NetNS:
 		netns += " (through the launcher)"
 	}
-	fmt.Fprintf(&b, "landlock: %s\nseccomp: %s\nuser namespaces: %s\nnetwork namespaces: %s\n",
-		ll, yes(s.Seccomp), yes(s.UserNS), netns)
+	mountns := yes(s.MountNS)
+	switch {
+	case s.ThreadMountNS:
+		mountns += " (made by this process: .git and .troupe bound read-only)"
+	case s.MountNS:
+		mountns += " (through the launcher: .git and .troupe bound read-only)"
+	default:
+		mountns += " (.git and .troupe kept read-only by Landlock alone: commands cannot create or remove entries directly in the workspace's top folder)"
+	}
+	fmt.Fprintf(&b, "landlock: %s\nseccomp: %s\nuser namespaces: %s\nnetwork namespaces: %s\nmount namespaces: %s\n",
+		ll, yes(s.Seccomp), yes(s.UserNS), netns, mountns)
 	for _, n := range s.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
@@ -119,6 +143,19 @@ func (s Support) Preflight(p Policy) (warning string, err error) {
 		return "", fmt.Errorf("%w: %s (sandbox.required is set)", ErrUnsupported, strings.Join(miss, "; "))
 	}
 	return line, nil
+}
+
+// Narrowed says what a policy with read-only trees beneath the workspace
+// costs on this kernel, "" when nothing: without mount namespaces Landlock
+// alone keeps them, and the workspace's top folder loses its own write
+// rights (see readonly.go). It is no gap in enforcement, so a required
+// policy runs all the same.
+func (s Support) Narrowed(p Policy) string {
+	if len(p.ReadOnly) == 0 || s.MountNS || s.LandlockABI == 0 {
+		return ""
+	}
+	return "sandbox: no mount namespaces here, so .git and .troupe are kept read-only by Landlock alone: " +
+		"commands cannot create, rename or remove entries directly in the workspace's top folder (the file tools can)"
 }
 
 // Check probes the kernel once and returns what it supports (less what

@@ -49,6 +49,12 @@ func probe() Support {
 			s.ThreadNetNS = true
 		}
 	}
+	if err := probeThreadMountNS(); err == nil {
+		s.ThreadMountNS = true
+	} else if !s.UserNS {
+		s.Notes = append(s.Notes, fmt.Sprintf("mount namespace: %v", err))
+	}
+	s.MountNS = s.ThreadMountNS || s.UserNS
 	return s
 }
 

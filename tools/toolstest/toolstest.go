@@ -25,7 +25,7 @@ func NewSession(t testing.TB) *tools.Session {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := tools.NewSession("test", ws, tools.Config{DataDir: t.TempDir()})
+	s := tools.NewSession("test", ws, tools.Config{DataDir: t.TempDir(), StateDir: t.TempDir()})
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
 			t.Errorf("close session: %v", err)
