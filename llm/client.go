@@ -133,7 +133,7 @@ func (c *OpenAIClient) complete(ctx context.Context, model string, req Request, 
 	log := c.log.With().Str("model", model).Str("agent", req.Agent).Logger()
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
-		resp, emitted, err := c.attempt(ctx, p, opts, onDelta)
+		resp, emitted, err := c.attempt(ctx, p, opts, c.capsFor(req), onDelta)
 		if err == nil {
 			return c.finish(resp, model, attempt, start, &log), nil
 		}
@@ -161,10 +161,10 @@ func (c *OpenAIClient) complete(ctx context.Context, model string, req Request, 
 
 // attempt makes one attempt bounded by RequestTimeout.
 func (c *OpenAIClient) attempt(ctx context.Context, p openai.ChatCompletionNewParams, opts []option.RequestOption,
-	onDelta func(Delta)) (Response, bool, error) {
+	caps caps, onDelta func(Delta)) (Response, bool, error) {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
-	x := &exchange{stream: c.cfg.Stream}
+	x := &exchange{stream: c.cfg.Stream, caps: caps}
 	opts = append(slices.Clip(opts), option.WithMiddleware(x.middleware))
 	if c.cfg.Stream {
 		sctx, stop := context.WithCancelCause(actx)
@@ -181,9 +181,12 @@ func (c *OpenAIClient) attempt(ctx context.Context, p openai.ChatCompletionNewPa
 		}
 		return resp, emitted, err
 	}
-	resp, err := c.completeOnce(actx, p, opts)
+	resp, err := c.completeOnce(actx, p, opts, caps)
 	if se := c.asStatusError(x, err); se != nil {
 		return resp, false, se
+	}
+	if x.over != nil {
+		return Response{}, false, x.over
 	}
 	if err == nil && onDelta != nil && (resp.Message.Content != "" || resp.Message.Reasoning != "") {
 		// Not streaming: the whole answer arrives as one fragment, so live

@@ -50,6 +50,13 @@ type Config struct {
 	// for this long; the attempt is retried. 0 means no idle limit
 	// (RequestTimeout still bounds the attempt).
 	StreamIdleTimeout time.Duration
+	// MaxTextBytes caps an answer's text and reasoning, and
+	// MaxToolCallBytes each of its tool calls' arguments; an answer past
+	// either is refused (ErrOverLimit) as soon as it passes, without
+	// reading the rest. 0 means DefaultMaxTextBytes and
+	// DefaultMaxToolCallBytes.
+	MaxTextBytes     int64
+	MaxToolCallBytes int64
 	// Headers are extra request headers, e.g. OpenRouter's HTTP-Referer
 	// and X-Title.
 	Headers map[string]string
@@ -66,13 +73,15 @@ type Config struct {
 // fill in BaseURL, APIKey and Model.
 func DefaultConfig() Config {
 	return Config{
-		BaseURL:        DefaultBaseURL,
-		Stream:         true,
-		MaxAttempts:    DefaultMaxAttempts,
-		InitialBackoff: DefaultInitialBackoff,
-		MaxBackoff:     DefaultMaxBackoff,
-		MaxRetryAfter:  DefaultMaxRetryAfter,
-		RequestTimeout: DefaultRequestTimeout,
+		BaseURL:          DefaultBaseURL,
+		Stream:           true,
+		MaxAttempts:      DefaultMaxAttempts,
+		InitialBackoff:   DefaultInitialBackoff,
+		MaxBackoff:       DefaultMaxBackoff,
+		MaxRetryAfter:    DefaultMaxRetryAfter,
+		RequestTimeout:   DefaultRequestTimeout,
+		MaxTextBytes:     DefaultMaxTextBytes,
+		MaxToolCallBytes: DefaultMaxToolCallBytes,
 	}
 }
 
@@ -105,6 +114,12 @@ func (c Config) withDefaults() Config {
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = DefaultRequestTimeout
 	}
+	if c.MaxTextBytes == 0 {
+		c.MaxTextBytes = DefaultMaxTextBytes
+	}
+	if c.MaxToolCallBytes == 0 {
+		c.MaxToolCallBytes = DefaultMaxToolCallBytes
+	}
 	return c
 }
 
@@ -127,6 +142,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("llm config: request_timeout: negative")
 	case c.StreamIdleTimeout < 0:
 		return fmt.Errorf("llm config: stream_idle_timeout: negative")
+	case c.MaxTextBytes < 0 || c.MaxToolCallBytes < 0:
+		return fmt.Errorf("llm config: max_response_bytes: negative")
 	}
 	if strings.ContainsFunc(c.APIKey, badHeaderRune) || strings.Contains(c.APIKey, " ") {
 		return fmt.Errorf("llm config: api_key contains spaces or control characters (a trailing newline from a file?)")

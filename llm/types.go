@@ -52,6 +52,9 @@ type Request struct {
 	Kind  string
 	// MaxTokens caps the completion when > 0.
 	MaxTokens int
+	// MaxToolCalls, when > 0, refuses an answer with more tool calls
+	// (ErrOverLimit) as soon as the one over the cap begins.
+	MaxToolCalls int
 }
 
 // Response is a model's answer to one Request.

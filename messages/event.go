@@ -21,6 +21,7 @@ const (
 	EvtRoundStarted      = "round.started"
 	EvtLLMResponse       = "llm.response"
 	EvtLLMDelta          = "llm.delta"
+	EvtLLMRefused        = "llm.refused"
 	EvtToolStarted       = "tool.started"
 	EvtToolFinished      = "tool.finished"
 	EvtContextEvicted    = "context.evicted"

@@ -69,6 +69,18 @@ type LLMDelta struct {
 	Reset     bool   `json:"reset,omitempty" doc:"the call was retried: discard this round's earlier deltas"`
 }
 
+// LLMRefused is the data of llm.refused: a model's answer passed one of
+// the caps on its size and was refused whole, unread past the cap.
+type LLMRefused struct {
+	Round   int    `json:"round" doc:"the round"`
+	Model   string `json:"model" doc:"the model asked"`
+	Limit   string `json:"limit" doc:"the cap passed: text, tool_call (one call's arguments), tool_calls (calls in one answer), event (one stream event) or body (a whole non-streamed answer)"`
+	Max     int64  `json:"max" doc:"the cap: bytes, or calls for tool_calls"`
+	Setting string `json:"setting" doc:"the configuration key that sets it"`
+	Error   string `json:"error" doc:"the refusal as the model is told it"`
+	Retry   bool   `json:"retry" doc:"the round runs again once, the model told of the refusal; false: the agent fails"`
+}
+
 // ToolStarted is the data of tool.started.
 type ToolStarted struct {
 	Round    int             `json:"round" doc:"the round"`

@@ -45,11 +45,16 @@ type Events struct {
 
 // Model configures model access.
 type Model struct {
-	BaseURL        string        `yaml:"base_url"`
-	APIKey         string        `yaml:"api_key"`
-	Default        string        `yaml:"default"`
-	Cheap          string        `yaml:"cheap"`
-	Stream         bool          `yaml:"stream"`
+	BaseURL string `yaml:"base_url"`
+	APIKey  string `yaml:"api_key"`
+	Default string `yaml:"default"`
+	Cheap   string `yaml:"cheap"`
+	Stream  bool   `yaml:"stream"`
+	// MaxRetries bounds the retries of one call (429s and transient
+	// failures together).
+	MaxRetries int `yaml:"max_retries"`
+	// MaxAttempts is the older form of MaxRetries (attempts = retries +
+	// 1); when a file sets it, it wins.
 	MaxAttempts    int           `yaml:"max_attempts"`
 	RequestTimeout time.Duration `yaml:"request_timeout"`
 	// StreamIdleTimeout retries a stream that goes quiet this long.
@@ -62,6 +67,22 @@ type Model struct {
 	ContextWindows map[string]int    `yaml:"context_windows"`
 	Pricing        map[string]Price  `yaml:"pricing"`
 	Routing        Routing           `yaml:"routing"`
+	// MaxResponseBytes caps one answer (see llm.Config.MaxTextBytes).
+	MaxResponseBytes ResponseCaps `yaml:"max_response_bytes"`
+}
+
+// ResponseCaps cap one model answer, in bytes.
+type ResponseCaps struct {
+	Text     int64 `yaml:"text"`
+	ToolCall int64 `yaml:"tool_call"`
+}
+
+// Attempts is the most attempts of one model call.
+func (m Model) Attempts() int {
+	if m.MaxAttempts > 0 {
+		return m.MaxAttempts
+	}
+	return m.MaxRetries + 1
 }
 
 // Price is a model's price in USD per million tokens.

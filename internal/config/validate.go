@@ -105,8 +105,13 @@ func (c Config) validateModel() error {
 		return bad("model.base_url", "must be the URL of an OpenAI-compatible endpoint, e.g. https://api.openai.com/v1 (or OPENAI_BASE_URL); it is empty")
 	case m.Default == "":
 		return bad("model.default", "must name a model, e.g. gpt-4.1-mini (set it here, with TROUPE_MODEL or with --model); it is empty")
-	case m.MaxAttempts < 1:
-		return bad("model.max_attempts", "must be a whole number, at least 1, got %d", m.MaxAttempts)
+	case m.MaxRetries < 0:
+		return bad("model.max_retries", "must be a whole number, 0 or more, got %d", m.MaxRetries)
+	case m.MaxAttempts < 0:
+		return bad("model.max_attempts", "must be a whole number, at least 1 (or better, set model.max_retries), got %d", m.MaxAttempts)
+	case m.MaxResponseBytes.Text < 1024 || m.MaxResponseBytes.ToolCall < 1024:
+		return bad("model.max_response_bytes", "text and tool_call must be byte counts of at least 1024, got %d and %d",
+			m.MaxResponseBytes.Text, m.MaxResponseBytes.ToolCall)
 	}
 	for _, d := range []struct {
 		key string

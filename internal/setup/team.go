@@ -32,7 +32,7 @@ func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actor
 		return actors.Options{}, fmt.Errorf("no API key: set OPENAI_API_KEY, or point OPENAI_BASE_URL at a local server (Ollama, vLLM, llama.cpp, LM Studio)")
 	}
 	client, err := llm.NewClient(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Default, Stream: m.Stream,
-		MaxAttempts: m.MaxAttempts, RequestTimeout: m.RequestTimeout, StreamIdleTimeout: m.StreamIdleTimeout,
+		MaxAttempts: m.Attempts(), MaxTextBytes: m.MaxResponseBytes.Text, MaxToolCallBytes: m.MaxResponseBytes.ToolCall, RequestTimeout: m.RequestTimeout, StreamIdleTimeout: m.StreamIdleTimeout,
 		InitialBackoff: m.InitialBackoff, MaxBackoff: m.MaxBackoff, MaxRetryAfter: m.MaxRetryAfter, Headers: m.Headers,
 		ContextWindows: m.ContextWindows, Pricing: pricing}, log)
 	if err != nil {

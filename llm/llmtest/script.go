@@ -60,6 +60,9 @@ type Turn struct {
 	Latency Duration `json:"latency,omitempty"`
 	// Fail injects a failure instead of an answer.
 	Fail *Failure `json:"fail,omitempty"`
+	// Flood, when set, answers with a huge generated answer instead (see
+	// Flood).
+	Flood *Flood `json:"flood,omitempty"`
 	// Dynamic, when set, computes the turn from the request (for tests that
 	// echo what they were sent). It is called once per request; the turn it
 	// returns must not itself be Dynamic.
@@ -230,6 +233,9 @@ func (t Turn) validate() error {
 	}
 	if t.Fail != nil {
 		return t.Fail.validate()
+	}
+	if t.Flood != nil {
+		return t.Flood.validate()
 	}
 	for k, c := range t.ToolCalls {
 		if strings.TrimSpace(c.Name) == "" {

@@ -187,6 +187,10 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, f.Status, f)
 		return
 	}
+	if turn.Flood != nil {
+		s.writeFlood(w, &rec, turn.Flood, c)
+		return
+	}
 	a := s.answer(&rec, turn)
 	rec.Reply.ToolCalls = a.calls
 	if rec.Stream {
