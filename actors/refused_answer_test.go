@@ -69,6 +69,11 @@ func TestHostileAnswersRefused(t *testing.T) {
 	if len(refused) != 2 {
 		t.Fatalf("%d llm.refused events, want 2", len(refused))
 	}
+	for _, ev := range refused {
+		if err := strictDecode(ev); err != nil {
+			t.Error(err)
+		}
+	}
 	first, _ := messages.DecodeAs[messages.LLMRefused](refused[0])
 	second, _ := messages.DecodeAs[messages.LLMRefused](refused[1])
 	if first.Limit != "tool_call" || first.Max != 1<<20 || !first.Retry || first.Setting != "model.max_response_bytes.tool_call" {
