@@ -2,6 +2,9 @@ package llm
 
 import (
 	"fmt"
+
+	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/ratelimit"
 	"net/http"
 	"net/url"
 	"strings"
@@ -57,6 +60,13 @@ type Config struct {
 	// DefaultMaxToolCallBytes.
 	MaxTextBytes     int64
 	MaxToolCallBytes int64
+	// Limiter, when set, is the process's share of the hub's provider
+	// quotas: every attempt of every call waits its turn there, and a
+	// 429, 529 or 503 freezes the key for every agent of the hub.
+	Limiter *ratelimit.Limiter
+	// RateLimits are the limits configured per model (model.rate_limit),
+	// for providers that send no x-ratelimit-* headers.
+	RateLimits map[string]messages.RateLimits
 	// Headers are extra request headers, e.g. OpenRouter's HTTP-Referer
 	// and X-Title.
 	Headers map[string]string

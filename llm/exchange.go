@@ -21,13 +21,16 @@ const maxErrorBody = 64 << 10
 // error: a body like Ollama's {"error": "text"} makes it return a JSON
 // decoding error that has lost the status.
 type exchange struct {
-	stream  bool
-	caps    caps
-	over    error // a non-streamed body passed caps.body(): reading stopped
-	status  int
-	header  http.Header
-	errBody []byte
-	watch   *doneWatcher // a streaming 2xx body
+	stream bool
+	caps   caps
+	over   error // a non-streamed body passed caps.body(): reading stopped
+	// onHeader hears the answer's headers as they arrive (the limiter
+	// learns the provider's limits before the body streams).
+	onHeader func(http.Header)
+	status   int
+	header   http.Header
+	errBody  []byte
+	watch    *doneWatcher // a streaming 2xx body
 	// idle > 0 arms a timer when the stream begins, reset by every read;
 	// when it fires, stall ends the attempt.
 	idle  time.Duration
@@ -48,6 +51,9 @@ func (x *exchange) middleware(req *http.Request, next func(*http.Request) (*http
 		return res, err
 	}
 	x.status, x.header = res.StatusCode, res.Header
+	if x.onHeader != nil {
+		x.onHeader(res.Header)
+	}
 	switch {
 	case res.Body == nil:
 	case res.StatusCode >= 400:

@@ -107,6 +107,8 @@ type Permit struct {
 	key    *keyState
 	run    string
 	tokens int64
+	probe  bool // the first call of a key without known limits
+	seen   bool // Headers was called
 	Waited time.Duration
 }
 
@@ -119,7 +121,11 @@ func (l *Limiter) Wait(ctx context.Context, t Ticket, onWait func(WaitInfo)) (*P
 	k.configured = t.Limits
 	k.lastUse = start
 	p := &Permit{l: l, key: k, run: t.Run, tokens: max(t.Tokens, 1)}
-	if !k.paced() && !start.Before(k.frozenUntil) {
+	if !k.paced() && !start.Before(k.frozenUntil) && (k.probed || !k.probing) {
+		// No limit known: the first call probes (its answer's headers may
+		// tell one) while the others wait for its headers.
+		p.probe = !k.probed
+		k.probing = k.probing || p.probe
 		l.mu.Unlock()
 		return p, nil
 	}
@@ -145,7 +151,7 @@ func (l *Limiter) Wait(ctx context.Context, t Ticket, onWait func(WaitInfo)) (*P
 	}
 	select {
 	case <-w.ready:
-		p.Waited = l.now().Sub(start)
+		p.Waited, p.probe = l.now().Sub(start), w.probe
 		return p, nil
 	case <-ctx.Done():
 	case <-l.ctx.Done():
@@ -154,9 +160,14 @@ func (l *Limiter) Wait(ctx context.Context, t Ticket, onWait func(WaitInfo)) (*P
 	defer l.mu.Unlock()
 	select {
 	case <-w.ready: // granted as it was given up: give the turn back
-		rs.level++
-		k.level++
-		rs.tokens += float64(w.need)
+		if w.probe {
+			k.probing = false
+		} else if k.paced() {
+			rs.level++
+			k.level++
+			rs.tokens += float64(w.need)
+		}
+		l.pump(k)
 	default:
 		rs.remove(w)
 		k.dirty = true
@@ -179,6 +190,45 @@ type Outcome struct {
 // Header is the part of http.Header a Limiter reads.
 type Header = map[string][]string
 
+// Headers tells the limiter the answer's headers as soon as they arrive
+// (before its body): the limits they state are learned at once, and a
+// key's first call lets the calls that waited for it go.
+func (p *Permit) Headers(h Header) {
+	if p == nil || p.seen {
+		return
+	}
+	p.seen = true
+	l, k := p.l, p.key
+	obs := Observe(h, l.now())
+	l.mu.Lock()
+	report := l.learn(k, obs)
+	if p.probe {
+		k.probing, k.probed = false, true
+		l.pump(k)
+	}
+	l.mu.Unlock()
+	if report != nil {
+		l.report(*report)
+	}
+}
+
+// learn takes the limits obs states; it returns the report that passes
+// them to the owner when they are new.
+func (l *Limiter) learn(k *keyState, obs Observation) *messages.RateReport {
+	learned := k.learned
+	if obs.LimitRequests > 0 {
+		learned.RPM = obs.LimitRequests
+	}
+	if obs.LimitTokens > 0 {
+		learned.TPM = obs.LimitTokens
+	}
+	if learned == k.learned {
+		return nil
+	}
+	k.learned, k.dirty = learned, true
+	return &messages.RateReport{V: messages.ProtocolVersion, Key: k.key, Client: l.client, Learned: learned}
+}
+
 // Settle tells the limiter how the call went: the tokens it reserved but
 // did not use come back to its run's share; the headers' limits are
 // learned (and passed to the owner); a 429, 529 or 503 freezes the key at
@@ -195,16 +245,11 @@ func (p *Permit) Settle(o Outcome) {
 	if rs := k.runs[p.run]; rs != nil && o.Used >= 0 && k.tokenPaced() {
 		rs.tokens = min(rs.tokens+float64(p.tokens-o.Used), rs.tokenCap())
 	}
-	learned := k.learned
-	if obs.LimitRequests > 0 {
-		learned.RPM = obs.LimitRequests
+	if !p.seen {
+		report = l.learn(k, obs)
 	}
-	if obs.LimitTokens > 0 {
-		learned.TPM = obs.LimitTokens
-	}
-	if learned != k.learned {
-		k.learned, k.dirty = learned, true
-		report = &messages.RateReport{V: messages.ProtocolVersion, Key: k.key, Client: l.client, Learned: learned}
+	if p.probe {
+		k.probing, k.probed = false, true
 	}
 	k.pauseOnEmpty(obs, now)
 	if o.Status == 429 || o.Status == 529 || o.Status == 503 {
@@ -287,6 +332,7 @@ type waiter struct {
 	seq       uint64
 	need      int64
 	notBefore time.Time
+	probe     bool // let go as the key's first call
 	ready     chan struct{}
 }
 

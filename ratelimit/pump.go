@@ -24,6 +24,8 @@ type keyState struct {
 	learned      messages.RateLimits // from the answers' headers
 	eff          messages.RateLimits // the owner's word, once leased
 	leased       bool
+	probing      bool // the key's first call is out, its headers not yet seen
+	probed       bool
 	frozenUntil  time.Time
 	frozenStatus int
 	runs         map[string]*runState
@@ -307,6 +309,12 @@ func (l *Limiter) release(k *keyState, rs *runState, now time.Time) time.Time {
 		}
 		w := rs.waiters[i]
 		rs.needOfFirst = w.need
+		if !k.paced() && k.probing {
+			return next // the first call's headers come first; Headers wakes us
+		}
+		if !k.paced() && !k.probed {
+			k.probing, w.probe = true, true // this one probes
+		}
 		if k.paced() && (!k.leaseValid(now) || !k.take(rs, w.need, now)) {
 			if k.leaseValid(now) {
 				next = earliest(next, k.readyAt(rs, w.need, now))

@@ -15,6 +15,9 @@ import (
 // matcher is a Fallback is used only when no other script matched.
 type Script struct {
 	Agents []AgentScript `json:"agents"`
+	// RateLimit, when set, makes the server a rate-limited provider
+	// (see RateLimit; SetRateLimit changes it while the server runs).
+	RateLimit *RateLimit `json:"rate_limit,omitempty"`
 }
 
 // AgentScript is the conversation of one kind of agent: who it is (Match)
@@ -217,6 +220,9 @@ func (s Script) Validate() error {
 				return fmt.Errorf("llmtest: script: %s.turns[%d]: %w", where, j, err)
 			}
 		}
+	}
+	if r := s.RateLimit; r != nil && (r.RPM < 0 || r.TPM < 0) {
+		return fmt.Errorf("llmtest: script: rate_limit: rpm and tpm must be 0 (no limit) or positive")
 	}
 	if fallbacks > 1 {
 		return fmt.Errorf("llmtest: script: %d fallback scripts; keep at most one", fallbacks)
