@@ -99,6 +99,9 @@ func RolePermissions(role Role, prefix string) (jwt.Permissions, error) {
 		perm.Pub.Allow = append(common, p+"evt.>", p+"task.>", p+"ctl.>", p+"ask.>", p+"budget.>",
 			"$JS.API.>", "$JS.ACK.>", "$JS.FC.>", "$KV.>", "$O.>", "_INBOX.>")
 		perm.Sub.Allow = []string{p + ">", "$JS.EVENT.ADVISORY.>", "_INBOX.>"}
+		// Provider rate limits: a requester asks the quota's owner, and may
+		// be the owner (serving leases and reports, sending freeze notices).
+		perm.Pub.Allow = append(perm.Pub.Allow, p+"rate.>")
 	case RoleNode:
 		own := []string{EventsStream, TasksStream, ResultsStream, nodesKVStream, artifactsStream, runsKVStream, snapshotsStream, changesStream}
 		// Snapshots are read only; changesets written (and read back).
@@ -124,6 +127,10 @@ func RolePermissions(role Role, prefix string) (jwt.Permissions, error) {
 		// Nothing of the run's own: its start and end are the requester's.
 		perm.Pub.Deny = append(perm.Pub.Deny, p+"evt.*.*.run.>")
 		perm.Sub.Allow = []string{p + "ctl.>", "_INBOX.>"}
+		// Provider rate limits: a node asks the quota's owner for leases and
+		// reports 429s; it hears freeze notices; it never owns the quota.
+		perm.Pub.Allow = append(perm.Pub.Allow, p+"rate.*.lease", p+"rate.*.report")
+		perm.Sub.Allow = append(perm.Sub.Allow, p+"rate.*.frozen")
 		perm.Resp = &jwt.ResponsePermission{MaxMsgs: 1, Expires: nodeResponseTTL}
 	case RoleWatcher:
 		perm.Pub.Allow = append(common, readStream(EventsStream, nodesKVStream, runsKVStream)...)
