@@ -150,9 +150,10 @@ func TestEveryEmittedEventDecodesStrictly(t *testing.T) {
 	// budget.waiting has its own test (it needs two children racing for
 	// one slot); the changes.* events need workers in worktrees of a git
 	// repository (isolation_test.go decodes them strictly); nodes emit the
-	// others; llm.refused needs a hostile model's flood
-	// (refused_answer_test.go decodes it strictly).
-	elsewhere := []string{messages.EvtBudgetWaiting, messages.EvtLLMRefused, messages.EvtNodeJoined, messages.EvtNodeLeft, messages.EvtTaskRedelivered,
+	// others; llm.refused needs a hostile model's flood and llm.throttled a
+	// rate limiter (refused_answer_test.go and throttled_test.go decode
+	// them strictly).
+	elsewhere := []string{messages.EvtBudgetWaiting, messages.EvtLLMRefused, messages.EvtLLMThrottled, messages.EvtNodeJoined, messages.EvtNodeLeft, messages.EvtTaskRedelivered,
 		messages.EvtChangesReady, messages.EvtChangesApplied, messages.EvtChangesConflict}
 	for _, typ := range missing {
 		if !slices.Contains(elsewhere, typ) {

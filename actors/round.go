@@ -74,7 +74,8 @@ func (a *agent) startRound(c actor.Context) {
 		ToolsDeferred: len(a.curTools.offer.Deferred)})
 	a.busy = true
 	req := llm.Request{Model: a.model, Tools: a.curTools.specs, MaxToolCalls: a.rt.settings.ToolCallLimit(),
-		Agent: a.spec.id, Run: a.rt.run, Kind: a.spec.kind.Name}
+		Agent: a.spec.id, Run: a.rt.run, Kind: a.spec.kind.Name, Priority: a.rt.settings.RunPriority, Depth: a.spec.depth}
+	req.OnRate = a.onRate(a.round, a.model)
 	go a.modelStep(a.conv, req, a.unchargedCalls, a.round)
 }
 

@@ -14,7 +14,6 @@ import (
 
 var hubKey = messages.RateKey{Host: "api.example.com", Account: ratelimit.Fingerprint("sk-x"), Model: "m"}
 
-
 // One candidate owns the hub's quota; another process (a node) leases
 // from it over NATS; a 429 one process saw freezes the key in every
 // other; when the owner leaves, another candidate takes over, and when

@@ -33,6 +33,10 @@ type Agent struct {
 	// (default 64).
 	MaxToolCallsPerRound int `yaml:"max_tool_calls_per_round" json:"max_tool_calls_per_round"`
 
+	// RunPriority is run.priority, carried with the settings to the run's
+	// agents on nodes (no key of the agent section sets it).
+	RunPriority int `yaml:"-" json:"run_priority,omitempty"`
+
 	// Delegation.
 	ResultCap       int    `yaml:"result_cap" json:"result_cap"`             // default 4000 chars
 	MaxDepth        int    `yaml:"max_depth" json:"max_depth"`               // default 1: only the root delegates

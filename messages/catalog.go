@@ -72,6 +72,8 @@ func buildCatalog() []EventSpec {
 		{EvtLLMRefused, "A model's answer passed a cap on its size (model.max_response_bytes, agent.max_tool_calls_per_round) and was refused.", func() any { return new(LLMRefused) },
 			LLMRefused{Round: 4, Model: "gpt-4.1-mini", Limit: "tool_call", Max: 1 << 20, Setting: "model.max_response_bytes.tool_call",
 				Error: "llm: model answer refused: its tool call's arguments passed the limit of 1048576 bytes (model.max_response_bytes.tool_call)", Retry: true}},
+		{EvtLLMThrottled, "A model call waited for its turn under the hub's shared provider rate limits, got it, or was refused by the provider.", func() any { return new(LLMThrottled) },
+			LLMThrottled{Round: 2, Model: "gpt-4.1-mini", Phase: ThrottleWaiting, Reason: "frozen", Status: 429, FrozenMS: 2840, RPM: 500, TPM: 200_000, Attempt: 2}},
 		{EvtToolStarted, "A tool call began.", func() any { return new(ToolStarted) },
 			ToolStarted{Round: 2, CallID: "call_7", Tool: "grep", Args: json.RawMessage(`{"pattern":"Invalidate"}`), Parallel: true}},
 		{EvtToolFinished, "A tool call ended.", func() any { return new(ToolFinished) },

@@ -22,6 +22,7 @@ const (
 	EvtLLMResponse       = "llm.response"
 	EvtLLMDelta          = "llm.delta"
 	EvtLLMRefused        = "llm.refused"
+	EvtLLMThrottled      = "llm.throttled"
 	EvtToolStarted       = "tool.started"
 	EvtToolFinished      = "tool.finished"
 	EvtContextEvicted    = "context.evicted"

@@ -140,7 +140,7 @@ func (s *mcpServer) start(task, placement string, budgetTokens int64) (*mcpRun, 
 			return nil, err
 		}
 	}
-	opts, err := setup.TeamOptions(cfg, s.ws, s.log)
+	opts, err := setup.TeamOptions(cfg, s.ws, s.log, nil)
 	if err != nil {
 		return nil, err
 	}

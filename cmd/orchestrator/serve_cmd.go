@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
@@ -57,6 +58,13 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		if err := serveStreams(ctx, emb, cfg, sc.Path(bus.RoleRequester), stderr, log); err != nil {
 			return exitFailed, err
 		}
+		// serve owns the hub's provider rate limits (docs/wire.md); a
+		// cluster's runs own them instead.
+		rates, err := serveRates(ctx, emb, cfg, sc.Path(bus.RoleRequester), log)
+		if err != nil {
+			return exitFailed, err
+		}
+		defer rates()
 	}
 	if a := fs.values["http"]; a != "" {
 		web, err := serveWeb(ctx, emb.URL(), o.Token, sc.Path(bus.RoleWatcher), cfg.NATS.Prefix, a, log)
@@ -128,6 +136,21 @@ func serveStreams(ctx context.Context, emb *bus.Embedded, cfg config.Config, cre
 		}
 	}
 	return nil
+}
+
+// serveRates makes serve the first candidate for the hub's provider rate
+// limits; the returned func leaves them.
+func serveRates(ctx context.Context, emb *bus.Embedded, cfg config.Config, creds string, log zerolog.Logger) (func(), error) {
+	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: emb.URL(), Token: cfg.NATS.Token, CredsFile: creds, Name: "troupe serve rate limits", Prefix: cfg.NATS.Prefix}, log)
+	if err != nil {
+		return nil, err
+	}
+	hub, err := cluster.StartRateHub(ctx, conn, cluster.RateHubOptions{Candidate: true, Name: "serve", Log: log})
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return func() { hub.Close(); conn.Close() }, nil
 }
 
 // serveBanner prints the server's URL on stdout, and on stderr where it

@@ -135,6 +135,14 @@ func (c Config) validateModel() error {
 			}
 		}
 	}
+	for _, name := range sortedKeys(m.RateLimit) {
+		if l := m.RateLimit[name]; l.RPM < 0 || l.TPM < 0 {
+			return bad("model.rate_limit."+name, "rpm and tpm must be requests and tokens a minute, 0 (no limit) or more; got %d and %d", l.RPM, l.TPM)
+		}
+	}
+	if p := c.Run.Priority; p < 0 || p > 1000 {
+		return bad("run.priority", "must be a weight from 1 to 1000 (0: 1), got %d", p)
+	}
 	for _, name := range sortedKeys(m.ContextWindows) {
 		if w := m.ContextWindows[name]; w < 1000 {
 			return bad("model.context_windows."+name, "must be the model's context window in tokens, at least 1000, got %d", w)

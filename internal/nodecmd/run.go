@@ -179,7 +179,24 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 	if cfg.NATS.URL == "" {
 		return usageError{errors.New("no NATS server: give --nats URL (orchestrator serve prints one), TROUPE_NATS_URL or nats.url")}
 	}
-	agent, err := setup.TeamOptions(cfg, ws, log)
+	if err := setup.CheckModel(cfg); err != nil {
+		return usageError{err}
+	}
+	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: cfg.NATS.URL, Setting: setting, Token: cfg.NATS.Token,
+		User: cfg.NATS.User, Password: cfg.NATS.Password, CredsFile: cfg.NATS.Creds, TLSCA: cfg.NATS.TLSCA,
+		TLSCert: cfg.NATS.TLSCert, TLSKey: cfg.NATS.TLSKey, Name: "troupe node", Prefix: cfg.NATS.Prefix}, log)
+	if err != nil {
+		return usageError{err}
+	}
+	defer conn.Close()
+	// The node's model calls take their turns with every run and node of
+	// the hub; a node never owns the quota.
+	rates, err := cluster.StartRateHub(ctx, conn, cluster.RateHubOptions{Name: "node", Log: log})
+	if err != nil {
+		return err
+	}
+	defer rates.Close()
+	agent, err := setup.TeamOptions(cfg, ws, log, rates.Limiter())
 	if err != nil {
 		return usageError{err}
 	}
@@ -190,13 +207,6 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 	}
 	defer stopTracing() // after the node's agents have ended
 	agent.Tracer = tp.Tracer()
-	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: cfg.NATS.URL, Setting: setting, Token: cfg.NATS.Token,
-		User: cfg.NATS.User, Password: cfg.NATS.Password, CredsFile: cfg.NATS.Creds, TLSCA: cfg.NATS.TLSCA,
-		TLSCert: cfg.NATS.TLSCert, TLSKey: cfg.NATS.TLSKey, Name: "troupe node", Prefix: cfg.NATS.Prefix}, log)
-	if err != nil {
-		return usageError{err}
-	}
-	defer conn.Close()
 	diffs, err := conn.ReconcileStreams(ctx, setup.StreamLimits(cfg))
 	if err != nil {
 		return err

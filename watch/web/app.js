@@ -54,6 +54,11 @@ function apply(ev) {
       break;
     }
     case "budget.waiting": a.status = "waiting"; break;
+    case "llm.throttled":
+      if (d.phase === "waiting") { a.status = "throttled"; note(a, { t: "llm", text: `throttled: ${d.reason}${d.status ? " " + d.status : ""}` }); }
+      else if (d.phase === "resumed") { a.status = "running"; note(a, { t: "llm", text: `waited ${d.waited_ms} ms for its turn` }); }
+      else note(a, { t: "llm", text: `provider refused ${d.status}${d.retry_after_ms ? ", retry after " + d.retry_after_ms + " ms" : ""}` });
+      break;
     case "agent.finished": case "agent.failed": case "agent.cancelled":
       a.status = d.status; a.tool = ""; a.rounds = d.rounds || a.rounds; note(a, { t: "end", text: `${d.status}: ${head(d.text || d.error || "", 300)}` }); break;
   }
