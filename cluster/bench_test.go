@@ -9,6 +9,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -25,6 +27,24 @@ func oneShotFanout(n int) *llmtest.Server {
 		{Match: llmtest.Matcher{Kind: "root"}, Repeat: true, Turns: []llmtest.Turn{{ToolCalls: calls}, {Text: "done"}}},
 		{Match: llmtest.Matcher{Kind: "explore"}, Repeat: true, Turns: []llmtest.Turn{{Text: "main.go:1"}}},
 	}})
+}
+
+// limitedClient is the model client of a process on conn's hub, its
+// calls taking their turns with the hub's rate limits as a run's
+// (candidate) or a node's do; the scripted model states no limit, so
+// none is hit.
+func limitedClient(b *testing.B, srv *llmtest.Server, conn *bus.Conn, candidate bool) llm.Client {
+	hub, err := StartRateHub(b.Context(), conn, RateHubOptions{Candidate: candidate, Log: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(hub.Close)
+	c, err := llm.NewClient(llm.Config{BaseURL: srv.URL(), Model: "big", Stream: true, MaxAttempts: 2,
+		InitialBackoff: time.Millisecond, Limiter: hub.Limiter()}, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
 }
 
 // cpuTime is the user + system CPU time this process has used: the
@@ -51,7 +71,7 @@ func benchFanout(b *testing.B, remote bool, n int) {
 		for i := 0; i < 3; i++ {
 			nc := connect(b, s)
 			node, err := StartNode(b.Context(), NodeOptions{Bus: wrap(b, nc), ID: fmt.Sprintf("n%d", i), Kinds: []string{"explore"}, Slots: 64,
-				Agent: actors.Options{Workspace: workspace(b), Client: modelClient(b, srv), Models: actors.Models{Default: "big"},
+				Agent: actors.Options{Workspace: workspace(b), Client: limitedClient(b, srv, wrap(b, nc), false), Models: actors.Models{Default: "big"},
 					Log: zerolog.Nop()},
 				AckWait: 30 * time.Second, Log: zerolog.Nop()})
 			if err != nil {
@@ -61,13 +81,14 @@ func benchFanout(b *testing.B, remote bool, n int) {
 		}
 	}
 	nc := connect(b, s)
+	orch := limitedClient(b, srv, wrap(b, nc), true)
 	var spawnToCall time.Duration
 	var spawned int
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for i := 0; i < b.N; i++ {
 		run := fmt.Sprintf("bench-%d", i)
-		o := actors.Options{Run: run, Workspace: workspace(b), Task: "fan out", Client: modelClient(b, srv),
+		o := actors.Options{Run: run, Workspace: workspace(b), Task: "fan out", Client: orch,
 			Models: actors.Models{Default: "big"}, Log: zerolog.Nop(), Events: &recorder{},
 			Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}, FanoutThreshold: n + 1}}
 		o.Budget.PerKind = map[string]int{"explore": n}
