@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -191,5 +190,3 @@ func (h *RateHub) announce(n messages.RateFrozen) {
 		h.log.Debug().Err(err).Msg("freeze notice")
 	}
 }
-
-var errRateBusy = errors.New("another process owns the hub's rate limits")

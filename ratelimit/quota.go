@@ -280,10 +280,9 @@ func (k *keyQuota) held(skip string) (r, t float64) {
 // wait.
 func (k *keyQuota) targets(client string, r, t float64) map[string]share {
 	type runDemand struct {
-		weight   float64
-		depth    int
-		waiting  int
-		eligible bool
+		weight  float64
+		depth   int
+		waiting int
 	}
 	runs := map[string]*runDemand{}
 	for _, cl := range k.clients {

@@ -66,7 +66,7 @@ func TestQuotaFairShares(t *testing.T) {
 	}
 	// Priority 2 against 1: two thirds.
 	c.add(600 * time.Millisecond)
-	a = lease(t, q, "p1", lim, messages.RateDemand{Run: "A", Waiting: 5, Depth: 1, Priority: 2})
+	lease(t, q, "p1", lim, messages.RateDemand{Run: "A", Waiting: 5, Depth: 1, Priority: 2})
 	b = lease(t, q, "p2", lim, messages.RateDemand{Run: "B", Waiting: 5, Depth: 1})
 	c.add(600 * time.Millisecond)
 	a = lease(t, q, "p1", lim, messages.RateDemand{Run: "A", Waiting: 5, Depth: 1, Priority: 2})
