@@ -94,7 +94,9 @@ func (c *OpenAIClient) waitTurn(ctx context.Context, model string, req Request, 
 func (c *OpenAIClient) settle(p *ratelimit.Permit, x *exchange, resp Response, err error, req Request, attempt int) {
 	used := int64(-1)
 	if err == nil {
-		used = int64(resp.Usage.Total())
+		// What the provider counts against the key: the prompt, and the
+		// completion or the call's max_tokens if larger (counted up front).
+		used = int64(resp.Usage.PromptTokens + max(resp.Usage.CompletionTokens, req.MaxTokens))
 	}
 	if x != nil {
 		p.Settle(ratelimit.Outcome{Status: x.status, Header: x.header, Used: used})

@@ -29,7 +29,7 @@ func limited(t *testing.T, srv *llmtest.Server, edit func(*llm.Config)) *llm.Ope
 
 // hammer makes n callers call c until d passes and returns what the
 // server saw.
-func hammer(t *testing.T, srv *llmtest.Server, c llm.Client, n int, d time.Duration) (ok, limited int) {
+func hammer(t *testing.T, srv *llmtest.Server, c llm.Client, n int, d time.Duration, maxTokens int) (ok, limited int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
@@ -41,6 +41,7 @@ func hammer(t *testing.T, srv *llmtest.Server, c llm.Client, n int, d time.Durat
 			for ctx.Err() == nil {
 				req := request("go")
 				req.Agent = "a" + string(rune('a'+i))
+				req.MaxTokens = maxTokens
 				if _, err := c.Complete(ctx, req, nil); err != nil && ctx.Err() == nil {
 					t.Errorf("call: %v", err)
 					return
@@ -67,20 +68,24 @@ func hammer(t *testing.T, srv *llmtest.Server, c llm.Client, n int, d time.Durat
 // limit is configured (model.rate_limit).
 func TestLimiterHoldsAProvidersRate(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		rl     llmtest.RateLimit
-		config messages.RateLimits
+		name      string
+		rl        llmtest.RateLimit
+		config    messages.RateLimits
+		maxTokens int
 	}{
-		{"headers", llmtest.RateLimit{RPM: 240, TPM: 10_000_000}, messages.RateLimits{}},
-		{"config, no headers", llmtest.RateLimit{RPM: 240, TPM: 10_000_000, NoHeaders: true}, messages.RateLimits{RPM: 240}},
+		{"headers", llmtest.RateLimit{RPM: 240, TPM: 10_000_000}, messages.RateLimits{}, 0},
+		{"config, no headers", llmtest.RateLimit{RPM: 240, TPM: 10_000_000, NoHeaders: true}, messages.RateLimits{RPM: 240}, 0},
+		// Tokens bind: each call reserves its prompt and its 200 max_tokens,
+		// the provider charges the same, 800 a second (about 4 calls).
+		{"tokens", llmtest.RateLimit{TPM: 48_000}, messages.RateLimits{}, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.New(llmtest.Script{RateLimit: &tc.rl,
 				Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{Fallback: true}, Repeat: true, Turns: []llmtest.Turn{llmtest.Text("ok")}}}})
 			defer srv.Close()
 			c := limited(t, srv, func(c *llm.Config) { c.RateLimits = map[string]messages.RateLimits{"m-default": tc.config} })
-			ok, refused := hammer(t, srv, c, 12, 4*time.Second)
-			t.Logf("%d answered, %d refused 429 in 4 s at 4/s", ok, refused)
+			ok, refused := hammer(t, srv, c, 12, 4*time.Second, tc.maxTokens)
+			t.Logf("%s: %d answered, %d refused 429 in 4 s", tc.name, ok, refused)
 			if refused > (ok+refused)*2/100+1 { // the one allowed: the first burst before the limit is known
 				t.Errorf("%d of %d requests refused", refused, ok+refused)
 			}

@@ -179,8 +179,9 @@ func (l *Limiter) Wait(ctx context.Context, t Ticket, onWait func(WaitInfo)) (*P
 }
 
 // Outcome is what the provider answered a permitted call: the HTTP Status
-// (0 when no answer came), its Header, and the tokens it used (-1 when
-// unknown).
+// (0 when no answer came), its Header, and the tokens it counts against
+// the key (-1 when unknown): the prompt's, and the completion's or the
+// call's max_tokens if larger, as providers count max_tokens up front.
 type Outcome struct {
 	Status int
 	Header Header
