@@ -90,7 +90,7 @@ func benchFanout(b *testing.B, remote bool, n int) {
 		run := fmt.Sprintf("bench-%d", i)
 		o := actors.Options{Run: run, Workspace: workspace(b), Task: "fan out", Client: orch,
 			Models: actors.Models{Default: "big"}, Log: zerolog.Nop(), Events: &recorder{},
-			Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}, FanoutThreshold: n + 1}}
+			Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}, FanoutThreshold: n + 1, MaxToolCallsPerRound: n + 1}}
 		o.Budget.PerKind = map[string]int{"explore": n}
 		o.Budget.MaxConcurrent = n + 1
 		var r *Remote
