@@ -86,6 +86,13 @@ func TestHostileAnswersRefused(t *testing.T) {
 		t.Errorf("%d tools started from refused answers", n)
 	}
 	// The model is told: the retried round's request carries the refusal.
+	// (A refused flood is recorded once the server sees its client gone.)
+	checkFor(t, 10*time.Second, func() error {
+		if n := srv.InFlight(); n != 0 {
+			return fmt.Errorf("%d requests in flight", n)
+		}
+		return nil
+	})
 	reqs := srv.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2 (one per round, no client retries)", len(reqs))
