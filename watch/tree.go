@@ -237,17 +237,7 @@ func (t *Tree) Apply(ev messages.Event) {
 			w.Status = StatusWaiting
 		}
 	case *messages.LLMThrottled:
-		switch d.Phase {
-		case messages.ThrottleWaiting:
-			a.Status = StatusThrottled
-		case messages.ThrottleResumed:
-			a.Status = StatusRunning
-			a.ThrottledMS += d.WaitedMS
-		case messages.ThrottleRefused:
-			if d.Status == 429 {
-				a.Provider429s++
-			}
-		}
+		a.throttled(d)
 	case *messages.AgentEnded:
 		a.Status, a.Reason, a.Ended, a.Tool = endStatus(d.Status), d.Reason, ev.Time, ""
 		a.Findings, a.Changed = d.Findings, d.Changed

@@ -55,16 +55,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer emb.Shutdown(context.Background())
 	if o.ClusterName == "" { // a cluster creates its streams once it has formed
-		if err := serveStreams(ctx, emb, cfg, sc.Path(bus.RoleRequester), stderr, log); err != nil {
-			return exitFailed, err
-		}
-		// serve owns the hub's provider rate limits (docs/wire.md); a
-		// cluster's runs own them instead.
-		rates, err := serveRates(ctx, emb, cfg, sc.Path(bus.RoleRequester), log)
+		leave, err := serveHub(ctx, emb, cfg, sc.Path(bus.RoleRequester), stderr, log)
 		if err != nil {
 			return exitFailed, err
 		}
-		defer rates()
+		defer leave()
 	}
 	if a := fs.values["http"]; a != "" {
 		web, err := serveWeb(ctx, emb.URL(), o.Token, sc.Path(bus.RoleWatcher), cfg.NATS.Prefix, a, log)
@@ -136,6 +131,16 @@ func serveStreams(ctx context.Context, emb *bus.Embedded, cfg config.Config, cre
 		}
 	}
 	return nil
+}
+
+// serveHub creates troupe's streams and makes serve the owner of the
+// hub's provider rate limits (docs/wire.md; a cluster's runs own them
+// instead); the returned func leaves them.
+func serveHub(ctx context.Context, emb *bus.Embedded, cfg config.Config, creds string, stderr io.Writer, log zerolog.Logger) (func(), error) {
+	if err := serveStreams(ctx, emb, cfg, creds, stderr, log); err != nil {
+		return nil, err
+	}
+	return serveRates(ctx, emb, cfg, creds, log)
 }
 
 // serveRates makes serve the first candidate for the hub's provider rate

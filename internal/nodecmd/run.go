@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/config"
@@ -189,24 +190,11 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 		return usageError{err}
 	}
 	defer conn.Close()
-	// The node's model calls take their turns with every run and node of
-	// the hub; a node never owns the quota.
-	rates, err := cluster.StartRateHub(ctx, conn, cluster.RateHubOptions{Name: "node", Log: log})
+	agent, done, err := agentOptions(ctx, conn, cfg, ws, getenv, log)
 	if err != nil {
 		return err
 	}
-	defer rates.Close()
-	agent, err := setup.TeamOptions(cfg, ws, log, rates.Limiter())
-	if err != nil {
-		return usageError{err}
-	}
-	defer setup.CloseToolSources(agent.ToolSources) // MCP servers end with the node
-	tp, stopTracing, err := setup.Tracing(ctx, cfg.Telemetry.OTLPEndpoint, telemetry.ServiceNode, getenv, log)
-	if err != nil {
-		return usageError{err}
-	}
-	defer stopTracing() // after the node's agents have ended
-	agent.Tracer = tp.Tracer()
+	defer done() // after the node's agents have ended
 	diffs, err := conn.ReconcileStreams(ctx, setup.StreamLimits(cfg))
 	if err != nil {
 		return err
@@ -276,4 +264,33 @@ func versionLine() string {
 		}
 	}
 	return "node " + Version + " (commit " + commit + ") " + runtime.Version() + " protocol " + strconv.Itoa(messages.ProtocolVersion)
+}
+
+// agentOptions are the options of the node's agents: their model calls
+// take their turns with every run and node of the hub (a node never owns
+// the quota), their spans traced when telemetry is on. done ends the
+// tracing, the MCP servers and the node's part in the rate limits.
+func agentOptions(ctx context.Context, conn *bus.Conn, cfg config.Config, ws string, getenv func(string) string,
+	log zerolog.Logger) (actors.Options, func(), error) {
+	rates, err := cluster.StartRateHub(ctx, conn, cluster.RateHubOptions{Name: "node", Log: log})
+	if err != nil {
+		return actors.Options{}, nil, err
+	}
+	agent, err := setup.TeamOptions(cfg, ws, log, rates.Limiter())
+	if err != nil {
+		rates.Close()
+		return actors.Options{}, nil, usageError{err}
+	}
+	tp, stopTracing, err := setup.Tracing(ctx, cfg.Telemetry.OTLPEndpoint, telemetry.ServiceNode, getenv, log)
+	if err != nil {
+		setup.CloseToolSources(agent.ToolSources)
+		rates.Close()
+		return actors.Options{}, nil, usageError{err}
+	}
+	agent.Tracer = tp.Tracer()
+	return agent, func() {
+		stopTracing()
+		setup.CloseToolSources(agent.ToolSources) // MCP servers end with the node
+		rates.Close()
+	}, nil
 }
