@@ -130,15 +130,20 @@ func (a *Artifacts) Get(ctx context.Context, handle string, w io.Writer) error {
 // artifactsMaxAge is how long spilled outputs are kept in the store.
 const artifactsMaxAge = 24 * time.Hour
 
-func ensureArtifacts(ctx context.Context, js jetstream.JetStream, bucket string, replicas int) error {
+func ensureArtifacts(ctx context.Context, js jetstream.JetStream, bucket string, mk *maker) error {
 	if _, err := js.ObjectStore(ctx, bucket); err == nil {
 		return nil
 	} else if !errors.Is(err, jetstream.ErrBucketNotFound) {
 		return fmt.Errorf("look up object store %s: %w", bucket, err)
 	}
-	if _, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: bucket, TTL: artifactsMaxAge,
-		Replicas: replicas, Description: "troupe spilled outputs: artifact://<run>/<name>"}); err != nil &&
-		!errors.Is(err, jetstream.ErrBucketExists) {
+	if err := mk.make("OBJ_"+bucket, func(r int) error {
+		_, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: bucket, TTL: artifactsMaxAge,
+			Replicas: r, Description: "troupe spilled outputs: artifact://<run>/<name>"})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			return nil
+		}
+		return err
+	}); err != nil {
 		return fmt.Errorf("create object store %s: %w", bucket, err)
 	}
 	return nil

@@ -16,41 +16,7 @@ import (
 // three, and events a publisher on one server emits reach a subscriber on
 // another, all of them, in order.
 func TestEmbeddedClusterStreamsAndEvents(t *testing.T) {
-	// Clustered JetStream wants routes on every server, the first too: the
-	// route ports are picked before any server starts.
-	ports := make([]int, 3)
-	var routes []string
-	for i := range ports {
-		ports[i] = testport.Free(t)
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[i]))
-	}
-	var servers []*Embedded
-	for i, name := range []string{"a", "b", "c"} {
-		e, err := StartEmbedded(t.Context(), EmbeddedOptions{StoreDir: t.TempDir(), ServerName: name, ClusterName: "troupe-test",
-			ClusterPort: ports[i], Routes: routes}, zerolog.Nop())
-		if err != nil {
-			t.Fatalf("server %d: %v", i, err)
-		}
-		t.Cleanup(func() { e.Shutdown(context.Background()) })
-		servers = append(servers, e)
-	}
-	// JetStream answers once the cluster has elected a meta leader and every
-	// server has caught up with it.
-	checkFor(t, 60*time.Second, func() error {
-		leaders := 0
-		for _, e := range servers {
-			if !e.Server().JetStreamIsCurrent() {
-				return fmt.Errorf("server %s is not current", e.Server().Name())
-			}
-			if e.Server().JetStreamIsLeader() {
-				leaders++
-			}
-		}
-		if leaders != 1 {
-			return fmt.Errorf("%d meta leaders", leaders)
-		}
-		return nil
-	})
+	servers := startCluster(t)
 	connect := func(e *Embedded) *Conn {
 		c, err := Connect(t.Context(), ConnectOptions{URLs: e.URL()}, zerolog.Nop())
 		if err != nil {
@@ -117,4 +83,143 @@ func TestEmbeddedStartErrorSaysWhy(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "JetStream cluster requires configured routes") {
 		t.Fatalf("a cluster without routes: %v", err)
 	}
+}
+
+// In a cluster of three, streams made with one replica (an older troupe,
+// or nats.replicas 1) are raised to three in place by a reconcile that
+// lets the hub choose, their messages and consumers with them, and each
+// raise is reported; nats.replicas set to 1 explicitly brings them back.
+func TestReplicasRaisedInPlace(t *testing.T) {
+	servers := startCluster(t)
+	c, err := Connect(t.Context(), ConnectOptions{URLs: servers[0].URL()}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	if _, err := c.ReconcileStreams(t.Context(), StreamLimits{Replicas: 1, ApplyReplicas: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.JetStream().Publish(t.Context(), DefaultPrefix+".task.explore.v1", []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	replicas := func() map[string]int {
+		out := map[string]int{}
+		for _, name := range streamNames(c.Names()) {
+			s, err := c.JetStream().Stream(t.Context(), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[name] = s.CachedInfo().Config.Replicas
+		}
+		return out
+	}
+	for name, r := range replicas() {
+		if r != 1 {
+			t.Fatalf("stream %s made with %d replicas, want 1", name, r)
+		}
+	}
+	diffs, err := c.ReconcileStreams(t.Context(), StreamLimits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(diffs) != len(streamNames(c.Names())) {
+		t.Errorf("diffs %v", diffs)
+	}
+	for _, d := range diffs {
+		if d.Setting != "nats.replicas" || !d.Applied || d.Had != "1" || d.Want != "3" {
+			t.Errorf("diff %+v", d)
+		}
+	}
+	for name, r := range replicas() {
+		if r != 3 {
+			t.Errorf("stream %s has %d replicas after the raise, want 3", name, r)
+		}
+	}
+	s, err := c.JetStream().Stream(t.Context(), TasksStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.CachedInfo().State.Msgs; n != 1 {
+		t.Errorf("the task queue holds %d messages after the raise, want 1", n)
+	}
+	// A reconcile that lets the hub choose leaves three alone; an explicit
+	// nats.replicas 1 brings them down.
+	if diffs, err := c.ReconcileStreams(t.Context(), StreamLimits{}); err != nil || len(diffs) != 0 {
+		t.Fatalf("second reconcile: %v %v", diffs, err)
+	}
+	if _, err := c.ReconcileStreams(t.Context(), StreamLimits{Replicas: 1, ApplyReplicas: true}); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range replicas() {
+		if r != 1 {
+			t.Errorf("stream %s has %d replicas with nats.replicas 1, want 1", name, r)
+		}
+	}
+}
+
+// A single server keeps one replica when the hub chooses, and refuses
+// three asked for explicitly with JetStream's reason; replicas other than
+// 1 and 3 are refused before anything is asked.
+func TestReplicasOnASingleServer(t *testing.T) {
+	_, c := embedded(t)
+	if got := c.HubReplicas(); got != 1 {
+		t.Fatalf("a single server calls for %d replicas", got)
+	}
+	s, err := c.JetStream().Stream(t.Context(), EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.CachedInfo().Config.Replicas; r != 1 {
+		t.Errorf("events stream with %d replicas", r)
+	}
+	_, c2 := embeddedBare(t)
+	if _, err := c2.ReconcileStreams(t.Context(), StreamLimits{Replicas: 3, ApplyReplicas: true}); err == nil ||
+		!strings.Contains(err.Error(), "not supported in non-clustered mode") {
+		t.Errorf("three replicas on one server: %v", err)
+	}
+	if _, err := c.ReconcileStreams(t.Context(), StreamLimits{Replicas: 2}); err == nil || !strings.Contains(err.Error(), "nats.replicas 2") {
+		t.Errorf("two replicas: %v", err)
+	}
+}
+
+// startCluster starts three embedded servers routed on loopback and
+// waits until JetStream has a meta leader every server follows.
+func startCluster(t *testing.T) []*Embedded {
+	t.Helper()
+	// Clustered JetStream wants routes on every server, the first too: the
+	// route ports are picked before any server starts.
+	ports := make([]int, 3)
+	var routes []string
+	for i := range ports {
+		ports[i] = testport.Free(t)
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[i]))
+	}
+	var servers []*Embedded
+	for i, name := range []string{"a", "b", "c"} {
+		e, err := StartEmbedded(t.Context(), EmbeddedOptions{StoreDir: t.TempDir(), ServerName: name, ClusterName: "troupe-test",
+			ClusterPort: ports[i], Routes: routes}, zerolog.Nop())
+		if err != nil {
+			t.Fatalf("server %d: %v", i, err)
+		}
+		t.Cleanup(func() { e.Shutdown(context.Background()) })
+		servers = append(servers, e)
+	}
+	// JetStream answers once the cluster has elected a meta leader and every
+	// server has caught up with it.
+	checkFor(t, 60*time.Second, func() error {
+		leaders := 0
+		for _, e := range servers {
+			if !e.Server().JetStreamIsCurrent() {
+				return fmt.Errorf("server %s is not current", e.Server().Name())
+			}
+			if e.Server().JetStreamIsLeader() {
+				leaders++
+			}
+		}
+		if leaders != 1 {
+			return fmt.Errorf("%d meta leaders", leaders)
+		}
+		return nil
+	})
+	return servers
 }

@@ -47,6 +47,7 @@ type Conn struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	prefix string
+	log    zerolog.Logger // says what the connection waits for (Await)
 }
 
 // Connect connects and checks that JetStream answers. It reconnects
@@ -74,8 +75,10 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 	}
 	opts := []nats.Option{nats.Name(o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
 		nats.ReconnectBufSize(o.ReconnectBuffer), nats.Timeout(o.Timeout),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			log.Warn().Err(err).Msg("nats disconnected; reconnecting")
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if !nc.IsClosed() { // closing is no outage
+				log.Warn().Err(err).Msg("nats disconnected; reconnecting")
+			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("nats reconnected") }),
 		nats.ErrorHandler(func(_ *nats.Conn, s *nats.Subscription, err error) {
@@ -139,13 +142,11 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 		nc.Close()
 		return nil, fmt.Errorf("%s: jetstream: %w", o.Setting, err)
 	}
-	actx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	if _, err := js.AccountInfo(actx); err != nil {
+	if err := awaitJetStream(ctx, js, o, urls, log); err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("%s %s: the server has no JetStream (start nats-server with -js): %w", o.Setting, redactURL(urls), err)
+		return nil, err
 	}
-	return &Conn{nc: nc, js: js, prefix: o.Prefix}, nil
+	return &Conn{nc: nc, js: js, prefix: o.Prefix, log: log}, nil
 }
 
 // Wrap makes a Conn of a connection the caller made (and closes): prefix
@@ -161,7 +162,7 @@ func Wrap(nc *nats.Conn, prefix string) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wrap connection: jetstream: %w", err)
 	}
-	return &Conn{nc: nc, js: js, prefix: prefix}, nil
+	return &Conn{nc: nc, js: js, prefix: prefix, log: zerolog.Nop()}, nil
 }
 
 // NATS is the underlying connection.
@@ -216,4 +217,25 @@ func redactURL(urls string) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// awaitJetStream waits until JetStream answers: a cluster that is
+// forming, or electing its meta leader, answers late or not at all for a
+// while (waited for, saying so, for at most StartWait); a server without
+// JetStream says so at once.
+func awaitJetStream(ctx context.Context, js jetstream.JetStream, o ConnectOptions, urls string, log zerolog.Logger) error {
+	err := awaitStart(ctx, log, o.Setting+" "+redactURL(urls)+": JetStream", func(ctx context.Context) error {
+		actx, cancel := context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+		_, err := js.AccountInfo(actx)
+		return err
+	})
+	switch {
+	case err == nil:
+		return nil
+	case Transient(err):
+		return fmt.Errorf("%s %s: JetStream did not answer within %s (a cluster without a majority of its servers up?): %w",
+			o.Setting, redactURL(urls), StartWait, err)
+	}
+	return fmt.Errorf("%s %s: the server has no JetStream (start nats-server with -js): %w", o.Setting, redactURL(urls), err)
 }

@@ -41,6 +41,12 @@ type EmbeddedOptions struct {
 	ClusterHost string
 	ClusterPort int
 	Routes      []string
+	// Sync is how the store reaches the disk (nats.sync): SyncAlways
+	// flushes every write before it is acknowledged; an interval flushes
+	// that often, and a power failure loses what was acknowledged since
+	// the last flush (on every server at once, for a replicated stream);
+	// "" takes SyncDefault.
+	Sync string
 	// ReadyTimeout bounds the wait for the server to accept clients
 	// (default 10s).
 	ReadyTimeout time.Duration
@@ -78,6 +84,10 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions, log zerolog.Logger) (
 	}
 	opts := &server.Options{ServerName: o.ServerName, Host: o.Host, Port: port, JetStream: true, StoreDir: store,
 		NoLog: true, NoSigs: true, Authorization: o.Token, MaxPayload: 8 << 20, MaxControlLine: MaxControlLine}
+	if err := setSync(opts, o.Sync); err != nil {
+		e.cleanup()
+		return nil, fmt.Errorf("embedded nats: %w", err)
+	}
 	if o.Auth != nil {
 		if o.Token != "" {
 			e.cleanup()
@@ -198,3 +208,30 @@ func (l serverLogger) Fatalf(format string, v ...any) {
 func (l serverLogger) Errorf(format string, v ...any) { l.log.Error().Msgf(format, v...) }
 func (l serverLogger) Debugf(format string, v ...any) { l.log.Debug().Msgf(format, v...) }
 func (l serverLogger) Tracef(format string, v ...any) { l.log.Trace().Msgf(format, v...) }
+
+// ClusterSize is how many servers o's cluster has, as its routes say:
+// this one and each other server its routes name (a route to this
+// server's own cluster address does not count twice); 1 without a
+// cluster.
+func (o EmbeddedOptions) ClusterSize() int {
+	if o.ClusterName == "" {
+		return 1
+	}
+	host := o.ClusterHost
+	if host == "" {
+		host = o.Host
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	own := net.JoinHostPort(host, strconv.Itoa(o.ClusterPort))
+	others := map[string]bool{}
+	for _, r := range o.Routes {
+		u, err := url.Parse(r)
+		if err != nil || u.Host == "" || o.ClusterPort != 0 && u.Host == own {
+			continue
+		}
+		others[u.Host] = true
+	}
+	return len(others) + 1
+}

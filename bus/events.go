@@ -42,7 +42,7 @@ type EventStream struct {
 	// Backlog is how many stored events the replay starts with (0 when
 	// following live only, or when there is nothing to replay).
 	Backlog  uint64
-	cc       jetstream.ConsumeContext
+	f        *Following
 	mu       sync.Mutex
 	rejected map[string]uint64
 	total    atomic.Uint64
@@ -51,8 +51,10 @@ type EventStream struct {
 }
 
 // Events follows the events of o.Run (or every run) through an ordered
-// consumer of TROUPE_EVENTS. Messages that fail DecodeEvent are counted,
-// logged at warn with their subject, and skipped.
+// consumer of TROUPE_EVENTS, replaced by a new one should a lost server
+// leave it stalled (Follow): every stored event comes once, in order.
+// Messages that fail DecodeEvent are counted, logged at warn with their
+// subject, and skipped.
 func (c *Conn) Events(ctx context.Context, o WatchOptions) (*EventStream, error) {
 	if o.Run != "" {
 		if err := CheckToken("run", o.Run); err != nil {
@@ -63,19 +65,11 @@ func (c *Conn) Events(ctx context.Context, o WatchOptions) (*EventStream, error)
 	if o.FromStart {
 		policy = jetstream.DeliverAllPolicy
 	}
-	cons, err := c.js.OrderedConsumer(ctx, c.Names().Events, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{EventsFilter(c.prefix, o.Run)}, DeliverPolicy: policy})
-	if err != nil {
-		return nil, fmt.Errorf("follow events: %w (is this a troupe NATS server? run or serve creates %s)", err, c.Names().Events)
-	}
 	out := make(chan Delivery, 1024)
 	s := &EventStream{C: out, rejected: map[string]uint64{}, stopped: make(chan struct{})}
-	if o.FromStart {
-		if info, err := cons.Info(ctx); err == nil {
-			s.Backlog = info.NumPending
-		}
-	}
-	s.cc, err = cons.Consume(func(m jetstream.Msg) {
+	var err error
+	s.f, err = c.Follow(ctx, FollowConfig{Stream: c.Names().Events, Filters: []string{EventsFilter(c.prefix, o.Run)}, Policy: policy,
+		What: "events", Log: o.Log}, func(m jetstream.Msg) {
 		ev, err := DecodeEvent(c.prefix, m.Subject(), m.Data(), o.MaxBytes)
 		if err != nil {
 			s.reject(reason(err))
@@ -93,15 +87,16 @@ func (c *Conn) Events(ctx context.Context, o WatchOptions) (*EventStream, error)
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("follow events: %w", err)
+		return nil, fmt.Errorf("follow events: %w (is this a troupe NATS server? run or serve creates %s)", err, c.Names().Events)
 	}
+	s.Backlog = s.f.Backlog()
 	go func() {
 		select {
 		case <-ctx.Done():
 		case <-s.stopped:
 		}
 		s.Stop()
-		<-s.cc.Closed()
+		<-s.f.Done()
 		close(out)
 	}()
 	return s, nil
@@ -118,9 +113,13 @@ func (s *EventStream) reject(why string) {
 func (s *EventStream) Stop() {
 	s.stopOnce.Do(func() {
 		close(s.stopped)
-		s.cc.Stop()
+		s.f.Stop()
 	})
 }
+
+// Resumed counts the consumers replaced after a lost server left one
+// stalled.
+func (s *EventStream) Resumed() uint64 { return s.f.Resumed() }
 
 // Rejected counts the rejected messages by reason.
 func (s *EventStream) Rejected() map[string]uint64 {

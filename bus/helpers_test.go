@@ -116,3 +116,19 @@ func (s *externalServer) stop() {
 	}
 	s.cmd = nil
 }
+
+// embeddedBare is embedded without troupe's streams.
+func embeddedBare(t testing.TB) (*Embedded, *Conn) {
+	t.Helper()
+	e, err := StartEmbedded(t.Context(), EmbeddedOptions{StoreDir: t.TempDir()}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Shutdown(context.Background()) })
+	c, err := Connect(t.Context(), ConnectOptions{URLs: e.URL()}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return e, c
+}

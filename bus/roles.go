@@ -96,7 +96,7 @@ func RolePermissions(role Role, prefix string) (jwt.Permissions, error) {
 	perm.Pub.Deny = []string{"$JS.EVENT.>", "$SYS.>"}
 	switch role {
 	case RoleRequester:
-		perm.Pub.Allow = append(common, p+"evt.>", p+"task.>", p+"ctl.>", p+"ask.>", p+"budget.>",
+		perm.Pub.Allow = append(common, p+"evt.>", p+"task.>", p+"ctl.>", p+"ask.>", p+"budget.>", p+"beat.run.*",
 			"$JS.API.>", "$JS.ACK.>", "$JS.FC.>", "$KV.>", "$O.>", "_INBOX.>")
 		perm.Sub.Allow = []string{p + ">", "$JS.EVENT.ADVISORY.>", "_INBOX.>"}
 		// Provider rate limits: a requester asks the quota's owner, and may
@@ -105,7 +105,7 @@ func RolePermissions(role Role, prefix string) (jwt.Permissions, error) {
 	case RoleNode:
 		own := []string{EventsStream, TasksStream, ResultsStream, nodesKVStream, artifactsStream, runsKVStream, snapshotsStream, changesStream}
 		// Snapshots are read only; changesets written (and read back).
-		perm.Pub.Allow = append(common, p+"evt.>", p+"result.>", p+"budget.>", p+"ask.>", p+"ctl.*.*.started",
+		perm.Pub.Allow = append(common, p+"evt.>", p+"result.>", p+"budget.>", p+"ask.>", p+"ctl.*.*.started", p+"beat.node.*",
 			p+"ctl.*.*.snapshot", "$KV."+NodesBucket+".>", "$O."+ArtifactsBucket+".>", "$O."+ChangesBucket+".>",
 			"$JS.ACK."+TasksStream+".>")
 		// A node creates what is missing (it may start before any run).
@@ -126,7 +126,7 @@ func RolePermissions(role Role, prefix string) (jwt.Permissions, error) {
 		perm.Pub.Allow = append(perm.Pub.Allow, "$JS.FC."+snapshotsStream+".>")
 		// Nothing of the run's own: its start and end are the requester's.
 		perm.Pub.Deny = append(perm.Pub.Deny, p+"evt.*.*.run.>")
-		perm.Sub.Allow = []string{p + "ctl.>", "_INBOX.>"}
+		perm.Sub.Allow = []string{p + "ctl.>", p + "beat.run.*", "_INBOX.>"}
 		// Provider rate limits: a node asks the quota's owner for leases and
 		// reports 429s; it hears freeze notices; it never owns the quota.
 		perm.Pub.Allow = append(perm.Pub.Allow, p+"rate.*.lease", p+"rate.*.report")
@@ -134,7 +134,7 @@ func RolePermissions(role Role, prefix string) (jwt.Permissions, error) {
 		perm.Resp = &jwt.ResponsePermission{MaxMsgs: 1, Expires: nodeResponseTTL}
 	case RoleWatcher:
 		perm.Pub.Allow = append(common, readStream(EventsStream, nodesKVStream, runsKVStream)...)
-		perm.Sub.Allow = []string{p + "evt.>", "_INBOX.>"}
+		perm.Sub.Allow = []string{p + "evt.>", p + "beat.run.*", "_INBOX.>"}
 	default:
 		return jwt.Permissions{}, fmt.Errorf("%w: %q", ErrUnknownRole, role)
 	}

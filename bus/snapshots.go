@@ -33,7 +33,7 @@ const snapshotsMaxAge = 24 * time.Hour
 
 // ensureObjectStores creates the snapshot and changeset buckets when
 // missing.
-func ensureObjectStores(ctx context.Context, js jetstream.JetStream, names Names, replicas int) error {
+func ensureObjectStores(ctx context.Context, js jetstream.JetStream, names Names, mk *maker) error {
 	for _, b := range []struct{ name, what string }{
 		{names.Snapshots, "troupe workspace snapshots of remote runs: <run>/<name>.bundle"},
 		{names.Changes, "troupe remote agents' changesets too large for a result: <run>/<agent>.patch"},
@@ -43,8 +43,14 @@ func ensureObjectStores(ctx context.Context, js jetstream.JetStream, names Names
 		} else if !errors.Is(err, jetstream.ErrBucketNotFound) {
 			return fmt.Errorf("look up object store %s: %w", b.name, err)
 		}
-		if _, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: b.name, TTL: snapshotsMaxAge,
-			Replicas: replicas, Description: b.what}); err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
+		if err := mk.make("OBJ_"+b.name, func(r int) error {
+			_, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: b.name, TTL: snapshotsMaxAge,
+				Replicas: r, Description: b.what})
+			if errors.Is(err, jetstream.ErrBucketExists) {
+				return nil
+			}
+			return err
+		}); err != nil {
 			return fmt.Errorf("create object store %s: %w", b.name, err)
 		}
 	}

@@ -14,14 +14,20 @@ import (
 // asked for.
 type LimitDiff struct {
 	Stream  string // e.g. TROUPE_EVENTS
-	Setting string // the configuration key: nats.events_max_age or nats.events_max_bytes
+	Setting string // the configuration key: nats.events_max_age, nats.events_max_bytes or nats.replicas
 	Had     string // the stream's limit as it was, written as the configuration writes it
 	Want    string // the limit asked for
 	Applied bool   // the stream now has Want; else it kept Had
+	// Failed says why Want could not be applied, and how to apply it: a
+	// warning whatever set the limit.
+	Failed string
 }
 
 // String says what differs and what was done, naming the setting.
 func (d LimitDiff) String() string {
+	if d.Failed != "" {
+		return fmt.Sprintf("stream %s keeps %s %s, not %s: %s", d.Stream, d.Setting, d.Had, d.Want, d.Failed)
+	}
 	if d.Applied {
 		return fmt.Sprintf("stream %s: %s %s applied (it was %s); its messages are kept within the new limit",
 			d.Stream, d.Setting, d.Want, d.Had)
@@ -33,9 +39,23 @@ func (d LimitDiff) String() string {
 // ReconcileStreams is EnsureStreams that also reports the limits of an
 // existing events stream that differ from those asked for in l (a zero
 // limit asks for nothing): updated where l applies them explicitly, kept
-// as they were otherwise.
+// as they were otherwise; and the replicas of every stream, bucket and
+// object store raised to those l asks for (or the hub calls for). While
+// the server cannot answer (a cluster forming, a leader being elected) it
+// waits, saying so, for at most StartWait.
 func (c *Conn) ReconcileStreams(ctx context.Context, l StreamLimits) ([]LimitDiff, error) {
-	return reconcile(ctx, c.js, c.prefix, l)
+	if err := CheckReplicas(l.Replicas); err != nil {
+		return nil, err
+	}
+	auto := l.Replicas == 0
+	l.Replicas = c.replicasFor(l)
+	var diffs []LimitDiff
+	err := awaitStart(ctx, c.log, "create or look up troupe's streams", func(ctx context.Context) error {
+		var err error
+		diffs, err = reconcile(ctx, c.js, c.prefix, l, auto)
+		return err
+	})
+	return diffs, err
 }
 
 // applyEventsLimits compares the events stream's configuration have with

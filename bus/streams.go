@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -16,8 +17,15 @@ type StreamLimits struct {
 	EventsMaxBytes int64         // default 1 GiB (nats.events_max_bytes)
 	ResultsMaxAge  time.Duration // default 24h
 	NodeTTL        time.Duration // a node entry expires this long after its last heartbeat (default 15s)
-	Replicas       int           // stream replicas in a cluster (default 1)
-	DuplicateWin   time.Duration // publish deduplication window (default 2m)
+	// Replicas of every stream, bucket and object store (nats.replicas: 1
+	// or 3); 0 lets the hub choose (Conn.HubReplicas): 3 in a cluster of
+	// three or more servers, else 1.
+	Replicas int
+	// HubSize is how many servers the hub has, when the caller knows
+	// (serve does, from its routes): with Replicas 0 the hub's choice is
+	// made from it rather than from the servers the connection knows of.
+	HubSize      int
+	DuplicateWin time.Duration // publish deduplication window (default 2m)
 
 	// ApplyEventsMaxAge and ApplyEventsMaxBytes say the operator set that
 	// limit explicitly: an existing TROUPE_EVENTS stream whose limit
@@ -25,6 +33,10 @@ type StreamLimits struct {
 	// beyond a smaller limit). Without them an existing stream keeps its
 	// limits; ReconcileStreams reports the difference either way.
 	ApplyEventsMaxAge, ApplyEventsMaxBytes bool
+	// ApplyReplicas says the operator set nats.replicas explicitly: an
+	// existing stream with more replicas is brought down to it too (fewer
+	// are always raised).
+	ApplyReplicas bool
 }
 
 func (l StreamLimits) withDefaults() StreamLimits {
@@ -53,30 +65,32 @@ func (l StreamLimits) withDefaults() StreamLimits {
 // stream and the node registry where they are missing. It never resets
 // them: a second orchestrator or node against the same server finds them
 // as they are (and their data with them); only the limits l applies
-// explicitly change (see StreamLimits).
+// explicitly change (see StreamLimits), and the replicas.
 func (c *Conn) EnsureStreams(ctx context.Context, l StreamLimits) error {
 	_, err := c.ReconcileStreams(ctx, l)
 	return err
 }
 
-// reconcile creates what is missing and applies l's explicit limits.
-func reconcile(ctx context.Context, js jetstream.JetStream, prefix string, l StreamLimits) ([]LimitDiff, error) {
+// reconcile creates what is missing and applies l's explicit limits;
+// l.Replicas is resolved (not 0) and auto says the hub chose it.
+func reconcile(ctx context.Context, js jetstream.JetStream, prefix string, l StreamLimits, auto bool) ([]LimitDiff, error) {
 	asked := l
 	l = l.withDefaults()
 	names := NamesFor(prefix)
 	streams := []jetstream.StreamConfig{
 		{Name: names.Events, Subjects: []string{prefix + ".evt.>"}, Retention: jetstream.LimitsPolicy,
-			Storage: jetstream.FileStorage, Replicas: l.Replicas, MaxAge: l.EventsMaxAge, MaxBytes: l.EventsMaxBytes,
-			Discard: jetstream.DiscardOld, Description: "troupe lifecycle events of every run"},
+			Storage: jetstream.FileStorage, MaxAge: l.EventsMaxAge, MaxBytes: l.EventsMaxBytes,
+			Discard: jetstream.DiscardOld, Duplicates: l.DuplicateWin, Description: "troupe lifecycle events of every run"},
 		{Name: names.Tasks, Subjects: []string{prefix + ".task.>"}, Retention: jetstream.WorkQueuePolicy,
-			Storage: jetstream.FileStorage, Replicas: l.Replicas, Duplicates: l.DuplicateWin,
+			Storage: jetstream.FileStorage, Duplicates: l.DuplicateWin,
 			Description: "troupe agent tasks for remote nodes (work queue)"},
 		{Name: names.Results, Subjects: []string{prefix + ".result.>"}, Retention: jetstream.LimitsPolicy,
-			Storage: jetstream.FileStorage, Replicas: l.Replicas, MaxAge: l.ResultsMaxAge, Duplicates: l.DuplicateWin,
+			Storage: jetstream.FileStorage, MaxAge: l.ResultsMaxAge, Duplicates: l.DuplicateWin,
 			MaxMsgsPerSubject: 1, Discard: jetstream.DiscardNew, DiscardNewPerSubject: true,
 			Description: "troupe remote agents' results, one per delivery; the first stays"},
 	}
-	var diffs []LimitDiff
+	diffs := reconcileReplicas(ctx, js, names, l.Replicas, asked.ApplyReplicas)
+	mk := &maker{replicas: l.Replicas, auto: auto}
 	for _, cfg := range streams {
 		if s, err := js.Stream(ctx, cfg.Name); err == nil {
 			if had := s.CachedInfo().Config.Subjects; !slices.Equal(had, cfg.Subjects) {
@@ -94,25 +108,55 @@ func reconcile(ctx context.Context, js jetstream.JetStream, prefix string, l Str
 		} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
 			return diffs, fmt.Errorf("look up stream %s: %w", cfg.Name, err)
 		}
-		if _, err := js.CreateStream(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		if err := mk.make(cfg.Name, func(r int) error {
+			cfg.Replicas = r
+			_, err := js.CreateStream(ctx, cfg)
+			if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+				return nil
+			}
+			return err
+		}); err != nil {
 			return diffs, fmt.Errorf("create stream %s: %w", cfg.Name, err)
 		}
 	}
-	if err := ensureArtifacts(ctx, js, names.Artifacts, l.Replicas); err != nil {
+	if err := ensureArtifacts(ctx, js, names.Artifacts, mk); err != nil {
 		return diffs, err
 	}
-	if err := ensureObjectStores(ctx, js, names, l.Replicas); err != nil {
+	if err := ensureObjectStores(ctx, js, names, mk); err != nil {
 		return diffs, err
 	}
 	for _, kv := range []jetstream.KeyValueConfig{
-		{Bucket: names.Nodes, TTL: l.NodeTTL, Replicas: l.Replicas, Description: "troupe nodes: one entry per live node"},
-		{Bucket: names.Runs, TTL: RunsTTL, Replicas: l.Replicas, Description: "troupe run leases: one entry per live run"},
+		{Bucket: names.Nodes, TTL: l.NodeTTL, Description: "troupe nodes: one entry per live node"},
+		{Bucket: names.Runs, TTL: RunsTTL, Description: "troupe run leases: one entry per live run"},
 	} {
-		if err := ensureKV(ctx, js, kv); err != nil {
+		if err := ensureKV(ctx, js, kv, mk); err != nil {
 			return diffs, err
 		}
 	}
-	return diffs, nil
+	return append(diffs, mk.fewer...), nil
+}
+
+// maker creates streams, buckets and object stores with replicas; when
+// the hub chose them (auto) and fewer servers are up than they need, it
+// creates them with one replica instead, and says so (fewer): a later
+// reconcile with every server up raises them in place.
+type maker struct {
+	replicas int
+	auto     bool
+	fewer    []LimitDiff
+}
+
+func (m *maker) make(name string, create func(replicas int) error) error {
+	err := create(m.replicas)
+	if err == nil || !m.auto || m.replicas == 1 || !errTooFewServers(err) {
+		return err
+	}
+	if err := create(1); err != nil {
+		return err
+	}
+	m.fewer = append(m.fewer, LimitDiff{Stream: name, Setting: "nats.replicas", Had: "1", Want: strconv.Itoa(m.replicas),
+		Failed: fmt.Sprintf("created with 1 replica: %v; it is raised in place once every server is up and serve or a run starts again", err)})
+	return nil
 }
 
 // RunsTTL is how long a run's lease entry outlives its last heartbeat in
@@ -120,13 +164,19 @@ func reconcile(ctx context.Context, js jetstream.JetStream, prefix string, l Str
 const RunsTTL = 5 * time.Minute
 
 // ensureKV creates the bucket of cfg where it is missing.
-func ensureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) error {
+func ensureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig, mk *maker) error {
 	if _, err := js.KeyValue(ctx, cfg.Bucket); err == nil {
 		return nil
 	} else if !errors.Is(err, jetstream.ErrBucketNotFound) {
 		return fmt.Errorf("look up bucket %s: %w", cfg.Bucket, err)
 	}
-	if _, err := js.CreateKeyValue(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
+	if err := mk.make("KV_"+cfg.Bucket, func(r int) error {
+		cfg.Replicas = r
+		if _, err := js.CreateKeyValue(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrBucketExists) {
+			return err
+		}
+		return nil
+	}); err != nil {
 		return fmt.Errorf("create bucket %s: %w", cfg.Bucket, err)
 	}
 	return nil
@@ -138,8 +188,11 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValu
 // creates it: a stored result cannot be replaced. It needs the requester
 // role (a node may not update streams); a run calls it as it starts.
 func (c *Conn) KeepFirstResults(ctx context.Context) error {
-	s, err := c.js.Stream(ctx, c.Names().Results)
-	if err != nil {
+	var s jetstream.Stream
+	if err := awaitStart(ctx, c.log, "look up stream "+c.Names().Results, func(ctx context.Context) (err error) {
+		s, err = c.js.Stream(ctx, c.Names().Results)
+		return err
+	}); err != nil {
 		return fmt.Errorf("look up stream %s: %w", c.Names().Results, err)
 	}
 	cfg := s.CachedInfo().Config

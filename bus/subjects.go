@@ -134,6 +134,20 @@ func CtlSubject(prefix, run, agent, op string) string {
 	return prefix + ".ctl." + run + "." + agent + "." + op
 }
 
+// Heartbeats. A node's and a run's liveness travels as a core NATS
+// message every heartbeat, besides the bucket entry that lists them: a
+// core message crosses any server that is up, while a bucket write waits
+// for its stream's leader, and a leader election (4 to 9 s after a server
+// is lost) would otherwise look like every node and run gone silent.
+
+// NodeBeatSubject is <prefix>.beat.node.<node>: the node's registry entry
+// (messages.NodeInfo), every heartbeat.
+func NodeBeatSubject(prefix, node string) string { return prefix + ".beat.node." + node }
+
+// RunBeatSubject is <prefix>.beat.run.<run>: the run's lease
+// (messages.RunLease), every quarter of the lease.
+func RunBeatSubject(prefix, run string) string { return prefix + ".beat.run." + run }
+
 // AskSubject is <prefix>.ask.<run>.<agent>.
 func AskSubject(prefix, run, agent string) string { return prefix + ".ask." + run + "." + agent }
 

@@ -162,10 +162,20 @@ func (c *BudgetClient) request(ctx context.Context, op string, req, reply any) e
 	}
 	giveUp := time.Now().Add(c.timeout)
 	pause := 20 * time.Millisecond
+	h := c.proof.sign(nil, b)
+	if h == nil {
+		h = nats.Header{}
+	}
+	h.Set(budgetRequestHeader, newRequestID()) // every try the same request (budget_replies.go)
 	var m *nats.Msg
 	for {
-		m, err = c.nc.RequestMsgWithContext(ctx, &nats.Msg{Subject: bus.BudgetSubject(c.prefix, c.run, op), Data: b,
-			Header: c.proof.sign(nil, b)})
+		m, err = c.try(ctx, &nats.Msg{Subject: bus.BudgetSubject(c.prefix, c.run, op), Data: b, Header: h})
+		if errors.Is(err, errTryLost) && (op == opAcquire || time.Now().Before(giveUp)) {
+			continue // lost with a server, or its reply was (or an acquire waits its turn): ask again
+		}
+		if errors.Is(err, errTryLost) {
+			err = context.DeadlineExceeded
+		}
 		if !errors.Is(err, nats.ErrNoResponders) {
 			break
 		}
@@ -189,6 +199,22 @@ func (c *BudgetClient) request(ctx context.Context, op string, req, reply any) e
 		return fmt.Errorf("budget %s: malformed reply: %w", op, err)
 	}
 	return nil
+}
+
+// errTryLost is a try of a request that got no reply within budgetTry,
+// while the request as a whole may wait longer.
+var errTryLost = errors.New("no reply to this try")
+
+// try sends m once and waits for its reply for at most budgetTry (or
+// until ctx ends, when that is sooner).
+func (c *BudgetClient) try(ctx context.Context, m *nats.Msg) (*nats.Msg, error) {
+	tctx, cancel := context.WithTimeout(ctx, budgetTry)
+	defer cancel()
+	r, err := c.nc.RequestMsgWithContext(tctx, m)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return nil, errTryLost
+	}
+	return r, err
 }
 
 // withDefaultDeadline gives ctx a deadline d from now unless it has one.

@@ -42,6 +42,7 @@ type BudgetServer struct {
 	owner    map[string]string
 	acquires chan *nats.Msg // for the acquire workers (an acquire may wait its turn)
 	quick    chan *nats.Msg // usage, release, snapshot: never wait on another request
+	replies  *replies       // each request answered once, however often it came
 }
 
 // The budget server answers with a fixed pool of workers: acquires, which
@@ -68,7 +69,7 @@ func startBudgetServer(conn *bus.Conn, run string, svc budget.Service, verify fu
 	if err := bus.CheckToken("run", run); err != nil {
 		return nil, err
 	}
-	s := &BudgetServer{svc: svc, byNode: map[string]map[string]bool{}, verify: verify, owner: map[string]string{},
+	s := &BudgetServer{svc: svc, byNode: map[string]map[string]bool{}, verify: verify, owner: map[string]string{}, replies: newReplies(),
 		log: log.With().Str("component", "budget-server").Str("run", run).Logger()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.acquires, s.quick = make(chan *nats.Msg, budgetQueue), make(chan *nats.Msg, budgetQueue)
@@ -117,7 +118,7 @@ func (s *BudgetServer) Close() {
 		for len(q) > 0 {
 			b, _ := json.Marshal(messages.ErrorReply{V: messages.ProtocolVersion,
 				Error: &messages.Error{Code: messages.CodeUnavailable, Message: "the budget server stopped"}})
-			_ = (<-q).Respond(b)
+			_ = s.replies.answer(<-q, b)
 		}
 	}
 }
@@ -134,6 +135,9 @@ func (s *BudgetServer) handle(m *nats.Msg) {
 		s.reject(m, fmt.Sprintf("request of %d bytes is over the limit of %d", len(m.Data), maxRequestBytes))
 		return
 	}
+	if !s.replies.admit(m) {
+		return // a copy of a request answered, or being answered
+	}
 	q := s.quick
 	if op == opAcquire {
 		q = s.acquires
@@ -147,7 +151,7 @@ func (s *BudgetServer) handle(m *nats.Msg) {
 	}
 	b, _ := json.Marshal(messages.ErrorReply{V: messages.ProtocolVersion,
 		Error: &messages.Error{Code: messages.CodeUnavailable, Message: "the budget server is busy or stopped"}})
-	_ = m.Respond(b)
+	_ = s.replies.answer(m, b)
 }
 
 // work answers the requests of q until the server closes.
@@ -179,7 +183,7 @@ func (s *BudgetServer) serve(m *nats.Msg) {
 		return
 	}
 	b, _ := json.Marshal(reply)
-	if err := m.Respond(b); err != nil {
+	if err := s.replies.answer(m, b); err != nil {
 		s.log.Debug().Err(err).Str("subject", m.Subject).Msg("budget reply")
 	}
 }
@@ -314,7 +318,7 @@ func (s *BudgetServer) refuse(m *nats.Msg, why string) {
 	if m.Reply != "" {
 		b, _ := json.Marshal(messages.ErrorReply{V: messages.ProtocolVersion,
 			Error: &messages.Error{Code: messages.CodeBadRequest, Message: "refused: " + why}})
-		_ = m.Respond(b)
+		_ = s.replies.answer(m, b)
 	}
 }
 
@@ -324,6 +328,6 @@ func (s *BudgetServer) reject(m *nats.Msg, why string) {
 	if m.Reply != "" {
 		b, _ := json.Marshal(messages.ErrorReply{V: messages.ProtocolVersion,
 			Error: &messages.Error{Code: messages.CodeBadRequest, Message: why}})
-		_ = m.Respond(b)
+		_ = s.replies.answer(m, b)
 	}
 }

@@ -38,8 +38,15 @@ type NodeOptions struct {
 	// Events receives the node's and its agents' events (the NATS
 	// publisher in the node program).
 	Events actors.Emitter
+	// FlushEvents, when set, waits until the events emitted so far are
+	// stored (bus.Publisher.Flush): a task's result is published only
+	// after every event of its agent is in the stream, so a watcher that
+	// stops at the run's end has seen them all, however long a lost
+	// server held them back.
+	FlushEvents func(ctx context.Context) error
 	// AckWait is how long a task may go without a sign of life before it
-	// is redelivered (default 10s; the node signals every AckWait/3);
+	// is redelivered (default DefaultAckWait, ReplicatedAckWait when the
+	// task queue has replicas; the node signals every AckWait/3);
 	// MaxDeliver bounds the attempts (default 3).
 	AckWait    time.Duration
 	MaxDeliver int
@@ -83,9 +90,6 @@ func (o *NodeOptions) defaults() {
 	if o.Slots <= 0 {
 		o.Slots = 4
 	}
-	if o.AckWait <= 0 {
-		o.AckWait = DefaultAckWait
-	}
 	if o.MaxDeliver <= 0 {
 		o.MaxDeliver = 3
 	}
@@ -109,7 +113,7 @@ func (o *NodeOptions) defaults() {
 // NodeStats count what a node did and refused.
 type NodeStats struct {
 	Taken       uint64 // tasks started
-	Completed   uint64 // results published and acked
+	Completed   uint64 // results published (and acked, or their ack being confirmed)
 	Redelivered uint64 // tasks this node got on a second or later attempt
 	AlreadyDone uint64 // redelivered tasks whose result existed: acked, not rerun
 	HandedBack  uint64 // tasks given back (Nak) when a drain timed out
@@ -155,9 +159,11 @@ type Node struct {
 	ctlMu  sync.Mutex
 	ctl    []*nats.Subscription // under ctlMu
 	ctlOff uint64               // under ctlMu: messages the ended control subscriptions dropped
-	kicks  chan struct{}        // a task started or ended: rewrite the registry entry soon
-	gone   *cancelMemory
-	runs   *runLeases // the run leases heard
+	kicks  chan struct{}        // a task started or ended: beat soon (the free slots changed)
+	// registers asks keepRegistry to rewrite the bucket entry.
+	registers chan struct{}
+	gone      *cancelMemory
+	runs      *runLeases // the run leases heard
 
 	ctx      context.Context // ends when the node stops for good
 	cancel   context.CancelFunc
@@ -196,16 +202,19 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	if err := o.Bus.EnsureStreams(ctx, bus.StreamLimits{}); err != nil {
 		return nil, err
 	}
-	kv, err := o.Bus.JetStream().KeyValue(ctx, o.Bus.Names().Nodes)
+	kv, err := openBucket(ctx, o.Bus, o.Log, o.Bus.Names().Nodes)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", o.Bus.Names().Nodes, err)
+		return nil, err
 	}
 	if err := checkHeartbeat(ctx, kv, o.Heartbeat); err != nil {
 		return nil, err
 	}
+	if o.AckWait <= 0 {
+		o.AckWait = queueAckWait(ctx, o.Bus, o.Log)
+	}
 	host, _ := os.Hostname()
 	n := &Node{o: o, kv: kv, slots: make(chan struct{}, o.Slots), running: map[string]*runningTask{},
-		kicks: make(chan struct{}, 1), gone: newCancelMemory(), runs: newRunLeases(), events: newNodeEvents(o.Events, o.ID, o.Log)}
+		kicks: make(chan struct{}, 1), registers: make(chan struct{}, 1), gone: newCancelMemory(), runs: newRunLeases(), events: newNodeEvents(o.Events, o.ID, o.Log)}
 	n.info = messages.NodeInfo{ID: o.ID, Name: o.Name, Host: host, Kinds: slices.Clone(o.Kinds), Slots: o.Slots, Free: o.Slots,
 		Version: o.Version, Protocol: o.Protocol, Workspace: o.WorkspaceKey, Started: time.Now().UTC(), BeatMS: o.Heartbeat.Milliseconds()}
 	n.ctx, n.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -225,8 +234,11 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	}
 	consumers := make([]jetstream.Consumer, 0, len(o.Kinds))
 	for _, k := range o.Kinds {
-		c, err := n.consumer(ctx, k)
-		if err != nil {
+		var c jetstream.Consumer
+		if err := awaitStart(ctx, o.Log, "the consumer of "+k+" tasks", func(ctx context.Context) (err error) {
+			c, err = n.consumer(ctx, k)
+			return err
+		}); err != nil {
 			return fail(err)
 		}
 		consumers = append(consumers, c)
@@ -234,24 +246,22 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	if err := n.subscribeControl(); err != nil {
 		return fail(err)
 	}
-	ready, err := watchRunLeases(n.ctx, o.Bus, n.runs)
-	if err != nil {
+	if err := n.followRuns(ctx); err != nil {
 		return fail(err)
 	}
-	select {
-	case <-ready:
-	case <-ctx.Done():
-		return fail(ctx.Err())
-	}
 	sent := time.Now()
-	if err := n.beat(ctx); err != nil {
+	if err := awaitStart(ctx, o.Log, "register node "+o.ID, n.writeRegistry); err != nil {
 		return fail(fmt.Errorf("register node %s: %w", o.ID, err))
+	}
+	if err := n.beat(); err != nil {
+		return fail(fmt.Errorf("node %s's first heartbeat: %w", o.ID, err))
 	}
 	n.beatSent.Store(sent.UnixNano())
 	n.events.emit(NodesRun, o.ID, messages.EvtNodeJoined, messages.NodeJoined{Node: o.ID, Name: o.Name, Host: host, Kinds: o.Kinds,
 		Slots: o.Slots, Version: o.Version})
-	n.loops.Add(3)
+	n.loops.Add(4)
 	go n.heartbeat()
+	go n.keepRegistry()
 	go n.sweepRuns()
 	go n.fence()
 	for i, c := range consumers {
@@ -284,7 +294,8 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.info.Draining = true
 	n.mu.Unlock()
 	if n.o.Bus.NATS().IsConnected() {
-		_ = n.beat(ctx)
+		_ = n.beat()
+		_ = n.writeRegistry(ctx)
 	}
 	done := make(chan struct{})
 	go func() { n.tasks.Wait(); close(done) }()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/troupe-ai/troupe/bus"
 )
 
 // beatGap is the shortest time between two registry writes that task
@@ -36,13 +37,21 @@ func (n *Node) kick() {
 	}
 }
 
-// heartbeat rewrites the node's registry entry every Heartbeat, and after
-// a kick, at most once per beatGap.
+// heartbeat sends the node's heartbeat every Heartbeat, and after a kick
+// at most once per beatGap; after each, the registry writer rewrites the
+// node's bucket entry.
+//
+// The heartbeat is a core NATS message on the node's beat subject, and it
+// got through once the server answers a flush after it: any server that
+// is up carries it at once. The bucket entry is written by its stream's
+// leader, and after a lost server the new leader is elected 4 to 9 s
+// later; had liveness waited on that write, every run would count every
+// node lost, and every node itself cut off, for each election.
 func (n *Node) heartbeat() {
 	defer n.loops.Done()
 	t := time.NewTicker(n.o.Heartbeat)
 	defer t.Stop()
-	last, ok := time.Now(), time.Now() // the last write asked for; the last one that got through
+	last, ok := time.Now(), time.Now() // the last beat asked for; the last one that got through
 	for {
 		select {
 		case <-n.ctx.Done():
@@ -58,7 +67,9 @@ func (n *Node) heartbeat() {
 			}
 		}
 		last = time.Now()
-		if err := n.beat(n.ctx); err != nil {
+		err := n.beat()
+		n.register()
+		if err != nil {
 			if n.ctx.Err() == nil {
 				n.o.Log.Warn().Err(err).Msg("heartbeat")
 			}
@@ -73,13 +84,53 @@ func (n *Node) heartbeat() {
 	}
 }
 
-// beat writes the node's registry entry.
-func (n *Node) beat(ctx context.Context) error {
+// entry is the node's registry entry as of now.
+func (n *Node) entry() []byte {
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	n.info.Free = n.o.Slots - len(n.running)
 	n.info.Heartbeat = time.Now().UTC()
 	b, _ := json.Marshal(n.info)
-	n.mu.Unlock()
+	return b
+}
+
+// beat publishes the node's entry on its beat subject and waits (at most
+// a heartbeat) for the server to answer a flush: then the beat is there.
+func (n *Node) beat() error {
+	nc := n.o.Bus.NATS()
+	if err := nc.Publish(bus.NodeBeatSubject(n.o.Bus.Prefix(), n.o.ID), n.entry()); err != nil {
+		return err
+	}
+	return nc.FlushTimeout(n.o.Heartbeat)
+}
+
+// register asks the registry writer to rewrite the node's entry.
+func (n *Node) register() {
+	select {
+	case n.registers <- struct{}{}:
+	default: // one is pending already
+	}
+}
+
+// keepRegistry rewrites the node's bucket entry when asked, in the
+// background: a write that waits out an election holds up no heartbeat.
+func (n *Node) keepRegistry() {
+	defer n.loops.Done()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-n.registers:
+		}
+		if err := n.writeRegistry(n.ctx); err != nil && n.ctx.Err() == nil {
+			n.o.Log.Debug().Err(err).Msg("node registry entry (rewritten at the next heartbeat)")
+		}
+	}
+}
+
+// writeRegistry writes the node's registry entry.
+func (n *Node) writeRegistry(ctx context.Context) error {
+	b := n.entry()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	_, err := n.registry().Put(ctx, n.o.ID, b)

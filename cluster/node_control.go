@@ -85,7 +85,8 @@ func (c *cancelMemory) has(run, agent string) bool {
 }
 
 // subscribeControl subscribes to every run's cancel, input and status
-// subjects (four subscriptions for the node's life).
+// subjects, and to the runs' heartbeats (five subscriptions for the
+// node's life).
 func (n *Node) subscribeControl() error {
 	p := n.o.Bus.Prefix()
 	subs := []struct {
@@ -96,6 +97,7 @@ func (n *Node) subscribeControl() error {
 		{bus.CtlSubject(p, "*", "*", ctlCancel), n.onCancel},
 		{bus.CtlSubject(p, "*", "*", ctlInput), n.onInput},
 		{bus.CtlSubject(p, "*", "*", ctlStatus), n.onStatus},
+		{bus.RunBeatSubject(p, "*"), n.onRunBeat},
 	}
 	for _, s := range subs {
 		sub, err := n.o.Bus.NATS().Subscribe(s.subj, n.notFromStream(s.fn))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
@@ -66,6 +67,12 @@ func (n *Node) dropLapsed(task actors.ChildTask, m jetstream.Msg, log zerolog.Lo
 	return true
 }
 
+// onRunBeat records a run's heartbeat (its lease, on the run's beat
+// subject).
+func (n *Node) onRunBeat(m *nats.Msg) {
+	n.runs.heard(m, time.Now())
+}
+
 // sweepRuns stops the agents of runs whose lease lapsed. While the node
 // is cut off from the server it hears no lease, and judges none.
 func (n *Node) sweepRuns() {
@@ -117,3 +124,30 @@ func (n *Node) stopLapsed(now time.Time) {
 		}
 	}
 }
+
+// followRuns follows the run leases: their heartbeats on the runs' beat
+// subjects (subscribeControl), and the runs bucket, whose entries say
+// which runs were live before the node started. A bucket that cannot be
+// read yet (its stream electing a leader) is waited for a while; the
+// heartbeats bring the live runs in meanwhile.
+func (n *Node) followRuns(ctx context.Context) error {
+	var ready <-chan struct{}
+	err := awaitStart(ctx, n.o.Log, "follow the run leases", func(ctx context.Context) (err error) {
+		ready, err = watchRunLeases(n.ctx, n.o.Bus, n.runs)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(runsReadWait):
+		n.o.Log.Warn().Msg("the runs bucket has not been read yet (its stream electing a leader?): following the runs' heartbeats meanwhile")
+	}
+	return nil
+}
+
+// runsReadWait bounds how long a starting node waits for the runs bucket.
+const runsReadWait = 10 * time.Second

@@ -110,7 +110,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		if n.resultExists(task) {
 			n.stats.alreadyDone.Add(1)
 			log.Info().Msg("redelivered task already has a result; acked without rerunning it")
-			_ = m.Ack()
+			n.ack(m, log)
 			return
 		}
 	}
@@ -229,11 +229,25 @@ func (n *Node) settle(rt *runningTask, task actors.ChildTask, res actors.AgentRe
 	}
 	// The result is stored: a plain ack will do. Should it be lost, the
 	// redelivery finds the result and is acked without a rerun.
+	n.stats.completed.Add(1)
 	rt.quiet()
-	if err := rt.latest().Ack(); err != nil {
+	n.ack(rt.latest(), log)
+}
+
+// ack acks m and waits for the server to confirm it, sending it again
+// while a lost server or an election keeps the confirmation away: an ack
+// lost with the consumer's leader would have the queue deliver the task
+// again.
+func (n *Node) ack(m jetstream.Msg, log zerolog.Logger) {
+	ctx, cancel := context.WithTimeout(n.ctx, publishFor)
+	defer cancel()
+	if err := bus.Await(ctx, log, "ack the task", func(ctx context.Context) error {
+		tctx, cancel := context.WithTimeout(ctx, publishTry)
+		defer cancel()
+		return m.DoubleAck(tctx)
+	}); err != nil {
 		log.Warn().Err(err).Msg("ack task (the result is published; a redelivery will find it)")
 	}
-	n.stats.completed.Add(1)
 }
 
 // runAgent runs the task's agent to its end while keeping the task alive
@@ -265,10 +279,21 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery) (ac
 	}
 	n.notify(task, d, messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt})
 	<-h.Done() // the claim is kept alive meanwhile (node_alive.go)
-	// The agent's outputs are stored before its result says where.
+	// The agent's outputs are stored before its result says where, and
+	// its events before its result ends the wait for them.
 	ctx, cancel := context.WithTimeout(n.ctx, artifactFlushTimeout)
 	_ = arts.Flush(ctx)
 	cancel()
+	if n.o.FlushEvents != nil {
+		ctx, cancel := context.WithTimeout(n.ctx, publishFor)
+		began := time.Now()
+		if err := n.o.FlushEvents(ctx); err != nil {
+			n.o.Log.Warn().Err(err).Str("agent", task.ID).Msg("the agent's events are not all stored yet; its result goes now")
+		} else if d := time.Since(began); d > time.Second {
+			n.o.Log.Info().Dur("waited", d).Str("agent", task.ID).Msg("the agent's events are stored: its result goes")
+		}
+		cancel()
+	}
 	res := h.Wait(context.Background())
 	end(&res)                // its changes, when it worked in a snapshot
 	n.packNested(task, &res) // its descendants' that did not merge
@@ -296,15 +321,14 @@ func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult, d *d
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(n.ctx, 30*time.Second)
-	defer cancel()
 	// One result per attempt: a retried publish is a duplicate, another
-	// attempt's result (after a claim was revoked) is not.
+	// attempt's result (after a claim was revoked) is not. It is sent
+	// again across a lost server or an election.
 	h := d.sign(nats.Header{jetstream.MsgIDHeader: []string{fmt.Sprintf("%s.%s.result.%d", task.Run, task.ID, task.Attempt)}}, b)
 	// Its own subject (result_subject.go): the stream refuses a second
 	// message there, so nothing published later replaces it.
 	subj := bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID, resultTag(task.Secret, task.Attempt))
-	_, err = n.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: subj, Data: b, Header: h})
+	_, err = publishRetried(n.ctx, n.o.Bus, n.o.Log, "publish the result of "+task.ID, &nats.Msg{Subject: subj, Data: b, Header: h})
 	return err
 }
 

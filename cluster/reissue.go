@@ -31,6 +31,12 @@ const (
 	// DefaultAckWait is how long a task may go without a progress ack
 	// before the queue delivers it again.
 	DefaultAckWait = 10 * time.Second
+	// ReplicatedAckWait is DefaultAckWait when the task queue has
+	// replicas: when the server leading the queue's consumer is lost, the
+	// new leader is elected 4 to 9 s later and counts the time since the
+	// last progress ack it knows of, which may be a third of AckWait
+	// before; with 10 s it would hand running tasks to other nodes.
+	ReplicatedAckWait = 30 * time.Second
 	// legacyLeaseTimeout is how long a node that does not say its
 	// heartbeat period (an older node) may stay silent.
 	legacyLeaseTimeout = 30 * time.Second
@@ -66,8 +72,10 @@ func (c *remoteChild) publish(ctx context.Context) (uint64, error) {
 	for k, v := range c.header { // the parent's trace context
 		h[k] = v
 	}
-	ack, err := r.o.Bus.JetStream().PublishMsg(ctx, &nats.Msg{Subject: TaskSubject(r.o.Bus.Prefix(), c.task.Kind, messages.ProtocolVersion), Data: data,
-		Header: h})
+	// Sent again across a lost server or an election, with the same ID:
+	// the queue holds it once.
+	ack, err := publishRetried(ctx, r.o.Bus, r.o.Log, "queue task "+c.task.ID,
+		&nats.Msg{Subject: TaskSubject(r.o.Bus.Prefix(), c.task.Kind, messages.ProtocolVersion), Data: data, Header: h})
 	if err != nil {
 		return 0, fmt.Errorf("queue %s task %s: %w", c.task.Kind, c.task.ID, err)
 	}

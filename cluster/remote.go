@@ -88,7 +88,7 @@ type Remote struct {
 	// queue place included, is written.
 	publishing sync.RWMutex
 	budget     *BudgetServer
-	results    jetstream.ConsumeContext
+	results    *bus.Following
 	subs       []*nats.Subscription // advisories and start notices
 	origin     string
 	wsKey      string
@@ -158,18 +158,16 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		return nil, err
 	}
 	// The untagged subjects of older troupes too, to refuse what comes
-	// there with a reason (results.go).
-	cons, err := o.Bus.JetStream().OrderedConsumer(r.ctx, o.Bus.Names().Results, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{bus.ResultsFilter(o.Bus.Prefix(), o.Run)}})
-	if err != nil {
-		r.Close()
-		return nil, fmt.Errorf("consume results of %s: %w", o.Run, err)
-	}
-	if r.results, err = cons.Consume(r.onResult); err != nil {
+	// there with a reason (results.go). A consumer a lost server left
+	// stalled is replaced (bus.Follow): no result is missed.
+	if r.results, err = o.Bus.Follow(r.ctx, bus.FollowConfig{Stream: o.Bus.Names().Results,
+		Filters: []string{bus.ResultsFilter(o.Bus.Prefix(), o.Run)}, Policy: jetstream.DeliverAllPolicy,
+		What: "the results of run " + o.Run, Log: o.Log}, r.onResult); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("consume results of %s: %w", o.Run, err)
 	}
 	for subj, fn := range map[string]nats.MsgHandler{
+		bus.NodeBeatSubject(o.Bus.Prefix(), "*"):                                   r.onNodeBeat,
 		"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + o.Bus.Names().Tasks + ".*": r.onMaxDeliveries,
 		"$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED." + o.Bus.Names().Tasks + ".*": r.onTerminated,
 		bus.CtlSubject(o.Bus.Prefix(), o.Run, "*", ctlStarted):                     r.onStarted,
@@ -321,6 +319,9 @@ func (r *Remote) pending() (waiting, bySeq int) {
 	defer r.mu.Unlock()
 	return len(r.waiting), len(r.bySeq)
 }
+
+// onNodeBeat records a node's heartbeat.
+func (r *Remote) onNodeBeat(m *nats.Msg) { r.nodes.heard(m, r.o.Log) }
 
 // onStarted records which node took (or refused) a task.
 func (r *Remote) onStarted(m *nats.Msg) {

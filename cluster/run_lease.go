@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
@@ -16,10 +18,14 @@ import (
 )
 
 // A run is a lease too. Its orchestrator writes the run's entry in the
-// runs bucket when the run starts and rewrites it every quarter of the
-// lease; an entry older than the lease means the orchestrator is gone
-// (killed, or cut off): nodes stop the run's agents and drop its tasks,
-// and watchers show the run lost. The run's end deletes the entry.
+// runs bucket when the run starts and sends a heartbeat every quarter of
+// the lease: a core NATS message on the run's beat subject, which any
+// server that is up carries at once (a leader election of the bucket's
+// stream does not stop it), and the bucket entry rewritten, for those
+// that start later. A lease not heard of for longer than itself means the
+// orchestrator is gone (killed, or cut off): nodes stop the run's agents
+// and drop its tasks, and watchers show the run lost. The run's end
+// deletes the entry.
 
 // DefaultRunLease is how long a run may go without a heartbeat before
 // nodes stop its agents (node.run_lease).
@@ -33,13 +39,14 @@ type RunLease struct {
 	log    zerolog.Logger
 	cancel context.CancelFunc
 	done   chan struct{}
+	writes chan struct{} // asks the bucket writer to rewrite the entry
 
 	mu       sync.Mutex
 	onRegain func() // called after a heartbeat gets through a gap longer than the lease
 }
 
 // StartRunLease writes run's lease entry (lease 0: DefaultRunLease) and
-// keeps rewriting it until Stop.
+// keeps the lease alive until Stop.
 func StartRunLease(ctx context.Context, conn *bus.Conn, run string, lease time.Duration, log zerolog.Logger) (*RunLease, error) {
 	if lease <= 0 {
 		lease = DefaultRunLease
@@ -50,14 +57,14 @@ func StartRunLease(ctx context.Context, conn *bus.Conn, run string, lease time.D
 	if err := conn.EnsureStreams(ctx, bus.StreamLimits{}); err != nil {
 		return nil, err
 	}
-	kv, err := conn.JetStream().KeyValue(ctx, conn.Names().Runs)
+	kv, err := openBucket(ctx, conn, log, conn.Names().Runs)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", conn.Names().Runs, err)
+		return nil, err
 	}
 	host, _ := os.Hostname()
-	l := &RunLease{conn: conn, kv: kv, log: log, done: make(chan struct{}),
+	l := &RunLease{conn: conn, kv: kv, log: log, done: make(chan struct{}), writes: make(chan struct{}, 1),
 		entry: messages.RunLease{Run: run, Origin: fmt.Sprintf("%s/%d", host, os.Getpid()), LeaseMS: lease.Milliseconds()}}
-	if err := l.beat(ctx); err != nil {
+	if err := awaitStart(ctx, log, "write the lease of run "+run, l.write); err != nil {
 		return nil, fmt.Errorf("write the lease of run %s: %w", run, err)
 	}
 	var lctx context.Context
@@ -77,18 +84,37 @@ func (l *RunLease) OnRegain(fn func()) {
 	l.mu.Unlock()
 }
 
-func (l *RunLease) beat(ctx context.Context) error {
+// now is the lease entry as of now.
+func (l *RunLease) now() []byte {
 	e := l.entry
 	e.Heartbeat = time.Now().UTC()
 	b, _ := json.Marshal(e)
+	return b
+}
+
+// write writes the lease's bucket entry.
+func (l *RunLease) write(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_, err := l.kv.Put(ctx, e.Run, b)
+	_, err := l.kv.Put(ctx, l.entry.Run, l.now())
 	return err
+}
+
+// beat sends the lease's heartbeat and waits (at most a second) for the
+// server to answer a flush: then it is there.
+func (l *RunLease) beat() error {
+	nc := l.conn.NATS()
+	if err := nc.Publish(bus.RunBeatSubject(l.conn.Prefix(), l.entry.Run), l.now()); err != nil {
+		return err
+	}
+	return nc.FlushTimeout(time.Second)
 }
 
 func (l *RunLease) keep(ctx context.Context, lease time.Duration) {
 	defer close(l.done)
+	writer := make(chan struct{})
+	go func() { defer close(writer); l.keepEntry(ctx) }()
+	defer func() { <-writer }()
 	t := time.NewTicker(lease / 4)
 	defer t.Stop()
 	ok := time.Now() // when the last beat that got through was sent
@@ -99,7 +125,12 @@ func (l *RunLease) keep(ctx context.Context, lease time.Duration) {
 		case <-t.C:
 		}
 		sent := time.Now()
-		if err := l.beat(ctx); err != nil {
+		err := l.beat()
+		select {
+		case l.writes <- struct{}{}:
+		default:
+		}
+		if err != nil {
 			if ctx.Err() == nil {
 				l.log.Warn().Err(err).Str("run", l.entry.Run).Msg("run lease heartbeat")
 			}
@@ -115,6 +146,21 @@ func (l *RunLease) keep(ctx context.Context, lease time.Duration) {
 			}
 		}
 		ok = sent
+	}
+}
+
+// keepEntry rewrites the bucket entry when asked, in the background: a
+// write that waits out an election holds up no heartbeat.
+func (l *RunLease) keepEntry(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.writes:
+		}
+		if err := l.write(ctx); err != nil && ctx.Err() == nil {
+			l.log.Debug().Err(err).Str("run", l.entry.Run).Msg("run lease entry (rewritten at the next heartbeat)")
+		}
 	}
 }
 
@@ -162,6 +208,22 @@ func (g *runLeases) apply(e jetstream.KeyValueEntry, now time.Time, existed bool
 	}
 	if at, ok := g.seen[l.Run]; ok && at.After(now) {
 		now = at // never older than what was heard already
+	}
+	g.seen[l.Run] = now
+	g.lease[l.Run] = time.Duration(l.LeaseMS) * time.Millisecond
+}
+
+// heard records a run's heartbeat, m on <prefix>.beat.run.<run>,
+// heard now. One whose subject and lease name different runs is ignored.
+func (g *runLeases) heard(m *nats.Msg, now time.Time) {
+	l, err := messages.Decode[messages.RunLease](m.Data, maxRequestBytes)
+	if err != nil || !strings.HasSuffix(m.Subject, ".beat.run."+l.Run) {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if at, ok := g.seen[l.Run]; ok && at.After(now) {
+		now = at
 	}
 	g.seen[l.Run] = now
 	g.lease[l.Run] = time.Duration(l.LeaseMS) * time.Millisecond
@@ -217,10 +279,18 @@ func watchRunLeases(ctx context.Context, conn *bus.Conn, g *runLeases) (ready <-
 // RunLeases follows the run leases for a watcher.
 type RunLeases struct{ g *runLeases }
 
-// WatchRunLeases follows the runs bucket until ctx ends; it returns once
-// the entries that exist are in (or after 5 s).
+// WatchRunLeases follows the runs' heartbeats and the runs bucket until
+// ctx ends; it returns once the entries that exist are in (or after 5 s).
 func WatchRunLeases(ctx context.Context, conn *bus.Conn) (*RunLeases, error) {
 	g := newRunLeases()
+	sub, err := conn.NATS().Subscribe(bus.RunBeatSubject(conn.Prefix(), "*"), func(m *nats.Msg) { g.heard(m, time.Now()) })
+	if err != nil {
+		return nil, fmt.Errorf("follow the runs' heartbeats: %w", err)
+	}
+	go func() {
+		<-ctx.Done()
+		_ = sub.Unsubscribe()
+	}()
 	ready, err := watchRunLeases(ctx, conn, g)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 
 	"github.com/troupe-ai/troupe/bus"
@@ -55,11 +56,25 @@ func cmdAuth(_ context.Context, args []string, stdout, stderr io.Writer) (int, e
 }
 
 // serveAuth gives serve's server its role credentials (in the store's
-// creds folder, or a temporary one with an ephemeral store), or none with
-// --no-auth on loopback; a shared token (nats.token) keeps the old
-// one-token mode, with a warning.
-func serveAuth(o *bus.EmbeddedOptions, noAuth bool, prefix string, stderr io.Writer) (*runner.ServerCreds, int, error) {
+// creds folder, or a temporary one with an ephemeral store, or the folder
+// --auth names, which auth init wrote for every server of a cluster), or
+// none with --no-auth on loopback; a shared token (nats.token) keeps the
+// old one-token mode, with a warning.
+func serveAuth(o *bus.EmbeddedOptions, noAuth bool, authDir, prefix string, stderr io.Writer) (*runner.ServerCreds, int, error) {
 	switch {
+	case authDir != "" && (noAuth || o.Token != ""):
+		return nil, exitUsage, usageErr("--auth excludes --no-auth and nats.token")
+	case authDir != "":
+		if _, err := os.Stat(filepath.Join(authDir, "account.nk")); err != nil {
+			return nil, exitUsage, usageErr("--auth %s: no keys there (%v): write them once with `orchestrator auth init %s` and give every server of the cluster the same folder",
+				authDir, err, authDir)
+		}
+		sc, err := runner.NewServerCreds(authDir, prefix)
+		if err != nil {
+			return nil, exitFailed, err
+		}
+		o.Auth = sc.Auth
+		return sc, exitOK, nil
 	case noAuth:
 		if err := checkNoAuth(o.Host); err != nil {
 			return nil, exitUsage, err

@@ -43,7 +43,7 @@ func TestConfigPrintOrigins(t *testing.T) {
 		"model.default":     {"big-one", "flag --model"},
 		"model.api_key":     {"[redacted]", "env OPENAI_API_KEY"},
 		"budget.tokens":     {"10000000", "default"},
-		"node.ack_wait":     {"10s", "default"},
+		"node.ack_wait":     {"0s", "default"},
 	} {
 		if s := got[key]; s.Value != want[0] || s.Origin != want[1] {
 			t.Errorf("%s: %+v, want value %q from %q", key, s, want[0], want[1])

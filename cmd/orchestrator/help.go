@@ -200,7 +200,7 @@ Examples:
   orchestrator auth init /etc/troupe
 `,
 	"serve": `Usage: orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral] [--config FILE]
-                          [--http ADDR [--http-public]]
+                          [--http ADDR [--http-public]] [--auth DIR]
                           [--cluster NAME --name SERVER --cluster-listen HOST:PORT --routes URL,...]
 
 Runs the embedded NATS server with JetStream (and troupe's streams) as a
@@ -209,20 +209,33 @@ to use on stdout. Listens on loopback unless --listen says otherwise.
 Clients need credentials: serve writes a creds file per role in STORE/creds
 (requester.creds for runs, node.creds for nodes, watcher.creds for watchers;
 0600, kept across restarts; a temporary folder without --store) and prints
-the commands that use them. --no-auth serves without credentials, on
-loopback only. A token in TROUPE_NATS_TOKEN (or nats.token) instead is one
-secret for every role (not recommended).
+the commands that use them. --auth DIR takes them from a folder that
+orchestrator auth init wrote instead: the one folder every server of a
+cluster shares. --no-auth serves without credentials, on loopback only. A
+token in TROUPE_NATS_TOKEN (or nats.token) instead is one secret for every
+role (not recommended).
 
-The streams take the configuration's nats.prefix, nats.events_max_age and
-nats.events_max_bytes. A stream that exists keeps its events; its limits change
-only to those a config file sets (--config, ~/.config/troupe/config.yaml), and
-any other difference is a warning naming the setting and both values.
+The streams take the configuration's nats.prefix, nats.events_max_age,
+nats.events_max_bytes and nats.replicas. A stream that exists keeps its events;
+its limits change only to those a config file sets (--config,
+~/.config/troupe/config.yaml), and any other difference is a warning naming the
+setting and both values. Replicas are raised in place.
+
+Durability (nats.sync): JetStream acknowledges a write once it is in memory
+(on a majority of the servers, in a cluster) and flushes it to disk now and
+then. nats.sync always flushes every write before acknowledging it: a power
+failure loses nothing acknowledged, and each write waits for the disk. An
+interval (the default, 1s) flushes that often: a power failure of the server
+(of every server at once, in a cluster) loses what was acknowledged since
+the last flush, at most that interval; a cluster that loses one server loses
+nothing either way, its replicas have it. nats-server's own default is 2m.
 
 Flags:
   --listen HOST:PORT      client address (default 127.0.0.1:4222; port 0 = any free port)
   --store DIR             JetStream store (default: a temporary directory)
   --ephemeral             keep the store in a temporary directory, removed at exit
   --no-auth               no credentials at all (refused beyond loopback)
+  --auth DIR              the operator and account keys orchestrator auth init wrote in DIR
   --config FILE           a config file over ~/.config/troupe/config.yaml (its nats settings)
   --http ADDR             serve the live web view and Prometheus /metrics at ADDR (host:port)
   --http-public           let --http listen beyond loopback (the page shows every task)
@@ -230,18 +243,21 @@ Flags:
   --cluster-listen H:P    where this server listens for routes (default HOST, any free port)
   --routes URL,...        nats-route://host:port of the other servers
 
-Cluster: start each server with the same --cluster, its own --name and store,
-and --routes to the others (the first one too: clustered JetStream needs
-routes); runs and nodes take every client URL in --nats, e.g.
---nats nats://10.0.0.1:4222,nats://10.0.0.2:4222,nats://10.0.0.3:4222. With
---cluster, serve leaves the streams to the first run or node, which can
-connect once a majority of the servers is up.
+Cluster: start each server with the same --cluster and --auth, its own --name
+and store, and --routes to the others (the first one too: clustered JetStream
+needs routes). Once a majority of the servers is up, the servers create
+troupe's streams, buckets and object stores, each with 3 replicas in a cluster
+of three or more (nats.replicas): one server lost, even killed, loses no
+task, result or event, and runs and nodes ride out its loss. Runs, nodes and
+watchers take every client URL in --nats, e.g.
+--nats nats://10.0.0.1:4222,nats://10.0.0.2:4222,nats://10.0.0.3:4222.
 
 Examples:
   orchestrator serve --store /var/lib/troupe/nats --config /etc/troupe/serve.yaml
   orchestrator serve --http 127.0.0.1:8080   # web view at http://127.0.0.1:8080/, metrics at /metrics
   orchestrator serve --listen 0.0.0.0:4222 --store /data/nats   # reachable from other machines
-  orchestrator serve --listen 0.0.0.0:4222 --store /data/nats --cluster troupe --name a --cluster-listen 10.0.0.1:6222 --routes nats-route://10.0.0.2:6222,nats-route://10.0.0.3:6222
+  orchestrator auth init /etc/troupe/auth   # once; copy the folder to every server
+  orchestrator serve --listen 0.0.0.0:4222 --store /data/nats --auth /etc/troupe/auth --cluster troupe --name a --cluster-listen 10.0.0.1:6222 --routes nats-route://10.0.0.2:6222,nats-route://10.0.0.3:6222
 `,
 	"config": `Usage: orchestrator config print [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--json]
 

@@ -39,12 +39,12 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	// Only the nats settings matter here, so only they are checked (the
 	// model's are run's to check).
-	if cfg.NATS.EventsMaxAge < 0 || cfg.NATS.EventsMaxBytes < 0 {
-		return exitUsage, usageErr("config: nats.events_max_age and nats.events_max_bytes must not be negative")
+	if err := serveConfig(cfg); err != nil {
+		return exitUsage, err
 	}
-	o.Token = cfg.NATS.Token
+	o.Token, o.Sync = cfg.NATS.Token, cfg.NATS.Sync
 	log := zerolog.New(stderr).Level(zerolog.WarnLevel)
-	sc, code, err := serveAuth(&o, fs.bools["no-auth"], cfg.NATS.Prefix, stderr)
+	sc, code, err := serveAuth(&o, fs.bools["no-auth"], fs.values["auth"], cfg.NATS.Prefix, stderr)
 	if err != nil {
 		return code, err
 	}
@@ -54,13 +54,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return exitUsage, usageErr("serve: %v", err)
 	}
 	defer emb.Shutdown(context.Background())
-	if o.ClusterName == "" { // a cluster creates its streams once it has formed
-		leave, err := serveHub(ctx, emb, cfg, sc.Path(bus.RoleRequester), stderr, log)
-		if err != nil {
-			return exitFailed, err
-		}
-		defer leave()
+	leave, err := serveHub(ctx, emb, o, cfg, sc.Path(bus.RoleRequester), stderr, log)
+	if err != nil {
+		return exitFailed, err
 	}
+	defer leave()
 	if a := fs.values["http"]; a != "" {
 		web, err := serveWeb(ctx, emb.URL(), o.Token, sc.Path(bus.RoleWatcher), cfg.NATS.Prefix, a, log)
 		if err != nil {
@@ -111,14 +109,62 @@ func serveOptions(fs *flagSet) (bus.EmbeddedOptions, error) {
 	return o, nil
 }
 
+// serveConfig checks the nats settings serve uses.
+func serveConfig(cfg config.Config) error {
+	if cfg.NATS.EventsMaxAge < 0 || cfg.NATS.EventsMaxBytes < 0 {
+		return usageErr("config: nats.events_max_age and nats.events_max_bytes must not be negative")
+	}
+	if err := bus.CheckReplicas(cfg.NATS.Replicas); err != nil {
+		return usageErr("config: %v", err)
+	}
+	if _, _, err := bus.ParseSync(cfg.NATS.Sync); err != nil {
+		return usageErr("config: %v", err)
+	}
+	return nil
+}
+
+// serveAllStreams creates troupe's streams: at once on a single server,
+// in the background once a cluster has formed (every server tries, the
+// first makes them).
+func serveAllStreams(ctx context.Context, emb *bus.Embedded, o bus.EmbeddedOptions, cfg config.Config, creds string, stderr io.Writer,
+	log zerolog.Logger) error {
+	limits := setup.StreamLimits(cfg)
+	limits.HubSize = o.ClusterSize()
+	if o.ClusterName == "" {
+		return serveStreams(ctx, emb, cfg, limits, creds, stderr, log)
+	}
+	go serveClusterStreams(ctx, emb, cfg, limits, creds, stderr, log)
+	return nil
+}
+
+// serveClusterStreams creates troupe's streams once the cluster has
+// formed (JetStream answers when a majority of its servers is up): it
+// tries until it has, saying why it waits.
+func serveClusterStreams(ctx context.Context, emb *bus.Embedded, cfg config.Config, limits bus.StreamLimits, creds string, stderr io.Writer,
+	log zerolog.Logger) {
+	for {
+		err := serveStreams(ctx, emb, cfg, limits, creds, stderr, log)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		fmt.Fprintf(stderr, "warning: troupe's streams not created yet (the cluster needs a majority of its servers up): %v; trying again\n", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
 // serveStreams creates troupe's streams on emb with the configured
 // limits, saying which limits differ from a stream's that exists.
-func serveStreams(ctx context.Context, emb *bus.Embedded, cfg config.Config, creds string, stderr io.Writer, log zerolog.Logger) error {
+func serveStreams(ctx context.Context, emb *bus.Embedded, cfg config.Config, limits bus.StreamLimits, creds string, stderr io.Writer,
+	log zerolog.Logger) error {
 	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: emb.URL(), Token: cfg.NATS.Token, CredsFile: creds, Name: "troupe serve", Prefix: cfg.NATS.Prefix}, log)
 	if err != nil {
 		return err
 	}
-	diffs, err := conn.ReconcileStreams(ctx, setup.StreamLimits(cfg))
+	diffs, err := conn.ReconcileStreams(ctx, limits)
 	conn.Close()
 	if err != nil {
 		return err
@@ -130,15 +176,22 @@ func serveStreams(ctx context.Context, emb *bus.Embedded, cfg config.Config, cre
 			fmt.Fprintf(stderr, "warning: %s\n", d)
 		}
 	}
+	if emb.ClusterURL() != "" {
+		fmt.Fprintf(stderr, "troupe's streams are ready (%s)\n", replicasSaid(limits))
+	}
 	return nil
 }
 
-// serveHub creates troupe's streams and makes serve the owner of the
-// hub's provider rate limits (docs/wire.md; a cluster's runs own them
-// instead); the returned func leaves them.
-func serveHub(ctx context.Context, emb *bus.Embedded, cfg config.Config, creds string, stderr io.Writer, log zerolog.Logger) (func(), error) {
-	if err := serveStreams(ctx, emb, cfg, creds, stderr, log); err != nil {
+// serveHub creates troupe's streams and, on a single server, makes serve
+// the owner of the hub's provider rate limits (docs/wire.md; a cluster's
+// runs own them instead); the returned func leaves them.
+func serveHub(ctx context.Context, emb *bus.Embedded, o bus.EmbeddedOptions, cfg config.Config, creds string, stderr io.Writer,
+	log zerolog.Logger) (func(), error) {
+	if err := serveAllStreams(ctx, emb, o, cfg, creds, stderr, log); err != nil {
 		return nil, err
+	}
+	if o.ClusterName != "" {
+		return func() {}, nil
 	}
 	return serveRates(ctx, emb, cfg, creds, log)
 }
@@ -168,11 +221,22 @@ func serveBanner(stdout, stderr io.Writer, emb *bus.Embedded, o bus.EmbeddedOpti
 	fmt.Fprintf(stdout, "%s\n", emb.URL())
 	fmt.Fprintf(stderr, "NATS server with JetStream ready at %s; store: %s\n", emb.URL(), store)
 	if u := emb.ClusterURL(); u != "" {
-		fmt.Fprintf(stderr, "cluster %s: routes at %s\n", o.ClusterName, u)
+		fmt.Fprintf(stderr, "cluster %s: routes at %s; give runs, nodes and watchers every server's URL, comma-separated\n", o.ClusterName, u)
 	}
 	if sc != nil {
 		fmt.Fprintf(stderr, "credentials: %s (requester.creds, node.creds, watcher.creds; only the server's clients holding one get in)\n", sc.Dir)
 	}
 	fmt.Fprintf(stderr, "nodes:    node --nats %s%s --workspace DIR\nruns:     orchestrator run --nats %s%s \"task\"\nwatch:    orchestrator watch --nats %s%s\n",
 		emb.URL(), sc.CredsFlag(bus.RoleNode), emb.URL(), sc.CredsFlag(bus.RoleRequester), emb.URL(), sc.CredsFlag(bus.RoleWatcher))
+}
+
+// replicasSaid says how many replicas the streams of limits have.
+func replicasSaid(l bus.StreamLimits) string {
+	switch {
+	case l.Replicas > 0:
+		return fmt.Sprintf("nats.replicas %d", l.Replicas)
+	case l.HubSize >= bus.ClusterReplicas:
+		return fmt.Sprintf("%d replicas: a cluster of %d servers", bus.ClusterReplicas, l.HubSize)
+	}
+	return fmt.Sprintf("1 replica: a cluster of %d servers keeps one (set nats.replicas to choose)", l.HubSize)
 }

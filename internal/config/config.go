@@ -199,6 +199,12 @@ type NATS struct {
 	EventsMaxBytes int64         `yaml:"events_max_bytes"`
 	// PublishQueue bounds the events waiting to be published.
 	PublishQueue int `yaml:"publish_queue"`
+	// Replicas of every stream, bucket and object store: 1 or 3; 0 lets
+	// the hub choose (3 in a cluster of three or more servers).
+	Replicas int `yaml:"replicas"`
+	// Sync is how an embedded server's store reaches the disk: "always",
+	// or an interval such as 1s.
+	Sync string `yaml:"sync"`
 }
 
 // NodeEntryTTL is how long a node's registry entry outlives its last

@@ -87,6 +87,9 @@ func (c Config) validate() error {
 	if err := c.validateNode(); err != nil {
 		return err
 	}
+	if err := c.NATS.validate(); err != nil {
+		return err
+	}
 	if err := c.Telemetry.validate(); err != nil {
 		return err
 	}
@@ -201,7 +204,7 @@ func (c Config) validateNode() error {
 	case n.BudgetTimeout < 0:
 		return bad("node.budget_timeout", "must be a duration such as 10s, or 0 for the default (10s); got %s", n.BudgetTimeout)
 	case n.AckWait < 0:
-		return bad("node.ack_wait", "must be a duration such as 10s, or 0 for the default (10s); got %s", n.AckWait)
+		return bad("node.ack_wait", "must be a duration such as 10s, or 0 for the default (10s; 30s when the task queue has replicas); got %s", n.AckWait)
 	case n.RunLease < 0 || n.RunLease > 5*time.Minute:
 		return bad("node.run_lease", "must be a duration of at most 5m, or 0 for the default (10s); got %s", n.RunLease)
 	case n.LeaseTimeout < 0:

@@ -236,7 +236,7 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 		return err
 	}
 	node, err := cluster.StartNode(ctx, cluster.NodeOptions{Bus: conn,
-		Name: o.name, Kinds: ks, Slots: n, Agent: agent, Events: events, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
+		Name: o.name, Kinds: ks, Slots: n, Agent: agent, Events: events, FlushEvents: pub.Flush, AckWait: nc.AckWait, MaxDeliver: nc.MaxDeliver,
 		Heartbeat: nc.Heartbeat, DrainTimeout: nc.DrainTimeout, BudgetTimeout: nc.BudgetTimeout, Version: Version, Log: log})
 	if err != nil {
 		return err

@@ -44,7 +44,7 @@ func StartBus(ctx context.Context, cfg config.NATS, limits bus.StreamLimits, set
 		if store == "" {
 			store = filepath.Join(workspace, ".troupe", "nats")
 		}
-		eo := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: store, Ephemeral: cfg.Ephemeral, Token: cfg.Token}
+		eo := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: store, Ephemeral: cfg.Ephemeral, Token: cfg.Token, Sync: cfg.Sync}
 		if cfg.Token == "" { // the embedded server takes only this process's credentials
 			credsDir := ""
 			if !cfg.Ephemeral {
@@ -172,6 +172,10 @@ func SplitListen(listen string) (string, int, error) {
 // defaults) at debug, since a run does not undo what an operator set.
 func logLimitDiffs(log zerolog.Logger, diffs []bus.LimitDiff) {
 	for _, d := range diffs {
+		if d.Failed != "" { // replicas the hub cannot have yet
+			log.Warn().Str("stream", d.Stream).Str("setting", d.Setting).Msg(d.String())
+			continue
+		}
 		if d.Applied {
 			log.Info().Str("stream", d.Stream).Str("setting", d.Setting).Msg(d.String())
 		} else {

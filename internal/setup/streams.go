@@ -14,5 +14,6 @@ func StreamLimits(cfg config.Config) bus.StreamLimits {
 	return bus.StreamLimits{
 		EventsMaxAge: cfg.NATS.EventsMaxAge, ApplyEventsMaxAge: cfg.IsSet("nats.events_max_age"),
 		EventsMaxBytes: cfg.NATS.EventsMaxBytes, ApplyEventsMaxBytes: cfg.IsSet("nats.events_max_bytes"),
+		Replicas: cfg.NATS.Replicas, ApplyReplicas: cfg.IsSet("nats.replicas") && cfg.NATS.Replicas != 0,
 	}
 }
