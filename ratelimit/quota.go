@@ -17,7 +17,7 @@ const (
 	// Safety is the share of a provider's limit the owner hands out, so
 	// that timing jitter between processes and the provider's own
 	// per-second enforcement leave room.
-	Safety = 0.93
+	Safety = 0.96
 	// DefaultFreeze freezes a key after a 429 that says nothing of when
 	// to come back; an overload (529, 503) freezes it twice as long.
 	DefaultFreeze = time.Second

@@ -13,6 +13,7 @@ import (
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/watch"
 )
 
 // The scenario of issue 31, in processes: a hub (`serve`, which owns the
@@ -115,18 +116,38 @@ func sharedRateScenario(t *testing.T, rl llmtest.RateLimit, config string, windo
 		srv.RefuseAll(3*time.Second, 3*time.Second)
 	}
 	var ids [2]string
+	var waits watch.RateLimitWaits
 	for i, r := range runs {
 		res := runJSON(t, r)
 		if res.Status != "completed" || res.Text != "all answered" {
 			t.Fatalf("run %d: %+v\n%s", i, res, r.errs())
 		}
 		ids[i] = res.Run
+		w := rateWaits(t, r)
+		waits.Waits, waits.WaitedMS, waits.Provider429s = waits.Waits+w.Waits, waits.WaitedMS+w.WaitedMS, waits.Provider429s+w.Provider429s
+	}
+	// 48 agents on a key of 4 requests a second: calls waited, and run
+	// --json says so.
+	t.Logf("run --json rate_limits, both runs: %+v", waits)
+	if waits.Waits == 0 || waits.WaitedMS == 0 {
+		t.Errorf("run --json reports no waits for rate: %+v", waits)
 	}
 	reqs := srv.Requests()
 	checkRateFigures(t, reqs, ids, w0)
 	if window {
 		checkRefusalWindow(t, reqs, col, ids, w0)
 	}
+}
+
+// rateWaits is the rate_limits of a run's `run --json` metrics.
+func rateWaits(t *testing.T, p *proc) watch.RateLimitWaits {
+	var out struct {
+		Metrics watch.Metrics `json:"metrics"`
+	}
+	if err := json.Unmarshal([]byte(p.out()), &out); err != nil {
+		t.Fatalf("run --json output: %v", err)
+	}
+	return out.Metrics.RateLimits
 }
 
 // answered counts the requests the provider answered 200.
