@@ -31,6 +31,10 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return exitUsage, err
 	}
+	guard, err := webGuard(fs, "http")
+	if err != nil {
+		return exitUsage, err
+	}
 	// The configuration as run loads it, but for the workspace's: serve has
 	// none. os.UserHomeDir is $HOME here; getenv keeps tests off the real one.
 	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: getenv("HOME"), Getenv: getenv})
@@ -59,14 +63,12 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return exitFailed, err
 	}
 	defer leave()
-	if a := fs.values["http"]; a != "" {
-		web, err := serveWeb(ctx, emb.URL(), o.Token, sc.Path(bus.RoleWatcher), cfg.NATS.Prefix, a, log)
-		if err != nil {
-			return exitFailed, err
-		}
-		defer web.Close()
-		announceWeb(stderr, web)
+	stopWeb, err := serveWeb(ctx, guard, bus.ConnectOptions{URLs: emb.URL(), Token: o.Token, CredsFile: sc.Path(bus.RoleWatcher),
+		Name: "troupe serve web", Prefix: cfg.NATS.Prefix}, log, stderr)
+	if err != nil {
+		return exitFailed, err
 	}
+	defer stopWeb()
 	serveBanner(stdout, stderr, emb, o, sc)
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "shutting down")
@@ -76,8 +78,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	return exitOK, nil
 }
 
-// serveOptions are the embedded server's options from serve's flags
-// (refusing an --http address beyond loopback without --http-public).
+// serveOptions are the embedded server's options from serve's flags.
 func serveOptions(fs *flagSet) (bus.EmbeddedOptions, error) {
 	listen := fs.values["listen"]
 	if listen == "" {
@@ -86,11 +87,6 @@ func serveOptions(fs *flagSet) (bus.EmbeddedOptions, error) {
 	host, port, err := runner.SplitListen(listen)
 	if err != nil {
 		return bus.EmbeddedOptions{}, usageErr("--listen: %v", err)
-	}
-	if a := fs.values["http"]; a != "" {
-		if err := checkLoopback("--http", a, fs.bools["http-public"]); err != nil {
-			return bus.EmbeddedOptions{}, err
-		}
 	}
 	o := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: fs.values["store"], Ephemeral: fs.bools["ephemeral"] || fs.values["store"] == "",
 		ServerName: fs.values["name"], ClusterName: fs.values["cluster"]}
