@@ -21,11 +21,15 @@ const AccountName = "TROUPE"
 // mode: an operator that signs two accounts (TROUPE, where every role's
 // user lives, and SYS, the server's own), and the account key that signs
 // the users. Whoever holds the account seed can mint credentials of any
-// role: it stays in the folder it was written to, 0600.
+// role: it stays in the folder it was written to, 0600. The folder also
+// keeps the subject prefix the credentials name, the nodes' own
+// identities and the users revoked (auth.json).
 type Auth struct {
 	prefix                             string
+	dir                                string // "" for material kept in memory only
 	operator, account, system          nkeys.KeyPair
 	operatorJWT, accountJWT, systemJWT string
+	state                              authState
 }
 
 // Key files of an auth folder: the seeds of the operator and both accounts.
@@ -38,7 +42,8 @@ const (
 	ServerConfigFile = "server.conf"
 )
 
-// NewAuth makes fresh key material for subjects under prefix.
+// NewAuth makes fresh key material for subjects under prefix, kept in
+// memory only.
 func NewAuth(prefix string) (*Auth, error) {
 	op, err := nkeys.CreateOperator()
 	if err != nil {
@@ -52,43 +57,68 @@ func NewAuth(prefix string) (*Auth, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create system account key: %w", err)
 	}
-	return newAuth(prefix, op, acc, sys)
-}
-
-func newAuth(prefix string, op, acc, sys nkeys.KeyPair) (*Auth, error) {
 	if prefix == "" {
 		prefix = DefaultPrefix
 	}
-	if err := CheckToken("nats.prefix", prefix); err != nil {
-		return nil, err
+	a := &Auth{operator: op, account: acc, system: sys, state: authState{Prefix: prefix}}
+	return a, a.sign()
+}
+
+// sign checks the prefix and signs the operator and both accounts (the
+// TROUPE account with the revocations kept).
+func (a *Auth) sign() error {
+	if err := CheckToken("nats.prefix", a.state.Prefix); err != nil {
+		return err
 	}
-	a := &Auth{prefix: prefix, operator: op, account: acc, system: sys}
-	opPub, _ := op.PublicKey()
-	accPub, _ := acc.PublicKey()
-	sysPub, _ := sys.PublicKey()
+	a.prefix = a.state.Prefix
+	opPub, _ := a.operator.PublicKey()
+	accPub, _ := a.account.PublicKey()
+	sysPub, _ := a.system.PublicKey()
 	oc := jwt.NewOperatorClaims(opPub)
 	oc.Name = "troupe"
 	oc.SystemAccount = sysPub
 	var err error
-	if a.operatorJWT, err = oc.Encode(op); err != nil {
-		return nil, fmt.Errorf("sign operator: %w", err)
+	if a.operatorJWT, err = oc.Encode(a.operator); err != nil {
+		return fmt.Errorf("sign operator: %w", err)
 	}
 	ac := jwt.NewAccountClaims(accPub)
 	ac.Name = AccountName
 	ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1}
-	if a.accountJWT, err = ac.Encode(op); err != nil {
-		return nil, fmt.Errorf("sign account: %w", err)
+	for _, r := range a.state.Revoked {
+		ac.RevokeAt(r.Key, r.At)
+	}
+	if a.accountJWT, err = ac.Encode(a.operator); err != nil {
+		return fmt.Errorf("sign account: %w", err)
 	}
 	sc := jwt.NewAccountClaims(sysPub)
 	sc.Name = "SYS"
-	if a.systemJWT, err = sc.Encode(op); err != nil {
-		return nil, fmt.Errorf("sign system account: %w", err)
+	if a.systemJWT, err = sc.Encode(a.operator); err != nil {
+		return fmt.Errorf("sign system account: %w", err)
 	}
-	return a, nil
+	return nil
+}
+
+// Prefix is the subject prefix the credentials name.
+func (a *Auth) Prefix() string { return a.prefix }
+
+// Dir is the folder the material is kept in ("" in memory only).
+func (a *Auth) Dir() string { return a.dir }
+
+// OpenAuth reads the key material kept in dir, which must hold it (auth
+// init, or serve --store STORE for STORE/creds, made it).
+func OpenAuth(dir string) (*Auth, error) {
+	if _, err := os.Stat(filepath.Join(dir, accountSeedFile)); err != nil {
+		return nil, fmt.Errorf("%w: %s holds no troupe key material (orchestrator auth init DIR makes it; serve --store STORE keeps it in STORE/creds)", ErrBadKeys, dir)
+	}
+	a, _, err := LoadAuth(dir, "")
+	return a, err
 }
 
 // LoadAuth reads the key material kept in dir, making and keeping it
-// (dir 0700, files 0600) when dir has none. created says it was made now.
+// (dir 0700, files 0600) when dir has none. prefix "" keeps the prefix
+// the folder was made for (the default prefix for a folder of an earlier
+// troupe); another prefix replaces it, and the creds files written next
+// name it. created says the material was made now.
 func LoadAuth(dir, prefix string) (a *Auth, created bool, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, false, fmt.Errorf("create auth folder %s: %w", dir, err)
@@ -114,8 +144,18 @@ func LoadAuth(dir, prefix string) (a *Auth, created bool, err error) {
 	}
 	switch len(keys) {
 	case len(files):
-		a, err := newAuth(prefix, keys[0], keys[1], keys[2])
-		return a, false, err
+		st, err := loadAuthState(dir)
+		if err != nil {
+			return nil, false, err
+		}
+		if prefix != "" && prefix != st.Prefix {
+			st.Prefix = prefix
+		}
+		a := &Auth{dir: dir, operator: keys[0], account: keys[1], system: keys[2], state: st}
+		if err := a.sign(); err != nil {
+			return nil, false, err
+		}
+		return a, false, a.saveState()
 	case 0:
 	default:
 		return nil, false, fmt.Errorf("%w: %s has only some of %s", ErrBadKeys, dir, strings.Join(files, ", "))
@@ -123,90 +163,14 @@ func LoadAuth(dir, prefix string) (a *Auth, created bool, err error) {
 	if a, err = NewAuth(prefix); err != nil {
 		return nil, false, err
 	}
+	a.dir = dir
 	for i, kp := range []nkeys.KeyPair{a.operator, a.account, a.system} {
 		seed, _ := kp.Seed()
 		if err := writePrivate(filepath.Join(dir, files[i]), append(seed, '\n')); err != nil {
 			return nil, false, err
 		}
 	}
-	return a, true, nil
-}
-
-// Creds are the contents of a .creds file for a new user of role.
-func (a *Auth) Creds(role Role) ([]byte, error) {
-	user, err := nkeys.CreateUser()
-	if err != nil {
-		return nil, fmt.Errorf("create user key: %w", err)
-	}
-	return a.userCreds(role, user)
-}
-
-func (a *Auth) userCreds(role Role, user nkeys.KeyPair) ([]byte, error) {
-	perm, err := RolePermissions(role, a.prefix)
-	if err != nil {
-		return nil, err
-	}
-	pub, _ := user.PublicKey()
-	uc := jwt.NewUserClaims(pub)
-	uc.Name = "troupe-" + string(role)
-	uc.Permissions = perm
-	tok, err := uc.Encode(a.account)
-	if err != nil {
-		return nil, fmt.Errorf("sign %s user: %w", role, err)
-	}
-	seed, _ := user.Seed()
-	return jwt.FormatUserConfig(tok, seed)
-}
-
-// CredsPath is the .creds file of role in dir.
-func CredsPath(dir string, role Role) string { return filepath.Join(dir, string(role)+".creds") }
-
-// WriteCreds writes dir/<role>.creds for every role (dir 0700, files
-// 0600) and returns their paths. A creds file already there keeps its
-// user key: its JWT is signed again, with the permissions of this
-// version, so a restart does not invalidate the files handed out.
-func (a *Auth) WriteCreds(dir string) (map[Role]string, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create creds folder %s: %w", dir, err)
-	}
-	paths := map[Role]string{}
-	for _, role := range Roles {
-		path := CredsPath(dir, role)
-		user, err := existingUser(path)
-		if err != nil {
-			return nil, err
-		}
-		if user == nil {
-			if user, err = nkeys.CreateUser(); err != nil {
-				return nil, fmt.Errorf("create user key: %w", err)
-			}
-		}
-		b, err := a.userCreds(role, user)
-		if err != nil {
-			return nil, err
-		}
-		if err := writePrivate(path, b); err != nil {
-			return nil, err
-		}
-		paths[role] = path
-	}
-	return paths, nil
-}
-
-// existingUser is the user key of the creds file at path (nil if none).
-func existingUser(path string) (nkeys.KeyPair, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	kp, err := jwt.ParseDecoratedUserNKey(b)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrBadKeys, path, err)
-	}
-	return kp, nil
+	return a, true, a.saveState()
 }
 
 // MaxControlLine is the longest protocol line the server accepts (the
@@ -282,10 +246,13 @@ func writePrivate(path string, b []byte) error {
 }
 
 // InitAuthDir keeps in dir what a deployment needs: the key material
-// (made once), the three creds files and the server configuration
-// snippet. It returns the material and the creds paths.
+// (made once), the creds files of the requester and the watcher, the
+// first node's own (nodes/node-1.creds, when dir is new) and the server
+// configuration snippet; a node.creds of an earlier troupe is signed
+// again. It returns the material and the creds paths by role (the node's
+// is node.creds only where one was kept; see Auth.NodePath).
 func InitAuthDir(dir, prefix string) (*Auth, map[Role]string, error) {
-	a, _, err := LoadAuth(dir, prefix)
+	a, created, err := LoadAuth(dir, prefix)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -293,8 +260,18 @@ func InitAuthDir(dir, prefix string) (*Auth, map[Role]string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := writePrivate(filepath.Join(dir, ServerConfigFile), []byte(a.ServerConfig())); err != nil {
+	if _, shared := paths[RoleNode]; created || !shared && len(a.state.Nodes) == 0 && len(a.state.Revoked) == 0 {
+		if _, err := a.IssueNode(FirstNode, nil); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := a.writeServerConfig(); err != nil {
 		return nil, nil, err
 	}
 	return a, paths, nil
+}
+
+// writeServerConfig writes the server snippet into the folder.
+func (a *Auth) writeServerConfig() error {
+	return writePrivate(filepath.Join(a.dir, ServerConfigFile), []byte(a.ServerConfig()))
 }

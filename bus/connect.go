@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
@@ -47,6 +48,9 @@ type Conn struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	prefix string
+	id     Identity
+	closed chan struct{} // closed with the connection (nil for Wrap's)
+	why    atomic.Pointer[error]
 	log    zerolog.Logger // says what the connection waits for (Await)
 }
 
@@ -73,6 +77,7 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 	if urls == "" {
 		return nil, fmt.Errorf("%s is empty: give a NATS URL such as nats://127.0.0.1:4222", o.Setting)
 	}
+	c := &Conn{prefix: o.Prefix, closed: make(chan struct{})}
 	opts := []nats.Option{nats.Name(o.Name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond),
 		nats.ReconnectBufSize(o.ReconnectBuffer), nats.Timeout(o.Timeout),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
@@ -81,41 +86,25 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("nats reconnected") }),
-		nats.ErrorHandler(func(_ *nats.Conn, s *nats.Subscription, err error) {
+		nats.ErrorHandler(func(nc *nats.Conn, s *nats.Subscription, err error) {
 			subj := ""
 			if s != nil {
 				subj = s.Subject
 			}
 			log.Warn().Err(err).Str("subject", subj).Msg("nats")
+			if errors.Is(err, nats.ErrAuthRevoked) {
+				// Revoked: no reconnect can succeed. Closed says so at once.
+				c.why.CompareAndSwap(nil, &err)
+				go nc.Close()
+			}
 		}),
 	}
-	creds := "no credentials (nats.token, nats.user and nats.password, or nats.creds)"
-	switch {
-	case o.CredsFile != "":
-		if _, err := os.Stat(o.CredsFile); err != nil {
-			return nil, fmt.Errorf("nats.creds %s: %w", o.CredsFile, err)
-		}
-		opts = append(opts, nats.UserCredentials(o.CredsFile))
-		creds = "the credentials in nats.creds " + o.CredsFile
-	case len(o.Creds) > 0:
-		tok, err := jwt.ParseDecoratedJWT(o.Creds)
-		if err != nil {
-			return nil, fmt.Errorf("credentials: %w", err)
-		}
-		kp, err := jwt.ParseDecoratedUserNKey(o.Creds)
-		if err != nil {
-			return nil, fmt.Errorf("credentials: %w", err)
-		}
-		seed, _ := kp.Seed()
-		opts = append(opts, nats.UserJWTAndSeed(tok, string(seed)))
-		creds = "the role credentials given"
-	case o.Token != "":
-		opts = append(opts, nats.Token(o.Token))
-		creds = "the token in nats.token (TROUPE_NATS_TOKEN)"
-	case o.User != "":
-		opts = append(opts, nats.UserInfo(o.User, o.Password))
-		creds = "nats.user " + o.User + " with nats.password (TROUPE_NATS_PASSWORD)"
+	opts = append(opts, nats.ClosedHandler(func(*nats.Conn) { close(c.closed) }))
+	auth, id, creds, err := authOptions(o)
+	if err != nil {
+		return nil, err
 	}
+	opts = append(opts, auth...)
 	for _, f := range []struct{ key, path string }{{"nats.tls_ca", o.TLSCA}, {"nats.tls_cert", o.TLSCert}, {"nats.tls_key", o.TLSKey}} {
 		if f.path == "" {
 			continue
@@ -133,6 +122,11 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 		}
 		opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
 	}
+	// A role's user has an inbox of its own, which no other user may read
+	// (credentials of an earlier troupe share _INBOX).
+	if p := id.Inbox(); p != "" {
+		opts = append(opts, nats.CustomInboxPrefix(p))
+	}
 	nc, err := nats.Connect(urls, opts...)
 	if err != nil {
 		return nil, connectError(o, urls, creds, err)
@@ -146,7 +140,48 @@ func Connect(ctx context.Context, o ConnectOptions, log zerolog.Logger) (*Conn, 
 		nc.Close()
 		return nil, err
 	}
-	return &Conn{nc: nc, js: js, prefix: o.Prefix, log: log}, nil
+	c.nc, c.js, c.id, c.log = nc, js, id, log
+	return c, nil
+}
+
+// authOptions are the options that authenticate o's client, the identity
+// its credentials name, and how to name them in an error.
+func authOptions(o ConnectOptions) (opts []nats.Option, id Identity, creds string, err error) {
+	creds = "no credentials (nats.token, nats.user and nats.password, or nats.creds)"
+	switch {
+	case o.CredsFile != "":
+		b, err := os.ReadFile(o.CredsFile)
+		if err != nil {
+			return nil, id, "", fmt.Errorf("nats.creds %s: %w", o.CredsFile, err)
+		}
+		if id, err = ParseCreds(b); err != nil {
+			return nil, id, "", fmt.Errorf("nats.creds %s: %w", o.CredsFile, err)
+		}
+		opts = append(opts, nats.UserCredentials(o.CredsFile))
+		creds = "the credentials in nats.creds " + o.CredsFile
+	case len(o.Creds) > 0:
+		if id, err = ParseCreds(o.Creds); err != nil {
+			return nil, id, "", fmt.Errorf("credentials: %w", err)
+		}
+		tok, err := jwt.ParseDecoratedJWT(o.Creds)
+		if err != nil {
+			return nil, id, "", fmt.Errorf("credentials: %w", err)
+		}
+		kp, err := jwt.ParseDecoratedUserNKey(o.Creds)
+		if err != nil {
+			return nil, id, "", fmt.Errorf("credentials: %w", err)
+		}
+		seed, _ := kp.Seed()
+		opts = append(opts, nats.UserJWTAndSeed(tok, string(seed)))
+		creds = "the role credentials given"
+	case o.Token != "":
+		opts = append(opts, nats.Token(o.Token))
+		creds = "the token in nats.token (TROUPE_NATS_TOKEN)"
+	case o.User != "":
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
+		creds = "nats.user " + o.User + " with nats.password (TROUPE_NATS_PASSWORD)"
+	}
+	return opts, id, creds, nil
 }
 
 // Wrap makes a Conn of a connection the caller made (and closes): prefix
@@ -173,6 +208,24 @@ func (c *Conn) JetStream() jetstream.JetStream { return c.js }
 
 // Prefix is the subject prefix.
 func (c *Conn) Prefix() string { return c.prefix }
+
+// Identity is who the connection's credentials say it is (the zero
+// Identity without a user JWT).
+func (c *Conn) Identity() Identity { return c.id }
+
+// Closed is closed once the connection is closed for good: by Close, or
+// by the server refusing its credentials (revoked) when it reconnects.
+// Err says why. Nil for a connection made by Wrap.
+func (c *Conn) Closed() <-chan struct{} { return c.closed }
+
+// Err is why the connection closed, once Closed (its credentials
+// revoked), or the last error it had.
+func (c *Conn) Err() error {
+	if why := c.why.Load(); why != nil {
+		return *why
+	}
+	return c.nc.LastError()
+}
 
 // Names are the streams and buckets of the connection's prefix.
 func (c *Conn) Names() Names { return NamesFor(c.prefix) }

@@ -12,24 +12,33 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/messages"
 )
 
 // authServer starts an embedded server in operator mode with fresh key
-// material and writes the three creds files; it returns the server and
-// the creds paths.
+// material and writes the creds files; it returns the server and the
+// creds paths (the node's: the first node's own, node-1).
 func authServer(t testing.TB) (*Embedded, map[Role]string) {
 	t.Helper()
+	e, _, paths := authServerFor(t, DefaultPrefix)
+	return e, paths
+}
+
+// authServerFor is authServer for prefix, with the key material.
+func authServerFor(t testing.TB, prefix string) (*Embedded, *Auth, map[Role]string) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "creds")
-	a, paths, err := InitAuthDir(dir, DefaultPrefix)
+	a, paths, err := InitAuthDir(dir, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
+	paths[RoleNode] = a.NodePath(FirstNode)
 	e, err := StartEmbedded(t.Context(), EmbeddedOptions{StoreDir: t.TempDir(), Auth: a}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Shutdown(context.Background()) })
-	return e, paths
+	return e, a, paths
 }
 
 // roleClient is a raw nats.go client holding one creds file; violations
@@ -133,8 +142,13 @@ func TestRolesServerRefusesForbiddenSubjects(t *testing.T) {
 
 // roleConns connects to e with the credentials of a role, for the test.
 func roleConns(t *testing.T, e *Embedded, paths map[Role]string) func(Role) *Conn {
+	return roleConnsFor(t, e, paths, DefaultPrefix)
+}
+
+// roleConnsFor is roleConns for prefix.
+func roleConnsFor(t *testing.T, e *Embedded, paths map[Role]string, prefix string) func(Role) *Conn {
 	return func(role Role) *Conn {
-		c, err := Connect(t.Context(), ConnectOptions{URLs: e.URL(), CredsFile: paths[role], Name: string(role)}, zerolog.Nop())
+		c, err := Connect(t.Context(), ConnectOptions{URLs: e.URL(), CredsFile: paths[role], Name: string(role), Prefix: prefix}, zerolog.Nop())
 		if err != nil {
 			t.Fatalf("%s: %v", role, err)
 		}
@@ -143,25 +157,45 @@ func roleConns(t *testing.T, e *Embedded, paths map[Role]string) func(Role) *Con
 	}
 }
 
+// Each role does what it does, with any prefix: the grants name the
+// prefix's own streams, buckets and subjects.
 func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
-	e, paths := authServer(t)
-	ctx := t.Context()
-	conn := roleConns(t, e, paths)
-	node := conn(RoleNode)
-	if err := node.EnsureStreams(ctx, StreamLimits{}); err != nil {
-		t.Fatalf("a node starting first creates the streams: %v", err)
+	for _, prefix := range []string{DefaultPrefix, "alpha"} {
+		t.Run(prefix, func(t *testing.T) { rolesAllow(t, prefix) })
 	}
+}
+
+func rolesAllow(t *testing.T, p string) {
+	e, _, paths := authServerFor(t, p)
+	ctx := t.Context()
+	conn := roleConnsFor(t, e, paths, p)
+	names := NamesFor(p)
+	node := conn(RoleNode)
+	if node.MayCreateStreams() {
+		t.Fatal("a node's credentials may create streams")
+	}
+	// A node starting first waits for the streams; the requester makes them.
+	awaited := make(chan error, 1)
+	go func() { awaited <- node.AwaitStreams(ctx, zerolog.Nop()) }()
 	req, watcher := conn(RoleRequester), conn(RoleWatcher)
 	if err := req.EnsureStreams(ctx, StreamLimits{}); err != nil {
 		t.Fatal(err)
 	}
+	select {
+	case err := <-awaited:
+		if err != nil {
+			t.Fatalf("the node waiting for the streams: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the node did not see the streams the requester made")
+	}
 	// The node's durable consumer, a task from the requester, the pull and the ack.
-	cons, err := node.JetStream().CreateOrUpdateConsumer(ctx, TasksStream, jetstream.ConsumerConfig{Durable: "troupe_explore_v1",
-		FilterSubject: TaskSubject(DefaultPrefix, "explore", 1), AckPolicy: jetstream.AckExplicitPolicy})
+	cons, err := node.JetStream().CreateOrUpdateConsumer(ctx, names.Tasks, jetstream.ConsumerConfig{Durable: ConsumerName(p, "explore", 1),
+		FilterSubject: TaskSubject(p, "explore", 1), AckPolicy: jetstream.AckExplicitPolicy})
 	if err != nil {
 		t.Fatalf("node consumer: %v", err)
 	}
-	if _, err := req.JetStream().Publish(ctx, TaskSubject(DefaultPrefix, "explore", 1), []byte(`{}`)); err != nil {
+	if _, err := req.JetStream().Publish(ctx, TaskSubject(p, "explore", 1), []byte(`{}`)); err != nil {
 		t.Fatalf("requester task: %v", err)
 	}
 	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
@@ -180,14 +214,14 @@ func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
 		t.Fatal(batch.Error())
 	}
 	// A result, the registry, an artifact.
-	if _, err := node.JetStream().Publish(ctx, ResultSubject(DefaultPrefix, "r1", "explore-1", "0123"), []byte(`{}`)); err != nil {
+	if _, err := node.JetStream().Publish(ctx, ResultSubject(p, "r1", "explore-1", "0123"), []byte(`{}`)); err != nil {
 		t.Fatalf("node result: %v", err)
 	}
-	kv, err := node.JetStream().KeyValue(ctx, NodesBucket)
+	kv, err := node.JetStream().KeyValue(ctx, names.Nodes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Put(ctx, "n1", []byte(`{}`)); err != nil {
+	if _, err := kv.Put(ctx, FirstNode, []byte(`{}`)); err != nil {
 		t.Fatalf("node registry: %v", err)
 	}
 	arts := node.Artifacts("r1")
@@ -199,24 +233,41 @@ func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
 		t.Fatalf("node artifact upload: %v (failed %d)", err, arts.Failed())
 	}
 	// Budget: the node asks, the requester answers.
-	sub, err := req.NATS().Subscribe(BudgetSubject(DefaultPrefix, "r1", "*"), func(m *nats.Msg) { _ = m.Respond([]byte("granted")) })
+	sub, err := req.NATS().Subscribe(BudgetSubject(p, "r1", "*"), func(m *nats.Msg) { _ = m.Respond([]byte("granted")) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
 	_ = req.NATS().Flush()
-	if m, err := node.NATS().Request(BudgetSubject(DefaultPrefix, "r1", "acquire"), nil, 5*time.Second); err != nil || string(m.Data) != "granted" {
+	if m, err := node.NATS().Request(BudgetSubject(p, "r1", "acquire"), nil, 5*time.Second); err != nil || string(m.Data) != "granted" {
 		t.Fatalf("budget request: %v", err)
 	}
 	// Status: the requester asks, the node answers.
-	nsub, err := node.NATS().Subscribe(CtlSubject(DefaultPrefix, "*", "*", "status"), func(m *nats.Msg) { _ = m.Respond([]byte("busy")) })
+	nsub, err := node.NATS().Subscribe(CtlSubject(p, "*", "*", "status"), func(m *nats.Msg) { _ = m.Respond([]byte("busy")) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nsub.Unsubscribe()
 	_ = node.NATS().Flush()
-	if m, err := req.NATS().Request(CtlSubject(DefaultPrefix, "r1", "explore-1", "status"), nil, 5*time.Second); err != nil || string(m.Data) != "busy" {
+	if m, err := req.NATS().Request(CtlSubject(p, "r1", "explore-1", "status"), nil, 5*time.Second); err != nil || string(m.Data) != "busy" {
 		t.Fatalf("status request: %v", err)
+	}
+	// Approval: the node's agent asks, the requester (watch --interactive) answers.
+	ans, err := req.Answer("r1", zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ans.Stop()
+	go func() {
+		if q, ok := <-ans.C; ok {
+			_ = q.Answer(true, "test")
+		}
+	}()
+	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if ok, err := node.NewApprover(zerolog.Nop()).Approve(actx, messages.AskRequest{V: messages.ProtocolVersion, ID: "q1", Run: "r1",
+		Agent: "explore-1", Kind: "explore", Tool: "shell", Question: "run it?"}); err != nil || !ok {
+		t.Fatalf("approval: %v %v", ok, err)
 	}
 	// The watcher reads the node's events and the registry.
 	pub, err := node.NewPublisher(PublisherOptions{Log: zerolog.Nop()})
@@ -227,11 +278,11 @@ func TestRolesAllowWhatEachRoleDoes(t *testing.T) {
 	if err := pub.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	wkv, err := watcher.JetStream().KeyValue(ctx, NodesBucket)
+	wkv, err := watcher.JetStream().KeyValue(ctx, names.Nodes)
 	if err != nil {
 		t.Fatalf("watcher registry: %v", err)
 	}
-	if _, err := wkv.Get(ctx, "n1"); err != nil {
+	if _, err := wkv.Get(ctx, FirstNode); err != nil {
 		t.Fatalf("watcher registry get: %v", err)
 	}
 	w, err := wkv.WatchAll(ctx)
@@ -260,11 +311,16 @@ func TestAuthDirKeepsIdentityAcrossRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p1[RoleNode] = a1.NodePath(FirstNode)
 	before, _ := os.ReadFile(p1[RoleNode])
 	a2, p2, err := InitAuthDir(dir, DefaultPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, shared := p2[RoleNode]; shared {
+		t.Fatal("a new auth folder has a shared node.creds")
+	}
+	p2[RoleNode] = a2.NodePath(FirstNode)
 	if a1.ServerConfig() == "" || p1[RoleNode] != p2[RoleNode] {
 		t.Fatal("paths differ")
 	}

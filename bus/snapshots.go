@@ -21,12 +21,6 @@ const (
 	ChangesBucket = "troupe_changes"
 )
 
-// Stream names of the two buckets as JetStream holds them.
-const (
-	snapshotsStream = "OBJ_" + SnapshotsBucket
-	changesStream   = "OBJ_" + ChangesBucket
-)
-
 // snapshotsMaxAge bounds how long a snapshot or changeset is kept when
 // the run that stored it never deleted it (a killed orchestrator).
 const snapshotsMaxAge = 24 * time.Hour

@@ -16,9 +16,6 @@ func TestSnapshotAndChangesBucketsPerRole(t *testing.T) {
 	ctx := t.Context()
 	conn := roleConns(t, e, paths)
 	node := conn(RoleNode)
-	if err := node.EnsureStreams(ctx, StreamLimits{}); err != nil {
-		t.Fatalf("a node starting first creates the buckets: %v", err)
-	}
 	req := conn(RoleRequester)
 	if err := req.EnsureStreams(ctx, StreamLimits{}); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func TestEnsureStreamsCreatesWithLimits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { e.Shutdown(t.Context()) })
+			t.Cleanup(func() { e.Shutdown(context.Background()) }) // t.Context() is done by cleanup time: wait for the server
 			c, err := Connect(t.Context(), ConnectOptions{URLs: e.URL()}, zerolog.Nop())
 			if err != nil {
 				t.Fatal(err)

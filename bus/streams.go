@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 )
 
 // StreamLimits size the streams; zero values take the defaults.
@@ -133,7 +134,7 @@ func reconcile(ctx context.Context, js jetstream.JetStream, prefix string, l Str
 			return diffs, err
 		}
 	}
-	return append(diffs, mk.fewer...), nil
+	return append(diffs, mk.fewer...), disallowDirect(ctx, js, names)
 }
 
 // maker creates streams, buckets and object stores with replicas; when
@@ -204,4 +205,74 @@ func (c *Conn) KeepFirstResults(ctx context.Context) error {
 		return fmt.Errorf("update stream %s to keep the first result of each subject: %w", cfg.Name, err)
 	}
 	return nil
+}
+
+// MayCreateStreams says the connection's credentials let it create the
+// prefix's streams: a requester's, or none at all (a server without
+// credentials, or with one shared token, refuses nobody). A node's may
+// not: it waits for them (AwaitStreams).
+func (c *Conn) MayCreateStreams() bool {
+	return c.id.MayPublish("$JS.API.STREAM.CREATE." + c.Names().Tasks)
+}
+
+// streamNames are the JetStream names of the prefix's streams, buckets
+// and object stores.
+func (n Names) streamNames() []string { return streamsOf(n).all() }
+
+// MissingStreams lists the streams (buckets and object stores as
+// JetStream names them) of the prefix that do not exist, or are not set
+// up yet (see disallowDirect).
+func (c *Conn) MissingStreams(ctx context.Context) ([]string, error) {
+	var missing []string
+	for _, name := range c.Names().streamNames() {
+		if _, err := c.js.Stream(ctx, name); errors.Is(err, jetstream.ErrStreamNotFound) {
+			missing = append(missing, name)
+		} else if err != nil {
+			return nil, fmt.Errorf("look up stream %s: %w", name, err)
+		}
+	}
+	if len(missing) > 0 {
+		return missing, nil
+	}
+	return directOn(ctx, c.js, c.Names())
+}
+
+// streamsRetry is how often AwaitStreams looks again; streamsNag how
+// often it says it still waits.
+const (
+	streamsRetry = time.Second
+	streamsNag   = 30 * time.Second
+)
+
+// AwaitStreams returns once the prefix's streams exist. A connection
+// that may create them (MayCreateStreams) creates what is missing; any
+// other waits for `orchestrator serve` or a run to, looking again every
+// second and saying so on log (at once, then every 30 s), until ctx ends.
+func (c *Conn) AwaitStreams(ctx context.Context, log zerolog.Logger) error {
+	if c.MayCreateStreams() {
+		return c.EnsureStreams(ctx, StreamLimits{})
+	}
+	var said time.Time
+	for {
+		missing, err := c.MissingStreams(ctx)
+		if err == nil && len(missing) == 0 {
+			if !said.IsZero() {
+				log.Info().Msg("troupe's streams exist now")
+			}
+			return nil
+		}
+		if time.Since(said) >= streamsNag {
+			said = time.Now()
+			ev := log.Warn().Err(err)
+			if len(missing) > 0 {
+				ev = ev.Strs("missing", missing)
+			}
+			ev.Msg("waiting for troupe's streams: orchestrator serve, or the first run, creates them (these credentials may not)")
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for troupe's streams %v: %w", missing, ctx.Err())
+		case <-time.After(streamsRetry):
+		}
+	}
 }

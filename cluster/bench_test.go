@@ -65,13 +65,19 @@ func cpuTime() time.Duration {
 // loopback TCP; the model is the scripted server, answering at once.
 func benchFanout(b *testing.B, remote bool, n int) {
 	s := natsServer(b)
+	benchFanoutOver(b, remote, n, func(string) *bus.Conn { return wrap(b, connect(b, s)) })
+}
+
+// benchFanoutOver is benchFanout with the connections dial makes: "node-<i>"
+// for each node, "requester" for the orchestrator.
+func benchFanoutOver(b *testing.B, remote bool, n int, dial func(who string) *bus.Conn) {
 	srv := oneShotFanout(n)
 	defer srv.Close()
 	if remote {
 		for i := 0; i < 3; i++ {
-			nc := connect(b, s)
-			node, err := StartNode(b.Context(), NodeOptions{Bus: wrap(b, nc), ID: fmt.Sprintf("n%d", i), Kinds: []string{"explore"}, Slots: 64,
-				Agent: actors.Options{Workspace: workspace(b), Client: limitedClient(b, srv, wrap(b, nc), false), Models: actors.Models{Default: "big"},
+			nodeBus := dial(fmt.Sprintf("node-%d", i))
+			node, err := StartNode(b.Context(), NodeOptions{Bus: nodeBus, Kinds: []string{"explore"}, Slots: 64,
+				Agent: actors.Options{Workspace: workspace(b), Client: limitedClient(b, srv, nodeBus, false), Models: actors.Models{Default: "big"},
 					Log: zerolog.Nop()},
 				AckWait: 30 * time.Second, Log: zerolog.Nop()})
 			if err != nil {
@@ -80,8 +86,8 @@ func benchFanout(b *testing.B, remote bool, n int) {
 			defer node.Drain(b.Context())
 		}
 	}
-	nc := connect(b, s)
-	orch := limitedClient(b, srv, wrap(b, nc), true)
+	req := dial("requester")
+	orch := limitedClient(b, srv, req, true)
 	var spawnToCall time.Duration
 	var spawned int
 	b.ResetTimer()
@@ -96,7 +102,7 @@ func benchFanout(b *testing.B, remote bool, n int) {
 		var r *Remote
 		if remote {
 			var err error
-			r, err = StartRemote(b.Context(), RemoteOptions{Bus: wrap(b, nc), Run: run, Placement: map[string]string{"explore": PlaceRemote}, Log: zerolog.Nop()})
+			r, err = StartRemote(b.Context(), RemoteOptions{Bus: req, Run: run, Placement: map[string]string{"explore": PlaceRemote}, Log: zerolog.Nop()})
 			if err != nil {
 				b.Fatal(err)
 			}

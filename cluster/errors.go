@@ -15,3 +15,7 @@ var ErrStaleDelivery = errors.New("from an earlier delivery of the task")
 // an older troupe (<prefix>.result.<run>.<agent>), by a node that proves
 // the task's delivery: the node must be upgraded.
 var ErrUntaggedResult = errors.New("result from a node of an older troupe")
+
+// ErrKindNotGranted marks a kind a node was asked to run that its
+// credentials (a node's own, issued for some kinds) do not let it pull.
+var ErrKindNotGranted = errors.New("kind not granted to this node")

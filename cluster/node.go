@@ -24,8 +24,9 @@ type NodeOptions struct {
 	// Bus is the connection to NATS, with JetStream and the subject
 	// prefix (required).
 	Bus *bus.Conn
-	// ID is unique per node process (default a new UUID); Name is for
-	// people (default the host name).
+	// ID is unique per node process (default: the node's name when its
+	// credentials are its own, else a new UUID); Name is for people
+	// (default the host name).
 	ID, Name string
 	// Kinds are the agent kinds this node runs (default explore).
 	Kinds []string
@@ -78,6 +79,9 @@ type NodeOptions struct {
 }
 
 func (o *NodeOptions) defaults() {
+	if o.ID == "" {
+		o.ID = o.Bus.Identity().Node // a node of its own identity
+	}
 	if o.ID == "" {
 		o.ID = "node-" + uuid.NewString()[:8]
 	}
@@ -194,12 +198,16 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 		return nil, errors.New("start node: NodeOptions.Bus is nil")
 	}
 	o.defaults()
+	if err := o.identify(); err != nil {
+		return nil, err
+	}
 	for _, k := range o.Kinds {
 		if err := bus.CheckToken("kind", k); err != nil {
 			return nil, err
 		}
 	}
-	if err := o.Bus.EnsureStreams(ctx, bus.StreamLimits{}); err != nil {
+	// A requester or serve makes the streams; a node's credentials may not.
+	if err := o.Bus.AwaitStreams(ctx, o.Log); err != nil {
 		return nil, err
 	}
 	kv, err := openBucket(ctx, o.Bus, o.Log, o.Bus.Names().Nodes)
@@ -247,6 +255,9 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 		return fail(err)
 	}
 	if err := n.followRuns(ctx); err != nil {
+		return fail(err)
+	}
+	if err := n.claimKey(ctx); err != nil {
 		return fail(err)
 	}
 	sent := time.Now()

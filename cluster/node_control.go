@@ -167,9 +167,23 @@ func (n *Node) ctlTarget(subject string) (run, agent string) {
 	return "", ""
 }
 
-func cancelReason(data []byte) string {
+// cancelOf decodes a cancel, or refuses it with a warning. Only a
+// well-formed cancel of this protocol version counts: anyone on the
+// server may have it publish a JetStream answer (a JSON document of the
+// server's, no "v") on any subject, a cancel subject included, by naming
+// that subject as the reply of an API request.
+func (n *Node) cancelOf(m *nats.Msg) (messages.Cancel, bool) {
+	c, err := messages.Decode[messages.Cancel](m.Data, maxRequestBytes)
+	if err != nil {
+		n.o.Log.Warn().Err(err).Str("subject", m.Subject).Msg("cancel refused: not a requester's cancel")
+		return c, false
+	}
+	return c, true
+}
+
+func cancelReason(c messages.Cancel) string {
 	reason := "cancelled by the orchestrator"
-	if c, err := messages.Decode[messages.Cancel](data, maxRequestBytes); err == nil && c.Reason != "" {
+	if c.Reason != "" {
 		reason += ": " + c.Reason
 	}
 	return reason
@@ -181,8 +195,12 @@ func (n *Node) onRunCancel(m *nats.Msg) {
 	if run == "" {
 		return
 	}
+	c, ok := n.cancelOf(m)
+	if !ok {
+		return
+	}
 	n.gone.add(run)
-	reason := cancelReason(m.Data)
+	reason := cancelReason(c)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, rt := range n.running {
@@ -197,8 +215,11 @@ func (n *Node) onCancel(m *nats.Msg) {
 	if agent == "" {
 		return
 	}
-	c, err := messages.Decode[messages.Cancel](m.Data, maxRequestBytes)
-	if err == nil && c.Node != "" {
+	c, ok := n.cancelOf(m)
+	if !ok {
+		return
+	}
+	if c.Node != "" {
 		// A claim revoked: only that node's copy stops.
 		if c.Node == n.o.ID {
 			n.revoke(run, agent, c.Reason)
@@ -206,7 +227,7 @@ func (n *Node) onCancel(m *nats.Msg) {
 		return
 	}
 	if rt := n.task(run, agent); rt != nil {
-		rt.h.Cancel(cancelReason(m.Data))
+		rt.h.Cancel(cancelReason(c))
 		return
 	}
 	n.gone.add(run + "." + agent)

@@ -391,7 +391,7 @@ func TestNodeCountsDroppedControlMessages(t *testing.T) {
 		}
 	}()
 	for i := range sent {
-		if err := nc.Publish(bus.CtlSubject(DefaultPrefix, fmt.Sprintf("r%d", i), "", ctlCancel), nil); err != nil {
+		if err := nc.Publish(bus.CtlSubject(DefaultPrefix, fmt.Sprintf("r%d", i), "", ctlCancel), []byte(`{"v":1}`)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,7 +15,9 @@ import (
 // without it (an ephemeral store, a rebuilt server) has neither: the
 // node's pulls and heartbeats would fail for ever. So when they fail, the
 // node asks whether what they need still exists and, if it is gone,
-// creates the streams, its consumer or the bucket again.
+// creates its consumer or the bucket again; the streams it creates again
+// only where its credentials allow (none, or a shared token): a node's own
+// credentials may not, and it waits for serve or the next run to.
 
 // consumer creates (or finds) the durable consumer of kind's tasks.
 func (n *Node) consumer(ctx context.Context, kind string) (jetstream.Consumer, error) {
@@ -45,7 +47,7 @@ func (n *Node) restoreConsumer(kind string, c jetstream.Consumer) jetstream.Cons
 	if _, err := c.Info(ctx); !gone(err) {
 		return c
 	}
-	if err := n.o.Bus.EnsureStreams(ctx, bus.StreamLimits{}); err != nil {
+	if err := n.ensureStreams(ctx); err != nil {
 		n.o.Log.Warn().Err(err).Str("kind", kind).Msg("the task queue is gone from the server and cannot be created again yet")
 		return c
 	}
@@ -72,7 +74,7 @@ func (n *Node) registry() jetstream.KeyValue {
 func (n *Node) restoreRegistry(ctx context.Context) bool {
 	kv, err := n.o.Bus.JetStream().KeyValue(ctx, n.o.Bus.Names().Nodes)
 	if gone(err) {
-		if err = n.o.Bus.EnsureStreams(ctx, bus.StreamLimits{}); err == nil {
+		if err = n.ensureStreams(ctx); err == nil {
 			kv, err = n.o.Bus.JetStream().KeyValue(ctx, n.o.Bus.Names().Nodes)
 		}
 		if err == nil {
@@ -87,4 +89,18 @@ func (n *Node) restoreRegistry(ctx context.Context) bool {
 	n.kv = kv
 	n.kvMu.Unlock()
 	return true
+}
+
+// ensureStreams creates the streams that are missing where the node's
+// credentials allow; otherwise it only checks they exist (a requester or
+// serve makes them).
+func (n *Node) ensureStreams(ctx context.Context) error {
+	if n.o.Bus.MayCreateStreams() {
+		return n.o.Bus.EnsureStreams(ctx, bus.StreamLimits{})
+	}
+	missing, err := n.o.Bus.MissingStreams(ctx)
+	if err == nil && len(missing) > 0 {
+		err = fmt.Errorf("%w: %v (serve or the next run creates them; this node's credentials may not)", jetstream.ErrStreamNotFound, missing)
+	}
+	return err
 }

@@ -22,6 +22,12 @@ func (h *RateHub) openBucket(ctx context.Context) error {
 		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name, TTL: rateOwnerTTL, History: 1,
 			Description: "troupe: the process that owns the hub's provider rate limits"})
 		if errors.Is(err, jetstream.ErrBucketExists) {
+			err = nil
+		}
+		if err == nil { // no direct gets on troupe's buckets (bus/direct.go)
+			err = noDirect(ctx, js, "KV_"+name)
+		}
+		if err == nil {
 			kv, err = js.KeyValue(ctx, name)
 		}
 	}
@@ -158,4 +164,20 @@ func (h *RateHub) answer(m *nats.Msg) {
 	}
 	b, _ := json.Marshal(reply)
 	_ = m.Respond(b)
+}
+
+// noDirect turns direct gets off on stream (nats.go makes buckets with
+// them on): reads go through STREAM.MSG.GET, as on every troupe bucket.
+func noDirect(ctx context.Context, js jetstream.JetStream, stream string) error {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return err
+	}
+	cfg := s.CachedInfo().Config
+	if !cfg.AllowDirect {
+		return nil
+	}
+	cfg.AllowDirect = false
+	_, err = js.UpdateStream(ctx, cfg)
+	return err
 }

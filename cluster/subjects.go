@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"strconv"
-
 	"github.com/troupe-ai/troupe/bus"
 )
 
@@ -18,5 +16,5 @@ func TaskSubject(prefix, kind string, protocol int) string {
 // version, shared by every node of that version that runs the kind:
 // <prefix>_<kind>_v<protocol>.
 func consumerName(prefix, kind string, protocol int) string {
-	return prefix + "_" + kind + "_v" + strconv.Itoa(protocol)
+	return bus.ConsumerName(prefix, kind, protocol)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
+	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/httpguard"
 	"github.com/troupe-ai/troupe/internal/runner"
 )
@@ -23,32 +24,73 @@ func checkNoAuth(host string) error {
 		"drop --no-auth (serve writes creds files for each role) or listen on 127.0.0.1", host)
 }
 
-// cmdAuth is `orchestrator auth init DIR`: the operator and account
-// material, a nats-server configuration snippet and the three creds files
-// for an existing NATS server or cluster.
-func cmdAuth(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	if len(args) != 2 || args[0] != "init" {
-		return exitUsage, usageErr("usage: orchestrator auth init DIR")
+// cmdAuth is `orchestrator auth`: init (the key material, a nats-server
+// configuration and the creds files for an existing server), node (a
+// node's own credentials), revoke (one set of credentials, at once) and
+// list (who holds what).
+func cmdAuth(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (int, error) {
+	if len(args) == 0 {
+		return exitUsage, usageErr("usage: orchestrator auth init|node|revoke|list ...")
 	}
-	dir := args[1]
-	if _, paths, err := bus.InitAuthDir(dir, bus.DefaultPrefix); err != nil {
+	topic := "auth " + args[0]
+	if _, ok := commandFlags[topic]; !ok {
+		return exitUsage, usageErr("unknown auth command %q (init, node, revoke or list)", args[0])
+	}
+	fs := flagsOf(topic)
+	pos, err := fs.parse(args[1:])
+	if err != nil {
+		return exitUsage, err
+	}
+	switch args[0] {
+	case "init":
+		return authInit(pos, fs, getenv, stdout, stderr)
+	case "node":
+		return authNode(pos, fs, stdout, stderr)
+	case "revoke":
+		return authRevoke(ctx, pos, fs, getenv, stdout, stderr)
+	default:
+		return authList(pos, fs, stdout)
+	}
+}
+
+// authInit is `auth init DIR`: the prefix is the configuration's.
+func authInit(pos []string, fs *flagSet, getenv func(string) string, stdout, stderr io.Writer) (int, error) {
+	if len(pos) != 1 {
+		return exitUsage, usageErr("usage: orchestrator auth init DIR [--config FILE]")
+	}
+	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: getenv("HOME"), Getenv: getenv})
+	if err != nil {
+		return exitUsage, usageErr("%v", err)
+	}
+	dir := pos[0]
+	a, paths, err := bus.InitAuthDir(dir, cfg.NATS.Prefix)
+	if err != nil {
 		return exitFailed, err
-	} else {
-		conf, _ := filepath.Abs(filepath.Join(dir, bus.ServerConfigFile))
-		fmt.Fprintln(stdout, dir)
-		fmt.Fprintf(stderr, "wrote the operator and account keys, %s and the creds files of each role in %s (keep it private: its account.nk mints credentials)\n",
-			bus.ServerConfigFile, dir)
-		fmt.Fprintf(stderr, "server:   nats-server -js -c %s   (or include it in your configuration)\n", conf)
-		fmt.Fprintf(stderr, "runs:     orchestrator run --nats URL --creds %s \"task\"\n", paths[bus.RoleRequester])
-		fmt.Fprintf(stderr, "nodes:    node --nats URL --creds %s --workspace DIR\n", paths[bus.RoleNode])
-		fmt.Fprintf(stderr, "watch:    orchestrator watch --nats URL --creds %s\n", paths[bus.RoleWatcher])
-		token := filepath.Join(dir, httpguard.TokenFileName)
-		if _, err := httpguard.WriteTokenFile(token); err != nil {
-			return exitFailed, fmt.Errorf("write the HTTP token: %w", err)
-		}
-		fmt.Fprintf(stderr, "http:     --http-token-file %s (0600) for serve --http, watch --web, node --http and mcp --http beyond loopback\n", token)
 	}
+	conf, _ := filepath.Abs(filepath.Join(dir, bus.ServerConfigFile))
+	fmt.Fprintln(stdout, dir)
+	fmt.Fprintf(stderr, "wrote the operator and account keys, %s and the creds files in %s for nats.prefix %s (keep it private: its account.nk mints credentials)\n",
+		bus.ServerConfigFile, dir, a.Prefix())
+	fmt.Fprintf(stderr, "server:   nats-server -js -c %s   (or include it in your configuration)\n", conf)
+	fmt.Fprintf(stderr, "runs:     orchestrator run --nats URL --creds %s \"task\"\n", paths[bus.RoleRequester])
+	fmt.Fprintf(stderr, "nodes:    node --nats URL --creds %s --workspace DIR   (one file per node: orchestrator auth node NAME --dir %s)\n",
+		nodeCredsPath(a, paths), dir)
+	fmt.Fprintf(stderr, "watch:    orchestrator watch --nats URL --creds %s\n", paths[bus.RoleWatcher])
+	token := filepath.Join(dir, httpguard.TokenFileName)
+	if _, err := httpguard.WriteTokenFile(token); err != nil {
+		return exitFailed, fmt.Errorf("write the HTTP token: %w", err)
+	}
+	fmt.Fprintf(stderr, "http:     --http-token-file %s (0600) for serve --http, watch --web, node --http and mcp --http beyond loopback\n", token)
 	return exitOK, nil
+}
+
+// nodeCredsPath is the creds file to show for a first node: the first
+// node identity's, or the shared node.creds an earlier troupe left.
+func nodeCredsPath(a *bus.Auth, paths map[bus.Role]string) string {
+	if p, shared := paths[bus.RoleNode]; shared {
+		return p
+	}
+	return a.NodePath(bus.FirstNode)
 }
 
 // serveAuth gives serve's server its role credentials (in the store's

@@ -27,13 +27,15 @@ func TestServeNoAuthOnlyOnLoopback(t *testing.T) {
 	}
 }
 
-// auth init writes the key material, the server snippet, the three
-// creds files and the HTTP token, private; a second init keeps the keys
-// and the token.
+// auth init writes the key material, the server snippet, the creds
+// files (a node's own for the first node, no shared node.creds) and the
+// HTTP token, private; a second init keeps the keys and the token.
 func TestAuthInit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "auth")
+	env := map[string]string{"HOME": t.TempDir()}
+	getenv := func(k string) string { return env[k] }
 	var out, errb bytes.Buffer
-	if code, err := cmdAuth(t.Context(), []string{"init", dir}, &out, &errb); code != exitOK || err != nil {
+	if code, err := cmdAuth(t.Context(), []string{"init", dir}, getenv, &out, &errb); code != exitOK || err != nil {
 		t.Fatalf("exit %d: %v", code, err)
 	}
 	conf, err := os.ReadFile(filepath.Join(dir, bus.ServerConfigFile))
@@ -41,17 +43,23 @@ func TestAuthInit(t *testing.T) {
 		t.Fatalf("server.conf: %v\n%s", err, conf)
 	}
 	account, _ := os.ReadFile(filepath.Join(dir, "account.nk"))
-	for _, r := range bus.Roles {
-		if !strings.Contains(errb.String(), bus.CredsPath(dir, r)) {
-			t.Errorf("auth init does not say where %s is:\n%s", bus.CredsPath(dir, r), errb.String())
+	for _, p := range []string{bus.CredsPath(dir, bus.RoleRequester), bus.CredsPath(dir, bus.RoleWatcher), filepath.Join(dir, "nodes", bus.FirstNode+".creds")} {
+		if !strings.Contains(errb.String(), p) {
+			t.Errorf("auth init does not say where %s is:\n%s", p, errb.String())
 		}
+		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if _, err := os.Stat(bus.CredsPath(dir, bus.RoleNode)); err == nil {
+		t.Error("a new folder has a shared node.creds")
 	}
 	token := filepath.Join(dir, "http.token")
 	tok, err := os.ReadFile(token)
 	if st, serr := os.Stat(token); err != nil || serr != nil || st.Mode().Perm() != 0o600 || len(tok) < 32 || !strings.Contains(errb.String(), token) {
 		t.Errorf("the HTTP token %s: %v, %q; want 0600 and named", token, err, tok)
 	}
-	if code, err := cmdAuth(t.Context(), []string{"init", dir}, &out, &errb); code != exitOK || err != nil {
+	if code, err := cmdAuth(t.Context(), []string{"init", dir}, getenv, &out, &errb); code != exitOK || err != nil {
 		t.Fatalf("second init: exit %d: %v", code, err)
 	}
 	if again, _ := os.ReadFile(token); !bytes.Equal(tok, again) {
@@ -61,7 +69,7 @@ func TestAuthInit(t *testing.T) {
 	if len(account) == 0 || !bytes.Equal(account, again) {
 		t.Fatal("a second init changed the account key")
 	}
-	if code, _ := cmdAuth(t.Context(), []string{"init"}, &out, &errb); code != exitUsage {
+	if code, _ := cmdAuth(t.Context(), []string{"init"}, getenv, &out, &errb); code != exitUsage {
 		t.Fatalf("auth init without DIR: exit %d", code)
 	}
 }

@@ -37,7 +37,10 @@ Usage:
   orchestrator watch [--nats URL] [--creds FILE] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--web ADDR] [flags]
   orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral] [flags]
   orchestrator mcp [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--creds FILE] [--http ADDR] [flags]   troupe as an MCP server
-  orchestrator auth init DIR                       creds files and a nats-server config for an existing server
+  orchestrator auth init DIR [--config FILE]       creds files and a nats-server config for an existing server
+  orchestrator auth node NAME --dir DIR [--kinds K,...]   a node's own credentials (nodes/NAME.creds)
+  orchestrator auth revoke NAME --dir DIR [--nats URL] [--config FILE]   revoke one node's (or role's) credentials at once
+  orchestrator auth list --dir DIR                 who holds which credentials, and who was revoked
   orchestrator node --nats URL --workspace DIR [--kinds explore,worker] [--slots N] [flags]   (same as the node program)
   orchestrator tools list [--config FILE] [--workspace DIR]
   orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]
@@ -94,7 +97,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "mcp":
 		code, err = cmdMCP(ctx, args[1:], processEnv(nil), stdin, stdout, stderr)
 	case "auth":
-		code, err = cmdAuth(ctx, args[1:], stdout, stderr)
+		code, err = cmdAuth(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "serve":
 		code, err = cmdServe(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "version", "--version":

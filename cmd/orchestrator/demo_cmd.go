@@ -75,7 +75,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	fmt.Fprintf(stderr, "events: embedded NATS at %s\nwatch it from another terminal: orchestrator watch --nats %s%s --run %s\n", nb.URL(), nb.URL(),
 		nb.Creds().CredsFlag(bus.RoleWatcher), p.Options.Run)
 	if f.nodes > 0 {
-		stopNodes, err := startDemoNodes(ctx, f.nodes, nb.URL(), nb.Creds().Path(bus.RoleNode), srv.URL(), ws, stderr)
+		stopNodes, err := startDemoNodes(ctx, f.nodes, nb.URL(), nb.Creds().Node, srv.URL(), ws, stderr)
 		if err != nil {
 			return exitFailed, err
 		}

@@ -25,7 +25,7 @@ const demoNodeConfig = `model:
 // startDemoNodes starts n node processes (this program's own node
 // command) on the demo's NATS server and scripted model, and waits until
 // each is ready. stop drains them with SIGTERM.
-func startDemoNodes(ctx context.Context, n int, natsURL, creds, modelURL, ws string, stderr io.Writer) (stop func(), err error) {
+func startDemoNodes(ctx context.Context, n int, natsURL string, nodeCreds func(name string) (string, error), modelURL, ws string, stderr io.Writer) (stop func(), err error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("start nodes: %w", err)
@@ -51,8 +51,14 @@ func startDemoNodes(ctx context.Context, n int, natsURL, creds, modelURL, ws str
 		os.Remove(cfg)
 	}
 	for i := 1; i <= n; i++ {
+		name := fmt.Sprintf("demo-node-%d", i)
+		creds, err := nodeCreds(name) // each node its own credentials
+		if err != nil {
+			stop()
+			return nil, err
+		}
 		c := exec.CommandContext(ctx, self, "node", "--nats", natsURL, "--workspace", ws, "--kinds", "explore", "--slots", "2",
-			"--name", fmt.Sprintf("demo-node-%d", i), "--config", cfg, "--log-level", "warn")
+			"--name", name, "--config", cfg, "--log-level", "warn")
 		c.Env = append(os.Environ(), "OPENAI_BASE_URL="+modelURL, "OPENAI_API_KEY=demo-not-a-key", "TROUPE_NATS_URL=", "TROUPE_NATS_CREDS="+creds)
 		pipe, err := c.StderrPipe()
 		if err != nil {

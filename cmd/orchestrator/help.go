@@ -199,23 +199,11 @@ Examples:
   orchestrator mcp --workspace ~/src/app
   orchestrator mcp --workspace ~/src/app --http 127.0.0.1:8765 --http-token-file /etc/troupe/http.token
 `,
-	"auth": `Usage: orchestrator auth init DIR
-
-Writes what an existing NATS server (or cluster) needs to run troupe with a
-credential per role, into DIR (made 0700; kept: a second init keeps the keys
-and re-signs the creds files): operator.nk, account.nk and system.nk (the
-keys; account.nk mints credentials, keep it private), server.conf (operator
-mode with a memory resolver holding both accounts) and requester.creds,
-node.creds and watcher.creds (0600), and http.token (0600, kept: the token of
---http-token-file for the web view, /metrics and MCP over HTTP). Start the
-server with
-nats-server -js -c DIR/server.conf (or include server.conf in your own
-configuration), then give each process its file: run and resume
---creds requester.creds, node --creds node.creds, watch --creds watcher.creds.
-
-Examples:
-  orchestrator auth init /etc/troupe
-`,
+	"auth":        authHelp,
+	"auth init":   authInitHelp,
+	"auth node":   authNodeHelp,
+	"auth revoke": authRevokeHelp,
+	"auth list":   authListHelp,
 	"serve": `Usage: orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral] [--config FILE]
                           [--http ADDR [--http-public] [--http-token-file FILE]] [--auth DIR]
                           [--cluster NAME --name SERVER --cluster-listen HOST:PORT --routes URL,...]
@@ -223,10 +211,12 @@ Examples:
 Runs the embedded NATS server with JetStream (and troupe's streams) as a
 long-lived process for runs, nodes and watchers to connect to. Prints the URL
 to use on stdout. Listens on loopback unless --listen says otherwise.
-Clients need credentials: serve writes a creds file per role in STORE/creds
-(requester.creds for runs, node.creds for nodes, watcher.creds for watchers;
-0600, kept across restarts; a temporary folder without --store) and prints
-the commands that use them. --auth DIR takes them from a folder that
+Clients need credentials: serve writes them in STORE/creds
+(requester.creds for runs, watcher.creds for watchers, and the first node's
+own, nodes/node-1.creds; 0600, kept across restarts; a temporary folder
+without --store) and prints the commands that use them; orchestrator auth
+node NAME --dir STORE/creds gives each further node its own, and auth
+revoke shuts one out at once. --auth DIR takes them from a folder that
 orchestrator auth init wrote instead: the one folder every server of a
 cluster shares. --no-auth serves without credentials, on loopback only. A
 token in TROUPE_NATS_TOKEN (or nats.token) instead is one secret for every

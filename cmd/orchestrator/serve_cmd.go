@@ -220,7 +220,8 @@ func serveBanner(stdout, stderr io.Writer, emb *bus.Embedded, o bus.EmbeddedOpti
 		fmt.Fprintf(stderr, "cluster %s: routes at %s; give runs, nodes and watchers every server's URL, comma-separated\n", o.ClusterName, u)
 	}
 	if sc != nil {
-		fmt.Fprintf(stderr, "credentials: %s (requester.creds, node.creds, watcher.creds; only the server's clients holding one get in)\n", sc.Dir)
+		fmt.Fprintf(stderr, "credentials: %s (requester.creds, watcher.creds, and each node its own: orchestrator auth node NAME --dir %s; only the server's clients holding one get in)\n",
+			sc.Dir, sc.Dir)
 	}
 	fmt.Fprintf(stderr, "nodes:    node --nats %s%s --workspace DIR\nruns:     orchestrator run --nats %s%s \"task\"\nwatch:    orchestrator watch --nats %s%s\n",
 		emb.URL(), sc.CredsFlag(bus.RoleNode), emb.URL(), sc.CredsFlag(bus.RoleRequester), emb.URL(), sc.CredsFlag(bus.RoleWatcher))

@@ -48,7 +48,8 @@ collector, in their parents' traces (service troupe-node).
 
 Flags:
   --nats URL          NATS server or cluster (also TROUPE_NATS_URL, nats.url)
-  --creds FILE        the node role's .creds file (serve or auth init writes it; nats.creds)
+  --creds FILE        this node's own .creds file (nodes/NAME.creds: serve, auth init or auth node
+                      writes it; the node takes NAME as its ID; nats.creds)
   --workspace DIR     this node's checkout of the repository (default .)
   --kinds K,...       agent kinds to run (default node.kinds: explore)
   --slots N           tasks at once (default node.slots: 4)
@@ -200,14 +201,8 @@ func serve(ctx context.Context, o options, guard *httpguard.Guard, getenv func(s
 		return err
 	}
 	defer done() // after the node's agents have ended
-	diffs, err := conn.ReconcileStreams(ctx, setup.StreamLimits(cfg))
-	if err != nil {
+	if err := nodeStreams(ctx, conn, cfg, log); err != nil {
 		return err
-	}
-	for _, d := range diffs { // applied: the node's configuration set it
-		if d.Applied {
-			log.Info().Str("stream", d.Stream).Str("setting", d.Setting).Msg(d.String())
-		}
 	}
 	pub, err := conn.NewPublisher(bus.PublisherOptions{Queue: cfg.NATS.PublishQueue, Log: log})
 	if err != nil {
@@ -247,7 +242,17 @@ func serve(ctx context.Context, o options, guard *httpguard.Guard, getenv func(s
 		return err
 	}
 	fmt.Fprintf(stderr, "node %s ready: kinds %s, %d slots, workspace %s, NATS %s\n", node.ID(), strings.Join(ks, ","), n, ws, cfg.NATS.URL)
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-conn.Closed():
+		// The server closed the connection for good: its credentials
+		// were revoked (or expired). Nothing of the node's can reach it.
+		// Stop at once: no result could reach the run.
+		now, stop := context.WithCancel(context.Background())
+		stop()
+		_ = node.Drain(now)
+		return fmt.Errorf("node %s: the NATS server closed the connection and refuses it again (credentials revoked?): %w", node.ID(), conn.Err())
+	}
 	fmt.Fprintf(stderr, "node %s draining\n", node.ID())
 	dctx, cancel := context.WithTimeout(context.Background(), nc.DrainTimeout+10*time.Second)
 	defer cancel()

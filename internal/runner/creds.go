@@ -8,8 +8,9 @@ import (
 )
 
 // ServerCreds is the role material of an embedded server this process
-// starts: the key material the server trusts and the creds files of the
-// three roles (dir/<role>.creds, 0600 in a 0700 folder).
+// starts: the key material the server trusts, the creds files of the
+// requester and the watcher (dir/<role>.creds) and the nodes' own
+// (dir/nodes/<name>.creds), 0600 in a 0700 folder.
 type ServerCreds struct {
 	Auth  *bus.Auth
 	Dir   string
@@ -43,18 +44,30 @@ func (sc *ServerCreds) Close() {
 	}
 }
 
-// CredsFlag is " --creds FILE" for role's file, or "" without credentials.
+// CredsFlag is " --creds FILE" for role's file (a node's: see Path), or
+// "" without credentials.
 func (sc *ServerCreds) CredsFlag(role bus.Role) string {
 	if sc == nil {
 		return ""
 	}
-	return " --creds " + sc.paths[role]
+	return " --creds " + sc.Path(role)
 }
 
-// Path is role's creds file ("" without credentials).
+// Path is role's creds file ("" without credentials). A node's is the
+// first node's own (nodes/node-1.creds), or the shared node.creds an
+// earlier troupe left in the folder.
 func (sc *ServerCreds) Path(role bus.Role) string {
 	if sc == nil {
 		return ""
 	}
-	return sc.paths[role]
+	if p, ok := sc.paths[role]; ok || role != bus.RoleNode {
+		return p
+	}
+	return sc.Auth.NodePath(bus.FirstNode)
+}
+
+// Node is the creds file of the node name's own credentials, issued now
+// when it has none.
+func (sc *ServerCreds) Node(name string) (string, error) {
+	return sc.Auth.IssueNode(name, nil)
 }

@@ -113,7 +113,7 @@ func queueDepth(ctx context.Context, conn *bus.Conn) func() float64 {
 	return func() float64 {
 		qctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
-		s, err := conn.JetStream().Stream(qctx, bus.TasksStream)
+		s, err := conn.JetStream().Stream(qctx, conn.Names().Tasks)
 		if err != nil {
 			return 0
 		}

@@ -53,9 +53,9 @@ func TestNodeAgentsStopWhenTheBudgetDies(t *testing.T) {
 	serve := start(t, bin.orchestrator, nil, "serve", "--listen", "127.0.0.1:0", "--store", store)
 	url := serve.firstLine(30 * time.Second)
 	dir := filepath.Join(store, "creds")
-	serve.waitStderr("--creds "+bus.CredsPath(dir, bus.RoleNode), 10*time.Second)
+	serve.waitStderr("--creds "+firstNodeCreds(dir), 10*time.Second)
 	ws := repo(t, "node:\n  budget_timeout: 300ms\n")
-	node := start(t, bin.node, modelEnv(srv), "--nats", url, "--creds", bus.CredsPath(dir, bus.RoleNode), "--workspace", ws, "--slots", "4")
+	node := start(t, bin.node, modelEnv(srv), "--nats", url, "--creds", firstNodeCreds(dir), "--workspace", ws, "--slots", "4")
 	node.waitStderr(" ready", 30*time.Second)
 	col := collect(t, url, bus.CredsPath(dir, bus.RoleWatcher))
 	run := start(t, bin.orchestrator, modelEnv(srv), "run", "--nats", url, "--creds", bus.CredsPath(dir, bus.RoleRequester),

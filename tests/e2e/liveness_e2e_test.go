@@ -50,7 +50,7 @@ func TestNodeKilledTaskMovesOn(t *testing.T) {
 	col := collect(t, url, roleCreds(run.errs(), "watcher"))
 	node := func(key string) (*proc, string) {
 		p := start(t, bin.node, append(modelEnv(srv), "OPENAI_API_KEY="+key), append([]string{"--nats", url, "--workspace", repo(t, ""),
-			"--slots", "1"}, credsArgs(roleCreds(run.errs(), "node"))...)...)
+			"--slots", "1"}, nodeCredsArgs(t, run.errs(), strings.TrimPrefix(key, "sk-"))...)...)
 		p.waitStderr(" ready", 30*time.Second)
 		return p, nodeReady.FindStringSubmatch(p.errs())[1]
 	}

@@ -49,7 +49,7 @@ func TestWorkerPoolBudgetCeiling(t *testing.T) {
 	col := collect(t, url, roleCreds(run.errs(), "watcher"))
 	for i := 0; i < 3; i++ {
 		node := start(t, bin.node, modelEnv(srv), append([]string{"--nats", url, "--workspace", repo(t, ""), "--slots", "4",
-			"--name", fmt.Sprintf("box-%d", i)}, credsArgs(roleCreds(run.errs(), "node"))...)...)
+			"--name", fmt.Sprintf("box-%d", i)}, nodeCredsArgs(t, run.errs(), fmt.Sprintf("box-%d", i))...)...)
 		node.waitStderr(" ready", 30*time.Second)
 	}
 	// The nodes have room for all twelve; the budget lets some run and

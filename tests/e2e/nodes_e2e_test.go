@@ -63,6 +63,22 @@ func roleCreds(errs, role string) string {
 	return m[1] + role + ".creds"
 }
 
+// nodeCredsArgs is --creds and the credentials of a node of its own,
+// name, issued in the folder a run's embedded server announced in errs
+// (orchestrator auth node); nothing for an external server.
+func nodeCredsArgs(t *testing.T, errs, name string) []string {
+	t.Helper()
+	m := runCreds.FindStringSubmatch(errs)
+	if m == nil {
+		return nil
+	}
+	issue := start(t, bin.orchestrator, nil, "auth", "node", name, "--dir", m[1])
+	if code := issue.wait(30 * time.Second); code != 0 {
+		t.Fatalf("auth node %s: exit %d\n%s", name, code, issue.errs())
+	}
+	return []string{"--creds", strings.TrimSpace(issue.out())}
+}
+
 // credsArgs is --creds file, or nothing without a file.
 func credsArgs(file string) []string {
 	if file == "" {
@@ -184,7 +200,7 @@ func workerPool(t *testing.T, external string) {
 	ids := make([]string, 3)
 	for i := range nodes {
 		nodes[i] = start(t, bin.node, modelEnv(srv), append([]string{"--nats", url, "--workspace", repo(t, ""), "--slots", "4",
-			"--name", fmt.Sprintf("box-%d", i), "--config", nodeCfg}, credsArgs(roleCreds(run.errs(), "node"))...)...)
+			"--name", fmt.Sprintf("box-%d", i), "--config", nodeCfg}, nodeCredsArgs(t, run.errs(), fmt.Sprintf("box-%d", i))...)...)
 		nodes[i].waitStderr(" ready", 30*time.Second)
 		ids[i] = nodeReady.FindStringSubmatch(nodes[i].errs())[1]
 	}

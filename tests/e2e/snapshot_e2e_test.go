@@ -83,7 +83,7 @@ func runWithNode(t *testing.T, srv *llmtest.Server, requester, nodeWS, task stri
 	run.waitStderr("events: ", 30*time.Second)
 	url := natsURL.FindStringSubmatch(run.errs())[1]
 	node = start(t, bin.node, modelEnv(srv), append([]string{"--nats", url, "--workspace", nodeWS, "--kinds", "explore,worker"},
-		credsArgs(roleCreds(run.errs(), "node"))...)...)
+		nodeCredsArgs(t, run.errs(), "snap-node")...)...)
 	node.waitStderr(" ready", 30*time.Second)
 	return run, node
 }
