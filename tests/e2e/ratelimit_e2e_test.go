@@ -86,7 +86,7 @@ func sharedRateScenario(t *testing.T, rl llmtest.RateLimit, config string, windo
 	serve := start(t, bin.orchestrator, nil, "serve", "--listen", "127.0.0.1:0", "--store", store)
 	url := serve.firstLine(30 * time.Second)
 	creds := filepath.Join(store, "creds")
-	serve.waitStderr("--creds "+bus.CredsPath(creds, bus.RoleNode), 10*time.Second)
+	serve.waitStderr("--creds "+firstNodeCreds(creds), 10*time.Second)
 	ws := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
 	must(t, os.MkdirAll(filepath.Join(ws, ".troupe"), 0o755))
@@ -94,8 +94,13 @@ func sharedRateScenario(t *testing.T, rl llmtest.RateLimit, config string, windo
 		"  fanout_threshold: 64\nbudget:\n  per_kind: {explore: 64, planner: 64}\n"+config), 0o644))
 	col := collect(t, url, bus.CredsPath(creds, bus.RoleWatcher))
 	for i := range 2 {
-		node := start(t, bin.node, env, "--nats", url, "--creds", bus.CredsPath(creds, bus.RoleNode), "--workspace", ws,
-			"--slots", "12", "--kinds", "explore", "--name", fmt.Sprintf("box-%d", i))
+		name := fmt.Sprintf("box-%d", i)
+		issue := start(t, bin.orchestrator, nil, "auth", "node", name, "--dir", creds)
+		if code := issue.wait(30 * time.Second); code != 0 {
+			t.Fatalf("auth node %s: exit %d\n%s", name, code, issue.errs())
+		}
+		node := start(t, bin.node, env, "--nats", url, "--creds", strings.TrimSpace(issue.out()), "--workspace", ws,
+			"--slots", "12", "--kinds", "explore", "--name", name)
 		node.waitStderr(" ready", 30*time.Second)
 	}
 	var runs [2]*proc
