@@ -101,6 +101,7 @@ type agent struct {
 	loaded         map[string]bool // deferred tools it loaded (search_tools, or by calling them)
 	unchargedCalls int64           // tool calls not yet charged to the budget
 	changed        map[string]bool // paths changed by its file tools
+	refusedOnce    bool            // a model answer of its was refused (llm.refused): the next one fails it
 }
 
 func newAgent(rt *runtime, spec agentSpec) *agent {

@@ -18,6 +18,7 @@ import (
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/ratelimit"
 	"github.com/troupe-ai/troupe/tools"
 	"github.com/troupe-ai/troupe/tools/builtin"
 )
@@ -85,7 +86,16 @@ func (t *toolNanos) Emit(ev messages.Event) {
 }
 
 func benchOptions(b *testing.B, srv *llmtest.Server, events actors.Emitter) (actors.Options, *timedClient) {
-	tcl := &timedClient{Client: newClient(b, srv)}
+	// The client waits its turns in a rate limiter, as a run's does; the
+	// scripted model states no limit, so none is hit.
+	lim := ratelimit.NewLimiter(ratelimit.NewQuota(ratelimit.QuotaOptions{}), ratelimit.LimiterOptions{Client: "bench"})
+	b.Cleanup(lim.Close)
+	c, err := llm.NewClient(llm.Config{BaseURL: srv.URL(), Model: "big-model", Stream: true, MaxAttempts: 4,
+		InitialBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, Limiter: lim}, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	tcl := &timedClient{Client: c}
 	return actors.Options{Workspace: b.TempDir(), Task: "bench", Client: tcl, Budget: budget.Limits{Tokens: 1 << 40},
 		Models: actors.Models{Default: "big-model", Cheap: "small-model"}, Events: events, Log: zerolog.Nop(),
 		Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}, DoomRepeats: 1 << 30, MaxRounds: 1 << 30}}, tcl

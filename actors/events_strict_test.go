@@ -151,8 +151,10 @@ func TestEveryEmittedEventDecodesStrictly(t *testing.T) {
 	// one slot); the changes.* events need workers in worktrees of a git
 	// repository (isolation_test.go decodes them strictly), changes.refused
 	// a remote worker (cluster's changes_proof_test.go decodes it
-	// strictly); nodes emit the others.
-	elsewhere := []string{messages.EvtBudgetWaiting, messages.EvtNodeJoined, messages.EvtNodeLeft, messages.EvtTaskRedelivered,
+	// strictly); nodes emit the others; llm.refused needs a hostile model's
+	// flood and llm.throttled a rate limiter (refused_answer_test.go and
+	// throttled_test.go decode them strictly).
+	elsewhere := []string{messages.EvtBudgetWaiting, messages.EvtLLMRefused, messages.EvtLLMThrottled, messages.EvtNodeJoined, messages.EvtNodeLeft, messages.EvtTaskRedelivered,
 		messages.EvtChangesReady, messages.EvtChangesApplied, messages.EvtChangesConflict, messages.EvtChangesRefused}
 	for _, typ := range missing {
 		if !slices.Contains(elsewhere, typ) {

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"time"
@@ -72,8 +73,9 @@ func (a *agent) startRound(c actor.Context) {
 		EstimateTokens: a.conv.Estimate(), Messages: a.conv.Len(), ToolTokens: a.curTools.tokens,
 		ToolsDeferred: len(a.curTools.offer.Deferred)})
 	a.busy = true
-	req := llm.Request{Model: a.model, Tools: a.curTools.specs,
-		Agent: a.spec.id, Run: a.rt.run, Kind: a.spec.kind.Name}
+	req := llm.Request{Model: a.model, Tools: a.curTools.specs, MaxToolCalls: a.rt.settings.ToolCallLimit(),
+		Agent: a.spec.id, Run: a.rt.run, Kind: a.spec.kind.Name, Priority: a.rt.settings.RunPriority, Depth: a.spec.depth}
+	req.OnRate = a.onRate(a.round, a.model)
 	go a.modelStep(a.conv, req, a.unchargedCalls, a.round)
 }
 
@@ -146,6 +148,10 @@ func (a *agent) onModel(c actor.Context, m *modelDone) {
 	if m.err != nil {
 		if a.ctx.Err() != nil {
 			a.finish(c, AgentResult{Status: StatusCancelled, Reason: ReasonCancelled, Text: a.bestText})
+			return
+		}
+		if errors.Is(m.err, llm.ErrOverLimit) {
+			a.onRefused(c, m)
 			return
 		}
 		a.finish(c, AgentResult{Status: StatusFailed, Reason: ReasonError, Text: a.bestText, Err: m.err.Error()}) // the provider's own words say what to fix

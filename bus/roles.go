@@ -148,6 +148,13 @@ func (g Grant) requester() (pub, sub []string) {
 		pub = append(pub, "$JS.API.CONSUMER.CREATE."+st, "$JS.FC."+st+".>")
 	}
 	pub = append(pub, "$KV."+n.Nodes+".>", "$KV."+n.Runs+".>", "$O."+n.Artifacts+".>", "$O."+n.Snapshots+".>", "$O."+n.Changes+".>")
+	// Provider rate limits: a requester asks the quota's owner and may be
+	// the owner (the rate bucket's lease; serving leases and reports,
+	// sending freeze notices).
+	rate := "KV_" + n.Rate
+	pub = append(pub, p+"rate.>", "$KV."+n.Rate+".>", "$JS.API.CONSUMER.CREATE."+rate, "$JS.FC."+rate+".>")
+	pub = append(pub, jsStream(rate, "INFO", "CREATE", "UPDATE", "MSG.GET")...)
+	pub = append(pub, jsConsumer(rate, "CREATE", "INFO", "DELETE")...)
 	// The task queue's advisories: a task out of attempts, or terminated.
 	sub = []string{p + ">", "$JS.EVENT.ADVISORY.CONSUMER.*." + s.tasks + ".*"}
 	return pub, sub
@@ -197,6 +204,10 @@ func (g Grant) node() (pub, sub []string) {
 	// Control of the agents it runs, and the runs' heartbeats; nothing
 	// else of the runs'.
 	sub = []string{p + "ctl.*.cancel", p + "ctl.*.*.cancel", p + "ctl.*.*.input", p + "ctl.*.*.status", p + "beat.run.*"}
+	// Provider rate limits: a node asks the quota's owner for leases and
+	// reports 429s; it hears freeze notices; it never owns the quota.
+	pub = append(pub, p+"rate.*.lease", p+"rate.*.report")
+	sub = append(sub, p+"rate.*.frozen")
 	return pub, sub
 }
 

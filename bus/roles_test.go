@@ -116,15 +116,18 @@ func TestRolesServerRefusesForbiddenSubjects(t *testing.T) {
 				// No event about a run: a node's go to the run's requester.
 				"troupe.evt.r1.explore-1.llm.response", "troupe.evt.made-up.explore-1.agent.started",
 				"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.TROUPE_TASKS.troupe_explore_v1",
-				"$JS.API.STREAM.DELETE.TROUPE_EVENTS", "$JS.API.STREAM.PURGE.TROUPE_TASKS", "_INBOX.x"},
-			sub: []string{"troupe.budget.r1.acquire", "troupe.ask.r1.root", "troupe.task.>", "troupe.evt.>", "$JS.EVENT.>"},
+				"$JS.API.STREAM.DELETE.TROUPE_EVENTS", "$JS.API.STREAM.PURGE.TROUPE_TASKS", "_INBOX.x", "troupe.rate.v1.frozen"},
+			sub: []string{"troupe.budget.r1.acquire", "troupe.ask.r1.root", "troupe.task.>", "troupe.evt.>", "$JS.EVENT.>",
+				// A node never owns the hub's rate limits, nor speaks for the owner.
+				"troupe.rate.v1.lease", "troupe.rate.v1.report", "troupe.rate.>"},
 		},
 		RoleWatcher: {
 			pub: []string{"troupe.task.explore.v1", "troupe.ctl.r1.cancel", "troupe.evt.r1.root.run.finished",
 				"troupe.evt.r1.explore-1.agent.finished", "troupe.result.r1.explore-1", "troupe.result.r1.explore-1.0123", "troupe.budget.r1.acquire",
 				"troupe.budget.r1.release", "troupe.budget.r1.usage", "troupe.ask.r1.root", "troupe.ctl.r1.a.started",
 				"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.TROUPE_TASKS.troupe_explore_v1", "$KV.troupe_nodes.n1",
-				"$JS.API.CONSUMER.MSG.NEXT.TROUPE_TASKS.troupe_explore_v1", "$JS.ACK.TROUPE_TASKS.x.1.1.1.1.1"},
+				"$JS.API.CONSUMER.MSG.NEXT.TROUPE_TASKS.troupe_explore_v1", "$JS.ACK.TROUPE_TASKS.x.1.1.1.1.1",
+				"troupe.rate.v1.lease", "troupe.rate.v1.report", "troupe.rate.v1.frozen"},
 			sub: []string{"troupe.budget.r1.acquire", "troupe.ask.r1.root", "troupe.ctl.>", "troupe.result.>", "$JS.EVENT.>"},
 		},
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/troupe-ai/troupe/messages"
 )
 
 // DefaultPrefix is the first token of every troupe subject.
@@ -25,6 +27,7 @@ type Names struct {
 	Nodes, Artifacts       string // KV bucket, object store
 	Snapshots, Changes     string // object stores of workspace snapshots and changesets
 	Runs                   string // KV bucket: the run leases
+	Rate                   string // KV bucket: who owns the hub's rate limits
 }
 
 // NamesFor is prefix's names: streams <PREFIX>_EVENTS, _TASKS and
@@ -35,7 +38,7 @@ func NamesFor(prefix string) Names {
 	up := strings.ToUpper(prefix)
 	return Names{Events: up + "_EVENTS", Tasks: up + "_TASKS", Results: up + "_RESULTS",
 		Nodes: prefix + "_nodes", Artifacts: prefix + "_artifacts", Snapshots: prefix + "_snapshots", Changes: prefix + "_changes",
-		Runs: prefix + "_runs"}
+		Runs: prefix + "_runs", Rate: prefix + "_rate"}
 }
 
 // checkPrefix refuses a prefix that cannot name streams and buckets.
@@ -110,6 +113,13 @@ func ParseResultSubject(prefix, subject string) (run, agent, tag string, err err
 		tag = parts[2]
 	}
 	return parts[0], parts[1], tag, nil
+}
+
+// RateSubject is <prefix>.rate.v<protocol>.<op>: the hub's provider
+// rate limits (op lease or report, requests to the quota's owner; frozen,
+// the owner's notices to every process).
+func RateSubject(prefix, op string) string {
+	return prefix + ".rate.v" + strconv.Itoa(messages.ProtocolVersion) + "." + op
 }
 
 // BudgetSubject is <prefix>.budget.<run>.<op>.

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -26,6 +27,24 @@ func oneShotFanout(n int) *llmtest.Server {
 		{Match: llmtest.Matcher{Kind: "root"}, Repeat: true, Turns: []llmtest.Turn{{ToolCalls: calls}, {Text: "done"}}},
 		{Match: llmtest.Matcher{Kind: "explore"}, Repeat: true, Turns: []llmtest.Turn{{Text: "main.go:1"}}},
 	}})
+}
+
+// limitedClient is the model client of a process on conn's hub, its
+// calls taking their turns with the hub's rate limits as a run's
+// (candidate) or a node's do; the scripted model states no limit, so
+// none is hit.
+func limitedClient(b *testing.B, srv *llmtest.Server, conn *bus.Conn, candidate bool) llm.Client {
+	hub, err := StartRateHub(b.Context(), conn, RateHubOptions{Candidate: candidate, Log: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(hub.Close)
+	c, err := llm.NewClient(llm.Config{BaseURL: srv.URL(), Model: "big", Stream: true, MaxAttempts: 2,
+		InitialBackoff: time.Millisecond, Limiter: hub.Limiter()}, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
 }
 
 // cpuTime is the user + system CPU time this process has used: the
@@ -56,8 +75,9 @@ func benchFanoutOver(b *testing.B, remote bool, n int, dial func(who string) *bu
 	defer srv.Close()
 	if remote {
 		for i := 0; i < 3; i++ {
-			node, err := StartNode(b.Context(), NodeOptions{Bus: dial(fmt.Sprintf("node-%d", i)), Kinds: []string{"explore"}, Slots: 64,
-				Agent: actors.Options{Workspace: workspace(b), Client: modelClient(b, srv), Models: actors.Models{Default: "big"},
+			nodeBus := dial(fmt.Sprintf("node-%d", i))
+			node, err := StartNode(b.Context(), NodeOptions{Bus: nodeBus, Kinds: []string{"explore"}, Slots: 64,
+				Agent: actors.Options{Workspace: workspace(b), Client: limitedClient(b, srv, nodeBus, false), Models: actors.Models{Default: "big"},
 					Log: zerolog.Nop()},
 				AckWait: 30 * time.Second, Log: zerolog.Nop()})
 			if err != nil {
@@ -67,15 +87,16 @@ func benchFanoutOver(b *testing.B, remote bool, n int, dial func(who string) *bu
 		}
 	}
 	req := dial("requester")
+	orch := limitedClient(b, srv, req, true)
 	var spawnToCall time.Duration
 	var spawned int
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for i := 0; i < b.N; i++ {
 		run := fmt.Sprintf("bench-%d", i)
-		o := actors.Options{Run: run, Workspace: workspace(b), Task: "fan out", Client: modelClient(b, srv),
+		o := actors.Options{Run: run, Workspace: workspace(b), Task: "fan out", Client: orch,
 			Models: actors.Models{Default: "big"}, Log: zerolog.Nop(), Events: &recorder{},
-			Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}, FanoutThreshold: n + 1}}
+			Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}, FanoutThreshold: n + 1, MaxToolCallsPerRound: n + 1}}
 		o.Budget.PerKind = map[string]int{"explore": n}
 		o.Budget.MaxConcurrent = n + 1
 		var r *Remote

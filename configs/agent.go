@@ -29,6 +29,14 @@ type Agent struct {
 	// Estimates are the tokens reserved per kind when it starts.
 	Estimates map[string]int64 `yaml:"estimates" json:"estimates,omitempty"`
 
+	// MaxToolCallsPerRound refuses a model answer with more tool calls
+	// (default 64).
+	MaxToolCallsPerRound int `yaml:"max_tool_calls_per_round" json:"max_tool_calls_per_round"`
+
+	// RunPriority is run.priority, carried with the settings to the run's
+	// agents on nodes (no key of the agent section sets it).
+	RunPriority int `yaml:"-" json:"run_priority,omitempty"`
+
 	// Delegation.
 	ResultCap       int    `yaml:"result_cap" json:"result_cap"`             // default 4000 chars
 	MaxDepth        int    `yaml:"max_depth" json:"max_depth"`               // default 1: only the root delegates
@@ -75,6 +83,9 @@ func (s Agent) PlanningLimit() int { return def(s.PlanningRounds, 6) }
 
 // DoomLimit is how many identical calls in a row make a doom loop.
 func (s Agent) DoomLimit() int { return def(s.DoomRepeats, 3) }
+
+// ToolCallLimit is the most tool calls one model answer may make.
+func (s Agent) ToolCallLimit() int { return def(s.MaxToolCallsPerRound, 64) }
 
 // ResultLimit caps a foreground child's result, in characters.
 func (s Agent) ResultLimit() int { return def(s.ResultCap, 4000) }

@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/internal/redact"
+	"github.com/troupe-ai/troupe/ratelimit"
 	"github.com/troupe-ai/troupe/telemetry"
 )
 
@@ -27,6 +28,9 @@ type OpenAIClient struct {
 	secret     *redact.Redactor
 	openAIHost bool
 	span       telemetry.Chat // the chat spans' provider and server
+	// keyHost and keyAccount name the provider's quota (with the model):
+	// the endpoint's host and a fingerprint of the API key.
+	keyHost, keyAccount string
 }
 
 var _ Client = (*OpenAIClient)(nil)
@@ -56,9 +60,12 @@ func NewClient(cfg Config, log zerolog.Logger) (*OpenAIClient, error) {
 	for k, v := range cfg.Headers {
 		opts = append(opts, option.WithHeader(k, v))
 	}
+	key := ratelimit.KeyFor(cfg.BaseURL, cfg.APIKey, cfg.Model)
 	return &OpenAIClient{
-		cfg: cfg,
-		hc:  hc,
+		keyHost:    key.Host,
+		keyAccount: key.Account,
+		cfg:        cfg,
+		hc:         hc,
 		// The chat service alone, not openai.NewClient: NewClient reads
 		// OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID and more from the
 		// environment, which must not override or add to cfg.
@@ -132,12 +139,20 @@ func (c *OpenAIClient) complete(ctx context.Context, model string, req Request, 
 	opts := callHeaders(req)
 	log := c.log.With().Str("model", model).Str("agent", req.Agent).Logger()
 	start := time.Now()
+	tokens := reserve(req)
 	for attempt := 1; ; attempt++ {
-		resp, emitted, err := c.attempt(ctx, p, opts, onDelta)
+		// Every attempt, retries included, waits its turn with the limiter.
+		permit, err := c.waitTurn(ctx, model, req, tokens, attempt)
+		if err != nil {
+			return Response{Attempts: attempt - 1}, err
+		}
+		resp, emitted, x, err := c.attempt(ctx, p, opts, c.capsFor(req), permit, onDelta)
 		if err == nil {
+			c.settle(permit, x, resp, nil, req, attempt)
 			return c.finish(resp, model, attempt, start, &log), nil
 		}
 		err = c.classify(ctx, err)
+		c.settle(permit, x, resp, err, req, attempt)
 		if ctx.Err() != nil {
 			return Response{Attempts: attempt}, fmt.Errorf("llm: complete: %w", ctx.Err())
 		}
@@ -149,6 +164,12 @@ func (c *OpenAIClient) complete(ctx context.Context, model string, req Request, 
 			return Response{Attempts: attempt}, c.secret.Error(fmt.Errorf("%w (gave up after %s)", err, plural(attempt, "attempt")))
 		}
 		wait := c.backoff(attempt, retryAfter)
+		var ae *APIError
+		if c.cfg.Limiter != nil && errors.As(err, &ae) && refusal(ae.Status) {
+			// The refusal froze the key in the limiter: the next attempt
+			// waits there (the retry-after, then a jitter of its own).
+			wait = 0
+		}
 		log.Warn().Int("attempt", attempt).Dur("wait", wait).Str("error", c.secret.String(err.Error())).Msg("model call failed; retrying")
 		if emitted {
 			onDelta(Delta{})
@@ -161,10 +182,13 @@ func (c *OpenAIClient) complete(ctx context.Context, model string, req Request, 
 
 // attempt makes one attempt bounded by RequestTimeout.
 func (c *OpenAIClient) attempt(ctx context.Context, p openai.ChatCompletionNewParams, opts []option.RequestOption,
-	onDelta func(Delta)) (Response, bool, error) {
+	caps caps, permit *ratelimit.Permit, onDelta func(Delta)) (Response, bool, *exchange, error) {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
-	x := &exchange{stream: c.cfg.Stream}
+	x := &exchange{stream: c.cfg.Stream, caps: caps}
+	if permit != nil {
+		x.onHeader = func(h http.Header) { permit.Headers(h) }
+	}
 	opts = append(slices.Clip(opts), option.WithMiddleware(x.middleware))
 	if c.cfg.Stream {
 		sctx, stop := context.WithCancelCause(actx)
@@ -179,18 +203,21 @@ func (c *OpenAIClient) attempt(ctx context.Context, p openai.ChatCompletionNewPa
 		} else if cause := context.Cause(sctx); err != nil && ctx.Err() == nil && errors.Is(cause, ErrStreamStalled) {
 			err = transient(cause)
 		}
-		return resp, emitted, err
+		return resp, emitted, x, err
 	}
-	resp, err := c.completeOnce(actx, p, opts)
+	resp, err := c.completeOnce(actx, p, opts, caps)
 	if se := c.asStatusError(x, err); se != nil {
-		return resp, false, se
+		return resp, false, x, se
+	}
+	if x.over != nil {
+		return Response{}, false, x, x.over
 	}
 	if err == nil && onDelta != nil && (resp.Message.Content != "" || resp.Message.Reasoning != "") {
 		// Not streaming: the whole answer arrives as one fragment, so live
 		// output works the same either way.
 		onDelta(Delta{Content: resp.Message.Content, Reasoning: resp.Message.Reasoning})
 	}
-	return resp, false, err
+	return resp, false, x, err
 }
 
 // finish fills the bookkeeping fields of a successful response.

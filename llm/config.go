@@ -2,6 +2,9 @@ package llm
 
 import (
 	"fmt"
+
+	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/ratelimit"
 	"net/http"
 	"net/url"
 	"strings"
@@ -50,6 +53,20 @@ type Config struct {
 	// for this long; the attempt is retried. 0 means no idle limit
 	// (RequestTimeout still bounds the attempt).
 	StreamIdleTimeout time.Duration
+	// MaxTextBytes caps an answer's text and reasoning, and
+	// MaxToolCallBytes each of its tool calls' arguments; an answer past
+	// either is refused (ErrOverLimit) as soon as it passes, without
+	// reading the rest. 0 means DefaultMaxTextBytes and
+	// DefaultMaxToolCallBytes.
+	MaxTextBytes     int64
+	MaxToolCallBytes int64
+	// Limiter, when set, is the process's share of the hub's provider
+	// quotas: every attempt of every call waits its turn there, and a
+	// 429, 529 or 503 freezes the key for every agent of the hub.
+	Limiter *ratelimit.Limiter
+	// RateLimits are the limits configured per model (model.rate_limit),
+	// for providers that send no x-ratelimit-* headers.
+	RateLimits map[string]messages.RateLimits
 	// Headers are extra request headers, e.g. OpenRouter's HTTP-Referer
 	// and X-Title.
 	Headers map[string]string
@@ -66,13 +83,15 @@ type Config struct {
 // fill in BaseURL, APIKey and Model.
 func DefaultConfig() Config {
 	return Config{
-		BaseURL:        DefaultBaseURL,
-		Stream:         true,
-		MaxAttempts:    DefaultMaxAttempts,
-		InitialBackoff: DefaultInitialBackoff,
-		MaxBackoff:     DefaultMaxBackoff,
-		MaxRetryAfter:  DefaultMaxRetryAfter,
-		RequestTimeout: DefaultRequestTimeout,
+		BaseURL:          DefaultBaseURL,
+		Stream:           true,
+		MaxAttempts:      DefaultMaxAttempts,
+		InitialBackoff:   DefaultInitialBackoff,
+		MaxBackoff:       DefaultMaxBackoff,
+		MaxRetryAfter:    DefaultMaxRetryAfter,
+		RequestTimeout:   DefaultRequestTimeout,
+		MaxTextBytes:     DefaultMaxTextBytes,
+		MaxToolCallBytes: DefaultMaxToolCallBytes,
 	}
 }
 
@@ -105,6 +124,12 @@ func (c Config) withDefaults() Config {
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = DefaultRequestTimeout
 	}
+	if c.MaxTextBytes == 0 {
+		c.MaxTextBytes = DefaultMaxTextBytes
+	}
+	if c.MaxToolCallBytes == 0 {
+		c.MaxToolCallBytes = DefaultMaxToolCallBytes
+	}
 	return c
 }
 
@@ -127,6 +152,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("llm config: request_timeout: negative")
 	case c.StreamIdleTimeout < 0:
 		return fmt.Errorf("llm config: stream_idle_timeout: negative")
+	case c.MaxTextBytes < 0 || c.MaxToolCallBytes < 0:
+		return fmt.Errorf("llm config: max_response_bytes: negative")
 	}
 	if strings.ContainsFunc(c.APIKey, badHeaderRune) || strings.Contains(c.APIKey, " ") {
 		return fmt.Errorf("llm config: api_key contains spaces or control characters (a trailing newline from a file?)")

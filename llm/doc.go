@@ -24,6 +24,20 @@
 // the call returns promptly with an error wrapping context.Canceled or
 // context.DeadlineExceeded. Response.Attempts counts the attempts made.
 //
+// With Config.Limiter set (package ratelimit), every attempt, retries
+// included, first waits its turn under the hub's shared provider rate
+// limits (Request.OnRate hears the waits), and a 429, 529 or 503 freezes
+// the key for every agent of the hub instead of backing off alone.
+// Config.MaxAttempts bounds the attempts across 429s and transient
+// errors.
+//
+// An answer is bounded: Config.MaxTextBytes of text and reasoning,
+// Config.MaxToolCallBytes per tool call's arguments and
+// Request.MaxToolCalls calls, read in linear time. Past a cap the call
+// fails with a *LimitError (ErrOverLimit) at once, without reading the
+// rest of the answer (one server-sent event, and a non-streamed body, are
+// capped too), and is not retried.
+//
 // Streamed fragments reach the caller's onDelta as they arrive. A retried
 // attempt that had already streamed fragments is followed by one empty
 // Delta{}, meaning "discard this call's fragments so far"; the Response holds

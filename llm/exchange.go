@@ -21,11 +21,16 @@ const maxErrorBody = 64 << 10
 // error: a body like Ollama's {"error": "text"} makes it return a JSON
 // decoding error that has lost the status.
 type exchange struct {
-	stream  bool
-	status  int
-	header  http.Header
-	errBody []byte
-	watch   *doneWatcher // a streaming 2xx body
+	stream bool
+	caps   caps
+	over   error // a non-streamed body passed caps.body(): reading stopped
+	// onHeader hears the answer's headers as they arrive (the limiter
+	// learns the provider's limits before the body streams).
+	onHeader func(http.Header)
+	status   int
+	header   http.Header
+	errBody  []byte
+	watch    *doneWatcher // a streaming 2xx body
 	// idle > 0 arms a timer when the stream begins, reset by every read;
 	// when it fires, stall ends the attempt.
 	idle  time.Duration
@@ -46,6 +51,9 @@ func (x *exchange) middleware(req *http.Request, next func(*http.Request) (*http
 		return res, err
 	}
 	x.status, x.header = res.StatusCode, res.Header
+	if x.onHeader != nil {
+		x.onHeader(res.Header)
+	}
 	switch {
 	case res.Body == nil:
 	case res.StatusCode >= 400:
@@ -53,8 +61,13 @@ func (x *exchange) middleware(req *http.Request, next func(*http.Request) (*http
 		_ = res.Body.Close()
 		x.errBody = body
 		res.Body = io.NopCloser(bytes.NewReader(body))
+	case !x.stream && res.StatusCode < 300:
+		res.Body = &cappedBody{ReadCloser: res.Body, max: x.caps.body(), over: func() error {
+			x.over = x.caps.overBody()
+			return x.over
+		}}
 	case x.stream && res.StatusCode < 300:
-		x.watch = &doneWatcher{inBody: res.Body}
+		x.watch = &doneWatcher{inBody: res.Body, maxEvent: x.caps.event(), overEvent: x.caps.overEvent}
 		if x.idle > 0 && x.stall != nil {
 			x.timer = time.AfterFunc(x.idle, x.stall)
 			x.watch.timer, x.watch.idle = x.timer, x.idle
@@ -117,24 +130,48 @@ func (c *OpenAIClient) asStatusError(x *exchange, err error) error {
 // It is read by the goroutine that reads the stream, then inspected by the
 // same goroutine after the stream ends.
 type doneWatcher struct {
-	done   bool
-	eof    bool
-	line   []byte // the start of the current line, up to 16 bytes
-	inBody io.ReadCloser
-	timer  *time.Timer // the idle timer, reset by every read that got bytes
-	idle   time.Duration
+	done bool
+	eof  bool
+	// event counts the bytes of the event being read (since the last blank
+	// line); past maxEvent the body ends with over, so that a server
+	// sending one endless event cannot make the SSE decoder hold it.
+	event     int64
+	maxEvent  int64
+	overEvent func() error
+	over      error
+	blank     bool   // the previous byte ended a line
+	line      []byte // the start of the current line, up to 16 bytes
+	inBody    io.ReadCloser
+	timer     *time.Timer // the idle timer, reset by every read that got bytes
+	idle      time.Duration
 }
 
 // Read passes bytes through, watching line starts for the end marker.
 func (w *doneWatcher) Read(p []byte) (int, error) {
+	if w.over != nil {
+		return 0, w.over
+	}
 	n, err := w.inBody.Read(p)
 	if n > 0 && w.timer != nil {
 		w.timer.Reset(w.idle)
 	}
 	for _, b := range p[:n] {
-		if b == '\n' || b == '\r' {
+		switch b {
+		case '\r':
 			w.endLine()
 			continue
+		case '\n':
+			if w.blank {
+				w.event = 0 // an empty line ends the event
+			}
+			w.blank = true
+			w.endLine()
+			continue
+		}
+		w.blank = false
+		if w.event++; w.maxEvent > 0 && w.event > w.maxEvent {
+			w.over = w.overEvent()
+			return 0, w.over
 		}
 		if len(w.line) < 16 {
 			w.line = append(w.line, b)
@@ -157,3 +194,25 @@ func (w *doneWatcher) endLine() {
 
 // Close closes the wrapped body.
 func (w *doneWatcher) Close() error { return w.inBody.Close() }
+
+// cappedBody ends a non-streamed answer's body with an error once it
+// passes max bytes.
+type cappedBody struct {
+	io.ReadCloser
+	read, max int64
+	over      func() error
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.read > b.max {
+		return 0, b.over()
+	}
+	if room := b.max - b.read + 1; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.read += int64(n); b.read > b.max {
+		return 0, b.over()
+	}
+	return n, err
+}

@@ -109,7 +109,7 @@ func (c *OpenAIClient) classify(callCtx context.Context, err error) error {
 	if errors.As(err, &te) {
 		return err
 	}
-	if errors.Is(err, ErrBadRequest) || errors.Is(err, ErrNotEventStream) {
+	if errors.Is(err, ErrBadRequest) || errors.Is(err, ErrNotEventStream) || errors.Is(err, ErrOverLimit) {
 		return err
 	}
 	// Connection refused/reset, EOF, TLS trouble: worth another attempt.

@@ -23,6 +23,7 @@ type assembledCall struct {
 	id, name string
 	args     string
 	index    int64
+	buf      []byte // the arguments while they stream in (appended: linear time)
 }
 
 // assembler puts a streamed answer together. It is our own rather than
@@ -40,6 +41,8 @@ type assembler struct {
 	finish    string
 	model     string
 	usage     *openai.CompletionUsage
+	caps      caps
+	err       error // the first cap passed: the answer is refused
 }
 
 // add folds one chunk in and returns its text fragments.
@@ -66,6 +69,10 @@ func (a *assembler) add(ch *openai.ChatCompletionChunk) Delta {
 			a.addCall(tc)
 		}
 	}
+	if a.caps.overBytes(a.caps.text, a.content.Len()+a.reasoning.Len()+len(d.Content)+len(d.Reasoning)) {
+		a.fail(a.caps.overText())
+		return Delta{}
+	}
 	a.content.WriteString(d.Content)
 	a.reasoning.WriteString(d.Reasoning)
 	return d
@@ -77,6 +84,10 @@ func (a *assembler) addCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
 	}
 	call := a.byIndex[tc.Index]
 	if call == nil || (tc.ID != "" && call.id != "" && tc.ID != call.id) {
+		if a.caps.toolCalls > 0 && len(a.calls) >= a.caps.toolCalls {
+			a.fail(a.caps.overToolCalls())
+			return
+		}
 		call = &assembledCall{index: tc.Index}
 		a.byIndex[tc.Index] = call
 		a.calls = append(a.calls, call)
@@ -87,7 +98,18 @@ func (a *assembler) addCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
 	if call.name == "" {
 		call.name = tc.Function.Name
 	}
-	call.args += tc.Function.Arguments
+	if a.caps.overBytes(a.caps.toolCall, len(call.buf)+len(tc.Function.Arguments)) {
+		a.fail(a.caps.overToolCall())
+		return
+	}
+	call.buf = append(call.buf, tc.Function.Arguments...)
+}
+
+// fail records the first cap passed.
+func (a *assembler) fail(err error) {
+	if a.err == nil {
+		a.err = err
+	}
 }
 
 // finishedCalls returns the calls ordered by index (calls sharing an index
@@ -103,6 +125,7 @@ func (a *assembler) finishedCalls() []assembledCall {
 		if c.id == "" {
 			c.id = fmt.Sprintf("call_%d", i) // some local servers send none
 		}
+		c.args, c.buf = string(c.buf), nil
 		out = append(out, *c)
 	}
 	return out
@@ -114,16 +137,24 @@ func (c *OpenAIClient) streamOnce(ctx context.Context, p openai.ChatCompletionNe
 	x *exchange, onDelta func(Delta)) (resp Response, emitted bool, err error) {
 	s := c.chat.NewStreaming(ctx, p, opts...)
 	defer s.Close()
-	var a assembler
+	a := assembler{caps: x.caps}
 	chunks := 0
 	for s.Next() {
 		chunks++
 		ch := s.Current()
 		d := a.add(&ch)
+		if a.err != nil {
+			// Refused: stop reading (Close drops the connection), so
+			// what the server still sends never reaches memory.
+			return resp, emitted, a.err
+		}
 		if onDelta != nil && (d.Content != "" || d.Reasoning != "") {
 			onDelta(d)
 			emitted = true
 		}
+	}
+	if x.watch != nil && x.watch.over != nil {
+		return resp, emitted, x.watch.over
 	}
 	if err := s.Err(); err != nil {
 		var syn *json.SyntaxError
@@ -168,7 +199,7 @@ func isEventStream(h http.Header) bool {
 }
 
 // completeOnce makes one non-streaming attempt.
-func (c *OpenAIClient) completeOnce(ctx context.Context, p openai.ChatCompletionNewParams, opts []option.RequestOption) (Response, error) {
+func (c *OpenAIClient) completeOnce(ctx context.Context, p openai.ChatCompletionNewParams, opts []option.RequestOption, caps caps) (Response, error) {
 	cc, err := c.chat.New(ctx, p, opts...)
 	if err != nil {
 		return Response{}, err
@@ -181,6 +212,9 @@ func (c *OpenAIClient) completeOnce(ctx context.Context, p openai.ChatCompletion
 		return Response{}, transient(ErrEmptyResponse)
 	}
 	choice := cc.Choices[0]
+	if err := checkWhole(caps, choice.Message); err != nil {
+		return Response{}, err
+	}
 	calls := make([]assembledCall, 0, len(choice.Message.ToolCalls))
 	for i, tc := range choice.Message.ToolCalls {
 		id := tc.ID
@@ -196,4 +230,21 @@ func (c *OpenAIClient) completeOnce(ctx context.Context, p openai.ChatCompletion
 		FinishReason: choice.FinishReason,
 		Model:        cc.Model,
 	}, nil
+}
+
+// checkWhole holds a non-streamed answer to the caps a stream is read
+// under (its body was already cut at caps.body()).
+func checkWhole(c caps, m openai.ChatCompletionMessage) error {
+	if c.overBytes(c.text, len(m.Content)+len(reasoningOf(m.RawJSON()))) {
+		return c.overText()
+	}
+	if c.toolCalls > 0 && len(m.ToolCalls) > c.toolCalls {
+		return c.overToolCalls()
+	}
+	for _, tc := range m.ToolCalls {
+		if c.overBytes(c.toolCall, len(tc.Function.Arguments)) {
+			return c.overToolCall()
+		}
+	}
+	return nil
 }

@@ -52,6 +52,17 @@ type Request struct {
 	Kind  string
 	// MaxTokens caps the completion when > 0.
 	MaxTokens int
+	// Priority weighs the run's share of a rate-limited key against
+	// other runs' (run.priority; 0 counts as 1), and Depth is the
+	// caller's depth in its run's tree (0: the root), served first.
+	Priority int
+	Depth    int
+	// OnRate, when set, hears of rate limits: a wait for the call's turn,
+	// its end, a provider's 429, 529 or 503.
+	OnRate func(RateEvent)
+	// MaxToolCalls, when > 0, refuses an answer with more tool calls
+	// (ErrOverLimit) as soon as the one over the cap begins.
+	MaxToolCalls int
 }
 
 // Response is a model's answer to one Request.

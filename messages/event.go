@@ -21,6 +21,8 @@ const (
 	EvtRoundStarted      = "round.started"
 	EvtLLMResponse       = "llm.response"
 	EvtLLMDelta          = "llm.delta"
+	EvtLLMRefused        = "llm.refused"
+	EvtLLMThrottled      = "llm.throttled"
 	EvtToolStarted       = "tool.started"
 	EvtToolFinished      = "tool.finished"
 	EvtContextEvicted    = "context.evicted"

@@ -69,6 +69,42 @@ type LLMDelta struct {
 	Reset     bool   `json:"reset,omitempty" doc:"the call was retried: discard this round's earlier deltas"`
 }
 
+// LLMRefused is the data of llm.refused: a model's answer passed one of
+// the caps on its size and was refused whole, unread past the cap.
+type LLMRefused struct {
+	Round   int    `json:"round" doc:"the round"`
+	Model   string `json:"model" doc:"the model asked"`
+	Limit   string `json:"limit" doc:"the cap passed: text, tool_call (one call's arguments), tool_calls (calls in one answer), event (one stream event) or body (a whole non-streamed answer)"`
+	Max     int64  `json:"max" doc:"the cap: bytes, or calls for tool_calls"`
+	Setting string `json:"setting" doc:"the configuration key that sets it"`
+	Error   string `json:"error" doc:"the refusal as the model is told it"`
+	Retry   bool   `json:"retry" doc:"the round runs again once, the model told of the refusal; false: the agent fails"`
+}
+
+// The phases of llm.throttled.
+const (
+	ThrottleWaiting = "waiting" // the call waits for its turn with the hub's rate limits
+	ThrottleResumed = "resumed" // it got its turn after waiting
+	ThrottleRefused = "refused" // the provider answered 429, 529 or 503
+)
+
+// LLMThrottled is the data of llm.throttled: a model call waiting for
+// its turn under the hub's shared provider rate limits, getting it, or
+// refused by the provider.
+type LLMThrottled struct {
+	Round        int    `json:"round" doc:"the round"`
+	Model        string `json:"model" doc:"the model called"`
+	Phase        string `json:"phase" doc:"waiting (for its turn), resumed (got it) or refused (the provider answered 429, 529 or 503)"`
+	Reason       string `json:"reason,omitempty" doc:"waiting: rate (the run's share of the key has nothing left for now) or frozen (a provider's refusal froze the key for every agent of the hub)"`
+	Status       int    `json:"status,omitempty" doc:"refused: the provider's status; waiting, frozen: the status that froze the key"`
+	RetryAfterMS int64  `json:"retry_after_ms,omitempty" doc:"refused: the wait the provider asked for"`
+	FrozenMS     int64  `json:"frozen_ms,omitempty" doc:"waiting, frozen: milliseconds of the freeze left (each call adds its own jitter of up to 500)"`
+	WaitedMS     int64  `json:"waited_ms,omitempty" doc:"resumed: milliseconds the call waited"`
+	RPM          int64  `json:"rpm,omitempty" doc:"the key's requests a minute, as known (model.rate_limit or the provider's headers)"`
+	TPM          int64  `json:"tpm,omitempty" doc:"the key's tokens a minute, as known"`
+	Attempt      int    `json:"attempt" doc:"the call's attempt, from 1"`
+}
+
 // ToolStarted is the data of tool.started.
 type ToolStarted struct {
 	Round    int             `json:"round" doc:"the round"`

@@ -207,7 +207,7 @@ func (f *frame) agentLine(a *Agent, depth int) string {
 		code = ansiGreen
 	case StatusFailed:
 		code = ansiRed
-	case StatusCancelled, StatusWaiting:
+	case StatusCancelled, StatusWaiting, StatusThrottled:
 		code = ansiYellow
 	case StatusRunning:
 		code = ansiCyan

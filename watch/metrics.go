@@ -37,6 +37,18 @@ type Metrics struct {
 	TokensByKind map[string]int64 `json:"tokens_by_kind"`
 	// ExploreVsWorker: explore agents' tokens against worker agents'.
 	ExploreVsWorker Share `json:"explore_vs_worker"`
+	// RateLimits: what the hub's shared provider rate limits cost the run.
+	RateLimits RateLimitWaits `json:"rate_limits"`
+}
+
+// RateLimitWaits sums a run's llm.throttled events: the model calls that
+// waited for their turn and how long in all, and the provider's
+// refusals (429s; 529 and 503 overloads counted apart).
+type RateLimitWaits struct {
+	Waits        int64 `json:"waits"`
+	WaitedMS     int64 `json:"waited_ms"`
+	Provider429s int64 `json:"provider_429s"`
+	Overloaded   int64 `json:"overloaded"`
 }
 
 // Share is Count out of Of, and their quotient when Of is not 0.
@@ -103,7 +115,7 @@ func ComputeMetrics(events []messages.Event) Metrics {
 // are ignored.
 func (c *MetricsCollector) Apply(ev messages.Event) {
 	switch ev.Type {
-	case messages.EvtToolStarted, messages.EvtToolFinished, messages.EvtLLMResponse, messages.EvtContextCompacted:
+	case messages.EvtToolStarted, messages.EvtToolFinished, messages.EvtLLMResponse, messages.EvtContextCompacted, messages.EvtLLMThrottled:
 	default:
 		return
 	}
@@ -133,6 +145,17 @@ func (c *MetricsCollector) Apply(ev messages.Event) {
 		}
 	case *messages.ContextCompacted:
 		c.m.TokensByKind[ev.Kind] += int64(d.TokensIn + d.TokensOut)
+	case *messages.LLMThrottled:
+		r := &c.m.RateLimits
+		switch {
+		case d.Phase == messages.ThrottleResumed:
+			r.Waits++
+			r.WaitedMS += d.WaitedMS
+		case d.Phase == messages.ThrottleRefused && d.Status == 429:
+			r.Provider429s++
+		case d.Phase == messages.ThrottleRefused:
+			r.Overloaded++
+		}
 	}
 }
 

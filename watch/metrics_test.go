@@ -114,7 +114,7 @@ func TestMetricsOfNothing(t *testing.T) {
 	b, _ := json.Marshal(m)
 	if string(b) != `{"shell_file_ops":{"count":0,"of":0},"grep_files_mode":{"count":0,"of":0},"blind_writes":{"count":0,"of":0},`+
 		`"tool_result_share":{"rounds":0,"mean":0,"max":0},"cache_hits":{"count":0,"of":0},"parallel_rounds":{"count":0,"of":0},`+
-		`"tokens_by_kind":{},"explore_vs_worker":{"count":0,"of":0}}` {
+		`"tokens_by_kind":{},"explore_vs_worker":{"count":0,"of":0},"rate_limits":{"waits":0,"waited_ms":0,"provider_429s":0,"overloaded":0}}` {
 		t.Errorf("%s", b)
 	}
 }

@@ -44,6 +44,7 @@ type PromMetrics struct {
 	toolSeconds        *prometheus.HistogramVec
 	modelSeconds       *prometheus.HistogramVec
 	budgetWaits        *prometheus.CounterVec
+	rateWait, rate429  *prometheus.CounterVec
 	redeliveries       *prometheus.CounterVec
 	events, dropped    *prometheus.CounterVec
 	runs, runsFinished *prometheus.CounterVec
@@ -65,12 +66,14 @@ func NewPromMetrics(o PromOptions) *PromMetrics {
 	m.agentsEnded = cv("troupe_agents_ended_total", "Agents that ended, by kind and status (completed, failed, cancelled).", "kind", "status")
 	m.toolCalls = cv("troupe_tool_calls_total", "Tool calls that ended, by tool and outcome (ok, error, cached).", "tool", "outcome")
 	m.budgetWaits = cv("troupe_budget_waits_total", "Budget acquires that had to wait, by agent kind and reason.", "kind", "reason")
+	m.rateWait = cv("troupe_rate_limit_wait_seconds_total", "Seconds model calls waited for their turn under the hub's shared provider rate limits, by model.", "model")
+	m.rate429 = cv("troupe_provider_429_total", "429 answers from model providers, by model.", "model")
 	m.redeliveries = cv("troupe_task_redeliveries_total", "Agent tasks delivered to a node again, by kind.", "kind")
 	m.events = cv("troupe_events_total", "Lifecycle events received, by type.", "type")
 	m.dropped = cv("troupe_events_dropped_total", "Events the runs' publishers could not publish (reported in run.finished).", "kind")
 	m.runs = cv("troupe_runs_started_total", "Runs started.", "kind")
 	m.runsFinished = cv("troupe_runs_finished_total", "Runs finished, by status.", "status")
-	m.agents = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "troupe_agents", Help: "Agents not yet ended, by kind and status (spawned, running, waiting)."}, []string{"kind", "status"})
+	m.agents = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "troupe_agents", Help: "Agents not yet ended, by kind and status (spawned, running, waiting, throttled)."}, []string{"kind", "status"})
 	m.toolSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "troupe_tool_call_duration_seconds",
 		Help: "Wall time of tool calls, by tool.", Buckets: []float64{.001, .005, .025, .1, .5, 2.5, 10, 60, 300}}, []string{"tool"})
 	m.modelSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "troupe_model_call_duration_seconds",
@@ -150,6 +153,8 @@ func (m *PromMetrics) Apply(ev messages.Event) {
 	case *messages.BudgetWaiting:
 		m.budgetWaits.WithLabelValues(m.label("kind", d.Kind), m.label("reason", d.Reason)).Inc()
 		m.setStatus(ev, d.Agent, m.label("kind", d.Kind), "waiting")
+	case *messages.LLMThrottled:
+		m.throttled(ev, kind, d)
 	case *messages.TaskRedelivered:
 		m.redeliveries.WithLabelValues(m.label("kind", d.Kind)).Inc()
 	case *messages.AgentSpawned:
@@ -164,6 +169,23 @@ func (m *PromMetrics) Apply(ev messages.Event) {
 		m.runsFinished.WithLabelValues(m.label("status", d.Status)).Inc()
 		m.dropped.WithLabelValues("publish").Add(float64(d.EventsDropped))
 		m.runFinished(ev.Run)
+	}
+}
+
+// throttled counts an llm.throttled event: its wait, its 429, and the
+// agent's status (throttled while it waits for its turn).
+func (m *PromMetrics) throttled(ev messages.Event, kind string, d *messages.LLMThrottled) {
+	model := m.label("model", d.Model)
+	switch d.Phase {
+	case messages.ThrottleWaiting:
+		m.setStatus(ev, ev.Agent, kind, StatusThrottled)
+	case messages.ThrottleResumed:
+		m.rateWait.WithLabelValues(model).Add(float64(d.WaitedMS) / 1000)
+		m.setStatus(ev, ev.Agent, kind, StatusRunning)
+	case messages.ThrottleRefused:
+		if d.Status == 429 {
+			m.rate429.WithLabelValues(model).Inc()
+		}
 	}
 }
 

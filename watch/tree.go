@@ -13,7 +13,8 @@ import (
 // Agent statuses in the tree.
 const (
 	StatusRunning   = "running"
-	StatusWaiting   = "waiting" // for budget
+	StatusWaiting   = "waiting"   // for budget
+	StatusThrottled = "throttled" // for its turn with the provider's rate limits
 	StatusFinished  = "finished"
 	StatusFailed    = "failed"
 	StatusCancelled = "cancelled"
@@ -40,6 +41,10 @@ type Agent struct {
 	// Redelivered counts task.redelivered events about this agent: its
 	// task went to another node after the one running it went away.
 	Redelivered int
+	// ThrottledMS is the time its model calls waited for their turn with
+	// the hub's rate limits; Provider429s the 429s its calls got.
+	ThrottledMS  int64
+	Provider429s int
 }
 
 // Run is one run in the tree.
@@ -231,6 +236,8 @@ func (t *Tree) Apply(ev messages.Event) {
 		if w := r.Agents[d.Agent]; w != nil {
 			w.Status = StatusWaiting
 		}
+	case *messages.LLMThrottled:
+		a.throttled(d)
 	case *messages.AgentEnded:
 		a.Status, a.Reason, a.Ended, a.Tool = endStatus(d.Status), d.Reason, ev.Time, ""
 		a.Findings, a.Changed = d.Findings, d.Changed

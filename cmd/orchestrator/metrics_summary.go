@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/troupe-ai/troupe/watch"
 )
@@ -47,5 +48,9 @@ func printMetrics(w io.Writer, m watch.Metrics) {
 	fmt.Fprintf(w, "  %s\n", line)
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "  tokens by kind                  %s\n", strings.Join(parts, " · "))
+	}
+	if r := m.RateLimits; r.Waits+r.Provider429s+r.Overloaded > 0 {
+		fmt.Fprintf(w, "  rate limits                     %d calls waited %s in all · %d provider 429s · %d overloaded answers\n",
+			r.Waits, time.Duration(r.WaitedMS*int64(time.Millisecond)).Round(time.Millisecond), r.Provider429s, r.Overloaded)
 	}
 }

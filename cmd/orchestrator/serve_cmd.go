@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
@@ -57,9 +58,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return exitUsage, usageErr("serve: %v", err)
 	}
 	defer emb.Shutdown(context.Background())
-	if err := serveAllStreams(ctx, emb, o, cfg, sc.Path(bus.RoleRequester), stderr, log); err != nil {
+	leave, err := serveHub(ctx, emb, o, cfg, sc.Path(bus.RoleRequester), stderr, log)
+	if err != nil {
 		return exitFailed, err
 	}
+	defer leave()
 	stopWeb, err := serveWeb(ctx, guard, bus.ConnectOptions{URLs: emb.URL(), Token: o.Token, CredsFile: sc.Path(bus.RoleWatcher),
 		Name: "troupe serve web", Prefix: cfg.NATS.Prefix}, log, stderr)
 	if err != nil {
@@ -173,6 +176,35 @@ func serveStreams(ctx context.Context, emb *bus.Embedded, cfg config.Config, lim
 		fmt.Fprintf(stderr, "troupe's streams are ready (%s)\n", replicasSaid(limits))
 	}
 	return nil
+}
+
+// serveHub creates troupe's streams and, on a single server, makes serve
+// the owner of the hub's provider rate limits (docs/wire.md; a cluster's
+// runs own them instead); the returned func leaves them.
+func serveHub(ctx context.Context, emb *bus.Embedded, o bus.EmbeddedOptions, cfg config.Config, creds string, stderr io.Writer,
+	log zerolog.Logger) (func(), error) {
+	if err := serveAllStreams(ctx, emb, o, cfg, creds, stderr, log); err != nil {
+		return nil, err
+	}
+	if o.ClusterName != "" {
+		return func() {}, nil
+	}
+	return serveRates(ctx, emb, cfg, creds, log)
+}
+
+// serveRates makes serve the first candidate for the hub's provider rate
+// limits; the returned func leaves them.
+func serveRates(ctx context.Context, emb *bus.Embedded, cfg config.Config, creds string, log zerolog.Logger) (func(), error) {
+	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: emb.URL(), Token: cfg.NATS.Token, CredsFile: creds, Name: "troupe serve rate limits", Prefix: cfg.NATS.Prefix}, log)
+	if err != nil {
+		return nil, err
+	}
+	hub, err := cluster.StartRateHub(ctx, conn, cluster.RateHubOptions{Candidate: true, Name: "serve", Log: log})
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return func() { hub.Close(); conn.Close() }, nil
 }
 
 // serveBanner prints the server's URL on stdout, and on stderr where it

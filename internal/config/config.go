@@ -30,10 +30,18 @@ type Config struct {
 	MCP       MCP               `yaml:"mcp"`
 	Sandbox   Sandbox           `yaml:"sandbox"`
 	Telemetry Telemetry         `yaml:"telemetry"`
+	Run       Run               `yaml:"run"`
 
 	// origins says where each setting that is not a default was set (see
 	// origins.go), for Settings and for Validate's errors.
 	origins map[string]origin
+}
+
+// Run configures a run as one among others on its hub.
+type Run struct {
+	// Priority weighs the run's share of a rate-limited provider key
+	// against other runs' (1 when 0).
+	Priority int `yaml:"priority"`
 }
 
 // Events configures what goes into the event stream.
@@ -44,11 +52,16 @@ type Events struct {
 
 // Model configures model access.
 type Model struct {
-	BaseURL        string        `yaml:"base_url"`
-	APIKey         string        `yaml:"api_key"`
-	Default        string        `yaml:"default"`
-	Cheap          string        `yaml:"cheap"`
-	Stream         bool          `yaml:"stream"`
+	BaseURL string `yaml:"base_url"`
+	APIKey  string `yaml:"api_key"`
+	Default string `yaml:"default"`
+	Cheap   string `yaml:"cheap"`
+	Stream  bool   `yaml:"stream"`
+	// MaxRetries bounds the retries of one call (429s and transient
+	// failures together).
+	MaxRetries int `yaml:"max_retries"`
+	// MaxAttempts is the older form of MaxRetries (attempts = retries +
+	// 1); when a file sets it, it wins.
 	MaxAttempts    int           `yaml:"max_attempts"`
 	RequestTimeout time.Duration `yaml:"request_timeout"`
 	// StreamIdleTimeout retries a stream that goes quiet this long.
@@ -61,6 +74,52 @@ type Model struct {
 	ContextWindows map[string]int    `yaml:"context_windows"`
 	Pricing        map[string]Price  `yaml:"pricing"`
 	Routing        Routing           `yaml:"routing"`
+	// MaxResponseBytes caps one answer (see llm.Config.MaxTextBytes).
+	MaxResponseBytes ResponseCaps `yaml:"max_response_bytes"`
+	// RateLimit sets a provider's limits per model role (default, cheap)
+	// or model name, for providers that send no x-ratelimit-* headers.
+	RateLimit map[string]RateLimit `yaml:"rate_limit"`
+}
+
+// RateLimit is a provider's limit a minute, requests and tokens (0: none).
+type RateLimit struct {
+	RPM int64 `yaml:"rpm"`
+	TPM int64 `yaml:"tpm"`
+}
+
+// RateLimits are model.rate_limit by model name: a role's entry applies
+// to the role's model, a model's own entry wins over its role's.
+func (m Model) RateLimits() map[string]RateLimit {
+	out := map[string]RateLimit{}
+	for name, l := range m.RateLimit {
+		switch name {
+		case "default":
+			if _, own := m.RateLimit[m.Default]; !own {
+				out[m.Default] = l
+			}
+		case "cheap":
+			if _, own := m.RateLimit[m.Cheap]; !own && m.Cheap != "" {
+				out[m.Cheap] = l
+			}
+		default:
+			out[name] = l
+		}
+	}
+	return out
+}
+
+// ResponseCaps cap one model answer, in bytes.
+type ResponseCaps struct {
+	Text     int64 `yaml:"text"`
+	ToolCall int64 `yaml:"tool_call"`
+}
+
+// Attempts is the most attempts of one model call.
+func (m Model) Attempts() int {
+	if m.MaxAttempts > 0 {
+		return m.MaxAttempts
+	}
+	return m.MaxRetries + 1
 }
 
 // Price is a model's price in USD per million tokens.

@@ -19,7 +19,7 @@ func TestDefaultsLoadAndValidate(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("defaults invalid: %v", err)
 	}
-	if c.Model.Default == "" || c.Model.Cheap == "" || !c.Model.Stream || c.Model.MaxAttempts != 4 {
+	if c.Model.Default == "" || c.Model.Cheap == "" || !c.Model.Stream || c.Model.Attempts() != 4 {
 		t.Errorf("model defaults %+v", c.Model)
 	}
 	if c.Agent.RoundLimit() != 50 || c.Agent.DepthLimit() != 1 || c.Agent.ResultLimit() != 4000 || c.Agent.FanoutLimit() != 8 {
@@ -66,7 +66,7 @@ func TestLayering(t *testing.T) {
 		t.Errorf("file layers lost: rounds %d tokens %d", c.Agent.MaxRounds, c.Budget.Tokens)
 	}
 	// Keys a layer does not set keep the default's values.
-	if c.Model.MaxAttempts != 4 || c.Budget.PerKind["worker"] != 4 {
+	if c.Model.Attempts() != 4 || c.Budget.PerKind["worker"] != 4 {
 		t.Errorf("defaults lost under layers: %+v", c.Model)
 	}
 }
@@ -111,7 +111,8 @@ func TestValidateNamesTheField(t *testing.T) {
 		want string
 	}{
 		{func(c *Config) { c.Model.Default = "" }, "model.default"},
-		{func(c *Config) { c.Model.MaxAttempts = 0 }, "model.max_attempts"},
+		{func(c *Config) { c.Model.MaxRetries = -1 }, "model.max_retries"},
+		{func(c *Config) { c.Model.MaxResponseBytes.ToolCall = 10 }, "model.max_response_bytes"},
 		{func(c *Config) { c.Budget.Tokens = 0 }, "budget.tokens"},
 		{func(c *Config) { c.Model.Routing.Strategy = "fastest" }, "model.routing.strategy"},
 		{func(c *Config) { c.Model.Routing.Rounds = []RoundModel{{From: 3, To: 2, Model: "m"}} }, "model.routing.rounds[0]"},

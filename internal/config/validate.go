@@ -108,8 +108,13 @@ func (c Config) validateModel() error {
 		return bad("model.base_url", "must be the URL of an OpenAI-compatible endpoint, e.g. https://api.openai.com/v1 (or OPENAI_BASE_URL); it is empty")
 	case m.Default == "":
 		return bad("model.default", "must name a model, e.g. gpt-4.1-mini (set it here, with TROUPE_MODEL or with --model); it is empty")
-	case m.MaxAttempts < 1:
-		return bad("model.max_attempts", "must be a whole number, at least 1, got %d", m.MaxAttempts)
+	case m.MaxRetries < 0:
+		return bad("model.max_retries", "must be a whole number, 0 or more, got %d", m.MaxRetries)
+	case m.MaxAttempts < 0:
+		return bad("model.max_attempts", "must be a whole number, at least 1 (or better, set model.max_retries), got %d", m.MaxAttempts)
+	case m.MaxResponseBytes.Text < 1024 || m.MaxResponseBytes.ToolCall < 1024:
+		return bad("model.max_response_bytes", "text and tool_call must be byte counts of at least 1024, got %d and %d",
+			m.MaxResponseBytes.Text, m.MaxResponseBytes.ToolCall)
 	}
 	for _, d := range []struct {
 		key string
@@ -132,6 +137,14 @@ func (c Config) validateModel() error {
 				return bad("model.pricing."+name+"."+f.field, "must be a price in US dollars per million tokens, 0 or more, got %v", f.v)
 			}
 		}
+	}
+	for _, name := range sortedKeys(m.RateLimit) {
+		if l := m.RateLimit[name]; l.RPM < 0 || l.TPM < 0 {
+			return bad("model.rate_limit."+name, "rpm and tpm must be requests and tokens a minute, 0 (no limit) or more; got %d and %d", l.RPM, l.TPM)
+		}
+	}
+	if p := c.Run.Priority; p < 0 || p > 1000 {
+		return bad("run.priority", "must be a weight from 1 to 1000 (0: 1), got %d", p)
 	}
 	for _, name := range sortedKeys(m.ContextWindows) {
 		if w := m.ContextWindows[name]; w < 1000 {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/telemetry"
@@ -49,6 +50,9 @@ type Server struct {
 	mcp    *mcp.Server
 	runs   *registry
 	wg     sync.WaitGroup
+	// rates is the server's part in its hub's provider rate limits: every
+	// run's model calls take their turns there (nil: none could be had).
+	rates *cluster.RateHub
 }
 
 // New is the server of o; its runs live until Close or ctx ends.
@@ -57,6 +61,14 @@ func New(ctx context.Context, o Options) *Server {
 	s := &Server{o: o, ctx: ctx, cancel: cancel, runs: newRegistry(o.Config.MCP.MaxRuns, o.Config.MCP.KeepRuns)}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "troupe", Version: o.Version}, nil)
 	s.addTools()
+	if o.Bus != nil {
+		rates, err := cluster.StartRateHub(ctx, o.Bus.Conn(), cluster.RateHubOptions{Candidate: true, Name: "mcp", Log: o.Log})
+		if err != nil {
+			o.Log.Warn().Err(err).Msg("the runs' model calls will not wait for the hub's provider rate limits")
+		} else {
+			s.rates = rates
+		}
+	}
 	return s
 }
 
@@ -64,4 +76,7 @@ func New(ctx context.Context, o Options) *Server {
 func (s *Server) Close() {
 	s.cancel()
 	s.wg.Wait()
+	if s.rates != nil {
+		s.rates.Close()
+	}
 }

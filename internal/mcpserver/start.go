@@ -8,6 +8,7 @@ import (
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
+	"github.com/troupe-ai/troupe/ratelimit"
 )
 
 // start begins a run of task in the background, its placement and token
@@ -48,7 +49,11 @@ func clampBudget(asked, configured int64) (int64, string) {
 // launch starts the team of a run whose slot is reserved.
 func (s *Server) launch(task string, budget int64, note string, placement map[string]string) (*run, error) {
 	cfg := s.o.Config
-	opts, err := setup.TeamOptions(cfg, s.o.Workspace, s.o.Log)
+	var lim *ratelimit.Limiter
+	if s.rates != nil {
+		lim = s.rates.Limiter()
+	}
+	opts, err := setup.TeamOptions(cfg, s.o.Workspace, s.o.Log, lim)
 	if err != nil {
 		return nil, err
 	}

@@ -186,17 +186,9 @@ func serve(ctx context.Context, o options, guard *httpguard.Guard, getenv func(s
 	if cfg.NATS.URL == "" {
 		return usageError{errors.New("no NATS server: give --nats URL (orchestrator serve prints one), TROUPE_NATS_URL or nats.url")}
 	}
-	agent, err := setup.TeamOptions(cfg, ws, log)
-	if err != nil {
+	if err := setup.CheckModel(cfg); err != nil {
 		return usageError{err}
 	}
-	defer setup.CloseToolSources(agent.ToolSources) // MCP servers end with the node
-	tp, stopTracing, err := setup.Tracing(ctx, cfg.Telemetry.OTLPEndpoint, telemetry.ServiceNode, getenv, log)
-	if err != nil {
-		return usageError{err}
-	}
-	defer stopTracing() // after the node's agents have ended
-	agent.Tracer = tp.Tracer()
 	conn, err := bus.Connect(ctx, bus.ConnectOptions{URLs: cfg.NATS.URL, Setting: setting, Token: cfg.NATS.Token,
 		User: cfg.NATS.User, Password: cfg.NATS.Password, CredsFile: cfg.NATS.Creds, TLSCA: cfg.NATS.TLSCA,
 		TLSCert: cfg.NATS.TLSCert, TLSKey: cfg.NATS.TLSKey, Name: "troupe node", Prefix: cfg.NATS.Prefix}, log)
@@ -204,6 +196,11 @@ func serve(ctx context.Context, o options, guard *httpguard.Guard, getenv func(s
 		return usageError{err}
 	}
 	defer conn.Close()
+	agent, done, err := agentOptions(ctx, conn, cfg, ws, getenv, log)
+	if err != nil {
+		return err
+	}
+	defer done() // after the node's agents have ended
 	if err := nodeStreams(ctx, conn, cfg, log); err != nil {
 		return err
 	}
@@ -272,4 +269,33 @@ func versionLine() string {
 		}
 	}
 	return "node " + Version + " (commit " + commit + ") " + runtime.Version() + " protocol " + strconv.Itoa(messages.ProtocolVersion)
+}
+
+// agentOptions are the options of the node's agents: their model calls
+// take their turns with every run and node of the hub (a node never owns
+// the quota), their spans traced when telemetry is on. done ends the
+// tracing, the MCP servers and the node's part in the rate limits.
+func agentOptions(ctx context.Context, conn *bus.Conn, cfg config.Config, ws string, getenv func(string) string,
+	log zerolog.Logger) (actors.Options, func(), error) {
+	rates, err := cluster.StartRateHub(ctx, conn, cluster.RateHubOptions{Name: "node", Log: log})
+	if err != nil {
+		return actors.Options{}, nil, err
+	}
+	agent, err := setup.TeamOptions(cfg, ws, log, rates.Limiter())
+	if err != nil {
+		rates.Close()
+		return actors.Options{}, nil, usageError{err}
+	}
+	tp, stopTracing, err := setup.Tracing(ctx, cfg.Telemetry.OTLPEndpoint, telemetry.ServiceNode, getenv, log)
+	if err != nil {
+		setup.CloseToolSources(agent.ToolSources)
+		rates.Close()
+		return actors.Options{}, nil, usageError{err}
+	}
+	agent.Tracer = tp.Tracer()
+	return agent, func() {
+		stopTracing()
+		setup.CloseToolSources(agent.ToolSources) // MCP servers end with the node
+		rates.Close()
+	}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/telemetry"
@@ -29,8 +30,22 @@ type Spec struct {
 // its NATS and artifacts store, then Start. A configuration that cannot
 // make a team is an ErrUsage. Close releases all of it.
 func Prepare(ctx context.Context, s Spec) (*Run, error) {
-	opts, err := setup.TeamOptions(s.Config, s.Workspace, s.Log)
+	b, err := StartBus(ctx, s.Config.NATS, setup.StreamLimits(s.Config), s.NATSSetting, Abs(s.Workspace), s.Log)
 	if err != nil {
+		return nil, err
+	}
+	closeBus := func() { b.Close(ctx) }
+	// The run's model calls take their turns with every other run and node
+	// of the hub (and the run owns the hub's quota while nobody else does).
+	rates, err := cluster.StartRateHub(ctx, b.conn, cluster.RateHubOptions{Candidate: true, Name: "run", Log: s.Log})
+	if err != nil {
+		closeBus()
+		return nil, err
+	}
+	closeBus = func() { rates.Close(); b.Close(ctx) }
+	opts, err := setup.TeamOptions(s.Config, s.Workspace, s.Log, rates.Limiter())
+	if err != nil {
+		closeBus()
 		return nil, Usage("%v", err)
 	}
 	closeTools := func() { setup.CloseToolSources(opts.ToolSources) } // MCP servers end with the run
@@ -42,12 +57,6 @@ func Prepare(ctx context.Context, s Spec) (*Run, error) {
 	if s.Resume != nil {
 		opts.Run = s.Resume.Run
 	}
-	b, err := StartBus(ctx, s.Config.NATS, setup.StreamLimits(s.Config), s.NATSSetting, Abs(s.Workspace), s.Log)
-	if err != nil {
-		closeTools()
-		return nil, err
-	}
-	closeBus := func() { b.Close(ctx) }
 	opts.Artifacts = b.conn.Artifacts(opts.Run)
 	r, err := Start(ctx, b, Params{Options: opts, Placement: s.Config.Placement, LeaseTimeout: s.Config.Node.LeaseTimeout, PlacementTimeout: s.Config.Node.PlacementTimeout,
 		RunLease: s.Config.Node.RunLease, Sinks: s.Sinks, Log: s.Log})

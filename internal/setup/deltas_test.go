@@ -39,7 +39,7 @@ func TestEventsDeltasConfigReachesTheRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o, err := TeamOptions(cfg, t.TempDir(), zerolog.Nop())
+			o, err := TeamOptions(cfg, t.TempDir(), zerolog.Nop(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

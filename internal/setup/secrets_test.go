@@ -19,7 +19,7 @@ func TestSecretsReachTheRun(t *testing.T) {
 	cfg.Model.Headers = map[string]string{"x-api-key": "header-key-456", "HTTP-Referer": "https://example.com"}
 	cfg.NATS.Token, cfg.NATS.Password = "nats-token-789", "nats-password-012"
 	cfg.NATS.URL = "nats://u:url-password-345@hub:4222"
-	o, err := TeamOptions(cfg, t.TempDir(), zerolog.Nop())
+	o, err := TeamOptions(cfg, t.TempDir(), zerolog.Nop(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

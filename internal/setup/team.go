@@ -15,6 +15,8 @@ import (
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/llm"
+	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/ratelimit"
 	"github.com/troupe-ai/troupe/tools"
 	"github.com/troupe-ai/troupe/tools/builtin"
 	"github.com/troupe-ai/troupe/tools/sandbox"
@@ -24,20 +26,22 @@ import (
 
 // TeamOptions turns a validated config into the options of a run. The
 // configured MCP servers are in Options.ToolSources, not started; the
-// caller closes them (CloseToolSources) when the run or node ends.
-func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actors.Options, error) {
+// caller closes them (CloseToolSources) when the run or node ends. lim,
+// when not nil, is the process's share of its hub's provider rate limits
+// (cluster.RateHub): every model call waits its turn there.
+func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger, lim *ratelimit.Limiter) (actors.Options, error) {
 	m := cfg.Model
 	pricing := llm.Pricing{}
 	for name, p := range m.Pricing {
 		pricing[name] = llm.Price{Input: p.Input, CachedInput: p.CachedInput, Output: p.Output}
 	}
-	if m.APIKey == "" && m.BaseURL == llm.DefaultBaseURL {
-		return actors.Options{}, fmt.Errorf("no API key: set OPENAI_API_KEY, or point OPENAI_BASE_URL at a local server (Ollama, vLLM, llama.cpp, LM Studio)")
+	if err := CheckModel(cfg); err != nil {
+		return actors.Options{}, err
 	}
 	client, err := llm.NewClient(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Default, Stream: m.Stream,
-		MaxAttempts: m.MaxAttempts, RequestTimeout: m.RequestTimeout, StreamIdleTimeout: m.StreamIdleTimeout,
+		MaxAttempts: m.Attempts(), MaxTextBytes: m.MaxResponseBytes.Text, MaxToolCallBytes: m.MaxResponseBytes.ToolCall, RequestTimeout: m.RequestTimeout, StreamIdleTimeout: m.StreamIdleTimeout,
 		InitialBackoff: m.InitialBackoff, MaxBackoff: m.MaxBackoff, MaxRetryAfter: m.MaxRetryAfter, Headers: m.Headers,
-		ContextWindows: m.ContextWindows, Pricing: pricing}, log)
+		ContextWindows: m.ContextWindows, Pricing: pricing, Limiter: lim, RateLimits: RateLimits(m)}, log)
 	if err != nil {
 		return actors.Options{}, fmt.Errorf("model client: %w", err)
 	}
@@ -66,12 +70,38 @@ func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger) (actor
 	return actors.Options{
 		ToolSources:  sources,
 		StreamDeltas: cfg.Events.Deltas,
-		Workspace:    workspace, Client: client, Kinds: kinds, Settings: cfg.Agent, Log: log, Secrets: Secrets(cfg),
+		Workspace:    workspace, Client: client, Kinds: kinds, Settings: settings(cfg), Log: log, Secrets: Secrets(cfg),
 		Models: actors.Models{Default: m.Default, Cheap: m.Cheap, Router: route, Window: m.Window, Cost: pricing.Cost},
 		Tools:  toolsWithSandbox(ToolsConfig(cfg.Tools), box),
 		Budget: budget.Limits{Tokens: b.Tokens, USD: b.USD, ToolCalls: b.ToolCalls, WallTime: b.WallTime,
 			MaxConcurrent: b.MaxConcurrent, PerKind: b.PerKind, AcquireTimeout: b.AcquireTimeout},
 	}, nil
+}
+
+// CheckModel refuses a configuration that cannot reach a model: no API
+// key for OpenAI's own endpoint.
+func CheckModel(cfg config.Config) error {
+	if cfg.Model.APIKey == "" && cfg.Model.BaseURL == llm.DefaultBaseURL {
+		return fmt.Errorf("no API key: set OPENAI_API_KEY, or point OPENAI_BASE_URL at a local server (Ollama, vLLM, llama.cpp, LM Studio)")
+	}
+	return nil
+}
+
+// settings are the agent settings with the run's priority, which travel
+// with them to the run's agents on nodes.
+func settings(cfg config.Config) actors.Settings {
+	s := cfg.Agent
+	s.RunPriority = cfg.Run.Priority
+	return s
+}
+
+// RateLimits are model.rate_limit by model name, as llm.Config takes them.
+func RateLimits(m config.Model) map[string]messages.RateLimits {
+	out := map[string]messages.RateLimits{}
+	for name, l := range m.RateLimits() {
+		out[name] = messages.RateLimits{RPM: l.RPM, TPM: l.TPM}
+	}
+	return out
 }
 
 // router builds the run's model router from the configuration (flags

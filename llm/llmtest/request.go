@@ -57,6 +57,11 @@ type Recorded struct {
 	Canceled bool
 	// Err is set when the request itself was malformed (answered 400).
 	Err string
+	// Status is the HTTP status answered (0 when none was).
+	Status int
+	// RateLimited reports a request refused 429 by the server's rate
+	// limit (SetRateLimit) or a refusal window (RefuseAll).
+	RateLimited bool
 }
 
 // RecordedMessage is one message of a request, decoded.

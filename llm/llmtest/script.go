@@ -15,6 +15,9 @@ import (
 // matcher is a Fallback is used only when no other script matched.
 type Script struct {
 	Agents []AgentScript `json:"agents"`
+	// RateLimit, when set, makes the server a rate-limited provider
+	// (see RateLimit; SetRateLimit changes it while the server runs).
+	RateLimit *RateLimit `json:"rate_limit,omitempty"`
 }
 
 // AgentScript is the conversation of one kind of agent: who it is (Match)
@@ -60,6 +63,9 @@ type Turn struct {
 	Latency Duration `json:"latency,omitempty"`
 	// Fail injects a failure instead of an answer.
 	Fail *Failure `json:"fail,omitempty"`
+	// Flood, when set, answers with a huge generated answer instead (see
+	// Flood).
+	Flood *Flood `json:"flood,omitempty"`
 	// Dynamic, when set, computes the turn from the request (for tests that
 	// echo what they were sent). It is called once per request; the turn it
 	// returns must not itself be Dynamic.
@@ -215,6 +221,9 @@ func (s Script) Validate() error {
 			}
 		}
 	}
+	if r := s.RateLimit; r != nil && (r.RPM < 0 || r.TPM < 0) {
+		return fmt.Errorf("llmtest: script: rate_limit: rpm and tpm must be 0 (no limit) or positive")
+	}
 	if fallbacks > 1 {
 		return fmt.Errorf("llmtest: script: %d fallback scripts; keep at most one", fallbacks)
 	}
@@ -230,6 +239,9 @@ func (t Turn) validate() error {
 	}
 	if t.Fail != nil {
 		return t.Fail.validate()
+	}
+	if t.Flood != nil {
+		return t.Flood.validate()
 	}
 	for k, c := range t.ToolCalls {
 		if strings.TrimSpace(c.Name) == "" {

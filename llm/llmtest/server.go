@@ -45,6 +45,8 @@ type Server struct {
 	mu      sync.Mutex
 	cursors map[cursorKey]*cursor
 	records []Recorded
+
+	rate limiter
 }
 
 type cursorKey struct {
@@ -85,6 +87,9 @@ func Open(script Script) (*Server, error) {
 		url:       "http://" + ln.Addr().String() + "/v1",
 		closing:   make(chan struct{}),
 		cursors:   make(map[cursorKey]*cursor),
+	}
+	if script.RateLimit != nil {
+		s.SetRateLimit(*script.RateLimit)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
@@ -176,15 +181,31 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, &Failure{Message: s.scriptErr.Error(), Type: "invalid_request_error", Code: "invalid_script"})
 		return
 	}
+	h, refused, retryAfter := s.rate.admit(&rec)
+	if refused {
+		rec.Status, rec.RateLimited = http.StatusTooManyRequests, true
+		c.done(true)
+		s.rate.writeLimited(w, h, retryAfter)
+		return
+	}
+	for k, v := range h {
+		w.Header()[k] = v
+	}
 	turn := s.nextTurn(&rec)
 	rec.Reply = turn
+	rec.Status = http.StatusOK
 	if turn.Latency > 0 && !s.wait(r.Context(), time.Duration(turn.Latency)) {
 		rec.Canceled = true
 		return
 	}
 	if f := turn.Fail; f != nil && f.Kind == FailStatus {
+		rec.Status = f.Status
 		c.done(true)
 		writeError(w, f.Status, f)
+		return
+	}
+	if turn.Flood != nil {
+		s.writeFlood(w, &rec, turn.Flood, c)
 		return
 	}
 	a := s.answer(&rec, turn)

@@ -99,3 +99,32 @@ func TestReadmeWorkspaceConfigRefusal(t *testing.T) {
 		t.Errorf("README.md says\n  %s\ntroupe says\n  orchestrator: %v", want, err)
 	}
 }
+
+// The Provider rate limits section's config sample loads and validates,
+// and its limit reaches the role's model.
+func TestReadmeRateLimitConfig(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "## Provider rate limits")
+	m := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindStringSubmatch(s[max(i, 0):])
+	if i < 0 || m == nil {
+		t.Fatal("README.md has no Provider rate limits section with a yaml sample")
+	}
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte(m[1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(config.Sources{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if l := c.Model.RateLimits()[c.Model.Default]; l.RPM != 500 || l.TPM != 200000 || c.Run.Priority != 2 || c.Model.Attempts() != 4 {
+		t.Errorf("the sample gives %+v, priority %d, %d attempts", l, c.Run.Priority, c.Model.Attempts())
+	}
+}

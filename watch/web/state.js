@@ -124,6 +124,11 @@ function apply(ev) {
       note(a, { t: "result", tool: d.tool, text: `${d.is_error ? "error, " : ""}${d.output_bytes} bytes, ${Math.round(d.duration_ms)} ms${d.cached ? ", cached" : ""}`, diff: d.diff });
       break;
     case "budget.waiting": if (d.agent && d.agent !== ev.agent) { const c = agent(r, d.agent); c.status = "waiting"; } else a.status = "waiting"; break;
+    case "llm.throttled":
+      if (d.phase === "waiting") { a.status = "throttled"; note(a, { t: "llm", text: `throttled: ${d.reason}${d.status ? " " + d.status : ""}` }); }
+      else if (d.phase === "resumed") { a.status = "running"; note(a, { t: "llm", text: `waited ${d.waited_ms} ms for its turn` }); }
+      else note(a, { t: "llm", text: `provider refused ${d.status}${d.retry_after_ms ? ", retry after " + d.retry_after_ms + " ms" : ""}` });
+      break;
     case "agent.finished": case "agent.failed": case "agent.cancelled":
       a.status = d.status; a.tool = ""; a.rounds = d.rounds || a.rounds; a.ended = t; a.error = d.error || "";
       if (d.unpriced) a.unpriced = true;
