@@ -99,6 +99,8 @@ type Result struct {
 	// EventsDropped counts the events that could not be published (see
 	// Options.EventsDropped), up to run.finished.
 	EventsDropped uint64 `json:"events_dropped,omitempty"`
+	// SubAgents counts how the sub-agents ended (the root is not one).
+	SubAgents SubAgents `json:"sub_agents"`
 	// Changes are what became of the changes of the agents that worked in
 	// worktrees of their own, in the order they were brought back.
 	Changes []messages.ChangeOutcome `json:"changes,omitempty"`
@@ -215,7 +217,7 @@ func (t *Team) Wait(ctx context.Context) (Result, error) {
 	}
 	_ = t.rt.system.Root.StopFuture(t.root).Wait()
 	rt := t.rt
-	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(t.start), Changes: rt.iso.results()}
+	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(t.start), Changes: rt.iso.results(), SubAgents: rt.subs.get()}
 	// Every lease of the tree is back: an agent releases its lease before
 	// its result is delivered, and only after its children have ended.
 	if snap, err := rt.budget.Snapshot(context.Background()); err == nil {
