@@ -210,31 +210,54 @@ func (is *isolation) worktree(ctx context.Context, id string) (*isolated, error)
 // land captures an isolated agent's changes, brings them into the
 // workspace (a completed agent's as the run's changes mode says; another's
 // only as a patch file), emits changes.ready and changes.applied or
-// changes.conflict through ev (its parent's events) and removes the
-// worktree. It returns nil when the agent changed nothing.
+// changes.conflict through ev (its parent's events) and ends the
+// worktree's use. When the changes could not be captured or brought
+// back, the worktree is kept whole (never reset or removed) and the
+// outcome, recorded with the run's, names it and any patch written. It
+// returns nil when the agent changed nothing.
 func (is *isolation) land(ev *agentEvents, run, agent string, iso *isolated, completed bool) *messages.ChangeOutcome {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	defer func() {
-		_ = iso.ws.Close()
-		if err := iso.wt.Remove(ctx); err != nil {
-			is.log.Warn().Err(err).Str("agent", agent).Msg("remove worktree")
+	defer func() { _ = iso.ws.Close() }()
+	keep := func(out *messages.ChangeOutcome) {
+		path, err := iso.wt.Keep(ctx)
+		if err != nil {
+			is.log.Error().Err(err).Str("agent", agent).Msg("keep the worktree of changes not brought back")
+			return
 		}
-	}()
+		out.Worktree = path
+	}
 	cs, err := iso.wt.Capture(ctx)
 	if err != nil {
 		is.log.Error().Err(err).Str("agent", agent).Msg("capture an agent's changes")
-		return &messages.ChangeOutcome{Agent: agent, Status: messages.ChangeStatusError, Error: err.Error()}
+		out := messages.ChangeOutcome{Agent: agent, Status: messages.ChangeStatusError, Error: err.Error()}
+		keep(&out)
+		is.record(out)
+		return &out
 	}
 	mode := is.changes
 	if !completed {
 		mode = workspace.ModePatch
 	}
-	return is.bring(ctx, ev, run, agent, iso.wt.Snapshot(), cs, mode)
+	out := is.bringKeeping(ctx, ev, run, agent, iso.wt.Snapshot(), cs, mode, keep)
+	if out == nil || out.Status != messages.ChangeStatusError {
+		if err := iso.wt.Remove(ctx); err != nil {
+			is.log.Warn().Err(err).Str("agent", agent).Msg("remove worktree")
+		}
+	}
+	return out
 }
 
 // bring applies a captured changeset and reports it (see land).
 func (is *isolation) bring(ctx context.Context, ev *agentEvents, run, agent string, snap workspace.Snapshot, cs messages.Changeset, mode workspace.Mode) *messages.ChangeOutcome {
+	return is.bringKeeping(ctx, ev, run, agent, snap, cs, mode, nil)
+}
+
+// bringKeeping is bring, calling onError (when set) with an outcome of
+// status error before it is reported: the changeset's patch is kept
+// then too, and the outcome names it.
+func (is *isolation) bringKeeping(ctx context.Context, ev *agentEvents, run, agent string, snap workspace.Snapshot, cs messages.Changeset,
+	mode workspace.Mode, onError func(*messages.ChangeOutcome)) *messages.ChangeOutcome {
 	if cs.Empty() {
 		return nil
 	}
@@ -255,12 +278,23 @@ func (is *isolation) bring(ctx context.Context, ev *agentEvents, run, agent stri
 		for _, f := range cs.Files {
 			out.Files = append(out.Files, f.Path)
 		}
+		if onError != nil {
+			onError(&out)
+		}
 	}
-	if kept := out.Status == messages.ChangeStatusConflict || out.Status == messages.ChangeStatusPatch; kept && is.home != nil {
+	kept := out.Status == messages.ChangeStatusConflict || out.Status == messages.ChangeStatusPatch ||
+		(out.Status == messages.ChangeStatusError && len(cs.Patch) > 0)
+	if kept && is.home != nil {
 		// Its patch must outlive this agent's directory: it goes home.
 		var here bool
 		if out, here = is.home.keep(run, out, cs.Patch); !here {
 			ev = nil // the requester emits the events, once it has the patch
+		}
+	} else if out.Status == messages.ChangeStatusError {
+		if path, err := is.keepPatch(run, agent, cs.Patch); err != nil {
+			is.log.Error().Err(err).Str("agent", agent).Msg("keep the patch of changes not brought back")
+		} else {
+			out.Patch = path
 		}
 	}
 	switch out.Status {
@@ -270,10 +304,15 @@ func (is *isolation) bring(ctx context.Context, ev *agentEvents, run, agent stri
 		emit(messages.EvtChangesApplied, messages.ChangesApplied{Agent: agent, Status: out.Status, Files: out.Files,
 			Branch: out.Branch, Patch: out.Patch})
 	}
+	is.record(out)
+	return &out
+}
+
+// record adds an outcome to the run's changes (run --json).
+func (is *isolation) record(out messages.ChangeOutcome) {
 	is.mu.Lock()
 	is.outcomes = append(is.outcomes, out)
 	is.mu.Unlock()
-	return &out
 }
 
 // close removes the worktrees kept for reuse; the run has ended.

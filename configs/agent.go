@@ -43,7 +43,7 @@ type Agent struct {
 	Isolation string `yaml:"isolation" json:"isolation"`
 	// Changes says what becomes of an isolated agent's changes: apply
 	// (merged into the workspace), branch (committed on
-	// troupe/<run>/<agent>) or patch (a patch file only). Default apply.
+	// troupe/<run8>/<agent>, the first 8 characters of the run ID) or patch (a patch file only). Default apply.
 	Changes string `yaml:"changes" json:"changes"`
 }
 

@@ -86,4 +86,7 @@ type ChangeOutcome struct {
 	Reason string `json:"reason,omitempty"`
 	// Error says why the changes could not be brought back (status error).
 	Error string `json:"error,omitempty"`
+	// Worktree is where the agent's worktree was kept, whole, when its
+	// changes could not be captured or brought back (status error).
+	Worktree string `json:"worktree,omitempty"`
 }

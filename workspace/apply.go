@@ -17,7 +17,7 @@ type Mode string
 const (
 	// ModeApply merges the changeset into the working tree.
 	ModeApply Mode = "apply"
-	// ModeBranch commits it on troupe/<run>/<agent>; the working tree is untouched.
+	// ModeBranch commits it on troupe/<run8>/<agent> (branch.go); the working tree is untouched.
 	ModeBranch Mode = "branch"
 	// ModePatch only writes the patch file.
 	ModePatch Mode = "patch"
@@ -74,6 +74,9 @@ func (r *Repo) Apply(ctx context.Context, snap Snapshot, cs messages.Changeset, 
 		var m merged
 		if m, err = r.merge(ctx, snap.Tree, theirs); err == nil && len(m.conflicts) > 0 {
 			out.Status, out.Conflicts, out.Reason = messages.ChangeStatusConflict, m.conflicts, m.reason()
+			if outside := r.outsideCone(ctx, m.conflicts); len(outside) > 0 {
+				out.Reason = strings.TrimPrefix(out.Reason+"; "+coneReason(outside), "; ")
+			}
 			out.Patch, err = r.keepPatch(run, agent, cs.Patch)
 		} else {
 			out.Status = messages.ChangeStatusApplied
@@ -145,24 +148,6 @@ func KeepPatch(root, dir, run, agent string, patch []byte) (string, error) {
 // not starting with a dot.
 func pathSafe(s string) bool {
 	return s != "" && !strings.ContainsAny(s, `/\`+"\x00") && !strings.HasPrefix(s, ".")
-}
-
-// branch commits tree on top of the snapshot as troupe/<run>/<agent>.
-func (r *Repo) branch(ctx context.Context, snap Snapshot, tree, run, agent string) (string, error) {
-	commit, err := r.g.line(ctx, "commit-tree", tree, "-p", snap.Commit, "-m", "troupe: changes of "+agent+" in run "+run)
-	if err != nil {
-		return "", err
-	}
-	name := "troupe/" + run + "/" + agent
-	if _, err := r.g.line(ctx, "check-ref-format", "--branch", name); err != nil {
-		return "", fmt.Errorf("branch %q: %w", name, err)
-	}
-	// The ref is the user's: written in their repository by update-ref,
-	// whose only program, the reference-transaction hook, is off.
-	if _, err := r.refs.run(ctx, nil, "update-ref", "refs/heads/"+name, commit); err != nil {
-		return "", err
-	}
-	return name, nil
 }
 
 // errOutside is returned for a changed path that would leave the work tree.

@@ -88,6 +88,10 @@ func (w *Worktree) addFresh(ctx context.Context, fresh []freshEntry) ([]delta, e
 			if strings.HasSuffix(p, "/") {
 				return nil, fmt.Errorf("%w: %s", errNested, p)
 			}
+			if dotGitPath(p) {
+				// git refuses the path (verify_path); its add says so.
+				return nil, fmt.Errorf("a path git does not take: %s", p)
+			}
 			if err := w.noAttributes(p, checked); err != nil {
 				return nil, err
 			}
@@ -258,4 +262,15 @@ func (m *manifest) storeTree(ents []mentry) ([]byte, error) {
 	}
 	m.trees[string(id)] = true
 	return id, nil
+}
+
+// dotGitPath reports whether a component of the slash-separated path p
+// is .git in any case, which git never adds.
+func dotGitPath(p string) bool {
+	for c := range strings.SplitSeq(p, "/") {
+		if strings.EqualFold(c, ".git") {
+			return true
+		}
+	}
+	return false
 }

@@ -11,6 +11,12 @@
 // not a git checkout is snapshotted as a whole (ignore rules honoured,
 // limited in size) into a private bare repository under the data
 // directory.
+// What is ignored is what the user's git status ignores: every
+// .gitignore, the repository's info/exclude and the user's global ignore
+// file (core.excludesFile of the user's global config, or
+// ~/.config/git/ignore), whose patterns troupe copies into the one
+// ignore file its own git reads (excludes.go); a repository's local
+// config is not read for it.
 //
 // A worktree is a directory materialised from a snapshot, under the data
 // directory, its git directory (what git worktree add --detach makes)

@@ -29,8 +29,9 @@ import (
 //   - has hooks, the filesystem monitor, pagers, transports (so no
 //     lazy fetch, ssh or credential helper) and the system and global
 //     config switched off by the flags below. The user's global config
-//     is /dev/null for now (globalConfig, the seam for bringing back
-//     its ignores and filters, confined).
+//     is /dev/null (globalConfig); of it troupe takes only the global
+//     ignore file's patterns (excludes.go), read once by a git config
+//     --get that runs nothing.
 
 // gitConfig are the -c flags every git command gets: no hooks, no
 // filesystem monitor, no pager, no transport of any kind, no automatic
@@ -75,6 +76,13 @@ type git struct {
 	objects  string   // GIT_OBJECT_DIRECTORY, when set
 	borrow   []string // GIT_ALTERNATE_OBJECT_DIRECTORIES
 	conf     []string // more -c flags
+	// identity replaces fixedIdentity (GIT_AUTHOR_*, GIT_COMMITTER_*)
+	// when set: a branch's commits (branch.go).
+	identity []string
+	// userGlobal lets git read the user's global config (and the
+	// variables that place it): only to read the global ignore file's
+	// name (excludes.go).
+	userGlobal bool
 	// discover lets git find the repository from dir: only Open and
 	// the functions that name a checkout for the user (discover).
 	discover bool
@@ -143,9 +151,22 @@ func (g git) env(tool *gitTool) []string {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "GIT_CONFIG_GLOBAL="+globalConfig, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
+	if g.userGlobal {
+		for _, name := range []string{"XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL"} {
+			if v, ok := os.LookupEnv(name); ok {
+				env = append(env, name+"="+v)
+			}
+		}
+	} else {
+		env = append(env, "GIT_CONFIG_GLOBAL="+globalConfig)
+	}
+	env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
 		"GIT_OPTIONAL_LOCKS=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_NO_LAZY_FETCH=1")
-	env = append(env, fixedIdentity...)
+	if g.identity != nil {
+		env = append(env, g.identity...)
+	} else {
+		env = append(env, fixedIdentity...)
+	}
 	if g.gitDir != "" {
 		env = append(env, "GIT_DIR="+g.gitDir)
 	}

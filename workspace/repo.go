@@ -2,8 +2,6 @@ package workspace
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -72,6 +70,9 @@ type Repo struct {
 	warmed int         // worktrees made by Prewarm, for their names
 
 	checkout checkoutState // the last tree checked out in Go, and why Go may not (materialise.go)
+
+	userIgnore string // the user's global ignore file (excludes.go); "" for none
+	excludes   string // the ignore file troupe's git reads, in the home
 }
 
 // Open returns the Repo of the workspace at root. A worktree this
@@ -119,6 +120,7 @@ func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 	}
 	r.g = r.home.git()
 	r.g.workTree, r.g.dir = r.top, r.top
+	r.userIgnore = r.userExcludesFile(ctx)
 	if err := r.writeExcludes(); err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
@@ -281,25 +283,6 @@ func flock(path string) (func(), error) {
 		return nil, fmt.Errorf("lock repository: %w", err)
 	}
 	return func() { f.Close() }, nil // closing releases the flock
-}
-
-// writeExcludes writes the ignore file that keeps the data directory
-// (and any .troupe directory at the top) out of snapshots and captures,
-// in the home, and makes r's git commands read it (core.excludesFile).
-// An ignore rule, unlike an exclude pathspec, is not an error when the
-// user's own .gitignore names the directory too.
-func (r *Repo) writeExcludes() error {
-	rules := "/.troupe/\n"
-	if rel, err := filepath.Rel(r.top, r.dataDir); err == nil && !strings.HasPrefix(rel, "..") && rel != "." && rel != ".troupe" {
-		rules += "/" + filepath.ToSlash(rel) + "/\n"
-	}
-	sum := sha256.Sum256([]byte(rules))
-	path := filepath.Join(r.home.dir, "info", "troupe-excludes-"+hex.EncodeToString(sum[:6]))
-	if err := writeIfChanged(path, []byte(rules)); err != nil {
-		return fmt.Errorf("write excludes: %w", err)
-	}
-	r.g.conf = []string{"-c", "core.excludesFile=" + path}
-	return nil
 }
 
 // tempIndex returns the path of a new index file in the home and a

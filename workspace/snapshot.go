@@ -82,6 +82,9 @@ func (r *Repo) stageCheckout(ctx context.Context, idx, base string) error {
 			return err
 		}
 	}
+	if err := r.refreshExcludes(); err != nil {
+		return err
+	}
 	idLen := r.idLen()
 	if data, err := readBeneath(r.gitDir, "index", 0); err == nil && len(data) > 0 {
 		if err := os.WriteFile(idx, data, 0o600); err != nil {

@@ -68,6 +68,7 @@ func (w *Worktree) openWorkspace(ctx context.Context, root string, opts Options)
 	}
 	r.at, r.prefix, r.gitDir, r.home, r.tool = w.at, w.snap.Prefix, w.admin, w.repo.home, w.repo.tool
 	r.refs = git{tool: r.tool, gitDir: w.admin}
+	r.userIgnore = w.repo.userIgnore
 	r.g = r.home.git()
 	r.g.dir, r.g.workTree = w.at, w.at
 	if w.at != w.dir {

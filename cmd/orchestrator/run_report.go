@@ -104,6 +104,12 @@ func printChanges(w io.Writer, changes []messages.ChangeOutcome) {
 			fmt.Fprintf(w, "changes of %s written to %s: %s\n", c.Agent, c.Patch, files)
 		default:
 			fmt.Fprintf(w, "changes of %s could not be brought back (%s): %s\n", c.Agent, files, c.Error)
+			if c.Patch != "" {
+				fmt.Fprintf(w, "  patch kept: %s\n", c.Patch)
+			}
+			if c.Worktree != "" {
+				fmt.Fprintf(w, "  worktree kept: %s\n", c.Worktree)
+			}
 		}
 	}
 }
