@@ -95,6 +95,7 @@ func (h *Host) startAgent(trace context.Context, task ChildTask, svc budget.Serv
 	rt := *h.base // what differs per run: its ID, budget, artifacts and read cache
 	rt.run, rt.artifacts, rt.budget = task.Run, artifacts, nil
 	rt.cache = tools.NewCache(rt.toolCfg.CacheMaxAge)
+	rt.subs = &subAgentTally{}
 	if svc != nil {
 		rt.budget = svc
 	}

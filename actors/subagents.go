@@ -20,15 +20,18 @@ type SubAgents struct {
 // Total is the number of sub-agents that ended.
 func (s SubAgents) Total() int { return s.Completed + s.Failed + s.Cancelled }
 
-// subAgentTally adds up the ends of a run's sub-agents; its zero value is
-// ready, and it is safe for concurrent use (agents end on their own
-// mailboxes).
+// subAgentTally adds up the ends of a run's sub-agents; it is safe for
+// concurrent use (agents end on their own mailboxes), and a nil one counts
+// nothing.
 type subAgentTally struct {
 	mu sync.Mutex
 	s  SubAgents
 }
 
 func (t *subAgentTally) add(agent string, r AgentResult) {
+	if t == nil {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch r.Status {
@@ -49,6 +52,9 @@ func (t *subAgentTally) add(agent string, r AgentResult) {
 }
 
 func (t *subAgentTally) get() SubAgents {
+	if t == nil {
+		return SubAgents{}
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.s

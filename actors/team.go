@@ -338,7 +338,7 @@ func newRuntime(ctx context.Context, o *Options, host bool) (*runtime, error) {
 		}
 		return slog.New(zerolog.NewSlogHandler(o.Log.Level(zerolog.WarnLevel)))
 	}))
-	return &runtime{written: new(atomic.Int64), ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
+	return &runtime{written: new(atomic.Int64), subs: &subAgentTally{}, ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
 		cache: tools.NewCache(o.Tools.CacheMaxAge), web: web.NewCache(o.Tools.Web.CacheTTL), spill: tools.NewSpiller(ws, o.DataDir, o.Tools.SpillMaxAge),
 		settings: o.Settings, iso: iso, events: seqs, seqs: seqs, approver: o.Approver, placer: placer, tracer: o.Tracer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, log: o.Log,
