@@ -102,6 +102,7 @@ func (h *Host) startAgent(trace context.Context, task ChildTask, svc budget.Serv
 		}
 	}
 	rt.cache = tools.NewCache(rt.toolCfg.CacheMaxAge)
+	rt.subs = &subAgentTally{}
 	if svc != nil {
 		rt.budget = svc
 	}

@@ -225,6 +225,7 @@ func (a *agent) onChildEnded(c actor.Context, m *childEnded) {
 		ch.result.Status, ch.result.Reason = StatusFailed, ReasonError
 		ch.result.Err = "agent crashed: " + ch.panicked
 	}
+	a.rt.subs.add(m.id, ch.result)
 	close(ch.done)
 	a.closeIfSettled(c)
 	if a.kids.pendingFinish != nil && a.kids.running() == 0 {

@@ -113,6 +113,7 @@ func (p *proxy) Receive(c actor.Context) {
 				r = AgentResult{Status: StatusCancelled, Reason: ReasonCancelled}
 			}
 		}
+		p.endUnspoken(r)
 		p.end(c, r)
 	case *Cancel:
 		p.remote.Cancel(m.Reason)
@@ -159,6 +160,28 @@ func (p *proxy) relay(c actor.Context, ask func(context.Context) any) {
 		defer cancel()
 		root.Send(sender, ask(ctx))
 	}()
+}
+
+// endUnspoken emits the terminal event of a remote child whose end no
+// node told: one that never started (no node took it, placement timed
+// out, every node refused it, its task could not be queued), was
+// cancelled while queued, or whose node stopped before its end. A result
+// that names its node comes from that node's agent, which emitted its own
+// end. So every spawned child ends in the events, with the reason.
+func (p *proxy) endUnspoken(r AgentResult) {
+	if r.Node != "" || p.ended {
+		return
+	}
+	typ := messages.EvtAgentFailed
+	switch r.Status {
+	case StatusCancelled:
+		typ = messages.EvtAgentCancelled
+	case StatusFailed:
+	default:
+		return
+	}
+	ev := newAgentEvents(p.rt.events, p.rt.run, p.task.ID, p.task.Parent, p.task.Kind, p.rt.node, p.rt.log)
+	ev.emit(typ, messages.AgentEnded{Status: r.Status, Reason: r.Reason, Model: p.task.Model, Error: r.Err})
 }
 
 func (p *proxy) end(c actor.Context, r AgentResult) {

@@ -53,7 +53,8 @@ type runtime struct {
 	web       *web.Cache // pages web_fetch read, shared by the run's agents
 	spill     *tools.Spiller
 	settings  Settings
-	events    Emitter // seqs, in front of the run's emitters
+	events    Emitter        // seqs, in front of the run's emitters
+	subs      *subAgentTally // how the run's sub-agents ended
 	seqs      *seqTracker
 	budget    budget.Service
 	approver  Approver

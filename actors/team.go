@@ -105,6 +105,8 @@ type Result struct {
 	// EventsDropped counts the events that could not be published (see
 	// Options.EventsDropped), up to run.finished.
 	EventsDropped uint64 `json:"events_dropped,omitempty"`
+	// SubAgents counts how the sub-agents ended (the root is not one).
+	SubAgents SubAgents `json:"sub_agents"`
 	// Changes are what became of the changes of the agents that worked in
 	// worktrees of their own, in the order they were brought back.
 	Changes []messages.ChangeOutcome `json:"changes,omitempty"`
@@ -221,7 +223,7 @@ func (t *Team) Wait(ctx context.Context) (Result, error) {
 	}
 	_ = t.rt.system.Root.StopFuture(t.root).Wait()
 	rt := t.rt
-	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(t.start), Changes: rt.iso.results()}
+	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(t.start), Changes: rt.iso.results(), SubAgents: rt.subs.get()}
 	// Every lease of the tree is back: an agent releases its lease before
 	// its result is delivered, and only after its children have ended.
 	if snap, err := rt.budget.Snapshot(context.Background()); err == nil {
@@ -340,7 +342,7 @@ func newRuntime(ctx context.Context, o *Options, host bool) (*runtime, error) {
 		}
 		return slog.New(zerolog.NewSlogHandler(o.Log.Level(zerolog.WarnLevel)))
 	}))
-	return &runtime{written: new(atomic.Int64), ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
+	return &runtime{written: new(atomic.Int64), subs: &subAgentTally{}, ctx: context.WithoutCancel(ctx), run: o.Run, node: o.Node, system: sys, client: o.Client,
 		models: o.Models, kinds: kinds, known: known, ws: ws, toolCfg: o.Tools,
 		cache: tools.NewCache(o.Tools.CacheMaxAge), web: web.NewCache(o.Tools.Web.CacheTTL), spill: tools.NewSpiller(ws, o.DataDir, o.StateDir, o.Tools.SpillMaxAge),
 		settings: o.Settings, iso: iso, events: seqs, seqs: seqs, approver: o.Approver, placer: placer, tracer: o.Tracer, router: router, artifacts: o.Artifacts, deltas: o.StreamDeltas, dataDir: o.DataDir, stateDir: o.StateDir, log: o.Log,

@@ -237,9 +237,9 @@ func (c *remoteChild) awaitCancelled() actors.AgentResult {
 	t := time.NewTimer(c.r.o.CancelWait)
 	defer t.Stop()
 	c.mu.Lock()
-	taken := c.node != ""
+	node := c.node
 	c.mu.Unlock()
-	if taken {
+	if node != "" {
 		select {
 		case res := <-c.done:
 			return res
@@ -249,7 +249,8 @@ func (c *remoteChild) awaitCancelled() actors.AgentResult {
 	c.r.mu.Lock()
 	delete(c.r.waiting, c.task.ID)
 	c.r.mu.Unlock()
-	return actors.AgentResult{Status: actors.StatusCancelled, Reason: actors.ReasonCancelled}
+	// The node that took it tells the agent's end in its own events.
+	return actors.AgentResult{Status: actors.StatusCancelled, Reason: actors.ReasonCancelled, Node: node}
 }
 
 // Cancel takes the task off the queue if no node has it yet, and tells

@@ -25,6 +25,7 @@ type Agent struct {
 	ID, Parent, Kind, Node, Model string
 	Status                        string
 	Reason                        string
+	Error                         string // why it failed (agent.failed)
 	Round                         int
 	Tool                          string // the tool running now
 	TokensIn, TokensOut           int
@@ -239,7 +240,7 @@ func (t *Tree) Apply(ev messages.Event) {
 	case *messages.LLMThrottled:
 		a.throttled(d)
 	case *messages.AgentEnded:
-		a.Status, a.Reason, a.Ended, a.Tool = endStatus(d.Status), d.Reason, ev.Time, ""
+		a.Status, a.Reason, a.Error, a.Ended, a.Tool = endStatus(d.Status), d.Reason, d.Error, ev.Time, ""
 		a.Findings, a.Changed = d.Findings, d.Changed
 		a.Unpriced = a.Unpriced || d.Unpriced
 		if d.TokensIn+d.TokensOut > 0 { // the end's totals are the agent's own

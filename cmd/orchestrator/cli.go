@@ -19,6 +19,7 @@ const (
 	exitFailed    = 1 // a tool returned an error result, or the agent failed
 	exitUsage     = 2 // bad flags, arguments or config
 	exitLimit     = 3 // round or budget limit reached
+	exitSubFailed = 4 // the root finished, but some of its sub-agents failed
 	exitInterrupt = 130
 )
 

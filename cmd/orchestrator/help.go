@@ -49,7 +49,8 @@ Model: OPENAI_API_KEY and OPENAI_BASE_URL reach any OpenAI-compatible endpoint
 Traces: OTEL_EXPORTER_OTLP_ENDPOINT (or telemetry.otlp_endpoint) sends
 OpenTelemetry GenAI spans to an OTLP/HTTP collector (docs/telemetry.md).
 Exit codes: 0 finished, 1 the agent failed, 2 usage or config error,
-3 round or budget limit reached, 130 interrupted.
+3 round or budget limit reached, 4 finished but some sub-agents failed
+(the summary and --json's sub_agents count them), 130 interrupted.
 
 Examples:
   orchestrator run --workspace ~/src/app "Find why the cache is never invalidated and fix it"

@@ -37,6 +37,7 @@ func reportRun(stdout, stderr io.Writer, asJSON bool, res actors.Result, r *runn
 	}
 	fmt.Fprintf(stderr, "%s · %d in / %d out tokens · %s · %s\n", endWords(res.Status, res.Reason, res.Rounds),
 		res.Usage.PromptTokens, res.Usage.CompletionTokens, cost, res.Wall.Round(time.Millisecond))
+	printSubAgents(stderr, res.SubAgents)
 	printRunSummary(stderr, res.Budget, unpriced...)
 	printMetrics(stderr, r.Metrics.Metrics())
 	printChanges(stderr, res.Changes)
@@ -69,8 +70,23 @@ func runExit(interrupted bool, stderr io.Writer, res actors.Result, maxRounds in
 		return exitLimit
 	case res.Status == actors.StatusCancelled:
 		return exitInterrupt
+	case res.SubAgents.Failed > 0:
+		// The root's answer stands, but it rests on less than it asked for.
+		return exitSubFailed
 	}
 	return exitOK
+}
+
+// printSubAgents says how the sub-agents ended, with the first failure's
+// reason when one failed.
+func printSubAgents(w io.Writer, s actors.SubAgents) {
+	if s.Total() == 0 {
+		return
+	}
+	fmt.Fprintf(w, "sub-agents: %d completed · %d failed · %d cancelled\n", s.Completed, s.Failed, s.Cancelled)
+	if s.FirstFailure != "" {
+		fmt.Fprintf(w, "  first failure: %s\n", watch.Printable(s.FirstFailure))
+	}
 }
 
 // printChanges says what became of each isolated agent's changes.

@@ -1,0 +1,61 @@
+package actors
+
+import (
+	"sync"
+
+	"github.com/troupe-ai/troupe/internal/text"
+)
+
+// SubAgents counts how the run's sub-agents ended: every agent below the
+// root whose end reached this process (its local agents, and each remote
+// child once; a remote child's own descendants are counted on its node).
+type SubAgents struct {
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	Cancelled int `json:"cancelled"`
+	// FirstFailure is "AGENT: why" for the first sub-agent that failed.
+	FirstFailure string `json:"first_failure,omitempty"`
+}
+
+// Total is the number of sub-agents that ended.
+func (s SubAgents) Total() int { return s.Completed + s.Failed + s.Cancelled }
+
+// subAgentTally adds up the ends of a run's sub-agents; it is safe for
+// concurrent use (agents end on their own mailboxes), and a nil one counts
+// nothing.
+type subAgentTally struct {
+	mu sync.Mutex
+	s  SubAgents
+}
+
+func (t *subAgentTally) add(agent string, r AgentResult) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch r.Status {
+	case StatusCompleted:
+		t.s.Completed++
+	case StatusFailed:
+		t.s.Failed++
+		if t.s.FirstFailure == "" {
+			why := r.Err
+			if why == "" {
+				why = r.Reason
+			}
+			t.s.FirstFailure = agent + ": " + text.Clip(why, 500)
+		}
+	default:
+		t.s.Cancelled++
+	}
+}
+
+func (t *subAgentTally) get() SubAgents {
+	if t == nil {
+		return SubAgents{}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.s
+}
