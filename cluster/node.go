@@ -146,6 +146,10 @@ type NodeStats struct {
 	// its heartbeats had not got through for most of the time after
 	// which the run hands them to another node.
 	Fenced uint64
+	// Disowned counts deliveries the run said were no longer the task's
+	// (it had queued the task again, taken another delivery, or been
+	// cancelled): dropped unrun.
+	Disowned uint64
 }
 
 // Node pulls agent tasks of its kinds from the queue and runs them.
@@ -181,7 +185,7 @@ type Node struct {
 	running map[string]*runningTask // by run + "." + agent
 	stats   struct {
 		taken, completed, redelivered, alreadyDone, handedBack, malformed, wrongKind, version, workspace, cancelled atomic.Uint64
-		restored, duplicate, progress, progressLost, revoked, lapsed, fenced                                        atomic.Uint64
+		restored, duplicate, progress, progressLost, revoked, lapsed, fenced, disowned                              atomic.Uint64
 	}
 	beatSent atomic.Int64 // unix nanoseconds: when the last heartbeat that got through was sent
 	relMu    sync.Mutex
@@ -282,7 +286,7 @@ func (n *Node) Stats() NodeStats {
 		WrongKind: s.wrongKind.Load(), Version: s.version.Load(), Workspace: s.workspace.Load(), Cancelled: s.cancelled.Load(),
 		ControlDropped: n.controlDropped(), Restored: s.restored.Load(),
 		Duplicates: s.duplicate.Load(), Progress: s.progress.Load(), ProgressLost: s.progressLost.Load(), Revoked: s.revoked.Load(),
-		Lapsed: s.lapsed.Load(), Fenced: s.fenced.Load()}
+		Lapsed: s.lapsed.Load(), Fenced: s.fenced.Load(), Disowned: s.disowned.Load()}
 }
 
 // Drain stops taking tasks, lets the running ones finish for up to the

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,6 +104,7 @@ type Remote struct {
 	terminated     atomic.Uint64
 	unplaced       atomic.Uint64
 	reissued       atomic.Uint64
+	lost           atomic.Uint64
 	reattached     atomic.Uint64
 	recs           *records    // nil: none kept
 	ended          atomic.Bool // the run ended for good: Close deletes the records
@@ -151,8 +151,9 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 	if o.Workspace != "" {
 		r.snaps = newSnapshotSender(r)
 	}
-	r.sweeper.Add(1)
+	r.sweeper.Add(2)
 	go r.sweepNodes()
+	go r.watchDeliveries()
 	if err := o.Bus.KeepFirstResults(ctx); err != nil {
 		r.Close()
 		return nil, err
@@ -244,6 +245,10 @@ type RemoteStats struct {
 	Unplaced     uint64 // tasks failed because no live node served their kind for the placement timeout
 	Reissued     uint64 // tasks handed on from a lost node
 	Reattached   uint64 // tasks of an earlier process of the run whose stored result was taken up
+	// LostDeliveries counts tasks queued again because the queue counted
+	// them delivered and no node spoke of them (lost.go): counted in
+	// Reissued too.
+	LostDeliveries uint64
 }
 
 // Stats reports the dropped results so far.
@@ -256,7 +261,7 @@ func (r *Remote) Stats() RemoteStats {
 	r.mu.Unlock()
 	return RemoteStats{Duplicates: r.duplicates.Load(), Forged: r.forged.Load(), Notices: r.refusedNotices.Load(), Budget: refusedBudget,
 		MaxDelivered: r.failedMax.Load(), Terminated: r.terminated.Load(), Unplaced: r.unplaced.Load(),
-		Reissued: r.reissued.Load(), Reattached: r.reattached.Load()}
+		Reissued: r.reissued.Load(), Reattached: r.reattached.Load(), LostDeliveries: r.lost.Load()}
 }
 
 // Nodes lists the live nodes as the registry shows them.
@@ -322,32 +327,6 @@ func (r *Remote) pending() (waiting, bySeq int) {
 
 // onNodeBeat records a node's heartbeat.
 func (r *Remote) onNodeBeat(m *nats.Msg) { r.nodes.heard(m, r.o.Log) }
-
-// onStarted records which node took (or refused) a task.
-func (r *Remote) onStarted(m *nats.Msg) {
-	n, err := messages.Decode[messages.StartNotice](m.Data, maxRequestBytes)
-	if err != nil {
-		return
-	}
-	agent := strings.TrimSuffix(strings.TrimPrefix(m.Subject, bus.CtlSubject(r.o.Bus.Prefix(), r.o.Run, "", "")), "."+ctlStarted)
-	r.mu.Lock()
-	c := r.waiting[agent]
-	r.mu.Unlock()
-	if c == nil {
-		return
-	}
-	attempt, node := signedBy(m.Header)
-	err = c.verifyKey(m.Header, m.Data)
-	if err == nil && (attempt != n.Attempt || node != n.Node) {
-		err = fmt.Errorf("%w: the notice says attempt %d on %s, its proof attempt %d on %s", ErrUnproven, n.Attempt, n.Node, attempt, node)
-	}
-	if err != nil {
-		r.refusedNotices.Add(1)
-		r.o.Log.Warn().Err(err).Str("subject", m.Subject).Str("node", n.Node).Msg("start notice refused")
-		return
-	}
-	c.noticed(n)
-}
 
 // verifyBudget checks a budget request that names task in its headers:
 // it proves the key of the task's current delivery.

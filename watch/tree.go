@@ -257,6 +257,7 @@ func (t *Tree) applyRun(r *Run, v any) {
 		r.Task, r.LeaseMS = d.Task, d.LeaseMS
 		if r.Status == StatusLost { // resumed
 			r.Finished, r.Status = false, ""
+			t.unfinished++
 		}
 	case *messages.RunFinished:
 		if !r.Finished {
