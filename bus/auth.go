@@ -96,33 +96,22 @@ func LoadAuth(dir, prefix string) (a *Auth, created bool, err error) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, false, fmt.Errorf("restrict auth folder %s: %w", dir, err)
 	}
-	files := []string{operatorSeedFile, accountSeedFile, systemSeedFile}
-	var keys []nkeys.KeyPair
-	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		if errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			return nil, false, fmt.Errorf("read %s: %w", f, err)
-		}
-		kp, err := nkeys.FromSeed(bytes.TrimSpace(b))
-		if err != nil {
-			return nil, false, fmt.Errorf("%w: %s: %w", ErrBadKeys, filepath.Join(dir, f), err)
-		}
-		keys = append(keys, kp)
+	keys, err := readKeys(dir)
+	if err != nil {
+		return nil, false, err
 	}
 	switch len(keys) {
-	case len(files):
+	case len(seedFiles):
 		a, err := newAuth(prefix, keys[0], keys[1], keys[2])
 		return a, false, err
 	case 0:
 	default:
-		return nil, false, fmt.Errorf("%w: %s has only some of %s", ErrBadKeys, dir, strings.Join(files, ", "))
+		return nil, false, fmt.Errorf("%w: %s has only some of %s", ErrBadKeys, dir, strings.Join(seedFiles, ", "))
 	}
 	if a, err = NewAuth(prefix); err != nil {
 		return nil, false, err
 	}
+	files := []string{operatorSeedFile, accountSeedFile, systemSeedFile}
 	for i, kp := range []nkeys.KeyPair{a.operator, a.account, a.system} {
 		seed, _ := kp.Seed()
 		if err := writePrivate(filepath.Join(dir, files[i]), append(seed, '\n')); err != nil {
@@ -297,4 +286,64 @@ func InitAuthDir(dir, prefix string) (*Auth, map[Role]string, error) {
 		return nil, nil, err
 	}
 	return a, paths, nil
+}
+
+// seedFiles hold the operator's, the account's and the system account's
+// keys, in that order.
+var seedFiles = []string{operatorSeedFile, accountSeedFile, systemSeedFile}
+
+// readKeys reads the keys of seedFiles in dir, as far as they exist.
+func readKeys(dir string) ([]nkeys.KeyPair, error) {
+	var keys []nkeys.KeyPair
+	for _, f := range seedFiles {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", f, err)
+		}
+		kp, err := nkeys.FromSeed(bytes.TrimSpace(b))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrBadKeys, filepath.Join(dir, f), err)
+		}
+		keys = append(keys, kp)
+	}
+	return keys, nil
+}
+
+// ReadAuthDir reads what auth init wrote in dir and writes nothing, so a
+// read-only folder (a Kubernetes Secret mounted in a pod) serves: the
+// keys and every role's creds file must be there.
+func ReadAuthDir(dir, prefix string) (*Auth, map[Role]string, error) {
+	keys, err := readKeys(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(keys) != len(seedFiles) {
+		return nil, nil, fmt.Errorf("%w: %s lacks some of %s (write them with orchestrator auth init)", ErrBadKeys, dir, strings.Join(seedFiles, ", "))
+	}
+	a, err := newAuth(prefix, keys[0], keys[1], keys[2])
+	if err != nil {
+		return nil, nil, err
+	}
+	paths := map[Role]string{}
+	for _, role := range Roles {
+		path := CredsPath(dir, role)
+		if _, err := existingUser(path); err != nil {
+			return nil, nil, err
+		}
+		if _, err := os.Stat(path); err != nil {
+			return nil, nil, fmt.Errorf("%w: %s: %w", ErrBadKeys, path, err)
+		}
+		paths[role] = path
+	}
+	return a, paths, nil
+}
+
+// AccountKey is the public key of the account troupe's users belong to
+// (what the NATS monitoring endpoint and KEDA's scaler call the account).
+func (a *Auth) AccountKey() string {
+	pub, _ := a.account.PublicKey()
+	return pub
 }

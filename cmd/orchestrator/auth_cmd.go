@@ -40,7 +40,7 @@ func cmdAuth(_ context.Context, args []string, stdout, stderr io.Writer) (int, e
 		return exitUsage, usageErr("usage: orchestrator auth init DIR")
 	}
 	dir := args[1]
-	if _, paths, err := bus.InitAuthDir(dir, bus.DefaultPrefix); err != nil {
+	if a, paths, err := bus.InitAuthDir(dir, bus.DefaultPrefix); err != nil {
 		return exitFailed, err
 	} else {
 		conf, _ := filepath.Abs(filepath.Join(dir, bus.ServerConfigFile))
@@ -51,6 +51,7 @@ func cmdAuth(_ context.Context, args []string, stdout, stderr io.Writer) (int, e
 		fmt.Fprintf(stderr, "runs:     orchestrator run --nats URL --creds %s \"task\"\n", paths[bus.RoleRequester])
 		fmt.Fprintf(stderr, "nodes:    node --nats URL --creds %s --workspace DIR\n", paths[bus.RoleNode])
 		fmt.Fprintf(stderr, "watch:    orchestrator watch --nats URL --creds %s\n", paths[bus.RoleWatcher])
+		fmt.Fprintf(stderr, "account:  %s (the monitoring endpoint's and KEDA's name for troupe's account)\n", a.AccountKey())
 	}
 	return exitOK, nil
 }
@@ -69,7 +70,7 @@ func serveAuth(o *bus.EmbeddedOptions, noAuth bool, authDir, prefix string, stde
 			return nil, exitUsage, usageErr("--auth %s: no keys there (%v): write them once with `orchestrator auth init %s` and give every server of the cluster the same folder",
 				authDir, err, authDir)
 		}
-		sc, err := runner.NewServerCreds(authDir, prefix)
+		sc, err := runner.ReadServerCreds(authDir, prefix) // written by auth init; maybe a read-only mount
 		if err != nil {
 			return nil, exitFailed, err
 		}

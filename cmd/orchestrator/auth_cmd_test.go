@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nkeys"
 	"github.com/troupe-ai/troupe/bus"
 )
 
@@ -40,6 +41,13 @@ func TestAuthInit(t *testing.T) {
 		t.Fatalf("server.conf: %v\n%s", err, conf)
 	}
 	account, _ := os.ReadFile(filepath.Join(dir, "account.nk"))
+	kp, err := nkeys.FromSeed(bytes.TrimSpace(account))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub, _ := kp.PublicKey(); !strings.Contains(errb.String(), "account:  "+pub) {
+		t.Errorf("auth init does not name the account %s:\n%s", pub, errb.String())
+	}
 	for _, r := range bus.Roles {
 		if !strings.Contains(errb.String(), bus.CredsPath(dir, r)) {
 			t.Errorf("auth init does not say where %s is:\n%s", bus.CredsPath(dir, r), errb.String())

@@ -19,7 +19,7 @@ var commandFlags = map[string]flagNames{
 	"resume":        {runValueFlags, runBoolFlags},
 	"demo":          {[]string{"workspace", "nodes"}, []string{"keep", "in-place"}},
 	"watch":         {[]string{"nats", "run", "config", "web", "creds"}, []string{"from-start", "json", "follow", "interactive", "http-public", "all"}},
-	"serve":         {[]string{"listen", "store", "cluster", "cluster-listen", "routes", "name", "config", "http", "auth"}, []string{"ephemeral", "http-public", "no-auth"}},
+	"serve":         {[]string{"listen", "store", "cluster", "cluster-listen", "routes", "name", "config", "http", "monitor", "auth"}, []string{"ephemeral", "http-public", "monitor-public", "no-auth"}},
 	"mcp":           {[]string{"workspace", "config", "model", "nats", "http", "creds"}, []string{"http-public"}},
 	"config print":  {[]string{"workspace", "config", "model", "nats"}, []string{"json"}},
 	"sandbox check": {[]string{"workspace", "config"}, nil},

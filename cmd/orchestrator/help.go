@@ -200,7 +200,7 @@ Examples:
   orchestrator auth init /etc/troupe
 `,
 	"serve": `Usage: orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral] [--config FILE]
-                          [--http ADDR [--http-public]] [--auth DIR]
+                          [--http ADDR [--http-public]] [--monitor ADDR [--monitor-public]] [--auth DIR]
                           [--cluster NAME --name SERVER --cluster-listen HOST:PORT --routes URL,...]
 
 Runs the embedded NATS server with JetStream (and troupe's streams) as a
@@ -239,6 +239,8 @@ Flags:
   --config FILE           a config file over ~/.config/troupe/config.yaml (its nats settings)
   --http ADDR             serve the live web view and Prometheus /metrics at ADDR (host:port)
   --http-public           let --http listen beyond loopback (the page shows every task)
+  --monitor ADDR          serve NATS's monitoring endpoint (/varz, /jsz, /healthz) at ADDR (host:port)
+  --monitor-public        let --monitor listen beyond loopback (it shows every connection and stream)
   --cluster NAME          join a cluster of that name; every server needs its own --name
   --cluster-listen H:P    where this server listens for routes (default HOST, any free port)
   --routes URL,...        nats-route://host:port of the other servers
