@@ -242,6 +242,7 @@ Flags:
   --monitor ADDR          serve NATS's monitoring endpoint (/varz, /jsz, /healthz) at ADDR (host:port)
   --monitor-public        let --monitor listen beyond loopback (it shows every connection and stream)
   --cluster NAME          join a cluster of that name; every server needs its own --name
+  --name SERVER           this server's name (unique within its cluster)
   --cluster-listen H:P    where this server listens for routes (default HOST, any free port)
   --routes URL,...        nats-route://host:port of the other servers
 
