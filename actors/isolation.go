@@ -63,7 +63,7 @@ func newIsolation(ctx context.Context, s Settings, root, dataDir string, mutatin
 		return nil, fmt.Errorf("run: agent.changes: %w", err)
 	}
 	is := &isolation{mode: s.IsolationMode(), changes: mode, root: root, dataDir: dataDir, log: log, ctx: context.WithoutCancel(ctx)}
-	if err := pruneNested(dataDir); err != nil {
+	if err := pruneNested(root, dataDir); err != nil {
 		log.Warn().Err(err).Msg("prune nested worktrees left by a killed process")
 	}
 	if _, err := os.Stat(filepath.Join(dataDir, "worktrees")); err == nil {
@@ -317,9 +317,13 @@ func changesNote(c *messages.ChangeOutcome) string {
 	case messages.ChangeStatusApplied:
 		return fmt.Sprintf("\n[changes: merged into the workspace: %s]", files)
 	case messages.ChangeStatusConflict:
-		return fmt.Sprintf("\n[changes: NOT applied: conflict in %s (changed in the workspace since this agent started). "+
+		why := "changed in the workspace since this agent started"
+		if c.Reason != "" {
+			why = c.Reason
+		}
+		return fmt.Sprintf("\n[changes: NOT applied: conflict in %s (%s). "+
 			"The agent's whole changeset (%s) is kept as %s; it applies to the snapshot the agent started from with git apply]",
-			strings.Join(c.Conflicts, ", "), files, keptAt(c.Patch))
+			strings.Join(c.Conflicts, ", "), why, files, keptAt(c.Patch))
 	case messages.ChangeStatusBranch:
 		return fmt.Sprintf("\n[changes: committed on branch %s (%s); the workspace is untouched]", c.Branch, files)
 	case messages.ChangeStatusPatch:

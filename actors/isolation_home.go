@@ -2,13 +2,13 @@ package actors
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/workspace"
 )
 
 // A changeset that does not merge into the directory of the agent whose
@@ -47,23 +47,13 @@ func (is *isolation) keep(run string, out messages.ChangeOutcome, patch []byte) 
 }
 
 // keepPatch writes patch as <data dir>/runs/<run>/changes/<agent>.patch
-// and returns its path.
+// and returns its path, following no symlink an agent put on the way
+// (workspace.KeepPatch).
 func (is *isolation) keepPatch(run, agent string, patch []byte) (string, error) {
 	if !messages.PathSafeID(agent) || !messages.PathSafeID(run) {
 		return "", fmt.Errorf("keep patch: bad run %q or agent %q", run, agent)
 	}
-	dir, err := filepath.Abs(filepath.Join(is.dataDir, "runs", run, "changes"))
-	if err != nil {
-		return "", fmt.Errorf("keep patch: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("keep patch: %w", err)
-	}
-	path := filepath.Join(dir, agent+".patch")
-	if err := os.WriteFile(path, patch, 0o644); err != nil {
-		return "", fmt.Errorf("keep patch: %w", err)
-	}
-	return path, nil
+	return workspace.KeepPatch(is.root, is.dataDir, run, agent, patch)
 }
 
 // nestedCarry collects, on a node, the changesets of one task's
@@ -144,7 +134,7 @@ func emitKept(ev *agentEvents, out messages.ChangeOutcome) {
 	}
 	switch out.Status {
 	case messages.ChangeStatusConflict:
-		ev.emit(messages.EvtChangesConflict, messages.ChangesConflict{Agent: out.Agent, Files: out.Conflicts, Patch: out.Patch})
+		ev.emit(messages.EvtChangesConflict, messages.ChangesConflict{Agent: out.Agent, Files: out.Conflicts, Patch: out.Patch, Reason: out.Reason})
 	case messages.ChangeStatusPatch:
 		ev.emit(messages.EvtChangesApplied, messages.ChangesApplied{Agent: out.Agent, Status: out.Status, Files: out.Files, Patch: out.Patch})
 	}

@@ -79,7 +79,7 @@ func (a *agent) closeNested() {
 		return
 	}
 	is.close()
-	if err := os.RemoveAll(is.dataDir); err != nil {
+	if err := workspace.RemoveBeneath(a.rt.ws.Root(), is.dataDir); err != nil {
 		a.log.Warn().Err(err).Msg("remove the children's worktrees")
 	}
 }
@@ -89,9 +89,9 @@ func (a *agent) closeNested() {
 const nestedDir = "nested"
 
 // pruneNested removes what processes no longer running left in
-// dataDir/nested; the worktrees' git records go with the repository's
-// own prune.
-func pruneNested(dataDir string) error {
+// dataDir/nested (following no symlink below root, the workspace); the
+// worktrees' git records go with the repository's own prune.
+func pruneNested(root, dataDir string) error {
 	dir := filepath.Join(dataDir, nestedDir)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -106,7 +106,7 @@ func pruneNested(dataDir string) error {
 		if !ok || err != nil || n <= 0 || n == os.Getpid() || syscall.Kill(n, 0) != syscall.ESRCH {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+		if err := workspace.RemoveBeneath(root, filepath.Join(dir, e.Name())); err != nil {
 			return fmt.Errorf("prune nested worktrees: %w", err)
 		}
 	}

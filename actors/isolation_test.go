@@ -176,8 +176,15 @@ func TestLeftoverWorktreesArePrunedAtStart(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
+	// What a killed process leaves: its worktree's directory (its git
+	// directory is in troupe's own, pruned by the workspace's own test).
 	left := filepath.Join(ws, ".troupe", "worktrees", strconv.Itoa(dead.Process.Pid)+"-worker-0")
-	gitIn(t, ws, "worktree", "add", "-q", "--detach", left, "HEAD")
+	if err := os.MkdirAll(filepath.Join(left, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(left, "sub", "f.go"), []byte(twoFuncs), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	isolatedRun(t, ws, []string{"task alpha"}, editor("alpha", "f.go", "return 1", "return 10"))
 	if list := gitIn(t, ws, "worktree", "list"); strings.Count(list, "\n") != 0 {
 		t.Errorf("worktrees left:\n%s", list)

@@ -2,9 +2,9 @@ package cluster
 
 import (
 	"context"
-	"os/exec"
-	"strings"
 	"time"
+
+	gitws "github.com/troupe-ai/troupe/workspace"
 )
 
 // WorkspaceKey names the repository checked out in dir, so that a node
@@ -13,19 +13,16 @@ import (
 // shares whatever its remote's URL or its current branch, and no other
 // repository has. Nodes may be a few commits behind the orchestrator, so
 // HEAD is not part of the key. A directory that is not a git checkout (or
-// a machine without git) has no key: "".
+// a machine without git) has no key: "". git runs hardened, as for every
+// command troupe runs (workspace.RootCommits).
 func WorkspaceKey(dir string) string {
 	if dir == "" {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-list", "--max-parents=0", "HEAD").Output()
-	if err != nil {
-		return ""
-	}
-	roots := strings.Fields(string(out))
-	if len(roots) == 0 {
+	roots, err := gitws.RootCommits(ctx, dir)
+	if err != nil || len(roots) == 0 {
 		return ""
 	}
 	// A repository with several roots (merged histories): the smallest

@@ -64,9 +64,10 @@ type ChangesApplied struct {
 // overlap a change made to the workspace after its snapshot (another
 // agent's or the user's); nothing was written but the patch file.
 type ChangesConflict struct {
-	Agent string   `json:"agent" doc:"the agent whose changes they are"`
-	Files []string `json:"files" doc:"the files that conflict"`
-	Patch string   `json:"patch" doc:"the kept patch: applies cleanly to the snapshot with git apply"`
+	Agent  string   `json:"agent" doc:"the agent whose changes they are"`
+	Files  []string `json:"files" doc:"the files that conflict"`
+	Patch  string   `json:"patch" doc:"the kept patch: applies cleanly to the snapshot with git apply"`
+	Reason string   `json:"reason,omitempty" doc:"why they conflict when not (only) by overlapping edits: a rule the merge met, such as a symbolic link where the changes need a directory"`
 }
 
 // ChangeOutcome is what became of one agent's changes (run --json's
@@ -79,6 +80,10 @@ type ChangeOutcome struct {
 	Branch string   `json:"branch,omitempty"`
 	// Conflicts are the files that conflicted (status conflict).
 	Conflicts []string `json:"conflicts,omitempty"`
+	// Reason says why they conflicted when it was not (only) overlapping
+	// edits: a rule the merge met, such as a symbolic link in the
+	// workspace where the changes need a directory.
+	Reason string `json:"reason,omitempty"`
 	// Error says why the changes could not be brought back (status error).
 	Error string `json:"error,omitempty"`
 }

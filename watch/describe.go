@@ -89,6 +89,9 @@ func describe(ev messages.Event, v any) string {
 		}
 		return fmt.Sprintf("%s's changes applied: %s", d.Agent, Clip(strings.Join(d.Files, ", "), 70))
 	case *messages.ChangesConflict:
+		if d.Reason != "" {
+			return fmt.Sprintf("%s's changes CONFLICT in %s (%s); patch kept: %s", d.Agent, Clip(strings.Join(d.Files, ", "), 50), Clip(d.Reason, 80), d.Patch)
+		}
 		return fmt.Sprintf("%s's changes CONFLICT in %s; patch kept: %s", d.Agent, Clip(strings.Join(d.Files, ", "), 50), d.Patch)
 	case *messages.ContextCompacted:
 		return fmt.Sprintf("%s: context compacted %d → %d messages", who, d.MessagesBefore, d.MessagesAfter)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -72,9 +71,9 @@ func (r *Repo) Apply(ctx context.Context, snap Snapshot, cs messages.Changeset, 
 		out.Status = messages.ChangeStatusBranch
 		out.Branch, err = r.branch(ctx, snap, theirs, run, agent)
 	case ModeApply, "":
-		var conflicts []string
-		if conflicts, err = r.merge(ctx, snap.Tree, theirs); err == nil && len(conflicts) > 0 {
-			out.Status, out.Conflicts = messages.ChangeStatusConflict, conflicts
+		var m merged
+		if m, err = r.merge(ctx, snap.Tree, theirs); err == nil && len(m.conflicts) > 0 {
+			out.Status, out.Conflicts, out.Reason = messages.ChangeStatusConflict, m.conflicts, m.reason()
 			out.Patch, err = r.keepPatch(run, agent, cs.Patch)
 		} else {
 			out.Status = messages.ChangeStatusApplied
@@ -116,20 +115,36 @@ func (r *Repo) theirTree(ctx context.Context, snap Snapshot, cs messages.Changes
 }
 
 // keepPatch writes patch to <data dir>/runs/<run>/changes/<agent>.patch
-// and returns the path.
+// and returns the path (see KeepPatch).
 func (r *Repo) keepPatch(run, agent string, patch []byte) (string, error) {
-	if strings.ContainsAny(run+agent, `/\`) || strings.HasPrefix(run, ".") || strings.HasPrefix(agent, ".") {
+	return KeepPatch(r.root, r.dataDir, run, agent, patch)
+}
+
+// KeepPatch writes patch as dir/runs/<run>/changes/<agent>.patch and
+// returns its path. Nothing below the trusted directory it is reached
+// from is followed if it is a symlink (an error then, nothing written):
+// the workspace root when dir is inside the workspace at root, else dir
+// itself. A file at the patch's path is replaced, not written through.
+func KeepPatch(root, dir, run, agent string, patch []byte) (string, error) {
+	if !pathSafe(run) || !pathSafe(agent) {
 		return "", fmt.Errorf("keep patch: bad run %q or agent %q", run, agent)
 	}
-	dir := filepath.Join(r.dataDir, "runs", run, "changes")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
 		return "", fmt.Errorf("keep patch: %w", err)
 	}
-	path := filepath.Join(dir, agent+".patch")
-	if err := os.WriteFile(path, patch, 0o644); err != nil {
+	rel := filepath.Join("runs", run, "changes", agent+".patch")
+	base, at := anchor(root, dir)
+	if err := writeBeneath(base, filepath.Join(at, rel), patch, 0o644); err != nil {
 		return "", fmt.Errorf("keep patch: %w", err)
 	}
-	return path, nil
+	return filepath.Join(dir, rel), nil
+}
+
+// pathSafe reports whether s may name a file: not empty, no separator,
+// not starting with a dot.
+func pathSafe(s string) bool {
+	return s != "" && !strings.ContainsAny(s, `/\`+"\x00") && !strings.HasPrefix(s, ".")
 }
 
 // branch commits tree on top of the snapshot as troupe/<run>/<agent>.
@@ -142,7 +157,9 @@ func (r *Repo) branch(ctx context.Context, snap Snapshot, tree, run, agent strin
 	if _, err := r.g.line(ctx, "check-ref-format", "--branch", name); err != nil {
 		return "", fmt.Errorf("branch %q: %w", name, err)
 	}
-	if _, err := r.g.run(ctx, nil, "update-ref", "refs/heads/"+name, commit); err != nil {
+	// The ref is the user's: written in their repository by update-ref,
+	// whose only program, the reference-transaction hook, is off.
+	if _, err := r.refs.run(ctx, nil, "update-ref", "refs/heads/"+name, commit); err != nil {
 		return "", err
 	}
 	return name, nil

@@ -33,7 +33,7 @@ func (r *Repo) goCaptureOK(ctx context.Context) error {
 	if why != "" {
 		return fmt.Errorf("%w: %s", errConfig, why)
 	}
-	if why := attributesFileWhy(r.lockDir); why != "" {
+	if why := attributesFileWhy(r.home.dir); why != "" {
 		return fmt.Errorf("%w: %s", errAttributes, why)
 	}
 	return nil

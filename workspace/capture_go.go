@@ -29,8 +29,8 @@ func (w *Worktree) captureGo(ctx context.Context) (string, error) {
 		return "", err
 	}
 	m.forgetScan()
-	watch, werr := watchTracked(w.dir, m) // before the scan: a write after it is seen
-	res, err := m.scan(w.dir, true)
+	watch, werr := watchTracked(w.at, m) // before the scan: a write after it is seen
+	res, err := m.scan(w.at, true)
 	if err != nil {
 		watch.close()
 		return "", err
@@ -110,7 +110,7 @@ func (w *Worktree) noAttributes(p string, checked map[string]bool) error {
 	}
 	for dir := path.Dir(p); dir != "." && !checked[dir] && w.hand.dir(dir) == nil; dir = path.Dir(dir) {
 		checked[dir] = true
-		_, err := os.Lstat(filepath.Join(w.dir, filepath.FromSlash(dir), ".gitattributes"))
+		_, err := os.Lstat(filepath.Join(w.at, filepath.FromSlash(dir), ".gitattributes"))
 		if err == nil {
 			return fmt.Errorf("%w: %s/.gitattributes", errAttributes, dir)
 		}
@@ -123,7 +123,7 @@ func (w *Worktree) noAttributes(p string, checked map[string]bool) error {
 
 // hashFile reads and hashes the new file p.
 func (w *Worktree) hashFile(p string) (delta, error) {
-	abs := filepath.Join(w.dir, filepath.FromSlash(p))
+	abs := filepath.Join(w.at, filepath.FromSlash(p))
 	st, err := lstatFile(abs)
 	if err != nil {
 		return delta{}, err

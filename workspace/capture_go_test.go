@@ -193,17 +193,20 @@ func TestCaptureInGoIgnoresTheAgentsIndex(t *testing.T) {
 
 // Whatever the Go path does not model goes to git, which captures right.
 func TestCaptureFallsBackToGit(t *testing.T) {
-	for name, setup := range map[string]func(t *testing.T, root, wdir string){
-		"attributes in the worktree": func(t *testing.T, _, wdir string) {
+	for name, setup := range map[string]func(t *testing.T, r *Repo, root, wdir string){
+		"attributes in the worktree": func(t *testing.T, _ *Repo, _, wdir string) {
 			write(t, wdir, map[string]string{"sub/.gitattributes": "*.txt text\n"})
 		},
-		"ignored attributes in a new directory": func(t *testing.T, _, wdir string) {
+		"ignored attributes in a new directory": func(t *testing.T, _ *Repo, _, wdir string) {
 			write(t, wdir, map[string]string{"n/.gitattributes": "*.txt text\n", "n/.gitignore": ".gitattributes\n"})
 		},
-		"info/attributes": func(t *testing.T, root, _ string) {
+		"info/attributes": func(t *testing.T, r *Repo, root, _ string) {
+			// Read at the next snapshot (copied into troupe's git directory).
 			write(t, root, map[string]string{".git/info/attributes": "*.txt text\n"})
+			_, err := r.Snapshot(t.Context())
+			must(t, err)
 		},
-		"a nested repository": func(t *testing.T, _, wdir string) {
+		"a nested repository": func(t *testing.T, _ *Repo, _, wdir string) {
 			inner := filepath.Join(wdir, "inner")
 			sh(t, wdir, "init", "-q", inner)
 			write(t, inner, map[string]string{"f": "f\n"})
@@ -217,7 +220,7 @@ func TestCaptureFallsBackToGit(t *testing.T) {
 			w, err := r.NewWorktree(t.Context(), snap, "w")
 			must(t, err)
 			write(t, w.Dir(), map[string]string{"a.txt": "agent\n", "new.txt": "n\n"})
-			setup(t, root, w.Dir())
+			setup(t, r, root, w.Dir())
 			want := gitTree(t, w)
 			cs, err := w.Capture(t.Context())
 			must(t, err)
@@ -237,9 +240,6 @@ func TestNoManifestWhenGitAddsDifferently(t *testing.T) {
 	for name, setup := range map[string]func(t *testing.T, root string){
 		"core.filemode=false": func(t *testing.T, root string) { sh(t, root, "config", "core.filemode", "false") },
 		"core.ignorecase":     func(t *testing.T, root string) { sh(t, root, "config", "core.ignorecase", "true") },
-		"a filter": func(t *testing.T, root string) {
-			sh(t, root, "config", "filter.lfs.clean", "cat")
-		},
 		"attributes in the snapshot": func(t *testing.T, root string) {
 			write(t, root, map[string]string{"d/.gitattributes": "*.go diff=golang\n"})
 		},

@@ -123,8 +123,8 @@ func (m *manifest) scanEntries(top, rel string, d *mdir, res *scanResult, keep b
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	names, err := f.Readdirnames(-1)
-	f.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (m *manifest) scanEntries(top, rel string, d *mdir, res *scanResult, keep b
 		if name == ".git" && keep { // a restore removes it as any new entry
 			return nil, fmt.Errorf("%w: %s", errNested, rel)
 		}
-		st, err := lstatFile(filepath.Join(abs, name))
+		st, err := lstatIn(f, abs, name) // relative to the open directory: no walk of the path per entry
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // gone meanwhile
 		}

@@ -88,7 +88,10 @@ func (o *objectReader) exchange(name string) (string, []byte, error) {
 
 // start starts cat-file; o.mu is held.
 func (o *objectReader) start() error {
-	cmd := o.g.command(context.Background(), "cat-file", "--batch")
+	cmd, err := o.g.command(context.Background(), "cat-file", "--batch")
+	if err != nil {
+		return err
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return err

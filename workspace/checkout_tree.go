@@ -245,7 +245,10 @@ func (r *Repo) catBlobs(ctx context.Context, tf *treeFiles, which []int, limit i
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := r.g.command(ctx, "cat-file", "--batch", "--buffer")
+	cmd, err := r.g.command(ctx, "cat-file", "--batch", "--buffer")
+	if err != nil {
+		return fmt.Errorf("read blobs: %w", err)
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return fmt.Errorf("read blobs: %w", err)

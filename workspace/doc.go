@@ -12,11 +12,11 @@
 // limited in size) into a private bare repository under the data
 // directory.
 //
-// A worktree is a directory materialised from a snapshot (git worktree
-// add --detach), under the data directory. Registering a worktree is
-// serialised per repository (a mutex in the process and a lock file
-// across processes), so many agents can start at once without racing on
-// git's lock files; the checkout itself runs in parallel, written in Go
+// A worktree is a directory materialised from a snapshot, under the data
+// directory, its git directory (what git worktree add --detach makes)
+// made by troupe in its home (below) and renamed into place whole, so
+// many agents start at once without a lock; the checkout runs in
+// parallel, written in Go
 // (the files by a few goroutines, then git's index with their stat data;
 // materialise.go) unless attributes, configuration or submodules could
 // make git's own checkout differ, which then does it. Worktrees left
@@ -55,8 +55,29 @@
 // kept as a patch file that applies cleanly to the snapshot. Applies are
 // serialised per repository, in the order they are asked for.
 //
-// git runs with the user's global and system configuration and hooks
-// switched off (GIT_CONFIG_GLOBAL=/dev/null, GIT_CONFIG_NOSYSTEM=1,
-// core.hooksPath=/dev/null), so nothing of the user's runs on our
-// worktrees.
+// The agent is untrusted: it writes the work tree, and may write the
+// repository's config, hooks and attributes, a worktree's .git file, a
+// repository of its own, and the data directory when it lies in the
+// workspace. So troupe's git never runs a program any of them names
+// (git.go, home.go): every command names its repository and work tree
+// explicitly (GIT_DIR, GIT_WORK_TREE; a worktree's git directory is the
+// one troupe made, never read back from its .git file) and runs against
+// a git directory troupe owns (its home, outside every workspace) that
+// borrows the repository's objects and copies from its config only a
+// few plain settings (file modes, symlinks, case...), with an
+// environment of PATH, HOME, LANG, LC_* and TZ only, hooks, fsmonitor,
+// pager and transports off, the global and system config off. Only to
+// find the repository, read its config, HEAD and refs, and write a
+// branch does git run in the repository itself, as plumbing that runs
+// nothing (rev-parse, config --list, for-each-ref, rev-list, update-ref
+// with hooks off). git add -A would run git status inside each submodule
+// (its config, its filters): troupe records submodules itself
+// (stage.go). And every file troupe reads, writes or removes in a tree
+// an agent can write (the merge-back, kept patches, a kept worktree's
+// preparation, removal and prune) goes through directories opened one
+// component at a time without following a symlink (beneath.go): a
+// change below a symlink is a conflict that says so, never a write
+// through it. A worktree's directory is held open and reached through
+// its descriptor (/proc/self/fd/N), so its path swapped for a symlink
+// leads nowhere.
 package workspace

@@ -7,20 +7,51 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
+// Every git command troupe runs goes through git.command: the agent
+// writes the work tree, and may write a repository's config, hooks,
+// attributes and a worktree's .git file, so none of that may decide what
+// git runs. A command:
+//   - names its repository explicitly (GIT_DIR, and GIT_WORK_TREE when
+//     it has a work tree): no discovery through a .git file;
+//   - runs against a git directory troupe owns (home.go) with the
+//     repository's objects borrowed (GIT_OBJECT_DIRECTORY), so the
+//     repository's own config is never read where files, attributes or
+//     diffs are handled; only refs of the user's repository are read or
+//     written against its own git directory (refsGit), by plumbing that
+//     runs no program whatever its config says;
+//   - gets an environment of PATH (absolute entries outside the
+//     workspace), HOME, LANG, LC_*, TZ and the GIT_ variables set here:
+//     none of the process's secrets, and no GIT_ variable of the caller;
+//   - has hooks, the filesystem monitor, pagers, transports (so no
+//     lazy fetch, ssh or credential helper) and the system and global
+//     config switched off by the flags below. The user's global config
+//     is /dev/null for now (globalConfig, the seam for bringing back
+//     its ignores and filters, confined).
+
 // gitConfig are the -c flags every git command gets: no hooks, no
-// filesystem monitor, no automatic gc, no signing, paths printed raw.
+// filesystem monitor, no pager, no transport of any kind, no automatic
+// gc, no signing, paths printed raw.
 var gitConfig = []string{
 	"-c", "core.hooksPath=/dev/null",
 	"-c", "core.fsmonitor=false",
 	"-c", "core.autocrlf=false",
 	"-c", "core.quotePath=false",
+	"-c", "core.pager=cat",
+	"-c", "protocol.allow=never",
 	"-c", "gc.auto=0",
 	"-c", "commit.gpgSign=false",
+	"-c", "tag.gpgSign=false",
 	"-c", "advice.detachedHead=false",
 }
+
+// globalConfig is the user's global config as troupe's git reads it:
+// none. Bringing back what a snapshot needs of it (ignores, filters run
+// confined) starts here.
+const globalConfig = "/dev/null"
 
 // fixedIdentity makes snapshot and branch commits reproducible and
 // independent of the user's configuration.
@@ -29,26 +60,91 @@ var fixedIdentity = []string{
 	"GIT_COMMITTER_NAME=troupe", "GIT_COMMITTER_EMAIL=troupe@localhost", "GIT_COMMITTER_DATE=@0 +0000",
 }
 
-// git runs git commands in one place: a working directory and, when set,
-// a git directory, a work tree and an index file of its own.
+// errNoGitDir is a git command built without a git directory: troupe
+// never lets git discover one.
+var errNoGitDir = errors.New("git command without GIT_DIR")
+
+// git runs git commands in one place: a git directory, and when set a
+// work tree, an index file and object directories of its own.
 type git struct {
-	dir      string   // the directory the command runs in
-	gitDir   string   // GIT_DIR, when set
+	tool     *gitTool // the git binary and PATH; nil: found now
+	dir      string   // the directory the command runs in ("": gitDir)
+	gitDir   string   // GIT_DIR, always set
 	workTree string   // GIT_WORK_TREE, when set
 	index    string   // GIT_INDEX_FILE, when set
+	objects  string   // GIT_OBJECT_DIRECTORY, when set
+	borrow   []string // GIT_ALTERNATE_OBJECT_DIRECTORIES
 	conf     []string // more -c flags
+	// discover lets git find the repository from dir: only Open and
+	// the functions that name a checkout for the user (discover).
+	discover bool
 }
 
-// env is the environment of a git command: the process's, without any
-// GIT_ variable that could redirect it, plus ours.
-func (g git) env() []string {
-	var env []string
+// gitTool is the git binary troupe runs and the PATH it runs with: the
+// absolute entries of the process's PATH that are not beneath the
+// workspace (an agent could put a program called git there).
+type gitTool struct {
+	bin  string
+	path string
+}
+
+// findGit finds git on the process's PATH, skipping relative entries
+// and any beneath one of the directories in untrusted.
+func findGit(untrusted ...string) *gitTool {
+	var keep []string
+	bin := ""
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if d == "" || !filepath.IsAbs(d) || beneathAny(d, untrusted) {
+			continue
+		}
+		keep = append(keep, d)
+		if bin == "" {
+			p := filepath.Join(d, "git")
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				bin = p
+			}
+		}
+	}
+	return &gitTool{bin: bin, path: strings.Join(keep, string(filepath.ListSeparator))}
+}
+
+// beneathAny reports whether path is one of dirs or beneath one, as
+// written or with symlinks resolved.
+func beneathAny(path string, dirs []string) bool {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		real = path
+	}
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		for _, p := range []string{path, real} {
+			if rel, err := filepath.Rel(d, p); err == nil && filepath.IsLocal(rel) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// keptEnv reports whether the process's variable kv passes to git:
+// HOME, LANG, LC_* and TZ (PATH is the tool's).
+func keptEnv(kv string) bool {
+	name, _, _ := strings.Cut(kv, "=")
+	return name == "HOME" || name == "LANG" || name == "TZ" || strings.HasPrefix(name, "LC_")
+}
+
+// env is the environment of a git command (see the top of this file).
+func (g git) env(tool *gitTool) []string {
+	env := []string{"PATH=" + tool.path}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
+		if keptEnv(kv) {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
+	env = append(env, "GIT_CONFIG_GLOBAL="+globalConfig, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
+		"GIT_OPTIONAL_LOCKS=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_NO_LAZY_FETCH=1")
 	env = append(env, fixedIdentity...)
 	if g.gitDir != "" {
 		env = append(env, "GIT_DIR="+g.gitDir)
@@ -58,6 +154,12 @@ func (g git) env() []string {
 	}
 	if g.index != "" {
 		env = append(env, "GIT_INDEX_FILE="+g.index)
+	}
+	if g.objects != "" {
+		env = append(env, "GIT_OBJECT_DIRECTORY="+g.objects)
+	}
+	if len(g.borrow) > 0 {
+		env = append(env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+strings.Join(g.borrow, string(filepath.ListSeparator)))
 	}
 	return env
 }
@@ -87,13 +189,16 @@ func (g git) runCode(ctx context.Context, stdin []byte, args ...string) ([]byte,
 // exec runs git and returns its output, its stderr, its exit code and an
 // error when it could not run or ended with a code of 128 or more.
 func (g git) exec(ctx context.Context, stdin []byte, args ...string) ([]byte, string, int, error) {
-	cmd := g.command(ctx, args...)
+	cmd, err := g.command(ctx, args...)
+	if err != nil {
+		return nil, "", -1, err
+	}
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err = cmd.Run()
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
@@ -110,12 +215,26 @@ func (g git) exec(ctx context.Context, stdin []byte, args ...string) ([]byte, st
 }
 
 // command is the git command with args, not started: our -c flags, in
-// g's directory, with g's environment.
-func (g git) command(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "git", append(append(append([]string(nil), gitConfig...), g.conf...), args...)...)
+// g's directory, with g's environment. A command without a git
+// directory is refused.
+func (g git) command(ctx context.Context, args ...string) (*exec.Cmd, error) {
+	if g.gitDir == "" && !g.discover {
+		return nil, errNoGitDir
+	}
+	tool := g.tool
+	if tool == nil {
+		tool = findGit()
+	}
+	if tool.bin == "" {
+		return nil, ErrNoGit
+	}
+	cmd := exec.CommandContext(ctx, tool.bin, append(append(append([]string(nil), gitConfig...), g.conf...), args...)...)
 	cmd.Dir = g.dir
-	cmd.Env = g.env()
-	return cmd
+	if cmd.Dir == "" {
+		cmd.Dir = g.gitDir
+	}
+	cmd.Env = g.env(tool)
+	return cmd, nil
 }
 
 // line runs git and returns its output's first line.

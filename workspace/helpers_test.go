@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,12 +22,24 @@ func needGit(tb testing.TB) {
 	}
 }
 
-// sh runs git in dir for a test, failing it on error.
+// sh runs git in dir for a test, as a user would (git finds the
+// repository; no config but the test's), failing it on error.
 func sh(tb testing.TB, dir string, args ...string) string {
 	tb.Helper()
-	out, err := (git{dir: dir}).run(context.Background(), nil, args...)
+	cmd := exec.Command("git", append([]string{"-c", "core.quotePath=false"}, args...)...)
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_OPTIONAL_LOCKS=0", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_AUTHOR_DATE=@0 +0000", "GIT_COMMITTER_DATE=@0 +0000")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		tb.Fatal(err)
+		tb.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, stderr.String())
 	}
 	return strings.TrimSpace(string(out))
 }
@@ -110,4 +123,27 @@ func openSnap(t *testing.T, root string) (*Repo, Snapshot) {
 	snap, err := r.Snapshot(t.Context())
 	must(t, err)
 	return r, snap
+}
+
+// gitDirOf reads the git directory a worktree's .git file names (tests
+// only: troupe never reads it).
+func gitDirOf(dir string) (string, error) {
+	link, err := os.ReadFile(filepath.Join(dir, ".git"))
+	if err != nil {
+		return "", err
+	}
+	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(link)), "gitdir: ")
+	if !ok || !filepath.IsAbs(gitDir) {
+		return "", fmt.Errorf("unexpected .git file %q", link)
+	}
+	return gitDir, nil
+}
+
+// copyFile copies the file src to dst.
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
 }

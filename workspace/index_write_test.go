@@ -23,7 +23,7 @@ func TestIndexOfALongPathReadsBack(t *testing.T) {
 	}
 	idx := filepath.Join(t.TempDir(), "index")
 	must(t, writeIndexFile(idx, es, len(raw)))
-	out, err := (git{dir: root, index: idx}).run(t.Context(), nil, "ls-files", "-z")
+	out, err := (git{dir: root, index: idx, discover: true}).run(t.Context(), nil, "ls-files", "-z")
 	must(t, err)
 	got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
 	want := []string{"a.b", "a/b", "a0", long, strings.Repeat("n", 7), "z"}

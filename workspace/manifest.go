@@ -98,19 +98,6 @@ func treeObject(ents []mentry) []byte {
 	return b.Bytes()
 }
 
-// gitDirOf reads the git directory a worktree's .git file points at.
-func gitDirOf(dir string) (string, error) {
-	link, err := os.ReadFile(filepath.Join(dir, ".git"))
-	if err != nil {
-		return "", err
-	}
-	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(link)), "gitdir: ")
-	if !ok || !filepath.IsAbs(gitDir) {
-		return "", fmt.Errorf("unexpected .git file %q", link)
-	}
-	return gitDir, nil
-}
-
 // handOver records the worktree's manifest as it goes to an agent, or
 // none when the Go path cannot vouch for it (w.handErr says why).
 func (w *Worktree) handOver(ctx context.Context) {
@@ -142,15 +129,12 @@ func (w *Worktree) readManifest(ctx context.Context) (*manifest, error) {
 		return nil, err
 	}
 	idLen := len(w.snap.Tree) / 2
-	gitDir, err := gitDirOf(w.dir)
-	if err != nil {
+	m := &manifest{idLen: idLen, gitDir: w.admin, objDir: w.repo.home.objects, snapTrees: map[string]bool{}}
+	var err error
+	if m.head, err = os.ReadFile(filepath.Join(w.admin, "HEAD")); err != nil {
 		return nil, err
 	}
-	m := &manifest{idLen: idLen, gitDir: gitDir, objDir: filepath.Join(w.repo.lockDir, "objects"), snapTrees: map[string]bool{}}
-	if m.head, err = os.ReadFile(filepath.Join(gitDir, "HEAD")); err != nil {
-		return nil, err
-	}
-	idx, err := readIndexFile(filepath.Join(gitDir, "index"), idLen)
+	idx, err := readIndexFile(filepath.Join(w.admin, "index"), idLen)
 	if err != nil {
 		return nil, err
 	}

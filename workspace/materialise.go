@@ -51,7 +51,7 @@ func (w *Worktree) checkout(ctx context.Context) error {
 		return err
 	}
 	if !errors.Is(err, errGitCheckout) {
-		if err := clearWorktree(w.dir); err != nil {
+		if err := clearWorktree(w.at); err != nil {
 			return fmt.Errorf("check out: %w", err)
 		}
 	}
@@ -83,7 +83,7 @@ func (w *Worktree) goCheckout(ctx context.Context) error {
 	if why := r.checkoutConfWhy(ctx); why != "" {
 		return fmt.Errorf("%w: %s", errGitCheckout, why)
 	}
-	if why := attributesFileWhy(r.lockDir); why != "" {
+	if why := attributesFileWhy(r.home.dir); why != "" {
 		return fmt.Errorf("%w: %s", errGitCheckout, why)
 	}
 	tf, err := r.treeFiles(ctx, w.snap.Commit)
@@ -93,11 +93,7 @@ func (w *Worktree) goCheckout(ctx context.Context) error {
 	if tf.why != "" {
 		return fmt.Errorf("%w: %s", errGitCheckout, tf.why)
 	}
-	gitDir, err := worktreeGitDir(w.dir)
-	if err != nil {
-		return err
-	}
-	root, err := os.OpenRoot(w.dir)
+	root, err := os.OpenRoot(w.at)
 	if err != nil {
 		return fmt.Errorf("check out: %w", err)
 	}
@@ -109,7 +105,7 @@ func (w *Worktree) goCheckout(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("check out: %w", err)
 	}
-	return writeIndexFile(filepath.Join(gitDir, "index"), es, len(w.snap.Commit)/2)
+	return writeIndexFile(filepath.Join(w.admin, "index"), es, len(w.snap.Commit)/2)
 }
 
 // writeTreeFiles writes tf's directories and files under root (which
@@ -268,18 +264,4 @@ func clearWorktree(dir string) error {
 		}
 	}
 	return nil
-}
-
-// worktreeGitDir is the git directory of the worktree dir, which its
-// .git file names.
-func worktreeGitDir(dir string) (string, error) {
-	link, err := os.ReadFile(filepath.Join(dir, ".git"))
-	if err != nil {
-		return "", fmt.Errorf("find worktree git dir: %w", err)
-	}
-	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(link)), "gitdir: ")
-	if !ok || !filepath.IsAbs(gitDir) {
-		return "", fmt.Errorf("find worktree git dir: unexpected .git file %q", link)
-	}
-	return gitDir, nil
 }

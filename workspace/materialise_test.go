@@ -228,7 +228,6 @@ func TestGitChecksOutWhatGoCannot(t *testing.T) {
 		"info/attributes": func(t *testing.T, root string) {
 			write(t, root, map[string]string{".git/info/attributes": "*.go text eol=crlf\n"})
 		},
-		"a filter": func(t *testing.T, root string) { sh(t, root, "config", "filter.x.smudge", "cat") },
 		"core.eol": func(t *testing.T, root string) { sh(t, root, "config", "core.eol", "crlf") },
 		"no symlinks": func(t *testing.T, root string) {
 			sh(t, root, "config", "core.symlinks", "false")
@@ -313,7 +312,7 @@ func FuzzParseListing(f *testing.F) {
 // written or later, which would make git read it again in every command.
 func assertNoRacyEntries(t *testing.T, dir string) {
 	t.Helper()
-	gitDir, err := worktreeGitDir(dir)
+	gitDir, err := gitDirOf(dir)
 	must(t, err)
 	fi, err := os.Stat(filepath.Join(gitDir, "index"))
 	must(t, err)

@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // version is one side of a file in a three-way merge.
@@ -39,116 +40,187 @@ type entry struct {
 	oldBlob, newBlob string
 }
 
+// merged is what a merge did: the conflicting paths (nothing was then
+// written) and, when a path conflicts for a reason other than
+// overlapping edits, why.
+type merged struct {
+	conflicts []string
+	reasons   []string
+}
+
+// conflict records path as conflicting, for reason when not "".
+func (m *merged) conflict(path, reason string) {
+	m.conflicts = append(m.conflicts, path)
+	if reason != "" && !slices.Contains(m.reasons, reason) {
+		m.reasons = append(m.reasons, reason)
+	}
+}
+
+// reason is why the paths conflict beyond overlapping edits ("" when
+// that is all).
+func (m *merged) reason() string { return strings.Join(m.reasons, "; ") }
+
 // merge merges the difference between trees base and theirs into the
-// work tree, file by file. It returns the conflicting paths, and then
-// has written nothing.
-func (r *Repo) merge(ctx context.Context, base, theirs string) ([]string, error) {
+// work tree, file by file. Every file is read, written and removed
+// through the work tree's top directory without following a symbolic
+// link (beneath.go): a path below a symlink (or a file) conflicts. When
+// any path conflicts, nothing is written.
+func (r *Repo) merge(ctx context.Context, base, theirs string) (merged, error) {
 	entries, err := r.changedEntries(ctx, base, theirs)
 	if err != nil {
-		return nil, err
+		return merged{}, err
 	}
 	blobs, err := r.readBlobs(ctx, entries)
 	if err != nil {
-		return nil, err
+		return merged{}, err
 	}
+	top, err := openBeneath(r.at, ".", false)
+	if err != nil {
+		return merged{}, err
+	}
+	defer top.close()
 	var plan []change
-	var conflicts []string
+	var m merged
 	for _, e := range entries {
 		b := version{mode: e.oldMode, data: blobs[e.oldBlob]}
 		t := version{mode: e.newMode, data: blobs[e.newBlob]}
-		c, ok, err := r.mergeOne(ctx, e.path, b, t)
+		c, reason, err := r.mergeOne(ctx, top, e.path, b, t)
 		if err != nil {
-			return nil, err
+			return merged{}, err
 		}
-		if !ok {
-			conflicts = append(conflicts, e.path)
-		} else if c != nil {
+		switch {
+		case reason == overlap:
+			m.conflict(e.path, "")
+		case reason != "":
+			m.conflict(e.path, reason)
+		case c != nil:
 			plan = append(plan, *c)
 		}
 	}
-	if len(conflicts) > 0 {
-		return conflicts, nil
+	if len(m.conflicts) > 0 {
+		return m, nil
 	}
-	for _, c := range plan {
-		if err := r.write(c); err != nil {
-			return nil, err
+	for i, c := range plan {
+		if err := writeChange(top, c); err != nil {
+			if why := linkReason(err); why != "" {
+				m.conflict(c.path, fmt.Sprintf("%s (met while writing: %d of the %d files had been written)", why, i, len(plan)))
+				return m, nil
+			}
+			return merged{}, err
 		}
 	}
-	return nil, nil
+	return m, nil
 }
 
-// mergeOne decides one file: the change to make (nil: none) and whether
-// it merges at all.
-func (r *Repo) mergeOne(ctx context.Context, path string, base, theirs version) (*change, bool, error) {
-	if !filepath.IsLocal(filepath.FromSlash(path)) {
-		return nil, false, fmt.Errorf("%s: %w", path, errOutside)
+// overlap is the reason of a conflict of overlapping edits.
+const overlap = "overlapping edits"
+
+// linkReason is the rule that stopped a path at a symlink or a file
+// where a directory should be, named for the user ("" for another error).
+func linkReason(err error) string {
+	var le *linkError
+	switch {
+	case !errors.As(err, &le):
+		return ""
+	case errors.Is(le.err, errSymlinkParent):
+		return le.path + " is a symbolic link in the workspace: troupe never writes or deletes through one"
+	default:
+		return le.path + " is a file in the workspace where the changes need a directory"
 	}
-	ours, err := r.current(path)
+}
+
+// mergeOne decides one file: the change to make (nil: none), or why it
+// conflicts (overlap, or a rule it meets).
+func (r *Repo) mergeOne(ctx context.Context, top *dirFD, path string, base, theirs version) (*change, string, error) {
+	if !filepath.IsLocal(filepath.FromSlash(path)) {
+		return nil, "", fmt.Errorf("%s: %w", path, errOutside)
+	}
+	if base.mode == "160000" || theirs.mode == "160000" {
+		return nil, path + " is a repository of its own (a submodule) in the changes: the merge leaves those to you", nil
+	}
+	ours, blocked, err := current(top, path)
 	if err != nil {
-		return nil, false, err
+		return nil, "", err
+	}
+	if blocked != nil && (errors.Is(blocked, errSymlinkParent) || theirs.exists()) {
+		// Below a symlink nothing is read or written; below a file,
+		// theirs cannot be written (ours is absent).
+		return nil, linkReason(blocked), nil
 	}
 	switch {
 	case ours.equal(theirs):
-		return nil, true, nil
+		return nil, "", nil
 	case ours.equal(base):
-		if theirs.exists() && !r.parentsFree(path) {
-			return nil, false, nil
-		}
-		return &change{path: path, to: theirs}, true, nil
+		return &change{path: path, to: theirs}, "", nil
 	case !ours.regular() || !base.regular() || !theirs.regular() || binary(ours.data) || binary(base.data) || binary(theirs.data):
-		return nil, false, nil
+		return nil, overlap, nil
 	}
-	merged, ok, err := r.mergeFile(ctx, ours.data, base.data, theirs.data)
-	if err != nil || !ok {
-		return nil, ok, err
+	data, ok, err := r.mergeFile(ctx, ours.data, base.data, theirs.data)
+	if err != nil {
+		return nil, "", err
+	}
+	if !ok {
+		return nil, overlap, nil
 	}
 	mode := ours.mode
 	if ours.mode == base.mode {
 		mode = theirs.mode
 	}
-	return &change{path: path, to: version{mode: mode, data: merged}}, true, nil
+	return &change{path: path, to: version{mode: mode, data: data}}, "", nil
 }
 
-// current is the work tree's version of path.
-func (r *Repo) current(path string) (version, error) {
-	abs := filepath.Join(r.top, filepath.FromSlash(path))
-	info, err := os.Lstat(abs)
+// current is the work tree's version of path, read through top without
+// following a symlink. blocked is set (errSymlinkParent, errNotDir, with
+// the path where it stopped) when a directory above path is a symlink or
+// a file: ours is then absent.
+func current(top *dirFD, path string) (ours version, blocked error, err error) {
+	dir, name := splitPath(path)
+	d, err := top.sub(dir, false)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
-		return version{}, nil
+	case errors.Is(err, errSymlinkParent) || errors.Is(err, errNotDir):
+		return version{}, err, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return version{}, nil, nil
 	case err != nil:
-		return version{}, fmt.Errorf("read %s: %w", path, err)
-	case info.Mode()&fs.ModeSymlink != 0:
-		target, err := os.Readlink(abs)
-		return version{mode: "120000", data: []byte(target)}, err
-	case info.IsDir():
-		return version{mode: "dir"}, nil
-	case !info.Mode().IsRegular():
-		return version{mode: "other"}, nil
+		return version{}, nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	data, err := os.ReadFile(abs)
+	defer d.close()
+	st, err := d.lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return version{}, nil, nil
+	case err != nil:
+		return version{}, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		target, err := d.readlink(name)
+		return version{mode: "120000", data: []byte(target)}, nil, err
+	case unix.S_IFDIR:
+		return version{mode: "dir"}, nil, nil
+	case unix.S_IFREG:
+	default:
+		return version{mode: "other"}, nil, nil
+	}
+	data, err := d.readFile(name, 0)
 	if err != nil {
-		return version{}, fmt.Errorf("read %s: %w", path, err)
+		return version{}, nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	mode := "100644"
-	if info.Mode()&0o111 != 0 {
+	if st.Mode&0o111 != 0 {
 		mode = "100755"
 	}
-	return version{mode: mode, data: data}, nil
+	return version{mode: mode, data: data}, nil, nil
 }
 
-// parentsFree reports whether every directory above path is a directory
-// or absent, so the file can be written.
-func (r *Repo) parentsFree(path string) bool {
-	dir := filepath.Dir(filepath.FromSlash(path))
-	for dir != "." && dir != string(filepath.Separator) {
-		info, err := os.Lstat(filepath.Join(r.top, dir))
-		if err == nil && !info.IsDir() {
-			return false
-		}
-		dir = filepath.Dir(dir)
+// splitPath splits a slash-separated path into its directory ("." at
+// the top) and its last component.
+func splitPath(p string) (dir, name string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return ".", p
 	}
-	return true
+	return p[:i], p[i+1:]
 }
 
 // binary reports whether data looks binary (a NUL in its first 8 KB).
@@ -157,9 +229,9 @@ func binary(data []byte) bool {
 }
 
 // mergeFile merges text files with git merge-file: the result, and false
-// when they conflict.
+// when they conflict. Its inputs are written in the home.
 func (r *Repo) mergeFile(ctx context.Context, ours, base, theirs []byte) ([]byte, bool, error) {
-	dir, err := os.MkdirTemp(filepath.Join(r.dataDir, "tmp"), "merge-*")
+	dir, err := os.MkdirTemp(r.home.tmpDir(), r.home.tmpName("merge"))
 	if err != nil {
 		return nil, false, fmt.Errorf("merge: %w", err)
 	}
@@ -170,49 +242,57 @@ func (r *Repo) mergeFile(ctx context.Context, ours, base, theirs []byte) ([]byte
 			return nil, false, fmt.Errorf("merge: %w", err)
 		}
 	}
-	out, code, err := (git{dir: dir}).runCode(ctx, nil, "merge-file", "-p", "ours", "base", "theirs")
+	g := r.home.git()
+	g.dir = dir
+	out, code, err := g.runCode(ctx, nil, "merge-file", "-p", "ours", "base", "theirs")
 	if err != nil {
 		return nil, false, fmt.Errorf("merge: %w", err)
 	}
 	return out, code == 0, nil
 }
 
-// write makes c's change in the work tree (see writeChange).
-func (r *Repo) write(c change) error { return writeChange(r.top, c) }
-
-// writeChange makes c's change in the tree at top: the file replaced
-// atomically, or removed with the directories it leaves empty.
-func writeChange(top string, c change) error {
-	abs := filepath.Join(top, filepath.FromSlash(c.path))
+// writeChange makes c's change in the tree whose top directory is top,
+// following no symlink: the file replaced atomically (a symlink at its
+// own path is replaced, not followed), or removed with the directories
+// it leaves empty. A symlink or a file above it is an error
+// (errSymlinkParent, errNotDir).
+func writeChange(top *dirFD, c change) error {
+	dir, name := splitPath(c.path)
 	if !c.to.exists() {
-		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		d, err := top.sub(dir, false)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
 			return fmt.Errorf("delete %s: %w", c.path, err)
 		}
-		for dir := filepath.Dir(abs); dir != top && strings.HasPrefix(dir, top); dir = filepath.Dir(dir) {
-			if os.Remove(dir) != nil {
+		err = d.remove(name)
+		d.close()
+		if err != nil {
+			return fmt.Errorf("delete %s: %w", c.path, err)
+		}
+		for dir != "." {
+			parent, base := splitPath(dir)
+			p, err := top.sub(parent, false)
+			if err != nil {
 				break
 			}
+			gone := p.rmdir(base)
+			p.close()
+			if !gone {
+				break
+			}
+			dir = parent
 		}
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+	d, err := top.sub(dir, true)
+	if err != nil {
 		return fmt.Errorf("write %s: %w", c.path, err)
 	}
-	tmp := filepath.Join(filepath.Dir(abs), ".troupe-"+strconv.FormatUint(rand.Uint64(), 16)+".tmp")
-	var err error
-	switch c.to.mode {
-	case "120000":
-		err = os.Symlink(string(c.to.data), tmp)
-	case "100755":
-		err = os.WriteFile(tmp, c.to.data, 0o755)
-	default:
-		err = os.WriteFile(tmp, c.to.data, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, abs)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	defer d.close()
+	mode, _ := strconv.ParseUint(c.to.mode, 8, 32)
+	if err := d.replace(name, uint32(mode), c.to.data); err != nil {
 		return fmt.Errorf("write %s: %w", c.path, err)
 	}
 	return nil

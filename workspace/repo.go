@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -28,24 +30,38 @@ type Options struct {
 	// Reusing one rewrites only the files that differ, where a new one
 	// writes every file of the tree. Close removes the idle ones.
 	KeepIdle int
+	// GitHome is where troupe keeps the git directories its own git
+	// commands run against (home.go); it must be a directory no agent may
+	// write. Default <system temp>/troupe-<uid>/git.
+	GitHome string
 }
 
 // Repo is a workspace and the git repository that holds its snapshots:
-// the workspace's own repository, or a private bare one under the data
+// the workspace's own repository, or a private one under the data
 // directory when the workspace is not a git checkout. A Repo is safe for
 // concurrent use.
 type Repo struct {
 	root    string // the workspace root, absolute, symlinks resolved
 	top     string // the root of the work tree snapshots are taken of
+	at      string // top as file operations and git name it (a worktree's: anchored to its directory)
 	prefix  string // root relative to top, "" or slash-separated with a trailing slash
 	dataDir string
 	opts    Options
 	private bool // no git checkout: snapshots live in a private repository
-	g       git  // git in top, with GIT_DIR and GIT_WORK_TREE for a private repository
-	admin   git  // git for worktree commands: in top, or GIT_DIR alone for a private repository
-	lockDir string
 
-	mu sync.Mutex // serialises worktree registration and applies within the process
+	tool   *gitTool
+	home   *home  // the git directory troupe's commands run against
+	gitDir string // the checkout's git directory (its HEAD and index); "" for a private repository or a store
+	common string // the checkout's common git directory (mirrored into home)
+	g      git    // git in home with top as its work tree
+	refs   git    // git in the checkout's own git directory, for its refs only (see git.go)
+
+	// The trusted directory the data directory is reached from without
+	// following a symlink: the workspace root when the data directory is
+	// inside it, else the data directory itself.
+	dataBase, dataRel string
+
+	mu sync.Mutex // serialises applies within the process
 
 	objOnce sync.Once
 	obj     *objectReader // reads objects for applies; see objects
@@ -58,68 +74,165 @@ type Repo struct {
 	checkout checkoutState // the last tree checked out in Go, and why Go may not (materialise.go)
 }
 
-// Open returns the Repo of the workspace at root.
+// Open returns the Repo of the workspace at root. A worktree this
+// process handed to an agent opens with the git directory troupe made
+// for it; any other directory is looked up by git once, here.
 func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 	abs, err := filepath.Abs(root)
-	if err == nil {
-		abs, err = filepath.EvalSymlinks(abs)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
-	if opts.DataDir == "" {
-		opts.DataDir = filepath.Join(abs, ".troupe")
+	if w := liveWorktree(abs); w != nil {
+		return w.openWorkspace(ctx, abs, opts)
 	}
-	if opts.MaxBytes <= 0 {
-		opts.MaxBytes = DefaultMaxBytes
+	if abs, err = filepath.EvalSymlinks(abs); err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
-	dataDir, err := filepath.Abs(opts.DataDir)
+	r, err := blankRepo(abs, abs, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
-	r := &Repo{root: abs, top: abs, dataDir: dataDir, opts: opts, g: git{dir: abs}}
-	top, err := r.g.line(ctx, "rev-parse", "--show-toplevel")
+	found, err := discover(ctx, r.tool, abs)
 	if errors.Is(err, ErrNoGit) {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
-	if err != nil || top == "" {
+	if err != nil {
 		return r, r.openPrivate(ctx)
 	}
-	r.top = top
-	if rel, err := filepath.Rel(top, abs); err == nil && rel != "." {
+	r.top, r.at, r.gitDir, r.common = found.top, found.top, found.gitDir, found.common
+	if rel, err := filepath.Rel(found.top, abs); err == nil && rel != "." {
 		r.prefix = filepath.ToSlash(rel) + "/"
 	}
-	r.g = git{dir: top}
-	r.admin = r.g
-	common, err := r.g.line(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	r.refs = git{tool: r.tool, gitDir: r.gitDir}
+	conf, err := r.refs.run(ctx, nil, "config", "-z", "--list")
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
-	r.lockDir = common
+	if r.home, err = openHome(opts.GitHome, found.objects, nil, found.format, parseConfigList(conf), r.tool, abs, r.top); err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
+	}
+	if err := r.home.mirror(r.common); err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
+	}
+	if err := r.home.mirrorRefs(ctx, r.refs); err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
+	}
+	r.g = r.home.git()
+	r.g.workTree, r.g.dir = r.top, r.top
 	if err := r.writeExcludes(); err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
 	return r, nil
 }
 
-// openPrivate makes r use a private bare repository under the data
-// directory, creating it the first time.
+// blankRepo is a Repo of the workspace root (resolved) with top as its
+// work tree, its options defaulted and its data directory placed: below
+// root, or one of trusted (directories no agent may replace), when it is
+// inside, else made where it is.
+func blankRepo(root, top string, opts Options, trusted ...string) (*Repo, error) {
+	if opts.DataDir == "" {
+		opts.DataDir = filepath.Join(root, ".troupe")
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	dataDir, err := filepath.Abs(opts.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Repo{root: root, top: top, at: top, dataDir: dataDir, opts: opts, tool: findGit(append([]string{root, top}, trusted...)...)}
+	r.dataBase, r.dataRel = anchor(root, dataDir, trusted...)
+	if r.dataRel == "." {
+		if err := os.MkdirAll(dataDir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// anchor is the trusted directory dir is reached from (base) and dir's
+// path below it (rel, "." for base itself): root (or one of more roots)
+// when dir is inside it, as written or with root's symlinks resolved,
+// else dir.
+func anchor(root, dir string, more ...string) (base, rel string) {
+	var roots []string
+	for _, r := range append([]string{root}, more...) {
+		roots = append(roots, r)
+		if real, err := filepath.EvalSymlinks(r); err == nil && real != r {
+			roots = append(roots, real)
+		}
+	}
+	for _, r := range roots {
+		if rel, err := filepath.Rel(r, dir); err == nil && filepath.IsLocal(rel) {
+			return r, rel
+		}
+	}
+	return dir, "."
+}
+
+// found is what git says of the checkout holding a directory.
+type found struct {
+	top, gitDir, common, objects, format string
+}
+
+// discover asks git which checkout holds dir: the one time git looks
+// for a repository itself (a workspace given by the user). It reads the
+// repository's config, and runs nothing it names.
+func discover(ctx context.Context, tool *gitTool, dir string) (found, error) {
+	g := git{tool: tool, dir: dir, discover: true}
+	out, err := g.run(ctx, nil, "rev-parse", "--path-format=absolute", "--show-toplevel", "--absolute-git-dir",
+		"--git-common-dir", "--git-path", "objects", "--show-object-format")
+	if err != nil {
+		return found{}, err
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 5 || lines[0] == "" {
+		return found{}, fmt.Errorf("git rev-parse: unexpected output %q", out)
+	}
+	return found{top: lines[0], gitDir: lines[1], common: lines[2], objects: lines[3], format: lines[4]}, nil
+}
+
+// openPrivate makes r use a private repository under the data
+// directory, workspace.git, made the first time: its objects, and its
+// refs for --changes branch (written by update-ref, which runs nothing).
 func (r *Repo) openPrivate(ctx context.Context) error {
 	r.private = true
-	bare := filepath.Join(r.dataDir, "workspace.git")
-	r.g = git{dir: r.root, gitDir: bare, workTree: r.root}
-	r.admin = git{dir: r.dataDir, gitDir: bare}
-	r.lockDir = bare
-	if _, err := os.Stat(filepath.Join(bare, "HEAD")); err == nil {
-		return nil
+	objects, err := r.makeObjects("workspace.git")
+	if err != nil {
+		return err
 	}
-	if err := os.MkdirAll(r.dataDir, 0o755); err != nil {
-		return fmt.Errorf("create data dir: %w", err)
+	bare := filepath.Join(r.dataRel, "workspace.git")
+	for name, data := range map[string]string{"HEAD": "ref: refs/heads/main\n", "config": "[core]\n\trepositoryformatversion = 0\n\tbare = true\n"} {
+		if _, err := readBeneath(r.dataBase, filepath.Join(bare, name), 1<<20); errors.Is(err, os.ErrNotExist) {
+			if err := writeBeneath(r.dataBase, filepath.Join(bare, name), []byte(data), 0o644); err != nil {
+				return fmt.Errorf("create workspace.git: %w", err)
+			}
+		}
 	}
-	if _, err := (git{dir: r.dataDir}).run(ctx, nil, "init", "-q", "--bare", bare); err != nil {
-		return fmt.Errorf("create private repository: %w", err)
+	if d, err := openBeneath(r.dataBase, filepath.Join(bare, "refs", "heads"), true); err == nil {
+		d.close()
 	}
+	r.refs = git{tool: r.tool, gitDir: filepath.Join(r.dataDir, "workspace.git")}
+	if r.home, err = openHome(r.opts.GitHome, objects, nil, "sha1", nil, r.tool, r.root); err != nil {
+		return err
+	}
+	r.g = r.home.git()
+	r.g.workTree, r.g.dir = r.root, r.root
 	return nil
+}
+
+// makeObjects makes the object directory of the repository name (a
+// directory of the data directory) unless it exists, following no
+// symlink, and returns its path.
+func (r *Repo) makeObjects(name string) (string, error) {
+	for _, d := range []string{"objects/info", "objects/pack"} {
+		dir, err := openBeneath(r.dataBase, filepath.Join(r.dataRel, name, d), true)
+		if err != nil {
+			return "", fmt.Errorf("create %s: %w", name, err)
+		}
+		dir.close()
+	}
+	return filepath.Join(r.dataDir, name, "objects"), nil
 }
 
 // Root is the workspace root.
@@ -133,12 +246,12 @@ func (r *Repo) DataDir() string { return r.dataDir }
 func (r *Repo) IsGit() bool { return !r.private }
 
 // lock takes the per-repository lock named name: the process's mutex and
-// an exclusive flock on a file in the repository's git directory, so
-// processes sharing the repository take turns too. The returned function
+// an exclusive flock on a file in the repository's home, so processes
+// sharing the repository take turns too. The returned function
 // releases both.
 func (r *Repo) lock(name string) (func(), error) {
 	r.mu.Lock()
-	unlock, err := flock(filepath.Join(r.lockDir, "troupe-"+name+".lock"))
+	unlock, err := flock(filepath.Join(r.home.dir, "troupe-"+name+".lock"))
 	if err != nil {
 		r.mu.Unlock()
 		return nil, err
@@ -150,9 +263,10 @@ func (r *Repo) lock(name string) (func(), error) {
 }
 
 // flock takes an exclusive flock on the file at path (created if need
-// be), waiting for any other holder, and returns its release.
+// be, never through a symlink), waiting for any other holder, and
+// returns its release.
 func flock(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
 	}
@@ -171,35 +285,27 @@ func flock(path string) (func(), error) {
 
 // writeExcludes writes the ignore file that keeps the data directory
 // (and any .troupe directory at the top) out of snapshots and captures,
-// and makes r's git commands read it (core.excludesFile). An ignore rule,
-// unlike an exclude pathspec, is not an error when the user's own
-// .gitignore names the directory too.
+// in the home, and makes r's git commands read it (core.excludesFile).
+// An ignore rule, unlike an exclude pathspec, is not an error when the
+// user's own .gitignore names the directory too.
 func (r *Repo) writeExcludes() error {
 	rules := "/.troupe/\n"
 	if rel, err := filepath.Rel(r.top, r.dataDir); err == nil && !strings.HasPrefix(rel, "..") && rel != "." && rel != ".troupe" {
 		rules += "/" + filepath.ToSlash(rel) + "/\n"
 	}
-	if err := os.MkdirAll(r.dataDir, 0o755); err != nil {
-		return fmt.Errorf("create data dir: %w", err)
-	}
-	path := filepath.Join(r.dataDir, "snapshot-excludes")
-	if cur, err := os.ReadFile(path); err != nil || string(cur) != rules {
-		if err := os.WriteFile(path, []byte(rules), 0o644); err != nil {
-			return fmt.Errorf("write excludes: %w", err)
-		}
+	sum := sha256.Sum256([]byte(rules))
+	path := filepath.Join(r.home.dir, "info", "troupe-excludes-"+hex.EncodeToString(sum[:6]))
+	if err := writeIfChanged(path, []byte(rules)); err != nil {
+		return fmt.Errorf("write excludes: %w", err)
 	}
 	r.g.conf = []string{"-c", "core.excludesFile=" + path}
 	return nil
 }
 
-// tempIndex returns the path of a new index file under the data
-// directory and a function that removes it.
+// tempIndex returns the path of a new index file in the home and a
+// function that removes it.
 func (r *Repo) tempIndex() (string, func(), error) {
-	dir := filepath.Join(r.dataDir, "tmp")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", nil, fmt.Errorf("create temp dir: %w", err)
-	}
-	f, err := os.CreateTemp(dir, "index-*")
+	f, err := os.CreateTemp(r.home.tmpDir(), r.home.tmpName("index"))
 	if err != nil {
 		return "", nil, fmt.Errorf("create temp index: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,9 +38,10 @@ func (r *Repo) Snapshot(ctx context.Context) (Snapshot, error) {
 	if r.private {
 		err = r.stagePrivate(ctx, g)
 	} else {
-		err = r.stageCheckout(ctx, g)
-		if err == nil {
-			snap.Base, _ = r.g.line(ctx, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+		snap.Base, _ = r.refs.line(ctx, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+		err = r.stageCheckout(ctx, idx, snap.Base)
+		if err == nil && r.common != "" && r.baseMoved(snap.Base) {
+			err = r.home.mirrorRefs(ctx, r.refs) // the user committed: their branches moved
 		}
 	}
 	if err != nil {
@@ -63,19 +63,49 @@ func (r *Repo) Snapshot(ctx context.Context) (Snapshot, error) {
 	return snap, nil
 }
 
-// stageCheckout fills the index of g with the work tree of a checkout,
-// starting from a copy of the user's index so unchanged files are not
-// read again.
-func (r *Repo) stageCheckout(ctx context.Context, g git) error {
-	userIdx, err := r.g.line(ctx, "rev-parse", "--path-format=absolute", "--git-path", "index")
-	if err != nil {
-		return err
+// baseMoved reports whether base differs from the latest snapshot's
+// (false before the first: Open copied the refs).
+func (r *Repo) baseMoved(base string) bool {
+	r.idleMu.Lock()
+	defer r.idleMu.Unlock()
+	return r.latest.Tree != "" && r.latest.Base != base
+}
+
+// stageCheckout fills the index file idx with the work tree of a
+// checkout, starting from a copy of the user's index (read without
+// following a symlink) so unchanged files are not read again; or, when
+// there is none to use (missing, a symlink, a split index whose shared
+// part lives in the user's git directory), from the tree of base.
+func (r *Repo) stageCheckout(ctx context.Context, idx, base string) error {
+	if r.common != "" {
+		if err := r.home.mirror(r.common); err != nil {
+			return err
+		}
 	}
-	if err := copyFile(userIdx, g.index); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("copy index: %w", err)
+	idLen := r.idLen()
+	if data, err := readBeneath(r.gitDir, "index", 0); err == nil && len(data) > 0 {
+		if err := os.WriteFile(idx, data, 0o600); err != nil {
+			return fmt.Errorf("copy index: %w", err)
+		}
+		if err := addAll(ctx, r.g, idx, idLen); !errors.Is(err, errLinksUnknown) {
+			return err
+		}
+		os.Remove(idx)
 	}
-	_, err = g.run(ctx, nil, "add", "-A", "--ignore-errors", "--", ".")
-	return err
+	if base != "" {
+		if _, err := r.g.withIndex(idx).run(ctx, nil, "read-tree", base); err != nil {
+			return err
+		}
+	}
+	return addAll(ctx, r.g, idx, idLen)
+}
+
+// idLen is the length of the repository's object IDs in bytes.
+func (r *Repo) idLen() int {
+	if r.home.sha256 {
+		return 32
+	}
+	return 20
 }
 
 // stagePrivate fills the index of g with every file of a workspace that
@@ -120,22 +150,4 @@ func (r *Repo) stagePrivate(ctx context.Context, g git) error {
 	}
 	_, err = g.run(ctx, list.Bytes(), "update-index", "--add", "-z", "--stdin")
 	return err
-}
-
-// copyFile copies the file src to dst.
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

@@ -5,6 +5,7 @@ package workspace
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // fileStat is what lstat says of a path, in the index's terms.
@@ -20,3 +21,8 @@ func lstatFile(path string) (fileStat, error) {
 
 // inode is unknown (0) here.
 func inode(os.FileInfo) uint64 { return 0 }
+
+// lstatIn lstats name in the directory at path abs.
+func lstatIn(_ *os.File, abs, name string) (fileStat, error) {
+	return lstatFile(filepath.Join(abs, name))
+}

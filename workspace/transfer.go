@@ -4,33 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // Snapshots cross machines as git bundles. The requester bundles a
 // snapshot commit (Bundle); a node fetches it into a store of its own
 // (OpenStore) that borrows, read only, the objects of the node's
 // checkout, and materialises worktrees from there. The node's checkout
-// is never written.
+// is never written, and its config never read but for its object
+// directory and format.
 
 // Bundle returns a git bundle of snap's commit: with thin, only the
 // objects its base commit lacks (the base is the bundle's prerequisite);
-// else the commit with its whole history. Our refs stay in a transfer
-// repository under the data directory that borrows the workspace's
-// objects: the user's refs are not touched.
+// else the commit with its whole history. Our refs stay in the home,
+// which borrows the workspace's objects: the user's refs are not
+// touched.
 func (r *Repo) Bundle(ctx context.Context, snap Snapshot, thin bool) ([]byte, error) {
 	unlock, err := r.lock("transfer")
 	if err != nil {
 		return nil, fmt.Errorf("bundle snapshot: %w", err)
 	}
 	defer unlock()
-	tg, err := r.transferRepo(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("bundle snapshot: %w", err)
-	}
+	tg := r.home.git()
 	ref := "refs/troupe/snapshot/" + snap.Commit
 	if _, err := tg.run(ctx, nil, "update-ref", ref, snap.Commit); err != nil {
 		return nil, fmt.Errorf("bundle snapshot: %w", err)
@@ -47,84 +43,44 @@ func (r *Repo) Bundle(ctx context.Context, snap Snapshot, thin bool) ([]byte, er
 	return out, nil
 }
 
-// transferRepo is git in the transfer repository, created the first time.
-func (r *Repo) transferRepo(ctx context.Context) (git, error) {
-	dir := filepath.Join(r.dataDir, "transfer.git")
-	objects, err := r.objectsDir(ctx)
-	if err != nil {
-		return git{}, err
-	}
-	return initBorrowing(ctx, dir, objects)
-}
-
-// objectsDir is the absolute path of the repository's object directory.
-func (r *Repo) objectsDir(ctx context.Context) (string, error) {
-	if r.private {
-		return filepath.Join(r.g.gitDir, "objects"), nil
-	}
-	return r.g.line(ctx, "rev-parse", "--path-format=absolute", "--git-path", "objects")
-}
-
-// initBorrowing creates (once) a bare repository at dir whose object
-// lookups fall back on the object directory borrow (git alternates; ""
-// borrows nothing), and returns git there.
-//
-// Processes sharing the data directory (nodes on one checkout) take turns:
-// two git inits of one repository collide on its config lock.
-func initBorrowing(ctx context.Context, dir, borrow string) (git, error) {
-	g := git{dir: filepath.Dir(dir), gitDir: dir}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return git{}, err
-	}
-	unlock, err := flock(dir + ".lock")
-	if err != nil {
-		return git{}, err
-	}
-	defer unlock()
-	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
-		if _, err := (git{dir: filepath.Dir(dir)}).run(ctx, nil, "init", "-q", "--bare", dir); err != nil {
-			return git{}, err
-		}
-	}
-	alt := filepath.Join(dir, "objects", "info", "alternates")
-	if borrow == "" {
-		_ = os.Remove(alt)
-		return g, nil
-	}
-	if cur, err := os.ReadFile(alt); err == nil && strings.TrimSpace(string(cur)) == borrow {
-		return g, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(alt), 0o755); err != nil {
-		return git{}, err
-	}
-	return g, os.WriteFile(alt, []byte(borrow+"\n"), 0o644)
-}
-
 // OpenStore opens (creating it the first time) a store of snapshots
-// received from elsewhere, under dataDir: a bare repository that borrows
-// the objects of the git checkout at borrow ("" or a directory that is
-// not a checkout: none), so a snapshot whose base the checkout has needs
-// only its own objects. Worktrees of the store live under dataDir too;
-// keepIdle of them are kept for reuse (Options.KeepIdle).
+// received from elsewhere, under dataDir: the object directory of
+// store.git, which borrows the objects of the git checkout at borrow (""
+// or a directory that is not a checkout: none), so a snapshot whose base
+// the checkout has needs only its own objects. Worktrees of the store
+// live under dataDir too; keepIdle of them are kept for reuse
+// (Options.KeepIdle). Its git commands run in a home (home.go), as a
+// workspace's do.
 func OpenStore(ctx context.Context, dataDir, borrow string, keepIdle int) (*Repo, error) {
 	abs, err := filepath.Abs(dataDir)
 	if err != nil {
 		return nil, fmt.Errorf("open snapshot store: %w", err)
 	}
-	objects := ""
+	r, err := blankRepo(abs, abs, Options{DataDir: abs, KeepIdle: keepIdle})
+	if err != nil {
+		return nil, fmt.Errorf("open snapshot store: %w", err)
+	}
+	r.private = true
+	var borrowed []string
+	format := "sha1"
 	if borrow != "" {
-		if out, err := (git{dir: borrow}).line(ctx, "rev-parse", "--path-format=absolute", "--git-path", "objects"); err == nil {
-			objects = out
+		if f, err := discover(ctx, findGit(borrow), borrow); err == nil {
+			borrowed, format = []string{f.objects}, f.format
 		} else if errors.Is(err, ErrNoGit) {
 			return nil, fmt.Errorf("open snapshot store: %w", err)
 		}
 	}
-	bare := filepath.Join(abs, "store.git")
-	if _, err := initBorrowing(ctx, bare, objects); err != nil {
+	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("open snapshot store: %w", err)
 	}
-	r := &Repo{root: abs, top: abs, dataDir: abs, opts: Options{DataDir: abs, MaxBytes: DefaultMaxBytes, KeepIdle: keepIdle}, private: true,
-		g: git{dir: abs, gitDir: bare}, admin: git{dir: abs, gitDir: bare}, lockDir: bare}
+	objects, err := r.makeObjects("store.git")
+	if err != nil {
+		return nil, fmt.Errorf("open snapshot store: %w", err)
+	}
+	if r.home, err = openHome("", objects, borrowed, format, nil, r.tool, borrow); err != nil {
+		return nil, fmt.Errorf("open snapshot store: %w", err)
+	}
+	r.g = r.home.git()
 	return r, nil
 }
 
@@ -138,11 +94,7 @@ func (r *Repo) Has(ctx context.Context, commit string) bool {
 // Unbundle adds the objects of a git bundle to the repository. A bundle
 // whose prerequisites the repository lacks is refused.
 func (r *Repo) Unbundle(ctx context.Context, bundle []byte) error {
-	dir := filepath.Join(r.dataDir, "tmp")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("unbundle: %w", err)
-	}
-	f, err := os.CreateTemp(dir, "bundle-*")
+	f, err := os.CreateTemp(r.home.tmpDir(), r.home.tmpName("bundle"))
 	if err != nil {
 		return fmt.Errorf("unbundle: %w", err)
 	}
@@ -154,9 +106,7 @@ func (r *Repo) Unbundle(ctx context.Context, bundle []byte) error {
 	if err != nil {
 		return fmt.Errorf("unbundle: %w", err)
 	}
-	// git checks the bundle against every ref, each worktree's HEAD
-	// included, and one that another process is adding has a placeholder
-	// HEAD ("bad object"): nodes sharing a data directory share the store.
+	// Nodes sharing a data directory share the store: one unbundles at a time.
 	unlock, err := r.lock("worktree")
 	if err != nil {
 		return fmt.Errorf("unbundle: %w", err)

@@ -32,14 +32,14 @@ func TestUnbundleWaitsForAWorktreeBeingAdded(t *testing.T) {
 
 	unlock, err := adding.lock("worktree")
 	must(t, err)
-	record := filepath.Join(data, "store.git", "worktrees", "being-added")
+	record := filepath.Join(adding.home.dir, "worktrees", "being-added")
 	must(t, os.MkdirAll(record, 0o755))
 	for name, text := range map[string]string{"HEAD": strings.Repeat("0", 40), "commondir": "../..", "gitdir": filepath.Join(data, "being-added", ".git")} {
 		must(t, os.WriteFile(filepath.Join(record, name), []byte(text+"\n"), 0o644))
 	}
 	done := make(chan error, 1)
 	go func() { done <- unbundling.Unbundle(context.WithoutCancel(t.Context()), full) }()
-	lockFile := filepath.Join(data, "store.git", "troupe-worktree.lock")
+	lockFile := filepath.Join(adding.home.dir, "troupe-worktree.lock")
 	for waiting := false; !waiting; {
 		select {
 		case err := <-done:

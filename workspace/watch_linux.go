@@ -31,7 +31,9 @@ func watchTracked(top string, m *manifest) (*dirWatch, error) {
 	w := &dirWatch{fd: fd}
 	var add func(rel string, d *mdir) error
 	add = func(rel string, d *mdir) error {
-		_, err := unix.InotifyAddWatch(fd, filepath.Join(top, filepath.FromSlash(rel)), watchMask)
+		// Not joined (which would clean "top/."): top may be an anchored
+		// path (/proc/self/fd/N), a symlink IN_DONT_FOLLOW would watch.
+		_, err := unix.InotifyAddWatch(fd, top+string(filepath.Separator)+filepath.FromSlash(rel), watchMask)
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 			return nil
 		}

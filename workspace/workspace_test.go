@@ -268,26 +268,47 @@ func TestPruneRemovesWorktreesOfDeadProcesses(t *testing.T) {
 	snap, _ := r.Snapshot(t.Context())
 	dead := exec.Command("true")
 	must(t, dead.Run())
-	dir := filepath.Join(r.worktreesDir(), strconvItoa(dead.Process.Pid)+"-left")
-	sh(t, root, "worktree", "add", "-q", "--detach", dir, snap.Commit)
+	left, err := r.NewWorktree(t.Context(), snap, "left")
+	must(t, err)
+	// Made as a process now dead would have: its directory and its git
+	// directory named after that process.
+	deadName := strconvItoa(dead.Process.Pid) + "-left"
+	must(t, os.Rename(left.dir, filepath.Join(r.worktreesDir(), deadName)))
+	must(t, os.Rename(left.admin, filepath.Join(r.home.dir, "worktrees", deadName+"-1")))
+	deadTmp := filepath.Join(r.home.tmpDir(), strconvItoa(dead.Process.Pid)+"-index-1")
+	must(t, os.WriteFile(deadTmp, nil, 0o600))
 	live, err := r.NewWorktree(t.Context(), snap, "live")
 	must(t, err)
 	must(t, r.Prune(t.Context()))
-	list := sh(t, root, "worktree", "list")
+	if _, err := os.Lstat(deadTmp); !os.IsNotExist(err) {
+		t.Errorf("the dead process's temporary file is still there: %v", err)
+	}
+	list := worktreeList(t, r)
 	if strings.Contains(list, "left") || !strings.Contains(list, "live") {
 		t.Errorf("after prune:\n%s", list)
+	}
+	if _, err := os.Lstat(filepath.Join(r.worktreesDir(), deadName)); !os.IsNotExist(err) {
+		t.Errorf("the dead process's worktree is still there: %v", err)
 	}
 	must(t, live.Remove(t.Context()))
 }
 
-// A process killed inside `git worktree add` leaves a record without its
-// commondir, on which git itself fails; the next start's prune removes it.
+// worktreeList is what git worktree list says of the worktrees troupe
+// made for r (their git directories are in its home).
+func worktreeList(t *testing.T, r *Repo) string {
+	t.Helper()
+	return sh(t, r.home.dir, "--git-dir="+r.home.dir, "worktree", "list")
+}
+
+// A record without its commondir (a process killed while writing one,
+// in an older version) makes git itself fail; the next start's prune
+// removes it.
 func TestPruneRemovesHalfWrittenRecords(t *testing.T) {
 	root := newRepo(t, map[string]string{"a.txt": "a\n"})
 	r := open(t, root)
 	dead := exec.Command("true")
 	must(t, dead.Run())
-	rec := filepath.Join(root, ".git", "worktrees", strconvItoa(dead.Process.Pid)+"-worker-1")
+	rec := filepath.Join(r.home.dir, "worktrees", strconvItoa(dead.Process.Pid)+"-worker-1")
 	must(t, os.MkdirAll(rec, 0o755))
 	must(t, os.WriteFile(filepath.Join(rec, "HEAD"), []byte("0000000000000000000000000000000000000000\n"), 0o644))
 	// Its checkout is still there (git's own prune keeps such a record).
@@ -295,11 +316,11 @@ func TestPruneRemovesHalfWrittenRecords(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(checkout, ".git"), []byte("gitdir: "+rec+"\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(rec, "gitdir"), []byte(filepath.Join(checkout, ".git")+"\n"), 0o644))
 	must(t, os.WriteFile(filepath.Join(rec, "commondir"), nil, 0o644)) // created, not yet written
-	if out, err := exec.Command("git", "-C", root, "worktree", "list").CombinedOutput(); err == nil {
+	if out, err := exec.Command("git", "--git-dir="+r.home.dir, "worktree", "list").CombinedOutput(); err == nil {
 		t.Fatalf("git accepted the half-written record, so this test tests nothing:\n%s", out)
 	}
 	must(t, r.Prune(t.Context()))
-	if list := sh(t, root, "worktree", "list"); strings.Count(strings.TrimSpace(list), "\n") != 0 {
+	if list := worktreeList(t, r); strings.Count(strings.TrimSpace(list), "\n") != 0 {
 		t.Errorf("after prune:\n%s", list)
 	}
 }

@@ -4,20 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Worktree is a directory materialised from a snapshot, where one agent
 // works without seeing the others' changes.
 type Worktree struct {
-	repo *Repo
-	dir  string
-	snap Snapshot
-	g    git
+	repo  *Repo
+	dir   string // its path
+	name  string // its directory's name in the Repo's worktrees directory
+	at    string // how file operations and git reach it (anchorPath)
+	fd    *dirFD // its directory, held open
+	admin string // its git directory, in the home
+	snap  Snapshot
+	g     git
 
 	// What a worktree kept for reuse is known to hold (worktree_reuse.go).
 	tree  string        // the tree its index holds and its tracked files match; "" unknown
@@ -38,17 +46,20 @@ type Worktree struct {
 // worktreesDir is where a Repo's worktrees live.
 func (r *Repo) worktreesDir() string { return filepath.Join(r.dataDir, "worktrees") }
 
+// worktreesRel is worktreesDir below r.dataBase.
+func (r *Repo) worktreesRel() string { return filepath.Join(r.dataRel, "worktrees") }
+
 // NewWorktree materialises snap in a worktree named name (unique among
 // the process's live worktrees; an agent ID will do): an idle one kept
 // for reuse (Options.KeepIdle), which rewrites only the files that
-// differ, or a new one. Registering a new worktree with git is
-// serialised per repository; the checkout runs in parallel with others.
+// differ, or a new one. The checkout runs in parallel with others.
 func (r *Repo) NewWorktree(ctx context.Context, snap Snapshot, name string) (*Worktree, error) {
 	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
 		return nil, fmt.Errorf("new worktree: bad name %q", name)
 	}
 	if w := r.takeIdle(ctx, snap); w != nil {
 		w.handOver(ctx)
+		w.goLive()
 		return w, nil
 	}
 	w, err := r.create(ctx, snap, name)
@@ -56,31 +67,84 @@ func (r *Repo) NewWorktree(ctx context.Context, snap Snapshot, name string) (*Wo
 		return nil, fmt.Errorf("new worktree %s: %w", name, err)
 	}
 	w.handOver(ctx)
+	w.goLive()
 	return w, nil
 }
 
-// create registers a new worktree named name and checks snap out in it
-// (in Go when that gives what git's checkout gives: materialise.go).
+// create makes a new worktree named name and checks snap out in it (in
+// Go when that gives what git's checkout gives: materialise.go). Its
+// directory is made below the data directory without following a
+// symlink and held open: troupe's file operations and git commands in
+// it are anchored to that directory (anchorPath), whatever is renamed
+// or swapped on the way to it later. Its git directory is made in the
+// home (register).
 func (r *Repo) create(ctx context.Context, snap Snapshot, name string) (*Worktree, error) {
-	dir := filepath.Join(r.worktreesDir(), strconv.Itoa(os.Getpid())+"-"+name)
-	if err := os.MkdirAll(r.worktreesDir(), 0o755); err != nil {
-		return nil, err
-	}
-	unlock, err := r.lock("worktree")
+	base := strconv.Itoa(os.Getpid()) + "-" + name
+	parent, err := openBeneath(r.dataBase, r.worktreesRel(), true)
 	if err != nil {
 		return nil, err
 	}
-	_, err = r.admin.run(ctx, nil, "worktree", "add", "-q", "--no-checkout", "--detach", dir, snap.Commit)
-	unlock()
+	defer parent.close()
+	if err := unix.Mkdirat(parent.fd(), base, 0o755); err != nil {
+		return nil, &fs.PathError{Op: "mkdir", Path: filepath.Join(r.worktreesDir(), base), Err: err}
+	}
+	fd, err := parent.sub(base, false)
 	if err != nil {
 		return nil, err
 	}
-	w := &Worktree{repo: r, dir: dir, snap: snap, g: git{dir: dir, conf: r.g.conf}}
+	w := &Worktree{repo: r, dir: filepath.Join(r.worktreesDir(), base), name: base, snap: snap, fd: fd}
+	w.at = anchorPath(fd, w.dir)
+	if w.admin, err = r.register(w.dir, snap.Commit); err == nil {
+		err = fd.writeNew(".git", 0o644, []byte("gitdir: "+w.admin+"\n"))
+	}
+	if err != nil {
+		_ = w.destroy(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	w.g = r.worktreeGit(w.admin, w.at, w.dir)
 	if err := w.checkout(ctx); err != nil {
 		_ = w.destroy(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	return w, nil
+}
+
+// register makes the git directory of the worktree at dir in the home,
+// its HEAD detached at commit, as git worktree add does: made under a
+// temporary name and renamed into worktrees/, so git never sees half of
+// it. It returns its path.
+func (r *Repo) register(dir, commit string) (string, error) {
+	tmp, err := os.MkdirTemp(r.home.tmpDir(), r.home.tmpName("worktree"))
+	if err != nil {
+		return "", err
+	}
+	files := map[string]string{"HEAD": commit + "\n", "commondir": "../..\n", "gitdir": filepath.Join(dir, ".git") + "\n"}
+	for name, data := range files {
+		if err = os.WriteFile(filepath.Join(tmp, name), []byte(data), 0o644); err != nil {
+			break
+		}
+	}
+	admin := filepath.Join(r.home.dir, "worktrees", filepath.Base(dir)+"-"+strconv.FormatUint(rand.Uint64()&0xffffffff, 16))
+	if err == nil {
+		err = os.Rename(tmp, admin)
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("register worktree: %w", err)
+	}
+	return admin, nil
+}
+
+// worktreeGit is git for a worktree: its git directory admin in the
+// home, its work tree at (anchored; dir where it is not).
+func (r *Repo) worktreeGit(admin, at, dir string) git {
+	g := r.home.git()
+	g.gitDir, g.conf = admin, r.g.conf
+	g.dir, g.workTree = at, at
+	if at != dir {
+		g.workTree = "." // git runs in the directory, reached through its descriptor
+	}
+	return g
 }
 
 // Dir is the worktree's directory (the top of the repository's tree).
@@ -102,73 +166,102 @@ func (w *Worktree) Remove(ctx context.Context) error {
 		return nil // a second Remove must not park it twice
 	}
 	w.removed = true
+	w.leaveLive()
 	if w.repo.park(w) {
 		return nil
 	}
 	return w.destroy(ctx)
 }
 
-// destroy deletes the worktree and unregisters it.
+// destroy deletes the worktree (without following a symlink on the
+// way: one an agent swapped in is removed, not what it names) and its
+// git directory.
 func (w *Worktree) destroy(ctx context.Context) error {
-	unlock, err := w.repo.lock("worktree")
-	if err != nil {
-		return fmt.Errorf("remove worktree: %w", err)
+	w.leaveLive()
+	var errs []error
+	if w.admin != "" {
+		errs = append(errs, removeAtomically(w.admin, w.repo.home.tmpDir()))
 	}
-	_, gitErr := w.repo.admin.run(ctx, nil, "worktree", "remove", "--force", "--force", w.dir)
-	unlock()
-	if err := os.RemoveAll(w.dir); err != nil {
-		return fmt.Errorf("remove worktree: %w", err)
+	if w.fd != nil {
+		w.fd.close()
+		w.fd = nil
 	}
-	if gitErr != nil {
-		return w.repo.pruneGit(ctx)
+	parent, err := openBeneath(w.repo.dataBase, w.repo.worktreesRel(), false)
+	if err == nil {
+		errs = append(errs, parent.removeAll(w.name))
+		parent.close()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("remove worktree: %w", err)
 	}
 	return nil
+}
+
+// removeAtomically renames the directory dir into tmp, then removes it,
+// so git never sees half of it.
+func removeAtomically(dir, tmp string) error {
+	gone := filepath.Join(tmp, strconv.Itoa(os.Getpid())+"-gone-"+strconv.FormatUint(rand.Uint64(), 16))
+	if err := os.Rename(dir, gone); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return os.RemoveAll(gone)
 }
 
 // Prune removes the worktrees left by processes that are no longer
-// running (a killed orchestrator or node) and unregisters them. Call it
-// when a process starts.
+// running (a killed orchestrator or node) and their git directories.
+// Call it when a process starts.
 func (r *Repo) Prune(ctx context.Context) error {
-	entries, err := os.ReadDir(r.worktreesDir())
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	parent, err := openBeneath(r.dataBase, r.worktreesRel(), false)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("prune worktrees: %w", err)
 	}
-	for _, e := range entries {
-		pid, _, ok := strings.Cut(e.Name(), "-")
-		n, err := strconv.Atoi(pid)
-		if !ok || err != nil || n == os.Getpid() || alive(n) {
-			continue
-		}
-		if err := os.RemoveAll(filepath.Join(r.worktreesDir(), e.Name())); err != nil {
+	if err == nil {
+		defer parent.close()
+		names, err := parent.f.Readdirnames(-1)
+		if err != nil {
 			return fmt.Errorf("prune worktrees: %w", err)
 		}
+		for _, name := range names {
+			if deadOwner(name) {
+				if err := parent.removeAll(name); err != nil {
+					return fmt.Errorf("prune worktrees: %w", err)
+				}
+			}
+		}
 	}
-	return r.pruneGit(ctx)
-}
-
-// pruneGit drops git's records of worktrees whose directories are gone.
-func (r *Repo) pruneGit(ctx context.Context) error {
-	unlock, err := r.lock("worktree")
+	if err := dropDeadRecords(filepath.Join(r.home.dir, "worktrees"), r.home.tmpDir()); err != nil {
+		return fmt.Errorf("prune worktrees: %w", err)
+	}
+	entries, err := os.ReadDir(r.home.tmpDir())
 	if err != nil {
 		return fmt.Errorf("prune worktrees: %w", err)
 	}
-	defer unlock()
-	// A process killed inside `git worktree add` can leave a record half
-	// written (no commondir yet), and git then fails on every worktree
-	// command; a dead process's records go before git runs.
-	if err := dropDeadRecords(filepath.Join(r.lockDir, "worktrees")); err != nil {
-		return fmt.Errorf("prune worktrees: %w", err)
-	}
-	if _, err := r.admin.run(ctx, nil, "worktree", "prune"); err != nil {
-		return fmt.Errorf("prune worktrees: %w", err)
+	for _, e := range entries {
+		if deadOwner(e.Name()) {
+			if err := os.RemoveAll(filepath.Join(r.home.tmpDir(), e.Name())); err != nil {
+				return fmt.Errorf("prune worktrees: %w", err)
+			}
+		}
 	}
 	return nil
 }
 
-// dropDeadRecords removes the records in dir (git's worktree records) of
-// worktrees that a process no longer running made: ours are named
-// <pid>-<agent>, their checkouts already removed by Prune.
-func dropDeadRecords(dir string) error {
+// deadOwner reports whether name (<pid>-...) was made by a process that
+// is no longer running.
+func deadOwner(name string) bool {
+	pid, _, ok := strings.Cut(name, "-")
+	n, err := strconv.Atoi(pid)
+	return ok && err == nil && n > 0 && n != os.Getpid() && !alive(n)
+}
+
+// dropDeadRecords removes the git directories in dir (a home's
+// worktrees) of worktrees that a process no longer running made.
+func dropDeadRecords(dir, tmp string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -177,13 +270,10 @@ func dropDeadRecords(dir string) error {
 		return err
 	}
 	for _, e := range entries {
-		pid, _, ok := strings.Cut(e.Name(), "-")
-		n, err := strconv.Atoi(pid)
-		if !ok || err != nil || n <= 0 || n == os.Getpid() || alive(n) {
-			continue
-		}
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			return err
+		if deadOwner(e.Name()) {
+			if err := removeAtomically(filepath.Join(dir, e.Name()), tmp); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

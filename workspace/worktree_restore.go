@@ -45,11 +45,11 @@ func (w *Worktree) restore(ctx context.Context) error {
 	res := m.scanned
 	if res == nil || !m.watch.quiet() {
 		var err error
-		if res, err = m.scan(w.dir, false); err != nil {
+		if res, err = m.scan(w.at, false); err != nil {
 			return err
 		}
 	}
-	root, err := os.OpenRoot(w.dir)
+	root, err := os.OpenRoot(w.at)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -47,6 +46,9 @@ func (r *Repo) takeIdle(ctx context.Context, snap Snapshot) *Worktree {
 			return nil
 		}
 		err := w.err
+		if err == nil && !w.intact() {
+			err = errMoved
+		}
 		if err == nil {
 			err = w.bring(ctx, snap)
 		}
@@ -90,6 +92,17 @@ func (r *Repo) pickIdle(snap Snapshot) *Worktree {
 	w := r.idle[best]
 	r.idle = append(r.idle[:best], r.idle[best+1:]...)
 	return w
+}
+
+// errMoved is a kept worktree whose path no longer leads to it.
+var errMoved = errors.New("the worktree was moved or its path replaced")
+
+// intact reports whether the worktree's path still leads to its
+// directory: not renamed away, nor swapped for a symlink. One that is
+// not is never handed to an agent again.
+func (w *Worktree) intact() bool {
+	fi, err := os.Lstat(w.dir)
+	return err == nil && fi.IsDir() && w.fd != nil && w.fd.sameDir(fi)
 }
 
 // unpick puts back a worktree pickIdle took.
@@ -157,17 +170,10 @@ func (w *Worktree) reset(ctx context.Context, snap Snapshot) error {
 }
 
 // setHead points the worktree's HEAD (detached) at commit, writing git's
-// file for it as git does: a lock file renamed over it.
+// file for it (in its git directory, in the home) as git does: a lock
+// file renamed over it.
 func (w *Worktree) setHead(commit string) error {
-	link, err := os.ReadFile(filepath.Join(w.dir, ".git"))
-	if err != nil {
-		return err
-	}
-	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(link)), "gitdir: ")
-	if !ok || !filepath.IsAbs(gitDir) {
-		return fmt.Errorf("set HEAD: unexpected .git file %q", link)
-	}
-	head := filepath.Join(gitDir, "HEAD")
+	head := filepath.Join(w.admin, "HEAD")
 	f, err := os.OpenFile(head+".lock", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("set HEAD: %w", err)
@@ -244,7 +250,8 @@ func (r *Repo) Prewarm(snap Snapshot, n int) {
 				w.err = fmt.Errorf("prewarm worktree: %w", err)
 				return
 			}
-			w.dir, w.snap, w.g, w.tree = made.dir, snap, made.g, snap.Tree
+			w.dir, w.name, w.at, w.fd, w.admin = made.dir, made.name, made.at, made.fd, made.admin
+			w.snap, w.g, w.tree = snap, made.g, snap.Tree
 			w.settle(ctx)
 		}()
 	}

@@ -43,11 +43,11 @@ func TestReusedWorktreeHoldsTheNewSnapshot(t *testing.T) {
 		t.Errorf("reused worktree starts with changes: %+v", cs.Files)
 	}
 	must(t, w2.Remove(t.Context()))
-	if list := sh(t, root, "worktree", "list"); !strings.Contains(list, dir) {
+	if list := worktreeList(t, r); !strings.Contains(list, dir) {
 		t.Errorf("idle worktree not kept:\n%s", list)
 	}
 	must(t, r.Close(t.Context()))
-	if list := sh(t, root, "worktree", "list"); strings.Count(list, "\n") != 0 {
+	if list := worktreeList(t, r); strings.Count(list, "\n") != 0 {
 		t.Errorf("worktrees left after Close:\n%s", list)
 	}
 }

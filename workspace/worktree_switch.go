@@ -39,7 +39,7 @@ func (w *Worktree) switchFiles(ctx context.Context, from, to string) error {
 	// Deletions first: a file may give way to a directory of that name.
 	for _, e := range es {
 		if e.newMode == "" {
-			if err := writeChange(w.dir, change{path: e.path}); err != nil {
+			if err := writeChange(w.fd, change{path: e.path}); err != nil {
 				return err
 			}
 			fmt.Fprintf(&info, "0 %s\t%s\x00", e.oldBlob, e.path)
@@ -53,7 +53,7 @@ func (w *Worktree) switchFiles(ctx context.Context, from, to string) error {
 		if err != nil {
 			return err
 		}
-		if err := writeChange(w.dir, change{path: e.path, to: version{mode: e.newMode, data: data}}); err != nil {
+		if err := writeChange(w.fd, change{path: e.path, to: version{mode: e.newMode, data: data}}); err != nil {
 			return err
 		}
 		fmt.Fprintf(&info, "%s %s\t%s\x00", e.newMode, e.newBlob, e.path)

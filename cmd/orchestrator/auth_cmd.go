@@ -4,32 +4,23 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
+	"github.com/troupe-ai/troupe/internal/httpguard"
 	"github.com/troupe-ai/troupe/internal/runner"
 )
 
 // checkNoAuth refuses an unauthenticated server on any address beyond
 // loopback: anyone who reaches it could start work on every node.
 func checkNoAuth(host string) error {
-	if isLoopback(host) {
+	if httpguard.IsLoopbackHost(host) {
 		return nil
 	}
 	return usageErr("--no-auth on %s refused: without credentials anyone who reaches that address could run tasks on every node; "+
 		"drop --no-auth (serve writes creds files for each role) or listen on 127.0.0.1", host)
-}
-
-// isLoopback says host is a loopback name or address.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // cmdAuth is `orchestrator auth init DIR`: the operator and account
@@ -52,6 +43,11 @@ func cmdAuth(_ context.Context, args []string, stdout, stderr io.Writer) (int, e
 		fmt.Fprintf(stderr, "nodes:    node --nats URL --creds %s --workspace DIR\n", paths[bus.RoleNode])
 		fmt.Fprintf(stderr, "watch:    orchestrator watch --nats URL --creds %s\n", paths[bus.RoleWatcher])
 		fmt.Fprintf(stderr, "account:  %s (the monitoring endpoint's and KEDA's name for troupe's account)\n", a.AccountKey())
+		token := filepath.Join(dir, httpguard.TokenFileName)
+		if _, err := httpguard.WriteTokenFile(token); err != nil {
+			return exitFailed, fmt.Errorf("write the HTTP token: %w", err)
+		}
+		fmt.Fprintf(stderr, "http:     --http-token-file %s (0600) for serve --http, watch --web, node --http and mcp --http beyond loopback\n", token)
 	}
 	return exitOK, nil
 }

@@ -28,8 +28,9 @@ func TestServeNoAuthOnlyOnLoopback(t *testing.T) {
 	}
 }
 
-// auth init writes the key material, the server snippet and the three
-// creds files, private; a second init keeps the keys.
+// auth init writes the key material, the server snippet, the three
+// creds files and the HTTP token, private; a second init keeps the keys
+// and the token.
 func TestAuthInit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "auth")
 	var out, errb bytes.Buffer
@@ -53,8 +54,16 @@ func TestAuthInit(t *testing.T) {
 			t.Errorf("auth init does not say where %s is:\n%s", bus.CredsPath(dir, r), errb.String())
 		}
 	}
+	token := filepath.Join(dir, "http.token")
+	tok, err := os.ReadFile(token)
+	if st, serr := os.Stat(token); err != nil || serr != nil || st.Mode().Perm() != 0o600 || len(tok) < 32 || !strings.Contains(errb.String(), token) {
+		t.Errorf("the HTTP token %s: %v, %q; want 0600 and named", token, err, tok)
+	}
 	if code, err := cmdAuth(t.Context(), []string{"init", dir}, &out, &errb); code != exitOK || err != nil {
 		t.Fatalf("second init: exit %d: %v", code, err)
+	}
+	if again, _ := os.ReadFile(token); !bytes.Equal(tok, again) {
+		t.Error("a second init changed the HTTP token")
 	}
 	again, _ := os.ReadFile(filepath.Join(dir, "account.nk"))
 	if len(account) == 0 || !bytes.Equal(account, again) {

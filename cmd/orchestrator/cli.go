@@ -36,7 +36,7 @@ Usage:
   orchestrator resume [RUN] [--workspace DIR] [--model M] [--json] [flags]
   orchestrator watch [--nats URL] [--creds FILE] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--web ADDR] [flags]
   orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral] [flags]
-  orchestrator mcp [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--creds FILE] [--http ADDR] [--http-public]   troupe as an MCP server
+  orchestrator mcp [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--creds FILE] [--http ADDR] [flags]   troupe as an MCP server
   orchestrator auth init DIR                       creds files and a nats-server config for an existing server
   orchestrator node --nats URL --workspace DIR [--kinds explore,worker] [--slots N] [flags]   (same as the node program)
   orchestrator tools list [--config FILE] [--workspace DIR]

@@ -126,7 +126,7 @@ Examples:
   orchestrator tools call mcp__everything__echo '{"message":"hi"}' --config mcp.yaml
 `,
 	"watch": `Usage: orchestrator watch [--nats URL] [--creds FILE] [--run ID] [--from-start] [--json] [--follow] [--interactive] [--config FILE]
-                          [--all] [--web ADDR [--http-public]]
+                          [--all] [--web ADDR [--http-public] [--http-token-file FILE]]
 
 Follows a swarm's events on NATS. On a terminal it draws the live agent tree
 (per agent: kind, status, round, current tool, tokens in/out, cost, node,
@@ -152,37 +152,52 @@ Flags:
   --config FILE   read nats.token / user / password / creds / TLS from a config file
   --creds FILE    a .creds file (the watcher's from serve or auth init; also TROUPE_NATS_CREDS)
   --web ADDR      also serve the live web view and /metrics at ADDR (host:port, loopback;
-                  watch then runs until interrupted)
-  --http-public   let --web listen beyond loopback
+                  watch then runs until interrupted); it answers only loopback Host
+                  names, and only requests with the token when one is given
+  --http-public   let --web listen beyond loopback (needs --http-token-file)
+  --http-token-file FILE  the web view and /metrics need this token: a browser opens
+                  http://ADDR/?token=TOKEN once (an HttpOnly cookie), Prometheus and
+                  curl send Authorization: Bearer TOKEN (auth init writes DIR/http.token)
 
 Examples:
   orchestrator watch --nats nats://127.0.0.1:41297
   orchestrator watch --nats nats://127.0.0.1:41297 --web 127.0.0.1:8080
   orchestrator watch --nats nats://127.0.0.1:41297 --run 5f1c0e9a --from-start --json | jq .type
 `,
-	"mcp": `Usage: orchestrator mcp [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--creds FILE] [--http ADDR [--http-public]]
+	"mcp": `Usage: orchestrator mcp [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--creds FILE]
+                        [--http ADDR (--http-token-file FILE | --no-auth) [--http-public]]
 
 Serves troupe as an MCP server, on stdin/stdout (the default) or over
 streamable HTTP at http://ADDR/mcp. Its tools: start_run (a task, with
-placement and budget options; wait for the answer or get a run ID),
-explore (a question answered by a fan-out of explore agents, findings
-returned), check_run and cancel_run. Calls run concurrently, each its own
-run in --workspace, with the configuration run would use. Runs are
-headless: a tool call that needs approval is refused. Events go to NATS
-(--nats, else an embedded server), so watch and the web view see the runs.
+placement and budget options), explore (a question answered by a fan-out of
+explore agents, findings returned), check_run and cancel_run. start_run and
+explore return the run ID at once; with wait they return the answer, sending
+progress notifications (the run ID, agents, tokens, latest finding) every few
+seconds to a client that asked for them, and a client that cancels the call
+cancels the run. A run started without wait goes on until cancel_run or the
+server stops. Calls run concurrently (at most mcp.max_runs runs), each its own
+run in --workspace, with the configuration run would use; budget_tokens is
+held to budget.tokens. Runs are headless: a tool call that needs approval is
+refused. Events go to NATS (--nats, else an embedded server), so watch and
+the web view see the runs. Over HTTP every request needs the token (unless
+--no-auth, on loopback only); sessions idle for mcp.session_timeout end.
 
 Flags:
   --workspace DIR   the repository the runs work in (default .)
   --config FILE     a config file layered over the others
   --model M         the default model
   --nats URL        publish events to this server (default: an embedded one)
-  --creds FILE      the requester role's .creds file for --nats
+  --creds FILE      the requester role's .creds file for --nats (also TROUPE_NATS_CREDS)
   --http ADDR       serve streamable HTTP at ADDR instead of stdio (loopback)
-  --http-public     let --http listen beyond loopback
+  --http-token-file FILE  clients send this token: Authorization: Bearer TOKEN
+                    (auth init writes DIR/http.token, 0600)
+  --no-auth         serve --http without a token, on loopback only: any local
+                    process could then start runs
+  --http-public     let --http listen beyond loopback (with --http-token-file)
 
 Examples:
   orchestrator mcp --workspace ~/src/app
-  orchestrator mcp --workspace ~/src/app --http 127.0.0.1:8765
+  orchestrator mcp --workspace ~/src/app --http 127.0.0.1:8765 --http-token-file /etc/troupe/http.token
 `,
 	"auth": `Usage: orchestrator auth init DIR
 
@@ -191,7 +206,9 @@ credential per role, into DIR (made 0700; kept: a second init keeps the keys
 and re-signs the creds files): operator.nk, account.nk and system.nk (the
 keys; account.nk mints credentials, keep it private), server.conf (operator
 mode with a memory resolver holding both accounts) and requester.creds,
-node.creds and watcher.creds (0600). Start the server with
+node.creds and watcher.creds (0600), and http.token (0600, kept: the token of
+--http-token-file for the web view, /metrics and MCP over HTTP). Start the
+server with
 nats-server -js -c DIR/server.conf (or include server.conf in your own
 configuration), then give each process its file: run and resume
 --creds requester.creds, node --creds node.creds, watch --creds watcher.creds.
@@ -200,7 +217,7 @@ Examples:
   orchestrator auth init /etc/troupe
 `,
 	"serve": `Usage: orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral] [--config FILE]
-                          [--http ADDR [--http-public]] [--monitor ADDR [--monitor-public]] [--auth DIR]
+                          [--http ADDR [--http-public] [--http-token-file FILE]] [--monitor ADDR [--monitor-public]] [--auth DIR]
                           [--cluster NAME --name SERVER --cluster-listen HOST:PORT --routes URL,...]
 
 Runs the embedded NATS server with JetStream (and troupe's streams) as a
@@ -237,8 +254,14 @@ Flags:
   --no-auth               no credentials at all (refused beyond loopback)
   --auth DIR              the operator and account keys orchestrator auth init wrote in DIR
   --config FILE           a config file over ~/.config/troupe/config.yaml (its nats settings)
-  --http ADDR             serve the live web view and Prometheus /metrics at ADDR (host:port)
-  --http-public           let --http listen beyond loopback (the page shows every task)
+  --http ADDR             serve the live web view and Prometheus /metrics at ADDR (host:port);
+                          it answers only loopback Host names on loopback
+  --http-public           let --http listen beyond loopback (the page shows every task;
+                          needs --http-token-file)
+  --http-token-file FILE  the web view and /metrics need this token: a browser opens
+                          http://ADDR/?token=TOKEN once (an HttpOnly cookie), Prometheus
+                          sends it (authorization: {credentials_file: FILE}), curl as
+                          Authorization: Bearer TOKEN (auth init writes DIR/http.token)
   --monitor ADDR          serve NATS's monitoring endpoint (/varz, /jsz, /healthz) at ADDR (host:port)
   --monitor-public        let --monitor listen beyond loopback (it shows every connection and stream)
   --cluster NAME          join a cluster of that name; every server needs its own --name

@@ -2,16 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/httpguard"
+	"github.com/troupe-ai/troupe/internal/mcpserver"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/telemetry"
@@ -28,30 +26,24 @@ func cmdMCP(ctx context.Context, args []string, env runEnv, stdin io.Reader, std
 	if len(pos) > 0 {
 		return exitUsage, usageErr("mcp takes no arguments")
 	}
-	addr := fs.values["http"]
-	if addr != "" {
-		if err := checkLoopback("--http", addr, fs.bools["http-public"]); err != nil {
-			return exitUsage, err
+	var guard *httpguard.Guard
+	if addr := fs.values["http"]; addr != "" {
+		guard, err = httpguard.New(httpguard.Options{Addr: addr, Public: fs.bools["http-public"], TokenFile: fs.values["http-token-file"],
+			AlwaysToken: true, NoAuth: fs.bools["no-auth"], Exposes: mcpserver.Exposes})
+		if err != nil {
+			return exitUsage, usageErr("%v", err)
 		}
+	} else if fs.values["http-token-file"] != "" || fs.bools["no-auth"] || fs.bools["http-public"] {
+		return exitUsage, usageErr("--http-token-file, --no-auth and --http-public go with --http ADDR")
 	}
 	ws := fs.values["workspace"]
 	if ws == "" {
 		ws = "."
 	}
-	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: env.home, Workspace: runner.Abs(ws), Getenv: env.getenv})
+	cfg, err := runner.LoadConfig(config.Sources{File: fs.values["config"], Home: env.home, Workspace: runner.Abs(ws), Getenv: env.getenv},
+		runner.Overrides{Model: fs.values["model"], NATS: fs.values["nats"], Creds: fs.values["creds"]})
 	if err != nil {
-		return exitUsage, usageErr("%v", err)
-	}
-	if m := fs.values["model"]; m != "" {
-		cfg.Model.Default = m
-		cfg.SetByFlag("model.default", "--model")
-	}
-	if v := fs.values["nats"]; v != "" {
-		cfg.NATS.URL = v
-		cfg.SetByFlag("nats.url", "--nats")
-	}
-	if err := cfg.Validate(); err != nil {
-		return exitUsage, usageErr("config: %v", err)
+		return exitUsage, err
 	}
 	log := zerolog.New(setup.Redactor(cfg).Writer(stderr)).Level(zerolog.WarnLevel)
 	tp, stopTracing, err := setup.Tracing(ctx, cfg.Telemetry.OTLPEndpoint, telemetry.ServiceOrchestrator, env.getenv, log)
@@ -59,51 +51,29 @@ func cmdMCP(ctx context.Context, args []string, env runEnv, stdin io.Reader, std
 		return exitUsage, usageErr("%v", err)
 	}
 	defer stopTracing() // last: the runs have ended
-	nb, err := runner.StartBus(ctx, cfg.NATS, setup.StreamLimits(cfg), "nats.url", runner.Abs(ws), log)
+	setting := runner.Overrides{NATS: fs.values["nats"]}.NATSSetting(env.getenv)
+	nb, err := runner.StartBus(ctx, cfg.NATS, setup.StreamLimits(cfg), setting, runner.Abs(ws), log)
 	if err != nil {
 		return exitUsage, err
 	}
 	defer nb.Close(context.Background())
-	ctx, cancel := context.WithCancel(ctx)
-	s := &mcpServer{ctx: ctx, cfg: cfg, ws: ws, nb: nb, log: log, runs: map[string]*mcpRun{}, tracer: tp.Tracer()}
-	defer s.wg.Wait() // the runs, cancelled below, end first
-	defer cancel()
-	srv := newMCPServer(s)
+	srv := mcpserver.New(ctx, mcpserver.Options{Config: cfg, Workspace: ws, Bus: nb, Tracer: tp.Tracer(), Version: versionLine("orchestrator"), Log: log})
+	defer srv.Close() // before the bus closes: the runs end first
 	fmt.Fprintf(stderr, "troupe MCP server: runs in %s, events on %s\n", runner.Abs(ws), nb.URL())
-	if addr == "" {
-		err := srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
-		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+	if guard == nil {
+		if err := srv.ServeStdio(ctx, stdin, stdout); err != nil {
 			return exitFailed, err
 		}
 		return exitOK, nil
 	}
-	return serveMCPHTTP(ctx, srv, addr, stderr)
-}
-
-// serveMCPHTTP serves srv over streamable HTTP at addr/mcp until ctx ends.
-func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr string, stderr io.Writer) (int, error) {
-	ln, err := net.Listen("tcp", addr)
+	err = srv.ServeHTTP(ctx, guard, func(a net.Addr) {
+		fmt.Fprintf(stderr, "MCP over streamable HTTP at http://%s/mcp\n", a)
+		if guard.HasToken() {
+			fmt.Fprintln(stderr, "  clients send the token of --http-token-file: Authorization: Bearer TOKEN")
+		}
+	})
 	if err != nil {
-		return exitUsage, usageErr("--http: %v", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stderr, "MCP over streamable HTTP at http://%s/mcp\n", ln.Addr())
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case err := <-served:
 		return exitFailed, err
-	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = hs.Shutdown(sctx)
 	return exitOK, nil
 }
-
-// nopWriteCloser leaves stdout open when the transport closes.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"slices"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/troupe-ai/troupe/internal/mcpserver"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
@@ -64,7 +67,7 @@ func startMCP(t *testing.T, srv *llmtest.Server, ws string) *mcp.ClientSession {
 }
 
 // callTool calls a tool and decodes its structured answer.
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) RunStatus {
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) mcpserver.RunStatus {
 	t.Helper()
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -75,59 +78,73 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) RunSta
 		t.Fatalf("%s: error result %s", name, b)
 	}
 	b, _ := json.Marshal(res.StructuredContent)
-	var st RunStatus
+	var st mcpserver.RunStatus
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatalf("%s: %v: %s", name, err, b)
 	}
 	return st
 }
 
-// The SDK's client lists troupe's tools, and two calls made at once (a
-// run waited for and an explore fan-out) both finish with their answers
-// against the scripted model; check_run reports a finished run, and an
-// unknown run is an error result.
-func TestMCPServerRunsConcurrentCalls(t *testing.T) {
+// `orchestrator mcp` on stdio serves the tools and runs a task to its
+// answer (the server itself is tested in internal/mcpserver).
+func TestMCPCommandServesStdio(t *testing.T) {
 	srv := llmtest.New(mcpScript())
 	t.Cleanup(srv.Close)
 	cs := startMCP(t, srv, metricsWorkspace(t))
-	tools, err := cs.ListTools(t.Context(), nil)
-	if err != nil {
+	st := callTool(t, cs, "start_run", map[string]any{"task": "find alpha for me", "wait": true})
+	if st.Status != "completed" || !strings.Contains(st.Answer, "a.txt:1") {
+		t.Errorf("start_run: %+v", st)
+	}
+}
+
+// mcp --http needs a token unless --no-auth on loopback, refuses
+// --no-auth beyond loopback and the HTTP flags without --http; served with
+// a token, a call without it is refused 401.
+func TestMCPHTTPNeedsToken(t *testing.T) {
+	srv := llmtest.New(mcpScript())
+	t.Cleanup(srv.Close)
+	ws := metricsWorkspace(t)
+	tf := filepath.Join(t.TempDir(), "http.token")
+	if err := os.WriteFile(tf, []byte("cmd-test-token-0123456789abcdef\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, tl := range tools.Tools {
-		names = append(names, tl.Name)
-	}
-	slices.Sort(names)
-	if want := []string{"cancel_run", "check_run", "explore", "start_run"}; !slices.Equal(names, want) {
-		t.Fatalf("tools %v, want %v", names, want)
-	}
-
-	var wg sync.WaitGroup
-	var run, explore RunStatus
-	wg.Go(func() {
-		run = callTool(t, cs, "start_run", map[string]any{"task": "find alpha for me", "wait": true, "budget_tokens": 500000})
-	})
-	wg.Go(func() {
-		explore = callTool(t, cs, "explore", map[string]any{"question": "where is alpha?", "agents": 2})
-	})
-	wg.Wait()
-	for _, st := range []RunStatus{run, explore} {
-		if st.Status != "completed" || !strings.Contains(st.Answer, "a.txt:1") || st.Run == "" {
-			t.Errorf("run %+v, want completed with the answer", st)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--http", "127.0.0.1:0"}, "needs a token"},
+		{[]string{"--http", "0.0.0.0:0", "--http-public", "--no-auth"}, "--no-auth on 0.0.0.0 refused"},
+		{[]string{"--http", "0.0.0.0:0"}, "add --http-public"},
+		{[]string{"--http-token-file", tf}, "go with --http ADDR"},
+		{[]string{"--no-auth"}, "go with --http ADDR"},
+	} {
+		code, err := cmdMCP(t.Context(), append([]string{"--workspace", ws}, c.args...), testEnv(srv, t.TempDir()), strings.NewReader(""), io.Discard, io.Discard)
+		if code != exitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: exit %d, %v; want a usage error saying %q", c.args, code, err, c.want)
 		}
 	}
-	if run.Run == explore.Run {
-		t.Errorf("both calls ran as run %s", run.Run)
-	}
-	if !slices.Contains(explore.Findings, "a.txt:1") {
-		t.Errorf("explore findings %v, want a.txt:1", explore.Findings)
-	}
-	if st := callTool(t, cs, "check_run", map[string]any{"run": run.Run}); st.Status != "completed" || st.Answer != run.Answer {
-		t.Errorf("check_run: %+v", st)
-	}
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "check_run", Arguments: map[string]any{"run": "nope"}})
-	if err != nil || !res.IsError {
-		t.Errorf("check_run of an unknown run: %v, %+v", err, res)
+	for _, args := range [][]string{{"--http-token-file", tf}, {"--no-auth"}} {
+		ctx, cancel := context.WithCancel(t.Context())
+		stderr := &lockedBuffer{}
+		done := make(chan int, 1)
+		go func() {
+			code, _ := cmdMCP(ctx, append([]string{"--workspace", ws, "--http", "127.0.0.1:0"}, args...), testEnv(srv, t.TempDir()), strings.NewReader(""), io.Discard, stderr)
+			done <- code
+		}()
+		at := regexp.MustCompile(`MCP over streamable HTTP at (http://\S+)`)
+		pollUntil(t, "mcp --http says where it listens", func() bool { return at.MatchString(stderr.String()) })
+		resp, err := http.Post(at.FindStringSubmatch(stderr.String())[1], "application/json",
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if want := args[0] == "--no-auth"; (resp.StatusCode != http.StatusUnauthorized) == !want {
+			t.Errorf("%v: a call without a token answered %d", args, resp.StatusCode)
+		}
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Errorf("%v: exit %d: %s", args, code, stderr)
+		}
 	}
 }

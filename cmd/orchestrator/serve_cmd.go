@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/httpguard"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
 )
@@ -27,6 +28,10 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return exitUsage, usageErr("serve takes no arguments")
 	}
 	o, err := serveOptions(fs)
+	if err != nil {
+		return exitUsage, err
+	}
+	guard, err := webGuard(fs, "http")
 	if err != nil {
 		return exitUsage, err
 	}
@@ -56,14 +61,12 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := serveAllStreams(ctx, emb, o, cfg, sc.Path(bus.RoleRequester), stderr, log); err != nil {
 		return exitFailed, err
 	}
-	if a := fs.values["http"]; a != "" {
-		web, err := serveWeb(ctx, emb.URL(), o.Token, sc.Path(bus.RoleWatcher), cfg.NATS.Prefix, a, log)
-		if err != nil {
-			return exitFailed, err
-		}
-		defer web.Close()
-		announceWeb(stderr, web)
+	stopWeb, err := serveWeb(ctx, guard, bus.ConnectOptions{URLs: emb.URL(), Token: o.Token, CredsFile: sc.Path(bus.RoleWatcher),
+		Name: "troupe serve web", Prefix: cfg.NATS.Prefix}, log, stderr)
+	if err != nil {
+		return exitFailed, err
 	}
+	defer stopWeb()
 	serveBanner(stdout, stderr, emb, o, sc)
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "shutting down")
@@ -73,8 +76,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	return exitOK, nil
 }
 
-// serveOptions are the embedded server's options from serve's flags
-// (refusing an --http address beyond loopback without --http-public).
+// serveOptions are the embedded server's options from serve's flags.
 func serveOptions(fs *flagSet) (bus.EmbeddedOptions, error) {
 	listen := fs.values["listen"]
 	if listen == "" {
@@ -83,11 +85,6 @@ func serveOptions(fs *flagSet) (bus.EmbeddedOptions, error) {
 	host, port, err := runner.SplitListen(listen)
 	if err != nil {
 		return bus.EmbeddedOptions{}, usageErr("--listen: %v", err)
-	}
-	if a := fs.values["http"]; a != "" {
-		if err := checkLoopback("--http", a, fs.bools["http-public"]); err != nil {
-			return bus.EmbeddedOptions{}, err
-		}
 	}
 	o := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: fs.values["store"], Ephemeral: fs.bools["ephemeral"] || fs.values["store"] == "",
 		ServerName: fs.values["name"], ClusterName: fs.values["cluster"]}
@@ -98,7 +95,7 @@ func serveOptions(fs *flagSet) (bus.EmbeddedOptions, error) {
 		if o.MonitorHost == "" { // ":8222": every interface
 			o.MonitorHost = "0.0.0.0"
 		}
-		if !fs.bools["monitor-public"] && !isLoopback(o.MonitorHost) {
+		if !fs.bools["monitor-public"] && !httpguard.IsLoopbackHost(o.MonitorHost) {
 			return bus.EmbeddedOptions{}, usageErr("--monitor %s listens beyond loopback: NATS's monitoring endpoint shows every connection, subscription and stream; add --monitor-public to mean it", a)
 		}
 	}

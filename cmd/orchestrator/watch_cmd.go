@@ -35,6 +35,10 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 		return exitUsage, usageErr("%v", err)
 	}
 	url, setting := watchURL(cfg.NATS.URL, fs.values["nats"])
+	guard, err := webGuard(fs, "web")
+	if err != nil {
+		return exitUsage, err
+	}
 	if v := fs.values["creds"]; v != "" {
 		cfg.NATS.Creds = v
 	}
@@ -44,14 +48,12 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 		return exitUsage, usageErr("%v", err)
 	}
 	defer conn.Close()
-	if a := fs.values["web"]; a != "" {
-		web, code, err := watchWeb(ctx, conn, a, fs.bools["http-public"], log, stderr)
-		if err != nil {
-			return code, err
-		}
-		defer web.Close()
-		fs.bools["follow"] = true // the page outlives any one run
+	stopWeb, err := watchWeb(ctx, conn, guard, log, stderr)
+	if err != nil {
+		return exitFailed, err
 	}
+	defer stopWeb()
+	fs.bools["follow"] = fs.bools["follow"] || guard != nil // the page outlives any one run
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	run := fs.values["run"]
@@ -302,18 +304,4 @@ func orAll(run string) string {
 		return "every run"
 	}
 	return "run " + run
-}
-
-// watchWeb serves the web view and /metrics at addr for watch --web
-// (loopback unless public), with the exit code of a failure.
-func watchWeb(ctx context.Context, conn *bus.Conn, addr string, public bool, log zerolog.Logger, stderr io.Writer) (*webServer, int, error) {
-	if err := checkLoopback("--web", addr, public); err != nil {
-		return nil, exitUsage, err
-	}
-	web, err := startWeb(ctx, conn, addr, log)
-	if err != nil {
-		return nil, exitFailed, err
-	}
-	announceWeb(stderr, web)
-	return web, exitOK, nil
 }

@@ -3,9 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,10 +106,16 @@ func serveWithHTTP(t *testing.T) (*serving, string) {
 // startPrometheus runs a real Prometheus server scraping target every
 // second and returns its address.
 func startPrometheus(t *testing.T, target string) string {
+	return runPrometheus(t, fmt.Sprintf("  - job_name: troupe\n    static_configs:\n      - targets: [%q]\n", target))
+}
+
+// runPrometheus runs a real Prometheus server with these scrape_configs
+// entries, scraping every second, and returns its address.
+func runPrometheus(t *testing.T, scrapeConfigs string) string {
 	bin := peer.Need(t, "prometheus")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
-	doc := fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: troupe\n    static_configs:\n      - targets: [%q]\n", target)
+	doc := "global:\n  scrape_interval: 1s\nscrape_configs:\n" + scrapeConfigs
 	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -140,31 +145,10 @@ func startPrometheus(t *testing.T, target string) string {
 	return addr
 }
 
-// promQuery asks Prometheus' query API and returns each series' labels
-// and value.
+// promQuery asks Prometheus' query API and returns each series' value by
+// its kind label.
 func promQuery(t *testing.T, addr, q string) map[string]float64 {
-	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q))
-	if err != nil {
-		return nil // not up yet
-	}
-	defer resp.Body.Close()
-	var r struct {
-		Data struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if json.NewDecoder(resp.Body).Decode(&r) != nil {
-		return nil
-	}
-	out := map[string]float64{}
-	for _, s := range r.Data.Result {
-		v, _ := strconv.ParseFloat(fmt.Sprint(s.Value[1]), 64)
-		out[s.Metric["kind"]] = v
-	}
-	return out
+	return promQueryBy(t, addr, q, "kind")
 }
 
 // A scripted run against `serve --http`: a real Prometheus server scrapes
@@ -239,10 +223,25 @@ func checkPage(t *testing.T, page *browser, agents []string, total int64) {
 	})
 }
 
-// --http beyond loopback needs --http-public.
+// --http beyond loopback needs --http-public, and --http-public a token
+// (serve and watch alike): neither starts without.
 func TestServeHTTPLoopbackOnly(t *testing.T) {
-	code, err := cmdServe(t.Context(), []string{"--listen", "127.0.0.1:0", "--http", "0.0.0.0:0"}, func(string) string { return "" }, os.Stdout, os.Stderr)
-	if code != exitUsage || err == nil || !strings.Contains(err.Error(), "--http-public") {
-		t.Errorf("exit %d, %v; want a usage error naming --http-public", code, err)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--http", "0.0.0.0:0"}, "add --http-public"},
+		{[]string{"--http", "0.0.0.0:0", "--http-public"}, "--http-public needs --http-token-file"},
+		{[]string{"--http", "127.0.0.1:0", "--http-public"}, "--http-public needs --http-token-file"},
+	} {
+		code, err := cmdServe(t.Context(), append([]string{"--listen", "127.0.0.1:0"}, c.args...), func(string) string { return "" }, io.Discard, io.Discard)
+		if code != exitUsage || err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("serve %v: exit %d, %v; want a usage error saying %q", c.args, code, err, c.want)
+		}
+	}
+	code, err := cmdWatch(t.Context(), []string{"--nats", "nats://127.0.0.1:1", "--web", "0.0.0.0:0", "--http-public"}, func(string) string { return "" },
+		strings.NewReader(""), io.Discard, io.Discard)
+	if code != exitUsage || err == nil || !strings.Contains(err.Error(), "--http-public needs --http-token-file") {
+		t.Errorf("watch --web --http-public: exit %d, %v", code, err)
 	}
 }

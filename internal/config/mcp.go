@@ -11,12 +11,19 @@ import (
 	"time"
 )
 
-// MCP configures the MCP servers whose tools agents get.
+// MCP configures the MCP servers whose tools agents get, and troupe's
+// own MCP server (orchestrator mcp).
 type MCP struct {
 	// StartTimeout bounds a server's start, handshake and tool listing.
 	StartTimeout time.Duration `yaml:"start_timeout"`
 	// Servers by name; their tools are mcp__<name>__<tool>.
 	Servers map[string]MCPServer `yaml:"servers"`
+	// MaxRuns caps the runs orchestrator mcp runs at once; KeepRuns is how
+	// many finished runs it remembers for check_run; SessionTimeout ends
+	// an HTTP session idle that long.
+	MaxRuns        int           `yaml:"max_runs"`
+	KeepRuns       int           `yaml:"keep_runs"`
+	SessionTimeout time.Duration `yaml:"session_timeout"`
 }
 
 // MCPServer is one MCP server: a command run over stdio, or a streamable
@@ -68,8 +75,15 @@ func (c Config) validateTools() error {
 
 // validateMCP checks mcp.*, naming the setting.
 func (c Config) validateMCP() error {
-	if c.MCP.StartTimeout < 0 {
+	switch {
+	case c.MCP.StartTimeout < 0:
 		return bad("mcp.start_timeout", "must be a duration such as 30s, got %s", c.MCP.StartTimeout)
+	case c.MCP.MaxRuns < 1:
+		return bad("mcp.max_runs", "must be at least 1 (runs at once), got %d", c.MCP.MaxRuns)
+	case c.MCP.KeepRuns < 1:
+		return bad("mcp.keep_runs", "must be at least 1 (finished runs check_run still finds), got %d", c.MCP.KeepRuns)
+	case c.MCP.SessionTimeout <= 0:
+		return bad("mcp.session_timeout", "must be a positive duration such as 30m, got %s", c.MCP.SessionTimeout)
 	}
 	for _, name := range sortedKeys(c.MCP.Servers) {
 		s := c.MCP.Servers[name]

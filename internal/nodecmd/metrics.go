@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/internal/httpguard"
 	"github.com/troupe-ai/troupe/watch"
 )
 
@@ -22,15 +23,31 @@ type nodeMetrics struct {
 	addr net.Addr
 }
 
-// serveMetrics serves a node's metrics at addr/metrics until ctx ends.
-// An address beyond loopback needs public (--http-public).
-func serveMetrics(ctx context.Context, addr string, public bool, log zerolog.Logger) (*nodeMetrics, error) {
-	if err := checkLoopback(addr, public); err != nil {
-		return nil, err
+// metricsExposes is what a node's /metrics gives whoever reaches it.
+const metricsExposes = "read this node's metrics (its runs' kinds, models and tokens)"
+
+// metricsGuard is the guard of --http (nil without it); a refusal is a
+// usage error.
+func metricsGuard(o options) (*httpguard.Guard, error) {
+	if o.http == "" {
+		if o.httpPublic || o.httpTokenFile != "" {
+			return nil, usageError{errors.New("--http-public and --http-token-file go with --http ADDR")}
+		}
+		return nil, nil
 	}
-	ln, err := net.Listen("tcp", addr)
+	g, err := httpguard.New(httpguard.Options{Addr: o.http, Public: o.httpPublic, TokenFile: o.httpTokenFile, Exposes: metricsExposes})
 	if err != nil {
-		return nil, fmt.Errorf("listen for --http: %w", err)
+		return nil, usageError{err}
+	}
+	return g, nil
+}
+
+// serveMetrics serves a node's metrics at /metrics on g's listener until
+// ctx ends.
+func serveMetrics(ctx context.Context, g *httpguard.Guard, log zerolog.Logger) (*nodeMetrics, error) {
+	ln, err := g.Listen()
+	if err != nil {
+		return nil, err
 	}
 	m := &nodeMetrics{PromMetrics: watch.NewPromMetrics(watch.PromOptions{}), addr: ln.Addr()}
 	// The process's own health beside its events' metrics: goroutines,
@@ -42,7 +59,7 @@ func serveMetrics(ctx context.Context, addr string, public bool, log zerolog.Log
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: g.Handler(mux), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Warn().Err(err).Msg("metrics server stopped")
@@ -52,28 +69,13 @@ func serveMetrics(ctx context.Context, addr string, public bool, log zerolog.Log
 	return m, nil
 }
 
-// checkLoopback refuses an --http address beyond loopback unless public.
-func checkLoopback(addr string, public bool) error {
-	if addr == "" {
-		return nil
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return usageError{fmt.Errorf("--http %q: %w", addr, err)}
-	}
-	if ip := net.ParseIP(host); !public && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return usageError{fmt.Errorf("--http %s listens beyond loopback; add --http-public to mean it", addr)}
-	}
-	return nil
-}
-
 // withMetrics is the node's emitter: pub, and with --http the metrics it
 // serves too.
-func withMetrics(ctx context.Context, o options, pub actors.Emitter, log zerolog.Logger, stderr io.Writer) (actors.Emitter, error) {
-	if o.http == "" {
+func withMetrics(ctx context.Context, g *httpguard.Guard, pub actors.Emitter, log zerolog.Logger, stderr io.Writer) (actors.Emitter, error) {
+	if g == nil {
 		return pub, nil
 	}
-	m, err := serveMetrics(ctx, o.http, o.httpPublic, log)
+	m, err := serveMetrics(ctx, g, log)
 	if err != nil {
 		return nil, err
 	}

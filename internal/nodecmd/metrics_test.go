@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -84,12 +86,74 @@ func TestNodeServesMetrics(t *testing.T) {
 	})
 }
 
-// --http beyond loopback is refused without --http-public.
+// --http beyond loopback is refused without --http-public, and
+// --http-public without a token.
 func TestNodeMetricsLoopbackOnly(t *testing.T) {
-	var errb syncBuffer
-	code := Run(t.Context(), []string{"--nats", "nats://127.0.0.1:1", "--workspace", t.TempDir(), "--http", "0.0.0.0:0"},
-		func(string) string { return "" }, io.Discard, &errb)
-	if code != 2 || !strings.Contains(errb.String(), "--http-public") {
-		t.Errorf("--http 0.0.0.0:0: exit %d, %s; want a usage error naming --http-public", code, errb.String())
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--http", "0.0.0.0:0"}, "--http-public"},
+		{[]string{"--http", "0.0.0.0:0", "--http-public"}, "--http-public needs --http-token-file"},
+		{[]string{"--http-token-file", "x"}, "go with --http ADDR"},
+	} {
+		var errb syncBuffer
+		code := Run(t.Context(), append([]string{"--nats", "nats://127.0.0.1:1", "--workspace", t.TempDir()}, c.args...),
+			func(string) string { return "" }, io.Discard, &errb)
+		if code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, %s; want a usage error saying %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// A node's /metrics answers no foreign Host (DNS rebinding), and with
+// --http-token-file only requests with the token.
+func TestNodeMetricsGuarded(t *testing.T) {
+	emb, err := bus.StartEmbedded(t.Context(), bus.EmbeddedOptions{Ephemeral: true}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Shutdown(context.Background())
+	const tok = "node-metrics-token-0123456789abcdef"
+	tf := filepath.Join(t.TempDir(), "http.token")
+	if err := os.WriteFile(tf, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	stderr := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"--nats", emb.URL(), "--workspace", t.TempDir(), "--http", "127.0.0.1:0", "--http-token-file", tf},
+			func(k string) string { return map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}[k] }, io.Discard, stderr)
+	}()
+	defer func() { cancel(); <-done }()
+	addr := regexp.MustCompile(`metrics at (http://\S+/metrics)`)
+	poll(t, "the node says where its metrics are", func() bool { return addr.MatchString(stderr.String()) })
+	url := addr.FindStringSubmatch(stderr.String())[1]
+	get := func(header map[string]string) (int, string) {
+		req, _ := http.NewRequest("GET", url, nil)
+		for k, v := range header {
+			if k == "Host" {
+				req.Host = v
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get(map[string]string{"Host": "attacker.example", "Authorization": "Bearer " + tok}); code != http.StatusForbidden || strings.Contains(body, "troupe_") {
+		t.Errorf("Host attacker.example: %d %q, want 403 without metrics", code, body)
+	}
+	if code, body := get(nil); code != http.StatusUnauthorized || strings.Contains(body, "troupe_") {
+		t.Errorf("without the token: %d %q, want 401", code, body)
+	}
+	if code, body := get(map[string]string{"Authorization": "Bearer " + tok}); code != http.StatusOK || !strings.Contains(body, "troupe_nodes") {
+		t.Errorf("with the token: %d", code)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/httpguard"
 	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/telemetry"
@@ -31,7 +32,7 @@ var Version = "dev"
 
 // Usage is the node program's help.
 const Usage = `Usage: node --nats URL [--creds FILE] --workspace DIR [--kinds explore,worker] [--slots N] [--name NAME] [--config FILE] [--log-level LEVEL]
-                  [--http ADDR]
+                  [--http ADDR [--http-public] [--http-token-file FILE]]
        node version
 
 Runs agent tasks that orchestrators placed on the NATS work queue
@@ -54,7 +55,9 @@ Flags:
   --config FILE       a config file layered over the others
   --log-level LEVEL   debug, info, warn or error logs on stderr (default info)
   --http ADDR         serve this node's Prometheus metrics at http://ADDR/metrics (loopback)
-  --http-public       let --http listen beyond loopback
+  --http-public       let --http listen beyond loopback (needs --http-token-file)
+  --http-token-file FILE  requests to --http need this token (Authorization: Bearer TOKEN;
+                      orchestrator auth init DIR writes DIR/http.token, 0600)
 
 Examples:
   node --nats nats://10.0.0.5:4222 --workspace ~/src/app --kinds explore,worker --slots 8
@@ -92,7 +95,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "node: unexpected argument %q\n\n%s", fs.Arg(0), Usage)
 		return 2
 	}
-	if err := checkLoopback(o.http, o.httpPublic); err != nil {
+	guard, err := metricsGuard(o)
+	if err != nil {
 		fmt.Fprintf(stderr, "node: %v\n", err)
 		return 2
 	}
@@ -102,7 +106,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 2
 	}
 	log := zerolog.New(zerolog.ConsoleWriter{Out: stderr, TimeFormat: time.TimeOnly, NoColor: true}).Level(lvl).With().Timestamp().Logger()
-	if err := serve(ctx, o, getenv, log, stderr); err != nil {
+	if err := serve(ctx, o, guard, getenv, log, stderr); err != nil {
 		fmt.Fprintf(stderr, "node: %v\n", err)
 		var ue usageError
 		if errors.As(err, &ue) {
@@ -114,9 +118,9 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 type options struct {
-	nats, workspace, kinds, name, config, creds, http string
-	slots                                             int
-	httpPublic                                        bool
+	nats, workspace, kinds, name, config, creds, http, httpTokenFile string
+	slots                                                            int
+	httpPublic                                                       bool
 }
 
 // newFlags is the node program's flag set, filling o and level.
@@ -133,6 +137,7 @@ func newFlags(o *options, level *string) *flag.FlagSet {
 	fs.StringVar(level, "log-level", *level, "")
 	fs.StringVar(&o.http, "http", "", "")
 	fs.BoolVar(&o.httpPublic, "http-public", false, "")
+	fs.StringVar(&o.httpTokenFile, "http-token-file", "", "")
 	return fs
 }
 
@@ -159,7 +164,7 @@ func loadConfig(o options, getenv func(string) string) (string, config.Config, e
 	return ws, cfg, nil
 }
 
-func serve(ctx context.Context, o options, getenv func(string) string, log zerolog.Logger, stderr io.Writer) error {
+func serve(ctx context.Context, o options, guard *httpguard.Guard, getenv func(string) string, log zerolog.Logger, stderr io.Writer) error {
 	ws, cfg, err := loadConfig(o, getenv)
 	if err != nil {
 		return err
@@ -233,7 +238,7 @@ func serve(ctx context.Context, o options, getenv func(string) string, log zerol
 	if o.slots > 0 {
 		n = o.slots
 	}
-	events, err := withMetrics(ctx, o, pub, log, stderr)
+	events, err := withMetrics(ctx, guard, pub, log, stderr)
 	if err != nil {
 		return err
 	}

@@ -167,8 +167,10 @@ func TestRemoteAgentsWorkInTheRequestersSnapshot(t *testing.T) {
 }
 
 // An orchestrator killed with SIGKILL while two workers hold worktrees
-// leaves them behind; the next run in the workspace removes them, so git
-// worktree list shows only the main checkout.
+// leaves them behind; the next run in the workspace removes them. They
+// were never registered in the user's repository (troupe's own git
+// directory holds their records): git worktree list shows only the main
+// checkout throughout.
 func TestKilledRunsWorktreesArePrunedByTheNext(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process")
@@ -198,8 +200,11 @@ func TestKilledRunsWorktreesArePrunedByTheNext(t *testing.T) {
 	})
 	must(t, run.cmd.Process.Signal(syscall.SIGKILL))
 	run.wait(time.Minute)
-	if list := testfiles.Git(t, ws, "worktree", "list"); strings.Count(list, "\n") < 2 {
-		t.Fatalf("the killed run's worktrees are not there to prune:\n%s", list)
+	if left, _ := os.ReadDir(filepath.Join(ws, ".troupe", "worktrees")); len(left) < 2 {
+		t.Fatalf("the killed run's worktrees are not there to prune: %v", left)
+	}
+	if list := testfiles.Git(t, ws, "worktree", "list"); strings.Count(list, "\n") != 0 {
+		t.Errorf("worktrees registered in the user's repository:\n%s", list)
 	}
 	next := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
 		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{{Text: "nothing to do"}}}}})
