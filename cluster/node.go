@@ -147,8 +147,8 @@ type NodeStats struct {
 	// which the run hands them to another node.
 	Fenced uint64
 	// Disowned counts deliveries the run said were no longer the task's
-	// (it had queued the task again, taken another delivery, or been
-	// cancelled): dropped unrun.
+	// (it had queued the task again, or taken another delivery): dropped
+	// unrun.
 	Disowned uint64
 }
 

@@ -75,9 +75,6 @@ func (c *remoteChild) noticed(n messages.StartNotice) (mine bool, why string) {
 	if n.Refused != "" || n.Released != "" {
 		return false, ""
 	}
-	if c.cancelled {
-		return false, "the task was cancelled"
-	}
 	if n.Attempt < c.attempt {
 		return false, fmt.Sprintf("a later delivery of the task (attempt %d) runs on node %s", c.attempt, c.node)
 	}
