@@ -126,24 +126,12 @@ func LoadAuth(dir, prefix string) (a *Auth, created bool, err error) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, false, fmt.Errorf("restrict auth folder %s: %w", dir, err)
 	}
-	files := []string{operatorSeedFile, accountSeedFile, systemSeedFile}
-	var keys []nkeys.KeyPair
-	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(dir, f))
-		if errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		if err != nil {
-			return nil, false, fmt.Errorf("read %s: %w", f, err)
-		}
-		kp, err := nkeys.FromSeed(bytes.TrimSpace(b))
-		if err != nil {
-			return nil, false, fmt.Errorf("%w: %s: %w", ErrBadKeys, filepath.Join(dir, f), err)
-		}
-		keys = append(keys, kp)
+	keys, err := readKeys(dir)
+	if err != nil {
+		return nil, false, err
 	}
 	switch len(keys) {
-	case len(files):
+	case len(seedFiles):
 		st, err := loadAuthState(dir)
 		if err != nil {
 			return nil, false, err
@@ -158,12 +146,13 @@ func LoadAuth(dir, prefix string) (a *Auth, created bool, err error) {
 		return a, false, a.saveState()
 	case 0:
 	default:
-		return nil, false, fmt.Errorf("%w: %s has only some of %s", ErrBadKeys, dir, strings.Join(files, ", "))
+		return nil, false, fmt.Errorf("%w: %s has only some of %s", ErrBadKeys, dir, strings.Join(seedFiles, ", "))
 	}
 	if a, err = NewAuth(prefix); err != nil {
 		return nil, false, err
 	}
 	a.dir = dir
+	files := seedFiles
 	for i, kp := range []nkeys.KeyPair{a.operator, a.account, a.system} {
 		seed, _ := kp.Seed()
 		if err := writePrivate(filepath.Join(dir, files[i]), append(seed, '\n')); err != nil {
@@ -274,4 +263,75 @@ func InitAuthDir(dir, prefix string) (*Auth, map[Role]string, error) {
 // writeServerConfig writes the server snippet into the folder.
 func (a *Auth) writeServerConfig() error {
 	return writePrivate(filepath.Join(a.dir, ServerConfigFile), []byte(a.ServerConfig()))
+}
+
+// seedFiles hold the operator's, the account's and the system account's
+// keys, in that order.
+var seedFiles = []string{operatorSeedFile, accountSeedFile, systemSeedFile}
+
+// readKeys reads the keys of seedFiles in dir, as far as they exist.
+func readKeys(dir string) ([]nkeys.KeyPair, error) {
+	var keys []nkeys.KeyPair
+	for _, f := range seedFiles {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", f, err)
+		}
+		kp, err := nkeys.FromSeed(bytes.TrimSpace(b))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrBadKeys, filepath.Join(dir, f), err)
+		}
+		keys = append(keys, kp)
+	}
+	return keys, nil
+}
+
+// ReadAuthDir reads what auth init wrote in dir and writes nothing, so a
+// read-only folder (a Kubernetes Secret mounted in a pod) serves: the
+// keys and every role's creds file must be there.
+func ReadAuthDir(dir, prefix string) (*Auth, map[Role]string, error) {
+	keys, err := readKeys(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(keys) != len(seedFiles) {
+		return nil, nil, fmt.Errorf("%w: %s lacks some of %s (write them with orchestrator auth init)", ErrBadKeys, dir, strings.Join(seedFiles, ", "))
+	}
+	st, err := loadAuthState(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if prefix != "" {
+		st.Prefix = prefix
+	}
+	a := &Auth{dir: dir, operator: keys[0], account: keys[1], system: keys[2], state: st}
+	if err := a.sign(); err != nil {
+		return nil, nil, err
+	}
+	paths := map[Role]string{}
+	for _, role := range Roles {
+		path := CredsPath(dir, role)
+		user, err := existingUser(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if user == nil {
+			if role == RoleNode {
+				continue // nodes have identities of their own (nodes/NAME.creds)
+			}
+			return nil, nil, fmt.Errorf("%w: %s is missing (write it with orchestrator auth init)", ErrBadKeys, path)
+		}
+		paths[role] = path
+	}
+	return a, paths, nil
+}
+
+// AccountKey is the public key of the account troupe's users belong to
+// (what the NATS monitoring endpoint and KEDA's scaler call the account).
+func (a *Auth) AccountKey() string {
+	pub, _ := a.account.PublicKey()
+	return pub
 }

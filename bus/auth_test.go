@@ -226,3 +226,50 @@ func TestConnectTLS(t *testing.T) {
 	refused(t, "missing CA file", ConnectOptions{URLs: url, TLSCA: p.ca + ".gone"}, "nats.tls_ca "+p.ca+".gone")
 	refused(t, "cert without key", ConnectOptions{URLs: url, TLSCA: p.ca, TLSCert: p.clientCert}, "nats.tls_cert and nats.tls_key go together")
 }
+
+// The folder auth init wrote serves a server as it is, read-only (a
+// Kubernetes Secret): reading it changes no file and adds none, and gives
+// the same account; a folder that lacks a creds file is refused.
+func TestReadAuthDirWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	a, _, err := InitAuthDir(dir, DefaultPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot := func() map[string]string {
+		out := map[string]string{}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+			info, _ := e.Info()
+			out[e.Name()] = string(b) + info.ModTime().String() + info.Mode().String()
+		}
+		return out
+	}
+	before := snapshot()
+	r, paths, err := ReadAuthDir(dir, DefaultPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := snapshot()
+	if len(before) != len(after) {
+		t.Fatalf("reading the folder changed its files: %d, then %d", len(before), len(after))
+	}
+	for name, was := range before {
+		if after[name] != was {
+			t.Errorf("reading the folder rewrote %s", name)
+		}
+	}
+	if r.AccountKey() != a.AccountKey() || paths[RoleRequester] != CredsPath(dir, RoleRequester) {
+		t.Errorf("read account %s, creds %v: want %s", r.AccountKey(), paths, a.AccountKey())
+	}
+	if err := os.Remove(CredsPath(dir, RoleWatcher)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadAuthDir(dir, DefaultPrefix); err == nil {
+		t.Error("a folder without the watcher's creds file was taken")
+	}
+}

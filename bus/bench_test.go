@@ -70,7 +70,13 @@ func BenchmarkEventsThroughputAgents(b *testing.B) {
 // fails the benchmark.
 func benchThroughput(b *testing.B, agents int) {
 	e, c := embedded(b)
-	sub, err := Connect(context.Background(), ConnectOptions{URLs: e.URL(), Name: "bench watcher"}, zerolog.Nop())
+	benchThroughputOn(b, e.URL(), c, agents)
+}
+
+// benchThroughputOn is benchThroughput against the server(s) at url, c
+// connected there.
+func benchThroughputOn(b *testing.B, url string, c *Conn, agents int) {
+	sub, err := Connect(context.Background(), ConnectOptions{URLs: url, Name: "bench watcher", Prefix: c.Prefix()}, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
 	}

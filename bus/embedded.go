@@ -51,6 +51,11 @@ type EmbeddedOptions struct {
 	// the last flush (on every server at once, for a replicated stream);
 	// "" takes SyncDefault.
 	Sync string
+	// MonitorHost:MonitorPort, with MonitorHost set, serves NATS's HTTP
+	// monitoring endpoint (/healthz, /varz, /jsz; port 0 picks a free
+	// one). Unset: none.
+	MonitorHost string
+	MonitorPort int
 	// ReadyTimeout bounds the wait for the server to accept clients
 	// (default 10s).
 	ReadyTimeout time.Duration
@@ -88,6 +93,12 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions, log zerolog.Logger) (
 	}
 	opts := &server.Options{ServerName: o.ServerName, Host: o.Host, Port: port, JetStream: true, StoreDir: store,
 		NoLog: true, NoSigs: true, Authorization: o.Token, MaxPayload: 8 << 20, MaxControlLine: MaxControlLine}
+	if o.MonitorHost != "" {
+		opts.HTTPHost, opts.HTTPPort = o.MonitorHost, o.MonitorPort
+		if o.MonitorPort == 0 {
+			opts.HTTPPort = server.RANDOM_PORT
+		}
+	}
 	if err := setSync(opts, o.Sync); err != nil {
 		e.cleanup()
 		return nil, fmt.Errorf("embedded nats: %w", err)
@@ -166,6 +177,17 @@ func (e *Embedded) ClusterURL() string {
 		return ""
 	}
 	return "nats-route://" + net.JoinHostPort(e.opts.Cluster.Host, strconv.Itoa(e.opts.Cluster.Port))
+}
+
+// MonitorURL is the monitoring endpoint's base URL ("" without one).
+func (e *Embedded) MonitorURL() string {
+	if e.opts.HTTPHost == "" {
+		return ""
+	}
+	if a := e.srv.MonitorAddr(); a != nil {
+		return "http://" + a.String()
+	}
+	return ""
 }
 
 // Server is the running server, for tests and stats.

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -60,6 +61,7 @@ type Following struct {
 	gen     uint64 // the current consumer's generation
 	cons    jetstream.Consumer
 	cc      jetstream.ConsumeContext
+	stream  jetstream.Stream // to ask what it holds (owes)
 	backlog uint64
 
 	stopOnce sync.Once
@@ -184,16 +186,41 @@ func (f *Following) watch(ctx context.Context) {
 	}
 }
 
-// owes reports whether the consumer has stored messages it has not
-// delivered, or cannot be asked (its server is gone).
+// owes reports whether the stream holds a message for the Follow after
+// the last one handed on, or cannot be asked (its server is gone). It asks
+// the stream, never the ordered consumer: the client library holds the
+// consumer's lock while it tries to make a new one after a lost server
+// (for ever, when the server keeps refusing), and an Info call waits for
+// that lock, ignoring its context.
 func (f *Following) owes(ctx context.Context) bool {
-	f.mu.Lock()
-	cons := f.cons
-	f.mu.Unlock()
 	ictx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	info, err := cons.Info(ictx)
-	return err != nil || info.NumPending > 0
+	f.mu.Lock()
+	s := f.stream
+	f.mu.Unlock()
+	if s == nil {
+		var err error
+		if s, err = f.c.js.Stream(ictx, f.cfg.Stream); err != nil {
+			return true
+		}
+		f.mu.Lock()
+		f.stream = s
+		f.mu.Unlock()
+	}
+	filters := f.cfg.Filters
+	if len(filters) == 0 {
+		filters = []string{">"}
+	}
+	for _, subj := range filters {
+		m, err := s.GetLastMsgForSubject(ictx, subj)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil || m.Sequence > f.last.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // restart replaces the consumer with one starting after the last message
@@ -201,8 +228,11 @@ func (f *Following) owes(ctx context.Context) bool {
 func (f *Following) restart(ctx context.Context) error {
 	f.mu.Lock()
 	old := f.cc
+	f.gen++ // the old consumer hands on nothing more
 	f.mu.Unlock()
-	old.Stop()
+	// Its Stop waits for the library's lock, held while it tries to make
+	// a new consumer itself (see owes): it ends in the background.
+	go old.Stop()
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := f.start(sctx, false); err != nil {
@@ -222,7 +252,7 @@ func (f *Following) end() {
 	f.gen++ // nothing more is handed on
 	f.mu.Unlock()
 	f.handleMu.Unlock()
-	cc.Stop()
+	go cc.Stop() // (see restart)
 }
 
 // Stop ends the Follow; Done is closed once it has.

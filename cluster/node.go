@@ -156,6 +156,10 @@ type NodeStats struct {
 	// buffer was full); EventsRefused those a requester refused;
 	// BatchesResent the batches of events sent again, unanswered.
 	EventsRelayed, EventsDropped, EventsRefused, BatchesResent uint64
+	// Disowned counts deliveries the run said were no longer the task's
+	// (it had queued the task again, or taken another delivery): dropped
+	// unrun.
+	Disowned uint64
 }
 
 // Node pulls agent tasks of its kinds from the queue and runs them.
@@ -193,7 +197,7 @@ type Node struct {
 	running map[string]*runningTask // by run + "." + agent
 	stats   struct {
 		taken, completed, redelivered, alreadyDone, handedBack, malformed, wrongKind, version, workspace, cancelled atomic.Uint64
-		restored, duplicate, progress, progressLost, revoked, lapsed, fenced                                        atomic.Uint64
+		restored, duplicate, progress, progressLost, revoked, lapsed, fenced, disowned                              atomic.Uint64
 	}
 	beatSent atomic.Int64 // unix nanoseconds: when the last heartbeat that got through was sent
 	relMu    sync.Mutex
@@ -309,7 +313,7 @@ func (n *Node) Stats() NodeStats {
 		Duplicates: s.duplicate.Load(), Progress: s.progress.Load(), ProgressLost: s.progressLost.Load(), Revoked: s.revoked.Load(),
 		Lapsed: s.lapsed.Load(), Fenced: s.fenced.Load(),
 		EventsRelayed: n.relays.sent.Load(), EventsDropped: n.relays.dropped.Load(), EventsRefused: n.relays.refused.Load(),
-		BatchesResent: n.relays.resent.Load()}
+		BatchesResent: n.relays.resent.Load(), Disowned: s.disowned.Load()}
 }
 
 // Drain stops taking tasks, lets the running ones finish for up to the

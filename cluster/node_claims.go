@@ -116,7 +116,7 @@ func (n *Node) sendReleases() {
 	n.released = nil
 	n.relMu.Unlock()
 	for _, r := range out {
-		n.notify(r.task, r.d, messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: r.task.Attempt,
+		go n.notify(r.task, r.d, messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: r.task.Attempt,
 			Released: "the node was cut off from the server and stopped the task without a result"})
 	}
 }

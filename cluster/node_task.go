@@ -149,10 +149,13 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		n.kick()
 	}()
 	var res actors.AgentResult
-	if n.gone.has(task.Run, task.ID) {
+	switch {
+	case n.gone.has(task.Run, task.ID):
 		n.stats.cancelled.Add(1)
 		res = actors.AgentResult{Agent: task.ID, Kind: task.Kind, Status: actors.StatusCancelled, Reason: actors.ReasonCancelled}
-	} else {
+	case !n.claimed(task, d, log):
+		return // unrun and unsettled: the run queued the task again, or has its result
+	default:
 		n.stats.taken.Add(1)
 		var handedBack bool
 		res, handedBack = n.runAgent(rt, task, d, rel)
@@ -290,7 +293,9 @@ func (n *Node) runAgent(rt *runningTask, task actors.ChildTask, d *delivery, rel
 	if rt.revoked.Load() {
 		h.Cancel("claim revoked: the task was handed to another node")
 	}
-	n.notify(task, d, messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt})
+	if !task.Claims { // an older run: told once the agent started (claimed tells a newer one before)
+		n.notify(task, d, messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt})
+	}
 	<-h.Done() // the claim is kept alive meanwhile (node_alive.go)
 	// The agent's outputs are stored before its result says where (its
 	// events reach the requester before its result, settle).
@@ -315,11 +320,10 @@ func (n *Node) refuse(task actors.ChildTask, d *delivery, why string) {
 	n.notify(task, d, messages.StartNotice{Node: n.o.ID, Name: n.o.Name, Attempt: task.Attempt, Refused: why})
 }
 
-// notify publishes a start (or refusal) notice, proving the delivery d.
+// notify tells the task's run of a start, refusal or release notice,
+// proving the delivery d (announce).
 func (n *Node) notify(task actors.ChildTask, d *delivery, notice messages.StartNotice) {
-	b, _ := json.Marshal(notice)
-	_ = n.o.Bus.NATS().PublishMsg(&nats.Msg{Subject: bus.CtlSubject(n.o.Bus.Prefix(), task.Run, task.ID, ctlStarted), Data: b,
-		Header: d.sign(nil, b)})
+	n.announce(task, d, notice, n.o.Log.With().Str("run", task.Run).Str("agent", task.ID).Logger())
 }
 
 func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult, d *delivery) error {

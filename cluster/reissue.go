@@ -54,10 +54,13 @@ func (c *remoteChild) publish(ctx context.Context) (uint64, error) {
 	task := c.task
 	task.V, task.Origin, task.Workspace = messages.ProtocolVersion, r.origin, r.wsKey
 	task.Secret, task.Prior, task.RunLeaseMS = c.secret, c.prior, r.o.RunLease.Milliseconds()
-	task.LostMS = r.o.LeaseTimeout.Milliseconds()
+	task.LostMS, task.Claims = r.o.LeaseTimeout.Milliseconds(), true
 	id := c.task.Run + "." + c.task.ID
 	if c.prior > 0 {
 		id += ".p" + strconv.Itoa(c.prior) // a new message, not a duplicate of the first
+	}
+	if c.requeued > 0 { // queued again with no attempt started (a lost delivery): new too
+		id += ".r" + strconv.Itoa(c.requeued)
 	}
 	c.mu.Unlock()
 	data, err := json.Marshal(task)
@@ -132,6 +135,8 @@ func (c *remoteChild) reissue(lost string) {
 	}
 	old, holder := c.seq, c.node
 	c.node, c.secret, c.orphan = "", newSecret(), true
+	c.heard, c.delivered = false, time.Time{}
+	c.requeued++
 	c.prior = max(c.prior, c.attempt)
 	c.attempt = 0
 	c.mu.Unlock()

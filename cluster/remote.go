@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,6 +112,7 @@ type Remote struct {
 	terminated     atomic.Uint64
 	unplaced       atomic.Uint64
 	reissued       atomic.Uint64
+	lost           atomic.Uint64
 	reattached     atomic.Uint64
 	refusedChanges atomic.Uint64
 	refusedEvents  atomic.Uint64
@@ -161,8 +161,9 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 	if o.Workspace != "" {
 		r.snaps = newSnapshotSender(r)
 	}
-	r.sweeper.Add(1)
+	r.sweeper.Add(2)
 	go r.sweepNodes()
+	go r.watchDeliveries()
 	if err := o.Bus.KeepFirstResults(ctx); err != nil {
 		r.Close()
 		return nil, err
@@ -263,6 +264,10 @@ type RemoteStats struct {
 	// delivery of a task of this run, or about another run, another
 	// node's agents or the run itself. They were never published.
 	Events uint64
+	// LostDeliveries counts tasks queued again because the queue counted
+	// them delivered and no node spoke of them (lost.go): counted in
+	// Reissued too.
+	LostDeliveries uint64
 }
 
 // Stats reports the dropped results so far.
@@ -275,7 +280,8 @@ func (r *Remote) Stats() RemoteStats {
 	r.mu.Unlock()
 	return RemoteStats{Duplicates: r.duplicates.Load(), Forged: r.forged.Load(), Notices: r.refusedNotices.Load(), Budget: refusedBudget,
 		MaxDelivered: r.failedMax.Load(), Terminated: r.terminated.Load(), Unplaced: r.unplaced.Load(),
-		Reissued: r.reissued.Load(), Reattached: r.reattached.Load(), Changes: r.refusedChanges.Load(), Events: r.refusedEvents.Load()}
+		Reissued: r.reissued.Load(), Reattached: r.reattached.Load(), Changes: r.refusedChanges.Load(), Events: r.refusedEvents.Load(),
+		LostDeliveries: r.lost.Load()}
 }
 
 // Nodes lists the live nodes as the registry shows them.
@@ -342,32 +348,6 @@ func (r *Remote) pending() (waiting, bySeq int) {
 
 // onNodeBeat records a node's heartbeat.
 func (r *Remote) onNodeBeat(m *nats.Msg) { r.nodes.heard(m, r.o.Log) }
-
-// onStarted records which node took (or refused) a task.
-func (r *Remote) onStarted(m *nats.Msg) {
-	n, err := messages.Decode[messages.StartNotice](m.Data, maxRequestBytes)
-	if err != nil {
-		return
-	}
-	agent := strings.TrimSuffix(strings.TrimPrefix(m.Subject, bus.CtlSubject(r.o.Bus.Prefix(), r.o.Run, "", "")), "."+ctlStarted)
-	r.mu.Lock()
-	c := r.waiting[agent]
-	r.mu.Unlock()
-	if c == nil {
-		return
-	}
-	attempt, node := signedBy(m.Header)
-	err = c.verifyKey(m.Header, m.Data)
-	if err == nil && (attempt != n.Attempt || node != n.Node) {
-		err = fmt.Errorf("%w: the notice says attempt %d on %s, its proof attempt %d on %s", ErrUnproven, n.Attempt, n.Node, attempt, node)
-	}
-	if err != nil {
-		r.refusedNotices.Add(1)
-		r.o.Log.Warn().Err(err).Str("subject", m.Subject).Str("node", n.Node).Msg("start notice refused")
-		return
-	}
-	c.noticed(n)
-}
 
 // verifyBudget checks a budget request that names task in its headers:
 // it proves the key of the task's current delivery.

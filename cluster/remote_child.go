@@ -35,27 +35,34 @@ type remoteChild struct {
 	mu sync.Mutex
 	// secret is the task's key; its result must prove it (proof.go). A
 	// reissue replaces it.
-	secret    string
-	seq       uint64
-	node      string                 // the node that took it last
-	attempt   int                    // the attempt that node started
-	prior     int                    // attempts before the last reissue
-	orphan    bool                   // reissued, but its queueing failed: try again
-	notices   []messages.StartNotice // each node that took or refused it, in order
+	secret   string
+	seq      uint64
+	node     string                 // the node that took it last
+	attempt  int                    // the attempt that node started
+	prior    int                    // attempts before the last reissue
+	orphan   bool                   // reissued, but its queueing failed: try again
+	notices  []messages.StartNotice // each node that took or refused it, in order
+	heard    bool                   // a node spoke of its latest queueing (took, refused or released it)
+	requeued int                    // times reissued: each queueing is a new message
+	// delivered is when the run first saw its latest queueing delivered
+	// with no word of a node (lost.go; zero: not seen so).
+	delivered time.Time
 	cancelled bool
 }
 
-// noticed records a node's start (or refusal) notice. A notice of an
+// noticed records a node's start (or refusal) notice, and says whether
+// the delivery it speaks of is still the task's to run. A notice of an
 // attempt before the task was reissued is stale and changes nothing. A
 // later attempt started on another node supersedes the earlier one's
 // claim: that node (slow, not dead, or its progress acks lost) is told to
 // stop its copy, and its result is refused.
-func (c *remoteChild) noticed(n messages.StartNotice) {
+func (c *remoteChild) noticed(n messages.StartNotice) (mine bool, why string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if n.Attempt <= c.prior && c.prior > 0 {
-		return
+		return false, "the task was queued again since this delivery"
 	}
+	c.heard = true
 	if len(c.notices) < 64 {
 		c.notices = append(c.notices, n)
 	}
@@ -63,15 +70,19 @@ func (c *remoteChild) noticed(n messages.StartNotice) {
 		// The node that holds the task gave it up: queue it again now,
 		// not after AckWait (nor never, had the server lost its queue).
 		go c.reissue(n.Node)
-		return
+		return false, ""
 	}
-	if n.Refused != "" || n.Released != "" || n.Attempt < c.attempt {
-		return
+	if n.Refused != "" || n.Released != "" {
+		return false, ""
+	}
+	if n.Attempt < c.attempt {
+		return false, fmt.Sprintf("a later delivery of the task (attempt %d) runs on node %s", c.attempt, c.node)
 	}
 	if was := c.node; was != "" && was != n.Node {
 		go c.revoke(was, fmt.Sprintf("the task was delivered again, to node %s (attempt %d)", n.Node, n.Attempt))
 	}
 	c.node, c.attempt = n.Node, n.Attempt
+	return true, ""
 }
 
 // sent is the snapshot the run sent the task (nil: none).

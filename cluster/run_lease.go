@@ -183,10 +183,11 @@ type runLeases struct {
 	mu    sync.Mutex
 	seen  map[string]time.Time
 	lease map[string]time.Duration
+	ended map[string]time.Time // runs whose entry was deleted (they ended), and when
 }
 
 func newRunLeases() *runLeases {
-	return &runLeases{seen: map[string]time.Time{}, lease: map[string]time.Duration{}}
+	return &runLeases{seen: map[string]time.Time{}, lease: map[string]time.Duration{}, ended: map[string]time.Time{}}
 }
 
 // apply records a runs bucket entry heard now; one that existed before
@@ -197,6 +198,7 @@ func (g *runLeases) apply(e jetstream.KeyValueEntry, now time.Time, existed bool
 	if e.Operation() != jetstream.KeyValuePut {
 		delete(g.seen, e.Key())
 		delete(g.lease, e.Key())
+		g.ended[e.Key()] = now
 		return
 	}
 	l, err := messages.Decode[messages.RunLease](e.Value(), maxRequestBytes)
@@ -211,6 +213,7 @@ func (g *runLeases) apply(e jetstream.KeyValueEntry, now time.Time, existed bool
 	}
 	g.seen[l.Run] = now
 	g.lease[l.Run] = time.Duration(l.LeaseMS) * time.Millisecond
+	delete(g.ended, l.Run) // resumed
 }
 
 // heard records a run's heartbeat, m on <prefix>.beat.run.<run>,
@@ -253,6 +256,20 @@ func (g *runLeases) prune(now time.Time) {
 			delete(g.lease, run)
 		}
 	}
+	for run, at := range g.ended {
+		if now.Sub(at) > bus.RunsTTL {
+			delete(g.ended, run)
+		}
+	}
+}
+
+// hasEnded reports whether run's entry was deleted: its orchestrator
+// ended it.
+func (g *runLeases) hasEnded(run string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.ended[run]
+	return ok
 }
 
 // hearAll counts every live run as heard from now: a process cut off
@@ -277,7 +294,10 @@ func watchRunLeases(ctx context.Context, conn *bus.Conn, g *runLeases) (ready <-
 }
 
 // RunLeases follows the run leases for a watcher.
-type RunLeases struct{ g *runLeases }
+type RunLeases struct {
+	g    *runLeases
+	conn *bus.Conn
+}
 
 // WatchRunLeases follows the runs' heartbeats and the runs bucket until
 // ctx ends; it returns once the entries that exist are in (or after 5 s).
@@ -300,13 +320,35 @@ func WatchRunLeases(ctx context.Context, conn *bus.Conn) (*RunLeases, error) {
 	case <-time.After(5 * time.Second):
 	case <-ctx.Done():
 	}
-	return &RunLeases{g}, nil
+	go func() { // forget the runs the bucket no longer keeps
+		t := time.NewTicker(time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				g.prune(now)
+			}
+		}
+	}()
+	return &RunLeases{g: g, conn: conn}, nil
 }
 
 // Lost reports whether a run with lease, whose latest event is from last,
-// is lost by now: its entry lapsed, or, with no entry (deleted, expired or
-// never seen), nothing was heard of it for the lease.
+// is lost by now: its entry lapsed, or, with no entry (expired or never
+// seen), nothing was heard of it for the lease. A run whose entry was
+// deleted ended (its run.finished may be held back by a lost server); and
+// while this watcher is cut off from the server, it hears no heartbeat
+// and judges no run.
 func (l *RunLeases) Lost(run string, lease time.Duration, last, now time.Time) bool {
+	if l.conn != nil && !l.conn.NATS().IsConnected() {
+		l.g.hearAll(now)
+		return false
+	}
+	if l.g.hasEnded(run) {
+		return false
+	}
 	if lapsed, known := l.g.lapsed(run, now); known {
 		return lapsed
 	}

@@ -129,6 +129,11 @@ type Task struct {
 	// HMAC-SHA256 of the result's bytes in the Troupe-Proof header). It
 	// never goes into an event or a log.
 	Secret string `json:"secret,omitempty"`
+	// Claims says the run answers each start notice (StartReply): a node
+	// starts the task only once the run said the delivery is its own, so
+	// a delivery the run gave up on as lost (and queued again) never
+	// runs. Without it (an older run) the notice is not awaited.
+	Claims bool `json:"claims,omitempty"`
 	// Snapshot is the requester's workspace as the agent is to see it:
 	// the node works in a worktree of it, never in its own checkout (nil:
 	// the node's checkout, as before snapshots travelled).

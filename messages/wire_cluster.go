@@ -79,6 +79,21 @@ type StartNotice struct {
 // Validate checks a start notice.
 func (s *StartNotice) Validate() error { return checkID("node", s.Node) }
 
+// StartReply is the run's answer to a start notice sent as a request:
+// the notice arrived (a node sends it again until it has an answer), and,
+// for a start, whether the delivery is the task's to run. Mine false
+// means the run no longer counts on this delivery (it queued the task
+// again, took another delivery, or got its result): the node drops it,
+// unrun and unsettled. Why says why.
+type StartReply struct {
+	V    int    `json:"v"`
+	Mine bool   `json:"mine"`
+	Why  string `json:"why,omitempty"`
+}
+
+// Validate checks a start reply.
+func (s *StartReply) Validate() error { return checkVersion("start reply", s.V) }
+
 // ErrorReply is the reply to a request that could not be read (its
 // operation unknown, its bytes not JSON, another version): only an error.
 type ErrorReply struct {

@@ -54,6 +54,7 @@ func wireSamples() []any {
 			Heartbeat: time.Unix(1700000002, 0).UTC(), Draining: true, BeatMS: 2000},
 		&RunLease{Run: "r1", Origin: "host/42", LeaseMS: 10000, Heartbeat: time.Unix(1700000002, 0).UTC()},
 		&StartNotice{Node: "node-1a2b3c4d", Name: "box-2", Attempt: 2, Refused: "another repository"},
+		&StartReply{V: ProtocolVersion, Mine: false, Why: "the task was queued again since this delivery"},
 		&ErrorReply{V: ProtocolVersion, Error: &Error{Code: CodeBadRequest, Message: "no reply subject"}},
 		&TaskSnapshot{Commit: strings.Repeat("a", 40), Tree: strings.Repeat("b", 40), Base: strings.Repeat("c", 40),
 			Prefix: "svc/", Bundle: "r1/snap-" + strings.Repeat("a", 40) + ".bundle", BundleSHA256: strings.Repeat("e", 64)},

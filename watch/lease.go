@@ -36,5 +36,6 @@ func (t *Tree) MarkLost(run string) bool {
 		return false
 	}
 	r.Finished, r.Status, r.Reason = true, StatusLost, ""
+	t.unfinished-- // ended, as far as AllFinished goes: its run.finished, should it come late, counts no more
 	return true
 }

@@ -67,8 +67,10 @@ type Run struct {
 	lastSeq  map[string]uint64
 	// Missed counts the events this watcher never got: gaps in an agent's
 	// seq, and, once run.finished names each agent's last seq, the tail
-	// events after the last one seen.
-	Missed uint64
+	// events after the last one seen; an event that comes late is taken
+	// off (gaps.go).
+	Missed  uint64
+	missing map[string][]seqSpan // by agent: the seqs counted in Missed
 }
 
 // Node is a worker node seen in node events.
@@ -181,10 +183,7 @@ func (t *Tree) Apply(ev messages.Event) {
 		r.Last = ev.Time
 	}
 	key := seqKey(ev.Agent, ev.Attempt)
-	if last := r.lastSeq[key]; ev.Seq > last {
-		r.Missed += ev.Seq - last - 1
-		r.lastSeq[key] = ev.Seq
-	}
+	r.saw(key, ev.Seq)
 	switch {
 	case ev.Agent == "run":
 		t.applyRun(r, v)
@@ -266,6 +265,7 @@ func (t *Tree) applyRun(r *Run, v any) {
 		r.Task, r.LeaseMS = d.Task, d.LeaseMS
 		if r.Status == StatusLost { // resumed
 			r.Finished, r.Status = false, ""
+			t.unfinished++
 		}
 	case *messages.RunFinished:
 		if !r.Finished {
@@ -276,7 +276,7 @@ func (t *Tree) applyRun(r *Run, v any) {
 		for agent, last := range d.LastSeq { // the tail events never seen
 			key := seqKey(agent, 0)
 			if seen := r.lastSeq[key]; last > seen {
-				r.Missed += last - seen
+				r.miss(key, seen+1, last)
 				r.lastSeq[key] = last
 			}
 		}
@@ -364,6 +364,7 @@ func (t *Tree) Runs() []Run {
 			r.Agents[k] = &c
 		}
 		r.order = slices.Clone(t.runs[id].order)
+		r.lastSeq, r.missing = nil, nil // the tree's own
 		out = append(out, r)
 	}
 	return out

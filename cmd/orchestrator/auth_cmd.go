@@ -76,6 +76,7 @@ func authInit(pos []string, fs *flagSet, getenv func(string) string, stdout, std
 	fmt.Fprintf(stderr, "nodes:    node --nats URL --creds %s --workspace DIR   (one file per node: orchestrator auth node NAME --dir %s)\n",
 		nodeCredsPath(a, paths), dir)
 	fmt.Fprintf(stderr, "watch:    orchestrator watch --nats URL --creds %s\n", paths[bus.RoleWatcher])
+	fmt.Fprintf(stderr, "account:  %s (the monitoring endpoint's and KEDA's name for troupe's account)\n", a.AccountKey())
 	token := filepath.Join(dir, httpguard.TokenFileName)
 	if _, err := httpguard.WriteTokenFile(token); err != nil {
 		return exitFailed, fmt.Errorf("write the HTTP token: %w", err)
@@ -107,7 +108,7 @@ func serveAuth(o *bus.EmbeddedOptions, noAuth bool, authDir, prefix string, stde
 			return nil, exitUsage, usageErr("--auth %s: no keys there (%v): write them once with `orchestrator auth init %s` and give every server of the cluster the same folder",
 				authDir, err, authDir)
 		}
-		sc, err := runner.NewServerCreds(authDir, prefix, "")
+		sc, err := runner.ReadServerCreds(authDir, prefix) // written by auth init; maybe a read-only mount
 		if err != nil {
 			return nil, exitFailed, err
 		}

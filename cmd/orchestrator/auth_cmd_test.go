@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nkeys"
 	"github.com/troupe-ai/troupe/bus"
 )
 
@@ -43,6 +44,13 @@ func TestAuthInit(t *testing.T) {
 		t.Fatalf("server.conf: %v\n%s", err, conf)
 	}
 	account, _ := os.ReadFile(filepath.Join(dir, "account.nk"))
+	kp, err := nkeys.FromSeed(bytes.TrimSpace(account))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub, _ := kp.PublicKey(); !strings.Contains(errb.String(), "account:  "+pub) {
+		t.Errorf("auth init does not name the account %s:\n%s", pub, errb.String())
+	}
 	for _, p := range []string{bus.CredsPath(dir, bus.RoleRequester), bus.CredsPath(dir, bus.RoleWatcher), filepath.Join(dir, "nodes", bus.FirstNode+".creds")} {
 		if !strings.Contains(errb.String(), p) {
 			t.Errorf("auth init does not say where %s is:\n%s", p, errb.String())

@@ -19,7 +19,7 @@ var commandFlags = map[string]flagNames{
 	"resume":        {runValueFlags, runBoolFlags},
 	"demo":          {[]string{"workspace", "nodes"}, []string{"keep", "in-place"}},
 	"watch":         {[]string{"nats", "run", "config", "web", "creds", "http-token-file"}, []string{"from-start", "json", "follow", "interactive", "http-public", "all"}},
-	"serve":         {[]string{"listen", "store", "cluster", "cluster-listen", "routes", "name", "config", "http", "auth", "http-token-file"}, []string{"ephemeral", "http-public", "no-auth"}},
+	"serve":         {[]string{"listen", "store", "cluster", "cluster-listen", "routes", "name", "config", "http", "monitor", "auth", "http-token-file"}, []string{"ephemeral", "http-public", "monitor-public", "no-auth"}},
 	"mcp":           {[]string{"workspace", "config", "model", "nats", "http", "creds", "http-token-file"}, []string{"http-public", "no-auth"}},
 	"config print":  {[]string{"workspace", "config", "model", "nats"}, []string{"json"}},
 	"auth init":     {[]string{"config"}, nil},

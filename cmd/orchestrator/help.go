@@ -206,7 +206,7 @@ Examples:
 	"auth revoke": authRevokeHelp,
 	"auth list":   authListHelp,
 	"serve": `Usage: orchestrator serve [--listen 127.0.0.1:4222] [--store DIR] [--ephemeral] [--config FILE]
-                          [--http ADDR [--http-public] [--http-token-file FILE]] [--auth DIR]
+                          [--http ADDR [--http-public] [--http-token-file FILE]] [--monitor ADDR [--monitor-public]] [--auth DIR]
                           [--cluster NAME --name SERVER --cluster-listen HOST:PORT --routes URL,...]
 
 Runs the embedded NATS server with JetStream (and troupe's streams) as a
@@ -253,7 +253,10 @@ Flags:
                           http://ADDR/?token=TOKEN once (an HttpOnly cookie), Prometheus
                           sends it (authorization: {credentials_file: FILE}), curl as
                           Authorization: Bearer TOKEN (auth init writes DIR/http.token)
+  --monitor ADDR          serve NATS's monitoring endpoint (/varz, /jsz, /healthz) at ADDR (host:port)
+  --monitor-public        let --monitor listen beyond loopback (it shows every connection and stream)
   --cluster NAME          join a cluster of that name; every server needs its own --name
+  --name SERVER           this server's name (unique within its cluster)
   --cluster-listen H:P    where this server listens for routes (default HOST, any free port)
   --routes URL,...        nats-route://host:port of the other servers
 

@@ -11,6 +11,7 @@ import (
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/internal/httpguard"
 	"github.com/troupe-ai/troupe/internal/runner"
 	"github.com/troupe-ai/troupe/internal/setup"
 )
@@ -90,6 +91,17 @@ func serveOptions(fs *flagSet) (bus.EmbeddedOptions, error) {
 	}
 	o := bus.EmbeddedOptions{Host: host, Port: port, StoreDir: fs.values["store"], Ephemeral: fs.bools["ephemeral"] || fs.values["store"] == "",
 		ServerName: fs.values["name"], ClusterName: fs.values["cluster"]}
+	if a := fs.values["monitor"]; a != "" {
+		if o.MonitorHost, o.MonitorPort, err = runner.SplitListen(a); err != nil {
+			return bus.EmbeddedOptions{}, usageErr("--monitor: %v", err)
+		}
+		if o.MonitorHost == "" { // ":8222": every interface
+			o.MonitorHost = "0.0.0.0"
+		}
+		if !fs.bools["monitor-public"] && !httpguard.IsLoopbackHost(o.MonitorHost) {
+			return bus.EmbeddedOptions{}, usageErr("--monitor %s listens beyond loopback: NATS's monitoring endpoint shows every connection, subscription and stream; add --monitor-public to mean it", a)
+		}
+	}
 	if o.ClusterName == "" {
 		return o, nil
 	}
@@ -216,6 +228,9 @@ func serveBanner(stdout, stderr io.Writer, emb *bus.Embedded, o bus.EmbeddedOpti
 	}
 	fmt.Fprintf(stdout, "%s\n", emb.URL())
 	fmt.Fprintf(stderr, "NATS server with JetStream ready at %s; store: %s\n", emb.URL(), store)
+	if u := emb.MonitorURL(); u != "" {
+		fmt.Fprintf(stderr, "monitoring: %s (/healthz, /varz, /jsz)\n", u)
+	}
 	if u := emb.ClusterURL(); u != "" {
 		fmt.Fprintf(stderr, "cluster %s: routes at %s; give runs, nodes and watchers every server's URL, comma-separated\n", o.ClusterName, u)
 	}

@@ -38,6 +38,16 @@ func NewServerCreds(dir, prefix, tmpBase string) (*ServerCreds, error) {
 	return sc, nil
 }
 
+// ReadServerCreds takes the role material auth init wrote in dir,
+// writing nothing there (a read-only mount serves).
+func ReadServerCreds(dir, prefix string) (*ServerCreds, error) {
+	a, paths, err := bus.ReadAuthDir(dir, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return &ServerCreds{Auth: a, Dir: dir, paths: paths}, nil
+}
+
 // Close removes a temporary creds folder.
 func (sc *ServerCreds) Close() {
 	if sc != nil && sc.temp {

@@ -270,3 +270,23 @@ func TestHubWithAServerDown(t *testing.T) {
 	took := hubRun(t, h, func(p *paced) { p.release(hubTasks) })
 	t.Logf("the run took %v with a server down", took.Round(time.Millisecond))
 }
+
+// The same run with no server lost: the time the runs above are compared
+// with (the issue asks that losing two servers cost at most twice it; a
+// figure for the README, not a bound the test sets).
+func TestHubRunWithoutFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process")
+	}
+	h := startHub(t)
+	h.checkReplicas(h.conn(bus.RoleRequester), true)
+	took := hubRun(t, h, func(p *paced) { // paced as TestHubSurvivesLostServers, without the kills
+		third, half, twoThirds := hubTasks/3, hubTasks/2, 2*hubTasks/3
+		for _, n := range []int{third, half, twoThirds} {
+			p.release(n - int(p.finished.Load()))
+			p.waitFinished(t, int64(n))
+		}
+		p.release(hubTasks)
+	})
+	t.Logf("the run took %v with every server up", took.Round(time.Millisecond))
+}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -150,8 +151,15 @@ func (p *proc) wait(d time.Duration) int {
 	select {
 	case <-p.done:
 	case <-time.After(d):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+		// SIGQUIT first: a Go program prints every goroutine's stack, so
+		// the failure shows where it was stuck.
+		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
 		p.t.Fatalf("%s did not exit within %v\nstdout:\n%s\nstderr:\n%s", p.cmd.Path, d, p.out(), p.errs())
 	}
 	if p.cmd.ProcessState == nil {
