@@ -19,10 +19,12 @@ import (
 )
 
 // authNATS is an embedded NATS server that enforces troupe's roles, and
-// the creds file of each role.
+// the creds file of each role: the node role's is node n1's own identity.
+// other is a second node's own identity, n2: the forgers' credentials.
 type authNATS struct {
 	url   string
 	paths map[bus.Role]string
+	other string
 }
 
 // roleBus starts an embedded NATS server that enforces troupe's roles and
@@ -39,12 +41,20 @@ func startAuthNATS(t *testing.T) authNATS {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The node's own identity: n1, the ID the tests' nodes take.
+	if paths[bus.RoleNode], err = a.IssueNode("n1", nil); err != nil {
+		t.Fatal(err)
+	}
+	other, err := a.IssueNode("n2", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e, err := bus.StartEmbedded(t.Context(), bus.EmbeddedOptions{StoreDir: t.TempDir(), Auth: a}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Shutdown(context.Background()) })
-	an := authNATS{url: e.URL(), paths: paths}
+	an := authNATS{url: e.URL(), paths: paths, other: other}
 	if err := an.conn(t)(bus.RoleRequester).EnsureStreams(t.Context(), bus.StreamLimits{}); err != nil {
 		t.Fatal(err)
 	}
@@ -54,13 +64,18 @@ func startAuthNATS(t *testing.T) authNATS {
 // conn connects with a role's credentials.
 func (an authNATS) conn(t *testing.T) func(bus.Role) *bus.Conn {
 	return func(role bus.Role) *bus.Conn {
-		c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: an.url, CredsFile: an.paths[role], Name: "test " + string(role)}, zerolog.Nop())
-		if err != nil {
-			t.Fatalf("connect as %s: %v", role, err)
-		}
-		t.Cleanup(c.Close)
-		return c
+		return an.connWith(t, an.paths[role], "test "+string(role))
 	}
+}
+
+// connWith connects with the credentials in creds.
+func (an authNATS) connWith(t *testing.T, creds, name string) *bus.Conn {
+	c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: an.url, CredsFile: creds, Name: name}, zerolog.Nop())
+	if err != nil {
+		t.Fatalf("connect as %s: %v", name, err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
 
 // workerScript has the root delegate one worker, which writes path with
@@ -186,8 +201,9 @@ func mapsEqual(a, b map[string]string) bool {
 // the refusal in the run's changes, its events and its stats.
 func TestForgedChangesetObjectIsRefusedByDigest(t *testing.T) {
 	requester, nodeWS := aheadAndBehind(t, "needle")
-	conn := roleBus(t)
-	forger := conn(bus.RoleNode) // another node's credentials
+	an := startAuthNATS(t)
+	conn := an.conn(t)
+	forger := an.connWith(t, an.other, "forger n2") // another node's own credentials
 	reader := conn(bus.RoleRequester)
 	big := strings.Repeat("// a long line of a large generated file, to make the patch large\n", 5000)
 	srv := workerScript("gen/big.go", "package gen\n"+big)

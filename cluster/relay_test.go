@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -197,7 +198,17 @@ func forge(t *testing.T, an authNATS, run string, lead *remoteChild) int {
 	t.Helper()
 	var mu sync.Mutex
 	violations := 0
-	nc, err := nats.Connect(an.url, nats.UserCredentials(an.paths[bus.RoleNode]), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+	// Node n2's own credentials, with its private inbox: the only one
+	// where the server lets it hear the answers to its requests.
+	creds, err := os.ReadFile(an.other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := bus.ParseCreds(creds)
+	if err != nil || id.Node != "n2" || id.Inbox() == "" {
+		t.Fatalf("the forger's credentials: %+v, %v", id, err)
+	}
+	nc, err := nats.Connect(an.url, nats.UserCredentials(an.other), nats.CustomInboxPrefix(id.Inbox()), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 		if strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
 			mu.Lock()
 			violations++

@@ -22,6 +22,7 @@ func rolesServer(t *testing.T) map[bus.Role]*bus.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
+	paths[bus.RoleNode] = a.NodePath(bus.FirstNode) // the node's own identity
 	emb, err := bus.StartEmbedded(t.Context(), bus.EmbeddedOptions{StoreDir: t.TempDir(), Auth: a}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
@@ -127,8 +128,8 @@ func TestMonitorForgetsSilentNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, _ := json.Marshal(messages.NodeInfo{ID: "node-2", Name: "b", Slots: 1, Free: 1, BeatMS: 100})
-	if _, err := kv.Put(t.Context(), "node-2", info); err != nil {
+	info, _ := json.Marshal(messages.NodeInfo{ID: "node-1", Name: "b", Slots: 1, Free: 1, BeatMS: 100})
+	if _, err := kv.Put(t.Context(), "node-1", info); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the node listed", func() bool { return len(mon.Stats().Nodes) == 1 })

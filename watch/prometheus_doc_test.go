@@ -100,6 +100,8 @@ func TestDocsListSwarmMetrics(t *testing.T) {
 	}
 	s := &stream{t: t}
 	s.add("root", "root", messages.EvtTaskRedelivered, messages.TaskRedelivered{Agent: "explore-1", Kind: "explore", Attempt: 2})
+	s.add("explore-1", "explore", messages.EvtLLMThrottled, messages.LLMThrottled{Model: "m", Phase: messages.ThrottleRefused, Status: 429})
+	s.add("explore-1", "explore", messages.EvtLLMThrottled, messages.LLMThrottled{Model: "m", Phase: messages.ThrottleResumed, WaitedMS: 1500})
 	s.add("explore-1", "explore", messages.EvtAgentFinished, messages.AgentEnded{Status: "completed"})
 	s.add("run", "", messages.EvtRunFinished, messages.RunFinished{Status: "completed", EventsDropped: 1})
 	for _, ev := range s.events {

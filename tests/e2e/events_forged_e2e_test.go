@@ -60,7 +60,7 @@ func TestForgedEventsReachNoWatcher(t *testing.T) {
 			close(gate)
 		}
 	}()
-	node := start(t, bin.node, modelEnv(srv), "--nats", url, "--creds", creds(bus.RoleNode), "--workspace", repo(t, ""), "--slots", "4")
+	node := start(t, bin.node, modelEnv(srv), "--nats", url, "--creds", firstNodeCreds(dir), "--workspace", repo(t, ""), "--slots", "4")
 	node.waitStderr(" ready", 30*time.Second)
 	col := collect(t, url, creds(bus.RoleWatcher))
 	run := start(t, bin.orchestrator, modelEnv(srv), "run", "--nats", url, "--creds", creds(bus.RoleRequester),
@@ -81,7 +81,7 @@ func TestForgedEventsReachNoWatcher(t *testing.T) {
 		return nil
 	})
 
-	violations := forgeEvents(t, url, creds(bus.RoleNode), runID, agents[0])
+	violations := forgeEvents(t, url, firstNodeCreds(dir), runID, agents[0])
 	close(gate)
 	res := runJSON(t, run)
 	if res.Status != "completed" || res.Text != "all answered" {

@@ -86,7 +86,11 @@ func hubRun(t *testing.T, h *hub, faults func(p *paced)) time.Duration {
 	defer p.srv.Close()
 	nodes := make([]*proc, 2)
 	for i := range nodes {
-		nodes[i] = start(t, bin.node, modelEnv(p.srv), "--nats", h.url(), "--creds", h.creds(bus.RoleNode), "--workspace", repo(t, ""),
+		creds := firstNodeCreds(h.auth)
+		if i > 0 { // one identity per node process
+			creds = strings.TrimSpace(orchestratorOK(t, "auth", "node", fmt.Sprintf("node-%d", i+1), "--dir", h.auth))
+		}
+		nodes[i] = start(t, bin.node, modelEnv(p.srv), "--nats", h.url(), "--creds", creds, "--workspace", repo(t, ""),
 			"--slots", "4", "--name", fmt.Sprintf("box-%d", i), "--log-level", "debug")
 		nodes[i].waitStderr(" ready", time.Minute)
 	}

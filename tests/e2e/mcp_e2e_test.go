@@ -62,7 +62,7 @@ type mcpStatus struct {
 func mcpClient(t *testing.T, env []string, scenario string, on func(mcpLine), args ...string) (int, []mcpLine) {
 	t.Helper()
 	cmd := exec.Command("node", append([]string{"testdata/mcp_client.cjs", scenario, bin.orchestrator, "mcp"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), env...), homeFor(args)...)
 	p := startCmd(t, cmd)
 	var lines []mcpLine
 	deadline := time.After(4 * time.Minute)
@@ -116,7 +116,7 @@ func statusOf(t *testing.T, raw json.RawMessage) mcpStatus {
 func mcpRepo(t *testing.T, agent, budget string) string {
 	ws := repo(t, "")
 	cfg := "agent:\n  plan_first: {root: false}\n" + agent + "budget:\n  per_kind: {explore: 64}\n" + budget
-	must(t, os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"), []byte(cfg), 0o644))
+	userConfig(t, ws, cfg) // the user's own: a workspace's config may only tighten
 	return ws
 }
 

@@ -124,7 +124,7 @@ func TestMetricsAsPrometheusSeesThem(t *testing.T) {
 
 	srv := fanout(3)
 	defer srv.Close()
-	node := start(t, bin.node, modelEnv(srv), "--nats", natsAt, "--creds", creds(bus.RoleNode), "--workspace", repo(t, ""),
+	node := start(t, bin.node, modelEnv(srv), "--nats", natsAt, "--creds", firstNodeCreds(filepath.Join(store, "creds")), "--workspace", repo(t, ""),
 		"--slots", "2", "--http", "127.0.0.1:0")
 	node.waitStderr(" ready", 30*time.Second)
 	nodeID := nodeReady.FindStringSubmatch(node.errs())[1]

@@ -89,9 +89,8 @@ func sharedRateScenario(t *testing.T, rl llmtest.RateLimit, config string, windo
 	serve.waitStderr("--creds "+firstNodeCreds(creds), 10*time.Second)
 	ws := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644))
-	must(t, os.MkdirAll(filepath.Join(ws, ".troupe"), 0o755))
-	must(t, os.WriteFile(filepath.Join(ws, ".troupe", "config.yaml"), []byte("agent:\n  plan_first: {root: false, planner: false}\n"+
-		"  fanout_threshold: 64\nbudget:\n  per_kind: {explore: 64, planner: 64}\n"+config), 0o644))
+	userConfig(t, ws, "agent:\n  plan_first: {root: false, planner: false}\n"+
+		"  fanout_threshold: 64\nbudget:\n  per_kind: {explore: 64, planner: 64}\n"+config)
 	col := collect(t, url, bus.CredsPath(creds, bus.RoleWatcher))
 	for i := range 2 {
 		name := fmt.Sprintf("box-%d", i)
