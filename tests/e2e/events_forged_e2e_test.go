@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -81,7 +82,7 @@ func TestForgedEventsReachNoWatcher(t *testing.T) {
 		return nil
 	})
 
-	violations := forgeEvents(t, url, firstNodeCreds(dir), runID, agents[0])
+	violations := forgeEvents(t, url, strings.TrimSpace(orchestratorOK(t, "auth", "node", "node-2", "--dir", dir)), runID, agents[0])
 	close(gate)
 	res := runJSON(t, run)
 	if res.Status != "completed" || res.Text != "all answered" {
@@ -147,7 +148,13 @@ func TestForgedEventsReachNoWatcher(t *testing.T) {
 func forgeEvents(t *testing.T, url, creds, run, agent string) *atomic.Int64 {
 	t.Helper()
 	violations := new(atomic.Int64)
-	nc, err := nats.Connect(url, nats.UserCredentials(creds), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+	// The node's own credentials, with its private inbox: the only one
+	// where the server lets it hear the answers to its requests.
+	b, err := os.ReadFile(creds)
+	must(t, err)
+	id, err := bus.ParseCreds(b)
+	must(t, err)
+	nc, err := nats.Connect(url, nats.UserCredentials(creds), nats.CustomInboxPrefix(id.Inbox()), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 		if strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
 			violations.Add(1)
 		}
