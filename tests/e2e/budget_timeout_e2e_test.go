@@ -59,7 +59,10 @@ func TestNodeAgentsStopWhenTheBudgetDies(t *testing.T) {
 	url := serve.firstLine(30 * time.Second)
 	dir := filepath.Join(store, "creds")
 	serve.waitStderr("--creds "+firstNodeCreds(dir), 10*time.Second)
-	ws := repo(t, "node:\n  budget_timeout: 300ms\n")
+	// Limits known up front: a key without any has its first call go alone
+	// until its answer's headers come (ratelimit), and these calls hold
+	// their answers.
+	ws := repo(t, "node:\n  budget_timeout: 300ms\nmodel:\n  rate_limit: {default: {rpm: 60000}, cheap: {rpm: 60000}}\n")
 	node := start(t, bin.node, modelEnv(srv), "--nats", url, "--creds", firstNodeCreds(dir), "--workspace", ws, "--slots", "4")
 	node.waitStderr(" ready", 30*time.Second)
 	col := collect(t, url, bus.CredsPath(dir, bus.RoleWatcher))
