@@ -26,6 +26,10 @@ import (
 //     run's budget, which owns the proof), or the node itself (kind node,
 //     task.redelivered).
 //
+// A node numbers its own events in a run across the relays of all its
+// tasks, whose batches arrive in any order; the run numbers those as it
+// publishes them, so every agent's sequence in the stream stays whole.
+//
 // Everything else is refused and counted (RemoteStats.Events): it never
 // reaches the stream, so no watcher, web view or metric ever counts it.
 
@@ -99,6 +103,13 @@ func (r *Remote) relayOne(c *remoteChild, node string, line []byte) bool {
 	if err := r.vouch(c, node, &ev); err != nil {
 		r.refuseEvents(1, err, "")
 		return false
+	}
+	if ev.Kind == "node" {
+		r.mu.Lock()
+		r.nodeSeqs[ev.Agent]++
+		ev.Seq = r.nodeSeqs[ev.Agent]
+		r.mu.Unlock()
+		fast = false
 	}
 	switch out := r.o.Relay.(type) {
 	case nil:

@@ -166,7 +166,12 @@ func TestForgedEventsNeverReachTheStream(t *testing.T) {
 	}
 	stored := storedRunEvents(t, watcher)
 	var fromNode, explore int
+	var nodeSeqs []uint64
 	for _, ev := range stored {
+		if ev.Run == run && ev.Kind == "node" && ev.Agent == "n1" {
+			nodeSeqs = append(nodeSeqs, ev.Seq)
+			continue // the test's, relayed under n1's proof
+		}
 		if ev.Run == NodesRun && ev.Agent == "n1" && ev.Type == messages.EvtNodeJoined {
 			continue // the node's own, which it publishes itself
 		}
@@ -180,6 +185,9 @@ func TestForgedEventsNeverReachTheStream(t *testing.T) {
 				explore++
 			}
 		}
+	}
+	if fmt.Sprint(nodeSeqs) != "[1 2]" {
+		t.Errorf("the node's own events were stored with seqs %v, want [1 2]", nodeSeqs)
 	}
 	if fromNode < 10 || explore != 1 {
 		t.Errorf("the honest node's events did not all arrive: %d from n1, %d explore agent.finished", fromNode, explore)
@@ -266,6 +274,23 @@ func forge(t *testing.T, an authNATS, run string, lead *remoteChild) int {
 		t.Errorf("a proven batch of events its delivery may not speak for: %+v, %v", rep, derr)
 	}
 	refused += 5
+	// The node's own events (task.redelivered) are numbered by the node
+	// across the relays of all its tasks, so they may arrive out of
+	// order (here 9 before 4): the run numbers them as it publishes them.
+	var own []messages.Event
+	for _, seq := range []uint64{9, 4} {
+		ev, err := messages.NewEvent(run, "n1", messages.EvtTaskRedelivered, seq, messages.TaskRedelivered{Agent: task, Kind: "lead", Attempt: 2, Node: "n1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.Kind, ev.Node = "node", "n1"
+		own = append(own, ev)
+	}
+	b = batchOf(own...)
+	m, err = nc.RequestMsg(&nats.Msg{Subject: bus.CtlSubject(p, run, task, ctlEvents), Data: b, Header: real.sign(nil, b)}, 5*time.Second)
+	if rep, derr := decodeReply(m, err); derr != nil || rep.Error != nil || rep.Accepted != 2 {
+		t.Errorf("a proven batch of the node's own events: %+v, %v", rep, derr)
+	}
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}

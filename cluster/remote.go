@@ -104,6 +104,11 @@ type Remote struct {
 	bySeq      map[uint64]string       // task stream sequence → agent ID
 	endedTasks map[string]*remoteChild // tasks ended lately, by agent ID (their events may trail)
 	endedOrder []string                // the keys of endedTasks, oldest first
+	// nodeSeqs numbers the relayed events about nodes (kind node), by
+	// node: a node emits them through the relays of several tasks, whose
+	// batches arrive in any order, so the run numbers them as it
+	// publishes them (one per node that held a task of this run).
+	nodeSeqs map[string]uint64
 
 	duplicates     atomic.Uint64
 	forged         atomic.Uint64
@@ -143,7 +148,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	r := &Remote{o: o, waiting: map[string]*remoteChild{}, bySeq: map[uint64]string{}, endedTasks: map[string]*remoteChild{},
+	r := &Remote{o: o, waiting: map[string]*remoteChild{}, bySeq: map[uint64]string{}, endedTasks: map[string]*remoteChild{}, nodeSeqs: map[string]uint64{},
 		origin: fmt.Sprintf("%s/%d", host, os.Getpid()), wsKey: WorkspaceKey(o.Workspace)}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
