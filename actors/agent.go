@@ -9,7 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
-	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/actors/convo"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/telemetry"

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rs/zerolog"
-	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/actors/convo"
 )
 
 // checkpointer persists one agent's progress through its convo.Writer,

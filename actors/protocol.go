@@ -1,7 +1,7 @@
 package actors
 
 import (
-	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/actors/convo"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"

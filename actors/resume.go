@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/actors/convo"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
 )

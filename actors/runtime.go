@@ -6,8 +6,8 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/actors/convo"
 	"github.com/troupe-ai/troupe/budget"
-	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/internal/redact"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/telemetry"

@@ -3,7 +3,7 @@ package actors
 import (
 	"fmt"
 
-	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/actors/convo"
 	"github.com/troupe-ai/troupe/internal/statedir"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/troupe-ai/troupe/actors/convo"
 	"github.com/troupe-ai/troupe/budget"
-	"github.com/troupe-ai/troupe/internal/convo"
 	"github.com/troupe-ai/troupe/internal/text"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"

@@ -183,6 +183,7 @@ func check(rows []row, imps map[string][]string) []string {
 		errs = append(errs, "tools imports actors")
 	}
 	errs = append(errs, toolRules(reach)...)
+	errs = append(errs, folderRules(pkgs, ours)...)
 	for _, pkg := range append([]string{"actors"}, keys(reach("actors"))...) {
 		for _, p := range imps[pkg] {
 			if strings.HasPrefix(p, "github.com/nats-io/") {
@@ -194,6 +195,40 @@ func check(rows []row, imps map[string][]string) []string {
 		errs = append(errs, fmt.Sprintf("examples/monitor imports %v of ours; docs/events.md says a Go subscriber needs messages only", got))
 	}
 	return errs
+}
+
+// folderRules: each top-level folder is one floor. No two folders import
+// each other, and internal/ holds leaf libraries only: a package there
+// imports nothing of ours outside internal/ and configs.
+func folderRules(pkgs []string, ours func(string) []string) []string {
+	var errs []string
+	folder := func(p string) string { f, _, _ := strings.Cut(p, "/"); return f }
+	edge := map[[2]string]string{} // folder pair → an import that makes it
+	for _, pkg := range pkgs {
+		for _, im := range ours(pkg) {
+			if a, b := folder(pkg), folder(im); a != b {
+				edge[[2]string{a, b}] = pkg + " imports " + im
+			}
+			if folder(pkg) == "internal" && folder(im) != "internal" && im != "configs" {
+				errs = append(errs, fmt.Sprintf("%s imports %s: internal/ holds leaf libraries only (the assembly is app/)", pkg, im))
+			}
+		}
+	}
+	for _, k := range keys(toSetKeys(edge)) {
+		a, b, _ := strings.Cut(k, " ")
+		if back, ok := edge[[2]string{b, a}]; ok && a < b {
+			errs = append(errs, fmt.Sprintf("folders %s and %s import each other: %s; %s", a, b, edge[[2]string{a, b}], back))
+		}
+	}
+	return errs
+}
+
+func toSetKeys(m map[[2]string]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range m {
+		out[k[0]+" "+k[1]] = true
+	}
+	return out
 }
 
 // toolLeaves are the pure packages under tools/: they import no tools
@@ -238,7 +273,7 @@ func TestLayering(t *testing.T) {
 	}
 	imps := imports(t)
 	for _, want := range []string{"messages", "tools", "tools/builtin", "tools/patch", "tools/edit", "actors", "bus", "watch", "cmd/orchestrator", "examples/monitor",
-		"internal/httpguard", "internal/webserver", "internal/mcpserver"} {
+		"internal/httpguard", "app/webserver", "app/mcpserver"} {
 		if _, ok := imps[want]; !ok {
 			t.Fatalf("package %s not found: found %v", want, keys(toSet(imps)))
 		}
@@ -277,6 +312,8 @@ func TestLayeringCatchesBreaks(t *testing.T) {
 		"which its row does not": func(m map[string][]string) { m["bus"] = append(m["bus"], module+"/internal/text") },
 		"is not in docs":         func(m map[string][]string) { m["internal/newthing"] = nil },
 		"examples/monitor":       func(m map[string][]string) { m["examples/monitor"] = append(m["examples/monitor"], module+"/watch") },
+		"internal/ holds leaf":   func(m map[string][]string) { m["internal/text"] = append(m["internal/text"], module+"/messages") },
+		"import each other":      func(m map[string][]string) { m["workspace"] = append(m["workspace"], module+"/actors/convo") },
 	}
 	for want, breakIt := range cases {
 		m := map[string][]string{}

@@ -16,7 +16,7 @@ import (
 const DefaultDefinitionBudget = 1000
 
 // CharsPerToken is the ratio the tool-definition estimate uses; it is
-// internal/convo's default, so the budget and the context estimate agree.
+// actors/convo's default, so the budget and the context estimate agree.
 const CharsPerToken = 3.5
 
 // DefinitionChars is what a tool definition adds to every request, counted

@@ -12,7 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/troupe-ai/troupe/internal/nodecmd"
+	"github.com/troupe-ai/troupe/app/nodecmd"
 )
 
 func main() {

@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/troupe-ai/troupe/app/config"
+	"github.com/troupe-ai/troupe/app/runner"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
-	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/httpguard"
-	"github.com/troupe-ai/troupe/internal/runner"
 )
 
 // checkNoAuth refuses an unauthenticated server on any address beyond

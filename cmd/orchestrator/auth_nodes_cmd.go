@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/troupe-ai/troupe/app/config"
 	"github.com/troupe-ai/troupe/bus"
-	"github.com/troupe-ai/troupe/internal/config"
 )
 
 // authDir is the --dir of an auth command, which must hold key material.

@@ -9,8 +9,8 @@ import (
 
 	"strings"
 
-	"github.com/troupe-ai/troupe/internal/nodecmd"
-	"github.com/troupe-ai/troupe/internal/runner"
+	"github.com/troupe-ai/troupe/app/nodecmd"
+	"github.com/troupe-ai/troupe/app/runner"
 )
 
 // Exit codes shared by the commands.

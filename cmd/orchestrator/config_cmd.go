@@ -8,8 +8,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/troupe-ai/troupe/actors"
-	"github.com/troupe-ai/troupe/internal/config"
-	"github.com/troupe-ai/troupe/internal/runner"
+	"github.com/troupe-ai/troupe/app/config"
+	"github.com/troupe-ai/troupe/app/runner"
 )
 
 // cmdConfig prints the effective configuration with the origin of every

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/app/config"
 )
 
 // config print shows each setting's value and origin (the default, a

@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/troupe-ai/troupe/app/config"
+	"github.com/troupe-ai/troupe/app/runner"
+	"github.com/troupe-ai/troupe/app/setup"
 	"github.com/troupe-ai/troupe/bus"
-	"github.com/troupe-ai/troupe/internal/config"
-	"github.com/troupe-ai/troupe/internal/runner"
-	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/telemetry"
 
 	"github.com/rs/zerolog"

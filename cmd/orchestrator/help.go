@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/troupe-ai/troupe/internal/nodecmd"
+	"github.com/troupe-ai/troupe/app/nodecmd"
 )
 
 // commandHelp holds each command's help: usage, what it does, its flags and

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-ai/troupe/internal/nodecmd"
+	"github.com/troupe-ai/troupe/app/nodecmd"
 )
 
 // Every command and subcommand answers --help, -h and help CMD on stdout

@@ -7,11 +7,11 @@ import (
 	"net"
 
 	"github.com/rs/zerolog"
-	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/app/config"
+	"github.com/troupe-ai/troupe/app/mcpserver"
+	"github.com/troupe-ai/troupe/app/runner"
+	"github.com/troupe-ai/troupe/app/setup"
 	"github.com/troupe-ai/troupe/internal/httpguard"
-	"github.com/troupe-ai/troupe/internal/mcpserver"
-	"github.com/troupe-ai/troupe/internal/runner"
-	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/telemetry"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/troupe-ai/troupe/internal/mcpserver"
+	"github.com/troupe-ai/troupe/app/mcpserver"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
@@ -86,7 +86,7 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) mcpser
 }
 
 // `orchestrator mcp` on stdio serves the tools and runs a task to its
-// answer (the server itself is tested in internal/mcpserver).
+// answer (the server itself is tested in app/mcpserver).
 func TestMCPCommandServesStdio(t *testing.T) {
 	srv := llmtest.New(mcpScript())
 	t.Cleanup(srv.Close)

@@ -6,9 +6,9 @@ import (
 	"io"
 	"os"
 
-	"github.com/troupe-ai/troupe/internal/config"
-	"github.com/troupe-ai/troupe/internal/runner"
-	"github.com/troupe-ai/troupe/internal/setup"
+	"github.com/troupe-ai/troupe/app/config"
+	"github.com/troupe-ai/troupe/app/runner"
+	"github.com/troupe-ai/troupe/app/setup"
 	"github.com/troupe-ai/troupe/telemetry"
 )
 
@@ -33,7 +33,7 @@ func processEnv(stdin io.Reader) runEnv {
 }
 
 // cmdRun runs a task (or, with resume, goes on with a checkpointed run):
-// flags → configuration → a run built by internal/runner → the outcome
+// flags → configuration → a run built by app/runner → the outcome
 // and its exit code.
 func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Writer, resume bool) (int, error) {
 	f, err := parseRunFlags(args, resume)

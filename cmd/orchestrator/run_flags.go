@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/troupe-ai/troupe/actors"
-	"github.com/troupe-ai/troupe/internal/runner"
+	"github.com/troupe-ai/troupe/app/runner"
 )
 
 // runFlags are the command line of run and resume, parsed.

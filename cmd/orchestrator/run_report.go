@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/troupe-ai/troupe/actors"
-	"github.com/troupe-ai/troupe/internal/runner"
+	"github.com/troupe-ai/troupe/app/runner"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/watch"
 )

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/app/config"
+	"github.com/troupe-ai/troupe/app/runner"
+	"github.com/troupe-ai/troupe/app/setup"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
-	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/httpguard"
-	"github.com/troupe-ai/troupe/internal/runner"
-	"github.com/troupe-ai/troupe/internal/setup"
 )
 
 // cmdServe runs the embedded NATS server (with JetStream and troupe's

@@ -8,9 +8,9 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
-	"github.com/troupe-ai/troupe/internal/config"
-	"github.com/troupe-ai/troupe/internal/runner"
-	"github.com/troupe-ai/troupe/internal/setup"
+	"github.com/troupe-ai/troupe/app/config"
+	"github.com/troupe-ai/troupe/app/runner"
+	"github.com/troupe-ai/troupe/app/setup"
 	"github.com/troupe-ai/troupe/tools"
 	"github.com/troupe-ai/troupe/tools/builtin"
 	"github.com/troupe-ai/troupe/tools/mcp"

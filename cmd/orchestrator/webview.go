@@ -5,9 +5,9 @@ import (
 	"io"
 
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/app/webserver"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/internal/httpguard"
-	"github.com/troupe-ai/troupe/internal/webserver"
 )
 
 // webGuard is the guard of the web view's address in flag (--http of

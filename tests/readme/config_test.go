@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/app/config"
 )
 
 // The Configuration section's sample error is the one troupe gives: a

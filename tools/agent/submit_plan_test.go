@@ -8,14 +8,14 @@ import (
 func TestSubmitPlan(t *testing.T) {
 	t.Parallel()
 	s := newTestSession(t)
-	ok := `{"summary":"Add a timeout.","steps":[{"title":"Add Timeout to Config","files":["internal/config/config.go"],"agent":"worker"},{"title":"Test it","detail":"table test"}]}`
+	ok := `{"summary":"Add a timeout.","steps":[{"title":"Add Timeout to Config","files":["app/config/config.go"],"agent":"worker"},{"title":"Test it","detail":"table test"}]}`
 	r, err := SubmitPlan().Run(t.Context(), s, json.RawMessage(ok))
 	if err != nil || r.IsError {
 		t.Fatalf("%v %q", err, r.Text)
 	}
 	golden(t, "submit_plan/accepted", r.Text)
 	p, isPlan := r.Metadata["plan"].(Plan)
-	if !isPlan || len(p.Steps) != 2 || p.Steps[0].Files[0] != "internal/config/config.go" {
+	if !isPlan || len(p.Steps) != 2 || p.Steps[0].Files[0] != "app/config/config.go" {
 		t.Errorf("metadata plan %#v", r.Metadata["plan"])
 	}
 	for args, want := range map[string]string{

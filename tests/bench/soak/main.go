@@ -5,7 +5,7 @@
 // A real nats-server process (JetStream on disk) carries the runs; a node
 // process serves the explore kind; the scripted model is a process of its
 // own (this program with -serve-model); this process is the orchestrator and
-// runs -runs runs one after another (internal/runner, as `orchestrator
+// runs -runs runs one after another (app/runner, as `orchestrator
 // run` does), each a root that delegates -tasks explore tasks placed on
 // the node, against llm/llmtest's scripted model. After the run that
 // brings the node's tasks to -after (100 by default) and after the last
@@ -37,8 +37,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/troupe-ai/troupe/internal/config"
-	"github.com/troupe-ai/troupe/internal/runner"
+	"github.com/troupe-ai/troupe/app/config"
+	"github.com/troupe-ai/troupe/app/runner"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 

@@ -1,8 +1,8 @@
 package setup
 
 import (
+	"github.com/troupe-ai/troupe/app/config"
 	"github.com/troupe-ai/troupe/bus"
-	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/redact"
 	"github.com/troupe-ai/troupe/llm"
 )

@@ -19,16 +19,16 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/app/config"
+	"github.com/troupe-ai/troupe/app/setup"
 	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/cluster"
-	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/httpguard"
-	"github.com/troupe-ai/troupe/internal/setup"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/telemetry"
 )
 
-// Version is set at build time with -ldflags "-X github.com/troupe-ai/troupe/internal/nodecmd.Version=...".
+// Version is set at build time with -ldflags "-X github.com/troupe-ai/troupe/app/nodecmd.Version=...".
 var Version = "dev"
 
 // Usage is the node program's help.

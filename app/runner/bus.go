@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/app/config"
 	"github.com/troupe-ai/troupe/bus"
-	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/internal/statedir"
 )
 

@@ -3,7 +3,7 @@ package setup
 import (
 	"testing"
 
-	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/app/config"
 	"github.com/troupe-ai/troupe/llm"
 )
 

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/app/config"
 	"github.com/troupe-ai/troupe/internal/statedir"
 	"github.com/troupe-ai/troupe/tools/sandbox"
 )

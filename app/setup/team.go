@@ -12,8 +12,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/app/config"
 	"github.com/troupe-ai/troupe/budget"
-	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/ratelimit"

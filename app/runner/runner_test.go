@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/troupe-ai/troupe/app/config"
 	"github.com/troupe-ai/troupe/cluster"
-	"github.com/troupe-ai/troupe/internal/config"
 	"github.com/troupe-ai/troupe/messages"
 )
 

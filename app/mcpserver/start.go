@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/troupe-ai/troupe/actors"
-	"github.com/troupe-ai/troupe/internal/runner"
-	"github.com/troupe-ai/troupe/internal/setup"
+	"github.com/troupe-ai/troupe/app/runner"
+	"github.com/troupe-ai/troupe/app/setup"
 	"github.com/troupe-ai/troupe/ratelimit"
 )
 

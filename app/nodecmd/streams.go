@@ -4,9 +4,9 @@ import (
 	"context"
 
 	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/app/config"
+	"github.com/troupe-ai/troupe/app/setup"
 	"github.com/troupe-ai/troupe/bus"
-	"github.com/troupe-ai/troupe/internal/config"
-	"github.com/troupe-ai/troupe/internal/setup"
 )
 
 // nodeStreams sets the streams up as far as the node's credentials let

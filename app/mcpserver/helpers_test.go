@@ -13,9 +13,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
-	"github.com/troupe-ai/troupe/internal/config"
-	"github.com/troupe-ai/troupe/internal/runner"
-	"github.com/troupe-ai/troupe/internal/setup"
+	"github.com/troupe-ai/troupe/app/config"
+	"github.com/troupe-ai/troupe/app/runner"
+	"github.com/troupe-ai/troupe/app/setup"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 

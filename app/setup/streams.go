@@ -1,8 +1,8 @@
 package setup
 
 import (
+	"github.com/troupe-ai/troupe/app/config"
 	"github.com/troupe-ai/troupe/bus"
-	"github.com/troupe-ai/troupe/internal/config"
 )
 
 // StreamLimits are the events stream's limits of cfg. Limits that a file,

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/troupe-ai/troupe/actors"
-	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/app/config"
 	"github.com/troupe-ai/troupe/tools/sandbox"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/troupe-ai/troupe/internal/convo"
+	"github.com/troupe-ai/troupe/actors/convo"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
 )

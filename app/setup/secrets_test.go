@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
-	"github.com/troupe-ai/troupe/internal/config"
+	"github.com/troupe-ai/troupe/app/config"
 )
 
 // The run gets every configured secret to redact: the model key and
