@@ -35,6 +35,10 @@ type Options struct {
 	// commands run against (home.go); it must be a directory no agent may
 	// write. Default <system temp>/troupe-<uid>/git.
 	GitHome string
+	// MaxChangeBytes is the largest file a capture carries
+	// (agent.max_change_bytes): a bigger one is left out of the
+	// changeset and named in its Oversize. Default DefaultMaxChangeBytes.
+	MaxChangeBytes int64
 }
 
 // Repo is a workspace and the git repository that holds its snapshots:
@@ -128,6 +132,14 @@ func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
 	return r, nil
+}
+
+// maxChange is the largest file a capture carries.
+func (r *Repo) maxChange() int64 {
+	if r.opts.MaxChangeBytes > 0 {
+		return r.opts.MaxChangeBytes
+	}
+	return DefaultMaxChangeBytes
 }
 
 // blankRepo is a Repo of the workspace root (resolved) with top as its
