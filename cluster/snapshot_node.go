@@ -188,7 +188,7 @@ func (n *Node) capture(task actors.ChildTask, wt *gitws.Worktree) (*messages.Cha
 	ctx, cancel := context.WithTimeout(n.ctx, snapshotFetchTimeout)
 	defer cancel()
 	cs, err := wt.Capture(ctx)
-	if err != nil || cs.Empty() {
+	if err != nil || (cs.Empty() && len(cs.Oversize) == 0) {
 		return nil, err
 	}
 	cs.SnapshotTree = wt.Snapshot().Tree
