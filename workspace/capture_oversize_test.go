@@ -173,4 +173,3 @@ func TestCaptureRSSChild(t *testing.T) {
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dir, "report.json"), data, 0o644))
 }
-
