@@ -132,6 +132,9 @@ func (is *isolation) open(ctx context.Context) (*workspace.Repo, error) {
 		if err != nil {
 			return nil, err
 		}
+		if note := repo.Note(); note != "" {
+			is.log.Info().Msg(note)
+		}
 		is.repo = repo
 	}
 	return is.repo, nil

@@ -78,6 +78,7 @@ type Repo struct {
 
 	checkout checkoutState // the last tree checked out in Go, and why Go may not (materialise.go)
 
+	unmodelled string // a repository feature troupe does not model (repo_features.go); "" for none
 	userIgnore string // the user's global ignore file (excludes.go); "" for none
 	excludes   string // the ignore file troupe's git reads, in the home
 }
@@ -104,6 +105,9 @@ func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 	if errors.Is(err, ErrNoGit) {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
+	if err != nil && gitBelow(abs) {
+		return nil, unreadableRepo(root, err)
+	}
 	if err != nil {
 		return r, r.openPrivate(ctx)
 	}
@@ -116,7 +120,9 @@ func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
-	if r.home, err = openHome(opts.GitHome, found.objects, nil, found.format, parseConfigList(conf), r.tool, abs, r.top); err != nil {
+	userConf := parseConfigList(conf)
+	r.unmodelled = unmodelledWhy(userConf)
+	if r.home, err = openHome(opts.GitHome, found.objects, nil, found.format, userConf, r.tool, abs, r.top); err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
 	if err := r.home.mirror(r.common); err != nil {
