@@ -87,3 +87,39 @@ func TestModelledRepositoryHasNoNote(t *testing.T) {
 		t.Errorf("note %q", n)
 	}
 }
+
+// A repository holding a submodule: the worker's worktree and capture
+// leave the submodule as it is (git's checkout and capture, no status
+// run inside it), and the worker's edit beside it comes back alone.
+func TestSubmoduleInAWorktree(t *testing.T) {
+	root := newRepo(t, map[string]string{"a.txt": "a\n"})
+	mod := filepath.Join(root, "mod")
+	must(t, os.Mkdir(mod, 0o755))
+	sh(t, mod, "init", "-q")
+	write(t, mod, map[string]string{"m": "m\n"})
+	sh(t, mod, "add", "m")
+	sh(t, mod, "commit", "-q", "-m", "m")
+	sh(t, root, "add", "mod")
+	sh(t, root, "commit", "-q", "-m", "submodule")
+	modHead := sh(t, mod, "rev-parse", "HEAD")
+	r, snap := openSnap(t, root)
+	w, err := r.NewWorktree(t.Context(), snap, "w")
+	must(t, err)
+	write(t, w.Dir(), map[string]string{"a.txt": "agent\n"})
+	cs, err := w.Capture(t.Context())
+	must(t, err)
+	if len(cs.Files) != 1 || cs.Files[0].Path != "a.txt" {
+		t.Fatalf("files %+v, want a.txt alone", cs.Files)
+	}
+	out, err := r.Apply(t.Context(), snap, cs, ModeApply, "run", "w")
+	must(t, err)
+	if out.Status != "applied" || read(t, root, "a.txt") != "agent\n" {
+		t.Errorf("outcome %+v", out)
+	}
+	if got := sh(t, mod, "rev-parse", "HEAD"); got != modHead {
+		t.Errorf("the submodule moved: %s, was %s", got, modHead)
+	}
+	if st := sh(t, root, "status", "--porcelain", "--", ".", ":!.troupe"); st != "M a.txt" {
+		t.Errorf("status %q, want only a.txt modified", st)
+	}
+}
