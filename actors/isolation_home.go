@@ -50,9 +50,6 @@ func (is *isolation) keep(run string, out messages.ChangeOutcome, patch []byte) 
 // (troupe's own, out of the agents' reach) and returns its path,
 // following no symlink on the way (workspace.KeepPatch).
 func (is *isolation) keepPatch(run, agent string, patch []byte) (string, error) {
-	if !messages.PathSafeID(agent) || !messages.PathSafeID(run) {
-		return "", fmt.Errorf("keep patch: bad run %q or agent %q", run, agent)
-	}
 	return workspace.KeepPatch(is.root, is.stateDir, run, agent, patch)
 }
 

@@ -53,6 +53,9 @@ type Repo struct {
 	dataDir string
 	opts    Options
 	private bool // no git checkout: snapshots live in a private repository
+	// unmodelled names a repository feature troupe does not model
+	// (repo_features.go); "" for none.
+	unmodelled string
 
 	tool   *gitTool
 	home   *home  // the git directory troupe's commands run against
@@ -78,7 +81,6 @@ type Repo struct {
 
 	checkout checkoutState // the last tree checked out in Go, and why Go may not (materialise.go)
 
-	unmodelled string // a repository feature troupe does not model (repo_features.go); "" for none
 	userIgnore string // the user's global ignore file (excludes.go); "" for none
 	excludes   string // the ignore file troupe's git reads, in the home
 }
