@@ -53,6 +53,7 @@ func (s *snapshotStore) open(ctx context.Context, n *Node) (*gitws.Repo, error) 
 	if err != nil {
 		return nil, err
 	}
+	repo.SetMaxChangeBytes(n.o.Agent.Settings.ChangeByteLimit())
 	if err := repo.Prune(ctx); err != nil {
 		n.o.Log.Warn().Err(err).Msg("prune worktrees left by a killed node")
 	}

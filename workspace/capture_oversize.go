@@ -81,3 +81,8 @@ func (w *Worktree) dropOversize(ctx context.Context, tree string) ([]messages.Ov
 
 // zeroID is the all-zero object name of n hex digits.
 func zeroID(n int) string { return string(bytes.Repeat([]byte{'0'}, n)) }
+
+// SetMaxChangeBytes sets the largest file a capture carries (see
+// Options.MaxChangeBytes; 0: the default), before the Repo's first
+// worktree is made (a snapshot store's, whose Options its opener sets).
+func (r *Repo) SetMaxChangeBytes(n int64) { r.opts.MaxChangeBytes = n }
