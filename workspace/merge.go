@@ -64,8 +64,9 @@ func (m *merged) reason() string { return strings.Join(m.reasons, "; ") }
 // work tree, file by file. Every file is read, written and removed
 // through the work tree's top directory without following a symbolic
 // link (beneath.go): a path below a symlink (or a file) conflicts. When
-// any path conflicts, nothing is written.
-func (r *Repo) merge(ctx context.Context, base, theirs string) (merged, error) {
+// any path conflicts, nothing is written; the rest is written all or
+// nothing (land.go), patch kept in the land's journal meanwhile.
+func (r *Repo) merge(ctx context.Context, base, theirs, run, agent string, patch []byte) (merged, error) {
 	entries, err := r.changedEntries(ctx, base, theirs)
 	if err != nil {
 		return merged{}, err
@@ -100,14 +101,22 @@ func (r *Repo) merge(ctx context.Context, base, theirs string) (merged, error) {
 	if len(m.conflicts) > 0 {
 		return m, nil
 	}
-	for i, c := range plan {
-		if err := writeChange(top, c); err != nil {
-			if why := linkReason(err); why != "" {
-				m.conflict(c.path, fmt.Sprintf("%s (met while writing: %d of the %d files had been written)", why, i, len(plan)))
-				return m, nil
+	if err := r.land(top, plan, run, agent, patch); err != nil {
+		if why := linkReason(err); why != "" {
+			var le *linkError
+			errors.As(err, &le)
+			why += " (met while writing; nothing was written)"
+			for _, c := range plan {
+				if c.path == le.path || strings.HasPrefix(c.path, le.path+"/") {
+					m.conflict(c.path, why)
+				}
 			}
-			return merged{}, err
+			if len(m.conflicts) == 0 {
+				m.conflict(le.path, why)
+			}
+			return m, nil
 		}
+		return merged{}, err
 	}
 	return m, nil
 }

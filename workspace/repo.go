@@ -127,6 +127,9 @@ func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 	if err := r.writeExcludes(); err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
+	if err := r.recoverOnOpen(); err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
+	}
 	return r, nil
 }
 
