@@ -36,8 +36,8 @@ func (j *landJournal) rollback(top *dirFD) error {
 func (j *landJournal) rollbackOne(top *dirFD, f landFile) error {
 	dir, name := splitPath(f.Path)
 	d, err := top.sub(dir, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // never made
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotDir) {
+		return nil // never made: nothing of the land's is below
 	}
 	if err != nil {
 		return err
