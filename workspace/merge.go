@@ -80,12 +80,20 @@ func (r *Repo) merge(ctx context.Context, base, theirs, run, agent string, patch
 		return merged{}, err
 	}
 	defer top.close()
+	conv, err := r.converter(ctx, top, entries)
+	if err != nil {
+		return merged{}, err
+	}
 	var plan []change
 	var m merged
 	for _, e := range entries {
+		if why := conv.refusedWhy(e.path); why != "" {
+			m.conflict(e.path, why)
+			continue
+		}
 		b := version{mode: e.oldMode, data: blobs[e.oldBlob]}
 		t := version{mode: e.newMode, data: blobs[e.newBlob]}
-		c, reason, err := r.mergeOne(ctx, top, e.path, b, t)
+		c, reason, err := r.mergeOne(ctx, top, conv, e.path, b, t)
 		if err != nil {
 			return merged{}, err
 		}
@@ -140,7 +148,7 @@ func linkReason(err error) string {
 
 // mergeOne decides one file: the change to make (nil: none), or why it
 // conflicts (overlap, or a rule it meets).
-func (r *Repo) mergeOne(ctx context.Context, top *dirFD, path string, base, theirs version) (*change, string, error) {
+func (r *Repo) mergeOne(ctx context.Context, top *dirFD, conv *converter, path string, base, theirs version) (*change, string, error) {
 	if !filepath.IsLocal(filepath.FromSlash(path)) {
 		return nil, "", fmt.Errorf("%s: %w", path, errOutside)
 	}
@@ -156,6 +164,21 @@ func (r *Repo) mergeOne(ctx context.Context, top *dirFD, path string, base, thei
 		// theirs cannot be written (ours is absent).
 		return nil, linkReason(blocked), nil
 	}
+	if conv.converts(path) && ours.regular() {
+		if ours.data, err = conv.clean(ctx, path, ours.data); err != nil {
+			return nil, "", err
+		}
+	}
+	c, reason, err := r.mergeClean(ctx, path, ours, base, theirs)
+	if err == nil && c != nil && c.to.regular() && conv.converts(path) {
+		c.to.data, err = conv.smudge(ctx, path, c.to.data)
+	}
+	return c, reason, err
+}
+
+// mergeClean decides one file from its three versions in git's clean
+// form (see mergeOne).
+func (r *Repo) mergeClean(ctx context.Context, path string, ours, base, theirs version) (*change, string, error) {
 	switch {
 	case ours.equal(theirs):
 		return nil, "", nil
