@@ -67,7 +67,7 @@
 // meanwhile is a conflict, and then nothing is written: the changeset is
 // kept as a patch file that applies cleanly to the snapshot. A changeset
 // that merges is written all or nothing (land.go): temporary names and
-// pre-images beside each file and a journal in the state directory, so
+// pre-images beside each file and a journal in troupe's home, so
 // an I/O error rolls back (status error, the patch kept) and a land
 // killed half-way is rolled back or finished by the next Open or Apply.
 // Applies are serialised per repository, in the order they are asked

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,9 +20,8 @@ import (
 //  1. plan: for each file, the names of its new contents (<tmp>.new)
 //     and of its pre-image (<tmp>.old), both beside it in its own
 //     directory, and the directories to make; the plan and the
-//     changeset's patch are written to a journal in troupe's state
-//     directory (land/<id>.json, land/<id>.patch) before the tree is
-//     touched;
+//     changeset's patch are written to a journal in the home (home.go:
+//     land/<id>.json, land/<id>.patch) before the tree is touched;
 //  2. prepare: the directories are made, each file's new contents
 //     written to its .new name, and its pre-image hard-linked to its
 //     .old name (a symlink's own link, never what it names);
@@ -313,16 +313,12 @@ func (j *landJournal) commit(top *dirFD) error {
 	return nil
 }
 
-// journalDir is the directory of land journals, below the trusted
-// directory it is reached from (see keepPatch).
+// journalDir is the directory of land journals: land/ in the home,
+// which only troupe writes (an agent that could write a journal could
+// make a recovery rename or remove files of its choosing), as base and
+// a path below it.
 func (r *Repo) journalDir() (base, rel string) {
-	dir := r.opts.StateDir
-	if dir == "" {
-		dir = r.dataDir
-	}
-	dir, _ = filepath.Abs(dir)
-	base, at := anchor(r.root, dir)
-	return base, filepath.Join(at, "land")
+	return r.home.dir, "land"
 }
 
 // writeJournal writes j (and, when not nil, the patch beside it).
@@ -355,4 +351,24 @@ func (r *Repo) removeJournal(id string) error {
 		return fmt.Errorf("remove the land's journal: %w", err)
 	}
 	return nil
+}
+
+// valid reports whether j, read back from its file, names only paths in
+// the work tree and temporary names a land makes.
+func (j *landJournal) valid(id string) bool {
+	if j.ID != id || len(id) != 16 || strings.Trim(id, "0123456789abcdef") != "" {
+		return false
+	}
+	for i, f := range j.Files {
+		tmp := ".troupe-land-" + id + "-" + strconv.Itoa(i)
+		if !filepath.IsLocal(filepath.FromSlash(f.Path)) || (f.New != "" && f.New != tmp+".new") || (f.Old != "" && f.Old != tmp+".old") {
+			return false
+		}
+	}
+	for _, d := range j.Dirs {
+		if !filepath.IsLocal(filepath.FromSlash(d)) {
+			return false
+		}
+	}
+	return true
 }

@@ -78,6 +78,9 @@ func TestLandKilledMidway(t *testing.T) {
 					t.Fatalf("killed after %d renames, the tree is as before: the kill point was not reached", tc.n)
 				}
 			}
+			if names, _ := filepath.Glob(filepath.Join(c.r.home.dir, "land", "*.json")); len(names) != 1 {
+				t.Fatalf("journals of the killed land: %v", names)
+			}
 			r := open(t, c.root) // the next run
 			defer r.Close(t.Context())
 			want, patch := c.before, true
@@ -96,7 +99,7 @@ func TestLandKilledMidway(t *testing.T) {
 			if patch {
 				c.checkPatchKept(t, kept)
 			}
-			if names, _ := os.ReadDir(filepath.Join(c.root, ".troupe", "land")); len(names) != 0 {
+			if names, _ := os.ReadDir(filepath.Join(c.r.home.dir, "land")); len(names) != 0 {
 				t.Errorf("journal left: %v", names)
 			}
 			if st := sh(t, c.root, "status", "--porcelain"); !tc.all && st != "" {

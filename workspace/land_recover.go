@@ -150,7 +150,7 @@ func (r *Repo) recoverLands() error {
 			return fmt.Errorf("recover land %s: %w", id, err)
 		}
 		var j landJournal
-		if err := json.Unmarshal(data, &j); err != nil || j.ID != id {
+		if err := json.Unmarshal(data, &j); err != nil || !j.valid(id) {
 			return fmt.Errorf("recover land %s: unreadable journal %s (%v): move it away to go on", id, name, err)
 		}
 		if j.Top != r.top {

@@ -172,7 +172,7 @@ func TestLandLeavesNothingBehind(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(c.root, ".troupe", "runs", "run1", "changes", "w.patch")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("an applied changeset's patch was kept: %v", err)
 	}
-	if names, _ := os.ReadDir(filepath.Join(c.root, ".troupe", "land")); len(names) != 0 {
+	if names, _ := os.ReadDir(filepath.Join(c.r.home.dir, "land")); len(names) != 0 {
 		t.Errorf("journal left: %v", names)
 	}
 }
