@@ -60,7 +60,7 @@ type landJournal struct {
 	Top   string     `json:"top"` // the work tree's top
 	Run   string     `json:"run"`
 	Agent string     `json:"agent"`
-	State string     `json:"state"`
+	State string     `json:"-"` // a marker file beside the journal: <id>.committing, <id>.done
 	Dirs  []string   `json:"dirs,omitempty"` // directories the land makes, parents first
 	Files []landFile `json:"files"`
 	// changes are the contents, in the order of Files (not journaled:
@@ -111,6 +111,7 @@ func (r *Repo) land(top *dirFD, plan []change, run, agent string, patch []byte) 
 		return err
 	}
 	if err := r.writeJournal(&j, patch); err != nil {
+		_ = r.removeJournal(j.ID)
 		return fmt.Errorf("write the land's journal: %w", err)
 	}
 	err = hook(landPlanned, 0)
@@ -122,7 +123,7 @@ func (r *Repo) land(top *dirFD, plan []change, run, agent string, patch []byte) 
 	}
 	if err == nil {
 		j.State = landCommitting
-		if err = r.writeJournal(&j, nil); err == nil {
+		if err = r.markJournal(j.ID, landCommitting); err == nil {
 			err = j.commit(top)
 		}
 	}
@@ -138,7 +139,7 @@ func (r *Repo) land(top *dirFD, plan []change, run, agent string, patch []byte) 
 		return &landError{err: err, rollback: rb}
 	}
 	j.State = landDone
-	if err := r.writeJournal(&j, nil); err != nil {
+	if err := r.markJournal(j.ID, landDone); err != nil {
 		return fmt.Errorf("write the land's journal: %w", err)
 	}
 	if err := hook(landDone, len(j.Files)); err != nil {
@@ -321,22 +322,54 @@ func (r *Repo) journalDir() (base, rel string) {
 	return r.home.dir, "land"
 }
 
-// writeJournal writes j (and, when not nil, the patch beside it).
+// writeJournal writes j and the patch beside it, as new files (the ID
+// is new): a journal cut short by a kill was written before the tree
+// was touched, and the recovery drops it.
 func (r *Repo) writeJournal(j *landJournal, patch []byte) error {
 	base, rel := r.journalDir()
-	if patch != nil {
-		if err := writeBeneath(base, filepath.Join(rel, j.ID+".patch"), patch, 0o644); err != nil {
-			return err
-		}
+	d, err := openBeneath(base, rel, true)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	if err := d.writeNew(j.ID+".patch", 0o600, patch); err != nil {
+		return err
 	}
 	data, err := json.Marshal(j)
 	if err != nil {
 		return err
 	}
-	return writeBeneath(base, filepath.Join(rel, j.ID+".json"), data, 0o644)
+	return d.writeNew(j.ID+".json", 0o600, data)
 }
 
-// removeJournal removes land id's journal and patch.
+// markJournal records that land id reached state (landCommitting,
+// landDone): an empty file beside its journal, cheaper than rewriting
+// it.
+func (r *Repo) markJournal(id, state string) error {
+	base, rel := r.journalDir()
+	d, err := openBeneath(base, rel, false)
+	if err != nil {
+		return fmt.Errorf("write the land's journal: %w", err)
+	}
+	defer d.close()
+	if err := d.writeNew(id+"."+state, 0o644, nil); err != nil {
+		return fmt.Errorf("write the land's journal: %w", err)
+	}
+	return nil
+}
+
+// journalState is the state the markers beside land id's journal in d
+// say.
+func journalState(d *dirFD, id string) string {
+	for _, state := range []string{landDone, landCommitting} {
+		if _, err := d.lstat(id + "." + state); err == nil {
+			return state
+		}
+	}
+	return landPlanned
+}
+
+// removeJournal removes land id's journal, then its patch and markers.
 func (r *Repo) removeJournal(id string) error {
 	base, rel := r.journalDir()
 	d, err := openBeneath(base, rel, false)
@@ -344,11 +377,10 @@ func (r *Repo) removeJournal(id string) error {
 		return fmt.Errorf("remove the land's journal: %w", err)
 	}
 	defer d.close()
-	if err := d.remove(id + ".patch"); err != nil {
-		return fmt.Errorf("remove the land's journal: %w", err)
-	}
-	if err := d.remove(id + ".json"); err != nil {
-		return fmt.Errorf("remove the land's journal: %w", err)
+	for _, ext := range []string{".json", ".patch", "." + landCommitting, "." + landDone} {
+		if err := d.remove(id + ext); err != nil {
+			return fmt.Errorf("remove the land's journal: %w", err)
+		}
 	}
 	return nil
 }

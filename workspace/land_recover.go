@@ -143,6 +143,11 @@ func (r *Repo) recoverLands() error {
 	for _, name := range names {
 		id, ok := strings.CutSuffix(name, ".json")
 		if !ok {
+			// A patch or marker whose journal is gone: a land removed
+			// its journal first and was killed before the rest.
+			if id, _, _ := strings.Cut(name, "."); !slices.Contains(names, id+".json") {
+				_ = d.remove(name)
+			}
 			continue
 		}
 		data, err := d.readFile(name, maxJournal)
@@ -151,11 +156,19 @@ func (r *Repo) recoverLands() error {
 		}
 		var j landJournal
 		if err := json.Unmarshal(data, &j); err != nil || !j.valid(id) {
+			if journalState(d, id) == landPlanned && err != nil {
+				// Cut short as it was written: the tree was not touched.
+				if err := r.removeJournal(id); err != nil {
+					return err
+				}
+				continue
+			}
 			return fmt.Errorf("recover land %s: unreadable journal %s (%v): move it away to go on", id, name, err)
 		}
 		if j.Top != r.top {
 			continue
 		}
+		j.State = journalState(d, id)
 		if err := r.recoverLand(d, j); err != nil {
 			return fmt.Errorf("recover land %s of %s (journal %s): %w", id, j.Agent, name, err)
 		}
