@@ -60,7 +60,7 @@ type landJournal struct {
 	Top   string     `json:"top"` // the work tree's top
 	Run   string     `json:"run"`
 	Agent string     `json:"agent"`
-	State string     `json:"-"` // a marker file beside the journal: <id>.committing, <id>.done
+	State string     `json:"-"`              // a marker file beside the journal: <id>.committing, <id>.done
 	Dirs  []string   `json:"dirs,omitempty"` // directories the land makes, parents first
 	Files []landFile `json:"files"`
 	// changes are the contents, in the order of Files (not journaled:
