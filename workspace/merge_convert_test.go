@@ -107,3 +107,35 @@ func TestLandRefusesToRunAFilter(t *testing.T) {
 		}
 	}
 }
+
+// Issue 28, attack 1, through the merge-back: the repository's own
+// config (agent-writable) defines a filter and the changeset brings the
+// attribute that names it. The driver does not exist for troupe's git:
+// the files land as they are and the filter never runs.
+func TestLandNeverRunsARepositorysFilter(t *testing.T) {
+	userGlobalConfig(t, "")
+	marks := t.TempDir()
+	root := newRepo(t, map[string]string{"f.txt": seven, ".troupe/.gitignore": "*\n"})
+	for _, side := range []string{"clean", "smudge"} {
+		sh(t, root, "config", "filter.evil."+side, "touch "+filepath.Join(marks, side+"-ran")+"; env > "+filepath.Join(marks, side+"-env")+"; cat")
+	}
+	write(t, root, map[string]string{".gitattributes": "*.txt filter=evil\n"})
+	r, snap := openSnap(t, root)
+	w, err := r.NewWorktree(t.Context(), snap, "w")
+	must(t, err)
+	write(t, w.Root(), map[string]string{"f.txt": strings.Replace(seven, "two", "TWO", 1), "new.txt": "n\n"})
+	cs, err := w.Capture(t.Context())
+	must(t, err)
+	must(t, w.Remove(t.Context()))
+	write(t, root, map[string]string{"f.txt": strings.Replace(seven, "five", "FIVE", 1)})
+	out, err := r.Apply(t.Context(), snap, cs, ModeApply, "run1", "w")
+	if err != nil || out.Status != messages.ChangeStatusApplied {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	if got := read(t, root, "f.txt"); got != strings.Replace(strings.Replace(seven, "two", "TWO", 1), "five", "FIVE", 1) {
+		t.Errorf("f.txt = %q", got)
+	}
+	if names, _ := os.ReadDir(marks); len(names) != 0 {
+		t.Errorf("the repository's filter ran: %v", names)
+	}
+}
