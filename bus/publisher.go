@@ -23,7 +23,8 @@ type PublisherOptions struct {
 	// (default 4,096): at most one per agent, so as many agents at once.
 	Window int
 	// AckTimeout is how long an acknowledgement is awaited before the
-	// event is sent again (default 5s).
+	// event is sent again (default 2s: one lost with its server holds its
+	// agent's later events that long; sent again, it is stored once).
 	AckTimeout time.Duration
 	// RetryFor bounds how long an event the stream did not acknowledge (a
 	// lost server, a leader election) is sent again before it counts as
@@ -85,7 +86,7 @@ func (c *Conn) NewPublisher(o PublisherOptions) (*Publisher, error) {
 		o.Window = 4096
 	}
 	if o.AckTimeout <= 0 {
-		o.AckTimeout = 5 * time.Second
+		o.AckTimeout = 2 * time.Second
 	}
 	if o.RetryFor <= 0 {
 		o.RetryFor = time.Minute
