@@ -18,6 +18,7 @@ import (
 // party connects to a server of its own (the requester and the nodes
 // spread over the three).
 func BenchmarkHubTasks(b *testing.B) {
+	calls := 0
 	for _, always := range []bool{false, true} {
 		hub := natstest.Start(b, 3, natstest.Options{SyncAlways: always})
 		for _, replicas := range []int{1, 3} {
@@ -26,7 +27,10 @@ func BenchmarkHubTasks(b *testing.B) {
 				sync = "always"
 			}
 			b.Run(fmt.Sprintf("R%d/sync=%s", replicas, sync), func(b *testing.B) {
-				prefix := fmt.Sprintf("t%d%s", replicas, sync[:1])
+				// A prefix of its own for each call (the framework calls
+				// with b.N 1 first): fresh streams, consumers and registry.
+				calls++
+				prefix := fmt.Sprintf("t%d%s%d", replicas, sync[:1], calls)
 				dial := func(who string) *bus.Conn {
 					i := 0
 					if n, ok := strings.CutPrefix(who, "node-"); ok {
