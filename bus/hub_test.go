@@ -64,10 +64,10 @@ func TestHubSurvivesLostServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An acknowledgement awaited longer than an election takes (4 to 9 s):
-	// an event lost with the leader is sent again only after the new
-	// leader has stored later ones, which a publisher that sends an
-	// agent's next event before the last is acknowledged would let by,
-	// out of order.
+	// an event lost with the leader is sent again only once the new leader
+	// could have stored later ones, so the agents' order must hold without
+	// the timing's help (TestPublisherKeepsAgentsOrderWhenAnAckIsLost
+	// shows the loss that breaks it deterministically).
 	p, err := pubConn.NewPublisher(PublisherOptions{AckTimeout: 15 * time.Second})
 	if err != nil {
 		t.Fatal(err)
