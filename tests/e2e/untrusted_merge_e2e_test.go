@@ -47,7 +47,9 @@ func TestAttackMergeBackFollowsNoSymlink(t *testing.T) {
 	testfiles.Git(t, ws, "add", "-A")
 	testfiles.Git(t, ws, "commit", "-q", "-m", "d")
 	target := t.TempDir()
-	outsideFiles := map[string]string{"x": "outside x\n", "y": "outside y\n"}
+	// The same bytes as the snapshot's d/: a merge that followed the link
+	// would see no overlap and write d/x and delete d/y out there.
+	outsideFiles := map[string]string{"x": "x\n", "y": "y\n", "z": "z\n"}
 	for name, c := range outsideFiles {
 		must(t, os.WriteFile(filepath.Join(target, name), []byte(c), 0o644))
 	}
