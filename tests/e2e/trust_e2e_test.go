@@ -377,6 +377,7 @@ func TestAttackCredentialsUnreadable(t *testing.T) {
 			}
 		}
 	}
+	secondRun(t, ws, filepath.Join(t.TempDir(), "pwned"))
 }
 
 // secretLines are the key and token lines of the creds and seed files in
@@ -420,4 +421,10 @@ func TestTroupeFolderIgnoredByGit(t *testing.T) {
 		t.Errorf("git add -A staged troupe's files:\n%s", staged)
 	}
 	notThere(t, filepath.Join(ws, ".gitignore"))
+	// The user's own commit of what they staged, then an ordinary run.
+	testfiles.Git(t, ws, "commit", "-q", "--allow-empty", "-m", "the user's")
+	secondRun(t, ws, filepath.Join(t.TempDir(), "pwned"))
+	if st := testfiles.Git(t, ws, "status", "--porcelain", "--untracked-files=all"); strings.Contains(st, ".troupe") {
+		t.Errorf("after the second run, git status lists troupe's folder:\n%s", st)
+	}
 }

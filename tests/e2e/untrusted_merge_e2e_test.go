@@ -35,7 +35,8 @@ func waitOr(ctx context.Context, ch <-chan struct{}) bool {
 // the outcome is a conflict whose reason (run --json's changes, and the
 // root's check_agent result) names the rule, the patch is kept, d is
 // still the root's link, and a second run on the same workspace is
-// unaffected.
+// unaffected. A .troupe/runs planted as a link to a folder outside gets
+// nothing: the kept patch is in troupe's state directory.
 func TestAttackMergeBackFollowsNoSymlink(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process")
@@ -53,8 +54,16 @@ func TestAttackMergeBackFollowsNoSymlink(t *testing.T) {
 	for name, c := range outsideFiles {
 		must(t, os.WriteFile(filepath.Join(target, name), []byte(c), 0o644))
 	}
+	// Attack 5's patch half: where an older version kept conflict patches
+	// (.troupe/runs) is a link to a folder outside, as a cloned repository
+	// could ship it. The patch goes to the state directory; nothing there.
+	trap := t.TempDir()
+	must(t, os.Symlink(trap, filepath.Join(ws, ".troupe", "runs")))
 	untouched := func(when string) {
 		t.Helper()
+		if entries, _ := os.ReadDir(trap); len(entries) != 0 {
+			t.Errorf("%s: %d entries written through .troupe/runs", when, len(entries))
+		}
 		entries, err := os.ReadDir(target)
 		must(t, err)
 		if len(entries) != len(outsideFiles) {
@@ -69,43 +78,7 @@ func TestAttackMergeBackFollowsNoSymlink(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	edited, swapped := make(chan struct{}), make(chan struct{})
-	closeEdited, closeSwapped := onceCloser(edited), onceCloser(swapped)
-	say := func(s string) llmtest.Turn { return llmtest.Turn{Text: s} }
-	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
-		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
-			{ToolCalls: []llmtest.ToolCall{call("delegate", map[string]any{"type": "worker", "task": "edit d", "background": true})}},
-			{Dynamic: func(llmtest.Recorded) llmtest.Turn {
-				// The worker's edits are made in its worktree; now the swap.
-				if !waitOr(ctx, edited) {
-					return say("the worker never edited")
-				}
-				return llmtest.Turn{ToolCalls: []llmtest.ToolCall{sh("rm -rf d && ln -s " + target + " d && ls -l d")}}
-			}},
-			{Dynamic: func(req llmtest.Recorded) llmtest.Turn {
-				closeSwapped()
-				var id string
-				for _, m := range req.Messages {
-					if m := backgroundID.FindStringSubmatch(m.Content); m != nil {
-						id = m[1]
-					}
-				}
-				b, _ := json.Marshal(map[string]any{"agent_id": id, "block": true, "timeout": 300})
-				return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "check_agent", Args: b}}}
-			}},
-			say("root done")}},
-		{Match: llmtest.Matcher{Kind: "worker"}, Turns: []llmtest.Turn{
-			{ToolCalls: []llmtest.ToolCall{call("read_file", map[string]string{"path": "d/x"})}},
-			{ToolCalls: []llmtest.ToolCall{call("edit_file", map[string]string{"path": "d/x", "old_string": "x", "new_string": "worker's x"})}},
-			{ToolCalls: []llmtest.ToolCall{sh("rm d/y")}},
-			{Dynamic: func(llmtest.Recorded) llmtest.Turn {
-				closeEdited()
-				if !waitOr(ctx, swapped) {
-					return say("the root never swapped")
-				}
-				return say("worker done")
-			}}}},
-	}})
+	srv := swapScript(ctx, target)
 	t.Cleanup(srv.Close)
 	p := start(t, bin.orchestrator, modelEnv(srv), "run", "--workspace", ws, "--json", "--yes", "--ephemeral", "swap d")
 	res := runJSON(t, p)
@@ -148,6 +121,51 @@ func TestAttackMergeBackFollowsNoSymlink(t *testing.T) {
 	}
 	secondRun(t, ws, filepath.Join(t.TempDir(), "pwned"))
 	untouched("the second run")
+}
+
+// swapScript is attack 4's script: the root delegates a background
+// worker, and once the worker has edited d/x and deleted d/y in its
+// worktree, swaps d for a link to target, then waits for the worker; the
+// worker ends only after the swap, so its merge-back meets the link.
+// A gate not reached before ctx ends answers a turn that says so.
+func swapScript(ctx context.Context, target string) *llmtest.Server {
+	edited, swapped := make(chan struct{}), make(chan struct{})
+	closeEdited, closeSwapped := onceCloser(edited), onceCloser(swapped)
+	say := func(s string) llmtest.Turn { return llmtest.Turn{Text: s} }
+	return llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
+			{ToolCalls: []llmtest.ToolCall{call("delegate", map[string]any{"type": "worker", "task": "edit d", "background": true})}},
+			{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+				// The worker's edits are made in its worktree; now the swap.
+				if !waitOr(ctx, edited) {
+					return say("the worker never edited")
+				}
+				return llmtest.Turn{ToolCalls: []llmtest.ToolCall{sh("rm -rf d && ln -s " + target + " d && ls -l d")}}
+			}},
+			{Dynamic: func(req llmtest.Recorded) llmtest.Turn {
+				closeSwapped()
+				var id string
+				for _, m := range req.Messages {
+					if m := backgroundID.FindStringSubmatch(m.Content); m != nil {
+						id = m[1]
+					}
+				}
+				b, _ := json.Marshal(map[string]any{"agent_id": id, "block": true, "timeout": 300})
+				return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "check_agent", Args: b}}}
+			}},
+			say("root done")}},
+		{Match: llmtest.Matcher{Kind: "worker"}, Turns: []llmtest.Turn{
+			{ToolCalls: []llmtest.ToolCall{call("read_file", map[string]string{"path": "d/x"})}},
+			{ToolCalls: []llmtest.ToolCall{call("edit_file", map[string]string{"path": "d/x", "old_string": "x", "new_string": "worker's x"})}},
+			{ToolCalls: []llmtest.ToolCall{sh("rm d/y")}},
+			{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+				closeEdited()
+				if !waitOr(ctx, swapped) {
+					return say("the root never swapped")
+				}
+				return say("worker done")
+			}}}},
+	}})
 }
 
 // conflictsOf is run --json's changes with the conflict's fields.
