@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/troupe-ai/troupe/messages"
@@ -59,6 +58,9 @@ func (r *Repo) Apply(ctx context.Context, snap Snapshot, cs messages.Changeset, 
 		return out, fmt.Errorf("apply changes of %s: %w", agent, err)
 	}
 	defer unlock()
+	if err := r.recoverLands(); err != nil {
+		return out, fmt.Errorf("apply changes of %s: %w", agent, err)
+	}
 	theirs, err := r.theirTree(ctx, snap, cs)
 	if err != nil {
 		return out, fmt.Errorf("apply changes of %s: %w", agent, err)
@@ -72,7 +74,10 @@ func (r *Repo) Apply(ctx context.Context, snap Snapshot, cs messages.Changeset, 
 		out.Branch, err = r.branch(ctx, snap, theirs, run, agent)
 	case ModeApply, "":
 		var m merged
-		if m, err = r.merge(ctx, snap.Tree, theirs); err == nil && len(m.conflicts) > 0 {
+		if m, err = r.merge(ctx, snap.Tree, theirs, run, agent, cs.Patch); err != nil {
+			return r.keepOnError(out, run, agent, cs.Patch, err)
+		}
+		if len(m.conflicts) > 0 {
 			out.Status, out.Conflicts, out.Reason = messages.ChangeStatusConflict, m.conflicts, m.reason()
 			if outside := r.outsideCone(ctx, m.conflicts); len(outside) > 0 {
 				out.Reason = strings.TrimPrefix(out.Reason+"; "+coneReason(outside), "; ")
@@ -88,6 +93,20 @@ func (r *Repo) Apply(ctx context.Context, snap Snapshot, cs messages.Changeset, 
 		return out, fmt.Errorf("apply changes of %s: %w", agent, err)
 	}
 	return out, nil
+}
+
+// keepOnError is the outcome of a land that failed with err (rolled
+// back, the workspace as it was): status error, the patch kept and
+// named.
+func (r *Repo) keepOnError(out Outcome, run, agent string, patch []byte, err error) (Outcome, error) {
+	err = fmt.Errorf("apply changes of %s: %w", agent, err)
+	out.Status, out.Error = messages.ChangeStatusError, err.Error()
+	if path, kerr := r.keepPatch(run, agent, patch); kerr == nil {
+		out.Patch = path
+	} else {
+		err = errors.Join(err, kerr)
+	}
+	return out, err
 }
 
 // theirTree is the tree of the agent's end state: the changeset's own
@@ -115,46 +134,6 @@ func (r *Repo) theirTree(ctx context.Context, snap Snapshot, cs messages.Changes
 		return "", fmt.Errorf("%w: %w", ErrBadChangeset, err)
 	}
 	return g.line(ctx, "write-tree")
-}
-
-// keepPatch writes patch to <state dir>/runs/<run>/changes/<agent>.patch
-// (the data dir without a state dir) and returns the path (see
-// KeepPatch).
-func (r *Repo) keepPatch(run, agent string, patch []byte) (string, error) {
-	dir := r.opts.StateDir
-	if dir == "" {
-		dir = r.dataDir
-	}
-	return KeepPatch(r.root, dir, run, agent, patch)
-}
-
-// KeepPatch writes patch as dir/runs/<run>/changes/<agent>.patch and
-// returns its path. Nothing below the trusted directory it is reached
-// from is followed if it is a symlink (an error then, nothing written):
-// the workspace root when dir is inside the workspace at root, else dir
-// itself. A file at the patch's path is replaced, not written through.
-// The folders runs, <run> and changes are the user's alone (0700), the
-// patch too (0600): it holds what the agent wrote.
-func KeepPatch(root, dir, run, agent string, patch []byte) (string, error) {
-	if !pathSafe(run) || !pathSafe(agent) {
-		return "", fmt.Errorf("keep patch: bad run %q or agent %q", run, agent)
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("keep patch: %w", err)
-	}
-	base, at := anchor(root, dir)
-	if err := keepPrivate(base, at, []string{"runs", run, "changes"}, agent+".patch", patch); err != nil {
-		return "", fmt.Errorf("keep patch: %w", err)
-	}
-	path := filepath.Join(dir, "runs", run, "changes", agent+".patch")
-	return path, nil
-}
-
-// pathSafe reports whether s may name a file: not empty, no separator,
-// not starting with a dot.
-func pathSafe(s string) bool {
-	return s != "" && !strings.ContainsAny(s, `/\`+"\x00") && !strings.HasPrefix(s, ".")
 }
 
 // errOutside is returned for a changed path that would leave the work tree.

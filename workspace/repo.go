@@ -36,6 +36,10 @@ type Options struct {
 	// write. Default beside the per-user state directory
 	// (statedir.GitRoot: ~/.local/state/troupe-git).
 	GitHome string
+	// MaxChangeBytes is the largest file a capture carries
+	// (agent.max_change_bytes): a bigger one is left out of the
+	// changeset and named in its Oversize. Default DefaultMaxChangeBytes.
+	MaxChangeBytes int64
 }
 
 // Repo is a workspace and the git repository that holds its snapshots:
@@ -50,6 +54,9 @@ type Repo struct {
 	dataDir string
 	opts    Options
 	private bool // no git checkout: snapshots live in a private repository
+	// unmodelled names a repository feature troupe does not model
+	// (repo_features.go); "" for none.
+	unmodelled string
 
 	tool   *gitTool
 	home   *home  // the git directory troupe's commands run against
@@ -75,8 +82,9 @@ type Repo struct {
 
 	checkout checkoutState // the last tree checked out in Go, and why Go may not (materialise.go)
 
-	userIgnore string // the user's global ignore file (excludes.go); "" for none
-	excludes   string // the ignore file troupe's git reads, in the home
+	conv       userConv // what of the user's global config converts files (merge_convert.go)
+	userIgnore string   // the user's global ignore file (excludes.go); "" for none
+	excludes   string   // the ignore file troupe's git reads, in the home
 }
 
 // Open returns the Repo of the workspace at root. A worktree this
@@ -101,6 +109,9 @@ func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 	if errors.Is(err, ErrNoGit) {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
+	if err != nil && gitBelow(abs) {
+		return nil, unreadableRepo(root, err)
+	}
 	if err != nil {
 		return r, r.openPrivate(ctx)
 	}
@@ -113,7 +124,9 @@ func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
-	if r.home, err = openHome(opts.GitHome, found.objects, nil, found.format, parseConfigList(conf), r.tool, abs, r.top); err != nil {
+	userConf := parseConfigList(conf)
+	r.unmodelled = unmodelledWhy(userConf)
+	if r.home, err = openHome(opts.GitHome, found.objects, nil, found.format, userConf, r.tool, abs, r.top); err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
 	if err := r.home.mirror(r.common); err != nil {
@@ -128,7 +141,22 @@ func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 	if err := r.writeExcludes(); err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
+	// The user's core.autocrlf and core.eol decide how the user's files
+	// are read and written (merge_convert.go).
+	r.conv = r.readUserConv(ctx)
+	r.g.conf = append(r.g.conf, r.conv.conf...)
+	if err := r.recoverOnOpen(); err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
+	}
 	return r, nil
+}
+
+// maxChange is the largest file a capture carries.
+func (r *Repo) maxChange() int64 {
+	if r.opts.MaxChangeBytes > 0 {
+		return r.opts.MaxChangeBytes
+	}
+	return DefaultMaxChangeBytes
 }
 
 // blankRepo is a Repo of the workspace root (resolved) with top as its
