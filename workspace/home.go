@@ -16,13 +16,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/troupe-ai/troupe/internal/statedir"
 )
 
 // A home is the git directory troupe's own commands run against: made
 // and written only by troupe, in a directory no agent may write (by
-// default <system temp>/troupe-<uid>/git/<key>, mode 0700, outside every
-// workspace; agents' commands may write only beneath their workspace or
-// worktree, their own TMPDIR and sandbox.writable). It holds:
+// default <per-user state>/troupe-git/<key>, see statedir.GitRoot, mode
+// 0700, outside every workspace; agents' commands may write only beneath
+// their workspace or worktree, their own TMPDIR and sandbox.writable).
+// It holds:
 //   - config: what troupe writes, and of the repository's own config only
 //     the few keys that change how files are added and checked out
 //     (copiedKeys), each a plain word. No filter, diff or merge driver,
@@ -77,10 +80,15 @@ type home struct {
 	copies map[string][]byte // mirrored file → what was last written
 }
 
-// homeBaseDir is where homes are made: base, or the default.
+// homeBaseDir is where homes are made: base, or the default (beside the
+// per-user state directory; <system temp>/troupe-<uid>/git only for a
+// process with neither XDG_STATE_HOME nor a home directory).
 func homeBaseDir(base string) string {
 	if base != "" {
 		return base
+	}
+	if dir, err := statedir.DefaultGitRoot(); err == nil {
+		return dir
 	}
 	return filepath.Join(os.TempDir(), "troupe-"+strconv.Itoa(os.Getuid()), "git")
 }
@@ -96,7 +104,10 @@ var sweepOnce sync.Once
 func openHome(base, objects string, borrow []string, format string, conf map[string]confValue, tool *gitTool, untrusted ...string) (*home, error) {
 	base = homeBaseDir(base)
 	if beneathAny(base, untrusted) {
-		return nil, fmt.Errorf("troupe's git directory %s is inside the workspace; set TMPDIR to a directory agents cannot write", base)
+		return nil, fmt.Errorf("troupe's git directory %s is inside the workspace; set XDG_STATE_HOME to a directory agents cannot write", base)
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Dir(base)), 0o700); err != nil {
+		return nil, fmt.Errorf("make troupe's git directory: %w", err)
 	}
 	if err := ownedDir(filepath.Dir(base)); err != nil {
 		return nil, err

@@ -142,3 +142,38 @@ func TestSnapshotWithoutAUsableIndex(t *testing.T) {
 		})
 	}
 }
+
+// The home lives beside the per-user state directory
+// ($XDG_STATE_HOME/troupe-git), private to the user, not in the shared
+// system temp; a kept patch's folders are 0700 and the patch 0600.
+func TestHomeAndKeptPatchArePrivate(t *testing.T) {
+	root := newRepo(t, map[string]string{"a.txt": "a\n"})
+	r := open(t, root)
+	want := filepath.Join(os.Getenv("XDG_STATE_HOME"), "troupe-git")
+	if os.Getenv("XDG_STATE_HOME") == "" || filepath.Dir(r.home.dir) != want {
+		t.Errorf("home %s, want it in %s", r.home.dir, want)
+	}
+	for _, d := range []string{want, r.home.dir} {
+		if fi, err := os.Lstat(d); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v %v, want 0700", d, fi.Mode(), err)
+		}
+	}
+	state := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(state, "runs"), 0o755)) // made wider before, by an older version
+	path, err := KeepPatch(root, state, "run1", "worker-1", []byte("diff --git a/a.txt b/a.txt\n"))
+	must(t, err)
+	for _, d := range []string{"runs", "runs/run1", "runs/run1/changes"} {
+		if fi, err := os.Lstat(filepath.Join(state, d)); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v %v, want 0700", d, fi.Mode(), err)
+		}
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.Mode().Perm() != 0o600 || !fi.Mode().IsRegular() {
+		t.Errorf("the patch %s: %v %v, want a 0600 file", path, fi.Mode(), err)
+	}
+	// Kept again (a retried agent's): replaced, still 0600.
+	path, err = KeepPatch(root, state, "run1", "worker-1", []byte("second\n"))
+	must(t, err)
+	if b, _ := os.ReadFile(path); string(b) != "second\n" {
+		t.Errorf("the patch holds %q", b)
+	}
+}

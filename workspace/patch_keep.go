@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -28,6 +27,8 @@ func (r *Repo) keepPatch(run, agent string, patch []byte) (string, error) {
 // from is followed if it is a symlink (an error then, nothing written):
 // the workspace root when dir is inside the workspace at root, else dir
 // itself. A file at the patch's path is replaced, not written through.
+// The folders runs, <run> and changes are the user's alone (0700), the
+// patch too (0600): it holds what the agent wrote.
 func KeepPatch(root, dir, run, agent string, patch []byte) (string, error) {
 	if !pathSafe(run) || !pathSafe(agent) || !messages.PathSafeID(run) || !messages.PathSafeID(agent) {
 		return "", fmt.Errorf("keep patch: bad run %q or agent %q", run, agent)
@@ -36,19 +37,11 @@ func KeepPatch(root, dir, run, agent string, patch []byte) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("keep patch: %w", err)
 	}
-	rel := filepath.Join("runs", run, "changes", agent+".patch")
 	base, at := anchor(root, dir)
-	if err := writeBeneath(base, filepath.Join(at, rel), patch, 0o644); err != nil {
+	if err := keepPrivate(base, at, []string{"runs", run, "changes"}, agent+".patch", patch); err != nil {
 		return "", fmt.Errorf("keep patch: %w", err)
 	}
-	path := filepath.Join(dir, rel)
-	if base == dir {
-		// Outside the workspace (troupe's state directory): the patch is
-		// troupe's alone, and nobody else's to write there.
-		if err := os.Chmod(path, 0o600); err != nil {
-			return "", fmt.Errorf("keep patch: %w", err)
-		}
-	}
+	path := filepath.Join(dir, "runs", run, "changes", agent+".patch")
 	return path, nil
 }
 

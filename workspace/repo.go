@@ -33,7 +33,8 @@ type Options struct {
 	KeepIdle int
 	// GitHome is where troupe keeps the git directories its own git
 	// commands run against (home.go); it must be a directory no agent may
-	// write. Default <system temp>/troupe-<uid>/git.
+	// write. Default beside the per-user state directory
+	// (statedir.GitRoot: ~/.local/state/troupe-git).
 	GitHome string
 	// MaxChangeBytes is the largest file a capture carries
 	// (agent.max_change_bytes): a bigger one is left out of the

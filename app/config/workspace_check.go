@@ -138,7 +138,7 @@ func checkWorkspaceValues(leaves []wsLeaf, file string, before, after Config, bu
 	for _, l := range leaves {
 		r := wsRuleFor(l.path)
 		b, a := lookup(bn, l.path), lookup(an, l.path)
-		if why := wsWidens(*r, l.path, b, a, before, builtin); why != "" {
+		if why := wsWidens(*r, l.path, b, a, before, after, builtin); why != "" {
 			return wsRefuse(file, l.line, l.path, why)
 		}
 	}
@@ -147,22 +147,33 @@ func checkWorkspaceValues(leaves []wsLeaf, file string, before, after Config, bu
 
 // wsWidens says how after (the node at path once the workspace file is
 // applied) widens before, or "".
-func wsWidens(r wsRule, path []string, before, after *yaml.Node, c Config, builtin map[string]Kind) string {
+func wsWidens(r wsRule, path []string, before, after *yaml.Node, c, ac Config, builtin map[string]Kind) string {
 	bv, av := scalar(before), scalar(after)
 	if before == nil && r.dflt != nil {
 		bv = r.dflt(c, path)
 	}
 	switch r.kind {
 	case wsLower, wsLowerZero:
+		if r.eff != nil {
+			if be, ae := r.eff(c), r.eff(ac); mustNumber(ae) > mustNumber(be) {
+				return fmt.Sprintf("%s puts %s in effect, over the %s in effect before; it may only lower it", av, ae, be)
+			}
+			return ""
+		}
 		b, okb := number(bv)
 		a, oka := number(av)
 		unlimited := func(x float64) bool { return r.kind == wsLowerZero && x == 0 }
 		if !okb || !oka {
 			return "not a number to compare with " + bv
 		}
+		if r.kind == wsLower && !r.zeroOK && a == 0 && b != 0 {
+			return fmt.Sprintf("0 is no lower than %s here (it means the default, or no limit); it may only lower it", bv)
+		}
 		if !unlimited(b) && (unlimited(a) || a > b) {
 			return fmt.Sprintf("%s raises %s; it may only lower it", av, bv)
 		}
+	case wsRateLimit:
+		return rateLimitsWiden(c.Model, ac.Model)
 	case wsOnlyFalse:
 		if av == "true" && bv != "true" {
 			return "it may only be turned off here"

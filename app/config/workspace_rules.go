@@ -35,6 +35,7 @@ const (
 	wsModel                       // a model the user configured
 	wsKindTools                   // a subset of the kind's tools before
 	wsRounds                      // rounds whose models the user configured
+	wsRateLimit                   // provider limits no model's limit in effect rises by
 )
 
 // wsRule is one key (dotted; "*" stands for one mapping key) a workspace
@@ -44,14 +45,21 @@ type wsRule struct {
 	kind    wsKind
 	order   []string                                  // wsTighten: from the widest
 	dflt    func(before Config, path []string) string // the value before when the key was unset
+	// eff, when set, is the value in effect, compared before and after
+	// the file: a 0 that means a default, or another key that wins.
+	eff func(c Config) string
+	// zeroOK: a 0 is truly less (none); for the other wsLower keys a 0
+	// means a default or no limit, so it is refused as a raise.
+	zeroOK bool
 }
 
 // wsRules are the keys a workspace file may set.
 var wsRules = []wsRule{
-	{pattern: "agent.max_rounds", kind: wsLower},
-	{pattern: "agent.planning_rounds", kind: wsLower},
+	{pattern: "agent.max_rounds", kind: wsLower, eff: agentInt(Agent.RoundLimit)},
+	{pattern: "agent.planning_rounds", kind: wsLower, eff: agentInt(Agent.PlanningLimit)},
 	{pattern: "agent.plan_first.*", kind: wsAny},
-	{pattern: "agent.doom_repeats", kind: wsLower},
+	{pattern: "agent.doom_repeats", kind: wsLower, eff: agentInt(Agent.DoomLimit)},
+	{pattern: "agent.max_tool_calls_per_round", kind: wsLower, eff: agentInt(Agent.ToolCallLimit)},
 	{pattern: "agent.approval.*", kind: wsTighten, order: []string{PolicyAuto, PolicyAsk, PolicyDeny}, dflt: constant(PolicyAuto)},
 	{pattern: "agent.approval_timeout", kind: wsLower},
 	{pattern: "agent.keep_checkpoints", kind: wsAny},
@@ -61,9 +69,9 @@ var wsRules = []wsRule{
 	{pattern: "agent.estimates.*", kind: wsLower, dflt: func(c Config, p []string) string {
 		return strconv.FormatInt(c.Agent.EstimateFor(p[len(p)-1]), 10)
 	}},
-	{pattern: "agent.result_cap", kind: wsLower},
-	{pattern: "agent.max_depth", kind: wsLower},
-	{pattern: "agent.fanout_threshold", kind: wsLower},
+	{pattern: "agent.result_cap", kind: wsLower, eff: agentInt(Agent.ResultLimit)},
+	{pattern: "agent.max_depth", kind: wsLower, eff: agentInt(Agent.DepthLimit)},
+	{pattern: "agent.fanout_threshold", kind: wsLower, eff: agentInt(Agent.FanoutLimit)},
 	{pattern: "agent.fanout_policy", kind: wsTighten, order: []string{PolicyAuto, PolicyAsk, PolicyDeny}},
 	{pattern: "agent.on_parent_finish", kind: wsAny},
 	{pattern: "agent.isolation", kind: wsTighten, order: []string{"shared", "auto", "worktree"}},
@@ -72,7 +80,12 @@ var wsRules = []wsRule{
 	{pattern: "model.default", kind: wsModel},
 	{pattern: "model.cheap", kind: wsModel},
 	{pattern: "model.stream", kind: wsAny},
-	{pattern: "model.max_attempts", kind: wsLower},
+	{pattern: "model.max_attempts", kind: wsLower, eff: attempts},
+	{pattern: "model.max_retries", kind: wsLower, eff: attempts},
+	{pattern: "model.max_response_bytes.text", kind: wsLower},
+	{pattern: "model.max_response_bytes.tool_call", kind: wsLower},
+	{pattern: "model.rate_limit.*.rpm", kind: wsRateLimit},
+	{pattern: "model.rate_limit.*.tpm", kind: wsRateLimit},
 	{pattern: "model.request_timeout", kind: wsLower},
 	{pattern: "model.stream_idle_timeout", kind: wsLower},
 	{pattern: "model.initial_backoff", kind: wsAny},
@@ -103,7 +116,7 @@ var wsRules = []wsRule{
 	{pattern: "tools.web.allow_hosts", kind: wsSubset},
 	{pattern: "tools.web.timeout", kind: wsLower},
 	{pattern: "tools.web.max_bytes", kind: wsLower},
-	{pattern: "tools.web.max_redirects", kind: wsLower},
+	{pattern: "tools.web.max_redirects", kind: wsLower, zeroOK: true},
 	{pattern: "tools.web.cache_ttl", kind: wsAny},
 	{pattern: "budget.tokens", kind: wsLower},
 	{pattern: "budget.usd", kind: wsLowerZero},
@@ -169,6 +182,18 @@ func wsContainer(path []string) bool {
 	return false
 }
 
+// wsRuleBeneath is the first rule whose key lies beneath the mapping at
+// path (model.rate_limit's, for model.rate_limit), nil when none does.
+func wsRuleBeneath(path []string) *wsRule {
+	for i := range wsRules {
+		pat := strings.Split(wsRules[i].pattern, ".")
+		if len(pat) > len(path) && matchPath(pat[:len(path)], path) {
+			return &wsRules[i]
+		}
+	}
+	return nil
+}
+
 func matchPath(pattern, path []string) bool {
 	if len(pattern) != len(path) {
 		return false
@@ -200,7 +225,9 @@ func WorkspaceMay(key string) string {
 	r := wsRuleFor(path)
 	if r == nil && wsContainer(path) { // an empty mapping: what its keys may do
 		if r = wsRuleFor(append(path, "*")); r == nil {
-			return "yes"
+			if r = wsRuleBeneath(path); r == nil {
+				return "yes"
+			}
 		}
 	}
 	if r == nil {
@@ -214,7 +241,7 @@ func WorkspaceMay(key string) string {
 		}
 	}
 	switch r.kind {
-	case wsLower, wsLowerZero:
+	case wsLower, wsLowerZero, wsRateLimit:
 		return "lower only"
 	case wsOnlyFalse, wsOnlyTrue, wsTighten, wsSuperset:
 		return "tighten only"

@@ -49,6 +49,26 @@ func DefaultRoot() (string, error) {
 	return Root(os.Getenv, home)
 }
 
+// GitRoot is where troupe keeps the git directories its own git commands
+// run against (workspace's homes): $XDG_STATE_HOME/troupe-git, else
+// <home>/.local/state/troupe-git. Beside Root, not in it: an agent's git
+// in its worktree reads its home (the worktree's admin files, the
+// alternates naming the objects), while Root is denied to agents whole;
+// like Root it is the user's alone, where no agent may write.
+func GitRoot(getenv func(string) string, home string) (string, error) {
+	root, err := Root(getenv, home)
+	if err != nil {
+		return "", err
+	}
+	return root + "-git", nil
+}
+
+// DefaultGitRoot is GitRoot from this process's environment and home.
+func DefaultGitRoot() (string, error) {
+	home, _ := os.UserHomeDir()
+	return GitRoot(os.Getenv, home)
+}
+
 // ID names a workspace's state directory: the workspace folder's name and
 // the start of the SHA-256 of its absolute path, symlinks resolved (so the
 // same folder reached two ways shares its state).

@@ -25,6 +25,15 @@ func TestRoot(t *testing.T) {
 	if _, err := Root(getenv, ""); !errors.Is(err, ErrNoHome) {
 		t.Errorf("no home: %v", err)
 	}
+	// troupe's git homes: beside the root (agents' git reads them; the
+	// root is denied to agents whole), never in the shared system temp.
+	if r, err := GitRoot(getenv, "/home/u"); err != nil || r != "/home/u/.local/state/troupe-git" {
+		t.Errorf("git root %q %v", r, err)
+	}
+	env["XDG_STATE_HOME"] = "/xdg/state"
+	if r, _ := GitRoot(getenv, "/home/u"); r != "/xdg/state/troupe-git" {
+		t.Errorf("XDG git root %q", r)
+	}
 }
 
 // A workspace's ID is stable, names the folder, and tells two folders of

@@ -1,0 +1,46 @@
+package workspace
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// keepPrivate writes data as the file name in the folders dirs beneath
+// at beneath base, none of them followed if it is a symlink: each of
+// dirs is made, or narrowed, to 0700 and the file is written new as 0600
+// and renamed over what was there (replaced, never written through).
+func keepPrivate(base, at string, dirs []string, name string, data []byte) error {
+	d, err := openBeneath(base, at, true)
+	if err != nil {
+		return err
+	}
+	for _, c := range dirs {
+		if err := unix.Mkdirat(d.fd(), c, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+			d.close()
+			return err
+		}
+		next, err := d.sub(c, false)
+		d.close()
+		if err != nil {
+			return err
+		}
+		d = next
+		if err := unix.Fchmod(d.fd(), 0o700); err != nil {
+			d.close()
+			return err
+		}
+	}
+	defer d.close()
+	tmp := ".troupe-" + strconv.FormatUint(rand.Uint64(), 16) + ".tmp"
+	if err := d.writeNew(tmp, 0o600, data); err != nil {
+		return err
+	}
+	if err := unix.Renameat(d.fd(), tmp, d.fd(), name); err != nil {
+		_ = unix.Unlinkat(d.fd(), tmp, 0)
+		return err
+	}
+	return nil
+}
