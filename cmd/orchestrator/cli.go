@@ -47,6 +47,7 @@ Usage:
   orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]
   orchestrator tools call --script FILE [--workspace DIR] [--config FILE]
   orchestrator config print [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--json]
+  orchestrator model --scripted [--listen ADDR] [--script FILE]   a scripted model to try everything without a key
   orchestrator sandbox check [--workspace DIR] [--config FILE]   what this machine's kernel enforces, and each kind's sandbox
   orchestrator version
   orchestrator help COMMAND                        (or COMMAND --help; [flags]: see there)
@@ -101,6 +102,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		code, err = cmdAuth(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "serve":
 		code, err = cmdServe(ctx, args[1:], os.Getenv, stdout, stderr)
+	case "model":
+		code, err = cmdModel(ctx, args[1:], stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionLine("orchestrator"))
 	case "help", "-h", "--help":
