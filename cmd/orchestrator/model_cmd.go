@@ -63,8 +63,8 @@ func cmdModel(ctx context.Context, args []string, stderr io.Writer) (int, error)
 		return exitFailed, fmt.Errorf("model: %w", err)
 	}
 	defer srv.Close()
-	fmt.Fprintf(stderr, "troupe model: a SCRIPTED model (canned answers, no key) ready at %s\n", srv.URL())
-	fmt.Fprintf(stderr, "point run, node and mcp at it: export OPENAI_BASE_URL=%s   (no OPENAI_API_KEY needed)\nCtrl-C stops it.\n", srv.URL())
+	fmt.Fprintf(stderr, "troupe model: a SCRIPTED model (canned answers, no key) at %s\n"+
+		"point run, node and mcp at it: export OPENAI_BASE_URL=%s   (no OPENAI_API_KEY needed)\nready; Ctrl-C stops it.\n", srv.URL(), srv.URL())
 	<-ctx.Done()
 	return exitOK, nil
 }

@@ -263,6 +263,9 @@ func (s *Server) nextTurn(rec *Recorded) Turn {
 	if agent == "" {
 		agent = "script#" + strconv.Itoa(idx)
 	}
+	if s.script.PerRun {
+		agent = rec.Run + "/" + agent
+	}
 	as := &s.script.Agents[idx]
 	turns := as.Turns
 	s.mu.Lock()

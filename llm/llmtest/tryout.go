@@ -19,7 +19,7 @@ func TryOut() Script {
 	plan := func(summary string) Turn {
 		return Call(Tool("submit_plan", `{"summary":"`+summary+`","steps":[{"title":"`+summary+`"}]}`))
 	}
-	var s Script
+	s := Script{PerRun: true}
 	for _, words := range TryOutChangeTasks {
 		s.Agents = append(s.Agents, AgentScript{Match: Matcher{Kind: "root", TaskContains: words}, Turns: []Turn{
 			plan("delegate the change to one worker"),

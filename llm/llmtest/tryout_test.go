@@ -30,4 +30,9 @@ func TestTryOutScript(t *testing.T) {
 	if turn := srv.nextTurn(question); len(turn.ToolCalls) != 1 || !strings.Contains(string(turn.ToolCalls[0].Args), `"explore"`) {
 		t.Errorf("a question's first turn: %+v", turn)
 	}
+	// Every run's lead agent is "root": a second run walks its script afresh.
+	again := &Recorded{Kind: "root", Agent: "a2", Run: "run-2", Task: "Where is the budget enforced?"}
+	if turn := srv.nextTurn(again); len(turn.ToolCalls) != 1 || !strings.Contains(string(turn.ToolCalls[0].Args), `"explore"`) {
+		t.Errorf("a second run's first turn: %+v", turn)
+	}
 }
