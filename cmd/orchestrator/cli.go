@@ -55,7 +55,7 @@ Usage:
 Model: OPENAI_API_KEY and OPENAI_BASE_URL (any OpenAI-compatible endpoint),
 --model or TROUPE_MODEL; see configs/default.yaml for everything else.
 Exit codes: 0 done, 1 failed, 2 usage or config error, 3 round or budget
-limit reached, 130 interrupted.
+limit reached, 4 done but some sub-agents failed, 130 interrupted.
 `
 
 // run is the whole program: it returns the process exit code.
