@@ -65,7 +65,8 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	defer nb.Close(ctx)
 	// Traces when the environment names a collector (the demo reads no
 	// config file); its node processes inherit the same variables.
-	tp, stopTracing, err := setup.Tracing(ctx, os.Getenv(telemetry.EnvEndpoint), telemetry.ServiceOrchestrator, os.Getenv, zerolog.Nop())
+	tlog, _ := runner.Logger(config.Config{}, "warn", stderr) // an unreachable collector: one warning line
+	tp, stopTracing, err := setup.Tracing(ctx, os.Getenv(telemetry.EnvEndpoint), telemetry.ServiceOrchestrator, os.Getenv, tlog)
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
