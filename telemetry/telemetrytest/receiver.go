@@ -25,7 +25,7 @@ import (
 type Span struct {
 	Service                   string
 	Resource                  map[string]any // the exporting process's resource attributes
-	TraceID, SpanID, ParentID string // hex; ParentID "" for a root
+	TraceID, SpanID, ParentID string         // hex; ParentID "" for a root
 	Name                      string
 	Kind                      int32
 	Attrs                     map[string]any // string, int64, float64, bool or []any
