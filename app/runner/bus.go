@@ -150,7 +150,7 @@ func (b *Bus) Announce(w io.Writer, run string) {
 }
 
 // WatchCommand is the command line that watches run from another
-// terminal, with the credentials it needs: the embedded server's watcher
+// terminal (from its first event), with the credentials it needs: the embedded server's watcher
 // file; against an external server, the watcher.creds beside the run's
 // own .creds file (serve's and auth init's folder) or else the run's file
 // itself, which may read the events too. A password in the URL is masked.
@@ -168,7 +168,9 @@ func (b *Bus) WatchCommand(run string) string {
 	if creds != "" {
 		args = append(args, "--creds", shellWord(creds))
 	}
-	return strings.Join(append(args, "--run", shellWord(run)), " ")
+	// --from-start: the run's events from its first, so the line works
+	// whenever it is copied, and ends with the run.
+	return strings.Join(append(args, "--run", shellWord(run), "--from-start"), " ")
 }
 
 // Connect connects to the NATS at urls with cfg's credentials, TLS and
