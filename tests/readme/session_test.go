@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -192,6 +191,3 @@ func readmeText(t *testing.T) string {
 	}
 	return string(b)
 }
-
-// anyLine matches a line of text.
-func anyLine(re string) *regexp.Regexp { return regexp.MustCompile("(?m)" + re) }
