@@ -164,7 +164,7 @@ func (a *agent) start(c actor.Context) {
 	a.ctx, a.cancel = context.WithCancel(a.rt.ctx)
 	if a.rt.tracer.Enabled() {
 		a.ctx, a.span = a.rt.tracer.StartAgent(a.spec.trace.Context(a.ctx), telemetry.Agent{Run: a.rt.run, ID: a.spec.id,
-			Parent: a.spec.parent, Kind: a.spec.kind.Name, Model: a.rt.pickModel(a.spec, 1), Node: a.rt.node,
+			Parent: a.spec.parent, Kind: a.spec.kind.Name, Model: a.rt.pickModel(a.spec, 1), Node: a.rt.node, Provider: llm.ProviderOf(a.rt.client),
 			Depth: a.spec.depth, Attempt: a.spec.attempt})
 	}
 	a.ev = newAgentEvents(a.rt.events, a.rt.run, a.spec.id, a.spec.parent, a.spec.kind.Name, a.rt.node, a.log).withAttempt(a.spec.attempt)

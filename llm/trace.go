@@ -63,3 +63,15 @@ func errorType(ctx context.Context, err error) string {
 	}
 	return "error"
 }
+
+// Provider is gen_ai.provider.name of c's model calls, named from its
+// base URL ("openai" for any other OpenAI-compatible endpoint).
+func (c *OpenAIClient) Provider() string { return c.span.Provider }
+
+// ProviderOf is c's Provider, or "" for a Client that does not say.
+func ProviderOf(c Client) string {
+	if p, ok := c.(interface{ Provider() string }); ok {
+		return p.Provider()
+	}
+	return ""
+}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -72,7 +74,20 @@ func (c Config) getenv() func(string) string {
 // a nil one) is off: its Tracer is the no-op Tracer and Shutdown does
 // nothing.
 type Provider struct {
-	tp *sdktrace.TracerProvider
+	tp     *sdktrace.TracerProvider
+	log    zerolog.Logger
+	target string // where spans go, for the warning
+	warned atomic.Bool
+}
+
+// Warn reports that spans could not be exported: one warning line for
+// the provider's life (a collector that is down fails every batch), so an
+// unreachable endpoint costs one line, not one per batch.
+func (p *Provider) Warn(err error) {
+	if p == nil || err == nil || !p.warned.CompareAndSwap(false, true) {
+		return
+	}
+	p.log.Warn().Err(err).Msgf("telemetry: spans cannot be exported to %s (is the collector up?); further failures are not reported", p.target)
 }
 
 // Start returns the process's Provider: off when c is not Enabled (no
@@ -83,7 +98,8 @@ func Start(ctx context.Context, c Config) (*Provider, error) {
 		return &Provider{}, nil
 	}
 	var opts []otlptracehttp.Option
-	if c.getenv()(EnvTracesEndpoint) == "" {
+	target := c.getenv()(EnvTracesEndpoint)
+	if target == "" {
 		// The signal's own variable, when set, is the SDK's to read and
 		// wins; otherwise the base URL's /v1/traces.
 		u, err := TracesURL(c.Endpoint)
@@ -91,6 +107,7 @@ func Start(ctx context.Context, c Config) (*Provider, error) {
 			return nil, err
 		}
 		opts = append(opts, otlptracehttp.WithEndpointURL(u))
+		target = u
 	}
 	exp, err := otlptracehttp.New(ctx, opts...)
 	if err != nil {
@@ -102,22 +119,22 @@ func Start(ctx context.Context, c Config) (*Provider, error) {
 	}
 	// Later sources win: OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES
 	// over the program's default name.
-	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName(service)),
-		resource.WithTelemetrySDK(), resource.WithFromEnv())
+	// service.instance.id tells this process's spans from those of another
+	// process of the same service (two nodes); host.name says where it ran.
+	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName(service), semconv.ServiceInstanceID(uuid.NewString())),
+		resource.WithHost(), resource.WithTelemetrySDK(), resource.WithFromEnv())
 	if err != nil {
 		return nil, fmt.Errorf("describe the traced process: %w", err)
 	}
-	log := c.Log
+	p := &Provider{log: c.Log, target: target}
 	// The SDK reports export failures through its one global handler.
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		log.Warn().Err(err).Msg("telemetry: export spans")
-	}))
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(p.Warn))
 	batch := []sdktrace.BatchSpanProcessorOption{sdktrace.WithBatchTimeout(2 * time.Second)}
 	if c.blocking {
 		batch = append(batch, sdktrace.WithBlocking())
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(exp, batch...))
-	return &Provider{tp: tp}, nil
+	p.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(exp, batch...))
+	return p, nil
 }
 
 // TracesURL is the OTLP/HTTP traces URL of a base endpoint: its path with

@@ -56,7 +56,11 @@ func (s Span) Recording() bool { return s.s != nil }
 // Agent describes an agent for its invoke_agent span.
 type Agent struct {
 	Run, ID, Parent, Kind, Model, Node string
-	Depth, Attempt                     int
+	// Provider is gen_ai.provider.name, as its chat spans say it (llm's
+	// client names it from its base URL); "" is "openai", the API every
+	// endpoint troupe reaches speaks.
+	Provider       string
+	Depth, Attempt int
 }
 
 // StartAgent starts agent's invoke_agent span under the span in ctx (a
@@ -66,8 +70,12 @@ func (t Tracer) StartAgent(ctx context.Context, a Agent) (context.Context, Span)
 	if t.t == nil {
 		return ctx, Span{}
 	}
+	provider := a.Provider
+	if provider == "" {
+		provider = "openai"
+	}
 	attrs := []attribute.KeyValue{
-		semconv.GenAIOperationNameKey.String(OpInvokeAgent),
+		semconv.GenAIOperationNameKey.String(OpInvokeAgent), semconv.GenAIProviderNameKey.String(provider),
 		semconv.GenAIAgentNameKey.String(a.Kind),
 		semconv.GenAIAgentIDKey.String(a.ID),
 		AttrRun.String(a.Run), AttrKind.String(a.Kind), AttrDepth.Int(a.Depth),

@@ -56,7 +56,7 @@ func TestSpansReachTheReceiver(t *testing.T) {
 	}
 	a, c, x := by["invoke_agent explore"], by["chat m-small"], by["execute_tool grep"]
 	for name, want := range map[string]map[string]any{
-		"agent": {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "explore", "gen_ai.agent.id": "explore-1",
+		"agent": {"gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": "openai", "gen_ai.agent.name": "explore", "gen_ai.agent.id": "explore-1",
 			"troupe.run.id": "r1", "troupe.agent.kind": "explore", "gen_ai.usage.input_tokens": int64(120), "troupe.agent.status": "completed"},
 		"chat": {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
 			"gen_ai.request.model": "m-small", "gen_ai.response.model": "m-small-2026", "gen_ai.usage.input_tokens": int64(120),
@@ -75,6 +75,10 @@ func TestSpansReachTheReceiver(t *testing.T) {
 	}
 	if a.ParentID != "" || c.ParentID != a.SpanID || x.ParentID != a.SpanID || c.TraceID != a.TraceID || x.TraceID != a.TraceID {
 		t.Errorf("parentage: agent %s/%s (parent %q), chat parent %s, tool parent %s", a.TraceID, a.SpanID, a.ParentID, c.ParentID, x.ParentID)
+	}
+	// The process that exported them: an instance ID of its own and its host.
+	if id, _ := a.Resource["service.instance.id"].(string); len(id) != 36 || a.Resource["host.name"] == nil {
+		t.Errorf("resource %v: want service.instance.id (a UUID) and host.name", a.Resource)
 	}
 	if !x.Error || a.Error || c.Error {
 		t.Errorf("status: tool error %v, agent error %v, chat error %v", x.Error, a.Error, c.Error)

@@ -68,32 +68,62 @@ if [ -z "${TEST_PKGS:-}" ]; then
   fi
 fi
 
-echo "== go vet"
-go vet $PKGS
-echo "== staticcheck"
-go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $PKGS
-echo "== go test -race"
-go test -race -timeout 25m $PKGS
+# stage LABEL CMD...: runs one stage, saying every 2 minutes that it still
+# runs and at its end how long it took.
+stage() {
+  local label=$1 start
+  shift
+  start=$(date +%s)
+  echo "== $label"
+  ( while sleep 120; do echo "tests/run.sh: still $label ($(( ($(date +%s) - start) / 60 )) min so far)"; done ) &
+  local ticker=$! rc=0
+  "$@" || rc=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  echo "tests/run.sh: $label: $(( $(date +%s) - start )) s"
+  return "$rc"
+}
+
+stage "go vet" go vet $PKGS
+stage "staticcheck (the first run downloads and builds it)" go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $PKGS
+stage "go test -race (each package prints ok when it ends; the longest run for minutes)" go test -race -timeout 25m $PKGS
 if [ "$FUZZTIME" = 0 ]; then exit 0; fi
-echo "== fuzz ($FUZZTIME each)"
-# Each target: package and name, found from the source so new targets join.
-grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r f; do
-  pkg=./$(dirname "${f#./}")
-  for fz in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$f" | cut -d' ' -f2); do
-    echo "-- $pkg $fz"
-    log=$(mktemp)
-    if ! go test -run '^$' -fuzz "^${fz}\$" -fuzztime "$FUZZTIME" "$pkg" 2>&1 | tee "$log"; then
-      # Go 1.26's fuzz coordinator can report its own -fuzztime deadline as
-      # a failure when a worker is mid-call at that moment (golang/go#75804,
-      # fixed in Go 1.27): "context deadline exceeded" with no failing input
-      # written. That alone is not a finding; anything else fails the run.
-      if grep -q '^    context deadline exceeded$' "$log" && ! grep -q 'Failing input written to' "$log"; then
-        echo "tests/run.sh: $fz stopped at its deadline with Go's known fuzz-coordinator race (golang/go#75804), no failing input; not a finding"
+
+# fuzz: each package's fuzz binary is built once (go test -c -fuzz), then
+# run for FUZZTIME per target from the package's folder (its testdata/fuzz
+# corpus), sharing go test's fuzz cache. A passing target prints one line.
+# Go 1.26's fuzz coordinator can report its own -fuzztime deadline as a
+# failure when a worker is mid-call at that moment (golang/go#75804, fixed
+# in Go 1.27): "context deadline exceeded" with no failing input written.
+# That is not a finding and is said so, without go test's "--- FAIL" line;
+# anything else fails the run with the target's whole output. (A count,
+# FUZZTIME=20000x, has no deadline to race.)
+fuzz() {
+  local bin cache dir pkg fz log
+  bin=$(mktemp -d)
+  cache=$(go env GOCACHE)/fuzz
+  grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u | while read -r dir; do
+    pkg=./${dir#./}
+    go test -c -fuzz=. -o "$bin/fuzz.test" "$pkg" || { rm -rf "$bin"; return 1; }
+    for fz in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go | cut -d' ' -f2 | sort); do
+      log=$(mktemp)
+      if (cd "$dir" && "$bin/fuzz.test" -test.run '^$' -test.fuzz "^${fz}\$" -test.fuzztime "$FUZZTIME" \
+        -test.fuzzcachedir "$cache/$(go list "$pkg")") >"$log" 2>&1; then
+        echo "-- $pkg $fz: ok, $(grep -o 'execs: [0-9]*' "$log" | tail -1 || echo 'no execs line')"
+      elif grep -q '^    context deadline exceeded$' "$log" && ! grep -q 'Failing input written to' "$log"; then
+        echo "-- $pkg $fz: ok, $(grep -o 'execs: [0-9]*' "$log" | tail -1); Go 1.26 reported its own deadline (golang/go#75804), no failing input"
       else
+        cat "$log"
+        echo "tests/run.sh: fuzz target $pkg $fz found a failing input (above)"
         rm -f "$log"
-        exit 1
+        rm -rf "$bin"
+        return 1
       fi
-    fi
-    rm -f "$log"
+      rm -f "$log"
+    done
   done
-done
+  local rc=$?
+  rm -rf "$bin"
+  return "$rc"
+}
+stage "fuzz ($FUZZTIME per target)" fuzz

@@ -158,7 +158,7 @@ func (f *frame) runLines(r Run) []string {
 		tokens, cost = r.Tokens, r.CostUSD
 	}
 	head := fmt.Sprintf("run %s · %s · %d %s · %s · %s · %s", short(r.ID), state, len(r.Agents),
-		Plural(len(r.Agents), "agent", "agents"), Tokens(tokens), Cost(cost, unpriced), age(r.Started, f.now))
+		Plural(len(r.Agents), "agent", "agents"), Tokens(tokens), Cost(cost, unpriced), age(r.Started, runEnd(r, f.now)))
 	if r.Missed > 0 {
 		head += fmt.Sprintf(" · %d missed", r.Missed)
 	}
@@ -237,6 +237,19 @@ func (f *frame) agentLine(a *Agent, depth int) string {
 		return line
 	}
 	return id + f.paint(code, status) + line[len(id)+len(status):]
+}
+
+// runEnd is when r's clock stops: now while it runs; for an ended run its
+// start plus the wall time run.finished reported, else its last event (a
+// lost run).
+func runEnd(r Run, now time.Time) time.Time {
+	switch {
+	case !r.Finished:
+		return now
+	case r.WallMS > 0 && !r.Started.IsZero():
+		return r.Started.Add(time.Duration(r.WallMS) * time.Millisecond)
+	}
+	return r.Last
 }
 
 func age(from, to time.Time) string {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -144,7 +146,31 @@ func (b *Bus) Announce(w io.Writer, run string) {
 	if b.emb != nil {
 		where = "embedded NATS"
 	}
-	fmt.Fprintf(w, "events: %s at %s · watch: orchestrator watch --nats %s%s --run %s\n", where, b.url, b.url, b.creds.CredsFlag(bus.RoleWatcher), run)
+	fmt.Fprintf(w, "events: %s at %s · watch: %s\n", where, b.url, b.WatchCommand(run))
+}
+
+// WatchCommand is the command line that watches run from another
+// terminal (from its first event), with the credentials it needs: the embedded server's watcher
+// file; against an external server, the watcher.creds beside the run's
+// own .creds file (serve's and auth init's folder) or else the run's file
+// itself, which may read the events too. A password in the URL is masked.
+func (b *Bus) WatchCommand(run string) string {
+	args := []string{"orchestrator", "watch", "--nats", shellWord(maskPasswords(b.url))}
+	creds := b.creds.Path(bus.RoleWatcher)
+	if b.emb == nil && b.credsFile != "" {
+		creds = b.credsFile
+		if w := filepath.Join(filepath.Dir(b.credsFile), string(bus.RoleWatcher)+".creds"); w != b.credsFile {
+			if _, err := os.Stat(w); err == nil {
+				creds = w
+			}
+		}
+	}
+	if creds != "" {
+		args = append(args, "--creds", shellWord(creds))
+	}
+	// --from-start: the run's events from its first, so the line works
+	// whenever it is copied, and ends with the run.
+	return strings.Join(append(args, "--run", shellWord(run), "--from-start"), " ")
 }
 
 // Connect connects to the NATS at urls with cfg's credentials, TLS and

@@ -25,9 +25,7 @@ func Tracing(ctx context.Context, endpoint, service string, getenv func(string) 
 		return nil, func() {}, fmt.Errorf("telemetry: %w", err)
 	}
 	stop := func() {
-		if err := p.ShutdownWithin(flushTimeout); err != nil {
-			log.Warn().Err(err).Msg("telemetry: spans not flushed")
-		}
+		p.Warn(p.ShutdownWithin(flushTimeout)) // one line at most, export failures included
 	}
 	return p, stop, nil
 }

@@ -47,6 +47,7 @@ Usage:
   orchestrator tools call NAME 'JSON-ARGS' [--workspace DIR] [--config FILE] [--json]
   orchestrator tools call --script FILE [--workspace DIR] [--config FILE]
   orchestrator config print [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--json]
+  orchestrator model --scripted [--listen ADDR] [--script FILE]   a scripted model to try everything without a key
   orchestrator sandbox check [--workspace DIR] [--config FILE]   what this machine's kernel enforces, and each kind's sandbox
   orchestrator version
   orchestrator help COMMAND                        (or COMMAND --help; [flags]: see there)
@@ -54,7 +55,7 @@ Usage:
 Model: OPENAI_API_KEY and OPENAI_BASE_URL (any OpenAI-compatible endpoint),
 --model or TROUPE_MODEL; see configs/default.yaml for everything else.
 Exit codes: 0 done, 1 failed, 2 usage or config error, 3 round or budget
-limit reached, 130 interrupted.
+limit reached, 4 done but some sub-agents failed, 130 interrupted.
 `
 
 // run is the whole program: it returns the process exit code.
@@ -101,6 +102,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		code, err = cmdAuth(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "serve":
 		code, err = cmdServe(ctx, args[1:], os.Getenv, stdout, stderr)
+	case "model":
+		code, err = cmdModel(ctx, args[1:], stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionLine("orchestrator"))
 	case "help", "-h", "--help":

@@ -65,7 +65,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	defer nb.Close(ctx)
 	// Traces when the environment names a collector (the demo reads no
 	// config file); its node processes inherit the same variables.
-	tp, stopTracing, err := setup.Tracing(ctx, os.Getenv(telemetry.EnvEndpoint), telemetry.ServiceOrchestrator, os.Getenv, zerolog.Nop())
+	tp, stopTracing, err := setup.Tracing(ctx, os.Getenv(telemetry.EnvEndpoint), telemetry.ServiceOrchestrator, os.Getenv, warnLog(stderr))
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
@@ -98,6 +98,13 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return exitFailed, err
 	}
 	return reportDemo(stdout, stderr, ws, res, r), nil
+}
+
+// warnLog logs warnings only, as lines on w (an unreachable collector's
+// one line, say).
+func warnLog(w io.Writer) zerolog.Logger {
+	l, _ := runner.Logger(config.Config{}, "warn", w)
+	return l
 }
 
 // demoFlags are demo's command line, parsed.

@@ -160,10 +160,13 @@ Flags:
                   http://ADDR/?token=TOKEN once (an HttpOnly cookie), Prometheus and
                   curl send Authorization: Bearer TOKEN (auth init writes DIR/http.token)
 
+A run prints the watch line for its server, --creds included; serve --store
+DIR writes the watcher's file as DIR/creds/watcher.creds.
+
 Examples:
-  orchestrator watch --nats nats://127.0.0.1:41297
-  orchestrator watch --nats nats://127.0.0.1:41297 --web 127.0.0.1:8080
-  orchestrator watch --nats nats://127.0.0.1:41297 --run 5f1c0e9a --from-start --json | jq .type
+  orchestrator watch --nats nats://127.0.0.1:4222 --creds /tmp/troupe-nats/creds/watcher.creds
+  orchestrator watch --nats nats://127.0.0.1:4222 --creds /tmp/troupe-nats/creds/watcher.creds --web 127.0.0.1:8080
+  orchestrator watch --nats nats://127.0.0.1:4222 --creds /tmp/troupe-nats/creds/watcher.creds --run 5f1c0e9a --from-start --json | jq .type
 `,
 	"mcp": `Usage: orchestrator mcp [--workspace DIR] [--config FILE] [--model M] [--nats URL] [--creds FILE]
                         [--http ADDR (--http-token-file FILE | --no-auth) [--http-public]]

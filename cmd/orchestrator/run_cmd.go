@@ -58,7 +58,12 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 	if err != nil {
 		return exitUsage, err
 	}
-	tp, stopTracing, err := setup.Tracing(ctx, cfg.Telemetry.OTLPEndpoint, telemetry.ServiceOrchestrator, env.getenv, log)
+	// Spans that cannot be exported are one warning line, even without --log-level.
+	tlog := log
+	if f.logLevel == "" {
+		tlog, _ = runner.Logger(cfg, "warn", stderr)
+	}
+	tp, stopTracing, err := setup.Tracing(ctx, cfg.Telemetry.OTLPEndpoint, telemetry.ServiceOrchestrator, env.getenv, tlog)
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}

@@ -77,7 +77,7 @@ func (f runFlags) checkpoint() (*actors.Checkpoint, error) {
 	}
 	cp, err := actors.FindCheckpoint(state, f.resumeRun)
 	if err != nil {
-		return nil, usageErr("resume: %v", err)
+		return nil, resumeErr(err, f.resumeRun, f.workspace)
 	}
 	if m := f.over.Model; m != "" {
 		cp.Model = m

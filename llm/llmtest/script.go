@@ -18,6 +18,10 @@ type Script struct {
 	// RateLimit, when set, makes the server a rate-limited provider
 	// (see RateLimit; SetRateLimit changes it while the server runs).
 	RateLimit *RateLimit `json:"rate_limit,omitempty"`
+	// PerRun tells agents apart by run too (the X-Troupe-Run header), so
+	// every run walks the scripts afresh even when its agents' IDs repeat
+	// those of an earlier run (every run's lead agent is "root").
+	PerRun bool `json:"per_run,omitempty"`
 }
 
 // AgentScript is the conversation of one kind of agent: who it is (Match)

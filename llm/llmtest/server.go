@@ -75,8 +75,12 @@ func New(script Script) *Server {
 
 // Open is New returning the script's validation error (with a running
 // server that reports it on every request) or a listen error (with nil).
-func Open(script Script) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func Open(script Script) (*Server, error) { return Listen("127.0.0.1:0", script) }
+
+// Listen is Open on addr (host:port; port 0 picks a free one), for a
+// scripted model that other processes reach at a port they were told.
+func Listen(addr string, script Script) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("llmtest: listen: %w", err)
 	}
@@ -258,6 +262,9 @@ func (s *Server) nextTurn(rec *Recorded) Turn {
 	agent := rec.Agent
 	if agent == "" {
 		agent = "script#" + strconv.Itoa(idx)
+	}
+	if s.script.PerRun {
+		agent = rec.Run + "/" + agent
 	}
 	as := &s.script.Agents[idx]
 	turns := as.Turns

@@ -24,7 +24,8 @@ import (
 // Span is one received span, flattened.
 type Span struct {
 	Service                   string
-	TraceID, SpanID, ParentID string // hex; ParentID "" for a root
+	Resource                  map[string]any // the exporting process's resource attributes
+	TraceID, SpanID, ParentID string         // hex; ParentID "" for a root
 	Name                      string
 	Kind                      int32
 	Attrs                     map[string]any // string, int64, float64, bool or []any
@@ -108,15 +109,16 @@ func (r *Receiver) take(req *http.Request) error {
 	}
 	var got []Span
 	for _, rs := range ex.GetResourceSpans() {
-		service := ""
+		service, res := "", map[string]any{}
 		for _, kv := range rs.GetResource().GetAttributes() {
+			res[kv.GetKey()] = value(kv.GetValue())
 			if kv.GetKey() == "service.name" {
 				service = kv.GetValue().GetStringValue()
 			}
 		}
 		for _, ss := range rs.GetScopeSpans() {
 			for _, s := range ss.GetSpans() {
-				sp := Span{Service: service, TraceID: hex.EncodeToString(s.GetTraceId()), SpanID: hex.EncodeToString(s.GetSpanId()),
+				sp := Span{Service: service, Resource: res, TraceID: hex.EncodeToString(s.GetTraceId()), SpanID: hex.EncodeToString(s.GetSpanId()),
 					ParentID: hex.EncodeToString(s.GetParentSpanId()), Name: s.GetName(), Kind: int32(s.GetKind()),
 					Attrs: map[string]any{}, Error: s.GetStatus().GetCode() == 2, StatusMessage: s.GetStatus().GetMessage(),
 					Start: time.Unix(0, int64(s.GetStartTimeUnixNano())), End: time.Unix(0, int64(s.GetEndTimeUnixNano()))}

@@ -10,12 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/troupe-ai/troupe/internal/testport"
-	"github.com/troupe-ai/troupe/llm/llmtest"
 )
 
 // shBlocks returns the ```sh blocks of a README section (from heading to
@@ -142,129 +140,7 @@ func TestReadmeCommands(t *testing.T) {
 		}
 	}
 
-	// The worker pool on one machine, with a free port for 4222 and the
-	// scripted model.
-	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
-		// The remote worker of "Parallel workers and their changes".
-		{Match: llmtest.Matcher{Kind: "root", TaskContains: "Rename Foo to Bar"}, Turns: []llmtest.Turn{
-			{ToolCalls: []llmtest.ToolCall{{Name: "submit_plan", Args: []byte(`{"summary":"rename","steps":[{"title":"rename"}]}`)}}},
-			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: []byte(`{"type":"worker","task":"rename Foo"}`)}}},
-			{Text: "renamed"}}},
-		{Match: llmtest.Matcher{Kind: "worker", TaskContains: "rename Foo"}, Turns: []llmtest.Turn{
-			{ToolCalls: []llmtest.ToolCall{{Name: "submit_plan", Args: []byte(`{"summary":"write","steps":[{"title":"write"}]}`)}}},
-			{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: []byte(`{"path":"readme-renamed.txt","content":"Bar\n"}`)}}},
-			{Text: "wrote readme-renamed.txt"}}},
-		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
-			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: []byte(`{"type":"explore","task":"find the budget"}`)}}},
-			{ToolCalls: []llmtest.ToolCall{{Name: "submit_plan", Args: []byte(`{"summary":"answer","steps":[{"title":"answer"}]}`)}}},
-			{Text: "budget/actor.go enforces it"}}},
-		{Match: llmtest.Matcher{Kind: "explore"}, Turns: []llmtest.Turn{{Text: "budget/actor.go:1"}}},
-	}})
-	defer srv.Close()
-	port := freePort(t)
-	model := append(base, "OPENAI_BASE_URL="+srv.URL(), "OPENAI_API_KEY=sk-test-readme")
-	var bg []*exec.Cmd
-	defer func() { // the whole process group: go run and the program it runs
-		for _, c := range bg {
-			_ = syscall.Kill(-c.Process.Pid, syscall.SIGTERM)
-		}
-		for _, c := range bg {
-			done := make(chan struct{})
-			go func() { _ = c.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-				<-done
-			}
-		}
-	}()
-	pool := commandLines(shBlocks(t, text, "## A worker pool across machines")[0])
-	store := t.TempDir() // serve's store, where its creds files are
-	for _, line := range pool {
-		line = strings.ReplaceAll(line, "4222", port)
-		line = strings.ReplaceAll(line, "/tmp/troupe-nats", store)
-		if strings.HasSuffix(line, "&") {
-			c := exec.Command("bash", "-c", "exec "+strings.TrimSuffix(line, "&"))
-			c.Dir, c.Env = clone, append(os.Environ(), model...)
-			c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			errb := &syncBuffer{}
-			c.Stderr = errb
-			if err := c.Start(); err != nil {
-				t.Fatal(err)
-			}
-			bg = append(bg, c)
-			deadline := time.Now().Add(3 * time.Minute)
-			for !strings.Contains(errb.String(), "ready") {
-				if time.Now().After(deadline) {
-					t.Fatalf("%s never got ready:\n%s", line, errb.String())
-				}
-				<-time.After(20 * time.Millisecond)
-			}
-			continue
-		}
-		// The live watch of the next section, started before the run it
-		// shows: piped, it prints one event per line and ends with the run.
-		live := strings.ReplaceAll(commandLines(shBlocks(t, text, "## Watching a swarm")[0])[0], "4222", port)
-		live = strings.ReplaceAll(live, "/tmp/troupe-nats", store)
-		w := exec.Command("bash", "-c", "exec "+live)
-		w.Dir, w.Env = clone, append(os.Environ(), base...)
-		w.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		wout, werr := &syncBuffer{}, &syncBuffer{}
-		w.Stdout, w.Stderr = wout, werr
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		watchDone := make(chan error, 1)
-		go func() { watchDone <- w.Wait() }()
-		deadline := time.Now().Add(3 * time.Minute)
-		for !strings.Contains(werr.String(), "watching") {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never started:\n%s", live, werr.String())
-			}
-			<-time.After(20 * time.Millisecond)
-		}
-		out, errs, code := sh(t, clone, model, line, 3*time.Minute)
-		if code != 0 || strings.TrimSpace(out) != "budget/actor.go enforces it" || !strings.Contains(errs, "(remote)") {
-			t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", line, code, out, errs)
-		}
-		select {
-		case err := <-watchDone:
-			if err != nil || !strings.Contains(wout.String(), `"type":"run.finished"`) || !strings.Contains(wout.String(), `"kind":"explore"`) {
-				t.Errorf("%s: %v\nstderr:\n%s\nstdout (%d bytes)", live, err, werr.String(), len(wout.String()))
-			}
-		case <-time.After(2 * time.Minute):
-			_ = syscall.Kill(-w.Process.Pid, syscall.SIGKILL)
-			t.Errorf("%s did not end with the run it watched:\n%s", live, werr.String())
-		}
-	}
-	// A remote worker's change arriving, with the hub and node above: the
-	// second block of "Parallel workers and their changes".
-	remote := commandLines(shBlocks(t, text, "## Parallel workers and their changes")[1])
-	if len(remote) != 1 {
-		t.Fatalf("want one remote run line, got %q", remote)
-	}
-	line := strings.ReplaceAll(strings.ReplaceAll(remote[0], "4222", port), "/tmp/troupe-nats", store)
-	out, errs, code = sh(t, clone, model, line, 3*time.Minute)
-	landed, _ := os.ReadFile(filepath.Join(clone, "readme-renamed.txt"))
-	if code != 0 || !regexp.MustCompile(`"status":\s*"applied"`).MatchString(out) || string(landed) != "Bar\n" {
-		t.Errorf("%s: exit %d, readme-renamed.txt %q\nstdout:\n%s\nstderr:\n%s", line, code, landed, out, errs)
-	}
-	_ = os.Remove(filepath.Join(clone, "readme-renamed.txt"))
-
-	// Watching it: the JSON form ends with the run it replayed.
-	watchLines := commandLines(shBlocks(t, text, "## Watching a swarm")[0])
-	for _, line := range watchLines {
-		if !strings.Contains(line, "--json") {
-			continue // the live tree needs a terminal and a run to follow
-		}
-		line = strings.ReplaceAll(line, "4222", port)
-		line = strings.ReplaceAll(line, "/tmp/troupe-nats", store)
-		out, errs, code := sh(t, clone, base, line, 2*time.Minute)
-		if code != 0 || !strings.Contains(out, `"type":"run.finished"`) || !strings.Contains(out, `"type":"node.joined"`) {
-			t.Errorf("%s: exit %d\nstderr:\n%s\nstdout (%d bytes)", line, code, errs, len(out))
-		}
-	}
+	workerPool(t, clone, text)
 
 	for i, line := range commandLines(shBlocks(t, text, "## Configuration")[0]) {
 		out, errs, code := sh(t, clone, base, line, 3*time.Minute)

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,31 +18,6 @@ import (
 )
 
 const monitoringHeading = "## Web view, Prometheus metrics and troupe over MCP"
-
-// startLine runs a README command line in the background (its ports
-// replaced) and waits for its stderr to match ready; it returns the match.
-func startLine(t *testing.T, dir string, env []string, line string, ready *regexp.Regexp) []string {
-	t.Helper()
-	c := exec.Command("bash", "-c", "exec "+line)
-	c.Dir, c.Env = dir, append(os.Environ(), env...)
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	errb := &syncBuffer{}
-	c.Stderr = errb
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(-c.Process.Pid, syscall.SIGINT); _ = c.Wait() })
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
-		if m := ready.FindStringSubmatch(errb.String()); m != nil {
-			return m
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never got ready:\n%s", line, errb.String())
-		}
-		<-time.After(50 * time.Millisecond)
-	}
-}
 
 // get polls url until its body holds want.
 func get(t *testing.T, url, want string) {
@@ -64,12 +38,30 @@ func get(t *testing.T, url, want string) {
 	}
 }
 
-// The monitoring section's commands work as written (ports made free):
-// serve --http serves the page and /metrics (the queue's depth among
-// them), watch --web with the watcher's credentials the page and the
-// same, a node with --http its own metrics naming itself, and serve sees
-// it in the registry; the token block serves beyond loopback with the
-// token auth init wrote, which curl and Prometheus (with the README's
+// curlUntil runs a README curl line until its output holds want (the
+// metrics are read in the background: a scrape shows a new node a moment
+// after it joined).
+func curlUntil(t *testing.T, s *session, line, want string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		out, errs, code := s.run(line, time.Minute)
+		if strings.Contains(out, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: exit %d, no %q in\n%s\n%s", s.repl.Replace(line), code, want, out, errs)
+		}
+		<-time.After(100 * time.Millisecond)
+	}
+}
+
+// The monitoring section's commands work as written, after the try-out
+// block and the worker pool's (ports and folders made free): serve --http
+// serves the page and /metrics (the queue's depth, the node), watch --web
+// with the watcher's credentials the same page, the node with --http its
+// own metrics; the token block serves a second hub beyond loopback with
+// the token auth init wrote, which curl and Prometheus (with the README's
 // configuration) use; the .mcp.json line starts an MCP server whose tools
 // an MCP client lists, and mcp --http answers only with the token.
 func TestReadmeMonitoring(t *testing.T) {
@@ -77,85 +69,63 @@ func TestReadmeMonitoring(t *testing.T) {
 		t.Skip("runs the README's commands")
 	}
 	root := repoRoot(t)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	readme := readmeText(t)
+	store, auth := t.TempDir(), t.TempDir()
+	s := newSession(t, root, strings.NewReplacer("4222", freePort(t), "8080", freePort(t), "8081", freePort(t), "9101", freePort(t),
+		"4223", freePort(t), "8082", freePort(t), "8765", freePort(t), "/tmp/troupe-nats-2", t.TempDir(), "/tmp/troupe-nats", store,
+		"/tmp/troupe-auth", auth), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "TROUPE_NATS_URL=", "TROUPE_NATS_CREDS=")
+	tryOut(t, s, readme)
+	pool := commandLines(shBlocks(t, readme, "## A worker pool across machines")[0])
+	serveErr := ""
+	for _, line := range pool {
+		out, errs := s.must(line, 3*time.Minute)
+		if serveErr == "" {
+			serveErr = errs
+		}
+		if !strings.HasSuffix(line, "&") && !strings.HasPrefix(out, "(scripted model)") {
+			t.Fatalf("%s: %s\n%s", line, out, errs)
+		}
 	}
-	lines := commandLines(shBlocks(t, string(readme), monitoringHeading)[0])
+	addr := regexp.MustCompile(`web view at (http://\S+?)/`)
+	serveAt := addr.FindStringSubmatch(serveErr)
+	if serveAt == nil {
+		t.Fatalf("serve did not say where its page is:\n%s", serveErr)
+	}
+	get(t, serveAt[1]+"/", "<title>troupe</title>")
+	lines := commandLines(shBlocks(t, readme, monitoringHeading)[0])
 	if len(lines) != 3 {
-		t.Fatalf("want the serve, watch and node lines, got %q", lines)
+		t.Fatalf("want the watch, serve curl and node curl lines, got %q", lines)
 	}
-	nats, web, watchWeb, nodeHTTP := freePort(t), freePort(t), freePort(t), freePort(t)
-	store := t.TempDir()
-	ports := strings.NewReplacer("4222", nats, "8080", web, "8081", watchWeb, "9101", nodeHTTP, "/tmp/troupe-nats", store)
-	base := []string{"OPENAI_API_KEY=", "TROUPE_NATS_URL=", "NO_COLOR=1", "OPENAI_BASE_URL=http://127.0.0.1:1/v1"}
-	addr := regexp.MustCompile(`(?:web view|metrics) at (http://\S+?)/`)
-	serveAt := startLine(t, root, base, ports.Replace(lines[0]), addr)[1]
-	get(t, serveAt+"/", "<title>troupe</title>")
-	get(t, serveAt+"/metrics", "troupe_nodes 0")
-	get(t, serveAt+"/metrics", "troupe_queue_depth 0")
-	watchAt := startLine(t, root, base, ports.Replace(lines[1]), addr)[1]
-	get(t, watchAt+"/", "<title>troupe</title>")
-	get(t, watchAt+"/metrics", "troupe_queue_depth 0")
-	nodeAt := startLine(t, root, base, ports.Replace(lines[2]), addr)[1]
-	get(t, nodeAt+"/metrics", "troupe_node_info{")
-	get(t, serveAt+"/metrics", "troupe_nodes 1") // serve sees it in the registry
+	_, watchErr := s.must(lines[0], time.Minute)
+	watchAt := addr.FindStringSubmatch(watchErr)
+	if watchAt == nil {
+		t.Fatalf("watch --web did not say where its page is:\n%s", watchErr)
+	}
+	get(t, watchAt[1]+"/", "<title>troupe</title>")
+	get(t, watchAt[1]+"/metrics", "troupe_queue_depth 0")
+	curlUntil(t, s, lines[1], "troupe_nodes 1") // serve sees the node in the registry
+	curlUntil(t, s, lines[1], "troupe_queue_depth 0")
+	curlUntil(t, s, lines[2], "troupe_node_info{")
 
-	// The .mcp.json line, with go run in place of an installed binary.
-	m := regexp.MustCompile("(?s)```json\n(.*?)```").FindStringSubmatch(string(readme)[strings.Index(string(readme), monitoringHeading):])
-	if m == nil {
-		t.Fatal("no .mcp.json block")
-	}
-	var cfg struct {
-		MCPServers map[string]struct {
-			Command string   `json:"command"`
-			Args    []string `json:"args"`
-		} `json:"mcpServers"`
-	}
-	if err := json.Unmarshal([]byte(m[1]), &cfg); err != nil {
-		t.Fatalf(".mcp.json: %v", err)
-	}
-	s := cfg.MCPServers["troupe"]
-	if s.Command != "orchestrator" {
-		t.Fatalf(".mcp.json runs %q", s.Command)
-	}
-	cmd := exec.Command("go", append([]string{"run", "./cmd/orchestrator"}, s.Args...)...)
-	cmd.Dir, cmd.Env = root, append(os.Environ(), append(base, "TROUPE_NATS_URL=nats://127.0.0.1:"+nats,
-		"TROUPE_NATS_CREDS="+filepath.Join(store, "creds", "requester.creds"))...)
-	client := mcp.NewClient(&mcp.Implementation{Name: "readme", Version: "1"}, nil)
-	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	tools, err := cs.ListTools(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range tools.Tools {
-		names = append(names, tl.Name)
-	}
-	if !slices.Contains(names, "start_run") || !slices.Contains(names, "explore") {
-		t.Errorf("tools %v", names)
-	}
-
-	blocks := shBlocks(t, string(readme), monitoringHeading)
+	mcpStdio(t, s, readme)
+	blocks := shBlocks(t, readme, monitoringHeading)
 	if len(blocks) != 3 {
-		t.Fatalf("want the loopback, token and MCP-over-HTTP blocks, got %d", len(blocks))
+		t.Fatalf("want the watcher, token and MCP-over-HTTP blocks, got %d", len(blocks))
 	}
-	auth := t.TempDir()
-	tokenCommands(t, root, base, string(readme), auth)
+	tokenCommands(t, s, readme)
 
-	// MCP over HTTP with the token, its events on the first serve.
+	// MCP over HTTP with the token, its events on the first hub.
 	mcpLines := commandLines(blocks[2])
-	mcpPort := freePort(t)
-	mcpEnv := append(base, "TROUPE_NATS_URL=nats://127.0.0.1:"+nats, "TROUPE_NATS_CREDS="+filepath.Join(store, "creds", "requester.creds"))
-	at := startLine(t, root, mcpEnv, strings.NewReplacer("8765", mcpPort, "/tmp/troupe-auth", auth).Replace(mcpLines[0]),
-		regexp.MustCompile(`MCP over streamable HTTP at (http://\S+)`))[1]
+	s.env = append(s.env, "TROUPE_NATS_URL="+s.repl.Replace("nats://127.0.0.1:4222"),
+		"TROUPE_NATS_CREDS="+filepath.Join(store, "creds", "requester.creds"))
+	_, errs := s.must(mcpLines[0], time.Minute)
+	at := regexp.MustCompile(`MCP over streamable HTTP at (http://\S+)`).FindStringSubmatch(errs)
+	if at == nil {
+		t.Fatalf("%s said:\n%s", mcpLines[0], errs)
+	}
 	tok, _ := os.ReadFile(filepath.Join(auth, "http.token"))
 	for _, bearer := range []string{"", strings.TrimSpace(string(tok))} {
-		req, _ := http.NewRequest("POST", at, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"readme","version":"1"}}}`))
+		req, _ := http.NewRequest("POST", at[1], strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"readme","version":"1"}}}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if bearer != "" {
@@ -173,35 +143,82 @@ func TestReadmeMonitoring(t *testing.T) {
 	}
 }
 
+// mcpStdio starts the .mcp.json line's command as Claude Code would (the
+// orchestrator on PATH, events to the hub with the requester's creds): an
+// MCP client lists its tools, and its explore tool, waited for, answers
+// (the scripted model's answer).
+func mcpStdio(t *testing.T, s *session, readme string) {
+	t.Helper()
+	m := regexp.MustCompile("(?s)```json\n(.*?)```").FindStringSubmatch(readme[strings.Index(readme, monitoringHeading):])
+	if m == nil {
+		t.Fatal("no .mcp.json block")
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(m[1]), &cfg); err != nil {
+		t.Fatalf(".mcp.json: %v", err)
+	}
+	srv := cfg.MCPServers["troupe"]
+	if srv.Command != "orchestrator" {
+		t.Fatalf(".mcp.json runs %q", srv.Command)
+	}
+	cmd := exec.Command("bash", append([]string{"-c", `exec "$0" "$@"`, srv.Command}, srv.Args...)...)
+	cmd.Dir = s.dir
+	cmd.Env = append(os.Environ(), append(slices.Clone(s.env), "TROUPE_NATS_URL="+s.repl.Replace("nats://127.0.0.1:4222"),
+		"TROUPE_NATS_CREDS="+s.repl.Replace("/tmp/troupe-nats/creds/requester.creds"))...)
+	client := mcp.NewClient(&mcp.Implementation{Name: "readme", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "start_run") || !slices.Contains(names, "explore") {
+		t.Errorf("tools %v", names)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "explore", Arguments: map[string]any{"question": "Where is the budget enforced?", "wait": true}})
+	if err != nil || res.IsError {
+		t.Fatalf("explore: %v %+v", err, res)
+	}
+	if b, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(b), "(scripted model)") {
+		t.Errorf("explore answered %s", b)
+	}
+}
+
 // tokenCommands runs the token block as written (ports and folders made
-// free): auth init writes the token, serve beyond loopback serves with it,
-// the curl line reads /metrics with it, and a real Prometheus configured
-// with the README's scrape configuration scrapes it.
-func tokenCommands(t *testing.T, root string, base []string, readme, auth string) {
+// free): auth init writes the token, a second hub beyond loopback serves
+// with it, the curl line reads /metrics with it, and a real Prometheus
+// configured with the README's scrape configuration scrapes it.
+func tokenCommands(t *testing.T, s *session, readme string) {
 	t.Helper()
 	lines := commandLines(shBlocks(t, readme, monitoringHeading)[1])
 	if len(lines) != 3 {
 		t.Fatalf("want the auth init, serve and curl lines, got %q", lines)
 	}
-	nats, web := freePort(t), freePort(t)
-	ports := strings.NewReplacer("4222", nats, "8080", web, "/tmp/troupe-nats", t.TempDir(), "/tmp/troupe-auth", auth)
-	if _, errs, code := sh(t, root, base, ports.Replace(lines[0]), 3*time.Minute); code != 0 {
-		t.Fatalf("%s: exit %d\n%s", lines[0], code, errs)
-	}
-	startLine(t, root, base, ports.Replace(lines[1]), regexp.MustCompile(`web view at (http://\S+?)/`))
-	if resp, err := http.Get("http://127.0.0.1:" + web + "/metrics"); err != nil || resp.StatusCode != http.StatusUnauthorized {
+	s.must(lines[0], 3*time.Minute)
+	s.must(lines[1], 3*time.Minute)
+	if resp, err := http.Get(s.repl.Replace("http://127.0.0.1:8082/metrics")); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("/metrics without the token: %v %v", err, resp)
 	} else {
 		resp.Body.Close()
 	}
-	if out, errs, code := sh(t, root, base, ports.Replace(lines[2]), time.Minute); code != 0 || !strings.Contains(out, "troupe_nodes 0") {
-		t.Errorf("%s: exit %d\n%s\n%s", lines[2], code, out, errs)
-	}
+	curlUntil(t, s, lines[2], "troupe_nodes 0")
 	m := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindStringSubmatch(readme[strings.Index(readme, monitoringHeading):])
 	if m == nil {
 		t.Fatal("no Prometheus block")
 	}
-	prometheus(t, ports.Replace(m[1]))
+	prometheus(t, s.repl.Replace(m[1]))
 }
 
 // prometheus runs a real Prometheus with the README's scrape

@@ -1,8 +1,6 @@
 package readme
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,22 +17,18 @@ func TestReadmeTraces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the README's commands")
 	}
-	root := repoRoot(t)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := commandLines(shBlocks(t, string(readme), "## Traces (OpenTelemetry)")[0])
+	readme := readmeText(t)
+	lines := commandLines(shBlocks(t, readme, "## Traces (OpenTelemetry)")[0])
 	if len(lines) != 1 || !strings.Contains(lines[0], "http://127.0.0.1:4318") {
 		t.Fatalf("want the one demo line with the collector at 127.0.0.1:4318, got %q", lines)
 	}
 	rcv := telemetrytest.NewReceiver(t)
-	line := strings.ReplaceAll(lines[0], "http://127.0.0.1:4318", rcv.Endpoint())
-	base := []string{"OPENAI_API_KEY=", "OPENAI_BASE_URL=", "TROUPE_NATS_URL=", "NO_COLOR=1", "OTEL_SERVICE_NAME=",
-		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=", "OTEL_SDK_DISABLED="}
-	out, errs, code := sh(t, root, base, line, 5*time.Minute)
-	if code != 0 || !strings.HasPrefix(out, "Done.") {
-		t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", line, code, out, errs)
+	s := newSession(t, repoRoot(t), strings.NewReplacer("http://127.0.0.1:4318", rcv.Endpoint()), "OPENAI_API_KEY=", "OPENAI_BASE_URL=",
+		"TROUPE_NATS_URL=", "OTEL_SERVICE_NAME=", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=", "OTEL_SDK_DISABLED=")
+	tryOut(t, s, readme)
+	out, errs := s.must(lines[0], 5*time.Minute)
+	if !strings.HasPrefix(out, "Done.") {
+		t.Fatalf("%s:\nstdout:\n%s\nstderr:\n%s", lines[0], out, errs)
 	}
 	// Both processes flushed on their way out.
 	spans := rcv.Spans()
