@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
-
 )
 
 // Config is troupe's whole configuration.
