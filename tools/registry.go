@@ -78,7 +78,7 @@ func (r *Registry) ToolSpecs() []messages.ToolSpec {
 	out := make([]messages.ToolSpec, len(r.names))
 	for i, n := range r.names {
 		s := r.byName[n].Spec()
-		out[i] = messages.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Schema}
+		out[i] = messages.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.SchemaJSON()}
 	}
 	return out
 }

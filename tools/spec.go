@@ -60,7 +60,12 @@ func (p Parallel) String() string {
 type Spec struct {
 	Name        string
 	Description string // the model-facing description (an embedded .md)
-	Schema      json.RawMessage
+	// Schema is the JSON Schema of the arguments when given as is (an MCP
+	// server's); tools built with New leave it nil and generate theirs on
+	// first use. Read it with SchemaJSON.
+	Schema json.RawMessage
+	// schema generates the schema of a tool built with New.
+	schema func() json.RawMessage
 	// ReadOnly tools never change files, run commands or start agents
 	// that may: their calls need no approval, may run while an agent
 	// plans, and leave the result cache as it is.
@@ -101,6 +106,15 @@ type Spec struct {
 	// Guidance are the lines the tool adds to the tool-guidance section of
 	// an agent's system prompt (see Guidance), declared with the tool.
 	Guidance []GuidanceLine
+}
+
+// SchemaJSON is the JSON Schema of the tool's arguments: Schema, or the
+// schema New generates (once, on the first call).
+func (s Spec) SchemaJSON() json.RawMessage {
+	if s.Schema == nil && s.schema != nil {
+		return s.schema()
+	}
+	return s.Schema
 }
 
 // Mutates reports whether the tool's own calls may change files or run

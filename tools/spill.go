@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/troupe-ai/troupe/internal/statedir"
@@ -39,7 +40,7 @@ type Spiller struct {
 const DefaultSpillMaxAge = 7 * 24 * time.Hour
 
 // spillName is the form of the names Save gives; Sweep touches no other.
-var spillName = regexp.MustCompile(`^[A-Za-z0-9_.-]+-\d{8}T\d{6}-[0-9a-f]{12}\.txt$`)
+var spillName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+-\d{8}T\d{6}-[0-9a-f]{12}\.txt$`) })
 
 // NewSpiller stores spill files under dataDir/spill (default
 // <workspace>/.troupe/spill) and their index under stateDir/spill (none
@@ -144,7 +145,7 @@ func (s *Spiller) Sweep(now time.Time) (int, error) {
 	var old []string
 	for _, m := range markers {
 		info, err := m.Info()
-		if err == nil && m.Type().IsRegular() && spillName.MatchString(m.Name()) && now.Sub(info.ModTime()) > s.maxAge {
+		if err == nil && m.Type().IsRegular() && spillName().MatchString(m.Name()) && now.Sub(info.ModTime()) > s.maxAge {
 			old = append(old, m.Name())
 		}
 	}

@@ -124,7 +124,7 @@ func (t Tiers) Offer(allowed *Registry, loaded map[string]bool) Offer {
 		if s.Name == NameSearchTools {
 			continue // the offer adds its own, over this round's deferred tools
 		}
-		e := entry{messages.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Schema}, t.TierOf(s)}
+		e := entry{messages.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.SchemaJSON()}, t.TierOf(s)}
 		if e.tier == TierAlways || loaded[s.Name] {
 			full = append(full, e)
 			continue
@@ -158,7 +158,7 @@ func (t Tiers) Offer(allowed *Registry, loaded map[string]bool) Offer {
 		specs = append(specs, e.spec)
 	}
 	s := search.Spec()
-	specs = append(specs, messages.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Schema})
+	specs = append(specs, messages.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.SchemaJSON()})
 	slices.SortFunc(specs, func(a, b messages.ToolSpec) int { return strings.Compare(a.Name, b.Name) })
 	slices.Sort(names)
 	return Offer{Callable: callable, Specs: specs, Deferred: names}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -81,28 +82,37 @@ func Maximum(name string, v float64) SchemaEdit {
 
 type typedTool[P any] struct {
 	spec   Spec
-	schema *jsonschema.Schema
+	schema func() *jsonschema.Schema
 	run    RunFunc[P]
 }
 
 // New builds a Tool from a typed params struct P and its run function. The
 // JSON Schema of P is generated from its fields (json tags for names,
 // omitempty for optional fields, jsonschema tags for descriptions) and
-// adjusted by edits. It panics if P cannot be described, which is a
-// programming error caught by the registry's tests.
+// adjusted by edits, on first use (a call, or Spec.SchemaJSON): a process
+// that builds every tool to look up one, as a CLI command does, does not
+// pay for the schemas of the others. It panics if P cannot be described,
+// which is a programming error caught by the registry's tests.
 func New[P any](spec Spec, run RunFunc[P], edits ...SchemaEdit) Tool {
-	schema, err := jsonschema.For[P](nil)
-	if err != nil {
-		panic(fmt.Sprintf("tools: schema for %s: %v", spec.Name, err))
-	}
-	for _, e := range edits {
-		e(schema)
-	}
-	raw, err := json.Marshal(schema)
-	if err != nil {
-		panic(fmt.Sprintf("tools: marshal schema for %s: %v", spec.Name, err))
-	}
-	spec.Schema = raw
+	name := spec.Name
+	schema := sync.OnceValue(func() *jsonschema.Schema {
+		schema, err := jsonschema.For[P](nil)
+		if err != nil {
+			panic(fmt.Sprintf("tools: schema for %s: %v", name, err))
+		}
+		for _, e := range edits {
+			e(schema)
+		}
+		return schema
+	})
+	spec.Schema = nil
+	spec.schema = sync.OnceValue(func() json.RawMessage {
+		raw, err := json.Marshal(schema())
+		if err != nil {
+			panic(fmt.Sprintf("tools: marshal schema for %s: %v", name, err))
+		}
+		return raw
+	})
 	return &typedTool[P]{spec: spec, schema: schema, run: run}
 }
 
@@ -136,7 +146,7 @@ func (t *typedTool[P]) Run(ctx context.Context, s *Session, args json.RawMessage
 
 func (t *typedTool[P]) decode(args json.RawMessage) (P, error) {
 	var p P
-	norm, err := validateArgs(t.schema, args)
+	norm, err := validateArgs(t.schema(), args)
 	if err != nil {
 		return p, err
 	}

@@ -84,7 +84,7 @@ func TestValidationCoercesAndDefaults(t *testing.T) {
 func TestSchemaGeneratedFromStruct(t *testing.T) {
 	t.Parallel()
 	var sch map[string]any
-	if err := json.Unmarshal(vTool().Spec().Schema, &sch); err != nil {
+	if err := json.Unmarshal(vTool().Spec().SchemaJSON(), &sch); err != nil {
 		t.Fatal(err)
 	}
 	if sch["type"] != "object" {

@@ -59,7 +59,7 @@ var copiedKeys = []string{
 }
 
 // plainValue is a config value a home copies: one plain word.
-var plainValue = regexp.MustCompile(`^[A-Za-z0-9_.+-]{0,64}$`)
+var plainValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.+-]{0,64}$`) })
 
 // mirrored are the files of a repository's common git directory its
 // home keeps a copy of.
@@ -173,7 +173,7 @@ func homeConfig(format string, conf map[string]confValue) []byte {
 	var order []string
 	for _, key := range copiedKeys {
 		v, ok := conf[key]
-		if !ok || !plainValue.MatchString(v.val) {
+		if !ok || !plainValue().MatchString(v.val) {
 			continue
 		}
 		val := v.val

@@ -37,7 +37,7 @@ const checkoutChunk = 64
 var errGitCheckout = errors.New("checkout needs git")
 
 // hexID matches an object ID.
-var hexID = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+var hexID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`) })
 
 // checkout fills the new worktree w with its snapshot's files and index:
 // in Go when that gives what git's checkout gives, else by git.
@@ -77,7 +77,7 @@ func (r *Repo) countCheckout(inGo bool) {
 // when git must do it.
 func (w *Worktree) goCheckout(ctx context.Context) error {
 	r := w.repo
-	if !hexID.MatchString(w.snap.Commit) {
+	if !hexID().MatchString(w.snap.Commit) {
 		return fmt.Errorf("%w: commit %q", errGitCheckout, w.snap.Commit)
 	}
 	if why := r.checkoutConfWhy(ctx); why != "" {

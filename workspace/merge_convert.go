@@ -57,7 +57,7 @@ func (r *Repo) readUserConv(ctx context.Context) userConv {
 	}
 	conf := parseConfigList(out)
 	for _, key := range []string{"core.autocrlf", "core.eol"} {
-		if v, ok := conf[key]; ok && plainValue.MatchString(v.val) {
+		if v, ok := conf[key]; ok && plainValue().MatchString(v.val) {
 			val := v.val
 			if !v.set {
 				val = "true"

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/troupe-ai/troupe/configs"
 )
 
 // Config is troupe's whole configuration.
@@ -250,7 +248,7 @@ type Sources struct {
 // environment of src. Flags are the caller's to apply afterwards.
 func Load(src Sources) (Config, error) {
 	var c Config
-	if err := decodeInto(&c, configs.Default, "configs/default.yaml"); err != nil {
+	if err := decodeInto(&c, defaultYAML(), "configs/default.yaml"); err != nil {
 		return Config{}, err
 	}
 	var optional []string

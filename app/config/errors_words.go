@@ -7,13 +7,18 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
 var (
-	typeErrRE    = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+) `(.*)` into (.+)$")
-	kindErrRE    = regexp.MustCompile(`^line (\d+): cannot unmarshal !!(\w+) into (.+)$`)
-	unknownKeyRE = regexp.MustCompile(`^line (\d+): field (\S+) not found in type config\.(\w+)$`)
+	typeErrRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+) `(.*)` into (.+)$")
+	})
+	kindErrRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): cannot unmarshal !!(\w+) into (.+)$`) })
+	unknownKeyRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^line (\d+): field (\S+) not found in type config\.(\w+)$`)
+	})
 )
 
 // explainYAML rewrites yaml.v3's decoding errors in words: the setting's
@@ -28,12 +33,12 @@ func explainYAML(err error, src []byte, file string) error {
 		if l == "" {
 			continue
 		}
-		if m := typeErrRE.FindStringSubmatch(l); m != nil {
+		if m := typeErrRE().FindStringSubmatch(l); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			out = append(out, fmt.Sprintf("%s line %d: %s: %q is not %s", file, n, keyAt(src, n), m[3], accepted(m[4])))
 			continue
 		}
-		if m := kindErrRE.FindStringSubmatch(l); m != nil {
+		if m := kindErrRE().FindStringSubmatch(l); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			what := map[string]string{"seq": "a list", "map": "a mapping", "str": "text"}[m[2]]
 			if what == "" {
@@ -42,7 +47,7 @@ func explainYAML(err error, src []byte, file string) error {
 			out = append(out, fmt.Sprintf("%s line %d: %s: %s is not %s", file, n, keyAt(src, n), what, accepted(strings.TrimPrefix(m[3], "config."))))
 			continue
 		}
-		if m := unknownKeyRE.FindStringSubmatch(l); m != nil {
+		if m := unknownKeyRE().FindStringSubmatch(l); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			key := keyAt(src, n)
 			known := knownKeys(m[3])

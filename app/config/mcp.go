@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -51,9 +52,9 @@ const (
 )
 
 var (
-	mcpServerName = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]|_[A-Za-z0-9-])*$`)
-	mcpEnvName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	envRef        = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
+	mcpServerName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]|_[A-Za-z0-9-])*$`) })
+	mcpEnvName    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	envRef        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`) })
 )
 
 // validateTools checks tools.definition_budget and tools.tiers.
@@ -89,7 +90,7 @@ func (c Config) validateMCP() error {
 		s := c.MCP.Servers[name]
 		at := "mcp.servers." + name
 		switch {
-		case len(name) > 32 || !mcpServerName.MatchString(name):
+		case len(name) > 32 || !mcpServerName().MatchString(name):
 			return bad(at, "the name becomes part of tool names (mcp__%s__<tool>): use up to 32 letters, digits, '-' or single '_'", name)
 		case len(s.Command) > 0 && s.URL != "":
 			return bad(at, "set command (a server run on this machine) or url (an HTTP server), not both")
@@ -111,7 +112,7 @@ func (c Config) validateMCP() error {
 			}
 		}
 		for _, k := range sortedKeys(s.Env) {
-			if !mcpEnvName.MatchString(k) {
+			if !mcpEnvName().MatchString(k) {
 				return bad(at+".env", "keys must be variable names (letters, digits and _, not starting with a digit); %q is not", k)
 			}
 		}
@@ -135,7 +136,7 @@ func secretValue(key, value string) bool {
 		return false
 	}
 	v := strings.Trim(value, `"'`)
-	return v != "" && !envRef.MatchString(v)
+	return v != "" && !envRef().MatchString(v)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

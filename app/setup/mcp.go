@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
@@ -81,7 +82,7 @@ func Tiers(t config.Tools) tools.Tiers {
 	return out
 }
 
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`) })
 
 func expandAll(m map[string]string, getenv func(string) string) map[string]string {
 	if m == nil {
@@ -89,7 +90,7 @@ func expandAll(m map[string]string, getenv func(string) string) map[string]strin
 	}
 	out := make(map[string]string, len(m))
 	for k, v := range m {
-		out[k] = envRef.ReplaceAllStringFunc(v, func(ref string) string { return getenv(ref[2 : len(ref)-1]) })
+		out[k] = envRef().ReplaceAllStringFunc(v, func(ref string) string { return getenv(ref[2 : len(ref)-1]) })
 	}
 	return out
 }

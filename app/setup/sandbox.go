@@ -46,7 +46,7 @@ func Sandbox(cfg config.Config, home string) *sandbox.Settings {
 		net[k] = sandbox.Network(v)
 	}
 	return &sandbox.Settings{Required: c.Required, Network: net, Writable: sandbox.ExpandHome(c.Writable, home), Commit: c.Commit,
-		DenyRead: slices.Compact(deny), Support: sandbox.Check()}
+		DenyRead: slices.Compact(deny), Detect: sandbox.Check}
 }
 
 // credsDeny is what a creds file takes off the commands' reads: its
@@ -86,11 +86,11 @@ func SandboxPreflight(s *sandbox.Settings, kinds []string) (string, error) {
 			worst.Network = n
 		}
 	}
-	warn, err := s.Support.Preflight(worst)
+	warn, err := s.Kernel().Preflight(worst)
 	if err != nil {
 		return "", fmt.Errorf("config: %w", err)
 	}
-	if n := s.Support.Narrowed(s.PolicyFor(KindAny, "/")); n != "" {
+	if n := s.Kernel().Narrowed(s.PolicyFor(KindAny, "/")); n != "" {
 		warn = strings.TrimPrefix(strings.Join([]string{warn, n}, "\n"), "\n")
 	}
 	return warn, nil

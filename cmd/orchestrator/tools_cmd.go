@@ -45,7 +45,7 @@ func toolsList(ctx context.Context, args []string, getenv func(string) string, w
 	if len(pos) > 0 {
 		return exitUsage, usageErr("tools list takes no arguments")
 	}
-	ts, err := openToolset(ctx, getenv, wsOr(fs.values["workspace"]), fs.values["config"], func(string) bool { return true }, true, stderr)
+	ts, err := openToolset(ctx, getenv, wsOr(fs.values["workspace"]), fs.values["config"], nil, true, stderr)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -122,7 +122,7 @@ func toolsCall(ctx context.Context, args []string, getenv func(string) string, s
 	if !json.Valid([]byte(raw)) {
 		return exitUsage, usageErr("JSON-ARGS is not valid JSON: %s", raw)
 	}
-	ts, err := openToolset(ctx, getenv, wsOr(fs.values["workspace"]), fs.values["config"], serversFor(pos[0]), false, stderr)
+	ts, err := openToolset(ctx, getenv, wsOr(fs.values["workspace"]), fs.values["config"], pos[:1], false, stderr)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -188,7 +188,7 @@ func toolsScript(ctx context.Context, path, dir, cfgFile string, getenv func(str
 	for _, l := range lines {
 		names = append(names, l.Name)
 	}
-	ts, err := openToolset(ctx, getenv, wsOr(dir), cfgFile, serversFor(names...), false, stderr)
+	ts, err := openToolset(ctx, getenv, wsOr(dir), cfgFile, names, false, stderr)
 	if err != nil {
 		return exitUsage, err
 	}

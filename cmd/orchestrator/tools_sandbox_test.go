@@ -108,8 +108,8 @@ func TestToolsCallShellNetworkDeny(t *testing.T) {
 	}
 }
 
-// A kernel without Landlock: tools call warns once, as a run does, and
-// refuses with sandbox.required (exit 2).
+// A kernel without Landlock: tools call of a tool that starts commands
+// warns once, as a run does, and refuses with sandbox.required (exit 2).
 func TestToolsCallSandboxUnsupported(t *testing.T) {
 	t.Setenv(sandbox.AssumeMissingEnv, "landlock")
 	ws := t.TempDir()
@@ -126,6 +126,12 @@ func TestToolsCallSandboxUnsupported(t *testing.T) {
 		t.Errorf("required: exit %d:\n%s%s", code, out, errs)
 	}
 	notCreated(t, filepath.Join(ws, "ran.txt"))
+	// A read-only tool starts no process: nothing to confine, no check,
+	// no warning (and no probing of the kernel at start-up).
+	code, out, errs = runCLI(t, "tools", "call", "grep", `{"pattern":"required"}`, "--workspace", ws, "--config", strict)
+	if code != exitOK || !strings.Contains(out, "strict.yaml") || errs != "" {
+		t.Errorf("read-only call: exit %d:\n%s%s", code, out, errs)
+	}
 }
 
 // tools list ends with the effective sandbox of the commands it starts.

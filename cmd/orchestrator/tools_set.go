@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
@@ -35,10 +36,14 @@ type toolset struct {
 const cliKind = "worker"
 
 // openToolset loads the configuration (--config FILE over the usual
-// files) and starts the MCP servers for which need is true. A server that
+// files) and starts the MCP servers the calls need (all when listing). A server that
 // cannot start is reported on stderr and left out; when listing, so are
 // the tools a server offers that cannot be used.
-func openToolset(ctx context.Context, getenv func(string) string, ws, cfgFile string, need func(server string) bool, listing bool, stderr io.Writer) (*toolset, error) {
+func openToolset(ctx context.Context, getenv func(string) string, ws, cfgFile string, calls []string, listing bool, stderr io.Writer) (*toolset, error) {
+	need := serversFor(calls...)
+	if listing {
+		need = func(string) bool { return true }
+	}
 	home, _ := os.UserHomeDir()
 	cfg, err := config.Load(config.Sources{File: cfgFile, Home: home, Workspace: runner.Abs(ws), Getenv: getenv, Kinds: actors.BuiltinKinds()})
 	if err != nil {
@@ -48,18 +53,22 @@ func openToolset(ctx context.Context, getenv func(string) string, ws, cfgFile st
 		return nil, usageErr("config: %v", err)
 	}
 	box := setup.Sandbox(cfg, home)
-	// The run's check: one warning line for what this kernel does not
-	// enforce, a refusal (exit 2) with sandbox.required.
-	warn, err := setup.SandboxPreflight(box, []string{cliKind})
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	if warn != "" {
-		fmt.Fprintf(stderr, "orchestrator: %s\n", warn)
-	}
 	srcs, err := setup.MCPServers(cfg, ws, nil, getenv, zerolog.Nop())
 	if err != nil {
 		return nil, usageErr("%v", err)
+	}
+	// The run's check: one warning line for what this kernel does not
+	// enforce, a refusal (exit 2) with sandbox.required; only where a
+	// process may start (read-only built-in calls start none).
+	if startsProcesses(listing, calls, srcs, need) {
+		warn, err := setup.SandboxPreflight(box, []string{cliKind})
+		if err != nil {
+			setup.CloseToolSources(srcs)
+			return nil, usageErr("%v", err)
+		}
+		if warn != "" {
+			fmt.Fprintf(stderr, "orchestrator: %s\n", warn)
+		}
 	}
 	ts := &toolset{cfg: cfg, tiers: setup.Tiers(cfg.Tools), sources: srcs, sandbox: box}
 	all := builtin.All()
@@ -102,6 +111,21 @@ func (t *toolset) box(root string) *sandbox.Box {
 		return nil
 	}
 	return t.sandbox.Box(cliKind, root)
+}
+
+// startsProcesses reports whether the command may start a process under
+// the sandbox: when listing or starting an MCP server, or calling a
+// built-in tool that is not read-only (shell). Calls of read-only tools
+// (grep, read_file) start none, so the kernel is not probed for them.
+func startsProcesses(listing bool, calls []string, srcs []tools.ToolSource, need func(string) bool) bool {
+	if listing || slices.ContainsFunc(srcs, func(s tools.ToolSource) bool { return need(s.Name()) }) {
+		return true
+	}
+	builtins := builtin.All()
+	return slices.ContainsFunc(calls, func(name string) bool {
+		i := slices.IndexFunc(builtins, func(t tools.Tool) bool { return t.Spec().Name == name })
+		return i < 0 || !builtins[i].Spec().ReadOnly
+	})
 }
 
 // serversFor says which MCP servers calls of names need: the one a

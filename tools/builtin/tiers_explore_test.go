@@ -91,7 +91,7 @@ func sizedTool(name string, tier tools.Tier, tokens int) tools.Tool {
 		return tools.Text(name + " ran"), nil
 	}
 	bare := tools.New(tools.Spec{Name: name, ReadOnly: true, Tier: tier}, run).Spec()
-	fixed := tools.DefinitionChars(messages.ToolSpec{Name: bare.Name, Parameters: bare.Schema})
+	fixed := tools.DefinitionChars(messages.ToolSpec{Name: bare.Name, Parameters: bare.SchemaJSON()})
 	desc := strings.Repeat("x", int(float64(tokens)*tools.CharsPerToken)-fixed)
 	return tools.New(tools.Spec{Name: name, Description: desc, ReadOnly: true, Tier: tier}, run)
 }

@@ -21,8 +21,8 @@ func runPatchArgs(t *testing.T, s *tools.Session, args map[string]string) tools.
 // apply_patch takes its patch as input, as Codex's tool does; patch is
 // another name for it; neither, or two different ones, is a clear error.
 func TestApplyPatchInputArgument(t *testing.T) {
-	if !strings.Contains(string(ApplyPatch().Spec().Schema), `"input"`) {
-		t.Fatalf("schema does not name input: %s", ApplyPatch().Spec().Schema)
+	if !strings.Contains(string(ApplyPatch().Spec().SchemaJSON()), `"input"`) {
+		t.Fatalf("schema does not name input: %s", ApplyPatch().Spec().SchemaJSON())
 	}
 	s := newTestSession(t)
 	add := "*** Begin Patch\n*** Add File: a.txt\n+one\n*** End Patch"

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/troupe-ai/troupe/tools/sandbox"
@@ -48,7 +49,7 @@ var DefaultKinds = []string{"root", "worker"}
 // DefaultStartTimeout bounds a server's start, handshake and tool listing.
 const DefaultStartTimeout = 30 * time.Second
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // Validate reports the first problem with c, in words.
 func (c Config) Validate() error {
@@ -76,7 +77,7 @@ func (c Config) Validate() error {
 		}
 	}
 	for k := range c.Env {
-		if !envName.MatchString(k) {
+		if !envName().MatchString(k) {
 			return fmt.Errorf("env: %q is not a variable name", k)
 		}
 	}

@@ -28,7 +28,7 @@ func TestServerEverything(t *testing.T) {
 		t.Errorf("%d tools, skipped %v", len(ts), srv.Skipped())
 	}
 	for _, tool := range ts {
-		if s := string(tool.Spec().Schema); strings.Contains(s, "$schema") || !strings.HasPrefix(tool.Spec().Name, "mcp__everything__") {
+		if s := string(tool.Spec().SchemaJSON()); strings.Contains(s, "$schema") || !strings.HasPrefix(tool.Spec().Name, "mcp__everything__") {
 			t.Errorf("%s: %s", tool.Spec().Name, s)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Prefix starts the name of every MCP tool: mcp__<server>__<tool>.
@@ -15,11 +16,11 @@ const maxToolName = 64
 
 // serverName is what a configured server may be called: it becomes part
 // of tool names, so letters, digits, "-" and single "_" only.
-var serverName = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]|_[A-Za-z0-9-])*$`)
+var serverName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]|_[A-Za-z0-9-])*$`) })
 
 // CheckServerName reports why name cannot name a server, or nil.
 func CheckServerName(name string) error {
-	if len(name) > 32 || !serverName.MatchString(name) {
+	if len(name) > 32 || !serverName().MatchString(name) {
 		return fmt.Errorf("server name %q: use 1-32 letters, digits, '-' or single '_', starting with a letter or digit", name)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The patch format is the one OpenAI's Codex models are trained to write:
@@ -84,11 +85,11 @@ func (e *patchError) Error() string {
 
 // heredocOpen matches a first line such as `apply_patch <<'EOF'`, which
 // models copy from shell usage; group 2 is the terminator word.
-var heredocOpen = regexp.MustCompile(`^(?:apply_patch\s*)?<<-?\s*(['"]?)(\w+)(['"]?)$`)
+var heredocOpen = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:apply_patch\s*)?<<-?\s*(['"]?)(\w+)(['"]?)$`) })
 
 // unifiedRange matches a unified-diff range that some models put after
 // "@@" ("-12,7 +12,8 @@"); it is dropped and what follows it kept.
-var unifiedRange = regexp.MustCompile(`^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@\s*`)
+var unifiedRange = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-\d+(?:,\d+)? \+\d+(?:,\d+)? @@\s*`) })
 
 // Parse parses patch text. It tolerates surrounding blank lines, a
 // heredoc wrapper, CRLF line ends and blank context lines that lost their
@@ -109,7 +110,7 @@ func Parse(text string) (*Doc, error) {
 	if first > last {
 		return nil, &patchError{line: 1, expected: fmt.Sprintf("%q", beginPatch), got: "an empty patch"}
 	}
-	if m := heredocOpen.FindStringSubmatch(strings.TrimSpace(lines[first])); m != nil && m[1] == m[3] && first < last {
+	if m := heredocOpen().FindStringSubmatch(strings.TrimSpace(lines[first])); m != nil && m[1] == m[3] && first < last {
 		if strings.TrimSpace(lines[last]) == m[2] {
 			first++
 			last--
@@ -279,7 +280,7 @@ func (p *parser) parseHunk(first bool) (Hunk, error) {
 		l = strings.TrimLeft(l, " \t")
 		h.header = strings.TrimSpace(l[2:])
 		for {
-			loc := unifiedRange.FindStringIndex(h.header)
+			loc := unifiedRange().FindStringIndex(h.header)
 			if loc == nil {
 				break
 			}

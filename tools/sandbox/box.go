@@ -15,6 +15,7 @@ import (
 type Box struct {
 	policy  Policy
 	support Support
+	detect  func() Support // when set, says what the kernel offers instead of support
 	tmpBase string
 
 	// ns is the network namespace the box's commands with network deny
@@ -74,7 +75,11 @@ func (b *Box) Start(cmd *exec.Cmd) error {
 	}
 	cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") })
 	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
-	return start(cmd, b.Policy(), b.support, &b.ns)
+	sup := b.support
+	if b.detect != nil {
+		sup = b.detect()
+	}
+	return start(cmd, b.Policy(), sup, &b.ns)
 }
 
 // Explain is Explain with the box's policy.

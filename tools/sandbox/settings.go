@@ -17,8 +17,12 @@ type Settings struct {
 	// Writable and DenyRead are absolute paths ("~" expanded), besides
 	// the workspace and the built-in deny list.
 	Writable, DenyRead []string
-	// Support is what the kernel offers (Check).
+	// Support is what the kernel offers, when Detect is nil.
 	Support Support
+	// Detect, when set, says what the kernel offers on first need (Check,
+	// which probes once per process): a command that starts no process,
+	// such as a read-only tools call, never probes the kernel.
+	Detect func() Support
 	// TmpBase is where private TMPDIRs are made ("" for the system's).
 	TmpBase string
 	// Commit are the kinds that may commit in a worktree of their own
@@ -64,7 +68,18 @@ func (s Settings) PolicyFor(kind, workspace string) Policy {
 	}
 }
 
-// Box makes the sandbox of an agent of kind working in workspace.
+// Kernel is what the kernel offers: Detect's answer, or Support.
+func (s Settings) Kernel() Support {
+	if s.Detect != nil {
+		return s.Detect()
+	}
+	return s.Support
+}
+
+// Box makes the sandbox of an agent of kind working in workspace. With
+// Detect set, the kernel is probed when the box starts its first command.
 func (s Settings) Box(kind, workspace string) *Box {
-	return NewBox(s.PolicyFor(kind, workspace), s.Support, s.TmpBase)
+	b := NewBox(s.PolicyFor(kind, workspace), s.Support, s.TmpBase)
+	b.detect = s.Detect
+	return b
 }

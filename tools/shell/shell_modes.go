@@ -6,13 +6,16 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/troupe-ai/troupe/tools"
 )
 
 // validSessionName reports whether name may name a shell session.
-var validSessionName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`).MatchString
+var sessionNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`) })
+
+func validSessionName(name string) bool { return sessionNameRE().MatchString(name) }
 
 // runInSession runs p.Command in the named session, starting the
 // session's shell when it has none (or the last one ended).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
@@ -172,7 +173,7 @@ func textOf(n *html.Node) string {
 
 func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-var blankRuns = regexp.MustCompile(`\n{3,}`)
+var blankRuns = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n{3,}`) })
 
 // tidyMarkdown makes the converter's output compact and safe to show:
 // valid UTF-8, no control characters but tab and newline, trailing spaces
@@ -184,6 +185,6 @@ func tidyMarkdown(s string) string {
 		lines[i] = strings.TrimRight(l, " \t")
 	}
 	s = strings.Join(lines, "\n")
-	s = blankRuns.ReplaceAllString(s, "\n\n")
+	s = blankRuns().ReplaceAllString(s, "\n\n")
 	return strings.TrimSpace(s)
 }
