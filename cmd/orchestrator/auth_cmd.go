@@ -10,7 +10,6 @@ import (
 	"github.com/troupe-ai/troupe/app/config"
 	"github.com/troupe-ai/troupe/app/runner"
 	"github.com/troupe-ai/troupe/bus"
-	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/httpguard"
 )
 
@@ -133,41 +132,4 @@ func serveAuth(o *bus.EmbeddedOptions, noAuth bool, authDir, prefix string, stde
 	}
 	o.Auth = sc.Auth
 	return sc, exitOK, nil
-}
-
-// refusedCounts are the messages a run refused from the wire.
-type refusedCounts struct {
-	// Results without the proof of the node that pulled the task.
-	Results uint64 `json:"results"`
-	// Duplicates are second results of a task (a redelivery's), dropped.
-	Duplicates uint64 `json:"duplicates"`
-	// Notices and Budget are start notices and budget requests that did
-	// not prove the current delivery of a task of the run.
-	Notices uint64 `json:"notices"`
-	Budget  uint64 `json:"budget"`
-	// Events from nodes that no delivery of the run's tasks vouched for:
-	// never published.
-	Events uint64 `json:"events"`
-	// Changes are results whose changes were refused (a patch or
-	// snapshot that does not match what the result proves or the run
-	// sent): their tasks failed, nothing of them applied.
-	Changes uint64 `json:"changes"`
-}
-
-// refusedOf is what a run refused (nil without remote agents).
-func refusedOf(st *cluster.RemoteStats) *refusedCounts {
-	if st == nil {
-		return nil
-	}
-	return &refusedCounts{Results: st.Forged, Duplicates: st.Duplicates, Notices: st.Notices, Budget: st.Budget, Events: st.Events,
-		Changes: st.Changes}
-}
-
-// printRefused says what the run refused, when it refused anything.
-func printRefused(w io.Writer, r *refusedCounts) {
-	if r == nil || r.Results+r.Notices+r.Budget+r.Events+r.Changes == 0 {
-		return
-	}
-	fmt.Fprintf(w, "refused: %d result(s), %d start notice(s), %d budget request(s) and %d event(s) not from the node that holds the task's current delivery, and the changes of %d result(s) (see the warnings for why)\n",
-		r.Results, r.Notices, r.Budget, r.Events, r.Changes)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"github.com/troupe-ai/troupe/app/console"
 	"strconv"
 
 	"fmt"
@@ -83,7 +84,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		p.Placement = map[string]string{"explore": "remote"}
 	}
 	fmt.Fprintf(stderr, "\ntask: %s\n\n", demoTask)
-	live := newLiveView(stderr, os.Getenv)
+	live := console.NewLive(stderr, os.Getenv)
 	defer live.Close()
 	p.Sinks = []actors.Emitter{live}
 	r, err := runner.Start(ctx, nb, p)
@@ -91,7 +92,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return exitFailed, err
 	}
 	defer r.Close()
-	live.begin()
+	live.Begin()
 	res, err := r.Execute(ctx)
 	live.Close()
 	if err != nil {
@@ -172,10 +173,10 @@ func demoIntro(w io.Writer, modelURL, ws string) {
 // file; the exit code says whether the run completed.
 func reportDemo(stdout, stderr io.Writer, ws string, res actors.Result, r *runner.Run) int {
 	fmt.Fprintln(stderr)
-	printText(stdout, res.Text)
-	fmt.Fprintf(stderr, "\n%s · %s\n", endWords(res.Status, res.Reason, res.Rounds), res.Wall.Round(time.Millisecond))
-	printRunSummary(stderr, res.Budget)
-	printMetrics(stderr, r.Metrics.Metrics())
+	console.PrintText(stdout, res.Text)
+	fmt.Fprintf(stderr, "\n%s · %s\n", console.EndWords(res.Status, res.Reason, res.Rounds), res.Wall.Round(time.Millisecond))
+	console.PrintRunSummary(stderr, res.Budget)
+	console.PrintMetrics(stderr, r.Metrics.Metrics())
 	if b, err := os.ReadFile(filepath.Join(ws, "discount.go")); err == nil {
 		fmt.Fprintf(stderr, "\ndiscount.go after the run:\n%s", indent(string(b)))
 	}

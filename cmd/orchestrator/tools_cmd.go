@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/troupe-ai/troupe/app/console"
 	"io"
 	"os"
 	"path/filepath"
@@ -140,7 +141,7 @@ func toolsCall(ctx context.Context, args []string, getenv func(string) string, s
 			return exitFailed, err
 		}
 	} else {
-		printText(stdout, res.Text)
+		console.PrintText(stdout, res.Text)
 	}
 	if res.IsError {
 		return exitFailed, nil
@@ -206,17 +207,10 @@ func toolsScript(ctx context.Context, path, dir, cfgFile string, getenv func(str
 		s.SetRound(i + 1)
 		res := ex.Run(ctx, []messages.ToolCall{{ID: fmt.Sprintf("script-%d", i+1), Name: l.Name, Args: l.Args}})[0]
 		fmt.Fprintf(stdout, "=== %d %s\n", i+1, l.Name)
-		printText(stdout, res.Text)
+		console.PrintText(stdout, res.Text)
 		if res.IsError {
 			code = exitFailed
 		}
 	}
 	return code, nil
-}
-
-func printText(w io.Writer, text string) {
-	io.WriteString(w, text)
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		io.WriteString(w, "\n")
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/troupe-ai/troupe/app/console"
 	"io"
 	"strconv"
 	"strings"
@@ -62,13 +63,13 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 			return exitUsage, usageErr("--run: %v", err)
 		}
 	}
-	term := terminalOf(stdout, getenv)
+	term := console.TerminalOf(stdout, getenv)
 	es, err := watchEvents(ctx, conn, run, fs, term, log)
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
-	w := newWatcher(es, run, fs.bools, term.view(stdout), json.NewEncoder(stdout))
-	w.asJSON = w.asJSON || !term.tty
+	w := newWatcher(es, run, fs.bools, term.View(stdout), json.NewEncoder(stdout))
+	w.asJSON = w.asJSON || !term.TTY
 	w.leases, w.stderr = watchLeases(ctx, conn, log), stderr
 	if fs.bools["interactive"] {
 		ans, err := conn.Answer(run, log)
@@ -108,8 +109,8 @@ const (
 // run's with ""), the stored ones first with --from-start. On a terminal
 // the tree counts the messages the stream refuses: a warning line for
 // each would scroll over it.
-func watchEvents(ctx context.Context, conn *bus.Conn, run string, fs *flagSet, term terminal, log zerolog.Logger) (*bus.EventStream, error) {
-	if term.tty && !fs.bools["json"] {
+func watchEvents(ctx context.Context, conn *bus.Conn, run string, fs *flagSet, term console.Terminal, log zerolog.Logger) (*bus.EventStream, error) {
+	if term.TTY && !fs.bools["json"] {
 		log = log.Level(zerolog.ErrorLevel)
 	}
 	return conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: log})
@@ -275,7 +276,7 @@ func answerQuestions(ctx context.Context, ans *bus.Answerer, stdin io.Reader, st
 func answerOne(ctx context.Context, q *bus.Question, lines <-chan string, stderr io.Writer, view *watch.View) bool {
 	view.Pause()
 	defer view.Resume()
-	writeQuestion(stderr, q.Req)
+	console.WriteQuestion(stderr, q.Req)
 	var line string
 	var ok bool
 	select {
@@ -285,7 +286,7 @@ func answerOne(ctx context.Context, q *bus.Question, lines <-chan string, stderr
 	}
 	line = strings.TrimSpace(line)
 	var err error
-	if isOpenQuestion(q.Req) {
+	if console.IsOpenQuestion(q.Req) {
 		if n, e := strconv.Atoi(line); e == nil && n >= 1 && n <= len(q.Req.Choices) {
 			line = q.Req.Choices[n-1]
 		}

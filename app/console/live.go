@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"fmt"
@@ -10,10 +10,10 @@ import (
 	"github.com/troupe-ai/troupe/watch"
 )
 
-// liveView shows a run as it happens (an actors.Emitter, fed in-process):
+// Live shows a run as it happens (an actors.Emitter, fed in-process):
 // on a terminal the watch view's agent tree, redrawn in place up to ten
 // times a second once started; elsewhere one line per event worth a line.
-type liveView struct {
+type Live struct {
 	w     io.Writer
 	tree  *watch.Tree
 	view  *watch.View
@@ -25,15 +25,15 @@ type liveView struct {
 	done  chan struct{} // closed when the drawing ended (or never started)
 }
 
-func newLiveView(w io.Writer, getenv func(string) string) *liveView {
-	term := terminalOf(w, getenv)
-	return &liveView{w: w, tree: watch.NewTree(6), tty: term.tty, start: time.Now(),
-		view: term.view(w), stop: make(chan struct{}), done: make(chan struct{})}
+func NewLive(w io.Writer, getenv func(string) string) *Live {
+	term := TerminalOf(w, getenv)
+	return &Live{w: w, tree: watch.NewTree(6), tty: term.TTY, start: time.Now(),
+		view: term.View(w), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-// begin starts drawing on a terminal; elsewhere the lines print as the
+// Begin starts drawing on a terminal; elsewhere the lines print as the
 // events come.
-func (l *liveView) begin() {
+func (l *Live) Begin() {
 	l.once.Do(func() {
 		if l.tty {
 			go l.draw()
@@ -44,7 +44,7 @@ func (l *liveView) begin() {
 }
 
 // Emit records ev; off a terminal it prints its line.
-func (l *liveView) Emit(ev messages.Event) {
+func (l *Live) Emit(ev messages.Event) {
 	l.tree.Apply(ev)
 	if l.tty {
 		return
@@ -60,7 +60,7 @@ func (l *liveView) Emit(ev messages.Event) {
 	}
 }
 
-func (l *liveView) draw() {
+func (l *Live) draw() {
 	defer close(l.done)
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -77,7 +77,7 @@ func (l *liveView) draw() {
 
 // Close draws the last frame (when drawing started); closing again does
 // nothing.
-func (l *liveView) Close() {
+func (l *Live) Close() {
 	l.once.Do(func() { close(l.done) }) // never started: nothing to draw
 	select {
 	case <-l.stop:

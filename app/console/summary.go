@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"fmt"
@@ -11,15 +11,15 @@ import (
 	"github.com/troupe-ai/troupe/watch"
 )
 
-// endWords says how a run ended and after how many of the root's rounds:
+// EndWords says how a run ended and after how many of the root's rounds:
 // "finished after 1 round", "cancelled after 2 rounds".
-func endWords(status, reason string, rounds int) string {
+func EndWords(status, reason string, rounds int) string {
 	return fmt.Sprintf("%s after %d %s", watch.EndWords(status, reason), rounds, watch.Plural(rounds, "round", "rounds"))
 }
 
-// limitWords says which limit stopped a run, how to raise it and how to
+// LimitWords says which limit stopped a run, how to raise it and how to
 // go on (resume, the resume command): "" when no limit did.
-func limitWords(reason string, maxRounds int, resume string) string {
+func LimitWords(reason string, maxRounds int, resume string) string {
 	var what string
 	switch reason {
 	case actors.ReasonRoundLimit:
@@ -33,11 +33,11 @@ func limitWords(reason string, maxRounds int, resume string) string {
 	return fmt.Sprintf("%s; to go on: %s", what, resume)
 }
 
-// printRunSummary lists what a run spent: in all, per kind, and per agent
+// PrintRunSummary lists what a run spent: in all, per kind, and per agent
 // with its sub-tree rolled up, as the budget actor accounted it.
 // With unpriced models in the run, dollar amounts are not shown: they
 // would be wrong.
-func printRunSummary(w io.Writer, b *messages.BudgetSnapshot, unpriced ...string) {
+func PrintRunSummary(w io.Writer, b *messages.BudgetSnapshot, unpriced ...string) {
 	if b == nil || len(b.Agents) <= 1 {
 		return
 	}

@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"context"
@@ -16,16 +16,16 @@ import (
 // maxArgsShown bounds the tool arguments a question shows, in bytes.
 const maxArgsShown = 390
 
-// isOpenQuestion tells an ask_user question (answered in words) from an
+// IsOpenQuestion tells an ask_user question (answered in words) from an
 // approval (answered yes or no).
-func isOpenQuestion(req messages.AskRequest) bool { return req.Tool == agent.NameAskUser }
+func IsOpenQuestion(req messages.AskRequest) bool { return req.Tool == agent.NameAskUser }
 
-// writeQuestion puts a question from the wire to a person on w. Every text
+// WriteQuestion puts a question from the wire to a person on w. Every text
 // in it came from a model or from the wire, so it is made printable and
 // the arguments are clipped on a character boundary.
-func writeQuestion(w io.Writer, req messages.AskRequest) {
+func WriteQuestion(w io.Writer, req messages.AskRequest) {
 	who := fmt.Sprintf("%s agent %s (run %s)", watch.Printable(req.Kind), watch.Printable(req.Agent), watch.Printable(req.Run))
-	if isOpenQuestion(req) {
+	if IsOpenQuestion(req) {
 		fmt.Fprintf(w, "\n%s asks: %s\n", who, watch.Printable(req.Question))
 		for i, c := range req.Choices {
 			fmt.Fprintf(w, "  %d. %s\n", i+1, watch.Printable(c))
@@ -37,9 +37,9 @@ func writeQuestion(w io.Writer, req messages.AskRequest) {
 		watch.Printable(text.Clip(string(req.Args), maxArgsShown)), actors.DiffBlock(req))
 }
 
-// printableRequest is req with every text a person will see made
+// PrintableRequest is req with every text a person will see made
 // printable, for an approver that prints it as it is.
-func printableRequest(req messages.AskRequest) messages.AskRequest {
+func PrintableRequest(req messages.AskRequest) messages.AskRequest {
 	req.Question, req.Kind, req.Agent = watch.Printable(req.Question), watch.Printable(req.Kind), watch.Printable(req.Agent)
 	req.Args = []byte(watch.Printable(text.Clip(string(req.Args), maxArgsShown)))
 	choices := make([]string, len(req.Choices))
@@ -50,36 +50,36 @@ func printableRequest(req messages.AskRequest) messages.AskRequest {
 	return req
 }
 
-// pausingApprover asks on the terminal the live view draws on: the view
+// PausingApprover asks on the terminal the live view draws on: the view
 // pauses while a question is open, so the redraw neither hides the
 // question nor overwrites the answer being typed, and what the question
 // shows is printable.
-type pausingApprover struct {
-	inner *actors.TerminalApprover
-	view  *watch.View // nil: nothing drawn on the terminal
+type PausingApprover struct {
+	Inner *actors.TerminalApprover
+	View  *watch.View // nil: nothing drawn on the terminal
 }
 
 // pause pauses the view and returns what resumes it.
-func (p pausingApprover) pause() func() {
-	if p.view == nil {
+func (p PausingApprover) pause() func() {
+	if p.View == nil {
 		return func() {}
 	}
-	p.view.Pause()
-	return p.view.Resume
+	p.View.Pause()
+	return p.View.Resume
 }
 
 // Approve asks for a yes or no.
-func (p pausingApprover) Approve(ctx context.Context, req actors.ApprovalRequest) (bool, error) {
+func (p PausingApprover) Approve(ctx context.Context, req actors.ApprovalRequest) (bool, error) {
 	defer p.pause()()
-	return p.inner.Approve(ctx, printableRequest(req))
+	return p.Inner.Approve(ctx, PrintableRequest(req))
 }
 
 // Ask puts an open question; a picked choice is answered with its own
 // text, not the printable form shown.
-func (p pausingApprover) Ask(ctx context.Context, req messages.AskRequest) (messages.AskAnswer, error) {
+func (p PausingApprover) Ask(ctx context.Context, req messages.AskRequest) (messages.AskAnswer, error) {
 	defer p.pause()()
-	shown := printableRequest(req)
-	ans, err := p.inner.Ask(ctx, shown)
+	shown := PrintableRequest(req)
+	ans, err := p.Inner.Ask(ctx, shown)
 	if err == nil {
 		for i, c := range shown.Choices {
 			if ans.Text == c && strings.TrimSpace(c) != "" {

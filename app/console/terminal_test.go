@@ -1,8 +1,7 @@
-package main
+package console
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -12,9 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
-	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/internal/peer"
 	"github.com/troupe-ai/troupe/internal/ptytest"
 	"github.com/troupe-ai/troupe/messages"
@@ -39,21 +36,21 @@ func TestTerminalDecision(t *testing.T) {
 		peer.Missing(t, "pty", "no pseudo-terminals here: %v", err)
 	}
 	defer p.Close()
-	term := terminalOf(p.TTY, env("TERM", "xterm"))
-	if !term.tty || !term.color {
+	term := TerminalOf(p.TTY, env("TERM", "xterm"))
+	if !term.TTY || !term.Color {
 		t.Fatalf("a terminal: %+v", term)
 	}
-	if c, r := term.size(); c != 91 || r != 23 {
+	if c, r := term.Size(); c != 91 || r != 23 {
 		t.Errorf("size %dx%d, want 91x23", c, r)
 	}
 	if err := p.Resize(120, 40); err != nil {
 		t.Fatal(err)
 	}
-	if c, r := term.size(); c != 120 || r != 40 {
+	if c, r := term.Size(); c != 120 || r != 40 {
 		t.Errorf("after a resize: %dx%d, want 120x40", c, r)
 	}
 	for _, e := range []func(string) string{env("NO_COLOR", "1", "TERM", "xterm"), env("TERM", "dumb")} {
-		if term := terminalOf(p.TTY, e); !term.tty || term.color {
+		if term := TerminalOf(p.TTY, e); !term.TTY || term.Color {
 			t.Errorf("NO_COLOR or TERM=dumb: %+v", term)
 		}
 	}
@@ -69,7 +66,7 @@ func TestTerminalDecision(t *testing.T) {
 	}
 	defer file.Close()
 	for _, out := range []io.Writer{w, file, &bytes.Buffer{}} {
-		if term := terminalOf(out, env("TERM", "xterm")); term.tty || term.color {
+		if term := TerminalOf(out, env("TERM", "xterm")); term.TTY || term.Color {
 			t.Errorf("%T is not a terminal: %+v", out, term)
 		}
 	}
@@ -78,8 +75,8 @@ func TestTerminalDecision(t *testing.T) {
 	ev, _ := messages.NewEvent("r1", "root", messages.EvtAgentFinished, 1, messages.AgentEnded{Status: "completed"})
 	tr.Apply(ev)
 	var colored, plain bytes.Buffer
-	terminalOf(p.TTY, env()).view(&colored).Draw(tr, time.Now())
-	terminalOf(p.TTY, env("NO_COLOR", "1")).view(&plain).Draw(tr, time.Now())
+	TerminalOf(p.TTY, env()).View(&colored).Draw(tr, time.Now())
+	TerminalOf(p.TTY, env("NO_COLOR", "1")).View(&plain).Draw(tr, time.Now())
 	if !strings.Contains(colored.String(), "\x1b[32mfinished") || strings.Contains(plain.String(), "\x1b[32m") || !strings.Contains(plain.String(), "finished") {
 		t.Errorf("colour %q / NO_COLOR %q", colored.String(), plain.String())
 	}
@@ -91,8 +88,8 @@ func TestWriteQuestionIsPrintable(t *testing.T) {
 	evil := "\x1b]0;owned\x07\x1b[2J\u009b31m"
 	args, _ := json.Marshal(map[string]string{"command": strings.Repeat("日本", 200) + evil})
 	var b strings.Builder
-	writeQuestion(&b, messages.AskRequest{V: 1, ID: "q", Run: "r1", Agent: "worker-1", Kind: "worker", Tool: "shell", Question: "run it?" + evil, Args: args})
-	writeQuestion(&b, messages.AskRequest{V: 1, ID: "q", Run: "r1", Agent: "a", Tool: agent.NameAskUser, Question: "pick" + evil, Choices: []string{"red" + evil, "blue"}})
+	WriteQuestion(&b, messages.AskRequest{V: 1, ID: "q", Run: "r1", Agent: "worker-1", Kind: "worker", Tool: "shell", Question: "run it?" + evil, Args: args})
+	WriteQuestion(&b, messages.AskRequest{V: 1, ID: "q", Run: "r1", Agent: "a", Tool: agent.NameAskUser, Question: "pick" + evil, Choices: []string{"red" + evil, "blue"}})
 	out := b.String()
 	if strings.ContainsAny(out, "\x1b\x07\u009b") || !utf8.ValidString(out) {
 		t.Errorf("control characters reached the terminal: %q", out)
@@ -125,7 +122,7 @@ func TestPausingApprover(t *testing.T) {
 	tr := watch.NewTree(2)
 	ev, _ := messages.NewEvent("r1", "root", messages.EvtAgentStarted, 1, messages.AgentStarted{Task: "t"})
 	tr.Apply(ev)
-	a := pausingApprover{inner: &actors.TerminalApprover{In: in, Out: &term}, view: view}
+	a := PausingApprover{Inner: &actors.TerminalApprover{In: in, Out: &term}, View: view}
 	type answer struct {
 		ans messages.AskAnswer
 		err error
@@ -161,74 +158,5 @@ func TestPausingApprover(t *testing.T) {
 	view.Draw(tr, time.Now())
 	if !strings.Contains(frames.String(), "root") {
 		t.Errorf("the view did not resume: %q", frames.String())
-	}
-}
-
-// watch --interactive: a question from the wire pauses the tree's redraw
-// until it is answered, is shown printable, and the typed answer goes back
-// to the agent that asked.
-func TestWatchQuestionPausesTheView(t *testing.T) {
-	emb, err := bus.StartEmbedded(t.Context(), bus.EmbeddedOptions{Ephemeral: true}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Shutdown(context.Background())
-	conn, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: emb.URL()}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ans, err := conn.Answer("", zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ans.Stop()
-	in, typed := io.Pipe()
-	defer typed.Close()
-	var prompt syncBuf
-	var frames bytes.Buffer
-	view := &watch.View{W: &frames, Width: 80}
-	tr := watch.NewTree(2)
-	ev, _ := messages.NewEvent("r1", "root", messages.EvtAgentStarted, 1, messages.AgentStarted{Task: "t"})
-	tr.Apply(ev)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go answerQuestions(ctx, ans, in, &prompt, view)
-	approved := make(chan bool, 1)
-	go func() {
-		qctx, qcancel := context.WithTimeout(ctx, 30*time.Second)
-		defer qcancel()
-		ok, _ := conn.NewApprover(zerolog.Nop()).Approve(qctx, messages.AskRequest{V: 1, ID: "q1", Run: "r1", Agent: "worker-1",
-			Kind: "worker", Tool: "shell", Question: "run this?\x1b[2J", Args: json.RawMessage(`{"command":"make \u001b]0;x\u0007"}`)})
-		approved <- ok
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(prompt.String(), "Allow? [y/N] ") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no question shown: %q", prompt.String())
-		}
-		<-time.After(2 * time.Millisecond)
-	}
-	view.Draw(tr, time.Now())
-	if frames.Len() != 0 {
-		t.Errorf("the tree was redrawn over an open question: %q", frames.String())
-	}
-	if strings.ContainsRune(prompt.String(), 0x1b) || !strings.Contains(prompt.String(), `run this?\x1b[2J`) {
-		t.Errorf("the question is not printable: %q", prompt.String())
-	}
-	if _, err := io.WriteString(typed, "y\n"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case ok := <-approved:
-		if !ok {
-			t.Error("the typed yes did not approve")
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("no answer came back")
-	}
-	view.Draw(tr, time.Now())
-	if !strings.Contains(frames.String(), "root") {
-		t.Errorf("the view did not resume after the answer: %q", frames.String())
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ func TestRunSummaryRollsUpAndCountsAgents(t *testing.T) {
 		},
 	}
 	var b strings.Builder
-	printRunSummary(&b, snap)
+	PrintRunSummary(&b, snap)
 	got := b.String()
 	for _, want := range []string{
 		"whole run: 3 agents · 300 tokens · $0.0030 · 4 tool calls\n",
@@ -41,10 +41,10 @@ func TestRunSummaryRollsUpAndCountsAgents(t *testing.T) {
 	}
 
 	b.Reset()
-	printRunSummary(&b, &messages.BudgetSnapshot{Agents: snap.Agents[:1]})
+	PrintRunSummary(&b, &messages.BudgetSnapshot{Agents: snap.Agents[:1]})
 	// Unpriced models: no dollar amounts, a hint instead.
 	var u bytes.Buffer
-	printRunSummary(&u, snap, "local-llama")
+	PrintRunSummary(&u, snap, "local-llama")
 	if strings.Contains(u.String(), "$") || !strings.Contains(u.String(), "no price for local-llama") || !strings.Contains(u.String(), "cost unknown") {
 		t.Errorf("unpriced summary:\n%s", u.String())
 	}
@@ -63,11 +63,11 @@ func TestLimitWords(t *testing.T) {
 			"to go on: orchestrator resume r1 --workspace /w",
 		"finished": "",
 	} {
-		if got := limitWords(reason, 1, "orchestrator resume r1 --workspace /w"); got != want {
+		if got := LimitWords(reason, 1, "orchestrator resume r1 --workspace /w"); got != want {
 			t.Errorf("%s:\ngot  %q\nwant %q", reason, got, want)
 		}
 	}
-	if got := limitWords("round_limit", 50, "orchestrator resume r1 --workspace /w"); !strings.Contains(got, "of 50 rounds per agent") {
+	if got := LimitWords("round_limit", 50, "orchestrator resume r1 --workspace /w"); !strings.Contains(got, "of 50 rounds per agent") {
 		t.Errorf("50: %q", got)
 	}
 	for _, tc := range []struct {
@@ -79,7 +79,7 @@ func TestLimitWords(t *testing.T) {
 		{"cancelled", "cancelled", 2, "cancelled after 2 rounds"},
 		{"completed", "budget_exhausted", 3, "ran out of budget after 3 rounds"},
 	} {
-		if got := endWords(tc.status, tc.reason, tc.rounds); got != tc.want {
+		if got := EndWords(tc.status, tc.reason, tc.rounds); got != tc.want {
 			t.Errorf("%+v: %q", tc, got)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"fmt"
@@ -10,9 +10,9 @@ import (
 	"github.com/troupe-ai/troupe/watch"
 )
 
-// printMetrics lists the run's tool and token metrics (docs/metrics.md),
+// PrintMetrics lists the run's tool and token metrics (docs/metrics.md),
 // one line each; a measure with nothing to measure says so.
-func printMetrics(w io.Writer, m watch.Metrics) {
+func PrintMetrics(w io.Writer, m watch.Metrics) {
 	pct := func(s watch.Share, what string) string {
 		if s.Share == nil {
 			return "none " + what
