@@ -1,8 +1,9 @@
-package main
+package demo
 
 import (
 	"errors"
 	"fmt"
+	"github.com/troupe-ai/troupe/app/runner"
 	"io"
 	"io/fs"
 	"os"
@@ -20,7 +21,7 @@ func demoWorkspace(dir string, inPlace, keep bool, stderr io.Writer) (ws string,
 	cleanup = func() {}
 	if dir == "" {
 		if inPlace {
-			return "", cleanup, usageErr("demo: --in-place needs --workspace DIR")
+			return "", cleanup, runner.Usage("demo: --in-place needs --workspace DIR")
 		}
 		tmp, err := os.MkdirTemp("", "troupe-demo-")
 		if err != nil {
@@ -30,16 +31,16 @@ func demoWorkspace(dir string, inPlace, keep bool, stderr io.Writer) (ws string,
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", cleanup, usageErr("demo: --workspace %s: %v", dir, err)
+		return "", cleanup, runner.Usage("demo: --workspace %s: %v", dir, err)
 	}
 	st, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", cleanup, usageErr("demo: --workspace %s does not exist; create it first, or leave --workspace out to use a temporary copy of the sample repository", dir)
+		return "", cleanup, runner.Usage("demo: --workspace %s does not exist; create it first, or leave --workspace out to use a temporary copy of the sample repository", dir)
 	case err != nil:
-		return "", cleanup, usageErr("demo: --workspace %s: %v", dir, err)
+		return "", cleanup, runner.Usage("demo: --workspace %s: %v", dir, err)
 	case !st.IsDir():
-		return "", cleanup, usageErr("demo: --workspace %s is not a directory", dir)
+		return "", cleanup, runner.Usage("demo: --workspace %s is not a directory", dir)
 	}
 	if inPlace {
 		// The scripted agents read and edit the sample's files (the worker
@@ -49,7 +50,7 @@ func demoWorkspace(dir string, inPlace, keep bool, stderr io.Writer) (ws string,
 			return "", cleanup, err
 		}
 		if len(clash) > 0 {
-			return "", cleanup, usageErr("demo --in-place: %s already has %s: the demo creates the sample repository's files and its scripted agents read and edit them; "+
+			return "", cleanup, runner.Usage("demo --in-place: %s already has %s: the demo creates the sample repository's files and its scripted agents read and edit them; "+
 				"nothing was changed. Use a directory without them, or leave out --in-place to work on a copy of %s", dir, strings.Join(clash, ", "), dir)
 		}
 		fmt.Fprintf(stderr, "demo: working in %s itself (--in-place); the demo adds its sample files there and changes no others\n", abs)

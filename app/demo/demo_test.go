@@ -1,9 +1,12 @@
-package main
+package demo
 
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/app/runner"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,9 +18,9 @@ import (
 func TestDemo(t *testing.T) {
 	ws := t.TempDir()
 	var out, errb bytes.Buffer
-	code, err := cmdDemo(t.Context(), []string{"--workspace", ws, "--in-place"}, &out, &errb)
-	if err != nil || code != exitOK {
-		t.Fatalf("exit %d %v\n%s", code, err, errb.String())
+	ok, err := Run(t.Context(), Options{Workspace: ws, InPlace: true}, &out, &errb)
+	if err != nil || !ok {
+		t.Fatalf("completed %v, %v\n%s", ok, err, errb.String())
 	}
 	if !strings.HasPrefix(out.String(), "Done. Discounts are applied in one place") {
 		t.Errorf("stdout %q", out.String())
@@ -77,9 +80,9 @@ func TestDemoWorkspaceLeftUnchanged(t *testing.T) {
 	}
 	before := treeDigest(t, ws)
 	var out, errb bytes.Buffer
-	code, err := cmdDemo(t.Context(), []string{"--workspace", ws}, &out, &errb)
-	if err != nil || code != exitOK {
-		t.Fatalf("exit %d %v\n%s", code, err, errb.String())
+	ok, err := Run(t.Context(), Options{Workspace: ws}, &out, &errb)
+	if err != nil || !ok {
+		t.Fatalf("completed %v, %v\n%s", ok, err, errb.String())
 	}
 	if after := treeDigest(t, ws); after != before {
 		t.Errorf("the workspace changed:\nbefore:\n%s\nafter:\n%s", before, after)
@@ -104,7 +107,7 @@ func TestDemoWorkspaceLeftUnchanged(t *testing.T) {
 // edits, with the very text the edit replaces) it refuses to run, exit 2,
 // and the directory is left byte for byte as it was.
 func TestDemoInPlaceRefusesUserFiles(t *testing.T) {
-	sample, err := demoFS.ReadFile("demo/repo/discount.go.txt")
+	sample, err := demoFS.ReadFile("sample/repo/discount.go.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,9 +123,9 @@ func TestDemoInPlaceRefusesUserFiles(t *testing.T) {
 	}
 	before := treeDigest(t, ws)
 	var out, errb bytes.Buffer
-	code, err := cmdDemo(t.Context(), []string{"--workspace", ws, "--in-place"}, &out, &errb)
-	if code != exitUsage || err == nil {
-		t.Fatalf("exit %d, err %v\n%s", code, err, errb.String())
+	ok, err := Run(t.Context(), Options{Workspace: ws, InPlace: true}, &out, &errb)
+	if ok || !errors.Is(err, runner.ErrUsage) {
+		t.Fatalf("completed %v, err %v (want a usage error)\n%s", ok, err, errb.String())
 	}
 	for _, want := range []string{"demo --in-place: " + ws + " already has discount.go, go.mod: ", "nothing was changed", "leave out --in-place to work on a copy"} {
 		if !strings.Contains(err.Error(), want) {
@@ -136,8 +139,8 @@ func TestDemoInPlaceRefusesUserFiles(t *testing.T) {
 	// discount.go, and leaves the directory as it was.
 	out.Reset()
 	errb.Reset()
-	if code, err := cmdDemo(t.Context(), []string{"--workspace", ws}, &out, &errb); err != nil || code != exitOK {
-		t.Fatalf("on a copy: exit %d %v\n%s", code, err, errb.String())
+	if ok, err := Run(t.Context(), Options{Workspace: ws}, &out, &errb); err != nil || !ok {
+		t.Fatalf("on a copy: completed %v, %v\n%s", ok, err, errb.String())
 	}
 	if after := treeDigest(t, ws); after != before {
 		t.Errorf("the workspace changed:\nbefore:\n%s\nafter:\n%s", before, after)
@@ -146,8 +149,17 @@ func TestDemoInPlaceRefusesUserFiles(t *testing.T) {
 
 func TestDemoMissingWorkspace(t *testing.T) {
 	var out, errb bytes.Buffer
-	code, err := cmdDemo(t.Context(), []string{"--workspace", filepath.Join(t.TempDir(), "nope")}, &out, &errb)
-	if code != exitUsage || err == nil || !strings.Contains(err.Error(), "does not exist") {
-		t.Errorf("exit %d, err %v", code, err)
+	ok, err := Run(t.Context(), Options{Workspace: filepath.Join(t.TempDir(), "nope")}, &out, &errb)
+	if ok || !errors.Is(err, runner.ErrUsage) || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("completed %v, err %v", ok, err)
 	}
+}
+
+func stateDirOf(t testing.TB, ws string) string {
+	t.Helper()
+	dir, err := actors.StateDir(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
