@@ -1,4 +1,9 @@
-package main
+// Package toolcli is `orchestrator tools`: the built-in tools and the
+// configured MCP servers' as one agent would have them (its configuration,
+// secrets redacted, commands in the worker kind's sandbox), outside a run:
+// listed with their tiers, called one at a time, or a JSON Lines script of
+// calls checked whole before any runs.
+package toolcli
 
 import (
 	"context"
@@ -42,24 +47,24 @@ func openToolset(ctx context.Context, getenv func(string) string, ws, cfgFile st
 	home, _ := os.UserHomeDir()
 	cfg, err := config.Load(config.Sources{File: cfgFile, Home: home, Workspace: runner.Abs(ws), Getenv: getenv, Kinds: actors.BuiltinKinds()})
 	if err != nil {
-		return nil, usageErr("%v", err)
+		return nil, runner.Usage("%v", err)
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, usageErr("config: %v", err)
+		return nil, runner.Usage("config: %v", err)
 	}
 	box := setup.Sandbox(cfg, home)
 	// The run's check: one warning line for what this kernel does not
 	// enforce, a refusal (exit 2) with sandbox.required.
 	warn, err := setup.SandboxPreflight(box, []string{cliKind})
 	if err != nil {
-		return nil, usageErr("%v", err)
+		return nil, runner.Usage("%v", err)
 	}
 	if warn != "" {
 		fmt.Fprintf(stderr, "orchestrator: %s\n", warn)
 	}
 	srcs, err := setup.MCPServers(cfg, ws, nil, getenv, zerolog.Nop())
 	if err != nil {
-		return nil, usageErr("%v", err)
+		return nil, runner.Usage("%v", err)
 	}
 	ts := &toolset{cfg: cfg, tiers: setup.Tiers(cfg.Tools), sources: srcs, sandbox: box}
 	all := builtin.All()
@@ -87,13 +92,13 @@ func openToolset(ctx context.Context, getenv func(string) string, ws, cfgFile st
 	}
 	all = append(all, tools.SearchTools(tools.NewRegistry(optional...)))
 	if ts.reg, err = tools.BuildRegistry(all...); err != nil {
-		ts.close()
+		ts.Close()
 		return nil, err
 	}
 	return ts, nil
 }
 
-func (t *toolset) close() { setup.CloseToolSources(t.sources) }
+func (t *toolset) Close() { setup.CloseToolSources(t.sources) }
 
 // box is the sandbox of the session's commands over workspace root, nil
 // with sandbox.mode off.
