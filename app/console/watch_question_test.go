@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,22 +14,6 @@ import (
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/watch"
 )
-
-func env(kv ...string) func(string) string {
-	m := map[string]string{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		m[kv[i]] = kv[i+1]
-	}
-	return func(k string) string { return m[k] }
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // watch --interactive: a question from the wire pauses the tree's redraw
 // until it is answered, is shown printable, and the typed answer goes back
@@ -61,7 +44,7 @@ func TestWatchQuestionPausesTheView(t *testing.T) {
 	tr.Apply(ev)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	go answerQuestions(ctx, ans, in, &prompt, view)
+	go AnswerQuestions(ctx, ans, in, &prompt, view)
 	approved := make(chan bool, 1)
 	go func() {
 		qctx, qcancel := context.WithTimeout(ctx, 30*time.Second)
