@@ -75,7 +75,12 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 		go console.AnswerQuestions(ctx, ans, stdin, stderr, w.View)
 	}
 	fmt.Fprintf(stderr, "watching %s on %s (Ctrl-C to stop)\n", orAll(run), url)
-	interrupted, err := w.Loop(ctx)
+	return loopExit(w.Loop(ctx))
+}
+
+// loopExit is the exit code of a watch that ended: interrupted (130),
+// failed, or done.
+func loopExit(interrupted bool, err error) (int, error) {
 	switch {
 	case err != nil:
 		return exitFailed, err
