@@ -16,10 +16,10 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return exitUsage, err
 	}
 	completed, err := demo.Run(ctx, o, stdout, stderr)
-	if err != nil || !completed {
-		return exitFailed, err
+	if err == nil && !completed {
+		return exitFailed, nil
 	}
-	return exitOK, nil
+	return codeOf(err)
 }
 
 func parseDemoFlags(args []string) (demo.Options, error) {
