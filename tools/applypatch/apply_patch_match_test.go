@@ -1,4 +1,4 @@
-package edit
+package applypatch
 
 import (
 	"encoding/json"

@@ -1,7 +1,7 @@
-//go:build !race
+//go:build race
 
-package edit
+package applypatch
 
 // raceDetector reports whether the tests run under the race detector,
 // which makes each tool call ten to twenty times slower.
-const raceDetector = false
+const raceDetector = true
