@@ -41,26 +41,14 @@ func isCommand(rel string, fd *ast.FuncDecl) bool {
 func sizeProblems(root string) ([]string, error) {
 	var out []string
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+	err := goFiles(root, func(path, rel string) error {
+		if strings.HasSuffix(rel, "_test.go") {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
 		if n := fset.File(f.Pos()).LineCount(); n > maxFileLines {
 			out = append(out, fmt.Sprintf("%s: %d lines (at most %d)", rel, n, maxFileLines))
 		}
