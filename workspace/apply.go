@@ -60,6 +60,9 @@ func (r *Repo) Apply(ctx context.Context, snap Snapshot, cs messages.Changeset, 
 		return out, fmt.Errorf("apply changes of %s: %w", agent, err)
 	}
 	defer unlock()
+	if err := r.recoverLands(); err != nil {
+		return out, fmt.Errorf("apply changes of %s: %w", agent, err)
+	}
 	theirs, err := r.theirTree(ctx, snap, cs)
 	if err != nil {
 		return out, fmt.Errorf("apply changes of %s: %w", agent, err)
@@ -73,7 +76,10 @@ func (r *Repo) Apply(ctx context.Context, snap Snapshot, cs messages.Changeset, 
 		out.Branch, err = r.branch(ctx, snap, theirs, run, agent)
 	case ModeApply, "":
 		var m merged
-		if m, err = r.merge(ctx, snap.Tree, theirs); err == nil && len(m.conflicts) > 0 {
+		if m, err = r.merge(ctx, snap.Tree, theirs, run, agent, cs.Patch); err != nil {
+			return r.keepOnError(out, run, agent, cs.Patch, err)
+		}
+		if len(m.conflicts) > 0 {
 			out.Status, out.Conflicts, out.Reason = messages.ChangeStatusConflict, m.conflicts, m.reason()
 			if outside := r.outsideCone(ctx, m.conflicts); len(outside) > 0 {
 				out.Reason = strings.TrimPrefix(out.Reason+"; "+coneReason(outside), "; ")
@@ -89,6 +95,20 @@ func (r *Repo) Apply(ctx context.Context, snap Snapshot, cs messages.Changeset, 
 		return out, fmt.Errorf("apply changes of %s: %w", agent, err)
 	}
 	return out, nil
+}
+
+// keepOnError is the outcome of a land that failed with err (rolled
+// back, the workspace as it was): status error, the patch kept and
+// named.
+func (r *Repo) keepOnError(out Outcome, run, agent string, patch []byte, err error) (Outcome, error) {
+	err = fmt.Errorf("apply changes of %s: %w", agent, err)
+	out.Status, out.Error = messages.ChangeStatusError, err.Error()
+	if path, kerr := r.keepPatch(run, agent, patch); kerr == nil {
+		out.Patch = path
+	} else {
+		err = errors.Join(err, kerr)
+	}
+	return out, err
 }
 
 // theirTree is the tree of the agent's end state: the changeset's own

@@ -48,18 +48,30 @@
 // comparison (worktree_restore.go).
 //
 // Applies read trees and blobs through one long-lived git cat-file per
-// Repo and diff trees in Go, so a clean merge starts no git process.
+// Repo and diff trees in Go, so a clean merge of files no attribute or
+// setting converts starts no git process.
 //
 // A changeset is an agent's changes relative to its snapshot: a binary-safe
 // patch (git diff --binary) and the changed files with their added and
 // deleted line counts. Apply merges a changeset into the workspace three
 // ways, file by file, against the snapshot: the base is the snapshot's
-// file, ours the file as it is now in the workspace, theirs the agent's.
-// Changes to different files or to different regions of one file merge;
-// an overlap with a change applied before or with an edit the user made
+// blob, ours the file as it is now in the workspace, theirs the agent's
+// blob. The merge is on blobs: where git would convert a file between
+// its blob and its form on disk (eol, text with the user's core.autocrlf,
+// ident, encodings), ours is read through git's clean rules and the
+// result written through git's checkout conversion (merge_convert.go);
+// a file that needs a filter of the user's global config conflicts, with
+// a reason: troupe does not run it unconfined. Changes to different
+// files or to different regions of one file merge (git merge-file); an
+// overlap with a change applied before or with an edit the user made
 // meanwhile is a conflict, and then nothing is written: the changeset is
-// kept as a patch file that applies cleanly to the snapshot. Applies are
-// serialised per repository, in the order they are asked for.
+// kept as a patch file that applies cleanly to the snapshot. A changeset
+// that merges is written all or nothing (land.go): temporary names and
+// pre-images beside each file and a journal in troupe's home, so
+// an I/O error rolls back (status error, the patch kept) and a land
+// killed half-way is rolled back or finished by the next Open or Apply.
+// Applies are serialised per repository, in the order they are asked
+// for.
 //
 // The agent is untrusted: it writes the work tree, and may write the
 // repository's config, hooks and attributes, a worktree's .git file, a

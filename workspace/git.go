@@ -31,7 +31,8 @@ import (
 //     config switched off by the flags below. The user's global config
 //     is /dev/null (globalConfig); of it troupe takes only the global
 //     ignore file's patterns (excludes.go), read once by a git config
-//     --get that runs nothing.
+//     --get that runs nothing, and core.autocrlf, core.eol and the names
+//     of its filter drivers (merge_convert.go).
 
 // gitConfig are the -c flags every git command gets: no hooks, no
 // filesystem monitor, no pager, no transport of any kind, no automatic

@@ -64,8 +64,9 @@ func (m *merged) reason() string { return strings.Join(m.reasons, "; ") }
 // work tree, file by file. Every file is read, written and removed
 // through the work tree's top directory without following a symbolic
 // link (beneath.go): a path below a symlink (or a file) conflicts. When
-// any path conflicts, nothing is written.
-func (r *Repo) merge(ctx context.Context, base, theirs string) (merged, error) {
+// any path conflicts, nothing is written; the rest is written all or
+// nothing (land.go), patch kept in the land's journal meanwhile.
+func (r *Repo) merge(ctx context.Context, base, theirs, run, agent string, patch []byte) (merged, error) {
 	entries, err := r.changedEntries(ctx, base, theirs)
 	if err != nil {
 		return merged{}, err
@@ -79,12 +80,20 @@ func (r *Repo) merge(ctx context.Context, base, theirs string) (merged, error) {
 		return merged{}, err
 	}
 	defer top.close()
+	conv, err := r.converter(ctx, top, entries)
+	if err != nil {
+		return merged{}, err
+	}
 	var plan []change
 	var m merged
 	for _, e := range entries {
+		if why := conv.refusedWhy(e.path); why != "" {
+			m.conflict(e.path, why)
+			continue
+		}
 		b := version{mode: e.oldMode, data: blobs[e.oldBlob]}
 		t := version{mode: e.newMode, data: blobs[e.newBlob]}
-		c, reason, err := r.mergeOne(ctx, top, e.path, b, t)
+		c, reason, err := r.mergeOne(ctx, top, conv, e.path, b, t)
 		if err != nil {
 			return merged{}, err
 		}
@@ -100,14 +109,22 @@ func (r *Repo) merge(ctx context.Context, base, theirs string) (merged, error) {
 	if len(m.conflicts) > 0 {
 		return m, nil
 	}
-	for i, c := range plan {
-		if err := writeChange(top, c); err != nil {
-			if why := linkReason(err); why != "" {
-				m.conflict(c.path, fmt.Sprintf("%s (met while writing: %d of the %d files had been written)", why, i, len(plan)))
-				return m, nil
+	if err := r.land(top, plan, run, agent, patch); err != nil {
+		if why := linkReason(err); why != "" {
+			var le *linkError
+			errors.As(err, &le)
+			why += " (met while writing; nothing was written)"
+			for _, c := range plan {
+				if c.path == le.path || strings.HasPrefix(c.path, le.path+"/") {
+					m.conflict(c.path, why)
+				}
 			}
-			return merged{}, err
+			if len(m.conflicts) == 0 {
+				m.conflict(le.path, why)
+			}
+			return m, nil
 		}
+		return merged{}, err
 	}
 	return m, nil
 }
@@ -131,7 +148,7 @@ func linkReason(err error) string {
 
 // mergeOne decides one file: the change to make (nil: none), or why it
 // conflicts (overlap, or a rule it meets).
-func (r *Repo) mergeOne(ctx context.Context, top *dirFD, path string, base, theirs version) (*change, string, error) {
+func (r *Repo) mergeOne(ctx context.Context, top *dirFD, conv *converter, path string, base, theirs version) (*change, string, error) {
 	if !filepath.IsLocal(filepath.FromSlash(path)) {
 		return nil, "", fmt.Errorf("%s: %w", path, errOutside)
 	}
@@ -147,6 +164,21 @@ func (r *Repo) mergeOne(ctx context.Context, top *dirFD, path string, base, thei
 		// theirs cannot be written (ours is absent).
 		return nil, linkReason(blocked), nil
 	}
+	if conv.converts(path) && ours.regular() {
+		if ours.data, err = conv.clean(ctx, path, ours.data); err != nil {
+			return nil, "", err
+		}
+	}
+	c, reason, err := r.mergeClean(ctx, path, ours, base, theirs)
+	if err == nil && c != nil && c.to.regular() && conv.converts(path) {
+		c.to.data, err = conv.smudge(ctx, path, c.to.data)
+	}
+	return c, reason, err
+}
+
+// mergeClean decides one file from its three versions in git's clean
+// form (see mergeOne).
+func (r *Repo) mergeClean(ctx context.Context, path string, ours, base, theirs version) (*change, string, error) {
 	switch {
 	case ours.equal(theirs):
 		return nil, "", nil

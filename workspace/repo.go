@@ -74,8 +74,9 @@ type Repo struct {
 
 	checkout checkoutState // the last tree checked out in Go, and why Go may not (materialise.go)
 
-	userIgnore string // the user's global ignore file (excludes.go); "" for none
-	excludes   string // the ignore file troupe's git reads, in the home
+	conv       userConv // what of the user's global config converts files (merge_convert.go)
+	userIgnore string   // the user's global ignore file (excludes.go); "" for none
+	excludes   string   // the ignore file troupe's git reads, in the home
 }
 
 // Open returns the Repo of the workspace at root. A worktree this
@@ -125,6 +126,13 @@ func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 	r.g.workTree, r.g.dir = r.top, r.top
 	r.userIgnore = r.userExcludesFile(ctx)
 	if err := r.writeExcludes(); err != nil {
+		return nil, fmt.Errorf("open workspace %s: %w", root, err)
+	}
+	// The user's core.autocrlf and core.eol decide how the user's files
+	// are read and written (merge_convert.go).
+	r.conv = r.readUserConv(ctx)
+	r.g.conf = append(r.g.conf, r.conv.conf...)
+	if err := r.recoverOnOpen(); err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
 	return r, nil
