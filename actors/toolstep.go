@@ -6,7 +6,6 @@ import (
 	"maps"
 	"runtime/debug"
 
-
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-ai/troupe/actors/convo"
 	"github.com/troupe-ai/troupe/budget"
