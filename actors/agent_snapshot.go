@@ -60,6 +60,10 @@ func (h *Host) StartAgentWith(trace context.Context, task ChildTask, svc budget.
 // changes.
 func (is *isolation) bringRemote(ev *agentEvents, run, agent string, r *AgentResult) {
 	cs := r.Changeset
+	if cs.Empty() && cs != nil && len(cs.Oversize) > 0 && is != nil {
+		r.Changes = is.onlyOversize(agent, *cs, nil)
+		return
+	}
 	if cs.Empty() {
 		if out := r.Changes; out != nil && out.Status == messages.ChangeStatusError {
 			is.refused(ev, agent, r.Node, *out)
@@ -90,6 +94,7 @@ func (is *isolation) bringRemote(ev *agentEvents, run, agent string, r *AgentRes
 	if r.Status != StatusCompleted {
 		mode = workspace.ModePatch
 	}
+	derived.Oversize = cs.Oversize
 	r.Changes = is.bring(ctx, ev, run, agent, snap, derived, mode)
 }
 

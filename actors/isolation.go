@@ -29,6 +29,7 @@ type isolation struct {
 	root     string          // the workspace root
 	dataDir  string          // worktrees (agent-visible)
 	stateDir string          // kept patches (troupe's own)
+	maxFile  int64           // agent.max_change_bytes
 	log      zerolog.Logger
 
 	live   atomic.Int32 // agents that may change files, running now (the root aside)
@@ -64,7 +65,8 @@ func newIsolation(ctx context.Context, s Settings, root, dataDir, stateDir strin
 	if err != nil {
 		return nil, fmt.Errorf("run: agent.changes: %w", err)
 	}
-	is := &isolation{mode: s.IsolationMode(), changes: mode, root: root, dataDir: dataDir, stateDir: stateDir, log: log, ctx: context.WithoutCancel(ctx)}
+	is := &isolation{mode: s.IsolationMode(), changes: mode, root: root, dataDir: dataDir, stateDir: stateDir,
+		maxFile: s.ChangeByteLimit(), log: log, ctx: context.WithoutCancel(ctx)}
 	if err := pruneNested(root, dataDir); err != nil {
 		log.Warn().Err(err).Msg("prune nested worktrees left by a killed process")
 	}
@@ -125,9 +127,13 @@ func (is *isolation) open(ctx context.Context) (*workspace.Repo, error) {
 	is.mu.Lock()
 	defer is.mu.Unlock()
 	if is.repo == nil {
-		repo, err := workspace.Open(ctx, is.root, workspace.Options{DataDir: is.dataDir, StateDir: is.stateDir, KeepIdle: is.keepIdle()})
+		repo, err := workspace.Open(ctx, is.root, workspace.Options{DataDir: is.dataDir, StateDir: is.stateDir, KeepIdle: is.keepIdle(),
+			MaxChangeBytes: is.maxFile})
 		if err != nil {
 			return nil, err
+		}
+		if note := repo.Note(); note != "" {
+			is.log.Info().Msg(note)
 		}
 		is.repo = repo
 	}
@@ -242,7 +248,7 @@ func (is *isolation) land(ev *agentEvents, run, agent string, iso *isolated, com
 		mode = workspace.ModePatch
 	}
 	out := is.bringKeeping(ctx, ev, run, agent, iso.wt.Snapshot(), cs, mode, keep)
-	if out == nil || out.Status != messages.ChangeStatusError {
+	if out == nil || (out.Status != messages.ChangeStatusError && len(out.Oversize) == 0) {
 		if err := iso.wt.Remove(ctx); err != nil {
 			is.log.Warn().Err(err).Str("agent", agent).Msg("remove worktree")
 		}
@@ -256,12 +262,13 @@ func (is *isolation) bring(ctx context.Context, ev *agentEvents, run, agent stri
 }
 
 // bringKeeping is bring, calling onError (when set) with an outcome of
-// status error before it is reported: the changeset's patch is kept
-// then too, and the outcome names it.
+// status error, or one naming files left out for their size
+// (agent.max_change_bytes), before it is reported: the changeset's patch
+// is kept then too, and the outcome names it.
 func (is *isolation) bringKeeping(ctx context.Context, ev *agentEvents, run, agent string, snap workspace.Snapshot, cs messages.Changeset,
 	mode workspace.Mode, onError func(*messages.ChangeOutcome)) *messages.ChangeOutcome {
 	if cs.Empty() {
-		return nil
+		return is.onlyOversize(agent, cs, onError)
 	}
 	emit := func(typ string, data any) {
 		if ev != nil {
@@ -283,6 +290,8 @@ func (is *isolation) bringKeeping(ctx context.Context, ev *agentEvents, run, age
 		if onError != nil {
 			onError(&out)
 		}
+	} else if out.Oversize = cs.Oversize; len(out.Oversize) > 0 && onError != nil {
+		onError(&out)
 	}
 	kept := out.Status == messages.ChangeStatusConflict || out.Status == messages.ChangeStatusPatch ||
 		(out.Status == messages.ChangeStatusError && len(cs.Patch) > 0)
@@ -353,6 +362,11 @@ func changesNote(c *messages.ChangeOutcome) string {
 	if c == nil {
 		return ""
 	}
+	return changesNoteMain(c) + oversizeNote(c)
+}
+
+// changesNoteMain is changesNote's sentence on the changes carried.
+func changesNoteMain(c *messages.ChangeOutcome) string {
 	files := strings.Join(c.Files, ", ")
 	switch c.Status {
 	case messages.ChangeStatusApplied:

@@ -50,9 +50,6 @@ func (is *isolation) keep(run string, out messages.ChangeOutcome, patch []byte) 
 // (troupe's own, out of the agents' reach) and returns its path,
 // following no symlink on the way (workspace.KeepPatch).
 func (is *isolation) keepPatch(run, agent string, patch []byte) (string, error) {
-	if !messages.PathSafeID(agent) || !messages.PathSafeID(run) {
-		return "", fmt.Errorf("keep patch: bad run %q or agent %q", run, agent)
-	}
 	return workspace.KeepPatch(is.root, is.stateDir, run, agent, patch)
 }
 
@@ -152,4 +149,48 @@ func nestedNote(agent string, outs []messages.ChangeOutcome) string {
 		b.WriteString(strings.Replace(changesNote(&c), "[changes:", "[changes of "+c.Agent+", started by "+agent+" on its node:", 1))
 	}
 	return b.String()
+}
+
+// onlyOversize is the outcome of a changeset that carries nothing but
+// files left out for their size: status error, naming them (onError,
+// when set, keeps the worktree that holds them); nil when there are none.
+func (is *isolation) onlyOversize(agent string, cs messages.Changeset, onError func(*messages.ChangeOutcome)) *messages.ChangeOutcome {
+	if len(cs.Oversize) == 0 {
+		return nil
+	}
+	out := messages.ChangeOutcome{Agent: agent, Status: messages.ChangeStatusError, Oversize: cs.Oversize,
+		Error: "every file it changed is over agent.max_change_bytes: " + oversizeList(cs.Oversize)}
+	for _, f := range cs.Oversize {
+		out.Files = append(out.Files, f.Path)
+	}
+	if onError != nil {
+		onError(&out)
+	}
+	is.record(out)
+	return &out
+}
+
+// oversizeList names files left out for their size, with their sizes.
+func oversizeList(fs []messages.OversizeFile) string {
+	var b strings.Builder
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s (%d bytes)", f.Path, f.Bytes)
+	}
+	return b.String()
+}
+
+// oversizeNote is what a parent reads of the files left out of its
+// child's changes for their size ("" when none).
+func oversizeNote(c *messages.ChangeOutcome) string {
+	if len(c.Oversize) == 0 {
+		return ""
+	}
+	where := "they stay only where the agent wrote them"
+	if c.Worktree != "" {
+		where = "its worktree is kept at " + c.Worktree
+	}
+	return fmt.Sprintf("\n[changes: NOT carried, over agent.max_change_bytes: %s; %s]", oversizeList(c.Oversize), where)
 }

@@ -16,12 +16,20 @@ import (
 // the worker's turns given.
 func loneWorkerRun(t *testing.T, ws string, worker ...llmtest.Turn) actors.Result {
 	t.Helper()
+	return loneWorkerRunLimit(t, ws, 0, worker...)
+}
+
+// loneWorkerRunLimit is loneWorkerRun with agent.max_change_bytes set
+// (0: the default).
+func loneWorkerRunLimit(t *testing.T, ws string, maxChange int64, worker ...llmtest.Turn) actors.Result {
+	t.Helper()
 	w := llmtest.AgentScript{Match: llmtest.Matcher{Kind: "worker", TaskContains: "alpha"}, Turns: worker}
 	srv := llmtest.New(script(kind("root", calls(delegate("worker", "task alpha", false)), say("all done")), w))
 	t.Cleanup(srv.Close)
 	o := options(t, srv, ws, "change things", &actors.Recorder{})
 	o.Settings.PlanFirst = map[string]bool{"root": false, "worker": false}
 	o.Settings.Isolation = "worktree"
+	o.Settings.MaxChangeBytes = maxChange
 	return run(t, o)
 }
 

@@ -30,15 +30,15 @@ func TestHubSurvivesLostServers(t *testing.T) {
 		t.Cleanup(c.Close)
 		return c
 	}
-	pubConn := connect(hub.URLs())
-	if got := pubConn.HubReplicas(); got != 3 {
+	first := connect(hub.URLs())
+	if got := first.HubReplicas(); got != 3 {
 		t.Fatalf("a three-server hub calls for %d replicas", got)
 	}
-	if err := pubConn.EnsureStreams(t.Context(), StreamLimits{}); err != nil {
+	if err := first.EnsureStreams(t.Context(), StreamLimits{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range streamNames(pubConn.Names()) {
-		s, err := pubConn.JetStream().Stream(t.Context(), name)
+	for _, name := range streamNames(first.Names()) {
+		s, err := first.JetStream().Stream(t.Context(), name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,25 +46,36 @@ func TestHubSurvivesLostServers(t *testing.T) {
 			t.Errorf("stream %s has %d replicas, want 3", name, r)
 		}
 	}
-	leader, err := natstest.Leader(t.Context(), pubConn.JetStream(), EventsStream)
+	leader, err := natstest.Leader(t.Context(), first.JetStream(), EventsStream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The watcher on a server that is not the leader: the two faults hit
-	// different servers.
+	// The watcher and the publisher on a server that is not the leader:
+	// the two faults hit different servers, and the second one cuts the
+	// publisher off with events on their way (lost with their server)
+	// while later ones go to a survivor.
 	watchOn := (hub.Index(leader) + 1) % 3
 	subConn := connect(hub.URL(watchOn) + "," + hub.URLs())
+	pubConn := connect(hub.URL(watchOn) + "," + hub.URLs())
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	es, err := subConn.Events(ctx, WatchOptions{Run: "ha", FromStart: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pubConn.NewPublisher(PublisherOptions{})
+	// An acknowledgement awaited longer than an election takes (4 to 9 s):
+	// an event lost with the leader is sent again only once the new leader
+	// could have stored later ones, so the agents' order must hold without
+	// the timing's help (TestPublisherKeepsAgentsOrderWhenAnAckIsLost
+	// shows the loss that breaks it deterministically).
+	p, err := pubConn.NewPublisher(PublisherOptions{AckTimeout: 15 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	const agents, per = 4, 1500
+	// Paced so that the events sent while the stream has no leader do not
+	// fill a window of asynchronous publishes (which would hold the later
+	// ones back until the first was sent again).
+	const agents, per = 4, 1000
 	var emitted atomic.Uint64
 	go func() { // agents emitting steadily, never waiting on NATS
 		for s := uint64(1); s <= per; s++ {
@@ -72,7 +83,7 @@ func TestHubSurvivesLostServers(t *testing.T) {
 				p.Emit(event(t, "ha", fmt.Sprintf("a%d", a), s))
 				emitted.Add(1)
 			}
-			<-time.After(2 * time.Millisecond)
+			<-time.After(20 * time.Millisecond)
 		}
 	}()
 	received := make(chan Delivery, agents*per)

@@ -3,7 +3,6 @@ package bus
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,11 +19,12 @@ type PublisherOptions struct {
 	// Queue bounds the events waiting to be published (default 65,536);
 	// an event that finds it full is dropped and counted.
 	Queue int
-	// Window bounds the published events not yet acknowledged by the
-	// stream (default 4,096).
+	// Window bounds the events on their way to the stream at once
+	// (default 4,096): at most one per agent, so as many agents at once.
 	Window int
 	// AckTimeout is how long an acknowledgement is awaited before the
-	// event is sent again (default 5s).
+	// event is sent again (default 2s: one lost with its server holds its
+	// agent's later events that long; sent again, it is stored once).
 	AckTimeout time.Duration
 	// RetryFor bounds how long an event the stream did not acknowledge (a
 	// lost server, a leader election) is sent again before it counts as
@@ -38,39 +38,43 @@ type PublisherOptions struct {
 // the TROUPE_EVENTS stream. It implements actors.Emitter: Emit never
 // blocks, whatever NATS is doing.
 //
-// Each event goes with its ID as its message ID. One the stream does not
+// Each agent's events (per run) are a lane: a lane sends its next event
+// only once the stream has acknowledged the one before, so they are
+// stored in the order they were emitted whatever happens on the way.
+// Lanes go at once, one event each. An event the stream did not
 // acknowledge (its server lost, its leader being elected) is sent again
-// with the same ID until it is (for RetryFor): the stream stores it once
-// however often it came. While it does, and while the connection is
-// down, no later event is sent, so they reach the stream in the order
-// they were emitted; they wait in the queue.
+// with its ID as message ID until it is (for RetryFor): the stream stores
+// it once however often it came, and its lane's later events wait.
+//
+// Why not send a lane's events without waiting (as a window of
+// asynchronous publishes would): an event on its way when its server dies
+// is lost with it, while the next, sent after the client reconnected (or
+// after the stream elected a leader), is stored; the first, sent again,
+// would then be stored after it: an agent's seq 7 before its 6.
 type Publisher struct {
 	c         *Conn
 	js        jetstream.JetStream
-	q         chan queued
 	log       zerolog.Logger
 	published atomic.Uint64
 	dropped   atomic.Uint64
 	emitted   atomic.Uint64
-	closing   atomic.Bool // Close has flushed: Emit drops
 	finishing atomic.Bool // Close was called: no waiting for a connection that is down
 	stall     time.Duration
 	retryFor  time.Duration
-	done      chan struct{}
-	stop      chan struct{}
-	flushMu   sync.Mutex
-	flushReq  chan chan struct{}
+	window    chan struct{} // a token per event on its way
 
-	acks        chan sent     // sent and awaiting their acknowledgements, in order
-	resending   atomic.Bool   // an event is being sent again: hold back the later ones
-	outstanding atomic.Int64  // sent and not yet published or dropped
-	settled     chan struct{} // a token after each settling (capacity 1)
+	mu      sync.Mutex
+	queue   int              // events held at most
+	held    int              // accepted and not yet published or dropped
+	lanes   map[string]*lane // agents with events held, by run and agent
+	closing bool             // Close has flushed: Emit drops
+	lanesWG sync.WaitGroup
+	settled chan struct{} // a token after each settling (capacity 1)
 }
 
-// sent is an event on its way to the stream.
-type sent struct {
-	msg *nats.Msg
-	fut jetstream.PubAckFuture
+// lane holds one agent's events waiting to be published, oldest first.
+type lane struct {
+	q []queued
 }
 
 // NewPublisher starts a publisher on c.
@@ -82,23 +86,18 @@ func (c *Conn) NewPublisher(o PublisherOptions) (*Publisher, error) {
 		o.Window = 4096
 	}
 	if o.AckTimeout <= 0 {
-		o.AckTimeout = 5 * time.Second
+		o.AckTimeout = 2 * time.Second
 	}
 	if o.RetryFor <= 0 {
 		o.RetryFor = time.Minute
 	}
-	p := &Publisher{c: c, q: make(chan queued, o.Queue), log: o.Log, stall: o.AckTimeout, retryFor: o.RetryFor,
-		done: make(chan struct{}), stop: make(chan struct{}), flushReq: make(chan chan struct{}),
-		acks: make(chan sent, o.Window), settled: make(chan struct{}, 1)}
-	js, err := jetstream.New(c.nc, jetstream.WithPublishAsyncMaxPending(o.Window),
-		jetstream.WithPublishAsyncTimeout(o.AckTimeout))
+	js, err := jetstream.New(c.nc)
 	if err != nil {
 		return nil, err
 	}
-	p.js = js
-	go p.loop()
-	go p.confirm()
-	return p, nil
+	return &Publisher{c: c, js: js, log: o.Log, stall: o.AckTimeout, retryFor: o.RetryFor,
+		window: make(chan struct{}, o.Window), queue: o.Queue, lanes: map[string]*lane{},
+		settled: make(chan struct{}, 1)}, nil
 }
 
 // queued is an event waiting to be published, with its JSON when it came
@@ -120,15 +119,22 @@ func (p *Publisher) EmitEncoded(ev messages.Event, raw []byte) { p.enqueue(queue
 
 func (p *Publisher) enqueue(e queued) {
 	p.emitted.Add(1)
-	if p.closing.Load() {
+	key := e.ev.Run + "\x00" + e.ev.Agent
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing || p.held >= p.queue {
 		p.dropped.Add(1)
 		return
 	}
-	select {
-	case p.q <- e:
-	default:
-		p.dropped.Add(1)
+	p.held++
+	if l := p.lanes[key]; l != nil {
+		l.q = append(l.q, e)
+		return
 	}
+	l := &lane{q: []queued{e}}
+	p.lanes[key] = l
+	p.lanesWG.Add(1)
+	go p.drive(key, l)
 }
 
 // Published counts the events the stream acknowledged.
@@ -142,33 +148,37 @@ func (p *Publisher) Dropped() uint64 { return p.dropped.Load() }
 // Emitted counts the events given to Emit.
 func (p *Publisher) Emitted() uint64 { return p.emitted.Load() }
 
-func (p *Publisher) loop() {
-	defer close(p.done)
-	defer close(p.acks)
-	drain := func() {
-		for {
-			select {
-			case ev := <-p.q:
-				p.publish(ev)
-			default:
-				return
-			}
-		}
-	}
+// drive publishes lane l's events one after the other, each once the one
+// before is settled, and ends (forgetting the lane) when none is left.
+func (p *Publisher) drive(key string, l *lane) {
+	defer p.lanesWG.Done()
 	for {
-		select {
-		case ev := <-p.q:
-			p.publish(ev)
-		case ack := <-p.flushReq:
-			drain()
-			close(ack)
-		case <-p.stop:
-			drain()
+		p.mu.Lock()
+		if len(l.q) == 0 {
+			delete(p.lanes, key)
+			p.mu.Unlock()
 			return
+		}
+		e := l.q[0]
+		l.q[0] = queued{}
+		l.q = l.q[1:]
+		p.mu.Unlock()
+		p.window <- struct{}{}
+		p.publish(e)
+		<-p.window
+		p.mu.Lock()
+		p.held--
+		p.mu.Unlock()
+		select {
+		case p.settled <- struct{}{}:
+		default:
 		}
 	}
 }
 
+// publish sends one event until the stream acknowledges it, for at most
+// RetryFor (or until Close is called with the connection down), and
+// counts it published or dropped.
 func (p *Publisher) publish(e queued) {
 	ev, data := e.ev, e.raw
 	if data == nil {
@@ -181,83 +191,15 @@ func (p *Publisher) publish(e queued) {
 	}
 	m := &nats.Msg{Subject: EventSubject(p.c.prefix, token(ev.Run), token(ev.Agent), ev.Type), Data: data,
 		Header: nats.Header{jetstream.MsgIDHeader: []string{ev.ID}}}
-	if !p.sendable() {
-		p.dropped.Add(1) // closing with the connection down
-		return
-	}
-	// With the window full, wait for room as long as an acknowledgement
-	// may take (the default, 200 ms, dropped events on a busy machine
-	// while the queue had room): the queue, not the window, is where an
-	// event is dropped. Emit does not wait on this goroutine.
-	p.outstanding.Add(1)
-	fut, err := p.js.PublishMsgAsync(m, jetstream.WithStallWait(p.stall))
-	if err != nil {
-		if Transient(err) || errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
-			p.resend(m) // here, holding back the later events
-		} else {
-			p.dropped.Add(1)
-			p.log.Debug().Err(err).Str("subject", m.Subject).Msg("publish event")
-		}
-		p.settle()
-		return
-	}
-	p.acks <- sent{msg: m, fut: fut}
-}
-
-// sendable waits until an event may be sent: no earlier one is being
-// sent again and the connection is up (or Close was called); it reports
-// false when Close was called with the connection down.
-func (p *Publisher) sendable() bool {
-	for {
-		up := p.c.nc.IsConnected()
-		switch {
-		case p.finishing.Load() && !up:
-			return false
-		case up && !p.resending.Load() || p.finishing.Load() && !p.resending.Load():
-			return true
-		}
-		<-time.After(20 * time.Millisecond)
-	}
-}
-
-// confirm settles the events sent, in the order they were sent: counted
-// published once acknowledged; sent again (resend) when a lost server or
-// an election kept the acknowledgement away, holding back the later
-// events meanwhile.
-func (p *Publisher) confirm() {
-	for s := range p.acks {
-		select {
-		case <-s.fut.Ok():
-			p.published.Add(1)
-		case err := <-s.fut.Err():
-			if Transient(err) {
-				p.resending.Store(true)
-				p.resend(s.msg)
-			} else {
-				p.dropped.Add(1)
-				p.log.Debug().Err(err).Str("subject", s.msg.Subject).Msg("event refused by the stream; counted as dropped")
-			}
-		}
-		if len(p.acks) == 0 {
-			p.resending.Store(false)
-		}
-		p.settle()
-	}
-}
-
-// resend sends m again, with its message ID, until the stream
-// acknowledges it, for at most RetryFor (or until Close is called with
-// the connection down).
-func (p *Publisher) resend(m *nats.Msg) {
 	give := time.Now().Add(p.retryFor)
 	wait := retryFirst
 	for {
-		if p.finishing.Load() && !p.c.nc.IsConnected() {
-			p.dropped.Add(1)
+		if !p.awaitUp() {
+			p.dropped.Add(1) // closing with the connection down
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), p.stall)
-		_, err := p.js.PublishMsg(ctx, m)
+		_, err := p.js.PublishMsg(ctx, m, jetstream.WithRetryAttempts(0))
 		cancel()
 		if err == nil {
 			p.published.Add(1)
@@ -274,46 +216,34 @@ func (p *Publisher) resend(m *nats.Msg) {
 	}
 }
 
-// settle counts one sent event settled.
-func (p *Publisher) settle() {
-	p.outstanding.Add(-1)
-	select {
-	case p.settled <- struct{}{}:
-	default:
+// awaitUp waits until the connection is up, or reports false when Close
+// was called with it down.
+func (p *Publisher) awaitUp() bool {
+	for !p.c.nc.IsConnected() {
+		if p.finishing.Load() {
+			return false
+		}
+		<-time.After(20 * time.Millisecond)
 	}
+	return true
 }
 
 // Flush waits until every event emitted so far is published and
 // acknowledged (or counted as dropped), or ctx ends.
 func (p *Publisher) Flush(ctx context.Context) error {
-	p.flushMu.Lock()
-	defer p.flushMu.Unlock()
-	ack := make(chan struct{})
-	select {
-	case p.flushReq <- ack:
-	case <-p.done:
-		return p.awaitSettled(ctx)
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	select {
-	case <-ack:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	return p.awaitSettled(ctx)
-}
-
-// awaitSettled waits until no event sent is awaiting its settling.
-func (p *Publisher) awaitSettled(ctx context.Context) error {
-	for p.outstanding.Load() > 0 {
+	for {
+		p.mu.Lock()
+		held := p.held
+		p.mu.Unlock()
+		if held == 0 {
+			return nil
+		}
 		select {
 		case <-p.settled:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	return nil
 }
 
 // Close publishes what is queued, waits for the acknowledgements (until
@@ -323,26 +253,20 @@ func (p *Publisher) awaitSettled(ctx context.Context) error {
 func (p *Publisher) Close(ctx context.Context) error {
 	p.finishing.Store(true)
 	err := p.Flush(ctx)
-	if p.closing.CompareAndSwap(false, true) {
-		close(p.stop)
-	}
+	p.mu.Lock()
+	p.closing = true
+	p.mu.Unlock()
+	lanes := make(chan struct{})
+	go func() {
+		p.lanesWG.Wait()
+		close(lanes)
+	}()
 	select {
-	case <-p.done:
+	case <-lanes: // what was emitted while Flush waited is settled too
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if err := p.awaitSettled(ctx); err != nil { // what the last drain published
-		return err
-	}
-	// An Emit racing with Close may have queued after the last drain.
-	for {
-		select {
-		case <-p.q:
-			p.dropped.Add(1)
-		default:
-			return err
-		}
-	}
+	return err
 }
 
 // token makes an ID usable as one subject token.

@@ -54,12 +54,15 @@ const (
 )
 
 // Retrying. Between tries Await waits retryFirst, doubling up to
-// retryMost. Each try has at most tryFor: a request sent on a connection
-// whose server was just lost gets no answer, and waiting for it as long
-// as the whole wait would make one lost request cost all of it.
+// retryMost: an election ends at no telling when, and a retry that waits
+// longer adds its wait to the election's (a ceiling of 4 s did, up to 4 s
+// per loss of a server; a try a second costs the hub next to nothing).
+// Each try has at most tryFor: a request sent on a connection whose
+// server was just lost gets no answer, and waiting for it as long as the
+// whole wait would make one lost request cost all of it.
 const (
 	retryFirst = 250 * time.Millisecond
-	retryMost  = 4 * time.Second
+	retryMost  = time.Second
 	tryFor     = 10 * time.Second
 	// sayEvery is how often a wait that goes on is reported again.
 	sayEvery = 10 * time.Second

@@ -46,8 +46,8 @@ func openBucket(ctx context.Context, conn *bus.Conn, log zerolog.Logger, bucket 
 const (
 	publishFor = time.Minute
 	// publishTry bounds one try: an acknowledgement lost with its server
-	// is given up on this soon, and the publish sent again.
-	publishTry = 5 * time.Second
+	// is given up on this soon, and the publish sent again (stored once).
+	publishTry = 2 * time.Second
 )
 
 // publishRetried publishes m with JetStream, sending it again (m carries

@@ -42,14 +42,17 @@ const ctlEvents = "events"
 // Bounds of a relay: the events it holds while its requester is slow, the
 // bytes of one batch, the batches on their way at once (one: the next
 // gathers meanwhile, so a busy task's batches are large, and a batch sent
-// again still comes before the later ones), how long a batch waits for its answer, how long an
+// again still comes before the later ones), how long a batch waits for its
+// answer (a task's result waits for its events, so a batch lost with its
+// server holds the result that long: the requester answers in
+// milliseconds, and a batch sent again is stored once), how long an
 // unanswered batch is sent again, and how long the task's end waits for
 // its last events to be answered.
 const (
 	relayBuffer     = 1 << 14
 	relayBatchBytes = 256 << 10
 	relayWindow     = 1
-	relayTimeout    = 5 * time.Second
+	relayTimeout    = 2 * time.Second
 	relayRetryFor   = 10 * time.Second
 	relayDrain      = 10 * time.Second
 	relayReplyBytes = 4 << 10

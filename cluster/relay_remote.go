@@ -106,8 +106,7 @@ func (r *Remote) relayOne(c *remoteChild, node string, line []byte) bool {
 	}
 	if ev.Kind == "node" {
 		r.mu.Lock()
-		r.nodeSeqs[ev.Agent]++
-		ev.Seq = r.nodeSeqs[ev.Agent]
+		ev.Seq = r.nodeSeqs.number(ev.Agent, ev.ID)
 		r.mu.Unlock()
 		fast = false
 	}
@@ -123,6 +122,36 @@ func (r *Remote) relayOne(c *remoteChild, node string, line []byte) bool {
 		out.Emit(ev)
 	}
 	return true
+}
+
+// nodeNumbers numbers the events about nodes a run relays, by node. An
+// event that comes again (its batch sent again: the answer to the first
+// was lost) keeps the number it had, so the stream, which stores it once
+// by its ID, has no gap in the node's sequence. It remembers the numbers
+// of the last relayEndedKeep events; its zero value is ready.
+type nodeNumbers struct {
+	last  map[string]uint64 // by node
+	given map[string]uint64 // by event ID
+	order []string          // the keys of given, oldest first
+}
+
+// number is the seq of node's event id.
+func (n *nodeNumbers) number(node, id string) uint64 {
+	if seq, ok := n.given[id]; ok {
+		return seq
+	}
+	if n.last == nil {
+		n.last, n.given = map[string]uint64{}, map[string]uint64{}
+	}
+	n.last[node]++
+	seq := n.last[node]
+	n.given[id] = seq
+	n.order = append(n.order, id)
+	if len(n.order) > relayEndedKeep {
+		delete(n.given, n.order[0])
+		n.order = n.order[1:]
+	}
+	return seq
 }
 
 // encodedEmitter publishes events whose JSON it is given (bus.Publisher).

@@ -186,8 +186,8 @@ func TestForgedEventsNeverReachTheStream(t *testing.T) {
 			}
 		}
 	}
-	if fmt.Sprint(nodeSeqs) != "[1 2]" {
-		t.Errorf("the node's own events were stored with seqs %v, want [1 2]", nodeSeqs)
+	if fmt.Sprint(nodeSeqs) != "[1 2 3]" {
+		t.Errorf("the node's own events were stored with seqs %v, want [1 2 3]", nodeSeqs)
 	}
 	if fromNode < 10 || explore != 1 {
 		t.Errorf("the honest node's events did not all arrive: %d from n1, %d explore agent.finished", fromNode, explore)
@@ -290,6 +290,19 @@ func forge(t *testing.T, an authNATS, run string, lead *remoteChild) int {
 	m, err = nc.RequestMsg(&nats.Msg{Subject: bus.CtlSubject(p, run, task, ctlEvents), Data: b, Header: real.sign(nil, b)}, 5*time.Second)
 	if rep, derr := decodeReply(m, err); derr != nil || rep.Error != nil || rep.Accepted != 2 {
 		t.Errorf("a proven batch of the node's own events: %+v, %v", rep, derr)
+	}
+	// The same batch again (its answer lost on the way), then a third
+	// event: the events sent again keep their numbers, so the third is 3.
+	third, err := messages.NewEvent(run, "n1", messages.EvtTaskRedelivered, 10, messages.TaskRedelivered{Agent: task, Kind: "lead", Attempt: 3, Node: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	third.Kind, third.Node = "node", "n1"
+	for _, b := range [][]byte{b, batchOf(third)} {
+		m, err = nc.RequestMsg(&nats.Msg{Subject: bus.CtlSubject(p, run, task, ctlEvents), Data: b, Header: real.sign(nil, b)}, 5*time.Second)
+		if rep, derr := decodeReply(m, err); derr != nil || rep.Error != nil || rep.Accepted == 0 {
+			t.Errorf("a proven batch of the node's own events: %+v, %v", rep, derr)
+		}
 	}
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)

@@ -108,7 +108,7 @@ type Remote struct {
 	// node: a node emits them through the relays of several tasks, whose
 	// batches arrive in any order, so the run numbers them as it
 	// publishes them (one per node that held a task of this run).
-	nodeSeqs map[string]uint64
+	nodeSeqs nodeNumbers
 
 	duplicates     atomic.Uint64
 	forged         atomic.Uint64
@@ -148,7 +148,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	r := &Remote{o: o, waiting: map[string]*remoteChild{}, bySeq: map[uint64]string{}, endedTasks: map[string]*remoteChild{}, nodeSeqs: map[string]uint64{},
+	r := &Remote{o: o, waiting: map[string]*remoteChild{}, bySeq: map[uint64]string{}, endedTasks: map[string]*remoteChild{},
 		origin: fmt.Sprintf("%s/%d", host, os.Getpid()), wsKey: WorkspaceKey(o.Workspace)}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error

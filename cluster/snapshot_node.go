@@ -53,6 +53,7 @@ func (s *snapshotStore) open(ctx context.Context, n *Node) (*gitws.Repo, error) 
 	if err != nil {
 		return nil, err
 	}
+	repo.SetMaxChangeBytes(n.o.Agent.Settings.ChangeByteLimit())
 	if err := repo.Prune(ctx); err != nil {
 		n.o.Log.Warn().Err(err).Msg("prune worktrees left by a killed node")
 	}
@@ -188,7 +189,7 @@ func (n *Node) capture(task actors.ChildTask, wt *gitws.Worktree) (*messages.Cha
 	ctx, cancel := context.WithTimeout(n.ctx, snapshotFetchTimeout)
 	defer cancel()
 	cs, err := wt.Capture(ctx)
-	if err != nil || cs.Empty() {
+	if err != nil || (cs.Empty() && len(cs.Oversize) == 0) {
 		return nil, err
 	}
 	cs.SnapshotTree = wt.Snapshot().Tree

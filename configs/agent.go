@@ -53,6 +53,10 @@ type Agent struct {
 	// (merged into the workspace), branch (committed on
 	// troupe/<run8>/<agent>, the first 8 characters of the run ID) or patch (a patch file only). Default apply.
 	Changes string `yaml:"changes" json:"changes"`
+	// MaxChangeBytes is the largest file an isolated agent's changes
+	// carry: a bigger one is left out of the changeset, named in the
+	// outcome and left in the agent's kept worktree. Default 100 MiB.
+	MaxChangeBytes int64 `yaml:"max_change_bytes" json:"max_change_bytes"`
 }
 
 // Isolation modes (Agent.Isolation).
@@ -67,6 +71,17 @@ func (s Agent) IsolationMode() string { return defString(s.Isolation, IsolationA
 
 // ChangesMode is what becomes of an isolated agent's changes, apply when unset.
 func (s Agent) ChangesMode() string { return defString(s.Changes, "apply") }
+
+// DefaultMaxChangeBytes is agent.max_change_bytes when unset.
+const DefaultMaxChangeBytes = 100 << 20
+
+// ChangeByteLimit is the largest file an agent's changes carry.
+func (s Agent) ChangeByteLimit() int64 {
+	if s.MaxChangeBytes > 0 {
+		return s.MaxChangeBytes
+	}
+	return DefaultMaxChangeBytes
+}
 
 func defString(v, d string) string {
 	if v == "" {

@@ -41,6 +41,17 @@ type Changeset struct {
 	// PatchSHA256 is the patch's SHA-256 (Digest), inline or by
 	// reference: the requester checks the patch it fetched against it.
 	PatchSHA256 string `json:"patch_sha256,omitempty" doc:"the patch's SHA-256 in hex; required with patch_ref"`
+	// Oversize are the files the agent wrote that were over
+	// agent.max_change_bytes: left out of the tree and the patch, never
+	// silently.
+	Oversize []OversizeFile `json:"oversize,omitempty" doc:"files over agent.max_change_bytes, left out of the patch"`
+}
+
+// OversizeFile is a file an agent wrote that was too big to carry in its
+// changeset (agent.max_change_bytes).
+type OversizeFile struct {
+	Path  string `json:"path" doc:"slash-separated, relative to the repository's top"`
+	Bytes int64  `json:"bytes" doc:"its size"`
 }
 
 // Empty reports whether the changeset changes nothing.
@@ -104,4 +115,8 @@ type ChangeOutcome struct {
 	// Worktree is where the agent's worktree was kept, whole, when its
 	// changes could not be captured or brought back (status error).
 	Worktree string `json:"worktree,omitempty"`
+	// Oversize are the files left out of the changes for their size
+	// (agent.max_change_bytes); the worktree that holds them is kept
+	// (Worktree) where it was local.
+	Oversize []OversizeFile `json:"oversize,omitempty"`
 }

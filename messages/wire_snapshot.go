@@ -110,6 +110,11 @@ func (c *Changeset) validate() error {
 			return fmt.Errorf("%w: changeset: path %q leaves the repository", ErrBadMessage, f.Path)
 		}
 	}
+	for _, f := range c.Oversize {
+		if !localPath(f.Path) || f.Bytes < 0 {
+			return fmt.Errorf("%w: changeset: oversize file %q (%d bytes) is not a file of the repository", ErrBadMessage, f.Path, f.Bytes)
+		}
+	}
 	if c.PatchRef != "" {
 		if err := checkObjectName("changeset patch", c.PatchRef); err != nil {
 			return err

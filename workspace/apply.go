@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/troupe-ai/troupe/messages"
@@ -136,52 +134,6 @@ func (r *Repo) theirTree(ctx context.Context, snap Snapshot, cs messages.Changes
 		return "", fmt.Errorf("%w: %w", ErrBadChangeset, err)
 	}
 	return g.line(ctx, "write-tree")
-}
-
-// keepPatch writes patch to <state dir>/runs/<run>/changes/<agent>.patch
-// (the data dir without a state dir) and returns the path (see
-// KeepPatch).
-func (r *Repo) keepPatch(run, agent string, patch []byte) (string, error) {
-	dir := r.opts.StateDir
-	if dir == "" {
-		dir = r.dataDir
-	}
-	return KeepPatch(r.root, dir, run, agent, patch)
-}
-
-// KeepPatch writes patch as dir/runs/<run>/changes/<agent>.patch and
-// returns its path. Nothing below the trusted directory it is reached
-// from is followed if it is a symlink (an error then, nothing written):
-// the workspace root when dir is inside the workspace at root, else dir
-// itself. A file at the patch's path is replaced, not written through.
-func KeepPatch(root, dir, run, agent string, patch []byte) (string, error) {
-	if !pathSafe(run) || !pathSafe(agent) {
-		return "", fmt.Errorf("keep patch: bad run %q or agent %q", run, agent)
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("keep patch: %w", err)
-	}
-	rel := filepath.Join("runs", run, "changes", agent+".patch")
-	base, at := anchor(root, dir)
-	if err := writeBeneath(base, filepath.Join(at, rel), patch, 0o644); err != nil {
-		return "", fmt.Errorf("keep patch: %w", err)
-	}
-	path := filepath.Join(dir, rel)
-	if base == dir {
-		// Outside the workspace (troupe's state directory): the patch is
-		// troupe's alone, and nobody else's to write there.
-		if err := os.Chmod(path, 0o600); err != nil {
-			return "", fmt.Errorf("keep patch: %w", err)
-		}
-	}
-	return path, nil
-}
-
-// pathSafe reports whether s may name a file: not empty, no separator,
-// not starting with a dot.
-func pathSafe(s string) bool {
-	return s != "" && !strings.ContainsAny(s, `/\`+"\x00") && !strings.HasPrefix(s, ".")
 }
 
 // errOutside is returned for a changed path that would leave the work tree.

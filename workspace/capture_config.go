@@ -24,6 +24,9 @@ func (r *Repo) goCaptureOK(ctx context.Context) error {
 		return fmt.Errorf("%w: stat data on %s", errConfig, runtime.GOOS)
 	}
 	conf, why := r.repoConfig(ctx)
+	if r.unmodelled != "" {
+		why = r.unmodelled
+	}
 	if why == "" {
 		why = confWhy(conf)
 	}

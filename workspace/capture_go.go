@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/troupe-ai/troupe/messages"
 )
 
 // freshPerCall bounds the pathspecs of one git ls-files.
@@ -23,44 +25,68 @@ const freshPerCall = 500
 // ls-files, the changed blobs and the trees along their paths written
 // as loose objects. It returns the tree's ID. The worktree's index is
 // not touched.
-func (w *Worktree) captureGo(ctx context.Context) (string, error) {
+func (w *Worktree) captureGo(ctx context.Context) (string, []messages.OversizeFile, error) {
 	m := w.hand
 	if err := w.repo.goCaptureOK(ctx); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	m.forgetScan()
+	m.limit = w.repo.maxChange()
 	watch, werr := watchTracked(w.at, m) // before the scan: a write after it is seen
 	res, err := m.scan(w.at, true)
 	if err != nil {
 		watch.close()
-		return "", err
+		return "", nil, err
 	}
 	added, err := w.addFresh(ctx, res.fresh)
 	if err != nil {
 		watch.close()
-		return "", err
+		return "", nil, err
 	}
-	ds := append(res.deltas, added...)
-	for i := range ds {
-		if ds[i].mode != 0 {
-			if err := writeLoose(m.objDir, ds[i].id, "blob", ds[i].data); err != nil {
-				watch.close()
-				return "", err
-			}
-		}
+	ds, over, err := w.storeDeltas(append(slices.Clip(res.deltas), added...))
+	if err != nil {
+		watch.close()
+		return "", nil, err
 	}
 	id, err := m.rebuild(ds)
 	if err != nil {
 		watch.close()
-		return "", err
+		return "", nil, err
 	}
 	if werr == nil {
-		for i := range res.deltas {
-			res.deltas[i].data = nil
-		}
 		m.scanned, m.watch = res, watch
 	}
-	return hex.EncodeToString(id), nil
+	return hex.EncodeToString(id), over, nil
+}
+
+// storeDeltas writes the blobs of the changed files to the object store,
+// a regular file streamed in pieces (its ID is what was stored, should
+// it have changed since the scan), and returns the deltas to rebuild the
+// tree with: those over the limit are left out (a tracked file keeps its
+// snapshot's contents, a new one is absent) and returned apart.
+func (w *Worktree) storeDeltas(all []delta) ([]delta, []messages.OversizeFile, error) {
+	m := w.hand
+	var ds []delta
+	var over []messages.OversizeFile
+	for _, d := range all {
+		switch {
+		case d.over:
+			over = append(over, messages.OversizeFile{Path: d.path, Bytes: d.bytes})
+			continue
+		case d.mode == 0o120000:
+			if err := writeLoose(m.objDir, d.id, "blob", d.link); err != nil {
+				return nil, nil, err
+			}
+		case d.mode != 0:
+			id, err := storeBlobFile(m.objDir, filepath.Join(w.at, filepath.FromSlash(d.path)), m.idLen)
+			if err != nil {
+				return nil, nil, err
+			}
+			d.id = id
+		}
+		ds = append(ds, d)
+	}
+	return ds, over, nil
 }
 
 // addFresh hashes the files under the new entries that are not ignored,
@@ -125,7 +151,8 @@ func (w *Worktree) noAttributes(p string, checked map[string]bool) error {
 	return nil
 }
 
-// hashFile reads and hashes the new file p.
+// hashFile hashes the new file p (in pieces; one over the manifest's
+// limit is only measured).
 func (w *Worktree) hashFile(p string) (delta, error) {
 	abs := filepath.Join(w.at, filepath.FromSlash(p))
 	st, err := lstatFile(abs)
@@ -136,11 +163,10 @@ func (w *Worktree) hashFile(p string) (delta, error) {
 	if err != nil {
 		return delta{}, err
 	}
-	data, err := readContent(abs, mode)
-	if err != nil {
-		return delta{}, err
+	if m := w.hand; mode != 0o120000 && m.limit > 0 && st.bytes > m.limit {
+		return delta{path: p, mode: mode, bytes: st.bytes, over: true}, nil
 	}
-	return delta{path: p, mode: mode, id: objectID(w.hand.idLen, "blob", data), data: data}, nil
+	return w.hand.hashDelta(abs, p, mode)
 }
 
 // dir is the manifest's directory at p (slash-separated), or nil.

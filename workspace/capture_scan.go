@@ -19,10 +19,12 @@ var errNested = errors.New("a nested repository")
 
 // delta is a path whose file differs from the manifest's.
 type delta struct {
-	path string
-	mode uint32 // 0: deleted
-	id   []byte
-	data []byte // the contents, kept for a capture to store
+	path  string
+	mode  uint32 // 0: deleted
+	id    []byte // nil for a file over the limit (not hashed)
+	link  []byte // a symlink's target (a capture stores it)
+	bytes int64  // a regular file's size
+	over  bool   // a capture's file over the manifest's limit: not hashed, not carried
 }
 
 // freshEntry is a path the manifest does not track whose parent it does:
@@ -195,21 +197,36 @@ func (m *manifest) compare(abs, p string, e *mentry, st fileStat, res *scanResul
 	if mode == e.mode && st.st == e.stat && m.older(e.stat) {
 		return nil
 	}
-	data, err := readContent(abs, mode)
+	if keep && mode != 0o120000 && m.limit > 0 && st.bytes > m.limit {
+		res.deltas = append(res.deltas, delta{path: p, mode: mode, bytes: st.bytes, over: true})
+		return nil
+	}
+	d, err := m.hashDelta(abs, p, mode)
 	if err != nil {
 		return err
 	}
-	id := objectID(m.idLen, "blob", data)
-	if mode == e.mode && bytes.Equal(id, e.id) {
+	if mode == e.mode && bytes.Equal(d.id, e.id) {
 		res.rehashed++
 		return nil
 	}
-	d := delta{path: p, mode: mode, id: id}
-	if keep {
-		d.data = data
-	}
 	res.deltas = append(res.deltas, d)
 	return nil
+}
+
+// hashDelta hashes the file p at abs, whose git mode is mode: a
+// symlink's target read whole (and kept), a regular file in pieces.
+func (m *manifest) hashDelta(abs, p string, mode uint32) (delta, error) {
+	d := delta{path: p, mode: mode}
+	var err error
+	if mode == 0o120000 {
+		var target string
+		target, err = os.Readlink(abs)
+		d.link = []byte(target)
+		d.id = objectID(m.idLen, "blob", d.link)
+	} else {
+		d.id, err = hashBlobFile(abs, m.idLen)
+	}
+	return d, err
 }
 
 // older reports whether an entry's mtime is strictly earlier than the
@@ -231,14 +248,4 @@ func fileMode(mode uint32, p string) (uint32, error) {
 		return 0o120000, nil
 	}
 	return 0, fmt.Errorf("%s: not a file, directory or symlink", p)
-}
-
-// readContent reads what git stores of the file at abs: its contents, or
-// a symlink's target.
-func readContent(abs string, mode uint32) ([]byte, error) {
-	if mode == 0o120000 {
-		target, err := os.Readlink(abs)
-		return []byte(target), err
-	}
-	return os.ReadFile(abs)
 }

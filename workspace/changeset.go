@@ -18,7 +18,7 @@ import (
 // it does not model, by git add -A and git write-tree in the worktree's
 // index.
 func (w *Worktree) Capture(ctx context.Context) (messages.Changeset, error) {
-	tree, err := w.captureTree(ctx)
+	tree, over, err := w.captureTree(ctx)
 	if err != nil {
 		return messages.Changeset{}, fmt.Errorf("capture changes: %w", err)
 	}
@@ -26,31 +26,41 @@ func (w *Worktree) Capture(ctx context.Context) (messages.Changeset, error) {
 	if err != nil {
 		return messages.Changeset{}, fmt.Errorf("capture changes: %w", err)
 	}
-	cs.Snapshot = w.snap.Commit
+	cs.Snapshot, cs.Oversize = w.snap.Commit, over
 	return cs, nil
 }
 
-// captureTree writes the tree of the worktree's files and returns its ID.
-func (w *Worktree) captureTree(ctx context.Context) (string, error) {
+// captureTree writes the tree of the worktree's files and returns its
+// ID and the files left out of it for their size.
+func (w *Worktree) captureTree(ctx context.Context) (string, []messages.OversizeFile, error) {
 	if w.hand != nil {
-		tree, err := w.captureGo(ctx)
+		tree, over, err := w.captureGo(ctx)
 		if err == nil {
 			w.captured = "go"
-			return tree, nil
+			return tree, over, nil
 		}
 		w.hand.forgetScan()
 		w.hand, w.handErr = nil, err // the git path below changes the index
 	}
 	w.captured = "git"
 	if _, err := w.g.run(ctx, nil, "add", "-A", "--ignore-errors", "--", "."); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	tree, err := w.g.line(ctx, "write-tree")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	w.tree, w.stray = tree, true // the index holds tree now
-	return tree, nil
+	over, err := w.dropOversize(ctx, tree)
+	if err != nil || len(over) == 0 {
+		return tree, over, err
+	}
+	tree, err = w.g.line(ctx, "write-tree")
+	if err != nil {
+		return "", nil, err
+	}
+	w.tree = tree
+	return tree, over, nil
 }
 
 // diffTrees is the changeset from tree a to tree b, from one diff-tree:

@@ -12,6 +12,9 @@ import (
 // a plain write of each blob, or "" when it does not. Our commands run
 // with core.autocrlf=false (gitConfig), which therefore never counts.
 func (r *Repo) checkoutConfWhy(ctx context.Context) string {
+	if r.unmodelled != "" {
+		return r.unmodelled
+	}
 	conf, why := r.repoConfig(ctx)
 	if why != "" {
 		return why

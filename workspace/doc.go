@@ -32,6 +32,16 @@
 // the paths that differ (see worktree_reuse.go), so an agent's worktree
 // usually costs no checkout at all.
 //
+// A capture's memory does not follow the files' sizes: a changed file
+// is hashed and stored in one streamed pass (capture_stream.go), and a
+// file over Options.MaxChangeBytes (agent.max_change_bytes) is only
+// measured, left out of the changeset and named in its Oversize
+// (capture_oversize.go for git's path). A repository feature troupe
+// does not model (an extension other than the object format and
+// per-worktree config, a split index) sends checkouts and captures to
+// git with a note (Repo.Note); a repository git cannot read is refused
+// (repo_features.go).
+//
 // A capture is made in Go when it can be vouched for: when a worktree is
 // handed to an agent, its git index is read (index_read.go) into a
 // manifest of every tracked file's mode, blob ID and stat data, checked

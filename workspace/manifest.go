@@ -42,6 +42,10 @@ type manifest struct {
 	// a restore needs no walk of its own.
 	scanned *scanResult
 	watch   *dirWatch
+
+	// limit is the largest regular file a capture carries (0: any); a
+	// bigger one is measured, never read.
+	limit int64
 }
 
 // forgetScan drops the last capture's scan and ends its watch.

@@ -35,6 +35,10 @@ type Options struct {
 	// commands run against (home.go); it must be a directory no agent may
 	// write. Default <system temp>/troupe-<uid>/git.
 	GitHome string
+	// MaxChangeBytes is the largest file a capture carries
+	// (agent.max_change_bytes): a bigger one is left out of the
+	// changeset and named in its Oversize. Default DefaultMaxChangeBytes.
+	MaxChangeBytes int64
 }
 
 // Repo is a workspace and the git repository that holds its snapshots:
@@ -49,6 +53,9 @@ type Repo struct {
 	dataDir string
 	opts    Options
 	private bool // no git checkout: snapshots live in a private repository
+	// unmodelled names a repository feature troupe does not model
+	// (repo_features.go); "" for none.
+	unmodelled string
 
 	tool   *gitTool
 	home   *home  // the git directory troupe's commands run against
@@ -101,6 +108,9 @@ func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 	if errors.Is(err, ErrNoGit) {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
+	if err != nil && gitBelow(abs) {
+		return nil, unreadableRepo(root, err)
+	}
 	if err != nil {
 		return r, r.openPrivate(ctx)
 	}
@@ -113,7 +123,9 @@ func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
-	if r.home, err = openHome(opts.GitHome, found.objects, nil, found.format, parseConfigList(conf), r.tool, abs, r.top); err != nil {
+	userConf := parseConfigList(conf)
+	r.unmodelled = unmodelledWhy(userConf)
+	if r.home, err = openHome(opts.GitHome, found.objects, nil, found.format, userConf, r.tool, abs, r.top); err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
 	if err := r.home.mirror(r.common); err != nil {
@@ -136,6 +148,14 @@ func Open(ctx context.Context, root string, opts Options) (*Repo, error) {
 		return nil, fmt.Errorf("open workspace %s: %w", root, err)
 	}
 	return r, nil
+}
+
+// maxChange is the largest file a capture carries.
+func (r *Repo) maxChange() int64 {
+	if r.opts.MaxChangeBytes > 0 {
+		return r.opts.MaxChangeBytes
+	}
+	return DefaultMaxChangeBytes
 }
 
 // blankRepo is a Repo of the workspace root (resolved) with top as its

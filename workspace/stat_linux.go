@@ -11,8 +11,9 @@ import (
 
 // fileStat is what lstat says of a path, in the index's terms.
 type fileStat struct {
-	mode uint32 // st_mode
-	st   indexStat
+	mode  uint32 // st_mode
+	st    indexStat
+	bytes int64 // st_size, whole (the index keeps 32 bits)
 }
 
 // lstatFile lstats path.
@@ -32,7 +33,7 @@ func lstatFile(path string) (fileStat, error) {
 		ctimeSec: uint32(s.Ctim.Sec), ctimeNsec: uint32(s.Ctim.Nsec),
 		mtimeSec: uint32(s.Mtim.Sec), mtimeNsec: uint32(s.Mtim.Nsec),
 		dev: uint32(s.Dev), ino: uint32(s.Ino), uid: s.Uid, gid: s.Gid, size: uint32(s.Size),
-	}}, nil
+	}, bytes: s.Size}, nil
 }
 
 // lstatIn lstats name in the open directory dir (at path abs).
@@ -52,7 +53,7 @@ func lstatIn(dir *os.File, _ string, name string) (fileStat, error) {
 		ctimeSec: uint32(s.Ctim.Sec), ctimeNsec: uint32(s.Ctim.Nsec),
 		mtimeSec: uint32(s.Mtim.Sec), mtimeNsec: uint32(s.Mtim.Nsec),
 		dev: uint32(s.Dev), ino: uint32(s.Ino), uid: s.Uid, gid: s.Gid, size: uint32(s.Size),
-	}}, nil
+	}, bytes: s.Size}, nil
 }
 
 // inode is the inode number of the file info describes (0 unknown).

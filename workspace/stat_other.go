@@ -10,8 +10,9 @@ import (
 
 // fileStat is what lstat says of a path, in the index's terms.
 type fileStat struct {
-	mode uint32 // st_mode
-	st   indexStat
+	mode  uint32 // st_mode
+	st    indexStat
+	bytes int64 // st_size, whole
 }
 
 // lstatFile is Linux-only for now; elsewhere captures go through git.

@@ -191,6 +191,9 @@ func (c Config) validateAgent() error {
 	if p := a.Changes; p != "" && !slices.Contains([]string{"apply", "branch", "patch"}, p) {
 		return bad("agent.changes", "must be apply, branch or patch, got %q", p)
 	}
+	if a.MaxChangeBytes < 0 {
+		return bad("agent.max_change_bytes", "must not be negative, got %d", a.MaxChangeBytes)
+	}
 	return nil
 }
 

@@ -68,6 +68,7 @@ var wsRules = []wsRule{
 	{pattern: "agent.on_parent_finish", kind: wsAny},
 	{pattern: "agent.isolation", kind: wsTighten, order: []string{"shared", "auto", "worktree"}},
 	{pattern: "agent.changes", kind: wsTighten, order: []string{"apply", "branch", "patch"}},
+	{pattern: "agent.max_change_bytes", kind: wsLower},
 	{pattern: "model.default", kind: wsModel},
 	{pattern: "model.cheap", kind: wsModel},
 	{pattern: "model.stream", kind: wsAny},

@@ -82,6 +82,12 @@ func PrintChanges(w io.Writer, changes []messages.ChangeOutcome) {
 				fmt.Fprintf(w, "  worktree kept: %s\n", c.Worktree)
 			}
 		}
+		for _, f := range c.Oversize {
+			fmt.Fprintf(w, "  NOT carried, over agent.max_change_bytes: %s (%d bytes)\n", f.Path, f.Bytes)
+		}
+		if len(c.Oversize) > 0 && c.Status != messages.ChangeStatusError && c.Worktree != "" {
+			fmt.Fprintf(w, "  worktree kept: %s\n", c.Worktree)
+		}
 	}
 }
 

@@ -40,11 +40,18 @@ type spec struct {
 // Main runs the tests, or, in a process a Cluster started, its server
 // until the process is killed.
 func Main(m *testing.M) {
+	ServeIfChild()
+	os.Exit(m.Run())
+}
+
+// ServeIfChild runs the server of a process a Cluster started, until it is
+// killed, and does nothing in any other: for a TestMain that does more
+// than Main.
+func ServeIfChild() {
 	if v := os.Getenv(envServer); v != "" {
 		serve(v)
-		return
+		os.Exit(0)
 	}
-	os.Exit(m.Run())
 }
 
 func serve(v string) {

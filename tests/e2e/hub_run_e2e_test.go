@@ -22,6 +22,8 @@ const hubTasks = 40
 // each explore agent's first model call waits for a token the test
 // releases, so the test knows how far the run is when it kills a server,
 // and counts how often each task was started (its first model call).
+// Each explore answer takes latency (none in the tests; a model's time in
+// the measurement, hub_cost_e2e_test.go).
 type paced struct {
 	srv      *llmtest.Server
 	pace     chan struct{}
@@ -30,7 +32,7 @@ type paced struct {
 	finished atomic.Int64   // tasks whose agent gave its answer
 }
 
-func newPaced() *paced {
+func newPaced(latency time.Duration) *paced {
 	p := &paced{pace: make(chan struct{}, hubTasks), started: map[string]int{}}
 	var calls []llmtest.ToolCall
 	for i := 0; i < hubTasks; i++ {
@@ -46,11 +48,11 @@ func newPaced() *paced {
 				p.started[q(req)]++
 				p.mu.Unlock()
 				<-p.pace
-				return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{Name: "grep", Args: json.RawMessage(`{"pattern":"func main"}`)}}}
+				return llmtest.Turn{Latency: llmtest.Duration(latency), ToolCalls: []llmtest.ToolCall{{Name: "grep", Args: json.RawMessage(`{"pattern":"func main"}`)}}}
 			}},
 			{Dynamic: func(req llmtest.Recorded) llmtest.Turn {
 				p.finished.Add(1)
-				return llmtest.Turn{Text: q(req) + ": main.go:3"}
+				return llmtest.Turn{Latency: llmtest.Duration(latency), Text: q(req) + ": main.go:3"}
 			}},
 		}},
 	}})
@@ -82,7 +84,12 @@ func (p *paced) waitFinished(t *testing.T, n int64) {
 // gap, none dropped, and returns how long the run took.
 func hubRun(t *testing.T, h *hub, faults func(p *paced)) time.Duration {
 	t.Helper()
-	p := newPaced()
+	return hubRunPaced(t, h, newPaced(0), faults)
+}
+
+// hubRunPaced is hubRun with the model p.
+func hubRunPaced(t *testing.T, h *hub, p *paced, faults func(p *paced)) time.Duration {
+	t.Helper()
 	defer p.srv.Close()
 	nodes := make([]*proc, 2)
 	for i := range nodes {
