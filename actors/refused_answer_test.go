@@ -2,8 +2,6 @@ package actors_test
 
 import (
 	"fmt"
-	"runtime"
-	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -12,38 +10,6 @@ import (
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
-
-// heapPeak runs fn and returns the most heap (objects, live or not yet
-// collected) seen above the heap before it, sampled every 200µs (a
-// sample can miss a peak, never invent one), and the bytes allocated.
-func heapPeak(fn func()) (peak, allocated uint64) {
-	heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 { metrics.Read(heap); return heap[0].Value.Uint64() }
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	base := read()
-	stop, done := make(chan struct{}), make(chan uint64)
-	go func() {
-		var p uint64
-		tick := time.NewTicker(200 * time.Microsecond)
-		defer tick.Stop()
-		for {
-			p = max(p, read())
-			select {
-			case <-stop:
-				done <- p
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	fn()
-	close(stop)
-	p := <-done
-	runtime.ReadMemStats(&after)
-	return max(p, base) - base, after.TotalAlloc - before.TotalAlloc
-}
 
 // A hostile model streams 100 MB of tool arguments, then answers with
 // 10,000 tool calls. The first answer is refused at 1 MiB and the round
@@ -60,8 +26,8 @@ func TestHostileAnswersRefused(t *testing.T) {
 	rec := &actors.Recorder{}
 	o := options(t, srv, workspace(t, map[string]string{"a.go": "package a\n"}), "write a file", rec)
 	var res actors.Result
-	peak, alloc := heapPeak(func() { res = run(t, o) })
-	t.Logf("heap peak %.1f MiB over the start, %.1f MiB allocated", float64(peak)/(1<<20), float64(alloc)/(1<<20))
+	used := llmtest.Measure(func() { res = run(t, o) })
+	t.Log(used)
 	if res.Status != actors.StatusFailed || !strings.Contains(res.Err, "refused twice") || !strings.Contains(res.Err, "agent.max_tool_calls_per_round") {
 		t.Fatalf("result %+v: want failed, refused twice, naming the setting", res.AgentResult)
 	}
@@ -101,8 +67,8 @@ func TestHostileAnswersRefused(t *testing.T) {
 	if last.Role != "user" || !strings.Contains(last.Content, "refused") || !strings.Contains(last.Content, "model.max_response_bytes.tool_call") {
 		t.Errorf("the retried round's last message is %q: the model was not told", last.Content)
 	}
-	if peak > 40<<20 {
-		t.Errorf("the heap grew %.1f MiB: the answer was read past its cap", float64(peak)/(1<<20))
+	if used.Peak > 40<<20 {
+		t.Errorf("the heap grew %.1f MiB: the answer was read past its cap", float64(used.Peak)/(1<<20))
 	}
 }
 

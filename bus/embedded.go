@@ -87,50 +87,10 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions, log zerolog.Logger) (
 	} else if err := os.MkdirAll(store, 0o700); err != nil {
 		return nil, fmt.Errorf("embedded nats: store %s: %w", store, err)
 	}
-	port := o.Port
-	if port == 0 {
-		port = server.RANDOM_PORT
-	}
-	opts := &server.Options{ServerName: o.ServerName, Host: o.Host, Port: port, JetStream: true, StoreDir: store,
-		NoLog: true, NoSigs: true, Authorization: o.Token, MaxPayload: 8 << 20, MaxControlLine: MaxControlLine}
-	if o.MonitorHost != "" {
-		opts.HTTPHost, opts.HTTPPort = o.MonitorHost, o.MonitorPort
-		if o.MonitorPort == 0 {
-			opts.HTTPPort = server.RANDOM_PORT
-		}
-	}
-	if err := setSync(opts, o.Sync); err != nil {
+	opts, err := o.serverOptions(store)
+	if err != nil {
 		e.cleanup()
 		return nil, fmt.Errorf("embedded nats: %w", err)
-	}
-	if o.Auth != nil {
-		if o.Token != "" {
-			e.cleanup()
-			return nil, errors.New("embedded nats: a token and role credentials exclude each other")
-		}
-		if err := o.Auth.configure(opts); err != nil {
-			e.cleanup()
-			return nil, fmt.Errorf("embedded nats: %w", err)
-		}
-	}
-	if o.ClusterName != "" {
-		ch := o.ClusterHost
-		if ch == "" {
-			ch = o.Host
-		}
-		cp := o.ClusterPort
-		if cp == 0 {
-			cp = server.RANDOM_PORT
-		}
-		opts.Cluster = server.ClusterOpts{Name: o.ClusterName, Host: ch, Port: cp}
-		for _, r := range o.Routes {
-			u, err := url.Parse(r)
-			if err != nil {
-				e.cleanup()
-				return nil, fmt.Errorf("embedded nats: route %q: %w", r, err)
-			}
-			opts.Routes = append(opts.Routes, u)
-		}
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
@@ -166,6 +126,54 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions, log zerolog.Logger) (
 	}
 	e.srv, e.opts = srv, opts
 	return e, nil
+}
+
+// serverOptions are the nats-server options of o, its JetStream store in
+// store: the listeners (client, monitoring, cluster routes), the sync
+// policy and the role credentials.
+func (o EmbeddedOptions) serverOptions(store string) (*server.Options, error) {
+	port := o.Port
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	opts := &server.Options{ServerName: o.ServerName, Host: o.Host, Port: port, JetStream: true, StoreDir: store,
+		NoLog: true, NoSigs: true, Authorization: o.Token, MaxPayload: 8 << 20, MaxControlLine: MaxControlLine}
+	if o.MonitorHost != "" {
+		opts.HTTPHost, opts.HTTPPort = o.MonitorHost, o.MonitorPort
+		if o.MonitorPort == 0 {
+			opts.HTTPPort = server.RANDOM_PORT
+		}
+	}
+	if err := setSync(opts, o.Sync); err != nil {
+		return nil, err
+	}
+	if o.Auth != nil {
+		if o.Token != "" {
+			return nil, errors.New("a token and role credentials exclude each other")
+		}
+		if err := o.Auth.configure(opts); err != nil {
+			return nil, err
+		}
+	}
+	if o.ClusterName != "" {
+		ch := o.ClusterHost
+		if ch == "" {
+			ch = o.Host
+		}
+		cp := o.ClusterPort
+		if cp == 0 {
+			cp = server.RANDOM_PORT
+		}
+		opts.Cluster = server.ClusterOpts{Name: o.ClusterName, Host: ch, Port: cp}
+		for _, r := range o.Routes {
+			u, err := url.Parse(r)
+			if err != nil {
+				return nil, fmt.Errorf("route %q: %w", r, err)
+			}
+			opts.Routes = append(opts.Routes, u)
+		}
+	}
+	return opts, nil
 }
 
 // URL is the client URL to give nodes and watchers.

@@ -19,16 +19,7 @@ import (
 // loopback port and connects to it.
 func embedded(t testing.TB) (*Embedded, *Conn) {
 	t.Helper()
-	e, err := StartEmbedded(t.Context(), EmbeddedOptions{StoreDir: t.TempDir()}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Shutdown(context.Background()) })
-	c, err := Connect(t.Context(), ConnectOptions{URLs: e.URL()}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	e, c := embeddedBare(t)
 	if err := c.EnsureStreams(t.Context(), StreamLimits{}); err != nil {
 		t.Fatal(err)
 	}

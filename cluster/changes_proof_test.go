@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/troupe-ai/troupe/bus/bustest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,7 @@ import (
 // the creds file of each role: the node role's is node n1's own identity.
 // other is a second node's own identity, n2: the forgers' credentials.
 type authNATS struct {
+	*bustest.AuthServer
 	url   string
 	paths map[bus.Role]string
 	other string
@@ -37,45 +39,28 @@ func roleBus(t *testing.T) func(bus.Role) *bus.Conn {
 
 func startAuthNATS(t *testing.T) authNATS {
 	t.Helper()
-	a, paths, err := bus.InitAuthDir(filepath.Join(t.TempDir(), "creds"), DefaultPrefix)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := bustest.StartAuth(t, DefaultPrefix)
 	// The node's own identity: n1, the ID the tests' nodes take.
-	if paths[bus.RoleNode], err = a.IssueNode("n1", nil); err != nil {
-		t.Fatal(err)
-	}
-	other, err := a.IssueNode("n2", nil)
+	n1, err := s.Auth.IssueNode("n1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := bus.StartEmbedded(t.Context(), bus.EmbeddedOptions{StoreDir: t.TempDir(), Auth: a}, zerolog.Nop())
+	s.Paths[bus.RoleNode] = n1
+	other, err := s.Auth.IssueNode("n2", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.Shutdown(context.Background()) })
-	an := authNATS{url: e.URL(), paths: paths, other: other}
-	if err := an.conn(t)(bus.RoleRequester).EnsureStreams(t.Context(), bus.StreamLimits{}); err != nil {
-		t.Fatal(err)
-	}
-	return an
+	return authNATS{AuthServer: s, url: s.URL, paths: s.Paths, other: other}
 }
 
 // conn connects with a role's credentials.
 func (an authNATS) conn(t *testing.T) func(bus.Role) *bus.Conn {
-	return func(role bus.Role) *bus.Conn {
-		return an.connWith(t, an.paths[role], "test "+string(role))
-	}
+	return func(role bus.Role) *bus.Conn { return an.Conn(t, role) }
 }
 
 // connWith connects with the credentials in creds.
 func (an authNATS) connWith(t *testing.T, creds, name string) *bus.Conn {
-	c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: an.url, CredsFile: creds, Name: name}, zerolog.Nop())
-	if err != nil {
-		t.Fatalf("connect as %s: %v", name, err)
-	}
-	t.Cleanup(c.Close)
-	return c
+	return an.ConnWith(t, creds, name)
 }
 
 // workerScript has the root delegate one worker, which writes path with

@@ -6,58 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
-	"runtime/metrics"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
-
-// memUse is what a call cost the process: the bytes it allocated (the
-// server's share included: it makes its flood as it writes it), and the
-// most heap (live and not yet collected) seen above the heap before it.
-type memUse struct {
-	allocated, peak uint64
-}
-
-func (m memUse) String() string {
-	return fmt.Sprintf("%.1f MiB allocated, heap peak %.1f MiB over the start", float64(m.allocated)/(1<<20), float64(m.peak)/(1<<20))
-}
-
-// measure runs fn and returns its memUse. The heap is sampled every
-// 200µs; a sample can only miss a peak, never invent one, so a bound on
-// it fails only when the heap really grew that far.
-func measure(fn func()) memUse {
-	heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 { metrics.Read(heap); return heap[0].Value.Uint64() }
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	base := read()
-	stop, done := make(chan struct{}), make(chan uint64)
-	go func() {
-		var peak uint64
-		tick := time.NewTicker(200 * time.Microsecond)
-		defer tick.Stop()
-		for {
-			peak = max(peak, read())
-			select {
-			case <-stop:
-				done <- peak
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	fn()
-	close(stop)
-	peak := <-done
-	runtime.ReadMemStats(&after)
-	return memUse{allocated: after.TotalAlloc - before.TotalAlloc, peak: max(peak, base) - base}
-}
 
 // A hostile (or broken) model's answer is refused as soon as it passes a
 // cap, whatever shape the excess takes, and the client stops reading
@@ -90,7 +44,7 @@ func TestHugeAnswersRefused(t *testing.T) {
 			req.MaxToolCalls = 64
 			var resp llm.Response
 			var err error
-			used := measure(func() { resp, err = c.Complete(context.Background(), req, nil) })
+			used := llmtest.Measure(func() { resp, err = c.Complete(context.Background(), req, nil) })
 			var le *llm.LimitError
 			if !errors.As(err, &le) || !errors.Is(err, llm.ErrOverLimit) || le.What != tc.what {
 				t.Fatalf("err = %v, want a LimitError for %s", err, tc.what)
@@ -107,10 +61,10 @@ func TestHugeAnswersRefused(t *testing.T) {
 			// at the first byte past one: the process allocates less than
 			// the answer (decoding copies each chunk a few times), and its
 			// heap stays within a few MiB of the cap.
-			if used.allocated > 96<<20 {
+			if used.Allocated > 96<<20 {
 				t.Errorf("%s: reading did not stop at the cap", used)
 			}
-			if used.peak > 40<<20 {
+			if used.Peak > 40<<20 {
 				t.Errorf("%s: the heap grew by more than 40 MiB (the caps are 4 MiB and 1 MiB)", used)
 			}
 		})
@@ -156,7 +110,7 @@ func TestEndlessEventRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	var resp llm.Response
-	used := measure(func() { resp, err = c.Complete(context.Background(), request("x"), nil) })
+	used := llmtest.Measure(func() { resp, err = c.Complete(context.Background(), request("x"), nil) })
 	var le *llm.LimitError
 	if !errors.As(err, &le) || le.What != llm.LimitEvent {
 		t.Fatalf("err = %v, want the event cap", err)
@@ -165,7 +119,7 @@ func TestEndlessEventRefused(t *testing.T) {
 		t.Errorf("attempts = %d", resp.Attempts)
 	}
 	t.Log(used)
-	if used.allocated > 96<<20 || used.peak > 32<<20 {
+	if used.Allocated > 96<<20 || used.Peak > 32<<20 {
 		t.Errorf("%s: the event was read past its cap", used)
 	}
 }

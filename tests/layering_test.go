@@ -272,7 +272,7 @@ func TestLayering(t *testing.T) {
 		t.Fatalf("read %d rows of docs/architecture.md's package table", len(rows))
 	}
 	imps := imports(t)
-	for _, want := range []string{"messages", "tools", "tools/builtin", "tools/patch", "tools/edit", "actors", "bus", "watch", "cmd/orchestrator", "examples/monitor",
+	for _, want := range []string{"messages", "tools", "tools/builtin", "tools/patch", "tools/applypatch", "actors", "bus", "watch", "cmd/orchestrator", "examples/monitor",
 		"internal/httpguard", "app/webserver", "app/mcpserver"} {
 		if _, ok := imps[want]; !ok {
 			t.Fatalf("package %s not found: found %v", want, keys(toSet(imps)))

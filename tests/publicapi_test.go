@@ -14,7 +14,7 @@ import (
 
 // publicPackages are the packages a program in another module uses.
 var publicPackages = []string{"actors", "budget", "bus", "cluster", "configs", "llm", "llm/llmtest", "messages",
-	"tools", "tools/agent", "tools/builtin", "tools/edit", "tools/mcp", "tools/patch", "tools/procguard", "tools/shell",
+	"tools", "tools/agent", "tools/builtin", "tools/applypatch", "tools/mcp", "tools/patch", "tools/procguard", "tools/shell",
 	"tools/shell/guard", "tools/toolstest", "tools/web", "watch"}
 
 // The public API stands alone: no exported type, field, function, method

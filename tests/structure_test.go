@@ -6,20 +6,24 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// Size limits of the code outside tests (CONVENTIONS.md): a file is read
-// in one sitting, a function on one screen or two.
-// A command's function (cmdRun, cmdWatch... in cmd/) reads as parse,
-// load, build, run, exit code: the building lives in packages.
+// Size limits of the code outside tests: a file is read in one sitting, a
+// function on one screen or two. A command's function (cmdRun, cmdWatch...
+// in cmd/) reads as parse, load, build, run, exit code, and a program's
+// package as a whole stays thin: what it builds lives in packages of its
+// own (app/...), tested there.
 const (
 	maxFileLines    = 450
 	maxFuncLines    = 100
 	maxCommandLines = 60
+	maxProgramLines = 2000
 )
 
 // isCommand reports whether fd is a command's function in a program under
@@ -31,32 +35,20 @@ func isCommand(rel string, fd *ast.FuncDecl) bool {
 }
 
 // sizeProblems returns each non-test .go file under root longer than
-// maxFileLines and each function (or method, or function literal at the
-// top level of a declaration) longer than maxFuncLines, as
-// "file: N lines" and "file:func: N lines", file relative to root.
+// maxFileLines and each function or method longer than maxFuncLines (a
+// command's function longer than maxCommandLines), as "file: N lines" and
+// "file:func: N lines", file relative to root.
 func sizeProblems(root string) ([]string, error) {
 	var out []string
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+	err := goFiles(root, func(path, rel string) error {
+		if strings.HasSuffix(rel, "_test.go") {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
 		if n := fset.File(f.Pos()).LineCount(); n > maxFileLines {
 			out = append(out, fmt.Sprintf("%s: %d lines (at most %d)", rel, n, maxFileLines))
 		}
@@ -151,4 +143,150 @@ func writeFile(path, body string) error {
 		return err
 	}
 	return os.WriteFile(path, []byte(body), 0o644)
+}
+
+// goFiles calls fn for each .go file under root (hidden folders, testdata
+// and node_modules left out), with its path relative to root.
+func goFiles(root string, fn func(path, rel string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		return fn(path, filepath.ToSlash(rel))
+	})
+}
+
+// programProblems returns each program's package (a folder right under
+// cmd/) whose non-test .go files hold more than maxProgramLines lines in
+// all, as "cmd/p: N lines".
+func programProblems(root string) ([]string, error) {
+	lines := map[string]int{}
+	err := goFiles(root, func(path, rel string) error {
+		parts := strings.Split(rel, "/")
+		if len(parts) != 3 || parts[0] != "cmd" || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		lines["cmd/"+parts[1]] += strings.Count(string(b), "\n")
+		return nil
+	})
+	var out []string
+	for _, p := range slices.Sorted(maps.Keys(lines)) {
+		if lines[p] > maxProgramLines {
+			out = append(out, fmt.Sprintf("%s: %d lines (at most %d): move what it builds to a package of its own", p, lines[p], maxProgramLines))
+		}
+	}
+	return out, err
+}
+
+// undocumented returns each package folder under root none of whose files
+// has a package comment: its non-test files, or its test files where it
+// has no other (tests/e2e).
+func undocumented(root string) ([]string, error) {
+	type pkg struct{ code, documented, testDocumented bool }
+	pkgs := map[string]*pkg{}
+	fset := token.NewFileSet()
+	err := goFiles(root, func(path, rel string) error {
+		f, err := parser.ParseFile(fset, path, nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		p := pkgs[dir]
+		if p == nil {
+			p = &pkg{}
+			pkgs[dir] = p
+		}
+		test := strings.HasSuffix(rel, "_test.go")
+		p.code = p.code || !test
+		if f.Doc != nil && strings.HasPrefix(strings.TrimSpace(f.Doc.Text()), "Package "+f.Name.Name) || f.Doc != nil && f.Name.Name == "main" {
+			if test {
+				p.testDocumented = true
+			} else {
+				p.documented = true
+			}
+		}
+		return nil
+	})
+	var out []string
+	for _, dir := range slices.Sorted(maps.Keys(pkgs)) {
+		if p := pkgs[dir]; !p.documented && (p.code || !p.testDocumented) {
+			out = append(out, dir)
+		}
+	}
+	return out, err
+}
+
+// Each program's package stays thin (at most 2,000 lines outside tests)
+// and every package says what it is for in a package comment.
+func TestThinProgramsAndDocumentedPackages(t *testing.T) {
+	problems, err := programProblems("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+	missing, err := undocumented("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range missing {
+		t.Errorf("%s: no package comment (// Package NAME ... above the package clause of one file)", dir)
+	}
+}
+
+// The checks find a fat program and an undocumented package; test lines,
+// a documented package and a test-only package documented in a test pass.
+func TestThinProgramsCatchesOffenders(t *testing.T) {
+	dir := t.TempDir()
+	line := "var _ = 0\n"
+	files := map[string]string{
+		"cmd/fat/a.go":       "// Command fat.\npackage main\n" + strings.Repeat(line, 1000),
+		"cmd/fat/b.go":       "package main\n" + strings.Repeat(line, 1000),
+		"cmd/thin/a.go":      "// Command thin.\npackage main\n" + strings.Repeat(line, 1997),
+		"cmd/thin/a_test.go": "package main\n" + strings.Repeat(line, 5000),
+		"lib/a.go":           "// Package lib does things.\npackage lib\n",
+		"lib/b.go":           "package lib\n",
+		"bare/a.go":          "// A comment that is not the package's.\n\npackage bare\n",
+		"bare/a_test.go":     "// Package bare is documented only in a test.\npackage bare\n",
+		"suite/a_test.go":    "// Package suite runs checks.\npackage suite\n",
+		"nodoc/a_test.go":    "package nodoc\n",
+	}
+	for name, body := range files {
+		if err := writeFile(filepath.Join(dir, name), body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := programProblems(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "cmd/fat: 2003 lines (at most 2000): move what it builds to a package of its own"; strings.Join(got, "\n") != want {
+		t.Errorf("programs: %q, want %q", got, want)
+	}
+	missing, err := undocumented(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"bare", "nodoc"}; !slices.Equal(missing, want) {
+		t.Errorf("undocumented %q, want %q", missing, want)
+	}
 }

@@ -65,20 +65,10 @@ func runEditFile(ctx context.Context, s *Session, p EditFileParams) (Result, err
 	if err != nil {
 		return Errorf("cannot edit %s: %v", display, err), nil
 	}
-	if fi.IsDir() {
-		return Errorf("%s is a directory; edit_file edits files", display), nil
-	}
-	if !fi.Mode().IsRegular() {
-		return Errorf("%s is not a regular file (%s); edit_file edits regular files only", display, fi.Mode().Type()), nil
-	}
-	if fi.Size() > maxTrackedFileBytes {
-		return Errorf("%s is too large for edit_file (%d bytes, limit %d)", display, fi.Size(), maxTrackedFileBytes), nil
-	}
-	// Check reads the file and accepts these very bytes: the edit applies
-	// to what the model saw.
-	raw, err := s.Reads.Check(s.Workspace, abs, display)
-	if err != nil {
-		return Refusal(err), nil
+	// The edit applies to what the model saw: these very bytes.
+	raw, res, ok := fileToChange(s, abs, display, fi, NameEditFile)
+	if !ok {
+		return res, nil
 	}
 	content := string(raw)
 	if p.OldString == "" {

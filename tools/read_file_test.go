@@ -185,7 +185,7 @@ func TestFileToolsHugeFile(t *testing.T) {
 		t.Fatalf("edit_file: got %+v", res)
 	}
 	res = callFileTool(t, s, WriteFile(), `{"path":"huge.txt","content":"x"}`)
-	if !res.IsError || !strings.Contains(res.Text, "too large to replace with write_file") {
+	if !res.IsError || !strings.Contains(res.Text, "too large for write_file") {
 		t.Fatalf("write_file: got %+v", res)
 	}
 }

@@ -49,18 +49,9 @@ func runWriteFile(ctx context.Context, s *Session, p WriteFileParams) (Result, e
 	fi, err := s.Workspace.Stat(abs)
 	switch {
 	case err == nil:
-		if fi.IsDir() {
-			return Errorf("%s is a directory; write_file writes files, so give a file path inside it", display), nil
-		}
-		if !fi.Mode().IsRegular() {
-			return Errorf("%s is not a regular file (%s); write_file replaces regular files only", display, fi.Mode().Type()), nil
-		}
-		if fi.Size() > maxTrackedFileBytes {
-			return Errorf("%s is too large to replace with write_file (%d bytes, limit %d): its read cannot be checked", display, fi.Size(), maxTrackedFileBytes), nil
-		}
-		old, err := s.Reads.Check(s.Workspace, abs, display)
-		if err != nil {
-			return Refusal(err), nil
+		old, res, ok := fileToChange(s, abs, display, fi, NameWriteFile)
+		if !ok {
+			return res, nil
 		}
 		mode = fi.Mode().Perm()
 		change.From, change.Old = display, old
@@ -101,4 +92,24 @@ func makeParents(abs string, ws *Workspace) (Result, bool) {
 		return Errorf("cannot create folder %s: %v", ws.Display(dir), err), false
 	}
 	return Result{}, true
+}
+
+// fileToChange is the content of the file edit_file or write_file (tool)
+// is about to change: abs (fi its stat, display its name for the model)
+// must be a regular file small enough for the read tracker, and the model
+// must have read these very bytes. ok is false with the refusal in res.
+func fileToChange(s *Session, abs, display string, fi fs.FileInfo, tool string) (content []byte, res Result, ok bool) {
+	switch {
+	case fi.IsDir():
+		return nil, Errorf("%s is a directory; %s changes files, so give a file path inside it", display, tool), false
+	case !fi.Mode().IsRegular():
+		return nil, Errorf("%s is not a regular file (%s); %s changes regular files only", display, fi.Mode().Type(), tool), false
+	case fi.Size() > maxTrackedFileBytes:
+		return nil, Errorf("%s is too large for %s (%d bytes, limit %d): its read cannot be checked", display, tool, fi.Size(), maxTrackedFileBytes), false
+	}
+	content, err := s.Reads.Check(s.Workspace, abs, display)
+	if err != nil {
+		return nil, Refusal(err), false
+	}
+	return content, Result{}, true
 }

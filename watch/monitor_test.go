@@ -1,9 +1,8 @@
 package watch
 
 import (
-	"context"
 	"encoding/json"
-	"path/filepath"
+	"github.com/troupe-ai/troupe/bus/bustest"
 	"strings"
 	"sync"
 	"testing"
@@ -18,27 +17,10 @@ import (
 // requester made, and a connection of each role.
 func rolesServer(t *testing.T) map[bus.Role]*bus.Conn {
 	t.Helper()
-	a, paths, err := bus.InitAuthDir(filepath.Join(t.TempDir(), "creds"), bus.DefaultPrefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths[bus.RoleNode] = a.NodePath(bus.FirstNode) // the node's own identity
-	emb, err := bus.StartEmbedded(t.Context(), bus.EmbeddedOptions{StoreDir: t.TempDir(), Auth: a}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emb.Shutdown(context.Background()) })
+	s := bustest.StartAuth(t, bus.DefaultPrefix)
 	conns := map[bus.Role]*bus.Conn{}
 	for _, r := range bus.Roles {
-		c, err := bus.Connect(t.Context(), bus.ConnectOptions{URLs: emb.URL(), CredsFile: paths[r], Name: string(r)}, zerolog.Nop())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(c.Close)
-		conns[r] = c
-	}
-	if err := conns[bus.RoleRequester].EnsureStreams(t.Context(), bus.StreamLimits{}); err != nil {
-		t.Fatal(err)
+		conns[r] = s.ConnWith(t, s.Paths[r], string(r))
 	}
 	return conns
 }

@@ -2,7 +2,8 @@ package mcpserver
 
 import (
 	"context"
-	"io"
+	"github.com/troupe-ai/troupe/internal/httpguard/guardtest"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -107,33 +108,11 @@ func TestHTTPAuthSessionsAndRevisions(t *testing.T) {
 
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 	post := func(header map[string]string) (int, string) {
-		req, _ := http.NewRequest("POST", endpoint, strings.NewReader(initialize))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range header {
-			if k == "Host" {
-				req.Host = v
-			} else {
-				req.Header.Set(k, v)
-			}
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+		maps.Copy(h, header)
+		return guardtest.Send(t, "POST", endpoint, initialize, h)
 	}
-	if code, body := post(nil); code != http.StatusUnauthorized || strings.Contains(body, "serverInfo") {
-		t.Errorf("initialize without the token: %d %q, want 401", code, body)
-	}
-	if code, body := post(map[string]string{"Authorization": "Bearer wrong-token-0123456789"}); code != http.StatusUnauthorized {
-		t.Errorf("initialize with a wrong token: %d %q, want 401", code, body)
-	}
-	if code, body := post(map[string]string{"Authorization": "Bearer " + httpToken, "Host": "attacker.example"}); code != http.StatusForbidden {
-		t.Errorf("initialize from another host: %d %q, want 403", code, body)
-	}
+	guardtest.Refusals(t, post, httpToken, "serverInfo")
 	if code, body := post(map[string]string{"Authorization": "Bearer " + httpToken, "Origin": "http://attacker.example"}); code != http.StatusForbidden {
 		t.Errorf("initialize from another origin: %d %q, want 403", code, body)
 	}

@@ -3,6 +3,7 @@ package webserver
 import (
 	"bufio"
 	"context"
+	"github.com/troupe-ai/troupe/internal/httpguard/guardtest"
 	"io"
 	"net/http"
 	"os"
@@ -62,21 +63,7 @@ func start(t *testing.T, g httpguard.Options, maxStreams int) string {
 // get sends a GET with header and returns the status and body.
 func get(t *testing.T, url string, header map[string]string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", url, nil)
-	for k, v := range header {
-		if k == "Host" {
-			req.Host = v
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return guardtest.Send(t, "GET", url, "", header)
 }
 
 // A page of another host (DNS rebinding) gets 403 and none of the runs

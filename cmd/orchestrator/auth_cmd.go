@@ -3,14 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/troupe-ai/troupe/app/authcli"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/troupe-ai/troupe/app/config"
 	"github.com/troupe-ai/troupe/app/runner"
 	"github.com/troupe-ai/troupe/bus"
-	"github.com/troupe-ai/troupe/cluster"
 	"github.com/troupe-ai/troupe/internal/httpguard"
 )
 
@@ -62,36 +63,55 @@ func authInit(pos []string, fs *flagSet, getenv func(string) string, stdout, std
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
-	dir := pos[0]
-	a, paths, err := bus.InitAuthDir(dir, cfg.NATS.Prefix)
-	if err != nil {
-		return exitFailed, err
-	}
-	conf, _ := filepath.Abs(filepath.Join(dir, bus.ServerConfigFile))
-	fmt.Fprintln(stdout, dir)
-	fmt.Fprintf(stderr, "wrote the operator and account keys, %s and the creds files in %s for nats.prefix %s (keep it private: its account.nk mints credentials)\n",
-		bus.ServerConfigFile, dir, a.Prefix())
-	fmt.Fprintf(stderr, "server:   nats-server -js -c %s   (or include it in your configuration)\n", conf)
-	fmt.Fprintf(stderr, "runs:     orchestrator run --nats URL --creds %s \"task\"\n", paths[bus.RoleRequester])
-	fmt.Fprintf(stderr, "nodes:    node --nats URL --creds %s --workspace DIR   (one file per node: orchestrator auth node NAME --dir %s)\n",
-		nodeCredsPath(a, paths), dir)
-	fmt.Fprintf(stderr, "watch:    orchestrator watch --nats URL --creds %s\n", paths[bus.RoleWatcher])
-	fmt.Fprintf(stderr, "account:  %s (the monitoring endpoint's and KEDA's name for troupe's account)\n", a.AccountKey())
-	token := filepath.Join(dir, httpguard.TokenFileName)
-	if _, err := httpguard.WriteTokenFile(token); err != nil {
-		return exitFailed, fmt.Errorf("write the HTTP token: %w", err)
-	}
-	fmt.Fprintf(stderr, "http:     --http-token-file %s (0600) for serve --http, watch --web, node --http and mcp --http beyond loopback\n", token)
-	return exitOK, nil
+	return codeOf(authcli.Init(pos[0], cfg.NATS.Prefix, stdout, stderr))
 }
 
-// nodeCredsPath is the creds file to show for a first node: the first
-// node identity's, or the shared node.creds an earlier troupe left.
-func nodeCredsPath(a *bus.Auth, paths map[bus.Role]string) string {
-	if p, shared := paths[bus.RoleNode]; shared {
-		return p
+// authNode is `auth node NAME --dir DIR [--kinds K,...]`.
+func authNode(pos []string, fs *flagSet, stdout, stderr io.Writer) (int, error) {
+	if len(pos) != 1 {
+		return exitUsage, usageErr("usage: orchestrator auth node NAME --dir DIR [--kinds K,...]")
 	}
-	return a.NodePath(bus.FirstNode)
+	a, err := authcli.Open(fs.values["dir"], "auth node")
+	if err != nil {
+		return exitUsage, err
+	}
+	var kinds []string
+	if k := fs.values["kinds"]; k != "" {
+		kinds = strings.Split(k, ",")
+	}
+	return codeOf(authcli.Node(a, pos[0], kinds, stdout, stderr))
+}
+
+// authRevoke is `auth revoke NAME --dir DIR [--nats URL]`.
+func authRevoke(ctx context.Context, pos []string, fs *flagSet, getenv func(string) string, stdout, stderr io.Writer) (int, error) {
+	if len(pos) != 1 {
+		return exitUsage, usageErr("usage: orchestrator auth revoke NAME --dir DIR [--nats URL] [--config FILE]")
+	}
+	a, err := authcli.Open(fs.values["dir"], "auth revoke")
+	if err != nil {
+		return exitUsage, err
+	}
+	cfg, err := config.Load(config.Sources{File: fs.values["config"], Home: getenv("HOME"), Getenv: getenv})
+	if err != nil {
+		return exitUsage, usageErr("%v", err)
+	}
+	url, setting := cfg.NATS.URL, "nats.url"
+	if v := fs.values["nats"]; v != "" {
+		url, setting = v, "--nats"
+	}
+	return codeOf(authcli.Revoke(ctx, a, pos[0], cfg.NATS, url, setting, stdout, stderr))
+}
+
+// authList is `auth list --dir DIR`: who holds which credentials.
+func authList(pos []string, fs *flagSet, stdout io.Writer) (int, error) {
+	if len(pos) != 0 {
+		return exitUsage, usageErr("usage: orchestrator auth list --dir DIR")
+	}
+	a, err := authcli.Open(fs.values["dir"], "auth list")
+	if err != nil {
+		return exitUsage, err
+	}
+	return codeOf(authcli.List(a, stdout))
 }
 
 // serveAuth gives serve's server its role credentials (in the store's
@@ -133,41 +153,4 @@ func serveAuth(o *bus.EmbeddedOptions, noAuth bool, authDir, prefix string, stde
 	}
 	o.Auth = sc.Auth
 	return sc, exitOK, nil
-}
-
-// refusedCounts are the messages a run refused from the wire.
-type refusedCounts struct {
-	// Results without the proof of the node that pulled the task.
-	Results uint64 `json:"results"`
-	// Duplicates are second results of a task (a redelivery's), dropped.
-	Duplicates uint64 `json:"duplicates"`
-	// Notices and Budget are start notices and budget requests that did
-	// not prove the current delivery of a task of the run.
-	Notices uint64 `json:"notices"`
-	Budget  uint64 `json:"budget"`
-	// Events from nodes that no delivery of the run's tasks vouched for:
-	// never published.
-	Events uint64 `json:"events"`
-	// Changes are results whose changes were refused (a patch or
-	// snapshot that does not match what the result proves or the run
-	// sent): their tasks failed, nothing of them applied.
-	Changes uint64 `json:"changes"`
-}
-
-// refusedOf is what a run refused (nil without remote agents).
-func refusedOf(st *cluster.RemoteStats) *refusedCounts {
-	if st == nil {
-		return nil
-	}
-	return &refusedCounts{Results: st.Forged, Duplicates: st.Duplicates, Notices: st.Notices, Budget: st.Budget, Events: st.Events,
-		Changes: st.Changes}
-}
-
-// printRefused says what the run refused, when it refused anything.
-func printRefused(w io.Writer, r *refusedCounts) {
-	if r == nil || r.Results+r.Notices+r.Budget+r.Events+r.Changes == 0 {
-		return
-	}
-	fmt.Fprintf(w, "refused: %d result(s), %d start notice(s), %d budget request(s) and %d event(s) not from the node that holds the task's current delivery, and the changes of %d result(s) (see the warnings for why)\n",
-		r.Results, r.Notices, r.Budget, r.Events, r.Changes)
 }

@@ -197,3 +197,15 @@ func (f *flagSet) parse(args []string) ([]string, error) {
 func isNumberish(s string) bool {
 	return len(s) > 1 && s[0] == '-' && s[1] >= '0' && s[1] <= '9'
 }
+
+// codeOf is the exit code of a command that did its work or failed with
+// err: 0, 2 for a usage error, else 1.
+func codeOf(err error) (int, error) {
+	switch {
+	case err == nil:
+		return exitOK, nil
+	case errors.Is(err, errUsage):
+		return exitUsage, err
+	}
+	return exitFailed, err
+}

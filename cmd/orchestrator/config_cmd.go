@@ -81,3 +81,11 @@ func workspaceConfig(fs *flagSet, getenv func(string) string) (config.Config, er
 	}
 	return cfg, nil
 }
+
+// wsOr is the workspace flag's directory, the current one when not given.
+func wsOr(dir string) string {
+	if dir == "" {
+		return "."
+	}
+	return dir
+}

@@ -2,260 +2,40 @@ package main
 
 import (
 	"context"
-	"embed"
-	"errors"
+	"io"
 	"strconv"
 
-	"fmt"
-	"io"
-	"io/fs"
-	"maps"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
-	"time"
-
-	"github.com/google/uuid"
-	"github.com/troupe-ai/troupe/app/config"
-	"github.com/troupe-ai/troupe/app/runner"
-	"github.com/troupe-ai/troupe/app/setup"
-	"github.com/troupe-ai/troupe/bus"
-	"github.com/troupe-ai/troupe/telemetry"
-
-	"github.com/rs/zerolog"
-	"github.com/troupe-ai/troupe/actors"
-	"github.com/troupe-ai/troupe/llm"
-	"github.com/troupe-ai/troupe/llm/llmtest"
+	"github.com/troupe-ai/troupe/app/demo"
 )
 
-//go:embed demo/script.json demo/repo
-var demoFS embed.FS
-
-const demoTask = "Find where discounts are applied and make sure a percentage above 100 can never produce a negative total."
-
-// cmdDemo runs a real team (actors, tools, budget, NATS events, HTTP
-// streaming) on a small repository, against the scripted OpenAI-compatible
-// server instead of a model: it needs no API key and no network. With
-// --nodes N it also starts N node processes and places the explore agents
-// on them.
+// cmdDemo runs a real team offline against a scripted model (app/demo):
+// flags → the demo → exit code.
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	f, err := parseDemoFlags(args)
+	o, err := parseDemoFlags(args)
 	if err != nil {
 		return exitUsage, err
 	}
-	ws, cleanup, err := demoWorkspace(f.workspace, f.inPlace, f.keep, stderr)
-	if err != nil {
-		return exitUsage, err
+	completed, err := demo.Run(ctx, o, stdout, stderr)
+	if err == nil && !completed {
+		return exitFailed, nil
 	}
-	defer cleanup()
-	if err := fillDemoWorkspace(ws, f.inPlace, stderr); err != nil {
-		return exitFailed, err
-	}
-	srv, client, err := startDemoModel()
-	if err != nil {
-		return exitFailed, err
-	}
-	defer srv.Close()
-	demoIntro(stderr, srv.URL(), ws)
-	nb, err := runner.StartBus(ctx, config.NATS{Ephemeral: true, Prefix: "troupe"}, bus.StreamLimits{}, "demo", ws, zerolog.Nop())
-	if err != nil {
-		return exitFailed, err
-	}
-	defer nb.Close(ctx)
-	// Traces when the environment names a collector (the demo reads no
-	// config file); its node processes inherit the same variables.
-	tp, stopTracing, err := setup.Tracing(ctx, os.Getenv(telemetry.EnvEndpoint), telemetry.ServiceOrchestrator, os.Getenv, warnLog(stderr))
-	if err != nil {
-		return exitUsage, usageErr("%v", err)
-	}
-	defer stopTracing()
-	p := runner.Params{Options: actors.Options{Run: uuid.NewString(), Workspace: ws, Task: demoTask, Client: client, Log: zerolog.Nop(),
-		Models: actors.Models{Default: "demo-large", Cheap: "demo-small", Cost: demoPricing.Cost}, Tracer: tp.Tracer()}}
-	fmt.Fprintf(stderr, "events: embedded NATS at %s\nwatch it from another terminal: orchestrator watch --nats %s%s --run %s\n", nb.URL(), nb.URL(),
-		nb.Creds().CredsFlag(bus.RoleWatcher), p.Options.Run)
-	if f.nodes > 0 {
-		stopNodes, err := startDemoNodes(ctx, f.nodes, nb.URL(), nb.Creds().Node, srv.URL(), ws, stderr)
-		if err != nil {
-			return exitFailed, err
-		}
-		defer stopNodes()
-		p.Placement = map[string]string{"explore": "remote"}
-	}
-	fmt.Fprintf(stderr, "\ntask: %s\n\n", demoTask)
-	live := newLiveView(stderr, os.Getenv)
-	defer live.Close()
-	p.Sinks = []actors.Emitter{live}
-	r, err := runner.Start(ctx, nb, p)
-	if err != nil {
-		return exitFailed, err
-	}
-	defer r.Close()
-	live.begin()
-	res, err := r.Execute(ctx)
-	live.Close()
-	if err != nil {
-		return exitFailed, err
-	}
-	return reportDemo(stdout, stderr, ws, res, r), nil
+	return codeOf(err)
 }
 
-// warnLog logs warnings only, as lines on w (an unreachable collector's
-// one line, say).
-func warnLog(w io.Writer) zerolog.Logger {
-	l, _ := runner.Logger(config.Config{}, "warn", w)
-	return l
-}
-
-// demoFlags are demo's command line, parsed.
-type demoFlags struct {
-	workspace     string
-	nodes         int
-	keep, inPlace bool
-}
-
-func parseDemoFlags(args []string) (demoFlags, error) {
+func parseDemoFlags(args []string) (demo.Options, error) {
 	fs := flagsOf("demo")
 	pos, err := fs.parse(args)
 	if err != nil {
-		return demoFlags{}, err
+		return demo.Options{}, err
 	}
 	if len(pos) > 0 {
-		return demoFlags{}, usageErr("demo [--workspace DIR [--in-place]] [--nodes N] [--keep]")
+		return demo.Options{}, usageErr("demo [--workspace DIR [--in-place]] [--nodes N] [--keep]")
 	}
-	f := demoFlags{workspace: fs.values["workspace"], keep: fs.bools["keep"], inPlace: fs.bools["in-place"]}
+	o := demo.Options{Workspace: fs.values["workspace"], Keep: fs.bools["keep"], InPlace: fs.bools["in-place"]}
 	if v := fs.values["nodes"]; v != "" {
-		if f.nodes, err = strconv.Atoi(v); err != nil || f.nodes < 0 || f.nodes > 16 {
-			return demoFlags{}, usageErr("--nodes: want a number from 0 to 16, got %q", v)
+		if o.Nodes, err = strconv.Atoi(v); err != nil || o.Nodes < 0 || o.Nodes > 16 {
+			return demo.Options{}, usageErr("--nodes: want a number from 0 to 16, got %q", v)
 		}
 	}
-	return f, nil
-}
-
-// fillDemoWorkspace writes the sample repository into ws. A file of it
-// that exists is kept as it is (and said so); in place, one that appeared
-// since demoWorkspace looked stops the demo before anything runs.
-func fillDemoWorkspace(ws string, inPlace bool, stderr io.Writer) error {
-	skipped, err := writeDemoRepo(ws)
-	if err != nil {
-		return err
-	}
-	if len(skipped) > 0 && inPlace { // created since demoWorkspace looked: the agents must not touch it
-		return fmt.Errorf("demo: %s appeared in %s as the demo started; nothing was run", strings.Join(skipped, ", "), ws)
-	}
-	for _, name := range skipped {
-		fmt.Fprintf(stderr, "demo: %s exists in the workspace; the copy keeps it as it is\n", name)
-	}
-	return nil
-}
-
-// startDemoModel starts the scripted model server and a client of it.
-func startDemoModel() (*llmtest.Server, llm.Client, error) {
-	raw, err := demoFS.ReadFile("demo/script.json")
-	if err != nil {
-		return nil, nil, err
-	}
-	script, err := llmtest.ParseScript(raw)
-	if err != nil {
-		return nil, nil, fmt.Errorf("demo script: %w", err)
-	}
-	srv := llmtest.New(script)
-	client, err := llm.NewClient(llm.Config{BaseURL: srv.URL(), Model: "demo-large", Stream: true, Pricing: demoPricing}, zerolog.Nop())
-	if err != nil {
-		srv.Close()
-		return nil, nil, err
-	}
-	return srv, client, nil
-}
-
-// demoIntro says plainly that the model is scripted and all else is real.
-func demoIntro(w io.Writer, modelURL, ws string) {
-	fmt.Fprintf(w, "troupe demo: the MODEL IS SCRIPTED: a local OpenAI-compatible server at %s plays a recorded conversation.\n", modelURL)
-	fmt.Fprintf(w, "Everything else is real: agent actors, tools on the files in %s, the budget actor, NATS events, streaming HTTP.\n", ws)
-	fmt.Fprintf(w, "A real model: export OPENAI_API_KEY=sk-... (or OPENAI_BASE_URL=http://localhost:11434/v1 for Ollama) and run\n  orchestrator run --workspace DIR \"your task\"\n\n")
-}
-
-// reportDemo prints the answer, the totals, the metrics and the edited
-// file; the exit code says whether the run completed.
-func reportDemo(stdout, stderr io.Writer, ws string, res actors.Result, r *runner.Run) int {
-	fmt.Fprintln(stderr)
-	printText(stdout, res.Text)
-	fmt.Fprintf(stderr, "\n%s · %s\n", endWords(res.Status, res.Reason, res.Rounds), res.Wall.Round(time.Millisecond))
-	printRunSummary(stderr, res.Budget)
-	printMetrics(stderr, r.Metrics.Metrics())
-	if b, err := os.ReadFile(filepath.Join(ws, "discount.go")); err == nil {
-		fmt.Fprintf(stderr, "\ndiscount.go after the run:\n%s", indent(string(b)))
-	}
-	if res.Status != actors.StatusCompleted {
-		return exitFailed
-	}
-	return exitOK
-}
-
-// demoPricing prices the demo's models (made-up prices, for the cost table).
-var demoPricing = llm.Pricing{"demo-large": {Input: 2.0, CachedInput: 0.5, Output: 8.0}, "demo-small": {Input: 0.1, CachedInput: 0.025, Output: 0.4}}
-
-// demoRepoFiles are the sample repository's files by the name they take
-// in a workspace (go.mod.txt → go.mod).
-func demoRepoFiles() (map[string][]byte, error) {
-	files := map[string][]byte{}
-	err := fs.WalkDir(demoFS, "demo/repo", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := demoFS.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		files[strings.TrimSuffix(strings.TrimPrefix(p, "demo/repo/"), ".txt")] = data
-		return nil
-	})
-	return files, err
-}
-
-// existingDemoFiles lists the sample repository's files that dir holds
-// already (anything by that name, a directory or a link included).
-func existingDemoFiles(dir string) ([]string, error) {
-	files, err := demoRepoFiles()
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
-			out = append(out, name)
-		}
-	}
-	return out, nil
-}
-
-// writeDemoRepo adds the sample repository's files to dir. A file that
-// exists already is never overwritten: it is skipped and named in skipped.
-func writeDemoRepo(dir string) (skipped []string, err error) {
-	files, err := demoRepoFiles()
-	if err != nil {
-		return nil, err
-	}
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(err, fs.ErrExist) {
-			skipped = append(skipped, name)
-			continue
-		}
-		if err != nil {
-			return skipped, err
-		}
-		if _, err := f.Write(files[name]); err != nil {
-			f.Close()
-			return skipped, err
-		}
-		if err := f.Close(); err != nil {
-			return skipped, err
-		}
-	}
-	return skipped, nil
-}
-
-func indent(s string) string {
-	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
+	return o, nil
 }

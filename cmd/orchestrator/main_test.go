@@ -5,6 +5,8 @@ import (
 	"github.com/troupe-ai/troupe/internal/testfiles"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/troupe-ai/troupe/tools/sandbox"
@@ -45,3 +47,21 @@ func homeWith(t testing.TB, text string) string {
 	}
 	return home
 }
+
+// env is a getenv over the pairs kv (key, value, key, value...).
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+// syncBuf is a strings.Builder safe for concurrent writes and reads.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }

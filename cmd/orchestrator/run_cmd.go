@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/troupe-ai/troupe/app/console"
 	"io"
 	"os"
 
@@ -27,7 +28,7 @@ func processEnv(stdin io.Reader) runEnv {
 	// once.
 	interactive := false
 	if f, ok := stdin.(*os.File); ok {
-		interactive = isTerminal(f)
+		interactive = console.IsTerminal(f)
 	}
 	return runEnv{getenv: os.Getenv, home: home, stdin: stdin, interactive: interactive}
 }
@@ -68,23 +69,23 @@ func cmdRun(ctx context.Context, args []string, env runEnv, stdout, stderr io.Wr
 		return exitUsage, usageErr("%v", err)
 	}
 	defer stopTracing() // after the run has ended: its spans are queued
-	ui := newRunUI(f.quiet, stderr, env.getenv)
-	defer ui.close()
+	ui := console.NewRunUI(f.quiet, stderr, env.getenv)
+	defer ui.Close()
 	r, err := runner.Prepare(ctx, runner.Spec{Config: cfg, NATSSetting: f.over.NATSSetting(env.getenv), Workspace: f.workspace,
-		Task: f.task, Resume: cp, Sinks: ui.sinks, Log: log, Tracer: tp.Tracer()})
+		Task: f.task, Resume: cp, Sinks: ui.Sinks, Log: log, Tracer: tp.Tracer()})
 	if err != nil {
 		return exitUsage, err
 	}
 	defer r.Close()
 	r.Bus().Announce(stderr, r.ID())
-	ui.start()
+	ui.Start()
 	r.Options.Approver = f.approver(env, r.Bus().Conn(), ui, stderr, log)
 	res, err := r.Execute(ctx)
-	ui.close()
+	ui.Close()
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
-	if err := reportRun(stdout, stderr, f.json, res, r); err != nil {
+	if err := console.ReportRun(stdout, stderr, f.json, res, r); err != nil {
 		return exitFailed, err
 	}
 	return runExit(ctx.Err() != nil, stderr, res, cfg.Agent.RoundLimit(), f.workspace, r.ResumeCommand(f.workspace, f.configFile)), nil

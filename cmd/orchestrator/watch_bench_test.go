@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/troupe-ai/troupe/app/console"
 	"io"
 	"syscall"
 	"testing"
@@ -100,11 +101,12 @@ func benchWatchReplay(b *testing.B, runs int, all bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		w := newWatcher(es, "", map[string]bool{"from-start": true, "all": all}, &watch.View{W: io.Discard, Width: 120, Height: 50}, nil)
-		code, err := w.loop(ctx, io.Discard)
+		w := console.NewWatcher(es, "", map[string]bool{"from-start": true, "all": all}, &watch.View{W: io.Discard, Width: 120, Height: 50}, nil)
+		w.Stderr = io.Discard
+		interrupted, err := w.Loop(ctx)
 		cancel()
-		if code != exitOK || err != nil {
-			b.Fatalf("watch exited %d: %v", code, err)
+		if interrupted || err != nil {
+			b.Fatalf("watch interrupted %v: %v", interrupted, err)
 		}
 		cpu += cpuTime() - before
 	}
@@ -125,11 +127,12 @@ func BenchmarkWatchIdle(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		w := newWatcher(es, "", map[string]bool{"from-start": true, "follow": true}, &watch.View{W: io.Discard, Width: 120, Height: 50}, nil)
-		code, err := w.loop(ctx, io.Discard)
+		w := console.NewWatcher(es, "", map[string]bool{"from-start": true, "follow": true}, &watch.View{W: io.Discard, Width: 120, Height: 50}, nil)
+		w.Stderr = io.Discard
+		interrupted, err := w.Loop(ctx)
 		cancel()
-		if code != exitInterrupt || err != nil {
-			b.Fatalf("watch exited %d: %v", code, err)
+		if !interrupted || err != nil {
+			b.Fatalf("watch not interrupted (%v): %v", interrupted, err)
 		}
 		cpu += cpuTime() - before
 	}

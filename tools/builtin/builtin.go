@@ -2,13 +2,13 @@
 // lists them (Builtin, All), maps them to the built-in agent kinds
 // (ForKind) and sets up a tools.Session for all of them (Config, Prepare,
 // NewSession). The framework (package tools) and the tool packages
-// (tools/edit, tools/shell, tools/web, tools/agent) know none of this.
+// (tools/applypatch, tools/shell, tools/web, tools/agent) know none of this.
 package builtin
 
 import (
 	"github.com/troupe-ai/troupe/tools"
 	"github.com/troupe-ai/troupe/tools/agent"
-	"github.com/troupe-ai/troupe/tools/edit"
+	"github.com/troupe-ai/troupe/tools/applypatch"
 	"github.com/troupe-ai/troupe/tools/procguard"
 	"github.com/troupe-ai/troupe/tools/sandbox"
 	"github.com/troupe-ai/troupe/tools/shell"
@@ -27,7 +27,7 @@ func Builtin() []tools.Tool {
 		tools.Todo(),
 		tools.Grep(),
 		tools.FindFiles(),
-		edit.ApplyPatch(),
+		applypatch.ApplyPatch(),
 		shell.Shell(),
 		shell.JobOutput(),
 		shell.JobKill(),

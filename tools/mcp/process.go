@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"errors"
+	"github.com/troupe-ai/troupe/tools/procguard"
 	"io"
 	"os"
 	"os/exec"
@@ -142,12 +143,12 @@ func (p *process) stop() {
 	default:
 		p.ours.Store(true)
 	}
-	if waitFor(p.exited, stopGrace) {
+	if procguard.WaitClosed(p.exited, stopGrace) {
 		_ = syscall.Kill(-p.pgid, syscall.SIGKILL) // what it started goes too
 		return
 	}
 	_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
-	if !waitFor(p.exited, stopGrace) {
+	if !procguard.WaitClosed(p.exited, stopGrace) {
 		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
 		<-p.exited
 	}
@@ -157,28 +158,17 @@ func (p *process) stop() {
 // exit describes how the process ended (waiting up to d for it to), with
 // the end of what it wrote on stderr; "" while it still runs.
 func (p *process) exit(d time.Duration) string {
-	if !waitFor(p.exited, d) {
+	if !procguard.WaitClosed(p.exited, d) {
 		return ""
 	}
 	desc := p.state.String() // "exit status 2", "signal: killed"
 	// What it wrote last may still be in the pipe: read to its end, unless
 	// something it started keeps the pipe open.
-	waitFor(p.stderrDone, stderrDrain)
+	procguard.WaitClosed(p.stderrDone, stderrDrain)
 	if t := p.stderr.String(); t != "" {
 		desc += "; the end of its stderr: " + oneLine(t, 600)
 	}
 	return desc
-}
-
-func waitFor(ch <-chan struct{}, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ch:
-		return true
-	case <-t.C:
-		return false
-	}
 }
 
 // tail keeps the last max bytes written to it.

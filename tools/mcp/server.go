@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/troupe-ai/troupe/tools/procguard"
 	"net/http"
 	"slices"
 	"sync"
@@ -235,7 +236,7 @@ func closeSession(sess *sdk.ClientSession) {
 		_ = sess.Close()
 		close(done)
 	}()
-	waitFor(done, stopGrace)
+	procguard.WaitClosed(done, stopGrace)
 }
 
 // Close stops the server (its process group, for a stdio server) and
@@ -262,7 +263,7 @@ func (s *Server) Close() error {
 		close(done)
 	}()
 	l.proc.stop()
-	waitFor(done, stopGrace)
+	procguard.WaitClosed(done, stopGrace)
 	return nil
 }
 

@@ -133,7 +133,7 @@ func (r shellRun) exec(ctx context.Context, g *procguard.Guard) (shellOutcome, e
 	}
 	if out.timedOut || out.cancelled {
 		scope.Signal(syscall.SIGTERM)
-		waitOrTimeout(waitDone, killGrace)
+		procguard.WaitClosed(waitDone, killGrace)
 		scope.Kill()
 		<-waitDone
 	}
@@ -143,9 +143,9 @@ func (r shellRun) exec(ctx context.Context, g *procguard.Guard) (shellOutcome, e
 	// Stop what the command left behind; the pipe reaches EOF once every
 	// process holding it has exited.
 	scope.Signal(syscall.SIGTERM)
-	waitOrTimeout(readDone, killGrace)
+	procguard.WaitClosed(readDone, killGrace)
 	scope.Kill()
-	if !waitOrTimeout(readDone, killGrace) {
+	if !procguard.WaitClosed(readDone, killGrace) {
 		// A process that left the group (setsid) still holds the pipe,
 		// and no cgroup caught it.
 		_ = pr.Close()
@@ -155,23 +155,6 @@ func (r shellRun) exec(ctx context.Context, g *procguard.Guard) (shellOutcome, e
 	}
 	out.output, out.total = buf.String(), buf.total
 	return out, nil
-}
-
-// waitOrTimeout waits for ch to close, at most d; it reports whether it did.
-func waitOrTimeout(ch <-chan struct{}, d time.Duration) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ch:
-		return true
-	case <-t.C:
-		return false
-	}
 }
 
 // exitCode is the exit status, or 128+signal for a process killed by a

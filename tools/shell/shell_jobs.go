@@ -165,9 +165,9 @@ func (j *job) wait(readDone chan struct{}, timeout time.Duration, cleanup func()
 	j.reaping = true // stop no longer signals the scope: it is being released
 	j.mu.Unlock()
 	j.scope.Signal(syscall.SIGTERM)
-	waitOrTimeout(readDone, killGrace)
+	procguard.WaitClosed(readDone, killGrace)
 	j.scope.Kill()
-	waitOrTimeout(readDone, killGrace)
+	procguard.WaitClosed(readDone, killGrace)
 	j.scope.Release()
 	cleanup()
 	j.mu.Lock()
@@ -189,7 +189,7 @@ func (j *job) stop(why string) {
 		}
 		j.mu.Unlock()
 		go func() {
-			if !waitOrTimeout(j.done, killGrace) {
+			if !procguard.WaitClosed(j.done, killGrace) {
 				j.mu.Lock()
 				if !j.reaping {
 					j.scope.Kill()

@@ -342,13 +342,13 @@ func (s *shellSession) doClose() {
 	default:
 		_ = s.stdin.Close()
 		s.scope.Signal(syscall.SIGTERM)
-		if !waitOrTimeout(s.exited, killGrace) {
+		if !procguard.WaitClosed(s.exited, killGrace) {
 			s.scope.Kill()
 			<-s.exited
 		}
 	}
 	s.scope.Kill()
-	waitOrTimeout(s.reader, killGrace)
+	procguard.WaitClosed(s.reader, killGrace)
 	s.scope.Release()
 	_ = os.RemoveAll(s.dir)
 }

@@ -1,7 +1,0 @@
-//go:build race
-
-package edit
-
-// raceDetector reports whether the tests run under the race detector,
-// which makes each tool call ten to twenty times slower.
-const raceDetector = true
