@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -64,6 +65,11 @@ func Snapshot(t testing.TB, dir string) map[string]string {
 // never land in the real home. Call it first in TestMain; call what it
 // returns after m.Run.
 func PrivateState() (cleanup func()) {
+	// A test binary started again by its own test (a child process to
+	// kill, say) shares its parent's state, which the parent removes.
+	if v := os.Getenv("XDG_STATE_HOME"); strings.HasPrefix(filepath.Base(v), "troupe-state-") {
+		return func() {}
+	}
 	dir, err := os.MkdirTemp("", "troupe-state-")
 	if err != nil {
 		panic(err)

@@ -221,7 +221,10 @@ func checkWatched(t *testing.T, h *hub, run, out string) {
 			starts[ev.Agent]++
 		}
 		if ev.Type == messages.EvtTaskRedelivered {
-			t.Errorf("a task was delivered again: %s", ev.Data)
+			// At least once: a delivery lost on its way with its server
+			// comes again; what must not happen is a second start
+			// (counted here and at the model).
+			t.Logf("a task was delivered again: %s", ev.Data)
 		}
 	}
 	for agent, n := range starts {
