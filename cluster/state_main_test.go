@@ -13,8 +13,5 @@ import (
 // of a natstest cluster (BenchmarkHubTasks) it runs that server.
 func TestMain(m *testing.M) {
 	natstest.ServeIfChild()
-	cleanup := testfiles.PrivateState()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	os.Exit(testfiles.RunPrivate(m))
 }

@@ -65,8 +65,11 @@ type Monitor struct {
 	nodes    map[string]seenNode
 	nodesOK  bool
 	nodesTTL time.Duration
-	failing  map[string]string // what failed → the error last logged
-	misses   map[string]int    // what failed → failures in a row
+	// nodesRead is closed once the registry has been read through the
+	// first time (troupe_nodes is left out until then).
+	nodesRead chan struct{}
+	failing   map[string]string // what failed → the error last logged
+	misses    map[string]int    // what failed → failures in a row
 }
 
 // seenNode is a registry entry and when this process received it.
@@ -91,7 +94,7 @@ func StartMonitor(ctx context.Context, o MonitorOptions) *Monitor {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	m := &Monitor{o: o, stop: cancel, done: make(chan struct{}), nodes: map[string]seenNode{},
-		failing: map[string]string{}, misses: map[string]int{}}
+		failing: map[string]string{}, misses: map[string]int{}, nodesRead: make(chan struct{})}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); m.pollQueue(ctx) }()
@@ -99,6 +102,10 @@ func StartMonitor(ctx context.Context, o MonitorOptions) *Monitor {
 	go func() { wg.Wait(); close(m.done) }()
 	return m
 }
+
+// NodesRead is closed once the node registry has been read through for
+// the first time: from then on Stats holds the live nodes.
+func (m *Monitor) NodesRead() <-chan struct{} { return m.nodesRead }
 
 // Close stops the monitor and waits for its readers.
 func (m *Monitor) Close() {
@@ -245,6 +252,11 @@ func (m *Monitor) applyEntry(e jetstream.KeyValueEntry, ttl time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e == nil {
+		select {
+		case <-m.nodesRead:
+		default:
+			close(m.nodesRead)
+		}
 		m.nodesOK, m.nodesTTL = true, ttl
 		m.reportLocked("nodes", registryDesc, nil)
 		return

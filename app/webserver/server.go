@@ -44,6 +44,7 @@ type Server struct {
 	Addr    net.Addr
 	Metrics *watch.PromMetrics
 	guard   *httpguard.Guard
+	mon     *watch.Monitor
 	stop    func()
 }
 
@@ -86,7 +87,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 			o.Log.Warn().Err(err).Msg("http server stopped")
 		}
 	}()
-	return &Server{Addr: ln.Addr(), Metrics: metrics, guard: o.Guard, stop: func() {
+	return &Server{Addr: ln.Addr(), Metrics: metrics, guard: o.Guard, mon: mon, stop: func() {
 		cancel()
 		sctx, done := context.WithTimeout(context.Background(), 2*time.Second)
 		defer done()

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
@@ -19,8 +18,9 @@ import (
 )
 
 // start serves the web view of a fresh NATS server holding one run's
-// events, with o's guard and stream cap; it returns the base URL.
-func start(t *testing.T, g httpguard.Options, maxStreams int) string {
+// events, with o's guard and stream cap; it returns the base URL and the
+// server.
+func start(t *testing.T, g httpguard.Options, maxStreams int) (string, *Server) {
 	t.Helper()
 	ctx := t.Context()
 	emb, err := bus.StartEmbedded(ctx, bus.EmbeddedOptions{Ephemeral: true}, zerolog.Nop())
@@ -57,7 +57,7 @@ func start(t *testing.T, g httpguard.Options, maxStreams int) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	return "http://" + s.Addr.String()
+	return "http://" + s.Addr.String(), s
 }
 
 // get sends a GET with header and returns the status and body.
@@ -70,7 +70,7 @@ func get(t *testing.T, url string, header map[string]string) (int, string) {
 // from the page, its events or the metrics; the listener's own names get
 // them.
 func TestForeignHostGetsNothing(t *testing.T) {
-	base := start(t, httpguard.Options{Addr: "127.0.0.1:0"}, 0)
+	base, srv := start(t, httpguard.Options{Addr: "127.0.0.1:0"}, 0)
 	for _, path := range []string{"/", "/events?run=secret-run", "/metrics", "/app.js"} {
 		code, body := get(t, base+path, map[string]string{"Host": "attacker.example"})
 		if code != http.StatusForbidden || strings.Contains(body, "secret") || strings.Contains(body, "troupe_") {
@@ -80,16 +80,13 @@ func TestForeignHostGetsNothing(t *testing.T) {
 	// The listener's own name gets the metrics: troupe_nodes once the
 	// monitor has read the registry (a figure not yet read is left out,
 	// never shown as 0).
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, body := get(t, base+"/metrics", nil)
-		if code == http.StatusOK && strings.Contains(body, "\ntroupe_nodes ") {
-			break
-		}
-		if code != http.StatusOK || time.Now().After(deadline) {
-			t.Fatalf("/metrics from loopback: %d %q", code, body)
-		}
-		time.Sleep(20 * time.Millisecond)
+	select {
+	case <-srv.mon.NodesRead():
+	case <-t.Context().Done():
+		t.Fatal("the monitor never read the node registry")
+	}
+	if code, body := get(t, base+"/metrics", nil); code != http.StatusOK || !strings.Contains(body, "\ntroupe_nodes ") {
+		t.Errorf("/metrics from loopback: %d %q", code, body)
 	}
 }
 
@@ -101,7 +98,7 @@ func TestTokenGuardsEveryPath(t *testing.T) {
 	if err := os.WriteFile(tf, []byte(tok), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base := start(t, httpguard.Options{Addr: "127.0.0.1:0", TokenFile: tf}, 0)
+	base, _ := start(t, httpguard.Options{Addr: "127.0.0.1:0", TokenFile: tf}, 0)
 	for _, path := range []string{"/", "/events?run=secret-run", "/metrics"} {
 		if code, body := get(t, base+path, nil); code != http.StatusUnauthorized || strings.Contains(body, "secret") {
 			t.Errorf("%s without the token: %d %q", path, code, body)
@@ -120,7 +117,7 @@ func TestTokenGuardsEveryPath(t *testing.T) {
 // At most MaxStreams pages follow the events at once: the next is
 // answered 503, and one that closes frees its place.
 func TestEventStreamsCapped(t *testing.T) {
-	base := start(t, httpguard.Options{Addr: "127.0.0.1:0"}, 2)
+	base, _ := start(t, httpguard.Options{Addr: "127.0.0.1:0"}, 2)
 	a := openStream(t, base+"/events", nil)
 	b := openStream(t, base+"/events", nil)
 	for _, s := range []*stream{a, b} {

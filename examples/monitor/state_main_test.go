@@ -10,8 +10,5 @@ import (
 // TestMain keeps the state directories of the runs the tests start in a
 // temporary XDG_STATE_HOME, never in the real home.
 func TestMain(m *testing.M) {
-	cleanup := testfiles.PrivateState()
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	os.Exit(testfiles.RunPrivate(m))
 }

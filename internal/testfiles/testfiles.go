@@ -77,3 +77,11 @@ func PrivateState() (cleanup func()) {
 	_ = os.Setenv("XDG_STATE_HOME", dir)
 	return func() { _ = os.RemoveAll(dir) }
 }
+
+// RunPrivate runs a package's tests under PrivateState and returns their
+// exit code: TestMain's os.Exit(testfiles.RunPrivate(m)).
+func RunPrivate(m *testing.M) int {
+	cleanup := PrivateState()
+	defer cleanup()
+	return m.Run()
+}
