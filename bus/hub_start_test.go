@@ -1,6 +1,8 @@
 package bus
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -26,6 +28,16 @@ func TestStartWaitsForTheHub(t *testing.T) {
 	}
 	hub.Kill(1)
 	hub.Kill(2)
+	// Until server 0 has seen its majority go (a leader keeps answering
+	// for a while after losing it), a Connect would pass without waiting.
+	checkFor(t, time.Minute, func() error {
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		defer cancel()
+		if _, err := first.JetStream().AccountInfo(ctx); err == nil {
+			return errors.New("server 0 still answers for JetStream: its majority's loss not seen yet")
+		}
+		return nil
+	})
 	var log syncBuffer
 	logger := zerolog.New(&log)
 	said := func(what string) func() error {
