@@ -58,6 +58,7 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 			return exitUsage, usageErr("--run: %v", err)
 		}
 	}
+	console.ShowEnded(ctx, conn, run, fs.bools, stderr)
 	term := console.TerminalOf(stdout, getenv)
 	es, err := watchEvents(ctx, conn, run, fs, term, log)
 	if err != nil {
@@ -66,6 +67,9 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 	w := console.NewWatcher(es, run, fs.bools, term.View(stdout), json.NewEncoder(stdout))
 	w.JSON = w.JSON || !term.TTY
 	w.Leases, w.Stderr = watchLeases(ctx, conn, log), stderr
+	w.Resume = func(run, workspace string, placement map[string]string) string {
+		return runner.ResumeLine(run, workspace, url, cfg.NATS.Creds, placement)
+	}
 	if fs.bools["interactive"] {
 		ans, err := conn.Answer(run, log)
 		if err != nil {
