@@ -43,8 +43,8 @@ type Watcher struct {
 	// bare orchestrator resume RUN).
 	Resume func(run, workspace string, placement map[string]string) string
 	runs   map[string]*runSeen // unfinished runs: what resuming them needs
-	run    string // "" for every run
-	follow bool   // keep going after the runs finished
+	run    string              // "" for every run
+	follow bool                // keep going after the runs finished
 	tree   *watch.Tree
 	// View is what the tree is drawn on.
 	View     *watch.View
