@@ -66,7 +66,7 @@ func (m *merged) reason() string { return strings.Join(m.reasons, "; ") }
 // link (beneath.go): a path below a symlink (or a file) conflicts. When
 // any path conflicts, nothing is written; the rest is written all or
 // nothing (land.go), patch kept in the land's journal meanwhile.
-func (r *Repo) merge(ctx context.Context, base, theirs, run, agent string, patch []byte) (merged, error) {
+func (r *Repo) merge(ctx context.Context, base, theirs, run, agent string, patch patchWriter) (merged, error) {
 	entries, err := r.changedEntries(ctx, base, theirs)
 	if err != nil {
 		return merged{}, err
