@@ -239,26 +239,31 @@ func (j *landJournal) prepare(top *dirFD) error {
 			return fmt.Errorf("make %s: %w", dir, err)
 		}
 	}
+	var b syncBatch // each new file's contents, fsynced in batches
 	for i, f := range j.Files {
 		dir, name := splitPath(f.Path)
 		d, err := top.sub(dir, false)
+		if err == nil {
+			err = prepareOne(d, name, f, j.changes[i], &b)
+			d.close()
+		}
 		if err != nil {
+			b.close()
 			return fmt.Errorf("write %s: %w", f.Path, err)
 		}
-		err = prepareOne(d, name, f, j.changes[i])
-		d.close()
-		if err != nil {
-			return fmt.Errorf("write %s: %w", f.Path, err)
-		}
+	}
+	if err := b.flush(); err != nil {
+		return fmt.Errorf("write the changes: %w", err)
 	}
 	return nil
 }
 
-// prepareOne writes one file's .new and links its .old in d.
-func prepareOne(d *dirFD, name string, f landFile, c change) error {
+// prepareOne writes one file's .new (its contents left in b to be
+// fsynced) and links its .old in d.
+func prepareOne(d *dirFD, name string, f landFile, c change, b *syncBatch) error {
 	if f.New != "" {
 		mode, _ := strconv.ParseUint(c.to.mode, 8, 32)
-		if err := d.createSynced(f.New, uint32(mode), c.to.data, "file "+f.Path); err != nil {
+		if err := d.createSynced(f.New, uint32(mode), c.to.data, b, "file "+f.Path); err != nil {
 			return err
 		}
 	}

@@ -36,14 +36,20 @@ func (r *Repo) writeJournal(j *landJournal, patch patchWriter) error {
 		return err
 	}
 	defer d.close()
-	if err := d.writeSynced(j.ID+".patch", 0o600, patch, "journal "+j.ID+".patch"); err != nil {
-		return err
-	}
 	data, err := json.Marshal(j)
 	if err != nil {
 		return err
 	}
-	if err := d.writeSynced(j.ID+".json", 0o600, patchBytes(data), "journal "+j.ID+".json"); err != nil {
+	var b syncBatch // both fsynced together
+	err = d.writeInto(j.ID+".patch", 0o600, patch, &b, "journal "+j.ID+".patch")
+	if err == nil {
+		err = d.writeInto(j.ID+".json", 0o600, patchBytes(data), &b, "journal "+j.ID+".json")
+	}
+	if err != nil {
+		b.close()
+		return err
+	}
+	if err := b.flush(); err != nil {
 		return err
 	}
 	return syncFD(d.fd(), "journal "+rel)

@@ -2,9 +2,11 @@ package workspace
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"slices"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -42,6 +44,59 @@ func syncFD(fd int, what string) error {
 	return unix.Fsync(fd)
 }
 
+// syncBatchSize is how many files a syncBatch holds open at most.
+const syncBatchSize = 64
+
+// syncBatch fsyncs open files together: the fsyncs of one batch run at
+// once, so the filesystem commits them in one journal transaction
+// rather than one each, and each file is closed once synced.
+type syncBatch struct {
+	files []*os.File
+	whats []string
+}
+
+// add takes f (called what) into the batch, syncing the batch when it
+// is full.
+func (b *syncBatch) add(f *os.File, what string) error {
+	b.files, b.whats = append(b.files, f), append(b.whats, what)
+	if len(b.files) >= syncBatchSize {
+		return b.flush()
+	}
+	return nil
+}
+
+// flush fsyncs every file of the batch at once and closes them.
+func (b *syncBatch) flush() error {
+	errs := make([]error, len(b.files))
+	if syncHook != nil { // in order, before any fsync starts
+		for i, what := range b.whats {
+			errs[i] = syncHook(what)
+		}
+	}
+	var wg sync.WaitGroup
+	for i, f := range b.files {
+		if errs[i] == nil {
+			wg.Go(func() { errs[i] = unix.Fsync(int(f.Fd())) })
+		}
+	}
+	wg.Wait()
+	for i, f := range b.files {
+		if err := f.Close(); errs[i] == nil {
+			errs[i] = err
+		}
+	}
+	b.files, b.whats = b.files[:0], b.whats[:0]
+	return errors.Join(errs...)
+}
+
+// close closes what the batch holds, unsynced (after an error).
+func (b *syncBatch) close() {
+	for _, f := range b.files {
+		f.Close()
+	}
+	b.files, b.whats = nil, nil
+}
+
 // patchWriter writes a changeset's patch to w, streaming: a land's
 // journal and a kept patch are written through one, never gathered in
 // a buffer of their own.
@@ -59,25 +114,33 @@ func patchBytes(patch []byte) patchWriter {
 // with permissions perm (less the umask), fsynced (called what) before
 // it is closed.
 func (d *dirFD) writeSynced(name string, perm uint32, src patchWriter, what string) error {
+	var b syncBatch
+	if err := d.writeInto(name, perm, src, &b, what); err != nil {
+		return err
+	}
+	return b.flush()
+}
+
+// writeInto writes what src writes to the new regular file name in d
+// with permissions perm (less the umask), left open in b to be fsynced
+// (called what).
+func (d *dirFD) writeInto(name string, perm uint32, src patchWriter, b *syncBatch, what string) error {
 	fd, err := unix.Openat(d.fd(), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 	if err != nil {
 		return err
 	}
 	f := os.NewFile(uintptr(fd), name)
-	err = src(f)
-	if err == nil {
-		err = syncFD(fd, what)
+	if err := src(f); err != nil {
+		f.Close()
+		return err
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return b.add(f, what)
 }
 
-// createSynced is create (a file of git mode mode, or a symlink),
-// a regular file's contents fsynced: a symlink is made durable by its
-// directory's fsync.
-func (d *dirFD) createSynced(name string, mode uint32, data []byte, what string) error {
+// createSynced is create (a file of git mode mode, or a symlink), a
+// regular file's contents left open in b to be fsynced (called what): a
+// symlink is made durable by its directory's fsync.
+func (d *dirFD) createSynced(name string, mode uint32, data []byte, b *syncBatch, what string) error {
 	if mode == 0o120000 {
 		return d.create(name, mode, data)
 	}
@@ -85,12 +148,12 @@ func (d *dirFD) createSynced(name string, mode uint32, data []byte, what string)
 	if mode == 0o100755 {
 		perm = 0o755
 	}
-	return d.writeSynced(name, perm, patchBytes(data), what)
+	return d.writeInto(name, perm, patchBytes(data), b, what)
 }
 
 // syncDirs fsyncs the directories below top that j's land changes: the
 // directory of each file, and the parent of each directory it makes,
-// each once, deepest first.
+// each once, together (a syncBatch).
 func (j *landJournal) syncDirs(top *dirFD) error {
 	var dirs []string
 	for _, f := range j.Files {
@@ -103,16 +166,16 @@ func (j *landJournal) syncDirs(top *dirFD) error {
 	}
 	slices.Sort(dirs)
 	dirs = slices.Compact(dirs)
+	var b syncBatch
 	for _, dir := range slices.Backward(dirs) {
 		d, err := top.sub(dir, false)
-		if err != nil {
-			return err
+		if err == nil {
+			err = b.add(d.f, "dir "+dir)
 		}
-		err = syncFD(d.fd(), "dir "+dir)
-		d.close()
 		if err != nil {
+			b.close()
 			return err
 		}
 	}
-	return nil
+	return b.flush()
 }
