@@ -177,26 +177,50 @@ func (r *Repo) mergeOne(ctx context.Context, top *dirFD, conv *converter, path s
 }
 
 // mergeClean decides one file from its three versions in git's clean
-// form (see mergeOne).
+// form (see mergeOne), as git merge-tree does (merge_git_test.go holds
+// it to that): a side equal to the base takes the other; when both
+// changed, they must be of one type (file or symlink), and their mode
+// and contents are merged apart (a side that kept the base's takes the
+// other's); contents both changed are merged by git merge-file, for
+// text files only (two-way, on an empty base, when the base was not a
+// file).
 func (r *Repo) mergeClean(ctx context.Context, path string, ours, base, theirs version) (*change, string, error) {
 	switch {
-	case ours.equal(theirs):
+	case ours.equal(theirs), theirs.equal(base):
 		return nil, "", nil
 	case ours.equal(base):
 		return &change{path: path, to: theirs}, "", nil
-	case !ours.regular() || !base.regular() || !theirs.regular() || binary(ours.data) || binary(base.data) || binary(theirs.data):
-		return nil, overlap, nil
-	}
-	data, ok, err := r.mergeFile(ctx, ours.data, base.data, theirs.data)
-	if err != nil {
-		return nil, "", err
-	}
-	if !ok {
+	case !ours.exists() || !theirs.exists() || ours.regular() != theirs.regular() || ours.mode == "dir" || ours.mode == "other":
 		return nil, overlap, nil
 	}
 	mode := ours.mode
-	if ours.mode == base.mode {
+	switch {
+	case ours.mode == theirs.mode || ours.mode == base.mode:
 		mode = theirs.mode
+	case theirs.mode != base.mode:
+		return nil, overlap, nil
+	}
+	var data []byte
+	switch {
+	case bytes.Equal(ours.data, theirs.data) || (base.exists() && bytes.Equal(ours.data, base.data)):
+		data = theirs.data
+	case base.exists() && bytes.Equal(theirs.data, base.data):
+		data = ours.data
+	case !ours.regular() || binary(ours.data) || (base.regular() && binary(base.data)) || binary(theirs.data):
+		return nil, overlap, nil
+	default:
+		baseData := base.data
+		if !base.regular() {
+			baseData = nil // a base of another type: a two-way merge, as git's
+		}
+		merged, ok, err := r.mergeFile(ctx, ours.data, baseData, theirs.data)
+		if err != nil {
+			return nil, "", err
+		}
+		if !ok {
+			return nil, overlap, nil
+		}
+		data = merged
 	}
 	return &change{path: path, to: version{mode: mode, data: data}}, "", nil
 }
