@@ -75,7 +75,7 @@ func (r *Repo) Apply(ctx context.Context, snap Snapshot, cs messages.Changeset, 
 		out.Branch, err = r.branch(ctx, snap, theirs, run, agent)
 	case ModeApply, "":
 		var m merged
-		if m, err = r.merge(ctx, snap.Tree, theirs, run, agent, patch); err != nil {
+		if m, err = r.merge(ctx, snap, theirs, run, agent, patch); err != nil {
 			return r.keepOnError(out, run, agent, patch, err)
 		}
 		if len(m.conflicts) > 0 {

@@ -60,14 +60,14 @@ func (m *merged) conflict(path, reason string) {
 // that is all).
 func (m *merged) reason() string { return strings.Join(m.reasons, "; ") }
 
-// merge merges the difference between trees base and theirs into the
+// merge merges the difference between the snapshot's tree and theirs into the
 // work tree, file by file. Every file is read, written and removed
 // through the work tree's top directory without following a symbolic
 // link (beneath.go): a path below a symlink (or a file) conflicts. When
 // any path conflicts, nothing is written; the rest is written all or
 // nothing (land.go), patch kept in the land's journal meanwhile.
-func (r *Repo) merge(ctx context.Context, base, theirs, run, agent string, patch patchWriter) (merged, error) {
-	entries, err := r.changedEntries(ctx, base, theirs)
+func (r *Repo) merge(ctx context.Context, snap Snapshot, theirs, run, agent string, patch patchWriter) (merged, error) {
+	entries, err := r.changedEntries(ctx, snap.Tree, theirs)
 	if err != nil {
 		return merged{}, err
 	}
@@ -82,6 +82,9 @@ func (r *Repo) merge(ctx context.Context, base, theirs, run, agent string, patch
 	defer top.close()
 	conv, err := r.converter(ctx, top, entries)
 	if err != nil {
+		return merged{}, err
+	}
+	if err := conv.checkFiltered(ctx, snap, entries, blobs); err != nil {
 		return merged{}, err
 	}
 	var plan []change
