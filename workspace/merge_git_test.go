@@ -64,8 +64,9 @@ func blobID(data []byte) string {
 // refMerge is git's merge of one case set: each path's result (mode and
 // blob ID; absent: not in the map) and the paths git says conflict.
 type refMerge struct {
-	result    map[string][2]string
-	conflicts map[string]bool
+	result       map[string][2]string
+	conflicts    map[string]bool
+	ours, theirs string // the commits merged
 }
 
 // gitMergeTree merges cases with git merge-tree --write-tree in a
@@ -100,7 +101,7 @@ func gitMergeTree(tb testing.TB, dir string, cases []mergeCase) refMerge {
 	theirs := commit(func(c mergeCase) version { return c.theirs }, base)
 	out, code := gitIn(tb, dir, nil, nil, "merge-tree", "--write-tree", ours, theirs)
 	lines := strings.Split(out, "\n")
-	ref := refMerge{result: map[string][2]string{}, conflicts: map[string]bool{}}
+	ref := refMerge{result: map[string][2]string{}, conflicts: map[string]bool{}, ours: ours, theirs: theirs}
 	for _, l := range lines[1:] {
 		if l == "" {
 			break
