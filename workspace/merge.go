@@ -31,6 +31,7 @@ func (v version) regular() bool { return v.mode == "100644" || v.mode == "100755
 type change struct {
 	path string
 	to   version
+	text int // n > 0: its contents are the nth merge of a textBatch, not yet made
 }
 
 // entry is one changed path between two trees.
@@ -89,6 +90,7 @@ func (r *Repo) merge(ctx context.Context, snap Snapshot, theirs, run, agent stri
 	}
 	var plan []change
 	var m merged
+	var texts textBatch // the contents both sides changed, merged together below
 	for _, e := range entries {
 		if why := conv.refusedWhy(e.path); why != "" {
 			m.conflict(e.path, why)
@@ -96,7 +98,7 @@ func (r *Repo) merge(ctx context.Context, snap Snapshot, theirs, run, agent stri
 		}
 		b := version{mode: e.oldMode, data: blobs[e.oldBlob]}
 		t := version{mode: e.newMode, data: blobs[e.newBlob]}
-		c, reason, err := r.mergeOne(ctx, top, conv, e.path, b, t)
+		c, reason, err := r.mergeOne(ctx, top, conv, e.path, b, t, &texts)
 		if err != nil {
 			return merged{}, err
 		}
@@ -108,6 +110,9 @@ func (r *Repo) merge(ctx context.Context, snap Snapshot, theirs, run, agent stri
 		case c != nil:
 			plan = append(plan, *c)
 		}
+	}
+	if plan, err = r.mergeTexts(ctx, conv, &texts, plan, &m, len(snap.Tree)/2); err != nil {
+		return merged{}, err
 	}
 	if len(m.conflicts) > 0 {
 		return m, nil
@@ -150,8 +155,9 @@ func linkReason(err error) string {
 }
 
 // mergeOne decides one file: the change to make (nil: none), or why it
-// conflicts (overlap, or a rule it meets).
-func (r *Repo) mergeOne(ctx context.Context, top *dirFD, conv *converter, path string, base, theirs version) (*change, string, error) {
+// conflicts (overlap, or a rule it meets); contents both sides changed
+// are left to texts.
+func (r *Repo) mergeOne(ctx context.Context, top *dirFD, conv *converter, path string, base, theirs version, texts *textBatch) (*change, string, error) {
 	if !filepath.IsLocal(filepath.FromSlash(path)) {
 		return nil, "", fmt.Errorf("%s: %w", path, errOutside)
 	}
@@ -172,8 +178,8 @@ func (r *Repo) mergeOne(ctx context.Context, top *dirFD, conv *converter, path s
 			return nil, "", err
 		}
 	}
-	c, reason, err := r.mergeClean(ctx, path, ours, base, theirs)
-	if err == nil && c != nil && c.to.regular() && conv.converts(path) {
+	c, reason, err := r.mergeClean(ctx, path, ours, base, theirs, texts)
+	if err == nil && c != nil && c.text == 0 && c.to.regular() && conv.converts(path) {
 		c.to.data, err = conv.smudge(ctx, path, c.to.data)
 	}
 	return c, reason, err
@@ -184,10 +190,10 @@ func (r *Repo) mergeOne(ctx context.Context, top *dirFD, conv *converter, path s
 // it to that): a side equal to the base takes the other; when both
 // changed, they must be of one type (file or symlink), and their mode
 // and contents are merged apart (a side that kept the base's takes the
-// other's); contents both changed are merged by git merge-file, for
-// text files only (two-way, on an empty base, when the base was not a
+// other's); contents both changed are merged by git merge-file (or with
+// the others of texts, when not nil: merge_batch.go), for text files only (two-way, on an empty base, when the base was not a
 // file).
-func (r *Repo) mergeClean(ctx context.Context, path string, ours, base, theirs version) (*change, string, error) {
+func (r *Repo) mergeClean(ctx context.Context, path string, ours, base, theirs version, texts *textBatch) (*change, string, error) {
 	switch {
 	case ours.equal(theirs), theirs.equal(base):
 		return nil, "", nil
@@ -215,6 +221,9 @@ func (r *Repo) mergeClean(ctx context.Context, path string, ours, base, theirs v
 		baseData := base.data
 		if !base.regular() {
 			baseData = nil // a base of another type: a two-way merge, as git's
+		}
+		if texts != nil {
+			return texts.add(path, mode, ours.data, baseData, theirs.data), "", nil
 		}
 		merged, ok, err := r.mergeFile(ctx, ours.data, baseData, theirs.data)
 		if err != nil {

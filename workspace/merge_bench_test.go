@@ -41,7 +41,7 @@ func BenchmarkMergeVsGitMergeTree(b *testing.B) {
 		defer r.Close(context.Background())
 		for b.Loop() {
 			for _, c := range cases {
-				ch, reason, err := r.mergeClean(context.Background(), c.path, c.ours, c.base, c.theirs)
+				ch, reason, err := r.mergeClean(context.Background(), c.path, c.ours, c.base, c.theirs, nil)
 				if err != nil || reason != "" || ch == nil {
 					b.Fatal(c.path, reason, err)
 				}

@@ -43,7 +43,7 @@ func FuzzMergeAgreesWithGit(f *testing.F) {
 		}
 		c := mergeCase{path: "p", base: fuzzVersion(kb, b), ours: fuzzVersion(ko, o), theirs: fuzzVersion(kt, th)}
 		ref := gitMergeTree(t, scratch, []mergeCase{c})
-		ch, reason, err := r.mergeClean(t.Context(), c.path, c.ours, c.base, c.theirs)
+		ch, reason, err := r.mergeClean(t.Context(), c.path, c.ours, c.base, c.theirs, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
