@@ -49,10 +49,7 @@ func TestLandSyncsBeforeTheJournalSaysDone(t *testing.T) {
 	if step := at("step done 4", 0); step < done {
 		t.Errorf("the land went on as done before its marker was durable: %q", *seen)
 	}
-	var journal []string
-	for _, s := range (*seen)[:planned] {
-		journal = append(journal, s)
-	}
+	journal := (*seen)[:planned]
 	for _, want := range []string{".patch", ".json"} {
 		if !slices.ContainsFunc(journal, func(s string) bool { return strings.HasPrefix(s, "sync journal ") && strings.HasSuffix(s, want) }) {
 			t.Errorf("the journal's %s was not fsynced before the tree was touched: %q", want, journal)
