@@ -60,5 +60,35 @@ func FuzzMergeAgreesWithGit(f *testing.F) {
 			t.Fatalf("Go merged %s, git %v (present %v)\n  base   %s\n  ours   %s\n  theirs %s", got.describe(), want, wok,
 				c.base.describe(), c.ours.describe(), c.theirs.describe())
 		}
+		batched(t, r, c, ch, conflict)
 	})
+}
+
+// batched checks that merging c twice in one textBatch (one git
+// merge-tree for both) decides as merging it alone did: ch, conflict.
+func batched(t *testing.T, r *Repo, c mergeCase, ch *change, conflict bool) {
+	t.Helper()
+	var texts textBatch
+	var plan []change
+	for _, p := range []string{"p", "q"} {
+		bc, reason, err := r.mergeClean(t.Context(), p, c.ours, c.base, c.theirs, &texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reason != "" || bc == nil {
+			return // decided without a content merge: as above
+		}
+		plan = append(plan, *bc)
+	}
+	var m merged
+	plan, err := r.mergeTexts(t.Context(), nil, &texts, plan, &m, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case conflict != (len(m.conflicts) == 2) || (!conflict && len(plan) != 2):
+		t.Fatalf("batched: conflicts %v, plan %d; alone: conflict %v", m.conflicts, len(plan), conflict)
+	case !conflict && (!plan[0].to.equal(ch.to) || !plan[1].to.equal(ch.to)):
+		t.Fatalf("batched merged %s and %s, alone %s", plan[0].to.describe(), plan[1].to.describe(), ch.to.describe())
+	}
 }
