@@ -159,7 +159,7 @@ func defaults() Config {
 		},
 		Sandbox: Sandbox{
 			Mode: "on",
-			Network: map[string]string{
+			Network: NetworkModes{
 				"default": "allow",
 				"explore": "deny",
 				"planner": "deny",
