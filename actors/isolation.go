@@ -109,7 +109,7 @@ func (a *agent) closeNested() {
 // carries are kept too (r.NestedChanges).
 func (rt *runtime) bringRemote(ev *agentEvents, agent string, r *AgentResult) {
 	out, why := rt.iso.BringRemote(emitTo(ev), rt.run, agent, changes.Remote{Node: r.Node, Completed: r.Status == StatusCompleted,
-		Changeset: r.Changeset, Changes: r.Changes})
+		Changeset: r.Changeset, Changes: r.Changes, Err: r.ChangesErr})
 	r.Changes = out
 	if why != "" {
 		r.Status, r.Reason, r.Err = StatusFailed, ReasonError, joinText(r.Err, why)

@@ -13,9 +13,12 @@ type Remote struct {
 	Node      string              // the node that ran it
 	Completed bool                // it completed (else its changes are kept only as a patch)
 	Changeset *messages.Changeset // its changes, their snapshot the one the run sent it
-	Changes   *messages.ChangeOutcome
 	// Changes, when set with status error and no changeset, is the
 	// transport's refusal of the changes (cluster's proof failed).
+	Changes *messages.ChangeOutcome
+	// Err says why the node could not capture or send the changes, and
+	// where it kept them.
+	Err string
 }
 
 // BringRemote takes in a remote child's changes and returns what became
@@ -31,6 +34,9 @@ type Remote struct {
 // changes.refused and is recorded with the run's changes.
 func (r *Run) BringRemote(emit Emit, run, agent string, rc Remote) (out *messages.ChangeOutcome, refused string) {
 	cs := rc.Changeset
+	if cs == nil && rc.Err != "" && rc.Changes == nil {
+		return r.unsent(agent, rc), ""
+	}
 	if cs.Empty() && cs != nil && len(cs.Oversize) > 0 && r != nil {
 		return r.onlyOversize(agent, *cs, nil), ""
 	}
@@ -96,4 +102,17 @@ func (r *Run) refused(emit Emit, agent, node string, out messages.ChangeOutcome)
 	}
 	r.log.Warn().Str("agent", agent).Str("node", node).Str("error", out.Error).Msg("a remote agent's changes refused")
 	r.record(out)
+}
+
+// unsent is the outcome of a remote agent whose node could not capture
+// or send its changes (rc.Err, which says where the node kept them):
+// status error, recorded with the run's changes, nothing applied.
+func (r *Run) unsent(agent string, rc Remote) *messages.ChangeOutcome {
+	out := &messages.ChangeOutcome{Agent: agent, Status: messages.ChangeStatusError,
+		Error: "its changes did not come back from node " + rc.Node + ": " + rc.Err}
+	if r != nil {
+		r.log.Warn().Str("agent", agent).Str("node", rc.Node).Str("error", rc.Err).Msg("a remote agent's changes did not come back")
+		r.record(*out)
+	}
+	return out
 }

@@ -141,6 +141,7 @@ func (n *Node) startIn(trace context.Context, task actors.ChildTask, svc *Budget
 		if err != nil {
 			n.o.Log.Error().Err(err).Str("agent", task.ID).Msg("capture changes")
 			res.Err = joinErr(res.Err, "node "+n.o.Name+" could not capture the agent's changes: "+err.Error())
+			res.ChangesErr = err.Error()
 			return
 		}
 		res.Changeset = cs
