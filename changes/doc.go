@@ -33,6 +33,10 @@
 //     workspace of its own children; what does not merge into its
 //     directory goes home: to the run, which keeps the patch, or on a
 //     node into the task's result (Carry), which the requester keeps.
+//   - Snapshots for remote tasks (Sender): each taken after its task was
+//     placed, the tasks placed during one take sharing the next, a state
+//     sent before answered with its first snapshot; the transport stores
+//     a new one's objects.
 //   - On a node (Node): a task carrying its requester's snapshot runs in
 //     a worktree of it, its objects brought by the Transport (cluster's,
 //     over NATS), captured for the result when the agent ends.
