@@ -153,7 +153,8 @@ func BenchmarkRemoteFanOut20(b *testing.B) {
 		res, err := actors.Run(b.Context(), actors.Options{Run: run, Workspace: requester, Task: "t", Client: modelClient(b, srv),
 			Models: actors.Models{Default: "big"}, Placer: remote.Placer(), OnBudget: remote.ServeBudget,
 			Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}}, Log: zerolog.Nop()})
-		taken, waited = taken+remote.snaps.taken.Load(), waited+remote.snaps.waited.Load()
+		tk, wt := remote.snaps.snd.Counts()
+		taken, waited = taken+tk, waited+int64(wt)
 		remote.Close()
 		if err != nil || res.Status != actors.StatusCompleted {
 			b.Fatalf("run %+v %v", res, err)

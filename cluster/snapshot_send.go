@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/changes"
 	"github.com/troupe-ai/troupe/messages"
 	gitws "github.com/troupe-ai/troupe/workspace"
 )
@@ -27,22 +27,14 @@ import (
 // ctlSnapshot is the control operation a node asks for a whole snapshot on.
 const ctlSnapshot = "snapshot"
 
-// snapshotSender snapshots a run's workspace for its remote tasks.
+// snapshotSender carries a run's snapshots to its remote tasks: when
+// and which snapshot a task carries is changes.Sender's; storing its
+// bundle, and a whole one for a node that asks, is this file's.
 type snapshotSender struct {
-	r       *Remote
-	dataDir string
-
-	mu     sync.Mutex
-	repo   *gitws.Repo
-	off    error                     // why tasks carry no snapshot (no git), once known
-	sent   map[string]string         // snapshot commit → the SHA-256 of its stored (thin) bundle
-	whole  map[string]storedBundle   // snapshot commit → its whole bundle
-	states map[string]gitws.Snapshot // "base tree" → the snapshot first taken of that state
-
-	snaps coalesced[messages.TaskSnapshot] // the snapshots tasks carry
-
-	taken  atomic.Int64 // snapshots of the workspace taken (a benchmark's figure)
-	waited atomic.Int64 // nanoseconds tasks waited for their snapshot, summed (likewise)
+	r     *Remote
+	snd   *changes.Sender
+	mu    sync.Mutex
+	whole map[string]storedBundle // snapshot commit → its whole bundle
 }
 
 func newSnapshotSender(r *Remote) *snapshotSender {
@@ -50,80 +42,32 @@ func newSnapshotSender(r *Remote) *snapshotSender {
 	if dataDir == "" {
 		dataDir = actors.DataDir(r.o.Workspace)
 	}
-	s := &snapshotSender{r: r, dataDir: dataDir, sent: map[string]string{}, whole: map[string]storedBundle{}, states: map[string]gitws.Snapshot{}}
-	s.snaps = coalesced[messages.TaskSnapshot]{ctx: r.ctx, do: s.take}
+	s := &snapshotSender{r: r, whole: map[string]storedBundle{}}
+	s.snd = changes.NewSender(r.ctx, r.o.Workspace, dataDir, func(ctx context.Context, repo *gitws.Repo, snap gitws.Snapshot) (string, error) {
+		digest, err := s.store(ctx, repo, snap, true, s.bundleName(snap.Commit))
+		if err != nil {
+			return "", fmt.Errorf("store the snapshot: %w", err)
+		}
+		return digest, nil
+	})
 	return s
 }
 
-// open returns the workspace's repository, opened the first time.
-func (s *snapshotSender) open(ctx context.Context) (*gitws.Repo, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.off != nil {
-		return nil, s.off
-	}
-	if s.repo == nil {
-		repo, err := gitws.Open(ctx, s.r.o.Workspace, gitws.Options{DataDir: s.dataDir})
-		if errors.Is(err, gitws.ErrNoGit) {
-			s.off = err
-		}
-		if err != nil {
-			return nil, err
-		}
-		s.repo = repo
-	}
-	return s.repo, nil
-}
-
 // attach makes the task carry a snapshot of the workspace taken after
-// the call began (so it holds the parent's edits made before it
-// delegated); the tasks placed while one snapshot is being taken share
-// the next. Without git the task carries none (the node's checkout, as
-// before).
+// the call began (changes.Sender.Take). Without git the task carries
+// none (the node's checkout, as before).
 func (s *snapshotSender) attach(ctx context.Context, task *actors.ChildTask) error {
-	defer func(t time.Time) { s.waited.Add(int64(time.Since(t))) }(time.Now())
-	snap, err := s.snaps.get(ctx)
+	sent, err := s.snd.Take(ctx)
 	if errors.Is(err, gitws.ErrNoGit) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("snapshot the workspace for %s: %w", task.ID, err)
 	}
-	task.Snapshot = &snap
+	snap := sent.Snap
+	task.Snapshot = &messages.TaskSnapshot{Commit: snap.Commit, Tree: snap.Tree, Base: snap.Base, Prefix: snap.Prefix,
+		Bundle: s.bundleName(snap.Commit), BundleSHA256: sent.Digest}
 	return nil
-}
-
-// take snapshots the workspace and stores the snapshot's bundle. A
-// snapshot of a state taken before (same base, same tree) is answered
-// with the first one, whose bundle is stored and which nodes may hold.
-func (s *snapshotSender) take(ctx context.Context) (messages.TaskSnapshot, error) {
-	repo, err := s.open(ctx)
-	if err != nil {
-		return messages.TaskSnapshot{}, err
-	}
-	snap, err := repo.Snapshot(ctx)
-	s.taken.Add(1)
-	if err != nil {
-		return messages.TaskSnapshot{}, err
-	}
-	state := snap.Base + " " + snap.Tree
-	s.mu.Lock()
-	known, ok := s.states[state]
-	digest := s.sent[known.Commit]
-	s.mu.Unlock()
-	if ok {
-		snap = known
-	} else {
-		name := s.bundleName(snap.Commit)
-		if digest, err = s.store(ctx, repo, snap, true, name); err != nil {
-			return messages.TaskSnapshot{}, fmt.Errorf("store the snapshot: %w", err)
-		}
-		s.mu.Lock()
-		s.sent[snap.Commit], s.states[state] = digest, snap
-		s.mu.Unlock()
-	}
-	return messages.TaskSnapshot{Commit: snap.Commit, Tree: snap.Tree, Base: snap.Base, Prefix: snap.Prefix,
-		Bundle: s.bundleName(snap.Commit), BundleSHA256: digest}, nil
 }
 
 // storedBundle is a bundle the run stored: its object and its SHA-256.
@@ -170,9 +114,10 @@ func (s *snapshotSender) answer(data []byte) messages.SnapshotReply {
 	}
 	ctx, cancel := context.WithTimeout(s.r.ctx, snapshotFetchTimeout)
 	defer cancel()
+	repo, ok := s.snd.Sent(req.Commit)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.sent[req.Commit] == "" || s.repo == nil {
+	if !ok {
 		rep.Error = &messages.Error{Code: messages.CodeNotFound, Message: fmt.Sprintf("%v: %s", errNoSnapshot, req.Commit)}
 		return rep
 	}
@@ -181,7 +126,7 @@ func (s *snapshotSender) answer(data []byte) messages.SnapshotReply {
 		b.name = s.r.o.Run + "/full-" + req.Commit + ".bundle"
 		// The snapshot commit holds its tree; Bundle needs no more of it.
 		var err error
-		if b.digest, err = s.store(ctx, s.repo, gitws.Snapshot{Commit: req.Commit}, false, b.name); err != nil {
+		if b.digest, err = s.store(ctx, repo, gitws.Snapshot{Commit: req.Commit}, false, b.name); err != nil {
 			s.r.o.Log.Error().Err(err).Str("snapshot", req.Commit).Msg("store a whole snapshot")
 			rep.Error = &messages.Error{Code: messages.CodeInternal, Message: "store the whole snapshot: " + err.Error()}
 			return rep

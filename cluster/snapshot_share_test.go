@@ -3,12 +3,9 @@ package cluster
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,58 +13,6 @@ import (
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 )
-
-// Callers asking while a take is under way share the next take, which
-// starts after they asked: they see the change made meanwhile, and a
-// burst of callers costs two takes.
-func TestCallersDuringATakeShareTheNext(t *testing.T) {
-	var state, calls atomic.Int64
-	state.Store(1)
-	entered, release := make(chan struct{}), make(chan struct{})
-	c := coalesced[int64]{ctx: t.Context(), do: func(context.Context) (int64, error) {
-		seen := state.Load()
-		if calls.Add(1) == 1 {
-			close(entered)
-			<-release
-		}
-		return seen, nil
-	}}
-	first := make(chan int64, 1)
-	go func() { v, _ := c.get(t.Context()); first <- v }()
-	<-entered
-	state.Store(2) // an edit made while the first take is under way
-	const n = 10
-	var wg sync.WaitGroup
-	got := make([]int64, n)
-	for i := range n {
-		wg.Add(1)
-		go func() { defer wg.Done(); got[i], _ = c.get(t.Context()) }()
-	}
-	checkFor(t, 10*time.Second, func() error {
-		if w := c.waiting(); w != n {
-			return errors.New("callers not all waiting yet")
-		}
-		return nil
-	})
-	close(release)
-	wg.Wait()
-	if v := <-first; v != 1 {
-		t.Errorf("the first caller got state %d, want 1", v)
-	}
-	for i, v := range got {
-		if v != 2 {
-			t.Errorf("caller %d got state %d, taken before it asked; want 2", i, v)
-		}
-	}
-	if calls.Load() != 2 {
-		t.Errorf("%d takes for %d callers, want 2", calls.Load(), n+1)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if _, err := c.get(ctx); !errors.Is(err, context.Canceled) {
-		t.Errorf("a caller whose context ended got %v", err)
-	}
-}
 
 // remoteRun is one run in requester whose kinds in remote run on one
 // node working in nodeWS, scripted by srv.
@@ -152,7 +97,7 @@ func TestParentsEditReachesALaterRemoteAgent(t *testing.T) {
 	if !strings.Contains(after, "edited.go") {
 		t.Errorf("the agent placed after the parent's edit did not see it: %q", after)
 	}
-	if got := r.snaps.taken.Load(); got != 2 {
+	if got, _ := r.snaps.snd.Counts(); got != 2 {
 		t.Errorf("%d snapshots taken for two delegations, one on each side of an edit", got)
 	}
 	if _, err := os.Stat(filepath.Join(nodeWS, "edited.go")); err == nil {
