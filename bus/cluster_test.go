@@ -85,17 +85,22 @@ func TestEmbeddedStartErrorSaysWhy(t *testing.T) {
 	}
 }
 
-// In a cluster of three, streams made with one replica (an older troupe,
-// or nats.replicas 1) are raised to three in place by a reconcile that
-// lets the hub choose, their messages and consumers with them, and each
-// raise is reported; nats.replicas set to 1 explicitly brings them back.
-func TestReplicasRaisedInPlace(t *testing.T) {
+// In a cluster of three the stream's creator chooses its replicas: streams
+// made with nats.replicas 1 keep one replica through a reconcile that lets
+// the hub choose (a run or node that leaves nats.replicas unset), but for
+// one made with one replica only for want of servers, which it raises to
+// three in place, its messages with it; an explicit nats.replicas 3 raises
+// the rest (each raise reported), and an explicit 1 brings them back.
+func TestReplicasChosenByTheStreamsCreator(t *testing.T) {
 	servers := startCluster(t)
 	c, err := Connect(t.Context(), ConnectOptions{URLs: servers[0].URL()}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
+	if got := c.HubReplicas(); got != ClusterReplicas {
+		t.Fatalf("the hub calls for %d replicas, want %d", got, ClusterReplicas)
+	}
 	if _, err := c.ReconcileStreams(t.Context(), StreamLimits{Replicas: 1, ApplyReplicas: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -113,36 +118,54 @@ func TestReplicasRaisedInPlace(t *testing.T) {
 		}
 		return out
 	}
-	for name, r := range replicas() {
-		if r != 1 {
-			t.Fatalf("stream %s made with %d replicas, want 1", name, r)
+	expect := func(when string, want func(name string) int) {
+		t.Helper()
+		for name, r := range replicas() {
+			if r != want(name) {
+				t.Errorf("%s: stream %s has %d replicas, want %d", when, name, r, want(name))
+			}
 		}
 	}
+	expect("made with nats.replicas 1", func(string) int { return 1 })
+	// A party that lets the hub choose changes nothing that exists.
+	if diffs, err := c.ReconcileStreams(t.Context(), StreamLimits{}); err != nil || len(diffs) != 0 {
+		t.Fatalf("a reconcile that lets the hub choose: %v %v", diffs, err)
+	}
+	expect("after a reconcile that lets the hub choose", func(string) int { return 1 })
+	// The task queue made with one replica for want of servers is raised
+	// by it, and loses its mark.
+	if err := markFewer(t.Context(), c.JetStream(), TasksStream); err != nil {
+		t.Fatal(err)
+	}
 	diffs, err := c.ReconcileStreams(t.Context(), StreamLimits{})
+	if err != nil || len(diffs) != 1 || diffs[0].Stream != TasksStream || !diffs[0].Applied || diffs[0].Had != "1" || diffs[0].Want != "3" {
+		t.Fatalf("raising the stream made for want of servers: %+v %v", diffs, err)
+	}
+	expect("after the raise of the task queue", func(name string) int {
+		if name == TasksStream {
+			return 3
+		}
+		return 1
+	})
+	s, err := c.JetStream().Stream(t.Context(), TasksStream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(diffs) != len(streamNames(c.Names())) {
-		t.Errorf("diffs %v", diffs)
+	if info := s.CachedInfo(); info.State.Msgs != 1 || strings.Contains(info.Config.Description, fewerMark) {
+		t.Errorf("the task queue after the raise: %d messages (want 1), description %q", info.State.Msgs, info.Config.Description)
+	}
+	// nats.replicas 3 set explicitly raises the rest.
+	diffs, err = c.ReconcileStreams(t.Context(), StreamLimits{Replicas: 3, ApplyReplicas: true})
+	if err != nil || len(diffs) != len(streamNames(c.Names()))-1 {
+		t.Fatalf("explicit 3: %v %v", diffs, err)
 	}
 	for _, d := range diffs {
 		if d.Setting != "nats.replicas" || !d.Applied || d.Had != "1" || d.Want != "3" {
 			t.Errorf("diff %+v", d)
 		}
 	}
-	for name, r := range replicas() {
-		if r != 3 {
-			t.Errorf("stream %s has %d replicas after the raise, want 3", name, r)
-		}
-	}
-	s, err := c.JetStream().Stream(t.Context(), TasksStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := s.CachedInfo().State.Msgs; n != 1 {
-		t.Errorf("the task queue holds %d messages after the raise, want 1", n)
-	}
-	// A reconcile that lets the hub choose leaves three alone; an explicit
+	expect("with nats.replicas 3", func(string) int { return 3 })
+	// Three stay through a reconcile that lets the hub choose; an explicit
 	// nats.replicas 1 brings them down.
 	if diffs, err := c.ReconcileStreams(t.Context(), StreamLimits{}); err != nil || len(diffs) != 0 {
 		t.Fatalf("second reconcile: %v %v", diffs, err)
@@ -150,11 +173,7 @@ func TestReplicasRaisedInPlace(t *testing.T) {
 	if _, err := c.ReconcileStreams(t.Context(), StreamLimits{Replicas: 1, ApplyReplicas: true}); err != nil {
 		t.Fatal(err)
 	}
-	for name, r := range replicas() {
-		if r != 1 {
-			t.Errorf("stream %s has %d replicas with nats.replicas 1, want 1", name, r)
-		}
-	}
+	expect("with nats.replicas 1 again", func(string) int { return 1 })
 }
 
 // A single server keeps one replica when the hub chooses, and refuses

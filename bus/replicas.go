@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -13,6 +14,7 @@ import (
 // bucket and object store troupe makes keeps three replicas (nats.replicas
 // 3): one server lost loses nothing, and the others go on once they have
 // elected new leaders. A single server, or a cluster of two, keeps one.
+// An existing stream keeps what its creator chose (below).
 
 // ClusterReplicas is the replicas nats.replicas takes by default in a
 // cluster of at least that many servers.
@@ -60,11 +62,25 @@ func streamNames(names Names) []string {
 		"OBJ_" + names.Artifacts, "OBJ_" + names.Snapshots, "OBJ_" + names.Changes}
 }
 
-// reconcileReplicas brings the replicas of every existing stream of names
-// to want: raised in place when they are fewer (JetStream copies the
-// messages to the new replicas and keeps serving meanwhile), lowered only
-// when the operator set nats.replicas explicitly (apply). What could not
-// be changed is reported, with the command that changes it.
+// Whose replicas. The stream's creator decides: a party that leaves
+// nats.replicas unset (the hub's choice) creates what is missing with the
+// hub's choice and never changes the replicas of a stream that exists,
+// so an operator's nats.replicas 1 (or 3) holds whatever the runs and
+// nodes that come later leave unset. A party that sets nats.replicas
+// explicitly brings every existing stream to it, up or down. The one
+// exception is a stream troupe made with one replica only because the
+// cluster's servers were not all up (fewerMark in its description): it
+// is raised to the replicas its creator wanted by the next party that
+// finds the servers up, whatever it sets.
+
+// fewerMark ends the description of a stream made with fewer replicas
+// than its creator asked for, servers missing.
+const fewerMark = " [troupe: 1 replica until the cluster's servers are up]"
+
+// reconcileReplicas brings the replicas of existing streams of names to
+// want: every one when the operator set nats.replicas explicitly
+// (apply), else only those made with fewer for want of servers. What
+// could not be changed is reported, with the command that changes it.
 func reconcileReplicas(ctx context.Context, js jetstream.JetStream, names Names, want int, apply bool) []LimitDiff {
 	var diffs []LimitDiff
 	for _, name := range streamNames(names) {
@@ -74,19 +90,42 @@ func reconcileReplicas(ctx context.Context, js jetstream.JetStream, names Names,
 		}
 		cfg := s.CachedInfo().Config
 		have := max(cfg.Replicas, 1)
-		if have == want || have > want && !apply {
-			continue
+		marked := strings.HasSuffix(cfg.Description, fewerMark)
+		switch {
+		case apply && (have != want || marked):
+		case !apply && marked && have < want:
+		default:
+			continue // as it is, or its creator's choice
 		}
-		d := LimitDiff{Stream: name, Setting: "nats.replicas", Had: strconv.Itoa(have), Want: strconv.Itoa(want), Applied: true}
 		cfg.Replicas = want
-		if _, err := js.UpdateStream(ctx, cfg); err != nil {
-			d.Applied = false
+		cfg.Description = strings.TrimSuffix(cfg.Description, fewerMark)
+		_, err = js.UpdateStream(ctx, cfg)
+		if have == want {
+			continue // only the mark went
+		}
+		d := LimitDiff{Stream: name, Setting: "nats.replicas", Had: strconv.Itoa(have), Want: strconv.Itoa(want), Applied: err == nil}
+		if err != nil {
 			d.Failed = fmt.Sprintf("%v; once every server is up, start `orchestrator serve` (or a run) again with nats.replicas: %d, "+
 				"or run `nats stream edit %s --replicas %d`", err, want, name, want)
 		}
 		diffs = append(diffs, d)
 	}
 	return diffs
+}
+
+// markFewer marks stream as made with fewer replicas than asked for.
+func markFewer(ctx context.Context, js jetstream.JetStream, stream string) error {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return err
+	}
+	cfg := s.CachedInfo().Config
+	if strings.HasSuffix(cfg.Description, fewerMark) {
+		return nil
+	}
+	cfg.Description += fewerMark
+	_, err = js.UpdateStream(ctx, cfg)
+	return err
 }
 
 // errTooFewServers says a stream asked for more replicas than the servers

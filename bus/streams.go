@@ -34,9 +34,9 @@ type StreamLimits struct {
 	// beyond a smaller limit). Without them an existing stream keeps its
 	// limits; ReconcileStreams reports the difference either way.
 	ApplyEventsMaxAge, ApplyEventsMaxBytes bool
-	// ApplyReplicas says the operator set nats.replicas explicitly: an
-	// existing stream with more replicas is brought down to it too (fewer
-	// are always raised).
+	// ApplyReplicas says the operator set nats.replicas explicitly: every
+	// existing stream is brought to it, up or down. Without it an
+	// existing stream keeps the replicas its creator chose (replicas.go).
 	ApplyReplicas bool
 }
 
@@ -91,7 +91,7 @@ func reconcile(ctx context.Context, js jetstream.JetStream, prefix string, l Str
 			Description: "troupe remote agents' results, one per delivery; the first stays"},
 	}
 	diffs := reconcileReplicas(ctx, js, names, l.Replicas, asked.ApplyReplicas)
-	mk := &maker{replicas: l.Replicas, auto: auto}
+	mk := &maker{ctx: ctx, js: js, replicas: l.Replicas, auto: auto}
 	for _, cfg := range streams {
 		if s, err := js.Stream(ctx, cfg.Name); err == nil {
 			if had := s.CachedInfo().Config.Subjects; !slices.Equal(had, cfg.Subjects) {
@@ -142,6 +142,8 @@ func reconcile(ctx context.Context, js jetstream.JetStream, prefix string, l Str
 // creates them with one replica instead, and says so (fewer): a later
 // reconcile with every server up raises them in place.
 type maker struct {
+	ctx      context.Context
+	js       jetstream.JetStream
 	replicas int
 	auto     bool
 	fewer    []LimitDiff
@@ -154,6 +156,9 @@ func (m *maker) make(name string, create func(replicas int) error) error {
 	}
 	if err := create(1); err != nil {
 		return err
+	}
+	if err := markFewer(m.ctx, m.js, name); err != nil {
+		return fmt.Errorf("mark %s as made with 1 replica: %w", name, err)
 	}
 	m.fewer = append(m.fewer, LimitDiff{Stream: name, Setting: "nats.replicas", Had: "1", Want: strconv.Itoa(m.replicas),
 		Failed: fmt.Sprintf("created with 1 replica: %v; it is raised in place once every server is up and serve or a run starts again", err)})

@@ -100,18 +100,13 @@ func (n *Node) claimed(task actors.ChildTask, d *delivery, log zerolog.Logger) b
 
 // onStarted records which node took (or refused, or released) a task and,
 // when the notice is a request, answers it: whether the delivery is the
-// task's. A notice of a task this run does not wait for gets no answer
+// task's. A notice of a task that ended lately in this process (a copy of
+// an earlier queueing, or of an earlier life of the run, that a node took
+// late) is told no; one of a task this run does not know gets no answer
 // (the run may be starting again, not yet waiting for it).
 func (r *Remote) onStarted(m *nats.Msg) {
 	n, err := messages.Decode[messages.StartNotice](m.Data, maxRequestBytes)
 	if err != nil {
-		return
-	}
-	agent := strings.TrimSuffix(strings.TrimPrefix(m.Subject, bus.CtlSubject(r.o.Bus.Prefix(), r.o.Run, "", "")), "."+ctlStarted)
-	r.mu.Lock()
-	c := r.waiting[agent]
-	r.mu.Unlock()
-	if c == nil {
 		return
 	}
 	reply := func(mine bool, why string) {
@@ -120,6 +115,16 @@ func (r *Remote) onStarted(m *nats.Msg) {
 		}
 		b, _ := json.Marshal(messages.StartReply{V: messages.ProtocolVersion, Mine: mine, Why: why})
 		_ = m.Respond(b)
+	}
+	agent := strings.TrimSuffix(strings.TrimPrefix(m.Subject, bus.CtlSubject(r.o.Bus.Prefix(), r.o.Run, "", "")), "."+ctlStarted)
+	r.mu.Lock()
+	c, ended := r.waiting[agent], r.endedTasks[agent] != nil
+	r.mu.Unlock()
+	if c == nil {
+		if ended {
+			reply(false, "the task has ended: the run has its result")
+		}
+		return
 	}
 	attempt, node := signedBy(m.Header)
 	err = c.verifyKey(m.Header, m.Data)

@@ -141,8 +141,9 @@ type NodeStats struct {
 	// to keep claimed tasks alive, and ProgressLost those that failed.
 	Duplicates, Progress, ProgressLost uint64
 	// Revoked counts tasks whose claim the run revoked (it found this
-	// node lost and handed them on), or that the node gave up (Fenced):
-	// stopped, their results dropped.
+	// node lost and handed them on, or queued them again: a later
+	// queueing's delivery reached this node), or that the node gave up
+	// (Fenced): stopped, their results dropped.
 	Revoked uint64
 	// Lapsed counts tasks dropped because their run's lease lapsed (its
 	// orchestrator gone): agents stopped, or tasks never started.

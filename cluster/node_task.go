@@ -60,25 +60,59 @@ func (rt *runningTask) redelivered(m jetstream.Msg) {
 	rt.mu.Unlock()
 }
 
-// claim registers the task as running on this node, or, when it runs here
-// already (the server delivered it again, its progress acks having been
-// lost), hands m to the running copy and reports false.
+// What claim found for a delivered task.
+type claimOutcome int
+
+const (
+	claimRun      claimOutcome = iota // not running here: run it
+	claimAgain                        // delivered again while it runs here: the running copy keeps it
+	claimHandBack                     // a stopped copy ends here, or a later one runs: hand the delivery back for a moment
+)
+
+// claim registers the task as running on this node (claimRun), or, when
+// it runs here already (the server delivered it again, its progress acks
+// having been lost), hands m to the running copy (claimAgain).
 //
 // A running copy that is no longer the task's (its run's lease lapsed, or
-// its claim was revoked) keeps nothing: stale reports it, and the new
-// delivery waits for it to end.
-func (n *Node) claim(key string, rt *runningTask) (ok, stale bool) {
+// its claim was revoked) keeps nothing: the new delivery waits for it to
+// end (claimHandBack). So does a delivery of a later queueing of the task
+// (another stream message: the run, or a new life of it, queued the task
+// again and counts only on its latest queueing), and the running copy is
+// stopped as a revoked one. A delivery of an earlier queueing than the
+// running copy's is handed back too, the running copy kept: the run
+// deleted it from the queue (so it is not delivered again), or, if it
+// still counts on it (a queue made again without its store, numbered from
+// 1 again), it is delivered again once the copy here ends or fails for
+// good after its attempts, never settled unrun.
+func (n *Node) claim(key string, rt *runningTask) claimOutcome {
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	if cur := n.running[key]; cur != nil {
-		if cur.lapsed.Load() || cur.revoked.Load() {
-			return false, true
+	cur := n.running[key]
+	switch {
+	case cur == nil:
+		n.running[key] = rt
+		n.mu.Unlock()
+		return claimRun
+	case cur.lapsed.Load() || cur.revoked.Load():
+		n.mu.Unlock()
+		return claimHandBack
+	case rt.seq > cur.seq:
+		cur.revoked.Store(true)
+		cur.letGo()
+		h := cur.h
+		n.mu.Unlock()
+		n.stats.revoked.Add(1)
+		n.o.Log.Info().Str("key", key).Msg("the task was queued again: the copy running here stops")
+		if h != nil {
+			h.Cancel("the task was queued again")
 		}
-		cur.redelivered(rt.msg)
-		return false, false
+		return claimHandBack
+	case rt.seq < cur.seq:
+		n.mu.Unlock()
+		return claimHandBack
 	}
-	n.running[key] = rt
-	return true, false
+	cur.redelivered(rt.msg)
+	n.mu.Unlock()
+	return claimAgain
 }
 
 // run handles one delivered task: checks it, runs its agent, publishes the
@@ -127,13 +161,12 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 	key := task.Run + "." + task.ID
 	rt := &runningTask{run: task.Run, agent: task.ID, msg: m, seq: md.Sequence.Stream, leased: task.RunLeaseMS > 0, fenceAt: fenceAt,
 		gone: make(chan struct{})}
-	ok, stale := n.claim(key, rt)
-	if stale {
-		log.Info().Msg("task delivered again while this node's stopped copy ends: handed back for a moment")
+	switch n.claim(key, rt) {
+	case claimHandBack:
+		log.Info().Msg("task delivered again while another copy of it ends or runs here: handed back for a moment")
 		_ = m.NakWithDelay(time.Second)
 		return
-	}
-	if !ok {
+	case claimAgain:
 		n.stats.duplicate.Add(1)
 		log.Info().Msg("task delivered again while this node runs it: the running copy keeps it")
 		_ = m.InProgress()
@@ -331,13 +364,20 @@ func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult, d *d
 	if err != nil {
 		return err
 	}
-	// One result per attempt: a retried publish is a duplicate, another
-	// attempt's result (after a claim was revoked) is not. It is sent
-	// again across a lost server or an election.
-	h := d.sign(nats.Header{jetstream.MsgIDHeader: []string{fmt.Sprintf("%s.%s.result.%d", task.Run, task.ID, task.Attempt)}}, b)
+	// One result per delivery: a retried publish is a duplicate, another
+	// attempt's result (after a claim was revoked) is not, nor the result
+	// of the task queued again (a resumed run, a run named again: another
+	// secret), so the ID carries the delivery's tag. It is sent again
+	// across a lost server or an election.
+	tag := resultTag(task.Secret, task.Attempt)
+	id := fmt.Sprintf("%s.%s.result.%d", task.Run, task.ID, task.Attempt)
+	if task.Secret != "" {
+		id = fmt.Sprintf("%s.%s.result.%s", task.Run, task.ID, tag)
+	}
+	h := d.sign(nats.Header{jetstream.MsgIDHeader: []string{id}}, b)
 	// Its own subject (result_subject.go): the stream refuses a second
 	// message there, so nothing published later replaces it.
-	subj := bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID, resultTag(task.Secret, task.Attempt))
+	subj := bus.ResultSubject(n.o.Bus.Prefix(), task.Run, task.ID, tag)
 	_, err = publishRetried(n.ctx, n.o.Bus, n.o.Log, "publish the result of "+task.ID, &nats.Msg{Subject: subj, Data: b, Header: h})
 	return err
 }

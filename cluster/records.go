@@ -133,7 +133,12 @@ func (c *remoteChild) reattach(ctx context.Context) (actors.AgentResult, bool) {
 		return actors.AgentResult{}, false
 	}
 	c.mu.Lock()
-	c.secret, c.prior = rec.Secret, max(rec.Prior, 1)
+	// Queued again, its attempts are counted on past every attempt the
+	// earlier queueing may have made (as its stored results are looked
+	// for): a copy of it that a node still holds, or takes from the queue
+	// before this process deletes it, proves the same secret, and its
+	// notices must read as an earlier queueing's, never as this one's.
+	c.secret, c.prior = rec.Secret, rec.Prior+resumeAttempts
 	c.task.Snapshot = rec.Snapshot // what the earlier process sent it
 	c.mu.Unlock()
 	r := c.r

@@ -124,7 +124,7 @@ func TestResumedRunTakesUpStoredResults(t *testing.T) {
 			return err
 		}
 		tk, err := DecodeTask(m.Data)
-		if err != nil || tk.ID != "explore-never" || tk.Prior != 1 {
+		if err != nil || tk.ID != "explore-never" || tk.Prior != resumeAttempts {
 			return errorf("queued %+v %v", tk, err)
 		}
 		return nil

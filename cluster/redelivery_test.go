@@ -139,9 +139,28 @@ func TestDuplicateResultDropped(t *testing.T) {
 		}
 		return ack
 	}
-	// Within the window: the same message ID a node gives the task's
-	// result of that attempt (the first), so the stream drops it.
-	if ack := publish("rdup." + q0 + ".result.1"); !ack.Duplicate {
+	// Within the window: the message ID the node gave the task's result
+	// (of the first delivery: its tag), so the stream drops it.
+	results, err := js.Stream(t.Context(), bus.ResultsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := results.Info(t.Context(), jetstream.WithSubjectFilter(bus.ResultSubject(DefaultPrefix, "rdup", q0, "*")))
+	if err != nil || len(info.State.Subjects) != 1 {
+		t.Fatalf("the results of %s: %v %v", q0, info, err)
+	}
+	firstID := ""
+	for subj := range info.State.Subjects {
+		m, err := results.GetLastMsgForSubject(t.Context(), subj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		firstID = m.Header.Get(jetstream.MsgIDHeader)
+	}
+	if !strings.HasPrefix(firstID, "rdup."+q0+".result.") {
+		t.Fatalf("the first result's message ID %q", firstID)
+	}
+	if ack := publish(firstID); !ack.Duplicate {
 		t.Errorf("the stream stored a second result with the task's message ID: %+v", ack)
 	}
 	// Past the window (another ID stands for it): stored, and dropped by

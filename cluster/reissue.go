@@ -55,7 +55,7 @@ func (c *remoteChild) publish(ctx context.Context) (uint64, error) {
 	task.V, task.Origin, task.Workspace = messages.ProtocolVersion, r.origin, r.wsKey
 	task.Secret, task.Prior, task.RunLeaseMS = c.secret, c.prior, r.o.RunLease.Milliseconds()
 	task.LostMS, task.Claims = r.o.LeaseTimeout.Milliseconds(), true
-	id := c.task.Run + "." + c.task.ID
+	id := c.task.Run + "." + c.task.ID + "." + r.life // this life's (remote.go)
 	if c.prior > 0 {
 		id += ".p" + strconv.Itoa(c.prior) // a new message, not a duplicate of the first
 	}

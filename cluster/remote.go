@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -96,8 +97,14 @@ type Remote struct {
 	results    *bus.Following
 	subs       []*nats.Subscription // advisories and start notices
 	origin     string
-	wsKey      string
-	snaps      *snapshotSender // nil without a workspace
+	// life names this process's life of the run (random): the message ID
+	// of every task it queues carries it, so that a task queued again by a
+	// later life (a resumed run, a requester naming the run again) is a
+	// new message, never taken by the queue for a duplicate of an earlier
+	// life's (the stream remembers IDs for its duplicate window).
+	life  string
+	wsKey string
+	snaps *snapshotSender // nil without a workspace
 
 	mu         sync.Mutex
 	waiting    map[string]*remoteChild // by agent ID
@@ -149,7 +156,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 	}
 	host, _ := os.Hostname()
 	r := &Remote{o: o, waiting: map[string]*remoteChild{}, bySeq: map[uint64]string{}, endedTasks: map[string]*remoteChild{},
-		origin: fmt.Sprintf("%s/%d", host, os.Getpid()), wsKey: WorkspaceKey(o.Workspace)}
+		origin: fmt.Sprintf("%s/%d", host, os.Getpid()), life: uuid.NewString()[:8], wsKey: WorkspaceKey(o.Workspace)}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
 	if o.Records != "" {

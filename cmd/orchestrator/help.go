@@ -232,7 +232,9 @@ The streams take the configuration's nats.prefix, nats.events_max_age,
 nats.events_max_bytes and nats.replicas. A stream that exists keeps its events;
 its limits change only to those a config file sets (--config,
 ~/.config/troupe/config.yaml), and any other difference is a warning naming the
-setting and both values. Replicas are raised in place.
+setting and both values. Replicas change in place only when nats.replicas is set
+(otherwise an existing stream keeps its creator's choice, but for one made with
+1 replica while servers were missing, raised once they are up).
 
 Durability (nats.sync): JetStream acknowledges a write once it is in memory
 (on a majority of the servers, in a cluster) and flushes it to disk now and
