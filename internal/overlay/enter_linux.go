@@ -27,19 +27,20 @@ var ErrNoNsenter = errors.New("nsenter not found in /usr/bin, /bin, /usr/sbin or
 
 // Enter is the argv prefix that runs a command inside the holder's
 // namespaces with the caller's credentials, its working directory dir
-// (a path as the holder's namespace has it, such as a mount point):
+// (a path as the holder's namespace has it, such as a mount point;
+// --wdns, util-linux 2.38: --wd would open it before entering):
 // append the program and its arguments.
 func (h *Holder) Enter(dir string) ([]string, error) {
 	bin := nsenter()
 	if bin == "" {
 		return nil, ErrNoNsenter
 	}
-	return []string{bin, "-t", strconv.Itoa(h.pid), "-U", "-m", "--preserve-credentials", "--wd=" + dir, "--"}, nil
+	return []string{bin, "-t", strconv.Itoa(h.pid), "-U", "-m", "--preserve-credentials", "--wdns=" + dir, "--"}, nil
 }
 
 // Wrap rewrites cmd (built by exec.Command, not started) so that it
 // starts inside the holder's namespaces at dir: its Path becomes
-// nsenter and its Dir is dropped (nsenter's --wd sets it). Its
+// nsenter and its Dir is dropped (nsenter's --wdns sets it). Its
 // SysProcAttr must not ask for namespaces: the new ones would be made
 // before nsenter joins the holder's, and it could not.
 func (h *Holder) Wrap(cmd *exec.Cmd, dir string) error {
