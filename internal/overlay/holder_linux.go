@@ -211,7 +211,7 @@ func serve(req request) error {
 			return fmt.Errorf("mount overlay at %s: %w", req.Target, err)
 		}
 	case "umount":
-		if err := unix.Unmount(req.Target, unix.MNT_DETACH); err != nil {
+		if err := unix.Unmount(req.Target, unix.MNT_DETACH); err != nil && err != unix.EINVAL { // EINVAL: not mounted
 			return fmt.Errorf("unmount %s: %w", req.Target, err)
 		}
 	default:
