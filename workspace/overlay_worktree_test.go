@@ -161,3 +161,30 @@ func TestOverlayKeepOutlivesTheMount(t *testing.T) {
 		t.Fatalf("the upper directory is still there: %v", err)
 	}
 }
+
+// TestOverlayCaptureFollowsWhatWasTouched: a file copied up without a
+// change (touched, chmod and back) is no change; an edit deep in a
+// directory, a file made in a new directory and a directory replaced
+// whole (removed and made again) are found, while directories the agent
+// never touched are not read.
+func TestOverlayCaptureFollowsWhatWasTouched(t *testing.T) {
+	r, snap, _ := overlayRepo(t, map[string]string{"a/b/c/deep.txt": "deep\n", "t.txt": "t\n", "r/old.txt": "old\n", "q/keep.txt": "k\n"})
+	w, err := r.NewWorktree(t.Context(), snap, "w")
+	must(t, err)
+	defer w.Remove(context.Background())
+	inWorktree(t, w, "touch t.txt; chmod 600 t.txt; chmod 644 t.txt")
+	cs, err := w.Capture(t.Context())
+	must(t, err)
+	if len(cs.Files) != 0 {
+		t.Fatalf("a file copied up unchanged was captured: %v", changedPaths(cs))
+	}
+	inWorktree(t, w, "echo more >> a/b/c/deep.txt; mkdir -p n/m && echo n > n/m/new.txt; rm -rf r && mkdir r && echo new > r/new.txt")
+	cs, err = w.Capture(t.Context())
+	must(t, err)
+	if got, want := changedPaths(cs), []string{"a/b/c/deep.txt", "n/m/new.txt", "r/new.txt", "r/old.txt"}; !slices.Equal(got, want) {
+		t.Fatalf("captured %v, want %v", got, want)
+	}
+	if _, err := os.Lstat(filepath.Join(w.ov.side, "up", "q")); !os.IsNotExist(err) {
+		t.Fatalf("an untouched directory is in the upper directory: %v", err)
+	}
+}

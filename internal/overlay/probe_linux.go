@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 )
 
@@ -50,7 +51,7 @@ func probe(h *Holder, base string) (err error) {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp(base, "probe-")
+	dir, err := os.MkdirTemp(base, strconv.Itoa(os.Getpid())+"-probe-") // a leftover is pruned as its process's
 	if err != nil {
 		return err
 	}
