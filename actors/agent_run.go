@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/changes"
 	"github.com/troupe-ai/troupe/telemetry"
 	"github.com/troupe-ai/troupe/tools"
 )
@@ -111,10 +112,10 @@ func (h *Host) startAgent(trace context.Context, task ChildTask, svc budget.Serv
 	}
 	rt.applyBudget(task.Budget)
 	rt.log = rt.log.With().Str("run", task.Run).Logger()
-	rt.carry = &nestedCarry{}
+	rt.carry = &changes.Carry{}
 	ah := &AgentHandle{rt: &rt, results: make(chan AgentResult, 1), done: make(chan struct{})}
 	deliver := func(r AgentResult) {
-		r.Nested = rt.carry.take() // its descendants have ended
+		r.Nested = rt.carry.Take() // its descendants have ended
 		ah.results <- r
 	}
 	spec := agentSpec{id: task.ID, parent: task.Parent, kind: k, task: task.Task, context: task.Context,

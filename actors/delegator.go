@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/changes"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/telemetry"
 	agenttools "github.com/troupe-ai/troupe/tools/agent"
@@ -52,7 +53,7 @@ func (d agentDelegator) Delegate(ctx context.Context, req agenttools.DelegateReq
 	}
 	iso, err := a.childIsolation(ctx)
 	if err == nil {
-		spec.iso, spec.leave, err = iso.enter(ctx, spec.kind, spec.id, spec.background)
+		spec.iso, spec.leave, err = enter(ctx, iso, spec)
 	}
 	if err != nil {
 		d.releaseUnused(spec.id)
@@ -178,6 +179,6 @@ func (d agentDelegator) report(ch *child) agenttools.ChildReport {
 		model = ch.model
 	}
 	return agenttools.ChildReport{AgentID: ch.id, Kind: ch.kind, Model: model,
-		Status: r.Status, Reason: r.Reason, Text: capText(r.Text, d.a.rt.settings.ResultLimit()) + changesNote(r.Changes) + nestedNote(ch.id, r.NestedChanges), Plan: r.Plan,
+		Status: r.Status, Reason: r.Reason, Text: capText(r.Text, d.a.rt.settings.ResultLimit()) + changes.Note(r.Changes) + changes.NestedNote(ch.id, r.NestedChanges), Plan: r.Plan,
 		Err: r.Err, Rounds: r.Rounds, Tokens: r.Usage.Total(), Cost: r.Cost, Changed: r.Changed, Node: r.Node}
 }

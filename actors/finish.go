@@ -110,7 +110,7 @@ func (a *agent) finalize(r AgentResult) {
 		}
 		a.closeNested()
 		if spec.iso != nil {
-			r.Changes = spec.iso.from.land(spec.parentEv, a.rt.run, spec.id, spec.iso, r.Status == StatusCompleted)
+			r.Changes = spec.iso.land(spec.parentEv, a.rt.run, spec.id, r.Status == StatusCompleted)
 		}
 		if spec.leave != nil {
 			spec.leave()

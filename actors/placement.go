@@ -95,10 +95,7 @@ func (p *proxy) Receive(c actor.Context) {
 			}()
 			r, err := p.remote.Start(p.ctx)
 			if err == nil {
-				p.rt.iso.bringRemote(p.parentEv, p.rt.run, p.task.ID, &r)
-			}
-			if err == nil && (len(r.Nested) > 0 || r.NestedErr != "") {
-				r.NestedChanges = p.rt.iso.bringNested(p.parentEv, p.rt.run, p.task.ID, r)
+				p.rt.bringRemote(p.parentEv, p.task.ID, &r)
 			}
 			// The lease comes back before the result goes out, as for a
 			// local child (a remote node may have released it already).

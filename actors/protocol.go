@@ -63,6 +63,10 @@ type AgentResult struct {
 	// NestedErr says why nested changesets of a remote agent's result were
 	// refused or lost on the way.
 	NestedErr string `json:"-"`
+	// ChangesErr says why a remote agent's node could not capture or
+	// send its changes, and where it kept them (messages.Result's
+	// changes_error); the requester lists it in the run's changes.
+	ChangesErr string `json:"-"`
 	// NestedChanges is what became of them on the requester's side.
 	NestedChanges []messages.ChangeOutcome `json:"nested_changes,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors/convo"
 	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/changes"
 	"github.com/troupe-ai/troupe/internal/redact"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/telemetry"
@@ -67,7 +68,7 @@ type runtime struct {
 	toolCallLimit bool
 	dataDir       string           // the workspace's folder of agent-visible files
 	stateDir      string           // what troupe trusts: checkpoints, kept patches
-	iso           *isolation       // worktrees for agents that may change files
+	iso           *changes.Run     // worktrees for agents that may change files
 	redact        *redact.Redactor // configured secrets, masked in all the run writes
 	// procs keeps the processes of the run's shell commands, sessions and
 	// jobs from outliving their agent or this process; closed when the
@@ -79,7 +80,7 @@ type runtime struct {
 	// carry, on a host, collects the changesets of the task's descendants
 	// that did not merge into their parents' directories, for the task's
 	// result (nil: the run's isolation keeps them).
-	carry *nestedCarry
+	carry *changes.Carry
 	log   zerolog.Logger
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors/convo"
 	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/changes"
 	"github.com/troupe-ai/troupe/internal/redact"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/messages"
@@ -223,7 +224,7 @@ func (t *Team) Wait(ctx context.Context) (Result, error) {
 	}
 	_ = t.rt.system.Root.StopFuture(t.root).Wait()
 	rt := t.rt
-	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(t.start), Changes: rt.iso.results(), SubAgents: rt.subs.get()}
+	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(t.start), Changes: rt.iso.Results(), SubAgents: rt.subs.get()}
 	// Every lease of the tree is back: an agent releases its lease before
 	// its result is delivered, and only after its children have ended.
 	if snap, err := rt.budget.Snapshot(context.Background()); err == nil {
@@ -264,7 +265,7 @@ func (t *Team) shutdown() {
 		_ = budget.Stop(t.rt.system.Root, t.bpid)
 	}
 	t.rt.shutdown()
-	t.rt.iso.close()
+	t.rt.iso.Close()
 }
 
 func newRuntime(ctx context.Context, o *Options, host bool) (*runtime, error) {
@@ -331,7 +332,7 @@ func newRuntime(ctx context.Context, o *Options, host bool) (*runtime, error) {
 	seqs := &seqTracker{out: events}
 	// A host (a node) makes no worktrees ahead: its agents work in their
 	// tasks' snapshots, and its own checkout is to hold no worktree.
-	iso, err := newIsolation(ctx, o.Settings, ws.Root(), o.DataDir, o.StateDir, mayChangeFiles(kinds) && !host && o.Node == "", o.Log)
+	iso, err := changes.Open(ctx, o.Settings, changes.Dirs{Root: ws.Root(), Data: o.DataDir, State: o.StateDir}, mayChangeFiles(kinds) && !host && o.Node == "", o.Log)
 	if err != nil {
 		_ = ws.Close()
 		return nil, err

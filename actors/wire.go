@@ -13,7 +13,7 @@ func (r AgentResult) Wire(run, node string, attempt int) messages.Result {
 	w := messages.Result{V: messages.ProtocolVersion, Run: run, Agent: r.Agent, Kind: r.Kind, Node: node, Attempt: attempt,
 		Status: r.Status, Reason: r.Reason, Text: r.Text, Rounds: r.Rounds, TokensIn: r.Usage.PromptTokens,
 		TokensOut: r.Usage.CompletionTokens, Cached: r.Usage.CachedTokens, CostUSD: r.Cost, ToolCalls: r.ToolCalls,
-		Model: r.Model, Changed: r.Changed, Changes: r.Changeset, Nested: r.Nested}
+		Model: r.Model, Changed: r.Changed, Changes: r.Changeset, Nested: r.Nested, ChangesError: r.ChangesErr}
 	if r.Plan != nil {
 		w.Plan, _ = json.Marshal(r.Plan)
 	}
@@ -31,7 +31,7 @@ func ResultFromWire(w messages.Result) AgentResult {
 	r := AgentResult{Agent: w.Agent, Kind: w.Kind, Status: w.Status, Reason: w.Reason, Text: w.Text, Rounds: w.Rounds,
 		Usage: llm.Usage{PromptTokens: w.TokensIn, CompletionTokens: w.TokensOut, CachedTokens: w.Cached},
 		Cost:  w.CostUSD, ToolCalls: w.ToolCalls, Model: w.Model, Changed: w.Changed, Node: w.Node,
-		Changeset: w.Changes}
+		Changeset: w.Changes, ChangesErr: w.ChangesError}
 	var err error
 	if r.Nested, err = w.CheckNested(); err != nil {
 		r.NestedErr = err.Error()

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/changes"
 	"github.com/troupe-ai/troupe/messages"
 )
 
@@ -191,7 +192,7 @@ type Node struct {
 
 	kvMu sync.Mutex // guards kv, which restore replaces
 
-	snaps snapshotStore // the requesters' snapshots its tasks work in
+	snaps *changes.Node // the requesters' snapshots its tasks work in
 
 	mu      sync.Mutex
 	running map[string]*runningTask // by run + "." + agent
@@ -234,7 +235,7 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	}
 	host, _ := os.Hostname()
 	n := &Node{o: o, kv: kv, slots: make(chan struct{}, o.Slots), running: map[string]*runningTask{},
-		kicks: make(chan struct{}, 1), registers: make(chan struct{}, 1), gone: newCancelMemory(), runs: newRunLeases(), events: newNodeEvents(o.Events, o.ID, o.Log)}
+		kicks: make(chan struct{}, 1), registers: make(chan struct{}, 1), gone: newCancelMemory(), runs: newRunLeases(), events: newNodeEvents(o.Events, o.ID, o.Log), snaps: newSnapshotStore(o)}
 	n.info = messages.NodeInfo{ID: o.ID, Name: o.Name, Host: host, Kinds: slices.Clone(o.Kinds), Slots: o.Slots, Free: o.Slots,
 		Version: o.Version, Protocol: o.Protocol, Workspace: o.WorkspaceKey, Started: time.Now().UTC(), BeatMS: o.Heartbeat.Milliseconds()}
 	n.ctx, n.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -354,7 +355,7 @@ func (n *Node) Drain(ctx context.Context) error {
 	n.loops.Wait()
 	n.stopControl()
 	n.host.Close()
-	n.snaps.close(n)
+	n.snaps.Close()
 	n.events.emitAlso(n.pub, NodesRun, n.o.ID, messages.EvtNodeLeft, messages.NodeLeft{Node: n.o.ID, Name: n.o.Name, Reason: NodeDrained})
 	dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -289,6 +289,10 @@ type Result struct {
 	// that did not merge into its directory (see NestedChanges). Validate
 	// leaves them to CheckNested, so that a refused one costs nothing else.
 	Nested []NestedChanges `json:"nested,omitempty"`
+	// ChangesError says why the node could not capture or send the
+	// agent's changes, and where on the node it kept them (its worktree,
+	// and the patch when there is one).
+	ChangesError string `json:"changes_error,omitempty"`
 }
 
 // Validate checks a result received from the wire.

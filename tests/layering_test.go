@@ -313,7 +313,7 @@ func TestLayeringCatchesBreaks(t *testing.T) {
 		"is not in docs":         func(m map[string][]string) { m["internal/newthing"] = nil },
 		"examples/monitor":       func(m map[string][]string) { m["examples/monitor"] = append(m["examples/monitor"], module+"/watch") },
 		"internal/ holds leaf":   func(m map[string][]string) { m["internal/text"] = append(m["internal/text"], module+"/messages") },
-		"import each other":      func(m map[string][]string) { m["workspace"] = append(m["workspace"], module+"/actors/convo") },
+		"import each other":      func(m map[string][]string) { m["changes"] = append(m["changes"], module+"/actors/convo") },
 	}
 	for want, breakIt := range cases {
 		m := map[string][]string{}

@@ -1,6 +1,9 @@
 // Package workspace snapshots a workspace, materialises worktrees from a
 // snapshot, captures an agent's changes as a changeset and merges them
-// back into the workspace.
+// back into the workspace: the mechanics. When each step happens, and
+// what becomes of a worktree and a changeset on an error, is package
+// changes' (the policy); docs/architecture.md, "The workspace
+// lifecycle", says step by step what is Go and what is git.
 //
 // A snapshot is the workspace as it is now: the base commit (HEAD) plus
 // every difference the working tree has from it (modified, added and not

@@ -200,7 +200,7 @@ func (w *Worktree) mountOverlay(ctx context.Context) error {
 	if w.admin, err = r.register(w.dir, w.snap.Commit); err != nil {
 		return err
 	}
-	if err := copyIndex(filepath.Join(ov.lower.w.admin, "index"), filepath.Join(w.admin, "index")); err != nil {
+	if err := copyLowerIndex(filepath.Join(ov.lower.w.admin, "index"), filepath.Join(w.admin, "index")); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(ov.side, "up", ".git"), []byte("gitdir: "+w.admin+"\n"), 0o644); err != nil {
@@ -224,9 +224,9 @@ func (w *Worktree) mountOverlay(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// copyIndex copies the index file from to to, keeping its modification
+// copyLowerIndex copies the index file from to to, keeping its modification
 // time (git's racy-entry rule compares entries with it).
-func copyIndex(from, to string) error {
+func copyLowerIndex(from, to string) error {
 	src, err := os.Open(from)
 	if err != nil {
 		return err

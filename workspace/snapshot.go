@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/troupe-ai/troupe/internal/ignore"
 )
@@ -86,10 +87,9 @@ func (r *Repo) stageCheckout(ctx context.Context, idx, base string) error {
 		return err
 	}
 	idLen := r.idLen()
-	if data, err := readBeneath(r.gitDir, "index", 0); err == nil && len(data) > 0 {
-		if err := os.WriteFile(idx, data, 0o600); err != nil {
-			return fmt.Errorf("copy index: %w", err)
-		}
+	if ok, err := copyIndex(r.gitDir, idx); err != nil {
+		return err
+	} else if ok {
 		if err := addAll(ctx, r.g, idx, idLen); !errors.Is(err, errLinksUnknown) {
 			return err
 		}
@@ -153,4 +153,35 @@ func (r *Repo) stagePrivate(ctx context.Context, g git) error {
 	}
 	_, err = g.run(ctx, list.Bytes(), "update-index", "--add", "-z", "--stdin")
 	return err
+}
+
+// copyIndex copies the user's index (gitDir/index, read without
+// following a symlink) to idx, with the original's modification time:
+// git trusts an entry's stat data only when the file was not modified
+// in the same second as the index was written (a "racy" entry is
+// hashed again), so a copy with a newer time would hide an edit made
+// just after the user's index was written. It reports whether there was
+// an index to copy.
+func copyIndex(gitDir, idx string) (bool, error) {
+	d, err := openBeneath(gitDir, "", false)
+	if err != nil {
+		return false, nil
+	}
+	defer d.close()
+	st, err := d.lstat("index") // before the read: an older time only makes more entries racy
+	if err != nil {
+		return false, nil
+	}
+	data, err := d.readFile("index", 0)
+	if err != nil || len(data) == 0 {
+		return false, nil
+	}
+	if err := os.WriteFile(idx, data, 0o600); err != nil {
+		return false, fmt.Errorf("copy index: %w", err)
+	}
+	mtime := time.Unix(st.Mtim.Unix())
+	if err := os.Chtimes(idx, mtime, mtime); err != nil {
+		return false, fmt.Errorf("copy index: %w", err)
+	}
+	return true, nil
 }

@@ -1,4 +1,4 @@
-package actors
+package changes
 
 import (
 	"os"
@@ -16,15 +16,14 @@ import (
 // changes; an agent ID that is no file name writes nothing.
 func TestBringNestedKeepsThePatchesHome(t *testing.T) {
 	dir := t.TempDir()
-	is := &isolation{stateDir: dir, log: zerolog.Nop()}
-	rec := &Recorder{}
-	ev := newAgentEvents(rec, "r1", "root", "", "root", "", zerolog.Nop())
-	r := AgentResult{Nested: []messages.NestedChanges{
+	r := &Run{stateDir: dir, log: zerolog.Nop()}
+	rec := &recorder{}
+	nested := []messages.NestedChanges{
 		{Agent: "worker-1", Status: messages.ChangeStatusConflict, Files: []string{"f.go", "g.go"}, Conflicts: []string{"f.go"}, Patch: []byte("conflicting patch")},
 		{Agent: "worker-2", Status: messages.ChangeStatusPatch, Files: []string{"h.go"}, Patch: []byte("unfinished patch")},
 		{Agent: "../x", Status: messages.ChangeStatusConflict, Files: []string{"f.go"}, Patch: []byte("escape")},
-	}, NestedErr: "nested changes refused: agent \"../y\" is not a file name"}
-	outs := is.bringNested(ev, "r1", "lead-1", r)
+	}
+	outs := r.BringNested(rec.emit, "r1", "lead-1", "n1", nested, "nested changes refused: agent \"../y\" is not a file name")
 	if len(outs) != 4 {
 		t.Fatalf("outcomes %+v", outs)
 	}
@@ -43,16 +42,37 @@ func TestBringNestedKeepsThePatchesHome(t *testing.T) {
 	if outs[3].Agent != "lead-1" || outs[3].Status != messages.ChangeStatusError || !strings.Contains(outs[3].Error, `"../y"`) {
 		t.Errorf("the refused ones: %+v", outs[3])
 	}
-	if got := is.results(); len(got) != 4 {
+	if got := r.Results(); len(got) != 4 {
 		t.Errorf("run's changes %+v", got)
 	}
-	if c, a := rec.OfType(messages.EvtChangesConflict), rec.OfType(messages.EvtChangesApplied); len(c) != 1 || len(a) != 1 ||
-		!strings.Contains(string(c[0].Data), "worker-1") || !strings.Contains(string(a[0].Data), `"status":"patch"`) {
+	c, a := rec.ofType(messages.EvtChangesConflict), rec.ofType(messages.EvtChangesApplied)
+	if len(c) != 1 || len(a) != 1 || c[0].data.(messages.ChangesConflict).Agent != "worker-1" ||
+		a[0].data.(messages.ChangesApplied).Status != messages.ChangeStatusPatch {
 		t.Errorf("events: conflict %v, applied %v", c, a)
 	}
-	note := nestedNote("lead-1", outs)
+	note := NestedNote("lead-1", outs)
 	if !strings.Contains(note, "[changes of worker-1, started by lead-1 on its node: NOT applied") ||
 		!strings.Contains(note, "[changes of the agents lead-1 started on its node: could not be brought back") {
 		t.Errorf("note:\n%s", note)
+	}
+}
+
+// On a node, what does not merge into an agent's directory leaves with
+// the task's result: the Carry keeps it (patch and all) and the parent
+// reads where the requester will keep it.
+func TestCarryTakesWhatDoesNotMergeForTheResult(t *testing.T) {
+	c := &Carry{}
+	out, now := c.Keep("r1", messages.ChangeOutcome{Agent: "w-1", Status: messages.ChangeStatusConflict, Files: []string{"f.go"}}, []byte("p"))
+	if now || out.Patch != filepath.Join("runs", "r1", "changes", "w-1.patch") {
+		t.Errorf("outcome %+v, emit now %v", out, now)
+	}
+	if sets := c.Take(); len(sets) != 1 || string(sets[0].Patch) != "p" || sets[0].Agent != "w-1" {
+		t.Errorf("carried %+v", sets)
+	}
+	if sets := c.Take(); len(sets) != 0 {
+		t.Errorf("taken twice: %+v", sets)
+	}
+	if note := Note(&out); !strings.Contains(note, "in the requester's data directory") {
+		t.Errorf("note %q", note)
 	}
 }

@@ -1,0 +1,39 @@
+// Package changes owns the workspace lifecycle of a run's agents:
+// Snapshot → Worktree → Capture → Land, and what becomes of the
+// outcome. Package workspace holds the mechanics (snapshots, worktrees,
+// capture, the three-way merge-back, keeping a patch, and which of them
+// is Go and which is git: see its documentation); this package holds the
+// policy, and actors calls it in three places: when an agent that may
+// change files starts (Run.Enter), when it ends (Isolated.Land) and
+// when the run ends (Run.Results, Run.Close).
+//
+//   - Who gets a worktree (Enter): nobody with isolation: shared; every
+//     agent that may change files with isolation: worktree; with auto,
+//     an agent alone and in the foreground works in the workspace and
+//     one that runs beside another (or in the background, or when the
+//     changes mode is branch or patch) gets a worktree. The worktrees of
+//     ended agents are kept for reuse, as many as the most agents seen
+//     running at once (2 to 16), and two are made ahead when every
+//     agent gets one.
+//   - Landing (Land): the worktree is captured, then its changeset
+//     applied to the workspace, committed on a branch or written as a
+//     patch, as the run's changes mode says (only a patch for an agent
+//     that did not complete). On any error, the capture's or the
+//     apply's, and when files were left out for their size, the
+//     worktree is kept whole (renamed kept-*, never reset, parked or
+//     removed) and the changeset's patch kept under the state directory;
+//     the outcome, recorded with the run's changes (run --json), names
+//     both. Otherwise the worktree goes back for reuse.
+//   - Remote agents (BringRemote): a node's changeset is derived again
+//     from the snapshot the run sent and the patch alone, then landed as
+//     a local agent's; a patch that does not apply, or an end state the
+//     result misstates, is refused, nothing applied.
+//   - Nested agents (Nested, Home, Carry, BringNested): an agent working
+//     outside the run's workspace (in a worktree, or on a node) is the
+//     workspace of its own children; what does not merge into its
+//     directory goes home: to the run, which keeps the patch, or on a
+//     node into the task's result (Carry), which the requester keeps.
+//   - On a node (Node): a task carrying its requester's snapshot runs in
+//     a worktree of it, its objects brought by the Transport (cluster's,
+//     over NATS), captured for the result when the agent ends.
+package changes

@@ -1,0 +1,181 @@
+package changes
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/workspace"
+)
+
+// Transport carries a task's snapshot to the node that runs it and the
+// agent's changeset back. cluster's goes over NATS (the snapshot bucket,
+// the requester's answer for a whole snapshot, the changes bucket);
+// Local is the one for a requester and a node in one process.
+type Transport interface {
+	// Fetch brings the objects of snap, which repo (the node's store)
+	// lacks, into repo.
+	Fetch(ctx context.Context, repo *workspace.Repo, snap messages.TaskSnapshot) error
+	// Ship makes cs fit a result: a patch too large to carry inline is
+	// stored elsewhere and cs names it (PatchRef, Patch nil).
+	Ship(ctx context.Context, cs *messages.Changeset) error
+}
+
+// nodeTimeout bounds fetching a snapshot and capturing a task's changes.
+const nodeTimeout = 2 * time.Minute
+
+// Node is a node's store of its requesters' snapshots: a task that
+// carries one runs in a worktree of it, made under the node's data
+// directory from a store that borrows the objects of the node's
+// checkout (which is never written). It opens on the first task.
+type Node struct {
+	dirs    Dirs  // Root: the node's checkout; Data: the store; State: kept patches
+	slots   int   // worktrees kept for reuse: one per slot
+	maxFile int64 // agent.max_change_bytes
+	log     zerolog.Logger
+
+	mu   sync.Mutex // one fetch at a time
+	repo *workspace.Repo
+}
+
+// NewNode is the store of a node with slots task slots: in d.Data,
+// borrowing the objects of the node's checkout d.Root, keeping the
+// patches of changes that cannot travel under d.State.
+func NewNode(d Dirs, slots int, maxChangeBytes int64, log zerolog.Logger) *Node {
+	return &Node{dirs: d, slots: slots, maxFile: maxChangeBytes, log: log}
+}
+
+// open returns the store, opening it (and pruning the worktrees a
+// killed node left) the first time; n.mu is held.
+func (n *Node) open(ctx context.Context) (*workspace.Repo, error) {
+	if n.repo != nil {
+		return n.repo, nil
+	}
+	// A worktree per slot is kept: the next task's rewrites only the
+	// files that differ.
+	repo, err := workspace.OpenStore(ctx, n.dirs.Data, n.dirs.Root, n.slots)
+	if err != nil {
+		return nil, err
+	}
+	repo.SetMaxChangeBytes(n.maxFile)
+	if err := repo.Prune(ctx); err != nil {
+		n.log.Warn().Err(err).Msg("prune worktrees left by a killed node")
+	}
+	n.repo = repo
+	return repo, nil
+}
+
+// Close removes the worktrees kept for reuse; the node has stopped.
+func (n *Node) Close() {
+	n.mu.Lock()
+	repo := n.repo
+	n.mu.Unlock()
+	if repo == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := repo.Close(ctx); err != nil {
+		n.log.Warn().Err(err).Msg("remove idle snapshot worktrees")
+	}
+}
+
+// Hosted is a task's worktree on a node.
+type Hosted struct {
+	wt   *workspace.Worktree
+	node *Node
+}
+
+// Root is the worktree's directory, the task's agent's workspace.
+func (h *Hosted) Root() string { return h.wt.Root() }
+
+// Start makes the worktree the task's agent works in (named name): the
+// snapshot's objects fetched through t when the store lacks them.
+func (n *Node) Start(ctx context.Context, t Transport, snap messages.TaskSnapshot, name string) (*Hosted, error) {
+	ctx, cancel := context.WithTimeout(ctx, nodeTimeout)
+	defer cancel()
+	n.mu.Lock()
+	repo, err := n.open(ctx)
+	if err == nil && !repo.Has(ctx, snap.Commit) {
+		err = t.Fetch(ctx, repo, snap)
+	}
+	n.mu.Unlock()
+	if err == nil {
+		var wt *workspace.Worktree
+		wt, err = repo.NewWorktree(ctx, workspace.Snapshot{Base: snap.Base, Tree: snap.Tree, Commit: snap.Commit, Prefix: snap.Prefix}, name)
+		if err == nil {
+			return &Hosted{wt: wt, node: n}, nil
+		}
+	}
+	return nil, fmt.Errorf("materialise the requester's snapshot %.12s: %w", snap.Commit, err)
+}
+
+// Drop removes the worktree of a task whose agent did not start.
+func (h *Hosted) Drop() {
+	if err := h.wt.Remove(context.Background()); err != nil {
+		h.node.log.Warn().Err(err).Msg("remove snapshot worktree")
+	}
+}
+
+// End ends the worktree's use once the task's agent has ended and
+// returns its changeset for the result (nil when it changed nothing, or
+// may change nothing), shipped through t. On an error (the capture's,
+// or the changeset's that cannot travel) the worktree is kept whole on
+// the node, and the patch too when there is one; the error names where.
+func (h *Hosted) End(ctx context.Context, t Transport, mayChange bool, run, agent string) (*messages.Changeset, error) {
+	ctx, cancel := context.WithTimeout(ctx, nodeTimeout)
+	defer cancel()
+	if !mayChange {
+		h.Drop()
+		return nil, nil
+	}
+	cs, err := h.wt.Capture(ctx)
+	if err == nil && cs.Empty() && len(cs.Oversize) == 0 {
+		h.Drop()
+		return nil, nil
+	}
+	if err == nil {
+		cs.SnapshotTree = h.wt.Snapshot().Tree
+		cs.PatchSHA256 = messages.Digest(cs.Patch)
+		patch := cs.Patch
+		if err = t.Ship(ctx, &cs); err != nil {
+			err = fmt.Errorf("send the changeset: %w", err)
+			if path, kerr := workspace.KeepPatch(h.node.dirs.Root, h.node.dirs.State, run, agent, patch); kerr == nil {
+				err = fmt.Errorf("%w; its patch is kept on the node at %s", err, path)
+			}
+		}
+	}
+	if err != nil {
+		if path, kerr := h.wt.Keep(ctx); kerr == nil {
+			err = fmt.Errorf("%w; the worktree is kept on the node at %s", err, path)
+		} else {
+			h.node.log.Error().Err(kerr).Str("agent", agent).Msg("keep the worktree of changes not captured")
+		}
+		return nil, err
+	}
+	h.Drop()
+	return &cs, nil
+}
+
+// Local is the Transport between a requester and a node in one process:
+// the snapshot's objects come from the requester's repository as a
+// bundle, and a patch travels inline whatever its size.
+type Local struct {
+	From *workspace.Repo // the requester's repository
+}
+
+// Fetch implements Transport.
+func (l Local) Fetch(ctx context.Context, repo *workspace.Repo, snap messages.TaskSnapshot) error {
+	data, err := l.From.Bundle(ctx, workspace.Snapshot{Base: snap.Base, Tree: snap.Tree, Commit: snap.Commit, Prefix: snap.Prefix},
+		snap.Base != "" && repo.Has(ctx, snap.Base))
+	if err != nil {
+		return err
+	}
+	return repo.Unbundle(ctx, data)
+}
+
+// Ship implements Transport: the patch stays inline.
+func (Local) Ship(context.Context, *messages.Changeset) error { return nil }

@@ -1,0 +1,69 @@
+package changes
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// A remote agent's changeset is derived again from the snapshot the run
+// sent and its patch alone: one whose patch does not apply is refused
+// (nothing written, changes.refused emitted, the refusal in the run's
+// changes and the sentence its result fails with); one that applies
+// lands as a local agent's would.
+func TestBringRemoteDerivesOrRefuses(t *testing.T) {
+	tr, snap, n := requesterAndNode(t)
+	h, err := n.Start(context.Background(), tr, snap, "r1-w1-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, h.Root(), "g.go", "package p\n\nvar G = 3\n")
+	cs, err := h.End(context.Background(), tr, true, "r1", "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := tr.From.Root()
+	r := openRun(t, req, "worktree")
+	bad := *cs
+	bad.Patch = []byte(strings.Replace(string(cs.Patch), "-var G = 2", "-var G = 9", 1))
+	rec := &recorder{}
+	out, why := r.BringRemote(rec.emit, "r1", "w1", Remote{Node: "n1", Completed: true, Changeset: &bad})
+	if why == "" || out == nil || out.Status != messages.ChangeStatusError || !strings.Contains(why, "node n1") {
+		t.Fatalf("a patch that does not apply: outcome %+v, refusal %q", out, why)
+	}
+	if len(rec.ofType(messages.EvtChangesRefused)) != 1 {
+		t.Errorf("events %+v", rec.events)
+	}
+	if g, _ := os.ReadFile(filepath.Join(req, "g.go")); string(g) != "package p\n\nvar G = 2\n" {
+		t.Errorf("a refused changeset wrote g.go: %q", g)
+	}
+	out, why = r.BringRemote(nil, "r1", "w2", Remote{Node: "n1", Completed: true, Changeset: cs})
+	if why != "" || out == nil || out.Status != messages.ChangeStatusApplied {
+		t.Fatalf("a good changeset: outcome %+v, refusal %q", out, why)
+	}
+	if g, _ := os.ReadFile(filepath.Join(req, "g.go")); string(g) != "package p\n\nvar G = 3\n" {
+		t.Errorf("g.go after the good changeset: %q", g)
+	}
+	if got := r.Results(); len(got) != 2 || got[0].Status != messages.ChangeStatusError || got[1].Status != messages.ChangeStatusApplied {
+		t.Errorf("the run's changes %+v", got)
+	}
+}
+
+// A node that could not capture or send an agent's changes says why and
+// where it kept them; the run lists that as an error and applies
+// nothing.
+func TestBringRemoteListsWhatANodeKept(t *testing.T) {
+	r := &Run{}
+	out, why := r.BringRemote(nil, "r1", "w1", Remote{Node: "n1", Err: "capture: refused; the worktree is kept on the node at /x/kept-1"})
+	if why != "" || out == nil || out.Status != messages.ChangeStatusError || !strings.Contains(out.Error, "/x/kept-1") ||
+		!strings.Contains(out.Error, "node n1") {
+		t.Fatalf("outcome %+v, refusal %q", out, why)
+	}
+	if got := r.Results(); len(got) != 1 || got[0].Error != out.Error {
+		t.Errorf("the run's changes %+v", got)
+	}
+}
