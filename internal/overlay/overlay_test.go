@@ -172,3 +172,31 @@ func TestBadMountPathsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestHolderRefusesBadRequestsAndEndsWithItsInput: an unknown request is
+// answered with an error and the holder serves on; closed, it is gone
+// (its process waited for) and requests fail.
+func TestHolderRefusesBadRequestsAndEndsWithItsInput(t *testing.T) {
+	need(t)
+	h, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.ask(request{Op: "bogus", Target: "/"}); err == nil || !strings.Contains(err.Error(), "unknown request") {
+		t.Fatalf("bogus request: %v", err)
+	}
+	_, mount := layers(t, h, map[string]string{"f": "x"})
+	mnt, _ := mount()
+	if got := read(t, filepath.Join(h.View(mnt), "f")); got != "x" {
+		t.Fatalf("after a bad request the holder's mount reads %q", got)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if h.cmd.ProcessState == nil {
+		t.Fatal("the holder was not waited for")
+	}
+	if err := h.Mount("/a", "/b", "/c", "/d"); err == nil {
+		t.Fatal("a closed holder took a request")
+	}
+}
