@@ -65,24 +65,25 @@ func (r *Repo) Apply(ctx context.Context, snap Snapshot, cs messages.Changeset, 
 	if err != nil {
 		return out, fmt.Errorf("apply changes of %s: %w", agent, err)
 	}
+	patch := r.changesetPatch(ctx, snap, theirs, cs)
 	switch mode {
 	case ModePatch:
 		out.Status = messages.ChangeStatusPatch
-		out.Patch, err = r.keepPatch(run, agent, cs.Patch)
+		out.Patch, err = r.keepPatch(run, agent, patch)
 	case ModeBranch:
 		out.Status = messages.ChangeStatusBranch
 		out.Branch, err = r.branch(ctx, snap, theirs, run, agent)
 	case ModeApply, "":
 		var m merged
-		if m, err = r.merge(ctx, snap.Tree, theirs, run, agent, cs.Patch); err != nil {
-			return r.keepOnError(out, run, agent, cs.Patch, err)
+		if m, err = r.merge(ctx, snap, theirs, run, agent, patch); err != nil {
+			return r.keepOnError(out, run, agent, patch, err)
 		}
 		if len(m.conflicts) > 0 {
 			out.Status, out.Conflicts, out.Reason = messages.ChangeStatusConflict, m.conflicts, m.reason()
 			if outside := r.outsideCone(ctx, m.conflicts); len(outside) > 0 {
 				out.Reason = strings.TrimPrefix(out.Reason+"; "+coneReason(outside), "; ")
 			}
-			out.Patch, err = r.keepPatch(run, agent, cs.Patch)
+			out.Patch, err = r.keepPatch(run, agent, patch)
 		} else {
 			out.Status = messages.ChangeStatusApplied
 		}
@@ -98,7 +99,7 @@ func (r *Repo) Apply(ctx context.Context, snap Snapshot, cs messages.Changeset, 
 // keepOnError is the outcome of a land that failed with err (rolled
 // back, the workspace as it was): status error, the patch kept and
 // named.
-func (r *Repo) keepOnError(out Outcome, run, agent string, patch []byte, err error) (Outcome, error) {
+func (r *Repo) keepOnError(out Outcome, run, agent string, patch patchWriter, err error) (Outcome, error) {
 	err = fmt.Errorf("apply changes of %s: %w", agent, err)
 	out.Status, out.Error = messages.ChangeStatusError, err.Error()
 	if path, kerr := r.keepPatch(run, agent, patch); kerr == nil {

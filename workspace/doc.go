@@ -88,8 +88,9 @@
 // its blob and its form on disk (eol, text with the user's core.autocrlf,
 // ident, encodings), ours is read through git's clean rules and the
 // result written through git's checkout conversion (merge_convert.go);
-// a file that needs a filter of the user's global config conflicts, with
-// a reason: troupe does not run it unconfined. Changes to different
+// a clean/smudge filter of the user's global config runs in the OS
+// sandbox (filter_confined.go). Each file is decided as git merge-tree
+// decides it (merge_git_test.go holds the two equal). Changes to different
 // files or to different regions of one file merge (git merge-file); an
 // overlap with a change applied before or with an edit the user made
 // meanwhile is a conflict, and then nothing is written: the changeset is

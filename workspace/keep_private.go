@@ -8,11 +8,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// keepPrivate writes data as the file name in the folders dirs beneath
+// keepPrivate writes what data writes (streaming, fsynced) as the file name in the folders dirs beneath
 // at beneath base, none of them followed if it is a symlink: each of
 // dirs is made, or narrowed, to 0700 and the file is written new as 0600
 // and renamed over what was there (replaced, never written through).
-func keepPrivate(base, at string, dirs []string, name string, data []byte) error {
+func keepPrivate(base, at string, dirs []string, name string, data patchWriter) error {
 	d, err := openBeneath(base, at, true)
 	if err != nil {
 		return err
@@ -35,7 +35,8 @@ func keepPrivate(base, at string, dirs []string, name string, data []byte) error
 	}
 	defer d.close()
 	tmp := ".troupe-" + strconv.FormatUint(rand.Uint64(), 16) + ".tmp"
-	if err := d.writeNew(tmp, 0o600, data); err != nil {
+	if err := d.writeSynced(tmp, 0o600, data, "patch "+name); err != nil {
+		_ = unix.Unlinkat(d.fd(), tmp, 0)
 		return err
 	}
 	if err := unix.Renameat(d.fd(), tmp, d.fd(), name); err != nil {

@@ -2,14 +2,11 @@ package workspace
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,8 +34,8 @@ import (
 // of the same work tree (under the apply lock, so never a live land)
 // rolls back what was not done and finishes what was (recover.go).
 // Everything goes through directories opened one component at a time
-// without following a symlink (beneath.go). Files are not fsynced: a
-// land survives the process's death, not the machine's.
+// without following a symlink (beneath.go). What is fsynced, and when,
+// so that a land survives a power cut as it does a kill: land_sync.go.
 
 // landFile is one file of a land.
 type landFile struct {
@@ -102,7 +99,7 @@ func (e *landError) Unwrap() error { return e.err }
 // done. A linkError (a symlink or a file met where a directory should
 // be) is returned as it is, after the rollback, so the caller can call
 // it a conflict.
-func (r *Repo) land(top *dirFD, plan []change, run, agent string, patch []byte) error {
+func (r *Repo) land(top *dirFD, plan []change, run, agent string, patch patchWriter) error {
 	if len(plan) == 0 {
 		return nil
 	}
@@ -119,6 +116,9 @@ func (r *Repo) land(top *dirFD, plan []change, run, agent string, patch []byte) 
 		err = j.prepare(top)
 	}
 	if err == nil {
+		err = j.syncDirs(top) // the .new and .old names, the directories made
+	}
+	if err == nil {
 		err = hook("prepared", 0)
 	}
 	if err == nil {
@@ -126,6 +126,12 @@ func (r *Repo) land(top *dirFD, plan []change, run, agent string, patch []byte) 
 		if err = r.markJournal(j.ID, landCommitting); err == nil {
 			err = j.commit(top)
 		}
+	}
+	if err == nil {
+		err = j.syncDirs(top) // the renames and deletions
+	}
+	if err == nil {
+		err = r.markJournal(j.ID, landDone)
 	}
 	if err != nil {
 		var le *linkError
@@ -139,9 +145,6 @@ func (r *Repo) land(top *dirFD, plan []change, run, agent string, patch []byte) 
 		return &landError{err: err, rollback: rb}
 	}
 	j.State = landDone
-	if err := r.markJournal(j.ID, landDone); err != nil {
-		return fmt.Errorf("write the land's journal: %w", err)
-	}
 	if err := hook(landDone, len(j.Files)); err != nil {
 		return err
 	}
@@ -236,26 +239,31 @@ func (j *landJournal) prepare(top *dirFD) error {
 			return fmt.Errorf("make %s: %w", dir, err)
 		}
 	}
+	var b syncBatch // each new file's contents, fsynced in batches
 	for i, f := range j.Files {
 		dir, name := splitPath(f.Path)
 		d, err := top.sub(dir, false)
+		if err == nil {
+			err = prepareOne(d, name, f, j.changes[i], &b)
+			d.close()
+		}
 		if err != nil {
+			b.close()
 			return fmt.Errorf("write %s: %w", f.Path, err)
 		}
-		err = prepareOne(d, name, f, j.changes[i])
-		d.close()
-		if err != nil {
-			return fmt.Errorf("write %s: %w", f.Path, err)
-		}
+	}
+	if err := b.flush(); err != nil {
+		return fmt.Errorf("write the changes: %w", err)
 	}
 	return nil
 }
 
-// prepareOne writes one file's .new and links its .old in d.
-func prepareOne(d *dirFD, name string, f landFile, c change) error {
+// prepareOne writes one file's .new (its contents left in b to be
+// fsynced) and links its .old in d.
+func prepareOne(d *dirFD, name string, f landFile, c change, b *syncBatch) error {
 	if f.New != "" {
 		mode, _ := strconv.ParseUint(c.to.mode, 8, 32)
-		if err := d.create(f.New, uint32(mode), c.to.data); err != nil {
+		if err := d.createSynced(f.New, uint32(mode), c.to.data, b, "file "+f.Path); err != nil {
 			return err
 		}
 	}
@@ -286,7 +294,7 @@ func copyPreimage(d *dirFD, name, old string) error {
 	if err != nil {
 		return err
 	}
-	return d.writeNew(old, st.Mode&0o7777, data)
+	return d.writeSynced(old, st.Mode&0o7777, patchBytes(data), "file "+old)
 }
 
 // commit renames each .new over its file and unlinks each deleted one
@@ -312,95 +320,4 @@ func (j *landJournal) commit(top *dirFD) error {
 		}
 	}
 	return nil
-}
-
-// journalDir is the directory of land journals: land/ in the home,
-// which only troupe writes (an agent that could write a journal could
-// make a recovery rename or remove files of its choosing), as base and
-// a path below it.
-func (r *Repo) journalDir() (base, rel string) {
-	return r.home.dir, "land"
-}
-
-// writeJournal writes j and the patch beside it, as new files (the ID
-// is new): a journal cut short by a kill was written before the tree
-// was touched, and the recovery drops it.
-func (r *Repo) writeJournal(j *landJournal, patch []byte) error {
-	base, rel := r.journalDir()
-	d, err := openBeneath(base, rel, true)
-	if err != nil {
-		return err
-	}
-	defer d.close()
-	if err := d.writeNew(j.ID+".patch", 0o600, patch); err != nil {
-		return err
-	}
-	data, err := json.Marshal(j)
-	if err != nil {
-		return err
-	}
-	return d.writeNew(j.ID+".json", 0o600, data)
-}
-
-// markJournal records that land id reached state (landCommitting,
-// landDone): an empty file beside its journal, cheaper than rewriting
-// it.
-func (r *Repo) markJournal(id, state string) error {
-	base, rel := r.journalDir()
-	d, err := openBeneath(base, rel, false)
-	if err != nil {
-		return fmt.Errorf("write the land's journal: %w", err)
-	}
-	defer d.close()
-	if err := d.writeNew(id+"."+state, 0o644, nil); err != nil {
-		return fmt.Errorf("write the land's journal: %w", err)
-	}
-	return nil
-}
-
-// journalState is the state the markers beside land id's journal in d
-// say.
-func journalState(d *dirFD, id string) string {
-	for _, state := range []string{landDone, landCommitting} {
-		if _, err := d.lstat(id + "." + state); err == nil {
-			return state
-		}
-	}
-	return landPlanned
-}
-
-// removeJournal removes land id's journal, then its patch and markers.
-func (r *Repo) removeJournal(id string) error {
-	base, rel := r.journalDir()
-	d, err := openBeneath(base, rel, false)
-	if err != nil {
-		return fmt.Errorf("remove the land's journal: %w", err)
-	}
-	defer d.close()
-	for _, ext := range []string{".json", ".patch", "." + landCommitting, "." + landDone} {
-		if err := d.remove(id + ext); err != nil {
-			return fmt.Errorf("remove the land's journal: %w", err)
-		}
-	}
-	return nil
-}
-
-// valid reports whether j, read back from its file, names only paths in
-// the work tree and temporary names a land makes.
-func (j *landJournal) valid(id string) bool {
-	if j.ID != id || len(id) != 16 || strings.Trim(id, "0123456789abcdef") != "" {
-		return false
-	}
-	for i, f := range j.Files {
-		tmp := ".troupe-land-" + id + "-" + strconv.Itoa(i)
-		if !filepath.IsLocal(filepath.FromSlash(f.Path)) || (f.New != "" && f.New != tmp+".new") || (f.Old != "" && f.Old != tmp+".old") {
-			return false
-		}
-	}
-	for _, d := range j.Dirs {
-		if !filepath.IsLocal(filepath.FromSlash(d)) {
-			return false
-		}
-	}
-	return true
 }

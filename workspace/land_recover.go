@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"slices"
 	"strings"
 
@@ -193,9 +195,18 @@ func (r *Repo) recoverLand(jd *dirFD, j landJournal) error {
 	if err := j.rollback(top); err != nil {
 		return err
 	}
-	patch, err := jd.readFile(j.ID+".patch", 0)
-	if err == nil && len(patch) > 0 && pathSafe(j.Run) && pathSafe(j.Agent) {
-		if _, err := r.keepPatch(j.Run, j.Agent, patch); err != nil {
+	fd, err := unix.Openat(jd.fd(), j.ID+".patch", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == nil {
+		f := os.NewFile(uintptr(fd), j.ID+".patch")
+		st, serr := f.Stat()
+		if serr == nil && st.Mode().IsRegular() && st.Size() > 0 && pathSafe(j.Run) && pathSafe(j.Agent) {
+			_, err = r.keepPatch(j.Run, j.Agent, func(w io.Writer) error {
+				_, err := io.Copy(w, f)
+				return err
+			})
+		}
+		f.Close()
+		if err != nil {
 			return err
 		}
 	}

@@ -31,6 +31,7 @@ func (v version) regular() bool { return v.mode == "100644" || v.mode == "100755
 type change struct {
 	path string
 	to   version
+	text int // n > 0: its contents are the nth merge of a textBatch, not yet made
 }
 
 // entry is one changed path between two trees.
@@ -60,14 +61,14 @@ func (m *merged) conflict(path, reason string) {
 // that is all).
 func (m *merged) reason() string { return strings.Join(m.reasons, "; ") }
 
-// merge merges the difference between trees base and theirs into the
+// merge merges the difference between the snapshot's tree and theirs into the
 // work tree, file by file. Every file is read, written and removed
 // through the work tree's top directory without following a symbolic
 // link (beneath.go): a path below a symlink (or a file) conflicts. When
 // any path conflicts, nothing is written; the rest is written all or
 // nothing (land.go), patch kept in the land's journal meanwhile.
-func (r *Repo) merge(ctx context.Context, base, theirs, run, agent string, patch []byte) (merged, error) {
-	entries, err := r.changedEntries(ctx, base, theirs)
+func (r *Repo) merge(ctx context.Context, snap Snapshot, theirs, run, agent string, patch patchWriter) (merged, error) {
+	entries, err := r.changedEntries(ctx, snap.Tree, theirs)
 	if err != nil {
 		return merged{}, err
 	}
@@ -84,8 +85,12 @@ func (r *Repo) merge(ctx context.Context, base, theirs, run, agent string, patch
 	if err != nil {
 		return merged{}, err
 	}
+	if err := conv.checkFiltered(ctx, snap, entries, blobs); err != nil {
+		return merged{}, err
+	}
 	var plan []change
 	var m merged
+	var texts textBatch // the contents both sides changed, merged together below
 	for _, e := range entries {
 		if why := conv.refusedWhy(e.path); why != "" {
 			m.conflict(e.path, why)
@@ -93,7 +98,7 @@ func (r *Repo) merge(ctx context.Context, base, theirs, run, agent string, patch
 		}
 		b := version{mode: e.oldMode, data: blobs[e.oldBlob]}
 		t := version{mode: e.newMode, data: blobs[e.newBlob]}
-		c, reason, err := r.mergeOne(ctx, top, conv, e.path, b, t)
+		c, reason, err := r.mergeOne(ctx, top, conv, e.path, b, t, &texts)
 		if err != nil {
 			return merged{}, err
 		}
@@ -105,6 +110,9 @@ func (r *Repo) merge(ctx context.Context, base, theirs, run, agent string, patch
 		case c != nil:
 			plan = append(plan, *c)
 		}
+	}
+	if plan, err = r.mergeTexts(ctx, conv, &texts, plan, &m, len(snap.Tree)/2); err != nil {
+		return merged{}, err
 	}
 	if len(m.conflicts) > 0 {
 		return m, nil
@@ -147,8 +155,9 @@ func linkReason(err error) string {
 }
 
 // mergeOne decides one file: the change to make (nil: none), or why it
-// conflicts (overlap, or a rule it meets).
-func (r *Repo) mergeOne(ctx context.Context, top *dirFD, conv *converter, path string, base, theirs version) (*change, string, error) {
+// conflicts (overlap, or a rule it meets); contents both sides changed
+// are left to texts.
+func (r *Repo) mergeOne(ctx context.Context, top *dirFD, conv *converter, path string, base, theirs version, texts *textBatch) (*change, string, error) {
 	if !filepath.IsLocal(filepath.FromSlash(path)) {
 		return nil, "", fmt.Errorf("%s: %w", path, errOutside)
 	}
@@ -169,34 +178,61 @@ func (r *Repo) mergeOne(ctx context.Context, top *dirFD, conv *converter, path s
 			return nil, "", err
 		}
 	}
-	c, reason, err := r.mergeClean(ctx, path, ours, base, theirs)
-	if err == nil && c != nil && c.to.regular() && conv.converts(path) {
+	c, reason, err := r.mergeClean(ctx, path, ours, base, theirs, texts)
+	if err == nil && c != nil && c.text == 0 && c.to.regular() && conv.converts(path) {
 		c.to.data, err = conv.smudge(ctx, path, c.to.data)
 	}
 	return c, reason, err
 }
 
 // mergeClean decides one file from its three versions in git's clean
-// form (see mergeOne).
-func (r *Repo) mergeClean(ctx context.Context, path string, ours, base, theirs version) (*change, string, error) {
+// form (see mergeOne), as git merge-tree does (merge_git_test.go holds
+// it to that): a side equal to the base takes the other; when both
+// changed, they must be of one type (file or symlink), and their mode
+// and contents are merged apart (a side that kept the base's takes the
+// other's); contents both changed are merged by git merge-file (or with
+// the others of texts, when not nil: merge_batch.go), for text files only (two-way, on an empty base, when the base was not a
+// file).
+func (r *Repo) mergeClean(ctx context.Context, path string, ours, base, theirs version, texts *textBatch) (*change, string, error) {
 	switch {
-	case ours.equal(theirs):
+	case ours.equal(theirs), theirs.equal(base):
 		return nil, "", nil
 	case ours.equal(base):
 		return &change{path: path, to: theirs}, "", nil
-	case !ours.regular() || !base.regular() || !theirs.regular() || binary(ours.data) || binary(base.data) || binary(theirs.data):
-		return nil, overlap, nil
-	}
-	data, ok, err := r.mergeFile(ctx, ours.data, base.data, theirs.data)
-	if err != nil {
-		return nil, "", err
-	}
-	if !ok {
+	case !ours.exists() || !theirs.exists() || ours.regular() != theirs.regular() || ours.mode == "dir" || ours.mode == "other":
 		return nil, overlap, nil
 	}
 	mode := ours.mode
-	if ours.mode == base.mode {
+	switch {
+	case ours.mode == theirs.mode || ours.mode == base.mode:
 		mode = theirs.mode
+	case theirs.mode != base.mode:
+		return nil, overlap, nil
+	}
+	var data []byte
+	switch {
+	case bytes.Equal(ours.data, theirs.data) || (base.exists() && bytes.Equal(ours.data, base.data)):
+		data = theirs.data
+	case base.exists() && bytes.Equal(theirs.data, base.data):
+		data = ours.data
+	case !ours.regular() || binary(ours.data) || (base.regular() && binary(base.data)) || binary(theirs.data):
+		return nil, overlap, nil
+	default:
+		baseData := base.data
+		if !base.regular() {
+			baseData = nil // a base of another type: a two-way merge, as git's
+		}
+		if texts != nil {
+			return texts.add(path, mode, ours.data, baseData, theirs.data), "", nil
+		}
+		merged, ok, err := r.mergeFile(ctx, ours.data, baseData, theirs.data)
+		if err != nil {
+			return nil, "", err
+		}
+		if !ok {
+			return nil, overlap, nil
+		}
+		data = merged
 	}
 	return &change{path: path, to: version{mode: mode, data: data}}, "", nil
 }

@@ -28,9 +28,9 @@ import (
 // the home copies of the repository's (core.eol...): core.autocrlf and
 // core.eol come from the user's global config. Filters: a filter
 // attribute naming a driver of the user's global config is a program
-// troupe would have to run; it does not run it outside a sandbox, so
-// that file conflicts with a reason that says so and the changeset is
-// kept as a patch. A driver defined nowhere trusted (say, only in the
+// troupe runs only in the OS sandbox (filter_confined.go); where it
+// cannot, that file conflicts with a reason that says so and the
+// changeset is kept as a patch. A driver defined nowhere trusted (say, only in the
 // repository's own .git/config, which an agent may write) does not
 // exist for troupe's git, which then takes the file as git does a
 // filter without a driver: as it is.
@@ -41,8 +41,9 @@ var convAttrs = []string{"text", "eol", "crlf", "filter", "ident", "working-tree
 // userConv is what of the user's global config changes how files are
 // converted: core.autocrlf, core.eol, and the filter drivers it defines.
 type userConv struct {
-	conf    []string        // -c flags for core.autocrlf and core.eol
-	filters map[string]bool // names of the drivers with a clean, smudge or process command
+	conf    []string                // -c flags for core.autocrlf and core.eol
+	filters map[string]bool         // names of the drivers with a clean, smudge or process command
+	drivers map[string]filterDriver // the drivers' clean and smudge commands (filter_confined.go)
 }
 
 // readUserConv reads the user's global config (includes followed) for
@@ -50,7 +51,7 @@ type userConv struct {
 func (r *Repo) readUserConv(ctx context.Context) userConv {
 	g := r.g
 	g.userGlobal = true
-	uc := userConv{filters: map[string]bool{}}
+	uc := userConv{filters: map[string]bool{}, drivers: map[string]filterDriver{}}
 	out, code, err := g.runCode(ctx, nil, "config", "--global", "--includes", "-z", "--list")
 	if err != nil || code != 0 {
 		return uc
@@ -75,16 +76,24 @@ func (r *Repo) readUserConv(ctx context.Context) userConv {
 			uc.filters[rest[:i]] = true
 		}
 	}
+	for name := range uc.filters {
+		d := filterDriver{clean: conf["filter."+name+".clean"].val, smudge: conf["filter."+name+".smudge"].val}
+		if req, ok := conf["filter."+name+".required"]; ok {
+			d.required = !req.set || slices.Contains([]string{"true", "yes", "on", "1"}, strings.ToLower(req.val))
+		}
+		uc.drivers[name] = d
+	}
 	return uc
 }
 
 // converter converts the changed paths of one merge whose form on disk
 // may differ from their blobs.
 type converter struct {
-	r       *Repo
-	g       git               // git in the home with the work tree (the user's autocrlf and eol)
-	paths   map[string]bool   // the paths git converts
-	refused map[string]string // path → why its conversion is refused (a filter)
+	r        *Repo
+	g        git                     // git in the home with the work tree (the user's autocrlf and eol)
+	paths    map[string]bool         // the paths git converts
+	filtered map[string]filterDriver // path → the user's filter it goes through, run confined
+	refused  map[string]string       // path → why its conversion is refused (a filter)
 }
 
 // converter is the converter of entries' paths, or nil when no path
@@ -96,7 +105,7 @@ func (r *Repo) converter(ctx context.Context, top *dirFD, entries []entry) (*con
 	if len(uc.conf) == 0 && !repoEOL && !r.attributesMayApply(top, entries) {
 		return nil, nil
 	}
-	c := &converter{r: r, g: r.g, paths: map[string]bool{}, refused: map[string]string{}}
+	c := &converter{r: r, g: r.g, paths: map[string]bool{}, filtered: map[string]filterDriver{}, refused: map[string]string{}}
 	var in strings.Builder
 	for _, e := range entries {
 		in.WriteString(e.path + "\x00")
@@ -113,7 +122,7 @@ func (r *Repo) converter(ctx context.Context, top *dirFD, entries []entry) (*con
 		}
 		c.paths[path] = true
 		if attr == "filter" {
-			c.refused[path] = path + " goes through the filter " + val + " of your git config, a program troupe does not run outside a sandbox: its changes are kept as a patch"
+			c.filter(path, val, uc.drivers[val])
 		}
 	}
 	if len(uc.conf) > 0 || repoEOL {
@@ -122,6 +131,27 @@ func (r *Repo) converter(ctx context.Context, top *dirFD, entries []entry) (*con
 		}
 	}
 	return c, nil
+}
+
+// filter records that path goes through the user's filter driver d
+// (called name): run confined, or refused with a reason when it has
+// no clean or smudge command (only a long-running process) or the
+// sandbox cannot be enforced here.
+func (c *converter) filter(path, name string, d filterDriver) {
+	why := ""
+	switch {
+	case d.clean == "" && d.smudge == "":
+		why = "it has no clean or smudge command (troupe does not run a long-running filter process)"
+	default:
+		if u := filterUnsupported(); u != "" {
+			why = "troupe runs it only in the sandbox, which this machine cannot enforce (" + u + ")"
+		}
+	}
+	if why != "" {
+		c.refused[path] = path + " goes through the filter " + name + " of your git config: " + why + "; its changes are kept as a patch"
+		return
+	}
+	c.filtered[path] = d
 }
 
 // attributesMayApply reports whether an attributes file could name one
@@ -173,6 +203,12 @@ func (c *converter) refusedWhy(path string) string {
 // clean is the blob git add would make of data at path: git
 // hash-object --path writes it to the object store, then it is read.
 func (c *converter) clean(ctx context.Context, path string, data []byte) ([]byte, error) {
+	if d, ok := c.filtered[path]; ok {
+		var err error
+		if data, err = c.runFilter(ctx, d, d.clean, path, data); err != nil {
+			return nil, err
+		}
+	}
 	out, err := c.g.run(ctx, data, "hash-object", "-w", "--stdin", "--path="+path)
 	if err != nil {
 		return nil, fmt.Errorf("read %s as git adds it: %w", path, err)
@@ -194,6 +230,9 @@ func (c *converter) smudge(ctx context.Context, path string, data []byte) ([]byt
 	smudged, err := c.g.run(ctx, nil, "cat-file", "--filters", "--path="+path, strings.TrimSpace(string(out)))
 	if err != nil {
 		return nil, fmt.Errorf("write %s as git checks it out: %w", path, err)
+	}
+	if d, ok := c.filtered[path]; ok {
+		return c.runFilter(ctx, d, d.smudge, path, smudged)
 	}
 	return smudged, nil
 }

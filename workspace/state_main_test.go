@@ -5,10 +5,14 @@ import (
 	"testing"
 
 	"github.com/troupe-ai/troupe/internal/testfiles"
+	"github.com/troupe-ai/troupe/tools/sandbox"
 )
 
-// TestMain keeps troupe's git homes (beside the state directory) in a
-// temporary XDG_STATE_HOME, never in the real home.
+// TestMain serves as the sandbox's launcher when a filter is run
+// confined (filter_confined.go), and keeps troupe's git homes (beside
+// the state directory) in a temporary XDG_STATE_HOME, never in the real
+// home.
 func TestMain(m *testing.M) {
+	sandbox.MaybeRunLauncher()
 	os.Exit(testfiles.RunPrivate(m))
 }

@@ -1,0 +1,165 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"github.com/troupe-ai/troupe/internal/statedir"
+	"github.com/troupe-ai/troupe/tools/sandbox"
+)
+
+// A clean or smudge filter of the user's global config (the user's own,
+// trusted; never one the repository's config, which an agent may write,
+// defines) is a program, and the data it reads is the agent's: troupe
+// runs it only in the OS sandbox (tools/sandbox), required whole: no
+// network, writes only beneath a private temporary directory (its
+// TMPDIR), no reads of the credential stores or troupe's state, and an
+// environment of PATH, HOME, LANG, LC_*, TZ and TMPDIR. It runs as git
+// runs it (sh -c, %f the path, in the work tree's top), in git's order:
+// cleaning, the filter first and then git's conversion of line endings;
+// smudging, line endings first and then the filter (merge_convert.go).
+// A driver with only a long-running "process" command, or a machine
+// where the sandbox cannot be enforced, is refused per file with a
+// reason, as before: the changes are kept as a patch.
+
+// filterDriver is a filter driver of the user's global config.
+type filterDriver struct {
+	clean, smudge string
+	required      bool
+}
+
+// filterPolicy is the sandbox a filter runs in, tmp its writable
+// directory; nil, with why, when this machine cannot enforce it.
+func filterPolicy(tmp string) (sandbox.Policy, string) {
+	home, _ := os.UserHomeDir()
+	deny := sandbox.DefaultDenyRead(home)
+	if root, err := statedir.Root(os.Getenv, home); err == nil {
+		deny = append(deny, root)
+	}
+	p := sandbox.Policy{Writable: []string{tmp}, DenyRead: deny, Network: sandbox.NetworkDeny, Required: true}
+	if miss := filterSupport().Missing(p); len(miss) > 0 {
+		return p, strings.Join(miss, "; ")
+	}
+	return p, ""
+}
+
+// filterSupport is what this kernel offers the sandbox, probed once.
+var filterSupport = sync.OnceValue(sandbox.Check)
+
+// filterUnsupported is why the filters cannot run confined here ("" when
+// they can).
+func filterUnsupported() string {
+	_, why := filterPolicy("/nonexistent-probe")
+	return why
+}
+
+// runFilter runs the filter command cmdline (a clean or smudge
+// command of the user's global config) on data for path, in the
+// sandbox, and returns its output, at most limit bytes. A failed filter
+// is an error when the driver is required; otherwise data is used as it
+// is, as git does.
+func (c *converter) runFilter(ctx context.Context, d filterDriver, cmdline, path string, data []byte) ([]byte, error) {
+	if cmdline == "" {
+		return data, nil
+	}
+	tmp, err := os.MkdirTemp(c.r.home.tmpDir(), c.r.home.tmpName("filter"))
+	if err != nil {
+		return nil, fmt.Errorf("run the filter of %s: %w", path, err)
+	}
+	defer os.RemoveAll(tmp)
+	p, why := filterPolicy(tmp)
+	if why != "" {
+		return nil, fmt.Errorf("run the filter of %s: the sandbox cannot be enforced here: %s", path, why)
+	}
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", strings.ReplaceAll(cmdline, "%f", shellQuote(path)))
+	cmd.Dir = c.r.at
+	cmd.Env = filterEnv(tmp)
+	cmd.Stdin = bytes.NewReader(data)
+	limit := c.r.maxChange()
+	var out, stderr bytes.Buffer
+	cmd.Stdout = &capWriter{w: &out, n: limit}
+	cmd.Stderr = &limitedWriter{w: &stderr, n: 4 << 10}
+	if err = sandbox.Start(cmd, p, filterSupport()); err == nil {
+		err = cmd.Wait()
+	}
+	if err == nil && cmd.Stdout.(*capWriter).over {
+		err = fmt.Errorf("its output is over %d bytes", limit)
+	}
+	switch {
+	case err == nil:
+		return out.Bytes(), nil
+	case d.required || ctx.Err() != nil:
+		return nil, fmt.Errorf("the filter of %s (run in the sandbox) failed: %w: %s", path, err, strings.TrimSpace(stderr.String()))
+	}
+	return data, nil
+}
+
+// filterEnv is a filter's environment: PATH, HOME, LANG, LC_*, TZ of
+// ours (as git's, git.go) and TMPDIR, its private directory.
+func filterEnv(tmp string) []string {
+	env := []string{"PATH=" + findGit().path, "TMPDIR=" + tmp}
+	for _, kv := range os.Environ() {
+		if keptEnv(kv) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// shellQuote quotes s for sh, as git quotes %f.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// capWriter keeps at most n bytes and notes that more came.
+type capWriter struct {
+	w    io.Writer
+	n    int64
+	over bool
+}
+
+func (c *capWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > c.n {
+		c.over = true
+		return 0, errors.New("filter output over the limit")
+	}
+	c.n -= int64(len(p))
+	return c.w.Write(p)
+}
+
+// checkFiltered refuses each filtered path whose snapshot version is not
+// in git's clean form: a snapshot takes a file the user had changed
+// (since git last added it) as its bytes on disk, without the filter's
+// clean, so for such a file the base, ours and theirs would not be of
+// one form. A file the snapshot took as the user's HEAD has it is; one
+// the snapshot did not hold (new) is the agent's.
+func (c *converter) checkFiltered(ctx context.Context, snap Snapshot, entries []entry, blobs map[string][]byte) error {
+	if c == nil {
+		return nil
+	}
+	for _, e := range entries {
+		if _, ok := c.filtered[e.path]; !ok || e.oldMode == "" {
+			continue
+		}
+		same := false
+		if snap.Base != "" {
+			_, head, err := c.r.objects().read(ctx, snap.Base+":"+snap.Prefix+e.path)
+			if err != nil && !errors.Is(err, errMissing) {
+				return err
+			}
+			same = err == nil && bytes.Equal(head, blobs[e.oldBlob])
+		}
+		if !same {
+			delete(c.filtered, e.path)
+			c.refused[e.path] = e.path + " goes through a filter of your git config and was changed in the workspace when the snapshot was taken: the snapshot holds it as it was on disk, not as git adds it, so it cannot be merged; its changes are kept as a patch"
+		}
+	}
+	return nil
+}
