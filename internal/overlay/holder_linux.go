@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,12 +38,14 @@ type reply struct {
 // Holder is a running holder process: its namespaces hold the mounts.
 // It is safe for concurrent use.
 type Holder struct {
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *bufio.Reader
-	dead error // why requests fail from now on
-	pid  int
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	dead   error // why requests fail from now on
+	pid    int
+	stop   chan struct{} // closed by Close: the thread that started the holder ends
+	closed bool
 }
 
 // Start starts a holder, a child of this process that ends with it.
@@ -72,16 +75,35 @@ func Start() (*Holder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start overlay holder: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
+	stop := make(chan struct{})
+	if err := startOnOwnThread(cmd, stop); err != nil {
 		return nil, fmt.Errorf("start overlay holder: %w", err)
 	}
-	h := &Holder{cmd: cmd, in: in, out: bufio.NewReader(out), pid: cmd.Process.Pid}
+	h := &Holder{cmd: cmd, in: in, out: bufio.NewReader(out), pid: cmd.Process.Pid, stop: stop}
 	// The holder says it is ready once it runs in its namespaces.
 	if err := h.answer(); err != nil {
 		h.Close()
 		return nil, fmt.Errorf("start overlay holder: %w", err)
 	}
 	return h, nil
+}
+
+// startOnOwnThread starts cmd from an OS thread kept for it until stop
+// is closed (the thread then ends, and the holder if still there):
+// Pdeathsig fires when the thread that forked the child
+// exits, and Go ends a thread whose goroutine exits locked to it (the
+// sandbox's prepared threads do), which would kill the holder with it.
+func startOnOwnThread(cmd *exec.Cmd, stop chan struct{}) error {
+	done := make(chan error)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		err := cmd.Start()
+		done <- err
+		if err == nil {
+			<-stop
+		}
+	}()
+	return <-done
 }
 
 // Pid is the holder's process ID.
@@ -152,11 +174,16 @@ func (h *Holder) answer() error {
 func (h *Holder) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	h.closed = true
 	if h.dead == nil {
 		h.dead = errors.New("overlay holder closed")
 	}
 	_ = h.in.Close()
 	err := h.cmd.Wait()
+	close(h.stop)
 	if err != nil {
 		_ = h.cmd.Process.Kill()
 	}
