@@ -82,29 +82,7 @@ func (a *agent) toolStep(conv *convo.Conversation, st stepState, calls []message
 		}
 		done.toolCalls = int64(len(run))
 		done.extraUsage, done.extraCost = extractionUsage(done.results)
-		// With a tool-call limit, charge now so the limit stops the agent
-		// at once; without one, the count rides on the next usage report.
-		// Tokens that tools spent on a model (web_fetch's extractions)
-		// are charged now too.
-		extra := int64(done.extraUsage.Total())
-		if a.rt.budget != nil && (a.rt.toolCallLimit || extra > 0) && a.ctx.Err() == nil {
-			u := budget.Usage{Agent: a.spec.id, Tokens: extra, Cost: done.extraCost}
-			if a.rt.toolCallLimit {
-				u.ToolCalls = done.toolCalls
-			}
-			if extra > 0 {
-				u.TopUp = a.rt.settings.TopUpFor(a.spec.kind.Name)
-			}
-			rep, err := a.rt.budget.Usage(a.ctx, u)
-			switch {
-			case err == nil:
-				done.budgetState, done.budgetLent, done.budgetLeft, done.charged = rep.State, rep.Lent, rep.Remaining, a.rt.toolCallLimit
-			case errors.Is(err, budget.ErrUnreachable) && a.ctx.Err() == nil:
-				done.budgetLost = err
-			case a.ctx.Err() == nil:
-				a.log.Warn().Err(err).Msg("budget usage")
-			}
-		}
+		a.chargeTools(done)
 	}
 	saved() // conv is written out before it changes again (a no-op if done)
 	trs := make([]convo.ToolResult, len(calls))
@@ -316,4 +294,32 @@ func splitDiff(meta map[string]any) (string, map[string]any) {
 		}
 	}
 	return diff, rest
+}
+
+// chargeTools reports the step's tool calls to the budget: with a
+// tool-call limit, now, so that the limit stops the agent at once
+// (without one, the count rides on the next usage report); tokens that
+// tools spent on a model (web_fetch's extractions) are charged now too.
+// done records the budget's answer.
+func (a *agent) chargeTools(done *toolsDone) {
+	extra := int64(done.extraUsage.Total())
+	if a.rt.budget == nil || (!a.rt.toolCallLimit && extra == 0) || a.ctx.Err() != nil {
+		return
+	}
+	u := budget.Usage{Agent: a.spec.id, Tokens: extra, Cost: done.extraCost}
+	if a.rt.toolCallLimit {
+		u.ToolCalls = done.toolCalls
+	}
+	if extra > 0 {
+		u.TopUp = a.rt.settings.TopUpFor(a.spec.kind.Name)
+	}
+	rep, err := a.rt.budget.Usage(a.ctx, u)
+	switch {
+	case err == nil:
+		done.budgetState, done.budgetLent, done.budgetLeft, done.charged = rep.State, rep.Lent, rep.Remaining, a.rt.toolCallLimit
+	case errors.Is(err, budget.ErrUnreachable) && a.ctx.Err() == nil:
+		done.budgetLost = err
+	case a.ctx.Err() == nil:
+		a.log.Warn().Err(err).Msg("budget usage")
+	}
 }

@@ -32,6 +32,9 @@ type Delivery struct {
 	// Pending is how many stored events matching the filter come after
 	// this one: 0 means the replay has caught up with the stream.
 	Pending uint64
+	// Raw is the event as stored, which Event was decoded and validated
+	// from: a consumer that passes events on may send it as it is.
+	Raw []byte
 }
 
 // EventStream is a subscription to events. C delivers them in stream
@@ -76,7 +79,7 @@ func (c *Conn) Events(ctx context.Context, o WatchOptions) (*EventStream, error)
 			o.Log.Warn().Err(err).Str("subject", m.Subject()).Msg("event rejected")
 			return
 		}
-		d := Delivery{Event: ev, Subject: m.Subject()}
+		d := Delivery{Event: ev, Subject: m.Subject(), Raw: m.Data()}
 		if md, err := m.Metadata(); err == nil {
 			d.StreamSeq, d.Pending = md.Sequence.Stream, md.NumPending
 		}

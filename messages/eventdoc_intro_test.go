@@ -20,6 +20,18 @@ const eventsDocIntro = "# Events\n\n" +
 	"nats --server nats://127.0.0.1:PORT stream view TROUPE_EVENTS           # replay what is stored\n" +
 	"```\n\n" +
 	"`orchestrator watch --nats URL` shows the live agent tree; `--json` prints one envelope per line.\n" +
+	"`watch --run ID` on a run that has finished shows it from its start (as `--from-start` does) and ends.\n" +
+	"A run whose orchestrator stopped heartbeating its lease before the run finished is lost: `watch` says so on\n" +
+	"stderr and, with `--json`, prints one more line, which is watch's own finding and never a stored event\n" +
+	"(no `id`, no `seq`; `source` is `watch`), of type `run.lost`:\n\n" +
+	"```json\n" +
+	"{\"v\":1,\"time\":\"2026-11-29T17:40:00Z\",\"run\":\"9f1c2d3e-...\",\"agent\":\"run\",\"type\":\"run.lost\",\"source\":\"watch\",\n" +
+	" \"data\":{\"lease_ms\":10000,\"last_event\":\"2026-11-29T17:38:12Z\",\"workspace\":\"/src/app\",\n" +
+	"  \"resume\":\"orchestrator resume 9f1c2d3e-... --workspace /src/app --nats nats://hub:4222 --creds /etc/troupe/requester.creds --placement explore=remote\"}}\n" +
+	"```\n\n" +
+	"`time` is when watch found it lost, `lease_ms` the run's lease, `last_event` the time of its latest event,\n" +
+	"`workspace` where it ran, and `resume` the command that goes on with it: the server watch used, the\n" +
+	"`requester.creds` beside the `watcher.creds` it was given (or the file it was given), the kinds it placed on nodes.\n\n" +
 	"A Go subscriber needs nats.go and `messages` only (a whole program that prints each run's agent tree:\n" +
 	"`examples/monitor`, which imports nothing else of troupe's):\n\n" +
 	"```go\n" +

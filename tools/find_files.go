@@ -3,9 +3,6 @@ package tools
 import (
 	"context"
 	_ "embed"
-	"errors"
-	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/troupe-ai/troupe/internal/search"
@@ -51,22 +48,13 @@ func runFindFiles(ctx context.Context, s *Session, p FindFilesParams) (Result, e
 	if err != nil {
 		return Errorf("%v", err), nil
 	}
-	abs, err := s.Workspace.Resolve(p.Path)
-	if err != nil {
-		return Errorf("%v", err), nil
+	sc, res := openScope(s, p.Path, "a directory")
+	if sc == nil {
+		return res, nil
 	}
-	display := s.Workspace.Display(abs)
-	if _, err := s.Workspace.Stat(abs); errors.Is(err, fs.ErrNotExist) {
-		return Errorf("path %s does not exist; give a directory relative to the workspace root", display), nil
-	} else if err != nil {
-		return Errorf("cannot search %s: %v", display, err), nil
-	}
-	found, err := search.Find(ctx, s.Workspace.target(abs), g)
+	found, err := search.Find(ctx, sc.target, g)
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return Result{}, ctxErr
-		}
-		return Errorf("search %s: %v", display, s.Workspace.explain(err, abs)), nil
+		return sc.failed(ctx, err)
 	}
 	if len(found) == 0 {
 		return Text("No files match "+p.Pattern).WithMeta("files", 0), nil
@@ -75,21 +63,10 @@ func runFindFiles(ctx context.Context, s *Session, p FindFilesParams) (Result, e
 	if p.Limit > 0 {
 		limit = min(p.Limit, findFilesMaxLimit)
 	}
-	start := min(p.Offset, len(found))
-	end := min(start+limit, len(found))
-	if start == end {
-		return Text(fmt.Sprintf("No more results: offset=%d but only %d paths match %s", p.Offset, len(found), p.Pattern)), nil
-	}
-	var b strings.Builder
-	for _, f := range found[start:end] {
-		b.WriteString(listPath(s.Workspace.Rel(f.Path)))
-		if f.Dir {
+	return listPage(len(found), p.Offset, limit, "paths match "+p.Pattern, func(b *strings.Builder, i int) {
+		b.WriteString(listPath(s.Workspace.Rel(found[i].Path)))
+		if found[i].Dir {
 			b.WriteByte('/')
 		}
-		b.WriteByte('\n')
-	}
-	if end < len(found) {
-		fmt.Fprintf(&b, "[more results: use offset=%d]\n", end)
-	}
-	return Text(strings.TrimSuffix(b.String(), "\n")).WithMeta("files", len(found)), nil
+	}).WithMeta("files", len(found)), nil
 }

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/troupe-ai/troupe/internal/search"
@@ -60,7 +59,7 @@ type grepRun struct {
 	s             *Session
 	p             GrepParams
 	pat           *search.Pattern
-	target        search.Target
+	scope         *searchScope
 	limit         int
 	before, after int
 }
@@ -92,12 +91,9 @@ func runGrep(ctx context.Context, s *Session, p GrepParams) (Result, error) {
 		opts.Mode = search.ModeLines
 		opts.KeepLines = p.Offset + g.limit + g.after
 	}
-	hits, err := search.Grep(ctx, g.target, g.pat, opts)
+	hits, err := search.Grep(ctx, g.scope.target, g.pat, opts)
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return Result{}, ctxErr
-		}
-		return Errorf("search %s: %v", g.display(), s.Workspace.explain(err, g.target.Path)), nil
+		return g.scope.failed(ctx, err)
 	}
 	if len(hits) == 0 {
 		return Text("No matches for "+p.Pattern).WithMeta("files", 0), nil
@@ -127,25 +123,20 @@ func newGrepRun(s *Session, p GrepParams) (*grepRun, Result) {
 	if len(p.Pattern) > maxGrepPattern {
 		return nil, Errorf("pattern is %d bytes, over the limit of %d: search for a shorter, distinctive part", len(p.Pattern), maxGrepPattern)
 	}
-	abs, err := s.Workspace.Resolve(p.Path)
-	if err != nil {
-		return nil, Errorf("%v", err)
+	sc, res := openScope(s, p.Path, "a file or directory")
+	if sc == nil {
+		return nil, res
 	}
-	g := &grepRun{s: s, p: p, target: s.Workspace.target(abs)}
-	fi, err := s.Workspace.Stat(abs)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, Errorf("path %s does not exist; give a file or directory relative to the workspace root", g.display())
-	case err != nil:
-		return nil, Errorf("cannot search %s: %v", g.display(), err)
-	case !fi.IsDir() && !fi.Mode().IsRegular():
-		return nil, Errorf("%s is %s, not a regular file; grep searches regular files only", g.display(), fileKind(fi.Mode()))
+	g := &grepRun{s: s, p: p, scope: sc}
+	if fi := sc.info; !fi.IsDir() && !fi.Mode().IsRegular() {
+		return nil, Errorf("%s is %s, not a regular file; grep searches regular files only", sc.display(), fileKind(fi.Mode()))
 	}
-	g.pat, err = search.CompilePattern(p.Pattern, search.PatternOptions{
+	pat, err := search.CompilePattern(p.Pattern, search.PatternOptions{
 		Literal: p.Literal, Multiline: p.Multiline, CaseSensitive: p.CaseSensitive})
 	if err != nil {
 		return nil, patternErrorResult(p.Pattern, err)
 	}
+	g.pat = pat
 	g.limit = grepDefaultLimit
 	if p.Limit > 0 {
 		g.limit = min(p.Limit, grepMaxLimit)
@@ -160,8 +151,6 @@ func newGrepRun(s *Session, p GrepParams) (*grepRun, Result) {
 	g.before, g.after = min(g.before, grepMaxContext), min(g.after, grepMaxContext)
 	return g, Result{}
 }
-
-func (g *grepRun) display() string { return g.s.Workspace.Display(g.target.Path) }
 
 // patternErrorResult explains a pattern that does not compile, pointing at
 // the offending part.
@@ -182,21 +171,10 @@ func patternErrorResult(pattern string, err error) Result {
 
 // perFile renders files and count mode: one line per file.
 func (g *grepRun) perFile(hits []search.Hit, counts bool) Result {
-	var b strings.Builder
-	start := min(g.p.Offset, len(hits))
-	end := min(start+g.limit, len(hits))
-	if start == end {
-		return Text(fmt.Sprintf("No more results: offset=%d but only %d files match %s", g.p.Offset, len(hits), g.p.Pattern))
-	}
-	for _, h := range hits[start:end] {
-		b.WriteString(listPath(g.s.Workspace.Rel(h.Path)))
+	return listPage(len(hits), g.p.Offset, g.limit, "files match "+g.p.Pattern, func(b *strings.Builder, i int) {
+		b.WriteString(listPath(g.s.Workspace.Rel(hits[i].Path)))
 		if counts {
-			fmt.Fprintf(&b, ": %d", h.Count)
+			fmt.Fprintf(b, ": %d", hits[i].Count)
 		}
-		b.WriteByte('\n')
-	}
-	if end < len(hits) {
-		fmt.Fprintf(&b, "[more results: use offset=%d]\n", end)
-	}
-	return Text(strings.TrimSuffix(b.String(), "\n"))
+	})
 }

@@ -39,7 +39,7 @@ func (g *grepRun) content(ctx context.Context, hits []search.Hit) (Result, error
 		}
 		want := h.Lines[skip:min(len(h.Lines), skip+g.limit-taken)]
 		skip = 0
-		lines, err := search.ReadLines(ctx, g.target, h.Path, want, g.before, g.after)
+		lines, err := search.ReadLines(ctx, g.scope.target, h.Path, want, g.before, g.after)
 		if err != nil {
 			if ctx.Err() != nil {
 				return Result{}, ctx.Err()

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/bus"
-	"github.com/troupe-ai/troupe/messages"
 )
 
 //go:embed web
@@ -107,18 +107,19 @@ func (w *Web) events(rw http.ResponseWriter, r *http.Request) {
 
 // pump sends the stream's events in batches until the client goes.
 func (w *Web) pump(ctx context.Context, rw http.ResponseWriter, fl http.Flusher, es *bus.EventStream, caughtUp bool) error {
-	batch := make([]messages.Event, 0, webBatch)
+	batch := make([][]byte, 0, webBatch)
+	var buf bytes.Buffer
 	flush := time.NewTicker(webFlush)
 	defer flush.Stop()
 	stats := time.NewTicker(2 * time.Second)
 	defer stats.Stop()
 	send := func() error {
 		if len(batch) > 0 {
-			b, err := json.Marshal(batch)
-			if err != nil {
-				return fmt.Errorf("encode events: %w", err)
-			}
-			if _, err := fmt.Fprintf(rw, "event: events\ndata: %s\n\n", b); err != nil {
+			buf.Reset()
+			buf.WriteString("event: events\ndata: [")
+			buf.Write(bytes.Join(batch, []byte{','}))
+			buf.WriteString("]\n\n")
+			if _, err := rw.Write(buf.Bytes()); err != nil {
 				return err
 			}
 			batch = batch[:0]
@@ -132,7 +133,9 @@ func (w *Web) pump(ctx context.Context, rw http.ResponseWriter, fl http.Flusher,
 			if !ok {
 				return send()
 			}
-			batch = append(batch, d.Event)
+			if b := eventJSON(d); b != nil {
+				batch = append(batch, b)
+			}
 			if len(batch) == webBatch {
 				if err := send(); err != nil {
 					return err
@@ -167,4 +170,18 @@ func (w *Web) stats(rw http.ResponseWriter) {
 		return
 	}
 	fmt.Fprintf(rw, "event: stats\ndata: %s\n\n", b)
+}
+
+// eventJSON is an event as one line of JSON: as stored (it was decoded
+// and validated from those bytes) unless it spans lines, which would end
+// the Server-Sent Event early, or nil when it cannot be encoded.
+func eventJSON(d bus.Delivery) []byte {
+	if len(d.Raw) > 0 && !bytes.ContainsAny(d.Raw, "\r\n") {
+		return d.Raw
+	}
+	b, err := json.Marshal(d.Event)
+	if err != nil {
+		return nil
+	}
+	return b
 }

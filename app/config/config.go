@@ -247,10 +247,7 @@ type Sources struct {
 // Load builds the configuration from the defaults, the files and the
 // environment of src. Flags are the caller's to apply afterwards.
 func Load(src Sources) (Config, error) {
-	var c Config
-	if err := decodeInto(&c, defaultYAML(), "configs/default.yaml"); err != nil {
-		return Config{}, err
-	}
+	c := defaults() // configs/default.yaml, decoded when built (defaults_value.go)
 	var optional []string
 	if src.Home != "" {
 		optional = append(optional, filepath.Join(src.Home, ".config", "troupe", "config.yaml"))

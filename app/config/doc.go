@@ -1,7 +1,9 @@
 // Package config loads, layers and validates troupe's configuration.
 //
 // Layers, later ones winning: the defaults compiled in from
-// configs/default.yaml; ~/.config/troupe/config.yaml; the workspace's
+// configs/default.yaml (as a Go value, defaults_value.go, generated from
+// the file and checked against it by TestDefaultsGoValue, so that no
+// command decodes YAML before it starts); ~/.config/troupe/config.yaml; the workspace's
 // .troupe/config.yaml; the file named by --config; the environment
 // (OPENAI_API_KEY, OPENAI_BASE_URL, TROUPE_MODEL, TROUPE_CHEAP_MODEL,
 // TROUPE_NATS_URL, ...); flags, applied by the caller, who records them

@@ -2,9 +2,12 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Sandbox configures the OS sandbox the tools' commands start in (shell
@@ -18,8 +21,9 @@ type Sandbox struct {
 	// rest.
 	Required bool `yaml:"required"`
 	// Network is allow, deny or loopback per agent kind; "default" is for
-	// kinds not listed.
-	Network map[string]string `yaml:"network"`
+	// kinds not listed. A single word (network: deny) is short for
+	// {default: deny}.
+	Network NetworkModes `yaml:"network"`
 	// Writable are trees commands may write beneath besides the workspace
 	// (or worktree) and their private TMPDIR, e.g. ~/.cache/go-build.
 	Writable []string `yaml:"writable"`
@@ -31,6 +35,26 @@ type Sandbox struct {
 	// never its config, hooks, refs or another worktree). None by
 	// default: .git is read-only to agents.
 	Commit []string `yaml:"commit"`
+}
+
+// NetworkModes are the network modes by agent kind. Like any map in the
+// configuration, a layer's keys are added to those of the layers under
+// it; a scalar sets "default" (kinds with a key of their own keep it).
+type NetworkModes map[string]string
+
+// UnmarshalYAML takes a mapping of kinds, or one mode as the default's.
+func (n *NetworkModes) UnmarshalYAML(value *yaml.Node) error {
+	var m map[string]string
+	if value.Kind == yaml.ScalarNode {
+		m = map[string]string{"default": value.Value}
+	} else if err := value.Decode(&m); err != nil {
+		return err
+	}
+	if *n == nil {
+		*n = NetworkModes{}
+	}
+	maps.Copy(*n, m)
+	return nil
 }
 
 // The sandbox modes.

@@ -51,6 +51,9 @@ func wsLeaves(doc *yaml.Node, file string) ([]wsLeaf, error) {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			p := append(slices.Clone(path), k.Value)
+			if v.Kind == yaml.ScalarNode && slices.Equal(p, []string{"sandbox", "network"}) {
+				p = append(p, "default") // network: MODE is short for {default: MODE}
+			}
 			switch {
 			case wsRuleFor(p) != nil:
 				out = append(out, wsLeaf{path: p, line: k.Line, val: v})

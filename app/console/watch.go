@@ -35,10 +35,16 @@ type Watcher struct {
 	// (nil: none ever does), said on Stderr.
 	Leases *cluster.RunLeases
 	Stderr io.Writer
-	// JSON prints one envelope per line instead of drawing the tree.
-	JSON   bool
-	run    string // "" for every run
-	follow bool   // keep going after the runs finished
+	// JSON prints one envelope per line instead of drawing the tree (and
+	// a run.lost line for a run found lost).
+	JSON bool
+	// Resume is the command line that resumes a lost run in its
+	// workspace, placing the kinds in placement as they were (nil: a
+	// bare orchestrator resume RUN).
+	Resume func(run, workspace string, placement map[string]string) string
+	runs   map[string]*runSeen // unfinished runs: what resuming them needs
+	run    string              // "" for every run
+	follow bool                // keep going after the runs finished
 	tree   *watch.Tree
 	// View is what the tree is drawn on.
 	View     *watch.View
@@ -109,6 +115,7 @@ func (w *Watcher) Loop(ctx context.Context) (interrupted bool, err error) {
 // apply takes one delivered event into the tree, and prints it as JSON.
 func (w *Watcher) apply(d bus.Delivery) error {
 	w.tree.Apply(d.Event)
+	w.see(d.Event)
 	if d.Pending == 0 {
 		w.caughtUp = true
 	}
@@ -117,21 +124,6 @@ func (w *Watcher) apply(d bus.Delivery) error {
 	}
 	w.dirty = true
 	return nil
-}
-
-// markLost ends the runs whose lease lapsed (their orchestrator is gone)
-// as lost, once the backlog is shown.
-func (w *Watcher) markLost(now time.Time) {
-	if w.Leases == nil || !w.caughtUp {
-		return
-	}
-	for _, r := range w.tree.Leased() {
-		if w.Leases.Lost(r.ID, r.Lease, r.Last, now) && w.tree.MarkLost(r.ID) {
-			w.dirty = true
-			fmt.Fprintf(w.Stderr, "run %s lost: its orchestrator stopped heartbeating its lease (%s) before the run finished; resume it with orchestrator resume %s\n",
-				r.ID, r.Lease, r.ID)
-		}
-	}
 }
 
 // done says whether the watch is over: caught up, not following, and the

@@ -81,8 +81,7 @@ func Run(ctx context.Context, f Options, stdout, stderr io.Writer) (completed bo
 	defer stopTracing()
 	p := runner.Params{Options: actors.Options{Run: uuid.NewString(), Workspace: ws, Task: demoTask, Client: client, Log: zerolog.Nop(),
 		Models: actors.Models{Default: "demo-large", Cheap: "demo-small", Cost: demoPricing.Cost}, Tracer: tp.Tracer()}}
-	fmt.Fprintf(stderr, "events: embedded NATS at %s\nwatch it from another terminal: orchestrator watch --nats %s%s --run %s\n", nb.URL(), nb.URL(),
-		nb.Creds().CredsFlag(bus.RoleWatcher), p.Options.Run)
+	fmt.Fprintf(stderr, "events: embedded NATS at %s\nwatch it from another terminal: %s\n", nb.URL(), nb.WatchCommand(p.Options.Run))
 	if f.Nodes > 0 {
 		stopNodes, err := startDemoNodes(ctx, f.Nodes, nb.URL(), nb.Creds().Node, srv.URL(), ws, stderr)
 		if err != nil {

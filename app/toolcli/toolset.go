@@ -65,7 +65,8 @@ func openToolset(ctx context.Context, getenv func(string) string, ws, cfgFile st
 	// The run's check: one warning line for what this kernel does not
 	// enforce, a refusal (exit 2) with sandbox.required; only where a
 	// process may start (read-only built-in calls start none).
-	if startsProcesses(listing, calls, srcs, need) {
+	all := builtin.All()
+	if startsProcesses(listing, calls, all, srcs, need) {
 		warn, err := setup.SandboxPreflight(box, []string{cliKind})
 		if err != nil {
 			setup.CloseToolSources(srcs)
@@ -76,7 +77,6 @@ func openToolset(ctx context.Context, getenv func(string) string, ws, cfgFile st
 		}
 	}
 	ts := &toolset{cfg: cfg, tiers: setup.Tiers(cfg.Tools), sources: srcs, sandbox: box}
-	all := builtin.All()
 	for _, s := range srcs {
 		if !need(s.Name()) {
 			continue
@@ -122,11 +122,10 @@ func (t *toolset) box(root string) *sandbox.Box {
 // the sandbox: when listing or starting an MCP server, or calling a
 // built-in tool that is not read-only (shell). Calls of read-only tools
 // (grep, read_file) start none, so the kernel is not probed for them.
-func startsProcesses(listing bool, calls []string, srcs []tools.ToolSource, need func(string) bool) bool {
+func startsProcesses(listing bool, calls []string, builtins []tools.Tool, srcs []tools.ToolSource, need func(string) bool) bool {
 	if listing || slices.ContainsFunc(srcs, func(s tools.ToolSource) bool { return need(s.Name()) }) {
 		return true
 	}
-	builtins := builtin.All()
 	return slices.ContainsFunc(calls, func(name string) bool {
 		i := slices.IndexFunc(builtins, func(t tools.Tool) bool { return t.Spec().Name == name })
 		return i < 0 || !builtins[i].Spec().ReadOnly

@@ -128,7 +128,7 @@ func (b *browser) call(method string, params any) json.RawMessage {
 }
 
 // eval evaluates a JavaScript expression in the page and returns its
-// value as a string.
+// value (a promise's, once it settles) as a string.
 func (b *browser) eval(expr string) string {
 	b.t.Helper()
 	var r struct {
@@ -136,7 +136,7 @@ func (b *browser) eval(expr string) string {
 			Value any `json:"value"`
 		} `json:"result"`
 	}
-	_ = json.Unmarshal(b.call("Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}), &r)
+	_ = json.Unmarshal(b.call("Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true}), &r)
 	return fmt.Sprint(r.Result.Value)
 }
 

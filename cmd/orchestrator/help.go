@@ -111,7 +111,9 @@ one session (one read tracker, cache and todo list), each output after a line
 (mcp__<server>__<tool>) starts its server from the configuration first.
 Commands start in the configuration's sandbox as in a run, with the worker
 kind's policy: a warning line on stderr for what this kernel does not
-enforce, exit 2 instead when sandbox.required is set.
+enforce, exit 2 instead when sandbox.required is set. A call of a read-only
+built-in tool (grep, read_file, find_files...) starts no process: it runs,
+with neither check nor warning, whatever the kernel offers.
 
 Flags:
   --workspace DIR   the workspace the tool is confined to (default: .)

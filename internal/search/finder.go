@@ -112,62 +112,47 @@ func (f *foldFinder) reset(data []byte) { f.data, f.nlo, f.nup = data, -2, -2 }
 func (f *foldFinder) sure() bool { return f.isSure }
 
 func (f *foldFinder) next(from int) int {
-	for {
-		p := f.anchor(from + f.k)
+	n, data := len(f.lit), f.data
+	for at := from + f.k; at <= len(data); {
+		// The first anchor at or after at, in either case: each case's
+		// next position is kept (-2 unknown, -1 none), so a scan stays
+		// linear; one loop with no calls but IndexByte's, as it runs once
+		// per anchor hit and a common anchor hits often.
+		if f.nlo != -1 && f.nlo < at {
+			f.nlo = indexFrom(data, at, f.lo)
+		}
+		p := f.nlo
+		if f.up != f.lo {
+			if f.nup != -1 && f.nup < at {
+				f.nup = indexFrom(data, at, f.up)
+			}
+			if p < 0 || (f.nup >= 0 && f.nup < p) {
+				p = f.nup
+			}
+		}
 		if p < 0 {
 			return -1
 		}
 		start := p - f.k
-		if start < from {
-			if f.wide && nonASCIINear(f.data, p, 3*len(f.lit)) {
-				f.isSure = false
-				return p
-			}
-			from = start + 1
-			continue
-		}
-		if start+len(f.lit) <= len(f.data) && equalFoldASCII(f.data[start:start+len(f.lit)], f.lit) {
+		if start+n <= len(data) && equalFoldASCII(data[start:start+n], f.lit) {
 			f.isSure = true
 			return start
 		}
-		if f.wide && nonASCIINear(f.data, p, 3*len(f.lit)) {
+		if f.wide && nonASCIINear(data, p, 3*n) {
 			f.isSure = false
 			return p
 		}
-		from = start + 1
+		at = p + 1
 	}
+	return -1
 }
 
-// anchor returns the first position >= at holding the anchor byte in
-// either case.
-func (f *foldFinder) anchor(at int) int {
-	if at > len(f.data) {
-		return -1
+// indexFrom is the first position of c at or after at, or -1.
+func indexFrom(data []byte, at int, c byte) int {
+	if i := bytes.IndexByte(data[at:], c); i >= 0 {
+		return at + i
 	}
-	f.nlo = advance(f.data, f.nlo, at, f.lo)
-	if f.lo == f.up {
-		return f.nlo
-	}
-	f.nup = advance(f.data, f.nup, at, f.up)
-	switch {
-	case f.nlo < 0:
-		return f.nup
-	case f.nup < 0:
-		return f.nlo
-	}
-	return min(f.nlo, f.nup)
-}
-
-// advance moves a cached position of c to the first at or after at.
-func advance(data []byte, cur, at int, c byte) int {
-	if cur == -1 || cur >= at {
-		return cur
-	}
-	i := bytes.IndexByte(data[at:], c)
-	if i < 0 {
-		return -1
-	}
-	return at + i
+	return -1
 }
 
 // multiFinder finds the first of several literals, remembering where each

@@ -77,8 +77,12 @@ func (s *scanner) scan(r io.Reader) error {
 		data := s.buf[:carry+n]
 		eof := err != nil
 		end := len(data)
-		if !eof {
-			end = bytes.LastIndexByte(data, '\n') + 1
+		if !eof { // the carried part holds no newline: look in what was read
+			if i := lastNewline(data[carry:]); i >= 0 {
+				end = carry + i + 1
+			} else {
+				end = 0
+			}
 		}
 		if end > 0 {
 			region := data[:end]
@@ -199,4 +203,21 @@ func lineEnd(data []byte, from int) int {
 		return from + i
 	}
 	return len(data)
+}
+
+// lastNewline is bytes.LastIndexByte(b, '\n'), without its cost on long
+// lines: Go's LastIndexByte is a byte-at-a-time loop (no assembly), so
+// the backward scan runs only over a window that the vectorised forward
+// search (IndexByte) has found to hold a newline; windows grow as they
+// come up empty, for a file of one long line (minified or generated).
+func lastNewline(b []byte) int {
+	window := 256
+	for end := len(b); end > 0; window *= 2 {
+		start := max(end-window, 0)
+		if bytes.IndexByte(b[start:end], '\n') >= 0 {
+			return start + bytes.LastIndexByte(b[start:end], '\n')
+		}
+		end = start
+	}
+	return -1
 }

@@ -221,3 +221,24 @@ func FuzzPattern(f *testing.F) {
 		}
 	})
 }
+
+// lastNewline answers as bytes.LastIndexByte does, whatever the distance
+// from the end to the last newline (none, within the first window, far
+// beyond it).
+func TestLastNewline(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{0, 1, 255, 256, 257, 1000, 70_000} {
+		for _, at := range []int{-1, 0, n / 3, n - 300, n - 256, n - 1} {
+			b := bytes.Repeat([]byte{'x'}, n)
+			if at >= 0 && at < n {
+				b[at] = '\n'
+				if at > 7 {
+					b[at-7] = '\n'
+				}
+			}
+			if got, want := lastNewline(b), bytes.LastIndexByte(b, '\n'); got != want {
+				t.Errorf("%d bytes, newline at %d: %d, want %d", n, at, got, want)
+			}
+		}
+	}
+}

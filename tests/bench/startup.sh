@@ -3,7 +3,10 @@
 # main that links the same packages and does nothing): `orchestrator
 # version` and `tools call grep` on a 10-file directory, side by side with
 # hyperfine (installed with apt-get when missing), and prints troupe's own
-# package initialisation as GODEBUG=inittrace=1 counts it.
+# package initialisation as GODEBUG=inittrace=1 counts it. The tests that
+# keep both from creeping count allocations, not time:
+# TestStartupWithinBudgetOfTheFloor (tests/bench/floor) and
+# TestGrepCallWithinBudget (app/toolcli).
 # Usage: tests/bench/startup.sh   (RUNS=200 by default)
 set -euo pipefail
 

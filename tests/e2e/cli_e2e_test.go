@@ -19,6 +19,7 @@ func TestDemoWithNodes(t *testing.T) {
 	}
 	errs := d.errs()
 	for _, want := range []string{"the MODEL IS SCRIPTED", "watch it from another terminal: orchestrator watch --nats nats://127.0.0.1:",
+		" --from-start\n", // the run's WatchCommand: it works whenever it is copied
 		"ready: kinds explore", "(remote)", "explore-", "finished after", "whole run: 7 agents"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)

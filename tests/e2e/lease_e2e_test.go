@@ -202,8 +202,8 @@ func TestOrchestratorKilledRunIsLostAndResumed(t *testing.T) {
 		}
 	}
 
-	resumed := start(t, bin.orchestrator, modelEnv(srv), "resume", runID, "--workspace", ws, "--json", "--nats", url,
-		"--placement", "explore=remote")
+	// The resume line watch printed, run as copied (with --json).
+	resumed := start(t, "/bin/sh", modelEnv(srv), "-c", resumeLine(t, w.out(), runID)+" --json")
 	res := runJSON(t, resumed)
 	if res.Status != "completed" || res.Text != "all answered" {
 		t.Fatalf("resumed: %+v\n%s", res, resumed.errs())
@@ -250,4 +250,25 @@ func TestOrchestratorKilledRunIsLostAndResumed(t *testing.T) {
 	if t.Failed() {
 		t.Logf("resumed:\n%s", resumed.errs())
 	}
+}
+
+// resumeLine is the command in the run.lost line watch --json printed for
+// run, with the orchestrator it names made this build's.
+func resumeLine(t *testing.T, out, run string) string {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		var lost struct {
+			Type, Run, Source string
+			Data              struct{ Resume string }
+		}
+		if json.Unmarshal([]byte(l), &lost) == nil && lost.Type == "run.lost" && lost.Run == run && lost.Source == "watch" {
+			line, ok := strings.CutPrefix(lost.Data.Resume, "orchestrator resume ")
+			if !ok {
+				t.Fatalf("the resume line %q", lost.Data.Resume)
+			}
+			return "'" + bin.orchestrator + "' resume " + line
+		}
+	}
+	t.Fatalf("watch --json printed no run.lost line for %s:\n%s", run, out)
+	return ""
 }

@@ -58,9 +58,9 @@ func KindsOf(name string) []string { return slices.Clone(kindsOf[name]) }
 // included) mapped to kind, sorted by name: a built-in kind's tool set.
 func ForKind(kind string) []string {
 	var out []string
-	for _, t := range All() {
-		if slices.Contains(kindsOf[t.Spec().Name], kind) {
-			out = append(out, t.Spec().Name)
+	for name, kinds := range kindsOf { // every tool of All, by name: none is built
+		if slices.Contains(kinds, kind) {
+			out = append(out, name)
 		}
 	}
 	slices.Sort(out)

@@ -72,3 +72,29 @@ func TestReplayableTools(t *testing.T) {
 		t.Errorf("replayable tools %v, want %v", got, want)
 	}
 }
+
+// ForKind reads the kinds' tool sets from kindsOf without building the
+// tools, so kindsOf must name every tool of All and nothing else.
+func TestKindsOfNamesEveryTool(t *testing.T) {
+	t.Parallel()
+	var built, mapped []string
+	for _, tool := range All() {
+		built = append(built, tool.Spec().Name)
+	}
+	for name := range kindsOf {
+		mapped = append(mapped, name)
+	}
+	slices.Sort(built)
+	slices.Sort(mapped)
+	if !slices.Equal(built, mapped) {
+		t.Errorf("kindsOf maps %v, All builds %v", mapped, built)
+	}
+	var every []string
+	for _, k := range []string{KindRoot, KindExplore, KindPlanner, KindWorker} {
+		every = append(every, ForKind(k)...)
+	}
+	slices.Sort(every)
+	if every = slices.Compact(every); !slices.Equal(every, built) {
+		t.Errorf("the kinds' tool sets cover %v, All builds %v", every, built)
+	}
+}

@@ -5,6 +5,7 @@
 // dependencies, no build step.
 "use strict";
 let lastDraw = 0, drawCost = 0;
+let drawnOnce = false; // whether this page (route) has been drawn since it caught up
 
 // draw redraws the page when something changed: at most every 250 ms,
 // every second while a stored stream replays, and never more often than
@@ -25,17 +26,25 @@ function draw() {
   let html;
   if (p[0] === "run" && p[2] === "agent") html = viewAgent(decodeURIComponent(p[1]), decodeURIComponent(p[3]));
   else if (p[0] === "run" && p[2] === "agents") html = viewAgents(decodeURIComponent(p[1]));
-  else if (p[0] === "run" && p[1]) html = viewRun(decodeURIComponent(p[1]), width);
+  else if (p[0] === "run" && p[1]) {
+    const id = decodeURIComponent(p[1]), later = !drawnOnce && S.runs.has(id);
+    html = viewRun(id, width, later);
+    if (later) requestAnimationFrame(() => setTimeout(() => drawTable(id))); // after the frame with the timeline
+  }
   else html = viewRuns();
   main.innerHTML = html;
+  const box = main.querySelector(".timeline-box"), top = S.timelineTop;
+  if (box && top && shown && top.run === shown.run) box.scrollTop = top.top; // where its reader left it
   const q = S.stats && S.stats.queue_depth;
   document.getElementById("queue").textContent = q == null ? "" : `queue ${q}`;
   drawCost = Date.now() - now;
+  drawnOnce = drawnOnce || S.caughtUp;
 }
 
 // A timeline's bar or label gets its hover text as the pointer reaches
 // it; a click on it opens its agent.
 function agentOf(e) { return e.target.closest && e.target.closest("svg.timeline [data-agent]"); }
+document.addEventListener("scroll", e => { if (e.target.classList && e.target.classList.contains("timeline-box")) showRows(e.target); }, true);
 document.addEventListener("mouseover", e => { const el = agentOf(e); if (el) giveTitle(el); });
 document.addEventListener("click", e => {
   const el = agentOf(e), svg = el && el.closest("svg.timeline");
@@ -83,7 +92,7 @@ function connect() {
   es.onerror = () => { conn.textContent = "reconnecting…"; };
 }
 
-window.addEventListener("hashchange", () => { connect(); S.dirty = true; lastDraw = 0; drawCost = 0; draw(); });
+window.addEventListener("hashchange", () => { drawnOnce = false; connect(); S.dirty = true; lastDraw = 0; drawCost = 0; draw(); });
 window.addEventListener("resize", () => { S.dirty = true; });
 setInterval(draw, 250);
 let wasLive = false; // one more drawing once a run turns lost

@@ -2,7 +2,7 @@
 // string in it came from the wire; the views escape it (esc) before it
 // reaches the page.
 "use strict";
-const S = { runs: new Map(), nodes: new Map(), names: new Map(), stats: null, dirty: true, caughtUp: false, events: 0 };
+const S = { runs: new Map(), nodes: new Map(), names: new Map(), stats: null, dirty: true, caughtUp: false, events: 0, timelineTop: null };
 const LOST_MS = 120000, TIMELINE_MAX = 500, SERIES_MAX = 5000;
 
 function esc(s) {
@@ -30,7 +30,7 @@ function at(ev) { return Date.parse(ev.time) || 0; }
 function run(id) {
   let r = S.runs.get(id);
   if (!r) {
-    r = { id, status: "live", task: "", tokens: 0, cost: 0, unpriced: false, agents: new Map(), first: 0, last: 0, start: 0, end: 0,
+    r = { id, status: "live", task: "", tokens: 0, cost: 0, spentTokens: 0, spentCost: 0, unpriced: false, agents: new Map(), first: 0, last: 0, start: 0, end: 0,
       finished: null, budget: null, series: [], sorted: true };
     S.runs.set(id, r);
   }
@@ -49,9 +49,13 @@ function note(a, item) { a.timeline.push(item); if (a.timeline.length > TIMELINE
 
 // spend adds a model call's tokens and dollars to its run and to the
 // run's series of totals over time.
+// A finished run's own totals stand, whichever of its events the stream
+// stored after its end.
 function spend(r, t, d) {
-  r.tokens += (d.tokens_in || 0) + (d.tokens_out || 0);
-  r.cost += d.cost_usd || 0;
+  r.spentTokens += (d.tokens_in || 0) + (d.tokens_out || 0);
+  r.spentCost += d.cost_usd || 0;
+  r.tokens = (r.finished && r.finished.tokens) || r.spentTokens;
+  r.cost = (r.finished && r.finished.cost_usd) || r.spentCost;
   if (d.cost_known === false && !(d.cost_usd > 0)) r.unpriced = true;
   if (r.series.length && t < r.series[r.series.length - 1].t) r.sorted = false;
   r.series.push({ t, tokens: (d.tokens_in || 0) + (d.tokens_out || 0), cost: d.cost_usd || 0 });
@@ -81,7 +85,7 @@ function applyRun(r, ev, d, t) {
     case "run.started": r.task = d.task; r.start = t; break;
     case "run.finished":
       r.finished = d; r.status = d.status || "finished"; r.end = t;
-      r.tokens = d.tokens || r.tokens; r.cost = d.cost_usd || r.cost;
+      r.tokens = d.tokens || r.spentTokens; r.cost = d.cost_usd || r.spentCost;
       if (d.budget && d.budget.limits) r.budget = { tokens: d.budget.limits.tokens || 0, usd: d.budget.limits.usd || 0, used: d.budget.used };
       break;
     case "budget.acquired": // the run's own grant to the root: the run's limit

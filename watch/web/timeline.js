@@ -62,27 +62,64 @@ function ordered(r) {
   return out;
 }
 
+// A timeline draws only the rows its box shows, with OVERSCAN more on
+// either side: the SVG is as tall as every row, so the box scrolls
+// through them all, and a scroll draws the rows it brings into view
+// (showRows). A run of thousands of agents costs the page a screenful.
+const OVERSCAN = 40;
+let shown = null; // the timeline on the page: its run, rows and axis
+
+// rowWindow is the range of rows [first, last) a box scrolled to top,
+// height pixels tall, shows, with the overscan.
+function rowWindow(top, height, n) {
+  const first = Math.max(0, Math.floor((top - AXIS_H) / ROW) - OVERSCAN);
+  return [Math.min(first, n), Math.min(n, Math.ceil((top + height - AXIS_H) / ROW) + OVERSCAN)];
+}
+
 function timeline(r, rows, width) {
   const { t0, t1 } = span(r), dur = t1 - t0;
   const w = Math.max(width - LABEL_W - 8, 100), h = AXIS_H + rows.length * ROW + 4;
   const x = t => LABEL_W + Math.max(0, Math.min(w, (t - t0) / dur * w));
   const end = runStatus(r) === "live" ? t1 : (r.end || t1);
-  const out = [`<svg class="timeline" data-run="${esc(r.id)}" width="${width}" height="${h}" viewBox="0 0 ${width} ${h}" role="img" aria-label="timeline of ${rows.length} agents">`];
+  const top = S.timelineTop && S.timelineTop.run === r.id ? S.timelineTop.top : 0;
+  shown = { run: r.id, rows, x, end, win: rowWindow(top, Math.max(innerHeight * 0.7, 400), rows.length) };
+  const out = [`<svg class="timeline" data-run="${esc(r.id)}" data-rows="${rows.length}" width="${width}" height="${h}" viewBox="0 0 ${width} ${h}" role="img" aria-label="timeline of ${rows.length} agents">`];
   for (const t of ticks(dur, w)) {
     const tx = x(t0 + t), anchor = tx > LABEL_W + w - 30 ? "end" : tx < LABEL_W + 10 ? "start" : "middle";
     out.push(`<line class="tick" x1="${tx.toFixed(1)}" y1="${AXIS_H - 4}" x2="${tx.toFixed(1)}" y2="${h}"/>` +
       `<text class="tick" x="${tx.toFixed(1)}" y="${AXIS_H - 8}" text-anchor="${anchor}">${fmtOffset(t)}</text>`);
   }
-  rows.forEach(({ a, depth }, i) => { // a label and a bar (after a wait, when it waited) per agent
+  out.push(`<g class="rows">${rowsSVG(shown)}</g></svg>`);
+  return out.join("");
+}
+
+// rowsSVG draws the rows of a timeline's window: a label and a bar per
+// agent (after a wait, when it waited).
+function rowsSVG(tl) {
+  const out = [];
+  for (let i = tl.win[0]; i < tl.win[1]; i++) {
+    const { a, depth } = tl.rows[i], x = tl.x;
     const y = AXIS_H + i * ROW, s = a.spawned || a.started || a.first, st = a.started || s;
-    const e = a.ended || end, x0 = x(s), x1 = Math.max(x(e), x0 + 2), xs = Math.min(x(st), x1);
+    const e = a.ended || tl.end, x0 = x(s), x1 = Math.max(x(e), x0 + 2), xs = Math.min(x(st), x1);
     const id = esc(a.id);
     out.push(`<text class="label" data-agent="${id}" x="${4 + Math.min(depth, 12) * 12}" y="${y + 12}">${esc(head(a.id, 28))}</text>` +
       (xs > x0 + 0.5 ? `<rect class="wait" x="${x0.toFixed(1)}" y="${y + 3}" width="${(xs - x0).toFixed(1)}" height="10"/>` : "") +
       `<rect class="bar ${esc(a.status)}${a.ended ? "" : " open"}" data-agent="${id}" x="${xs.toFixed(1)}" y="${y + 3}" width="${Math.max(x1 - xs, 2).toFixed(1)}" height="10"/>`);
-  });
-  out.push("</svg>");
+  }
   return out.join("");
+}
+
+// showRows draws the rows a scrolled timeline box brings into view, and
+// remembers where it was scrolled to for the next drawing of the page.
+function showRows(box) {
+  const svg = box.querySelector("svg.timeline"), g = svg && svg.querySelector("g.rows");
+  if (!g || !shown || shown.run !== svg.dataset.run) return;
+  S.timelineTop = { run: shown.run, top: box.scrollTop };
+  const n = shown.rows.length, top = box.scrollTop, height = box.clientHeight;
+  const seenFirst = Math.max(0, Math.floor((top - AXIS_H) / ROW)), seenLast = Math.min(n, Math.ceil((top + height - AXIS_H) / ROW));
+  if (seenFirst >= shown.win[0] && seenLast <= shown.win[1]) return; // still inside what is drawn
+  shown.win = rowWindow(top, height, n);
+  g.innerHTML = rowsSVG(shown);
 }
 
 // tip is the hover text of an agent's bar and label: who it is, where it

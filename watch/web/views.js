@@ -64,7 +64,10 @@ function viewAgents(id) {
   return `<h2><a href="#/run/${esc(id)}">Run ${esc(id)}</a>: ${r.agents.size} agents</h2>` + agentTable(r, ordered(r), true);
 }
 
-function viewRun(id, width) {
+// viewRun draws a run's page. On the page's first drawing (later) its
+// agent table, below the first screen, is left to drawTable: the
+// timeline is on screen a frame sooner.
+function viewRun(id, width, later) {
   const r = S.runs.get(id);
   if (!r) return `<p>run ${esc(id)}: no events yet</p>`;
   const rows = ordered(r);
@@ -78,7 +81,7 @@ function viewRun(id, width) {
     `<figure><figcaption>cost over time</figcaption>${r.unpriced && !(r.cost > 0) ? `<p class="unknown">cost unknown: no price for its models</p>`
       : chart(r, "cost", half, "cost over time", v => dollars(v) + (r.unpriced ? " + unpriced" : ""))}</figure></section>` +
     `<h3>Timeline</h3><div class="timeline-box">${timeline(r, rows, width - 2)}</div>` +
-    `<h3>Agents</h3>${agentTable(r, rows, false)}` +
+    `<h3>Agents</h3>${later ? `<div id="later-table" class="muted">drawing…</div>` : agentTable(r, rows, false)}` +
     viewNodes();
 }
 
@@ -96,4 +99,10 @@ function viewAgent(rid, aid) {
   }).join("");
   return `<h2><a href="#/run/${esc(rid)}">${esc(rid)}</a> / ${esc(aid)}</h2><p>${esc(a.kind)} on ${esc(nodeName(a.node))} · ${esc(a.status)} · ` +
     `${a.tokens} tokens · ${cost(a.cost, a.unpriced)}</p><p>${esc(head(a.task, 500))}</p>${items}`;
+}
+
+// drawTable fills in the agent table viewRun left for later.
+function drawTable(id) {
+  const el = document.getElementById("later-table"), r = S.runs.get(id);
+  if (el && r) el.outerHTML = agentTable(r, ordered(r), false);
 }
