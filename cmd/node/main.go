@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"github.com/troupe-ai/troupe/internal/overlay"
 	"github.com/troupe-ai/troupe/internal/procsec"
 	"github.com/troupe-ai/troupe/tools/sandbox"
 	"os"
@@ -19,8 +18,6 @@ import (
 func main() {
 	// Started as the sandbox's launcher: confine, then exec the command.
 	sandbox.MaybeRunLauncher()
-	// Started as the holder of overlay worktrees' mounts: hold them.
-	overlay.MaybeRunHolder()
 	// Commands the agents run must not read our memory or environment.
 	_ = procsec.NoDump()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
