@@ -92,6 +92,9 @@ func (s *scanner) dir(rel string, d *mdir) {
 // the manifest holds as d; its subdirectories are scanned only once
 // lstat has shown them to be directories (not symlinks).
 func (s *scanner) scanDir(rel string, d *mdir) {
+	if rel != "" && s.m.untouched != nil && s.m.untouched(rel) {
+		return
+	}
 	var res scanResult
 	subs, err := s.m.scanEntries(s.top, rel, d, &res, s.keep)
 	s.mu.Lock()
@@ -193,6 +196,9 @@ func (m *manifest) compare(abs, p string, e *mentry, st fileStat, res *scanResul
 	mode, err := fileMode(st.mode, p)
 	if err != nil {
 		return err
+	}
+	if m.anyDev {
+		st.st.dev = e.stat.dev
 	}
 	if mode == e.mode && st.st == e.stat && m.older(e.stat) {
 		return nil

@@ -35,6 +35,21 @@
 // the paths that differ (see worktree_reuse.go), so an agent's worktree
 // usually costs no checkout at all.
 //
+// An overlay worktree (Options.Worktrees; overlay_worktree.go) costs
+// what its agent touches instead: the snapshot is checked out once as a
+// lower tree shared read-only by every overlay worktree of it, and each
+// worktree is an overlay mount of it with an empty upper directory,
+// mounted in the user and mount namespace of a holder process
+// (internal/overlay). Outside that namespace the mount point is empty:
+// troupe's files operations reach the merged view through
+// /proc/<holder>/root (Root, Dir), and git in the worktree, troupe's
+// and its agent's, runs inside the namespace (nsenter; Enter). Its
+// capture scans only the directories present in the upper directory
+// (overlay_capture.go), and Keep copies the merged view out into a
+// real directory. Auto (the default) stays a checkout until the tools
+// package reaches a merged view (see overlay_worktree.go); overlay,
+// forced, fails where the probe does.
+//
 // A capture's memory does not follow the files' sizes: a changed file
 // is hashed and stored in one streamed pass (capture_stream.go), and a
 // file over Options.MaxChangeBytes (agent.max_change_bytes) is only

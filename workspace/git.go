@@ -87,6 +87,9 @@ type git struct {
 	// discover lets git find the repository from dir: only Open and
 	// the functions that name a checkout for the user (discover).
 	discover bool
+	// enter is the argv prefix that starts the command where its work
+	// tree is: inside an overlay worktree's namespace (overlay_worktree.go).
+	enter []string
 }
 
 // gitTool is the git binary troupe runs and the PATH it runs with: the
@@ -250,7 +253,11 @@ func (g git) command(ctx context.Context, args ...string) (*exec.Cmd, error) {
 	if tool.bin == "" {
 		return nil, ErrNoGit
 	}
-	cmd := exec.CommandContext(ctx, tool.bin, append(append(append([]string(nil), gitConfig...), g.conf...), args...)...)
+	argv := append(append(append([]string{tool.bin}, gitConfig...), g.conf...), args...)
+	if len(g.enter) > 0 {
+		argv = append(append([]string(nil), g.enter...), argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = g.dir
 	if cmd.Dir == "" {
 		cmd.Dir = g.gitDir

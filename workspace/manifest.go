@@ -25,6 +25,13 @@ import (
 type manifest struct {
 	root  *mdir
 	idLen int
+	// anyDev: the files' device numbers are not compared (an overlay
+	// worktree's index holds the lower tree's, its mount has its own).
+	anyDev bool
+	// untouched, when set, reports that the directory rel and all below
+	// it are as the manifest has them, unscanned: an overlay worktree's
+	// directory absent from its upper directory (overlay_capture.go).
+	untouched func(rel string) bool
 	// The index's modification time: an entry's stat data is trusted
 	// only when its mtime is strictly earlier (git's racy rule).
 	idxS, idxNS int64
@@ -133,7 +140,7 @@ func (w *Worktree) readManifest(ctx context.Context) (*manifest, error) {
 		return nil, err
 	}
 	idLen := len(w.snap.Tree) / 2
-	m := &manifest{idLen: idLen, gitDir: w.admin, objDir: w.repo.home.objects, snapTrees: map[string]bool{}}
+	m := &manifest{idLen: idLen, gitDir: w.admin, objDir: w.repo.home.objects, snapTrees: map[string]bool{}, anyDev: w.ov != nil, untouched: w.untouchedDir()}
 	var err error
 	if m.head, err = os.ReadFile(filepath.Join(w.admin, "HEAD")); err != nil {
 		return nil, err

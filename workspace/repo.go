@@ -40,6 +40,10 @@ type Options struct {
 	// (agent.max_change_bytes): a bigger one is left out of the
 	// changeset and named in its Oversize. Default DefaultMaxChangeBytes.
 	MaxChangeBytes int64
+	// Worktrees is the kind of worktree NewWorktree makes
+	// (workspace.worktrees): WorktreesAuto (the default),
+	// WorktreesOverlay or WorktreesCheckout (overlay_worktree.go).
+	Worktrees string
 }
 
 // Repo is a workspace and the git repository that holds its snapshots:
@@ -79,6 +83,8 @@ type Repo struct {
 	idle   []*Worktree // removed worktrees kept for reuse (Options.KeepIdle), some still being prepared
 	latest Snapshot    // the latest snapshot taken, which parked worktrees are prepared for
 	warmed int         // worktrees made by Prewarm, for their names
+
+	lowers lowers // the lower trees of overlay worktrees, by snapshot
 
 	checkout checkoutState // the last tree checked out in Go, and why Go may not (materialise.go)
 

@@ -41,6 +41,8 @@ type Worktree struct {
 	handErr  error
 	captured string // how the last capture was made: "go" or "git"
 	prepared string // how its last preparation for reuse went: "restore", "switch" or "reset"
+
+	ov *overlayWorker // an overlay worktree's mount (overlay_worktree.go); nil for a checkout
 }
 
 // worktreesDir is where a Repo's worktrees live.
@@ -62,7 +64,13 @@ func (r *Repo) NewWorktree(ctx context.Context, snap Snapshot, name string) (*Wo
 		w.goLive()
 		return w, nil
 	}
-	w, err := r.create(ctx, snap, name)
+	kind, err := r.worktreeKind()
+	var w *Worktree
+	if err == nil && kind == WorktreesOverlay {
+		w, err = r.createOverlay(ctx, snap, name)
+	} else if err == nil {
+		w, err = r.create(ctx, snap, name)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("new worktree %s: %w", name, err)
 	}
@@ -147,12 +155,21 @@ func (r *Repo) worktreeGit(admin, at, dir string) git {
 	return g
 }
 
-// Dir is the worktree's directory (the top of the repository's tree).
-func (w *Worktree) Dir() string { return w.dir }
+// Dir is the worktree's directory (the top of the repository's tree), as
+// this process reaches it: an overlay worktree's merged view.
+func (w *Worktree) Dir() string {
+	if w.ov != nil {
+		return w.ov.view
+	}
+	return w.dir
+}
 
 // Root is the workspace root inside the worktree: Dir, or the directory
 // in it matching the workspace's place in its repository.
 func (w *Worktree) Root() string {
+	if w.ov != nil {
+		return filepath.Join(w.ov.view, filepath.FromSlash(strings.TrimSuffix(w.snap.Prefix, "/")))
+	}
 	return filepath.Join(w.dir, filepath.FromSlash(strings.TrimSuffix(w.snap.Prefix, "/")))
 }
 
@@ -182,21 +199,32 @@ func (w *Worktree) destroy(ctx context.Context) error {
 	if w.admin != "" {
 		errs = append(errs, removeAtomically(w.admin, w.repo.home.tmpDir()))
 	}
-	if w.fd != nil {
-		w.fd.close()
-		w.fd = nil
-	}
-	parent, err := openBeneath(w.repo.dataBase, w.repo.worktreesRel(), false)
-	if err == nil {
-		errs = append(errs, parent.removeAll(w.name))
-		parent.close()
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		errs = append(errs, err)
+	if w.ov != nil {
+		errs = append(errs, w.destroyOverlay())
+	} else {
+		errs = append(errs, w.removeDir())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("remove worktree: %w", err)
 	}
 	return nil
+}
+
+// removeDir closes and removes a checkout's directory.
+func (w *Worktree) removeDir() error {
+	if w.fd != nil {
+		w.fd.close()
+		w.fd = nil
+	}
+	parent, err := openBeneath(w.repo.dataBase, w.repo.worktreesRel(), false)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	defer parent.close()
+	return parent.removeAll(w.name)
 }
 
 // removeAtomically renames the directory dir into tmp, then removes it,

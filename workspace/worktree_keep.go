@@ -33,6 +33,9 @@ func (w *Worktree) Keep(ctx context.Context) (string, error) {
 	if w.fd == nil {
 		return "", errors.New("keep worktree: not open")
 	}
+	if w.ov != nil {
+		return w.keepOverlay(ctx)
+	}
 	parent, err := openBeneath(w.repo.dataBase, w.repo.worktreesRel(), false)
 	if err != nil {
 		return "", fmt.Errorf("keep worktree: %w", err)

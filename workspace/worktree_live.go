@@ -74,6 +74,9 @@ func (w *Worktree) openWorkspace(ctx context.Context, root string, opts Options)
 	if w.at != w.dir {
 		r.g.workTree = "."
 	}
+	if w.ov != nil {
+		r.g.workTree, r.g.dir, r.g.enter = w.g.workTree, "", w.g.enter
+	}
 	if err := r.writeExcludes(); err != nil {
 		return nil, err
 	}

@@ -198,7 +198,7 @@ func (w *Worktree) setHead(commit string) error {
 func (r *Repo) park(w *Worktree) bool {
 	r.idleMu.Lock()
 	defer r.idleMu.Unlock()
-	if len(r.idle) >= r.opts.KeepIdle {
+	if len(r.idle) >= r.opts.KeepIdle || w.ov != nil {
 		if w.hand != nil {
 			w.hand.forgetScan()
 		}
@@ -304,5 +304,6 @@ func (r *Repo) Close(ctx context.Context) error {
 			errs = append(errs, w.destroy(ctx))
 		}
 	}
+	errs = append(errs, r.closeLowers(ctx))
 	return errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ package testfiles
 
 import (
 	"flag"
+	"github.com/troupe-ai/troupe/internal/overlay"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -79,8 +80,10 @@ func PrivateState() (cleanup func()) {
 }
 
 // RunPrivate runs a package's tests under PrivateState and returns their
-// exit code: TestMain's os.Exit(testfiles.RunPrivate(m)).
+// exit code: TestMain's os.Exit(testfiles.RunPrivate(m)). A test binary
+// started again as the holder of overlay worktrees holds them instead.
 func RunPrivate(m *testing.M) int {
+	overlay.MaybeRunHolder()
 	cleanup := PrivateState()
 	defer cleanup()
 	return m.Run()

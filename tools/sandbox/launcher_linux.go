@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/troupe-ai/troupe/internal/overlay"
 )
 
 // launcherArg0 marks a re-execution of our binary as the launcher.
@@ -93,6 +95,9 @@ func Confine(cmd *exec.Cmd, p Policy, s Support) error {
 // first thing in main of every program that confines commands, and in
 // TestMain of tests that do.
 func MaybeRunLauncher() {
+	// The holder of overlay worktrees' mounts is the same binary again,
+	// started by every program that starts launchers.
+	overlay.MaybeRunHolder()
 	if len(os.Args) < 3 || os.Args[0] != launcherArg0 {
 		return
 	}

@@ -1,0 +1,103 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BenchmarkOverlayCycle5000 is BenchmarkWorkerCycle5000 with overlay
+// worktrees (create, one edit, capture, apply, removal; the lower tree
+// checked out once, before the timer), next to git-worktree, what the
+// same worker costs with git alone: git worktree add, the edit, git add
+// -A, git diff --cached, git worktree remove. Wall and CPU time per
+// worker; the goal is overlay ≤ 0.1 × git-worktree.
+func BenchmarkOverlayCycle5000(b *testing.B) {
+	b.Run("overlay", func(b *testing.B) {
+		r, _ := benchRepo(b, 5000, Options{Worktrees: WorktreesOverlay})
+		snap, err := r.Snapshot(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		hold, err := r.NewWorktree(context.Background(), snap, "hold") // keeps the lower tree
+		if err != nil {
+			b.Skip(err)
+		}
+		defer hold.Remove(context.Background())
+		i := 0
+		cpu := cpuTime()
+		for b.Loop() {
+			i++
+			cycle(b, r, snap, i)
+		}
+		reportCPU(b, cpu, b.N, "cpu-ms/op")
+	})
+	b.Run("git-worktree", func(b *testing.B) {
+		_, root := benchRepo(b, 5000, Options{})
+		base := b.TempDir()
+		i := 0
+		cpu := cpuTime()
+		for b.Loop() {
+			i++
+			gitWorktreeCycle(b, root, filepath.Join(base, fmt.Sprintf("w%d", i)), i)
+		}
+		reportCPU(b, cpu, b.N, "cpu-ms/op")
+	})
+}
+
+// gitWorktreeCycle is one worker's life with git alone.
+func gitWorktreeCycle(b *testing.B, root, dir string, i int) {
+	sh(b, root, "worktree", "add", "-q", "--detach", dir)
+	path := fmt.Sprintf("pkg%02d/file%04d.go", i%50, 1000+i%4000)
+	if err := os.WriteFile(filepath.Join(dir, path), []byte("// worker\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	sh(b, dir, "add", "-A")
+	sh(b, dir, "diff", "--cached", "--binary")
+	sh(b, root, "worktree", "remove", "--force", dir)
+}
+
+// BenchmarkOverlayWorkers50First5000 is BenchmarkWorkers50Parallel5000's
+// first round with overlay worktrees: 50 workers started at once on a
+// new snapshot, the lower tree's checkout (made by the first of them,
+// the others waiting for it) counted in the round. Wall and CPU time
+// per worker.
+func BenchmarkOverlayWorkers50First5000(b *testing.B) {
+	r, _ := benchRepo(b, 5000, Options{Worktrees: WorktreesOverlay})
+	ctx := context.Background()
+	snap, err := r.Snapshot(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if w, err := r.NewWorktree(ctx, snap, "probe"); err != nil {
+		b.Skip(err)
+	} else if err := w.Remove(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := r.Close(ctx); err != nil { // the lower tree goes: every round makes it again
+		b.Fatal(err)
+	}
+	var spent time.Duration
+	round := 0
+	for b.Loop() {
+		round++
+		cpu := cpuTime()
+		var wg sync.WaitGroup
+		for i := range 50 {
+			wg.Go(func() { cycle(b, r, snap, round*100+i) })
+		}
+		wg.Wait()
+		spent += cpuTime() - cpu
+		b.StopTimer()
+		if err := r.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*50)/1e6, "ms/worker")
+	b.ReportMetric(float64(spent)/float64(b.N*50)/1e6, "cpu-ms/worker")
+}

@@ -1,0 +1,335 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/troupe-ai/troupe/internal/overlay"
+)
+
+// An overlay worktree (Options.Worktrees) costs what its agent touches,
+// not the repository's size: the snapshot is checked out once, as an
+// ordinary worktree that is never handed out (the lower tree, shared by
+// every overlay worktree of that snapshot), and each agent's worktree is
+// an overlay mount of it with an empty upper and work directory of its
+// own, in the namespace of the process's holder (internal/overlay). The
+// mount point is an empty directory outside that namespace: troupe's
+// file operations reach the merged view through /proc/<holder>/root
+// (Root, and the worktree's descriptor), and git commands in the
+// worktree, troupe's and the agent's, run inside the namespace (nsenter)
+// at the mount point. Its git directory is its own, in the home, with a
+// copy of the lower tree's index (the stat data of lower files are the
+// same through the mount); its .git file is written in the upper
+// directory. Captures read the merged view as they read a checkout.
+
+// Worktree kinds (Options.Worktrees).
+const (
+	WorktreesAuto     = "auto"     // overlay where the probe passes, else checkout
+	WorktreesOverlay  = "overlay"  // overlay, or an error where it cannot be had
+	WorktreesCheckout = "checkout" // every worktree a full checkout
+)
+
+// TestWorktreesEnv, when set in the environment, is the worktree kind of
+// a Repo whose Options leave it unset: the test suites run with overlays
+// forced on and off through it.
+const TestWorktreesEnv = "TROUPE_TEST_WORKTREES"
+
+// overlayWorker is what an overlay worktree adds to a Worktree.
+type overlayWorker struct {
+	h     *overlay.Holder
+	lower *lowerTree
+	side  string // <worktrees>/<name>.ovl: its upper and work directories
+	view  string // the mount point's merged view, from this process
+}
+
+// lowerTree is a snapshot checked out once, shared read-only.
+type lowerTree struct {
+	ready chan struct{}
+	w     *Worktree
+	err   error
+	users int // overlay worktrees mounted on it (guarded by lowers.mu)
+}
+
+// lowers are a Repo's lower trees, by snapshot commit.
+type lowers struct {
+	mu sync.Mutex
+	m  map[string]*lowerTree
+}
+
+// worktreeKind is the kind of worktree NewWorktree makes, with the note
+// to give when an overlay was asked for and cannot be had ("" for none).
+func (r *Repo) worktreeKind() (string, error) {
+	kind := r.opts.Worktrees
+	if kind == "" {
+		kind = os.Getenv(TestWorktreesEnv)
+	}
+	switch kind {
+	case "", WorktreesAuto:
+		// The agent's commands enter an overlay worktree only through
+		// tools.Workspace's hook; auto stays a checkout until every
+		// caller sets it (see Worktree.Enter).
+		return WorktreesCheckout, nil
+	case WorktreesOverlay, WorktreesCheckout:
+		return kind, nil
+	}
+	return "", fmt.Errorf("worktrees: %q is not auto, overlay or checkout", kind)
+}
+
+// lower is the lower tree of snap, checked out by the first caller.
+func (r *Repo) lower(ctx context.Context, snap Snapshot) (*lowerTree, error) {
+	r.lowers.mu.Lock()
+	if r.lowers.m == nil {
+		r.lowers.m = map[string]*lowerTree{}
+	}
+	l, ok := r.lowers.m[snap.Commit]
+	if !ok {
+		l = &lowerTree{ready: make(chan struct{})}
+		r.lowers.m[snap.Commit] = l
+	}
+	l.users++
+	r.lowers.mu.Unlock()
+	if !ok {
+		l.w, l.err = r.create(ctx, snap, "lower-"+snap.Commit[:min(12, len(snap.Commit))]+"-"+strconv.FormatUint(rand.Uint64()&0xffffff, 16))
+		if l.err != nil {
+			r.lowers.mu.Lock()
+			delete(r.lowers.m, snap.Commit) // the next caller tries again
+			r.lowers.mu.Unlock()
+		}
+		close(l.ready)
+	}
+	select {
+	case <-l.ready:
+	case <-ctx.Done():
+		r.release(l)
+		return nil, ctx.Err()
+	}
+	if l.err != nil {
+		return nil, l.err
+	}
+	return l, nil
+}
+
+// release ends a user's hold on the lower tree l.
+func (r *Repo) release(l *lowerTree) {
+	r.lowers.mu.Lock()
+	l.users--
+	r.lowers.mu.Unlock()
+}
+
+// closeLowers removes the lower trees no overlay worktree uses (Close).
+func (r *Repo) closeLowers(ctx context.Context) error {
+	r.lowers.mu.Lock()
+	var gone []*lowerTree
+	for c, l := range r.lowers.m {
+		select {
+		case <-l.ready:
+		default:
+			continue // still being made: its maker holds it
+		}
+		if l.users == 0 {
+			delete(r.lowers.m, c)
+			gone = append(gone, l)
+		}
+	}
+	r.lowers.mu.Unlock()
+	var errs []error
+	for _, l := range gone {
+		if l.w != nil {
+			errs = append(errs, l.w.destroy(ctx))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// createOverlay makes the overlay worktree named name of snap.
+func (r *Repo) createOverlay(ctx context.Context, snap Snapshot, name string) (*Worktree, error) {
+	h, err := overlay.Shared(r.worktreesDir())
+	if err != nil {
+		return nil, err
+	}
+	l, err := r.lower(ctx, snap)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			r.release(l)
+		}
+	}()
+	base := strconv.Itoa(os.Getpid()) + "-" + name
+	parent, err := openBeneath(r.dataBase, r.worktreesRel(), true)
+	if err != nil {
+		return nil, err
+	}
+	defer parent.close()
+	for _, d := range []string{base, base + ".ovl", base + ".ovl/up", base + ".ovl/work"} {
+		if err := unix.Mkdirat(parent.fd(), d, 0o755); err != nil {
+			return nil, &fs.PathError{Op: "mkdir", Path: filepath.Join(r.worktreesDir(), d), Err: err}
+		}
+	}
+	ov := &overlayWorker{h: h, lower: l, side: filepath.Join(r.worktreesDir(), base+".ovl")}
+	w := &Worktree{repo: r, dir: filepath.Join(r.worktreesDir(), base), name: base, snap: snap, ov: ov}
+	ok = true // w holds l now: its destroy releases it
+	ov.view = h.View(w.dir)
+	if err := w.mountOverlay(ctx); err != nil {
+		_ = w.destroy(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return w, nil
+}
+
+// mountOverlay registers w's git directory (the lower tree's index
+// copied), writes its .git file in the upper directory, mounts it and
+// opens its merged view.
+func (w *Worktree) mountOverlay(ctx context.Context) error {
+	ov, r := w.ov, w.repo
+	var err error
+	if w.admin, err = r.register(w.dir, w.snap.Commit); err != nil {
+		return err
+	}
+	if err := copyLowerIndex(filepath.Join(ov.lower.w.admin, "index"), filepath.Join(w.admin, "index")); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(ov.side, "up", ".git"), []byte("gitdir: "+w.admin+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := ov.h.Mount(ov.lower.w.dir, filepath.Join(ov.side, "up"), filepath.Join(ov.side, "work"), w.dir); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(ov.view, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	w.fd = &dirFD{f: f}
+	w.at = anchorPath(w.fd, ov.view)
+	enter, err := ov.h.Enter(w.dir)
+	if err != nil {
+		return err
+	}
+	w.g = r.worktreeGit(w.admin, w.dir, w.dir)
+	w.g.enter, w.g.dir = enter, ""
+	return ctx.Err()
+}
+
+// copyLowerIndex copies the index file from to to, keeping its modification
+// time (git's racy-entry rule compares entries with it).
+func copyLowerIndex(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	if err := dst.Close(); err != nil {
+		return err
+	}
+	return os.Chtimes(to, fi.ModTime(), fi.ModTime())
+}
+
+// destroyOverlay unmounts w and removes its upper and work directories
+// and mount point (its git directory is destroy's).
+func (w *Worktree) destroyOverlay() error {
+	var errs []error
+	if w.fd != nil {
+		w.fd.close()
+		w.fd = nil
+	}
+	if err := w.ov.h.Unmount(w.dir); err != nil {
+		errs = append(errs, err)
+	}
+	parent, err := openBeneath(w.repo.dataBase, w.repo.worktreesRel(), false)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	defer parent.close()
+	errs = append(errs, parent.removeAll(w.name+".ovl"), parent.removeAll(w.name))
+	if w.ov.lower != nil {
+		w.repo.release(w.ov.lower)
+		w.ov.lower = nil
+	}
+	return errors.Join(errs...)
+}
+
+// keepOverlay keeps an overlay worktree as Keep does: its merged view
+// copied into a real directory (kept-<name>-<n>, without its .git file),
+// which outlives the holder, and the overlay removed.
+func (w *Worktree) keepOverlay(ctx context.Context) (string, error) {
+	name := keptPrefix + w.name + "-" + strconv.FormatUint(rand.Uint64()&0xffffff, 16)
+	dest := filepath.Join(w.repo.worktreesDir(), name)
+	parent, err := openBeneath(w.repo.dataBase, w.repo.worktreesRel(), false)
+	if err != nil {
+		return "", fmt.Errorf("keep worktree: %w", err)
+	}
+	defer parent.close()
+	if err := unix.Mkdirat(parent.fd(), name, 0o755); err != nil {
+		return "", &fs.PathError{Op: "keep worktree", Path: dest, Err: err}
+	}
+	// cp -a copies symlinks as symlinks and follows none; it reads the
+	// view through the worktree's descriptor and writes into the new
+	// directory through its descriptor, both passed to it.
+	to, err := parent.sub(name, false)
+	if err != nil {
+		return "", err
+	}
+	defer to.close()
+	cmd := exec.CommandContext(ctx, "cp", "-a", "/proc/self/fd/4/.", "/proc/self/fd/3/")
+	cmd.ExtraFiles = []*os.File{to.f, w.fd.f}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("keep worktree: copy its files: %w: %s", err, out)
+	}
+	_ = to.remove(".git")
+	errs := []error{w.destroyOverlay()}
+	if w.admin != "" {
+		errs = append(errs, removeAtomically(w.admin, w.repo.home.tmpDir()))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return dest, fmt.Errorf("keep worktree: %w", err)
+	}
+	return dest, nil
+}
+
+// Enter is how a command enters the worktree: the argv prefix that
+// starts a program (appended to it) inside an overlay worktree's
+// namespace at dir (a directory below Root, "" for Root), or nil for a
+// checkout, whose commands start in Root as they are.
+func (w *Worktree) Enter(dir string) []string {
+	if w.ov == nil {
+		return nil
+	}
+	at := w.dir
+	if p := strings.TrimSuffix(w.snap.Prefix, "/"); p != "" {
+		at = filepath.Join(at, filepath.FromSlash(p))
+	}
+	if dir != "" {
+		at = filepath.Join(at, dir)
+	}
+	pre, err := w.ov.h.Enter(at)
+	if err != nil {
+		return []string{"/bin/false"} // nsenter went missing since the probe
+	}
+	return pre
+}
