@@ -22,3 +22,11 @@ func ResumeLine(run, workspace, natsURL, creds string, placement map[string]stri
 	}
 	return resumeCommand(run, workspace, "", natsURL, creds, placement)
 }
+
+// ResumeLines is ResumeLine for the runs seen through one server (natsURL,
+// creds), in the shape console.Watcher's Resume takes.
+func ResumeLines(natsURL, creds string) func(run, workspace string, placement map[string]string) string {
+	return func(run, workspace string, placement map[string]string) string {
+		return ResumeLine(run, workspace, natsURL, creds, placement)
+	}
+}

@@ -65,7 +65,7 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	w := console.NewWatcher(es, run, fs.bools, term.View(stdout), json.NewEncoder(stdout))
 	w.JSON = w.JSON || !term.TTY
-	w.Leases, w.Stderr, w.Resume = watchLeases(ctx, conn, log), stderr, resumeLine(url, cfg.NATS.Creds)
+	w.Leases, w.Stderr, w.Resume = watchLeases(ctx, conn, log), stderr, runner.ResumeLines(url, cfg.NATS.Creds)
 	if fs.bools["interactive"] {
 		ans, err := conn.Answer(run, log)
 		if err != nil {
@@ -112,14 +112,6 @@ func watchEvents(ctx context.Context, conn *bus.Conn, run string, fs *flagSet, t
 		log = log.Level(zerolog.ErrorLevel)
 	}
 	return conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: log})
-}
-
-// resumeLine is the resume command of a lost run, through the server
-// watch used at url.
-func resumeLine(url, creds string) func(run, workspace string, placement map[string]string) string {
-	return func(run, workspace string, placement map[string]string) string {
-		return runner.ResumeLine(run, workspace, url, creds, placement)
-	}
 }
 
 // watchLeases follows the run leases, so that a run whose orchestrator
