@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -173,22 +174,36 @@ func runExternal(t *testing.T, s *Session, bin string, args ...string) []string 
 	return lines
 }
 
-// ourPaths runs our tool with a high limit and returns its result lines.
+// ourPaths runs our tool and returns its result lines, following its
+// "[more results: use offset=N]" pages as an agent would (the tools cap a
+// page: find_files at 1,000 paths, more than this module's *.go files).
 func ourPaths(t *testing.T, s *Session, tool Tool, args string) []string {
 	t.Helper()
-	args = strings.TrimSuffix(args, "}") + `, "limit": 2000}`
-	res := runTool(t, tool, s, args)
-	if res.IsError {
-		t.Fatalf("%s %s: %s", tool.Spec().Name, args, res.Text)
+	var lines []string
+	for offset, pages := 0, 0; ; pages++ {
+		if pages == 20 {
+			t.Fatalf("%s %s: more than 20 pages; the query is too broad to compare", tool.Spec().Name, args)
+		}
+		page := strings.TrimSuffix(args, "}") + fmt.Sprintf(`, "limit": 2000, "offset": %d}`, offset)
+		res := runTool(t, tool, s, page)
+		if res.IsError {
+			t.Fatalf("%s %s: %s", tool.Spec().Name, page, res.Text)
+		}
+		if strings.HasPrefix(res.Text, "No matches for ") || strings.HasPrefix(res.Text, "No files match ") {
+			return lines
+		}
+		got := strings.Split(res.Text, "\n")
+		last := got[len(got)-1]
+		if !strings.HasPrefix(last, "[more results: use offset=") {
+			return append(lines, got...)
+		}
+		lines = append(lines, got[:len(got)-1]...)
+		next, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(last, "[more results: use offset="), "]"))
+		if err != nil || next <= offset {
+			t.Fatalf("%s %s: a page ends %q", tool.Spec().Name, page, last)
+		}
+		offset = next
 	}
-	if strings.HasPrefix(res.Text, "No matches for ") || strings.HasPrefix(res.Text, "No files match ") {
-		return nil
-	}
-	lines := strings.Split(res.Text, "\n")
-	if strings.HasPrefix(lines[len(lines)-1], "[more results") {
-		t.Fatalf("more than 2000 results; the query is too broad to compare")
-	}
-	return lines
 }
 
 func compareSets(t *testing.T, ours, theirs []string) {

@@ -59,9 +59,13 @@ func TestGrepCallWithinBudget(t *testing.T) {
 		t.Fatalf("the child's grep found %d files, want 10:\n%s", files, out)
 	}
 	t.Logf("one tools call grep over ten files: %d allocations, %d bytes", allocs, bytes)
-	if allocs > maxGrepCallAllocs || bytes > maxGrepCallBytes {
+	maxBytes := uint64(maxGrepCallBytes)
+	if raceBuild {
+		maxBytes *= 2 // pools drop buffers at random: the count is the check
+	}
+	if allocs > maxGrepCallAllocs || bytes > maxBytes {
 		t.Errorf("a tools call grep allocates %d times (%d B), over the budget of %d (%d B): build only what a grep call needs",
-			allocs, bytes, maxGrepCallAllocs, maxGrepCallBytes)
+			allocs, bytes, maxGrepCallAllocs, maxBytes)
 	}
 }
 
