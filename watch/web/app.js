@@ -92,6 +92,11 @@ function connect() {
   es.onerror = () => { conn.textContent = "reconnecting…"; };
 }
 
+// A page the browser keeps for back/forward lets its stream go (a kept
+// page's open stream holds one of the few connections a browser allows a
+// host: a seventh page then waits forever) and follows anew when shown.
+window.addEventListener("pagehide", () => { if (es) { es.close(); es = null; } });
+window.addEventListener("pageshow", e => { if (e.persisted) { drawnOnce = false; connect(); } });
 window.addEventListener("hashchange", () => { drawnOnce = false; connect(); S.dirty = true; lastDraw = 0; drawCost = 0; draw(); });
 window.addEventListener("resize", () => { S.dirty = true; });
 setInterval(draw, 250);
