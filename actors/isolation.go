@@ -31,13 +31,23 @@ func enter(ctx context.Context, is *changes.Run, spec agentSpec) (*isolated, fun
 	if err != nil || ci == nil {
 		return nil, leave, err
 	}
-	ws, err := tools.NewWorkspace(ci.Root())
+	ws, err := openWorkspace(ci.Root(), ci.View())
 	if err != nil {
 		ci.Drop()
 		leave()
 		return nil, func() {}, fmt.Errorf("isolate %s: %w", spec.id, err)
 	}
 	return &isolated{Isolated: ci, ws: ws}, leave, nil
+}
+
+// openWorkspace is the tools' workspace at root: a view's (an overlay
+// worktree's merged view, never resolved) when v says how its commands
+// see it, else a plain one.
+func openWorkspace(root string, v changes.View) (*tools.Workspace, error) {
+	if v.Inside == "" {
+		return tools.NewWorkspace(root)
+	}
+	return tools.NewWorkspaceView(root, tools.View{Inside: v.Inside, Enter: v.Enter})
 }
 
 // land brings the ended agent's changes back (changes.Isolated.Land),

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -41,10 +42,15 @@ const (
 	WorktreesCheckout = "checkout" // every worktree a full checkout
 )
 
-// TestWorktreesEnv, when set in the environment, is the worktree kind of
-// a Repo whose Options leave it unset: the test suites run with overlays
-// forced on and off through it.
-const TestWorktreesEnv = "TROUPE_TEST_WORKTREES"
+// defaultWorktrees is the kind of a Repo whose Options leave Worktrees
+// unset ("": a checkout); SetDefaultWorktrees changes it.
+var defaultWorktrees atomic.Value // string
+
+// SetDefaultWorktrees sets the kind of worktree a Repo whose Options
+// leave Worktrees unset makes (a checkout until it is called): test
+// suites force overlays on or off with it from their TestMain. Programs
+// pass the user's setting (agent.worktrees) in Options instead.
+func SetDefaultWorktrees(kind string) { defaultWorktrees.Store(kind) }
 
 // overlayWorker is what an overlay worktree adds to a Worktree.
 type overlayWorker struct {
@@ -62,29 +68,68 @@ type lowerTree struct {
 	users int // overlay worktrees mounted on it (guarded by lowers.mu)
 }
 
-// lowers are a Repo's lower trees, by snapshot commit.
+// lowers are a Repo's lower trees, by snapshot commit, and the kind of
+// its worktrees, settled on first use.
 type lowers struct {
 	mu sync.Mutex
 	m  map[string]*lowerTree
+
+	kindOnce sync.Once
+	kind     string
+	kindErr  error
+	kindNote string
 }
 
-// worktreeKind is the kind of worktree NewWorktree makes, with the note
-// to give when an overlay was asked for and cannot be had ("" for none).
+// worktreeKind is the kind of worktree NewWorktree makes: for auto, an
+// overlay where the process's holder starts and passes its probe
+// (internal/overlay), else a checkout with a note saying why (Worktrees).
 func (r *Repo) worktreeKind() (string, error) {
-	kind := r.opts.Worktrees
-	if kind == "" {
-		kind = os.Getenv(TestWorktreesEnv)
+	l := &r.lowers
+	l.kindOnce.Do(func() {
+		kind := r.opts.Worktrees
+		if kind == "" {
+			kind, _ = defaultWorktrees.Load().(string)
+		}
+		switch kind {
+		case "", WorktreesCheckout:
+			l.kind = WorktreesCheckout
+		case WorktreesOverlay:
+			l.kind = WorktreesOverlay
+		case WorktreesAuto:
+			l.kind = WorktreesOverlay
+			if _, err := overlay.Shared(r.worktreesDir()); err != nil {
+				l.kind = WorktreesCheckout
+				l.kindNote = "worktrees are checkouts (agent.worktrees auto): " + err.Error()
+			}
+		default:
+			l.kindErr = fmt.Errorf("worktrees: %q is not auto, overlay or checkout", kind)
+		}
+	})
+	return l.kind, l.kindErr
+}
+
+// Worktrees is the kind of worktree NewWorktree makes (WorktreesOverlay
+// or WorktreesCheckout), settled now if it was not (for auto the overlay
+// probe runs), and, when auto fell back to checkouts, a one-line note
+// saying why.
+func (r *Repo) Worktrees() (kind, note string, err error) {
+	kind, err = r.worktreeKind()
+	return kind, r.lowers.kindNote, err
+}
+
+// SetWorktrees sets the kind of worktree NewWorktree makes (as
+// Options.Worktrees), before the first is made: a store (OpenStore) has
+// no Options.
+func (r *Repo) SetWorktrees(kind string) { r.opts.Worktrees = kind }
+
+// Inside is Root as the commands that enter the worktree see it (Enter):
+// an overlay worktree's mount point joined with the workspace's place in
+// its repository; "" for a checkout, whose commands run in Root.
+func (w *Worktree) Inside() string {
+	if w.ov == nil {
+		return ""
 	}
-	switch kind {
-	case "", WorktreesAuto:
-		// The agent's commands enter an overlay worktree only through
-		// tools.Workspace's hook; auto stays a checkout until every
-		// caller sets it (see Worktree.Enter).
-		return WorktreesCheckout, nil
-	case WorktreesOverlay, WorktreesCheckout:
-		return kind, nil
-	}
-	return "", fmt.Errorf("worktrees: %q is not auto, overlay or checkout", kind)
+	return filepath.Join(w.dir, filepath.FromSlash(strings.TrimSuffix(w.snap.Prefix, "/")))
 }
 
 // lower is the lower tree of snap, checked out by the first caller.
