@@ -32,9 +32,9 @@ const nodeTimeout = 2 * time.Minute
 // directory from a store that borrows the objects of the node's
 // checkout (which is never written). It opens on the first task.
 type Node struct {
-	dirs    Dirs  // Root: the node's checkout; Data: the store; State: kept patches
-	slots   int   // worktrees kept for reuse: one per slot
-	maxFile int64 // agent.max_change_bytes
+	dirs    Dirs   // Root: the node's checkout; Data: the store; State: kept patches
+	slots   int    // worktrees kept for reuse: one per slot
+	maxFile int64  // agent.max_change_bytes
 	kind    string // agent.worktrees ("": workspace's default)
 	log     zerolog.Logger
 

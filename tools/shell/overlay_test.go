@@ -72,7 +72,9 @@ func newOverlayTree(t *testing.T, box func(inside string) *sandbox.Box) overlayT
 func TestOverlayShellAndToolsSeeOneTree(t *testing.T) {
 	o := newOverlayTree(t, nil)
 	ws := o.s.Workspace
-	r := shellCall(t.Context(), t, o.s, map[string]any{"command": "cat lower.txt && mkdir sub && echo from the shell > sub/made.txt && pwd"})
+	// By its absolute path too: a command that only had its working
+	// directory in the view would find an empty directory there.
+	r := shellCall(t.Context(), t, o.s, map[string]any{"command": "cat " + o.mnt + "/lower.txt && mkdir sub && echo from the shell > " + o.mnt + "/sub/made.txt && pwd"})
 	if r.IsError || !strings.Contains(r.Text, "from the lower tree\n"+o.mnt+"\n") {
 		t.Fatalf("shell: %q", r.Text)
 	}
