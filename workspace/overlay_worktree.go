@@ -166,6 +166,24 @@ func (r *Repo) lower(ctx context.Context, snap Snapshot) (*lowerTree, error) {
 	return l, nil
 }
 
+// prewarmLower is Prewarm for overlay worktrees, which are never kept
+// idle: the lower tree of snap is checked out in the background, so the
+// first overlay worktrees of it only mount. It reports whether this
+// Repo's worktrees are overlays.
+func (r *Repo) prewarmLower(snap Snapshot) bool {
+	if kind, err := r.worktreeKind(); err != nil || kind != WorktreesOverlay {
+		return false
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), prepareTimeout)
+		defer cancel()
+		if l, err := r.lower(ctx, snap); err == nil {
+			r.release(l) // kept until Close
+		}
+	}()
+	return true
+}
+
 // release ends a user's hold on the lower tree l.
 func (r *Repo) release(l *lowerTree) {
 	r.lowers.mu.Lock()
