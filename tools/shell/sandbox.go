@@ -4,8 +4,8 @@ import (
 	"os/exec"
 	"slices"
 
-	"github.com/troupe-ai/troupe/internal/procsec"
 	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/procguard"
 	"github.com/troupe-ai/troupe/tools/sandbox"
 )
 
@@ -62,6 +62,6 @@ func starterOf(s *tools.Session) func(*exec.Cmd) error {
 		}
 		c.Args = append(append(slices.Clone(pre), c.Path), c.Args[min(1, len(c.Args)):]...)
 		c.Path, c.Dir = pre[0], ""
-		return procsec.Start(c)
+		return procguard.StartPlain(c)
 	}
 }
