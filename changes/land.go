@@ -36,7 +36,7 @@ func (iso *Isolated) Land(emit Emit, run, agent string, completed bool) *message
 		}
 		out.Worktree = path
 	}
-	cs, err := iso.wt.Capture(ctx)
+	cs, err := iso.wt.CaptureTree(ctx) // landed here: no patch in memory (Repo.Apply streams it)
 	if err != nil {
 		r.log.Error().Err(err).Str("agent", agent).Msg("capture an agent's changes")
 		out := messages.ChangeOutcome{Agent: agent, Status: messages.ChangeStatusError, Error: err.Error()}
@@ -75,6 +75,7 @@ func (r *Run) bring(ctx context.Context, emit Emit, run, agent string, snap work
 	if err == nil {
 		out, err = repo.Apply(ctx, snap, cs, mode, run, agent)
 	}
+	opened := repo != nil
 	if err != nil {
 		r.log.Error().Err(err).Str("agent", agent).Msg("apply an agent's changes")
 		out = messages.ChangeOutcome{Agent: agent, Status: messages.ChangeStatusError, Error: err.Error()}
@@ -88,15 +89,22 @@ func (r *Run) bring(ctx context.Context, emit Emit, run, agent string, snap work
 		onError(&out)
 	}
 	kept := out.Status == messages.ChangeStatusConflict || out.Status == messages.ChangeStatusPatch ||
-		(out.Status == messages.ChangeStatusError && len(cs.Patch) > 0)
+		(out.Status == messages.ChangeStatusError && (len(cs.Patch) > 0 || (opened && cs.Tree != "")))
 	if kept && r.home != nil {
-		// Its patch must outlive this agent's directory: it goes home.
+		// Its patch must outlive this agent's directory: it goes home,
+		// as bytes (a nested carry travels).
+		patch := cs.Patch
+		if len(patch) == 0 && opened {
+			if patch, err = repo.ChangesetPatch(ctx, snap, cs); err != nil {
+				r.log.Error().Err(err).Str("agent", agent).Msg("make the patch of changes not brought back")
+			}
+		}
 		var here bool
-		if out, here = r.home.Keep(run, out, cs.Patch); !here {
+		if out, here = r.home.Keep(run, out, patch); !here {
 			emit = nil // the requester emits the events, once it has the patch
 		}
 	} else if out.Status == messages.ChangeStatusError {
-		if path, err := r.keepPatch(run, agent, cs.Patch); err != nil {
+		if path, err := r.keepChangeset(ctx, repo, run, agent, snap, cs); err != nil {
 			r.log.Error().Err(err).Str("agent", agent).Msg("keep the patch of changes not brought back")
 		} else {
 			out.Patch = path
@@ -113,6 +121,16 @@ func (r *Run) bring(ctx context.Context, emit Emit, run, agent string, snap work
 	}
 	r.record(out)
 	return &out
+}
+
+// keepChangeset keeps cs's patch as <state dir>/runs/<run>/changes/<agent>.patch:
+// its bytes, or streamed from repo (nil when it could not be opened).
+func (r *Run) keepChangeset(ctx context.Context, repo *workspace.Repo, run, agent string, snap workspace.Snapshot,
+	cs messages.Changeset) (string, error) {
+	if len(cs.Patch) > 0 || repo == nil {
+		return r.keepPatch(run, agent, cs.Patch)
+	}
+	return repo.KeepChangeset(ctx, run, agent, snap, cs)
 }
 
 // onlyOversize is the outcome of a changeset that carries nothing but

@@ -187,8 +187,29 @@ func goMerge(t *testing.T, cases []mergeCase) (Outcome, string) {
 // CRLF, executable bits, binary files, symlinks, adds and deletes on
 // either side or both): it conflicts exactly where git does, and where
 // nothing conflicts the workspace holds exactly git's merged tree.
+//
+// "streamed" merges every file as a big one (mergeBig: by object IDs,
+// contents streamed, git merge-file on files), held to the same answers.
 func TestMergeAgreesWithGitMergeTree(t *testing.T) {
 	needGit(t)
+	for _, streamed := range []bool{false, true} {
+		name := "in memory"
+		if streamed {
+			name = "streamed"
+		}
+		t.Run(name, func(t *testing.T) {
+			if streamed {
+				old := mergeInMemory
+				mergeInMemory = -1
+				t.Cleanup(func() { mergeInMemory = old })
+			}
+			mergeAgreesWithGit(t)
+		})
+	}
+}
+
+// mergeAgreesWithGit is TestMergeAgreesWithGitMergeTree's check, over 6 seeds.
+func mergeAgreesWithGit(t *testing.T) {
 	for seed := range uint64(6) {
 		t.Run("seed"+strconv.FormatUint(seed, 10), func(t *testing.T) {
 			cases := genCases(seed, 40)
