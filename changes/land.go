@@ -2,6 +2,7 @@ package changes
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/troupe-ai/troupe/messages"
@@ -40,6 +41,7 @@ func (iso *Isolated) Land(emit Emit, run, agent string, completed bool) *message
 	if err != nil {
 		r.log.Error().Err(err).Str("agent", agent).Msg("capture an agent's changes")
 		out := messages.ChangeOutcome{Agent: agent, Status: messages.ChangeStatusError, Error: err.Error()}
+		r.salvage(ctx, iso.wt, run, &out)
 		keep(&out)
 		r.record(out)
 		return &out
@@ -55,6 +57,33 @@ func (iso *Isolated) Land(emit Emit, run, agent string, completed bool) *message
 		}
 	}
 	return out
+}
+
+// salvage keeps, for a capture that failed, the patch of what could
+// still be captured (workspace.Worktree.Salvage), which applies to the
+// snapshot: out names it, its files, and what it leaves out.
+func (r *Run) salvage(ctx context.Context, wt *workspace.Worktree, run string, out *messages.ChangeOutcome) {
+	cs, left, err := wt.Salvage(ctx)
+	var repo *workspace.Repo
+	if err == nil && !cs.Empty() {
+		if repo, err = r.open(ctx); err == nil {
+			out.Patch, err = repo.KeepChangeset(ctx, run, out.Agent, wt.Snapshot(), cs)
+		}
+	}
+	if err != nil {
+		r.log.Error().Err(err).Str("agent", out.Agent).Msg("keep the patch of what could be captured")
+		return
+	}
+	for _, f := range cs.Files {
+		out.Files = append(out.Files, f.Path)
+	}
+	out.Oversize = cs.Oversize
+	switch {
+	case out.Patch == "":
+		out.Error += "; nothing else could be captured"
+	case len(left) > 0:
+		out.Error += "; the patch holds what could be captured, not: " + strings.Join(left, "; ")
+	}
 }
 
 // bring applies a captured changeset and reports it (see Land), calling
