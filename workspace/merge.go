@@ -128,6 +128,18 @@ func (r *Repo) merge(ctx context.Context, snap Snapshot, theirs, run, agent stri
 	if plan, err = r.mergeTexts(ctx, conv, &texts, plan, &m, len(snap.Tree)/2); err != nil {
 		return merged{}, err
 	}
+	if mayBeRename(top, conv, entries, m) {
+		renamed, conflicts, routed, err := r.renameMerge(ctx, top, snap, theirs)
+		if err != nil {
+			return merged{}, err
+		}
+		if routed {
+			plan, m = renamed, merged{}
+			for _, p := range conflicts {
+				m.conflict(p, "")
+			}
+		}
+	}
 	if len(m.conflicts) > 0 {
 		return m, nil
 	}

@@ -106,19 +106,22 @@ func genCases(seed uint64, n int) []mergeCase {
 	return cases
 }
 
-// putVersions makes the tree at root hold side of each case: the file
-// written (mode and symlinks too) or removed.
-func putVersions(t *testing.T, root string, cases []mergeCase, side func(mergeCase) version) {
+// putVersions makes the tree at root hold side which (base, ours or
+// theirs) of each case: the file written (mode and symlinks too) at the
+// side's path, the case's path and the side's removed.
+func putVersions(t *testing.T, root string, cases []mergeCase, which string) {
 	t.Helper()
 	for _, c := range cases {
-		abs := filepath.Join(root, filepath.FromSlash(c.path))
-		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			t.Fatal(err)
+		p, v := c.side(which)
+		for _, q := range []string{c.path, p} {
+			if err := os.Remove(filepath.Join(root, filepath.FromSlash(q))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Fatal(err)
+			}
 		}
-		v := side(c)
 		if !v.exists() {
 			continue
 		}
+		abs := filepath.Join(root, filepath.FromSlash(p))
 		must(t, os.MkdirAll(filepath.Dir(abs), 0o755))
 		if v.mode == "120000" {
 			must(t, os.Symlink(string(v.data), abs))
@@ -164,17 +167,17 @@ func onDisk(t *testing.T, root, path string) ([2]string, bool) {
 func goMerge(t *testing.T, cases []mergeCase) (Outcome, string) {
 	t.Helper()
 	root := newRepo(t, map[string]string{".troupe/.gitignore": "*\n", "keep": "k\n"})
-	putVersions(t, root, cases, func(c mergeCase) version { return c.base })
+	putVersions(t, root, cases, "base")
 	sh(t, root, "add", "-A")
 	sh(t, root, "commit", "-q", "-m", "base")
 	r, snap := openSnap(t, root)
 	w, err := r.NewWorktree(t.Context(), snap, "w")
 	must(t, err)
-	putVersions(t, w.Root(), cases, func(c mergeCase) version { return c.theirs })
+	putVersions(t, w.Root(), cases, "theirs")
 	cs, err := w.Capture(t.Context())
 	must(t, err)
 	must(t, w.Remove(context.Background()))
-	putVersions(t, root, cases, func(c mergeCase) version { return c.ours })
+	putVersions(t, root, cases, "ours")
 	out, err := r.Apply(t.Context(), snap, cs, ModeApply, "run1", "w")
 	if err != nil {
 		t.Fatalf("apply: %+v %v", out, err)
