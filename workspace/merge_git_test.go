@@ -1,8 +1,8 @@
 package workspace
 
 import (
-	"cmp"
 	"bytes"
+	"cmp"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"

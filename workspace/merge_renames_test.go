@@ -115,7 +115,6 @@ func mapsEqual(a, b map[string][2]string) bool {
 	return true
 }
 
-
 // A user who renamed the file an agent edited keeps the rename, and the
 // agent's edit lands in the renamed file; an agent that renamed a file
 // the user edited lands its rename with the user's edit in it.
