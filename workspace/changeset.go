@@ -36,6 +36,9 @@ func (w *Worktree) CaptureTree(ctx context.Context) (messages.Changeset, error) 
 // capture is Capture, with the patch when withPatch.
 func (w *Worktree) capture(ctx context.Context, withPatch bool) (messages.Changeset, error) {
 	tree, over, err := w.captureTree(ctx)
+	if err == nil {
+		tree, err = w.cleanFiltered(ctx, tree)
+	}
 	if err != nil {
 		return messages.Changeset{}, fmt.Errorf("capture changes: %w", err)
 	}

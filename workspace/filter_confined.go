@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -93,7 +94,7 @@ func (c *converter) runFilter(ctx context.Context, d filterDriver, cmdline, path
 		return nil, fmt.Errorf("run the filter of %s: the sandbox cannot be enforced here: %s", path, why)
 	}
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", strings.ReplaceAll(cmdline, "%f", shellQuote(path)))
-	cmd.Dir = c.r.at
+	cmd.Dir = cmp.Or(c.at, c.r.at)
 	cmd.Env = filterEnv(tmp)
 	cmd.Stdin = bytes.NewReader(data)
 	limit := c.r.maxChange()

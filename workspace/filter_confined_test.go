@@ -76,8 +76,12 @@ func newFilterCaseConf(t *testing.T, home, global string, checkout, repoConf map
 	c.r, snap = openSnap(t, c.root)
 	w, err := c.r.NewWorktree(t.Context(), snap, "w")
 	must(t, err)
+	// The worker sees the file as the user does, smudged, and edits that.
 	seen := read(t, w.Root(), "f.rev")
-	write(t, w.Root(), map[string]string{"f.rev": strings.Replace(seen, "two", "TWO", 1)})
+	if seen != revLines(seven) {
+		t.Errorf("the worktree's f.rev = %q, want its smudged form %q", seen, revLines(seven))
+	}
+	write(t, w.Root(), map[string]string{"f.rev": strings.Replace(seen, "owt", "OWT", 1)})
 	cs, err := w.Capture(t.Context())
 	must(t, err)
 	must(t, w.Remove(t.Context()))
@@ -152,7 +156,8 @@ func TestLandRunsTheUsersFilterConfined(t *testing.T) {
 // Issue 28, attack 1, with a filter troupe runs: the repository's own
 // config (agent-writable) redefines the user's filter rev and adds one
 // of its own; only the user's commands run, confined, and the
-// repository's never.
+// repository's never: not at the worktree's checkout (through the
+// filter), its capture or the land.
 func TestLandRunsOnlyTheUsersFilterCommands(t *testing.T) {
 	needSandbox(t)
 	marks := t.TempDir()

@@ -3,6 +3,7 @@ package workspace
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -44,7 +45,7 @@ func (c *converter) runProcessFilter(ctx context.Context, d filterDriver, comman
 		return nil, fmt.Errorf("run the filter process of %s: the sandbox cannot be enforced here: %s", path, why)
 	}
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", d.process)
-	cmd.Dir, cmd.Env = c.r.at, filterEnv(tmp)
+	cmd.Dir, cmd.Env = cmp.Or(c.at, c.r.at), filterEnv(tmp)
 	var stderr bytes.Buffer
 	cmd.Stderr = &limitedWriter{w: &stderr, n: 4 << 10}
 	in, err := cmd.StdinPipe()

@@ -89,3 +89,32 @@ func TestLandRunsAProcessFilterConfined(t *testing.T) {
 		t.Error("the filter process wrote outside its sandbox")
 	}
 }
+
+// A worktree checked out through the user's filter and left as it was
+// captures no change (its smudged files are cleaned back), and one
+// edited captures the clean form of the edit.
+func TestCheckoutThroughTheFilterRoundTrips(t *testing.T) {
+	needSandbox(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	userGlobalConfig(t, "[filter \"rev\"]\n\tclean = rev\n\tsmudge = rev\n\trequired\n")
+	root := newRepo(t, map[string]string{".gitattributes": "*.rev filter=rev\n", "f.rev": seven, ".troupe/.gitignore": "*\n"})
+	checkoutFiltered(t, root)
+	r, snap := openSnap(t, root)
+	w, err := r.NewWorktree(t.Context(), snap, "w")
+	must(t, err)
+	if got := read(t, w.Root(), "f.rev"); got != revLines(seven) {
+		t.Fatalf("the worktree's f.rev = %q, want the smudged form", got)
+	}
+	cs, err := w.Capture(t.Context())
+	must(t, err)
+	if !cs.Empty() {
+		t.Errorf("an untouched filtered file captured as a change: %+v", cs.Files)
+	}
+	write(t, w.Root(), map[string]string{"f.rev": revLines(strings.Replace(seven, "six", "SIX", 1))})
+	cs, err = w.Capture(t.Context())
+	must(t, err)
+	if got := sh(t, root, "cat-file", "-p", cs.Tree+":f.rev"); got+"\n" != strings.Replace(seven, "six", "SIX", 1) {
+		t.Errorf("captured blob %q, want the clean form of the edit", got)
+	}
+}

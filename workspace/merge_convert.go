@@ -95,6 +95,7 @@ type converter struct {
 	paths    map[string]bool         // the paths git converts
 	filtered map[string]filterDriver // path → the user's filter it goes through, run confined
 	refused  map[string]string       // path → why its conversion is refused (a filter)
+	at       string                  // where its filters run ("": the Repo's work tree)
 }
 
 // converter is the converter of entries' paths, or nil when no path
