@@ -128,7 +128,7 @@ func (r *Repo) merge(ctx context.Context, snap Snapshot, theirs, run, agent stri
 	if plan, err = r.mergeTexts(ctx, conv, &texts, plan, &m, len(snap.Tree)/2); err != nil {
 		return merged{}, err
 	}
-	if mayBeRename(top, conv, entries, m) {
+	if mayBeRename(top, conv, entries, m) && !r.anyOutsideCone(ctx, entries) {
 		renamed, conflicts, routed, err := r.renameMerge(ctx, top, snap, theirs)
 		if err != nil {
 			return merged{}, err

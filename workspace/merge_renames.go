@@ -122,3 +122,14 @@ func (r *Repo) syntheticCommit(tree, parent string, idLen int) (string, error) {
 	id := objectID(idLen, "commit", []byte(commit))
 	return hex.EncodeToString(id), writeLoose(r.home.objects, id, "commit", []byte(commit))
 }
+
+// anyOutsideCone reports whether a path of es lies outside the user's
+// sparse-checkout cone: absent from the workspace by the user's choice,
+// not renamed; the Go merge's conflict (with its reason) stands.
+func (r *Repo) anyOutsideCone(ctx context.Context, es []entry) bool {
+	paths := make([]string, len(es))
+	for i, e := range es {
+		paths[i] = e.path
+	}
+	return len(r.outsideCone(ctx, paths)) > 0
+}
