@@ -3,6 +3,7 @@ package workspace
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,4 +118,24 @@ func TestCheckoutThroughTheFilterRoundTrips(t *testing.T) {
 	if got := sh(t, root, "cat-file", "-p", cs.Tree+":f.rev"); got+"\n" != strings.Replace(seven, "six", "SIX", 1) {
 		t.Errorf("captured blob %q, want the clean form of the edit", got)
 	}
+}
+
+// Whatever a filter process answers, speaking the protocol to it ends
+// with contents or an error, never a panic, a hang or output over the
+// limit.
+func FuzzFilterProcessAnswer(f *testing.F) {
+	var ok bytes.Buffer
+	w := bufio.NewWriter(&ok)
+	_ = writePkts(w, "git-filter-server\n", "version=2\n", "", "capability=clean\n", "", "status=success\n", "")
+	_ = writePkt(w, []byte("cleaned\n"))
+	_ = writePkts(w, "", "")
+	f.Add(ok.Bytes())
+	f.Add([]byte("0004000"))
+	f.Add([]byte("ffff"))
+	f.Fuzz(func(t *testing.T, answer []byte) {
+		out, err := speakFilter(io.Discard, bufio.NewReader(bytes.NewReader(answer)), "clean", "f.txt", []byte("data\n"), 64)
+		if err == nil && len(out) > 64 {
+			t.Fatalf("output of %d bytes over the limit", len(out))
+		}
+	})
 }
