@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -26,29 +25,20 @@ var mergeInMemory int64 = 8 << 20
 // over mergeInMemory, and no conversion between the blob and the disk
 // (a converted file is read whole: its clean and smudge take it whole).
 func (r *Repo) bigEntries(ctx context.Context, top *dirFD, conv *converter, es []entry) (map[string]bool, error) {
-	var ids bytes.Buffer
-	var blobs []string
+	big := map[string]bool{}
+	bigBlob := map[string]bool{}
 	for _, e := range es {
 		for _, side := range [][2]string{{e.oldMode, e.oldBlob}, {e.newMode, e.newBlob}} {
-			if side[1] != "" && side[0] != "160000" {
-				ids.WriteString(side[1] + "\n")
-				blobs = append(blobs, side[1])
+			if side[1] == "" || side[0] == "160000" {
+				continue
 			}
-		}
-	}
-	big := map[string]bool{}
-	if len(blobs) == 0 {
-		return big, nil
-	}
-	out, err := r.g.run(ctx, ids.Bytes(), "cat-file", "--batch-check=%(objectname) %(objectsize)")
-	if err != nil {
-		return nil, err
-	}
-	bigBlob := map[string]bool{}
-	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
-		id, size, _ := strings.Cut(line, " ")
-		if n, err := strconv.ParseInt(size, 10, 64); err == nil && n > mergeInMemory {
-			bigBlob[id] = true
+			n, err := r.objects().size(ctx, side[1])
+			if err != nil {
+				return nil, err
+			}
+			if n > mergeInMemory {
+				bigBlob[side[1]] = true
+			}
 		}
 	}
 	for _, e := range es {
