@@ -89,7 +89,20 @@ stage() {
 
 stage "go vet" go vet $PKGS
 stage "staticcheck (the first run downloads and builds it)" go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $PKGS
+# Tests write in their temporary directories, never in the source tree:
+# what git status shows after them must be what it showed before.
+tree_state() { git status --porcelain=v1 --ignored=traditional --untracked-files=normal | sort; }
+tree_before=$(tree_state)
+tree_unchanged() {
+  local left
+  left=$(comm -13 <(echo "$tree_before") <(tree_state))
+  [ -z "$left" ] && return 0
+  echo "tests/run.sh: the tests left these in the source tree (git status):"
+  echo "$left"
+  return 1
+}
 stage "go test -race (each package prints ok when it ends; the longest run for minutes)" go test -race -timeout 25m $PKGS
+stage "the source tree as the tests found it" tree_unchanged
 if [ "$FUZZTIME" = 0 ]; then exit 0; fi
 
 # fuzz: each package's fuzz binary is built once (go test -c -fuzz), then
