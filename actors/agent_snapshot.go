@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"github.com/troupe-ai/troupe/changes"
 
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/tools"
@@ -24,10 +25,18 @@ func (h *Host) StartAgentIn(trace context.Context, task ChildTask, svc budget.Se
 // task's delivery.
 func (h *Host) StartAgentWith(trace context.Context, task ChildTask, svc budget.Service, artifacts tools.ArtifactStore, root string,
 	events Emitter) (*AgentHandle, error) {
+	return h.StartAgentInView(trace, task, svc, artifacts, root, changes.View{}, events)
+}
+
+// StartAgentInView is StartAgentWith whose root is a view (an overlay
+// worktree's, tools.NewWorkspaceView) when v names how its commands see
+// it (v.Inside not empty).
+func (h *Host) StartAgentInView(trace context.Context, task ChildTask, svc budget.Service, artifacts tools.ArtifactStore, root string,
+	v changes.View, events Emitter) (*AgentHandle, error) {
 	if root == "" {
 		return h.startAgent(trace, task, svc, artifacts, nil, events)
 	}
-	ws, err := tools.NewWorkspace(root)
+	ws, err := openWorkspace(root, v)
 	if err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)
 	}

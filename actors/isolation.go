@@ -37,12 +37,22 @@ func enter(ctx context.Context, is *changes.Run, parent *isolated, run string, s
 	if ci == nil {
 		return &isolated{Child: ch}, nil
 	}
-	ws, err := tools.NewWorkspace(ci.Root())
+	ws, err := openWorkspace(ci.Root(), ci.View())
 	if err != nil {
 		ch.End(ctx, changes.Ending{NotStarted: true})
 		return nil, fmt.Errorf("isolate %s: %w", spec.id, err)
 	}
 	return &isolated{Child: ch, ws: ws}, nil
+}
+
+// openWorkspace is the tools' workspace at root: a view's (an overlay
+// worktree's merged view, never resolved) when v says how its commands
+// see it, else a plain one.
+func openWorkspace(root string, v changes.View) (*tools.Workspace, error) {
+	if v.Inside == "" {
+		return tools.NewWorkspace(root)
+	}
+	return tools.NewWorkspaceView(root, tools.View{Inside: v.Inside, Enter: v.Enter})
 }
 
 // child is iso's part in the lifecycle (nil for none).

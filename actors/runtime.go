@@ -93,7 +93,7 @@ func (rt *runtime) newSessionIn(agent, kind string, ws *tools.Workspace) *tools.
 		Redact: rt.redact.String}
 	sh := builtin.Shared{Web: rt.web, Procs: rt.procs}
 	if sb := rt.toolCfg.Sandbox; sb != nil {
-		sh.Sandbox = sb.Box(kind, ws.Root())
+		sh.Sandbox = sb.Box(kind, ws.CommandRoot())
 	}
 	builtin.Prepare(s, rt.toolCfg, sh)
 	return s

@@ -35,8 +35,12 @@ func TestChildOfAWorktreeAgentWorksInItsDirectory(t *testing.T) {
 	lead := enterChild(t, r, nil, "lead-1", true)
 	write(t, lead.Root(), "g.go", "package p\n\nvar G = 2\n")
 	w := enterChild(t, r, lead, "worker-1", true)
-	if !strings.HasPrefix(w.Root(), filepath.Join(ws, ".troupe", nestedDir)) {
-		t.Errorf("the nested worktree %s is not under the run's nested data", w.Root())
+	where := w.Root()
+	if in := w.Isolated().View().Inside; in != "" {
+		where = in // an overlay worktree's mount point (Root is its view through the holder)
+	}
+	if !strings.HasPrefix(where, filepath.Join(ws, ".troupe", nestedDir)) {
+		t.Errorf("the nested worktree %s is not under the run's nested data", where)
 	}
 	if g, _ := os.ReadFile(filepath.Join(w.Root(), "g.go")); string(g) != "package p\n\nvar G = 2\n" {
 		t.Errorf("the child sees %q, not its parent's directory", g)

@@ -32,9 +32,10 @@ const nodeTimeout = 2 * time.Minute
 // directory from a store that borrows the objects of the node's
 // checkout (which is never written). It opens on the first task.
 type Node struct {
-	dirs    Dirs  // Root: the node's checkout; Data: the store; State: kept patches
-	slots   int   // worktrees kept for reuse: one per slot
-	maxFile int64 // agent.max_change_bytes
+	dirs    Dirs   // Root: the node's checkout; Data: the store; State: kept patches
+	slots   int    // worktrees kept for reuse: one per slot
+	maxFile int64  // agent.max_change_bytes
+	kind    string // agent.worktrees ("": workspace's default)
 	log     zerolog.Logger
 
 	mu   sync.Mutex // one fetch at a time
@@ -46,6 +47,13 @@ type Node struct {
 // patches of changes that cannot travel under d.State.
 func NewNode(d Dirs, slots int, maxChangeBytes int64, log zerolog.Logger) *Node {
 	return &Node{dirs: d, slots: slots, maxFile: maxChangeBytes, log: log}
+}
+
+// WithWorktrees makes the node's worktrees of kind (agent.worktrees:
+// auto, overlay or checkout) and returns n; call it before the first task.
+func (n *Node) WithWorktrees(kind string) *Node {
+	n.kind = kind
+	return n
 }
 
 // open returns the store, opening it (and pruning the worktrees a
@@ -61,6 +69,10 @@ func (n *Node) open(ctx context.Context) (*workspace.Repo, error) {
 		return nil, err
 	}
 	repo.SetMaxChangeBytes(n.maxFile)
+	repo.SetWorktrees(n.kind)
+	if _, note, _ := repo.Worktrees(); note != "" {
+		n.log.Info().Msg(note)
+	}
 	if err := repo.Prune(ctx); err != nil {
 		n.log.Warn().Err(err).Msg("prune worktrees left by a killed node")
 	}

@@ -130,12 +130,17 @@ func (r *Run) open(ctx context.Context) (*workspace.Repo, error) {
 	defer r.mu.Unlock()
 	if r.repo == nil {
 		repo, err := workspace.Open(ctx, r.root, workspace.Options{DataDir: r.dataDir, StateDir: r.stateDir, KeepIdle: r.keepIdle(),
-			MaxChangeBytes: r.maxFile})
+			MaxChangeBytes: r.maxFile, Worktrees: r.settings.Worktrees})
 		if err != nil {
 			return nil, err
 		}
 		if note := repo.Note(); note != "" {
 			r.log.Info().Msg(note)
+		}
+		if r.mode != configs.IsolationShared {
+			if _, note, _ := repo.Worktrees(); note != "" {
+				r.log.Info().Msg(note)
+			}
 		}
 		r.repo = repo
 	}

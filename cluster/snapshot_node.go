@@ -48,7 +48,7 @@ func newSnapshotStore(o NodeOptions) *changes.Node {
 		}
 	}
 	return changes.NewNode(changes.Dirs{Root: o.Agent.Workspace, Data: filepath.Join(dataDir, "snapshots"), State: stateDir},
-		o.Slots, o.Agent.Settings.ChangeByteLimit(), o.Log)
+		o.Slots, o.Agent.Settings.ChangeByteLimit(), o.Log).WithWorktrees(o.Agent.Settings.Worktrees)
 }
 
 // taskTransport is changes.Transport for one task on this node.
@@ -130,7 +130,7 @@ func (n *Node) startIn(trace context.Context, task actors.ChildTask, svc *Budget
 	if err != nil {
 		return nil, nil, err
 	}
-	h, err := n.host.StartAgentWith(trace, task, svc, arts, wt.Root(), events)
+	h, err := n.host.StartAgentInView(trace, task, svc, arts, wt.Root(), wt.View(), events)
 	if err != nil {
 		wt.Drop()
 		return nil, nil, err

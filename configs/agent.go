@@ -53,6 +53,11 @@ type Agent struct {
 	// (merged into the workspace), branch (committed on
 	// troupe/<run8>/<agent>, the first 8 characters of the run ID) or patch (a patch file only). Default apply.
 	Changes string `yaml:"changes" json:"changes"`
+	// Worktrees says what an isolated agent's worktree is: auto (an
+	// overlay of one shared checkout of the snapshot where this machine
+	// allows unprivileged overlay mounts, else a checkout of its own),
+	// overlay (always, or an error) or checkout. Default auto.
+	Worktrees string `yaml:"worktrees" json:"worktrees"`
 	// MaxChangeBytes is the largest file an isolated agent's changes
 	// carry: a bigger one is left out of the changeset, named in the
 	// outcome and left in the agent's kept worktree. Default 100 MiB.
@@ -68,6 +73,9 @@ const (
 
 // IsolationMode is the isolation mode, auto when unset.
 func (s Agent) IsolationMode() string { return defString(s.Isolation, IsolationAuto) }
+
+// WorktreesKind is the kind of isolated agents' worktrees, auto when unset.
+func (s Agent) WorktreesKind() string { return defString(s.Worktrees, "auto") }
 
 // ChangesMode is what becomes of an isolated agent's changes, apply when unset.
 func (s Agent) ChangesMode() string { return defString(s.Changes, "apply") }

@@ -22,8 +22,9 @@ var ErrOutsideWorkspace = errors.New("path is outside the workspace")
 // component swapped for a symlink between the check and the open cannot
 // lead outside.
 type Workspace struct {
-	root string   // absolute, symlinks resolved
+	root string   // absolute, symlinks resolved (a view's: as given)
 	dir  *os.Root // the root, held open until Close
+	view *viewOf  // how commands see a view root (workspace_view.go); nil for a plain one
 }
 
 // NewWorkspace opens dir as a workspace root. It must be an existing
@@ -70,6 +71,9 @@ func (w *Workspace) Resolve(p string) (string, error) {
 	if p == "" {
 		p = "."
 	}
+	if w.view != nil {
+		return w.resolveView(p)
+	}
 	var abs string
 	if filepath.IsAbs(p) {
 		abs = filepath.Clean(p)
@@ -94,6 +98,8 @@ func (w *Workspace) Lexical(p string) (string, error) {
 	abs := filepath.Clean(p)
 	if !filepath.IsAbs(p) {
 		abs = filepath.Join(w.root, p)
+	} else if w.view != nil {
+		abs = w.fromInside(abs)
 	}
 	if !w.contains(abs) {
 		return "", fmt.Errorf("%w: %q (workspace root is %s)", ErrOutsideWorkspace, p, w.root)

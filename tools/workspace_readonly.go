@@ -52,6 +52,9 @@ func (w *Workspace) checkOpened(d *os.Root) error {
 	}
 	defer f.Close()
 	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err == nil && w.view != nil {
+		real = w.fromInside(real) // a view's tree is named by its Inside path
+	}
 	if err != nil || !filepath.IsAbs(real) || !w.contains(real) {
 		return nil
 	}

@@ -46,9 +46,11 @@
 // and its agent's, runs inside the namespace (nsenter; Enter). Its
 // capture scans only the directories present in the upper directory
 // (overlay_capture.go), and Keep copies the merged view out into a
-// real directory. Auto (the default) stays a checkout until the tools
-// package reaches a merged view (see overlay_worktree.go); overlay,
-// forced, fails where the probe does.
+// real directory. Auto (agent.worktrees' default) makes overlays where
+// the holder's probe passes and checkouts elsewhere, with a note
+// (Repo.Worktrees); overlay, forced, fails where the probe does. The
+// agent's tools reach the view as an opaque root (tools.NewWorkspaceView)
+// and its commands enter before their sandbox is made.
 //
 // A capture's memory does not follow the files' sizes: a changed file
 // is hashed and stored in one streamed pass (capture_stream.go), and a

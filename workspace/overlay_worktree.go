@@ -41,11 +41,6 @@ const (
 	WorktreesCheckout = "checkout" // every worktree a full checkout
 )
 
-// TestWorktreesEnv, when set in the environment, is the worktree kind of
-// a Repo whose Options leave it unset: the test suites run with overlays
-// forced on and off through it.
-const TestWorktreesEnv = "TROUPE_TEST_WORKTREES"
-
 // overlayWorker is what an overlay worktree adds to a Worktree.
 type overlayWorker struct {
 	h     *overlay.Holder
@@ -62,29 +57,16 @@ type lowerTree struct {
 	users int // overlay worktrees mounted on it (guarded by lowers.mu)
 }
 
-// lowers are a Repo's lower trees, by snapshot commit.
+// lowers are a Repo's lower trees, by snapshot commit, and the kind of
+// its worktrees, settled on first use.
 type lowers struct {
 	mu sync.Mutex
 	m  map[string]*lowerTree
-}
 
-// worktreeKind is the kind of worktree NewWorktree makes, with the note
-// to give when an overlay was asked for and cannot be had ("" for none).
-func (r *Repo) worktreeKind() (string, error) {
-	kind := r.opts.Worktrees
-	if kind == "" {
-		kind = os.Getenv(TestWorktreesEnv)
-	}
-	switch kind {
-	case "", WorktreesAuto:
-		// The agent's commands enter an overlay worktree only through
-		// tools.Workspace's hook; auto stays a checkout until every
-		// caller sets it (see Worktree.Enter).
-		return WorktreesCheckout, nil
-	case WorktreesOverlay, WorktreesCheckout:
-		return kind, nil
-	}
-	return "", fmt.Errorf("worktrees: %q is not auto, overlay or checkout", kind)
+	kindOnce sync.Once
+	kind     string
+	kindErr  error
+	kindNote string
 }
 
 // lower is the lower tree of snap, checked out by the first caller.

@@ -41,8 +41,9 @@ type Options struct {
 	// changeset and named in its Oversize. Default DefaultMaxChangeBytes.
 	MaxChangeBytes int64
 	// Worktrees is the kind of worktree NewWorktree makes
-	// (workspace.worktrees): WorktreesAuto (the default),
-	// WorktreesOverlay or WorktreesCheckout (overlay_worktree.go).
+	// (agent.worktrees): WorktreesAuto (an overlay where the probe
+	// passes), WorktreesOverlay or WorktreesCheckout; unset, the kind
+	// SetDefaultWorktrees set, a checkout by default (overlay_worktree.go).
 	Worktrees string
 }
 

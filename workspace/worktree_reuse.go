@@ -234,6 +234,9 @@ func (r *Repo) park(w *Worktree) bool {
 // them idle (within Options.KeepIdle), so the first agents that need
 // one do not wait for a checkout of every file. It returns at once.
 func (r *Repo) Prewarm(snap Snapshot, n int) {
+	if r.prewarmLower(snap) {
+		return
+	}
 	r.idleMu.Lock()
 	defer r.idleMu.Unlock()
 	for ; n > 0 && len(r.idle) < r.opts.KeepIdle; n-- {

@@ -98,6 +98,7 @@ func defaults() Config {
 			OnParentFinish:       "cancel",
 			Isolation:            "auto",
 			Changes:              "apply",
+			Worktrees:            "auto",
 			MaxChangeBytes:       104857600,
 		},
 		Tools: Tools{

@@ -188,6 +188,9 @@ func (c Config) validateAgent() error {
 	if p := a.Isolation; p != "" && !slices.Contains([]string{"auto", "worktree", "shared"}, p) {
 		return bad("agent.isolation", "must be auto, worktree or shared, got %q", p)
 	}
+	if p := a.Worktrees; p != "" && !slices.Contains([]string{"auto", "overlay", "checkout"}, p) {
+		return bad("agent.worktrees", "must be auto, overlay or checkout, got %q", p)
+	}
 	if p := a.Changes; p != "" && !slices.Contains([]string{"apply", "branch", "patch"}, p) {
 		return bad("agent.changes", "must be apply, branch or patch, got %q", p)
 	}

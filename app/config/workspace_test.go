@@ -68,6 +68,8 @@ func TestWorkspaceConfigRefusesWhatWidens(t *testing.T) {
 		"budget:\n  tokens: 99999999\n":                                                                        "budget.tokens",
 		"budget:\n  usd: 0\n":                                                                                  "",
 		"sandbox: {mode: off}\n":                                                                               "sandbox.mode",
+		"agent:\n  worktrees: checkout\n":                                                                      "agent.worktrees",
+		"agent:\n  worktrees: overlay\n":                                                                       "agent.worktrees",
 	} {
 		if key == "" {
 			continue // allowed as the defaults stand: checked below

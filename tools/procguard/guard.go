@@ -200,6 +200,10 @@ type Scope struct {
 // ErrClosed: the guard was closed (the agent or run has ended).
 var ErrClosed = errors.New("the agent's processes are being shut down")
 
+// StartPlain is how Start starts a command when no starter is given:
+// without the capabilities to inspect other processes.
+func StartPlain(cmd *exec.Cmd) error { return procsec.Start(cmd) }
+
 // Start starts the command build returns in a new scope: its own
 // process group, SIGKILL when this process dies, and its own cgroup when
 // available. build may be called twice: when a start into a cgroup fails,

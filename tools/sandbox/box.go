@@ -66,9 +66,19 @@ func (b *Box) tmpDir() (string, error) {
 // Start starts cmd confined by the box, with TMPDIR set to the box's
 // private directory.
 func (b *Box) Start(cmd *exec.Cmd) error {
-	tmp, err := b.tmpDir()
+	sup, err := b.prepare(cmd)
 	if err != nil {
 		return err
+	}
+	return start(cmd, b.Policy(), sup, &b.ns)
+}
+
+// prepare sets cmd's TMPDIR to the box's private directory and returns
+// what the kernel supports.
+func (b *Box) prepare(cmd *exec.Cmd) (Support, error) {
+	tmp, err := b.tmpDir()
+	if err != nil {
+		return Support{}, err
 	}
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
@@ -79,7 +89,7 @@ func (b *Box) Start(cmd *exec.Cmd) error {
 	if b.detect != nil {
 		sup = b.detect()
 	}
-	return start(cmd, b.Policy(), sup, &b.ns)
+	return sup, nil
 }
 
 // Explain is Explain with the box's policy.

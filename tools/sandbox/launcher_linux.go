@@ -98,6 +98,7 @@ func MaybeRunLauncher() {
 	// The holder of overlay worktrees' mounts is the same binary again,
 	// started by every program that starts launchers.
 	overlay.MaybeRunHolder()
+	maybeFork()
 	if len(os.Args) < 3 || os.Args[0] != launcherArg0 {
 		return
 	}

@@ -40,3 +40,6 @@ type netNSCache struct{}
 func (*netNSCache) close() {}
 
 func start(cmd *exec.Cmd, p Policy, s Support, _ *netNSCache) error { return Start(cmd, p, s) }
+
+// StartEntered is Start outside Linux, where no tree is entered.
+func (b *Box) StartEntered(cmd *exec.Cmd, _ []string) error { return b.Start(cmd) }

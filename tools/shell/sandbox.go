@@ -2,8 +2,10 @@ package shell
 
 import (
 	"os/exec"
+	"slices"
 
 	"github.com/troupe-ai/troupe/tools"
+	"github.com/troupe-ai/troupe/tools/procguard"
 	"github.com/troupe-ai/troupe/tools/sandbox"
 )
 
@@ -33,10 +35,33 @@ func sandboxOf(s *tools.Session) *sandbox.Box {
 }
 
 // starterOf starts the session's commands in its sandbox; nil (no
-// sandbox) lets the process guard start them plainly.
+// sandbox) lets the process guard start them plainly. In a workspace
+// whose commands enter it first (tools.Workspace.Enter: an overlay
+// worktree), each command starts through the enter prefix at its
+// directory, and the sandbox is made after entering.
 func starterOf(s *tools.Session) func(*exec.Cmd) error {
-	if b := sandboxOf(s); b != nil {
-		return b.Start
+	b := sandboxOf(s)
+	ws := s.Workspace
+	if ws == nil || ws.Enter(ws.Root()) == nil {
+		if b != nil {
+			return b.Start
+		}
+		return nil
 	}
-	return nil
+	return func(c *exec.Cmd) error {
+		dir := c.Dir
+		if dir == "" {
+			dir = ws.Root()
+		}
+		pre := ws.Enter(dir)
+		if b != nil {
+			return b.StartEntered(c, pre)
+		}
+		if c.Err != nil {
+			return c.Start()
+		}
+		c.Args = append(append(slices.Clone(pre), c.Path), c.Args[min(1, len(c.Args)):]...)
+		c.Path, c.Dir = pre[0], ""
+		return procguard.StartPlain(c)
+	}
 }

@@ -227,7 +227,7 @@ func (s *shellSession) run(ctx context.Context, command, dir string, timeout tim
 	s.outMu.Unlock()
 	line := fmt.Sprintf("builtin printf '\\0TROUPE-S-%s\\0' >&3; ", nonce)
 	if dir != "" {
-		line += "builtin cd -- " + shellQuoteWord(dir) + " && "
+		line += "builtin cd -- " + shellQuoteWord(s.ws.CommandPath(dir)) + " && "
 	}
 	line += fmt.Sprintf(". %s </dev/null >&3 2>&3 3>&-; __troupe_status=$?; builtin printf '\\0TROUPE-E-%s %%d\\0' \"$__troupe_status\" >&3; builtin pwd -P >&3 2>/dev/null; builtin printf '\\0' >&3\n",
 		shellQuoteWord(file), nonce)
@@ -280,12 +280,12 @@ func (s *shellSession) run(ctx context.Context, command, dir string, timeout tim
 // moving the shell back to the root when the command left the workspace
 // (or its directory was removed).
 func (s *shellSession) checkCwd(cwd string, notes *[]string) string {
-	rel, err := filepath.Rel(s.ws.Root(), cwd)
+	rel, err := filepath.Rel(s.ws.CommandRoot(), cwd)
 	inside := err == nil && cwd != "" && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 	if inside {
 		return filepath.ToSlash(rel)
 	}
-	_, _ = io.WriteString(s.stdin, "builtin cd -- "+shellQuoteWord(s.ws.Root())+"\n")
+	_, _ = io.WriteString(s.stdin, "builtin cd -- "+shellQuoteWord(s.ws.CommandRoot())+"\n")
 	what := "no longer exists"
 	if cwd != "" {
 		what = fmt.Sprintf("(%s) is outside the workspace", cwd)
