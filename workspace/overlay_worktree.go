@@ -203,24 +203,32 @@ func (w *Worktree) mountOverlay(ctx context.Context) error {
 	if err := copyLowerIndex(filepath.Join(ov.lower.w.admin, "index"), filepath.Join(w.admin, "index")); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(ov.side, "up", ".git"), []byte("gitdir: "+w.admin+"\n"), 0o644); err != nil {
+	up, err := openBeneath(r.dataBase, filepath.Join(r.worktreesRel(), w.name+".ovl", "up"), false)
+	if err != nil {
 		return err
 	}
-	if err := ov.h.Mount(ov.lower.w.dir, filepath.Join(ov.side, "up"), filepath.Join(ov.side, "work"), w.dir); err != nil {
+	err = up.writeNew(".git", 0o644, []byte("gitdir: "+w.admin+"\n"))
+	up.close()
+	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(ov.view, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	rel := r.worktreesRel()
+	f, err := ov.h.Mount(r.dataBase, filepath.Join(rel, ov.lower.w.name), filepath.Join(rel, w.name+".ovl", "up"),
+		filepath.Join(rel, w.name+".ovl", "work"), filepath.Join(rel, w.name))
 	if err != nil {
 		return err
 	}
 	w.fd = &dirFD{f: f}
 	w.at = anchorPath(w.fd, ov.view)
-	enter, err := ov.h.Enter(w.dir)
+	// troupe's git starts in the view through its descriptor and enters
+	// the holder's namespaces staying there: no path of the worktree is
+	// looked up again, wherever its mount point's path leads now.
+	enter, err := ov.h.EnterHere()
 	if err != nil {
 		return err
 	}
-	w.g = r.worktreeGit(w.admin, w.dir, w.dir)
-	w.g.enter, w.g.dir = enter, ""
+	w.g = r.worktreeGit(w.admin, w.at, w.dir)
+	w.g.enter = enter
 	return ctx.Err()
 }
 
@@ -255,11 +263,13 @@ func copyLowerIndex(from, to string) error {
 func (w *Worktree) destroyOverlay() error {
 	var errs []error
 	if w.fd != nil {
+		// Unmounted through its descriptor: the mount it is, wherever
+		// its mount point's path leads now.
+		if err := w.ov.h.Unmount(w.fd.f); err != nil {
+			errs = append(errs, err)
+		}
 		w.fd.close()
 		w.fd = nil
-	}
-	if err := w.ov.h.Unmount(w.dir); err != nil {
-		errs = append(errs, err)
 	}
 	parent, err := openBeneath(w.repo.dataBase, w.repo.worktreesRel(), false)
 	if err != nil {

@@ -38,6 +38,20 @@ func (h *Holder) Enter(dir string) ([]string, error) {
 	return []string{bin, "-t", strconv.Itoa(h.pid), "-U", "-m", "--preserve-credentials", "--wdns=" + dir, "--"}, nil
 }
 
+// EnterHere is the argv prefix that runs a command inside the holder's
+// namespaces, with the caller's credentials, in the directory it starts
+// in (its exec.Cmd's Dir, such as /proc/self/fd/N of a mount's root as
+// Mount returned it): nsenter opens it before entering (--wd=.) and
+// changes back into it after, so no path is looked up in the holder's
+// namespace.
+func (h *Holder) EnterHere() ([]string, error) {
+	bin := nsenter()
+	if bin == "" {
+		return nil, ErrNoNsenter
+	}
+	return []string{bin, "-t", strconv.Itoa(h.pid), "-U", "-m", "--preserve-credentials", "--wd=.", "--"}, nil
+}
+
 // Wrap rewrites cmd (built by exec.Command, not started) so that it
 // starts inside the holder's namespaces at dir: its Path becomes
 // nsenter and its Dir is dropped (nsenter's --wdns sets it). Its
