@@ -7,6 +7,8 @@ import (
 	"io/fs"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/troupe-ai/troupe/internal/overlay"
 )
 
 // An overlay worktree kept for reuse (Options.KeepIdle) is made fresh
@@ -68,6 +70,9 @@ func (w *Worktree) emptySide() error {
 		return err
 	}
 	defer side.close()
+	if err := overlay.UnlockWork(side.fd(), "work"); err != nil {
+		return err
+	}
 	for _, d := range []string{"up", "work"} {
 		if err := side.removeAll(d); err != nil {
 			return err

@@ -276,6 +276,10 @@ func (w *Worktree) destroyOverlay() error {
 		return errors.Join(append(errs, err)...)
 	}
 	defer parent.close()
+	if side, err := parent.sub(w.name+".ovl", false); err == nil {
+		errs = append(errs, overlay.UnlockWork(side.fd(), "work")) // else a user other than root cannot remove it
+		side.close()
+	}
 	errs = append(errs, parent.removeAll(w.name+".ovl"), parent.removeAll(w.name))
 	if w.ov.lower != nil {
 		w.repo.release(w.ov.lower)

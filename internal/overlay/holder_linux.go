@@ -39,6 +39,11 @@ type reply struct {
 	Err string `json:"err,omitempty"`
 }
 
+// holderCaps are the capabilities a holder started by a user other than
+// root keeps in its namespaces (see Start).
+var holderCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH, unix.CAP_FOWNER,
+	unix.CAP_CHOWN, unix.CAP_MKNOD}
+
 // Holder is a running holder process: its namespaces hold the mounts.
 // It is safe for concurrent use.
 type Holder struct {
@@ -75,8 +80,13 @@ func Start() (*Holder, error) {
 	}
 	if os.Getuid() != 0 {
 		// Mapped to itself, a user other than root keeps its
-		// capabilities in the new namespace across exec only as ambient ones.
-		cmd.SysProcAttr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+		// capabilities in the new namespace across exec only as ambient
+		// ones: to mount, and for overlayfs, which works in the upper
+		// and work directories with the mounter's credentials, to reach
+		// the directories it makes without permissions (work/work, mode
+		// 0) and make whiteouts. In a namespace that maps only this
+		// user, they reach only this user's files.
+		cmd.SysProcAttr.AmbientCaps = holderCaps
 	}
 	stop := make(chan struct{})
 	if err := startOnOwnThread(cmd, stop); err != nil {

@@ -133,3 +133,28 @@ func wrap(key string, err error) error {
 	}
 	return nil
 }
+
+// UnlockWork makes the directory overlayfs keeps in a work directory
+// (work, which it makes with no permissions, and in which it can leave
+// entries) its owner's to remove: work is the work directory named in
+// the directory dirfd. Without it a user other than root cannot remove
+// a used work directory. No symbolic link is followed: an O_PATH
+// descriptor of work/work, opened beneath dirfd without following any,
+// is changed through its /proc/self/fd path.
+func UnlockWork(dirfd int, work string) error {
+	fd, err := unix.Openat2(dirfd, work+"/work", &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("unlock overlay work directory: %w", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Chmod(fdPath(fd), 0o700); err != nil {
+		return fmt.Errorf("unlock overlay work directory: %w", err)
+	}
+	return nil
+}

@@ -44,5 +44,8 @@ func (h *Holder) EnterHere() ([]string, error) { return nil, ErrUnsupported }
 // Wrap fails.
 func (h *Holder) Wrap(*exec.Cmd, string) error { return ErrUnsupported }
 
+// UnlockWork does nothing.
+func UnlockWork(int, string) error { return nil }
+
 // Close does nothing.
 func (h *Holder) Close() error { return nil }

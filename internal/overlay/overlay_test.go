@@ -60,7 +60,7 @@ func layers(t *testing.T, h *Holder, files map[string]string) (string, func() (s
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = h.Unmount(f); f.Close() })
+		t.Cleanup(func() { _ = h.Unmount(f); f.Close(); unlockWork(t, filepath.Join(base, d)) })
 		return filepath.Join(base, mnt), filepath.Join(base, up)
 	}
 }
@@ -77,6 +77,19 @@ func sh(t *testing.T, h *Holder, dir, script string) string {
 		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
 	return string(out)
+}
+
+// unlockWork lets the test's cleanup remove the work directory in dir.
+func unlockWork(t *testing.T, dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer d.Close()
+	if err := UnlockWork(int(d.Fd()), "work"); err != nil {
+		t.Error(err)
+	}
 }
 
 func read(t *testing.T, p string) string {
@@ -281,5 +294,6 @@ func TestSwappedComponentsNeverMountOutside(t *testing.T) {
 		if ents, _ := os.ReadDir(filepath.Join(h.View(base), "moved", "mnt")); len(ents) != 0 {
 			t.Fatalf("still mounted after Unmount: %v", ents)
 		}
+		unlockWork(t, filepath.Join(base, "moved"))
 	})
 }

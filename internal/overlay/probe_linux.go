@@ -55,7 +55,13 @@ func probe(h *Holder, base string) (err error) {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		if d, err := os.Open(dir); err == nil {
+			_ = UnlockWork(int(d.Fd()), "work")
+			d.Close()
+		}
+		os.RemoveAll(dir)
+	}()
 	p := func(s string) string { return filepath.Join(dir, s) }
 	for _, d := range []string{"lower", "upper", "work", "mnt"} {
 		if err := os.Mkdir(p(d), 0o700); err != nil {
