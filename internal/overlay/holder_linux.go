@@ -39,6 +39,12 @@ type reply struct {
 	Err string `json:"err,omitempty"`
 }
 
+// ErrNoUserNamespaces says this system does not let this process make a
+// user namespace, which a holder needs.
+var ErrNoUserNamespaces = errors.New("this system does not let this user make user namespaces " +
+	"(user.max_user_namespaces is 0 or used up, kernel.unprivileged_userns_clone is 0, " +
+	"or a security module such as AppArmor's restrict_unprivileged_userns forbids them)")
+
 // holderCaps are the capabilities a holder started by a user other than
 // root keeps in its namespaces (see Start).
 var holderCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH, unix.CAP_FOWNER,
@@ -91,6 +97,9 @@ func Start() (*Holder, error) {
 	stop := make(chan struct{})
 	if err := startOnOwnThread(cmd, stop); err != nil {
 		unix.Close(fds[0])
+		if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+			err = fmt.Errorf("%w: %w", ErrNoUserNamespaces, err)
+		}
 		return nil, fmt.Errorf("start overlay holder: %w", err)
 	}
 	h := &Holder{cmd: cmd, sock: fds[0], pid: cmd.Process.Pid, stop: stop}
