@@ -13,5 +13,5 @@ import (
 // user who is not root (troupe's users are not), on a directory that
 // user owns.
 func TestHolderMountsAsNobody(t *testing.T) {
-	testfiles.AsNobody(t, "^(TestViewAndCommandSeeOneTree|TestAttacksLeaveLowerAndOthers|TestTwoWorkersEditingOneFile|TestSwappedComponentsNeverMountOutside)$")
+	testfiles.AsNobody(t, "^(TestViewAndCommandSeeOneTree|TestAttacksLeaveLowerAndOthers|TestTwoWorkersEditingOneFile|TestSwappedComponentsNeverMountOutside|TestEnteredCommandCannotTouchOtherMounts)$")
 }

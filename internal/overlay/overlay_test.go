@@ -297,3 +297,22 @@ func TestSwappedComponentsNeverMountOutside(t *testing.T) {
 		unlockWork(t, filepath.Join(base, "moved"))
 	})
 }
+
+// TestEnteredCommandCannotTouchOtherMounts: a command entered in one
+// overlay, run by root or by anyone, has no capability in the holder's
+// namespaces: it can neither unmount another worker's overlay nor mount
+// over it, and that worker's view stays its own.
+func TestEnteredCommandCannotTouchOtherMounts(t *testing.T) {
+	h := need(t)
+	_, mount := layers(t, h, map[string]string{"f": "lower\n"})
+	a, _ := mount()
+	b, _ := mount()
+	sh(t, h, b, "echo b > f")
+	out := sh(t, h, a, "grep CapEff /proc/self/status; umount -l "+b+" && echo UNMOUNTED; mkdir -p evil && mount --bind evil "+b+" && echo MOUNTED; true")
+	if strings.Contains(out, "UNMOUNTED") || strings.Contains(out, "MOUNTED") || !strings.Contains(out, "CapEff:\t0000000000000000") {
+		t.Fatalf("the entered command:\n%s", out)
+	}
+	if got := read(t, filepath.Join(h.View(b), "f")); got != "b\n" {
+		t.Fatalf("the other worker's view reads %q", got)
+	}
+}
