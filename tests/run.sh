@@ -87,6 +87,13 @@ stage() {
 stage "go vet" go vet $PKGS
 stage "staticcheck (the first run downloads and builds it)" go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $PKGS
 stage "go test -race (each package prints ok when it ends; the longest run for minutes)" go test -race -timeout 25m $PKGS
+# The workspace suite again with every worktree an overlay mount
+# (internal/overlay; TROUPE_TEST_WORKTREES): what a checkout passes, an
+# overlay worktree passes. Without -race, to keep CI's time: the overlay
+# paths' own tests ran with it above.
+if [ -z "${TEST_PKGS:-}" ]; then
+  stage "go test ./workspace with overlay worktrees" env TROUPE_TEST_WORKTREES=overlay go test -count=1 -timeout 15m ./workspace
+fi
 if [ "$FUZZTIME" = 0 ]; then exit 0; fi
 
 # fuzz: each package's fuzz binary is built once (go test -c -fuzz), then

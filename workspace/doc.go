@@ -45,8 +45,11 @@
 // /proc/<holder>/root (Root, Dir), and git in the worktree, troupe's
 // and its agent's, runs inside the namespace (nsenter; Enter). Its
 // capture scans only the directories present in the upper directory
-// (overlay_capture.go), and Keep copies the merged view out into a
-// real directory. Auto (the default) stays a checkout until the tools
+// (overlay_capture.go), Keep copies the merged view out into a real
+// directory, and a worktree kept for reuse is unmounted, emptied and
+// mounted again on the next snapshot's lower tree (overlay_reuse.go).
+// The mount is made by descriptor (internal/overlay), never through a
+// path an agent could swap a symlink into. Auto (the default) stays a checkout until the tools
 // package reaches a merged view (see overlay_worktree.go); overlay,
 // forced, fails where the probe does.
 //

@@ -24,12 +24,16 @@ import (
 // ordinary worktree that is never handed out (the lower tree, shared by
 // every overlay worktree of that snapshot), and each agent's worktree is
 // an overlay mount of it with an empty upper and work directory of its
-// own, in the namespace of the process's holder (internal/overlay). The
-// mount point is an empty directory outside that namespace: troupe's
-// file operations reach the merged view through /proc/<holder>/root
-// (Root, and the worktree's descriptor), and git commands in the
-// worktree, troupe's and the agent's, run inside the namespace (nsenter)
-// at the mount point. Its git directory is its own, in the home, with a
+// own, in the namespace of the process's holder (internal/overlay),
+// mounted by descriptor beneath the data directory's base (a symlink
+// swapped into the path is refused). The mount point is an empty
+// directory outside that namespace: troupe's file operations reach the
+// merged view through the mount's root directory the holder sends back
+// (the worktree's descriptor), Root through /proc/<holder>/root, and git
+// commands in the worktree run inside the namespace (nsenter): troupe's
+// in the view's descriptor, the agent's at the mount point. Kept for
+// reuse, an overlay worktree is unmounted, emptied and mounted again
+// (overlay_reuse.go). Its git directory is its own, in the home, with a
 // copy of the lower tree's index (the stat data of lower files are the
 // same through the mount); its .git file is written in the upper
 // directory. Captures read the merged view as they read a checkout.
