@@ -31,11 +31,11 @@ type agentSpec struct {
 	lease       int64 // tokens granted to the agent's budget lease
 	attempt     int   // a remote task's delivery attempt (0 for local agents)
 	resume      *convo.Checkpoint
-	// iso is the agent's own worktree (nil: it works in the workspace);
-	// leave is called once it has ended; parentEv are its parent's
-	// events, where what became of its changes is told.
-	iso   *isolated
-	leave func()
+	// iso is the agent's part in the workspace lifecycle and its own
+	// worktree, if it has one (nil: the run's root, which works in the
+	// workspace); parentEv are its parent's events, where what became of
+	// its changes is told.
+	iso *isolated
 	// ws is the workspace the agent works in instead of the run's (a
 	// node's worktree of the requester's snapshot; nil: the run's).
 	ws       *tools.Workspace
@@ -94,7 +94,6 @@ type agent struct {
 	ended          bool
 	plan           *agenttools.Plan
 	kids           *children
-	nested         nestedIsolation // its isolation for its children, when it works outside the run's workspace
 	ckpt           *checkpointer
 	curTools       *phaseTools     // the current phase's tools
 	sourced        []tools.Tool    // its tool sources' tools (MCP servers), listed before round 1

@@ -112,16 +112,26 @@ func (h *Host) startAgent(trace context.Context, task ChildTask, svc budget.Serv
 	}
 	rt.applyBudget(task.Budget)
 	rt.log = rt.log.With().Str("run", task.Run).Logger()
-	rt.carry = &changes.Carry{}
 	ah := &AgentHandle{rt: &rt, results: make(chan AgentResult, 1), done: make(chan struct{})}
-	deliver := func(r AgentResult) {
-		r.Nested = rt.carry.Take() // its descendants have ended
-		ah.results <- r
-	}
+	deliver := func(r AgentResult) { ah.results <- r }
 	spec := agentSpec{id: task.ID, parent: task.Parent, kind: k, task: task.Task, context: task.Context,
 		model: task.ModelOverride, parentModel: task.ParentModel, depth: task.Depth, background: task.Background,
 		lease: task.LeaseTokens, attempt: task.Attempt, ws: ws, done: deliver,
 		trace: telemetry.ParentFrom(trace)}
+	// It works in ws (a node's worktree of its requester's snapshot), the
+	// workspace of its children; their changes that do not merge there
+	// leave with its result (changes.Outcome.Carried, in finish).
+	var dir string
+	if ws != nil {
+		dir = ws.Root()
+	}
+	task0, err := rt.iso.Enter(context.Background(), nil, changes.Entry{Run: task.Run, ID: task.ID, Task: true, Dir: dir})
+	if err != nil {
+		return nil, fmt.Errorf("start agent: %w", err)
+	}
+	if task0 != nil {
+		spec.iso = &isolated{Child: task0}
+	}
 	sys := rt.system
 	ah.pid = sys.Root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return newAgent(&rt, spec) },
 		actor.WithSupervisor(childStrategy())), "agent-"+task.Run+"-"+task.ID+"-")

@@ -179,18 +179,11 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 		// A remote child works in its node's worktree of the task's
 		// snapshot; its local worktree, if it got one, is not needed.
 		// Its changes come back with its result (proxy).
-		leave := spec.leave
-		go spec.dropWorktree()
-		spec.iso = nil
-		done := spec.done
-		spec.done = func(r AgentResult) {
-			if leave != nil {
-				leave()
-			}
-			done(r)
-		}
+		iso := spec.iso
+		iso.closeView()
+		iso.child().Elsewhere()
 		producer = func() actor.Actor {
-			return &proxy{rt: a.rt, task: task, remote: remote, done: spec.done, parentEv: spec.parentEv}
+			return &proxy{rt: a.rt, task: task, remote: remote, done: spec.done, parentEv: spec.parentEv, iso: iso}
 		}
 		where = "remote"
 	}

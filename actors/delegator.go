@@ -51,15 +51,12 @@ func (d agentDelegator) Delegate(ctx context.Context, req agenttools.DelegateReq
 		spec.lease = lease.Tokens
 		a.ev.emit(messages.EvtBudgetAcquired, lease.Wire())
 	}
-	iso, err := a.childIsolation(ctx)
-	if err == nil {
-		spec.iso, spec.leave, err = enter(ctx, iso, spec)
-	}
+	spec.iso, err = enter(ctx, a.rt.iso, a.spec.iso, a.rt.run, spec)
 	if err != nil {
 		d.releaseUnused(spec.id)
 		return agenttools.ChildReport{}, fmt.Errorf("start %s agent: %v", spec.kind.Name, err)
 	}
-	if spec.iso == nil {
+	if spec.iso == nil || spec.iso.ws == nil {
 		spec.ws = a.spec.dir() // its parent's directory, when not the run's
 	}
 	res, err = a.rt.system.Root.RequestFuture(a.self, &spawnChild{spec: spec}, actorAskTimeout).Result()
@@ -68,7 +65,7 @@ func (d agentDelegator) Delegate(ctx context.Context, req agenttools.DelegateReq
 		err = sp.err
 	}
 	if err != nil {
-		spec.discard()
+		spec.iso.end(nil, changes.Ending{NotStarted: true})
 		d.releaseUnused(spec.id)
 		return agenttools.ChildReport{}, fmt.Errorf("start %s agent: %v", spec.kind.Name, err)
 	}

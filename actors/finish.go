@@ -11,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/troupe-ai/troupe/budget"
+	"github.com/troupe-ai/troupe/changes"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/telemetry"
 )
@@ -108,12 +109,9 @@ func (a *agent) finalize(r AgentResult) {
 				a.log.Warn().Err(err).Msg("close tool session")
 			}
 		}
-		a.closeNested()
 		if spec.iso != nil {
-			r.Changes = spec.iso.land(spec.parentEv, a.rt.run, spec.id, r.Status == StatusCompleted)
-		}
-		if spec.leave != nil {
-			spec.leave()
+			out := spec.iso.end(spec.parentEv, changes.Ending{Completed: r.Status == StatusCompleted})
+			r.Changes, r.Nested = out.Changes, out.Carried
 		}
 		// A charge still on its way lands before the lease goes, and the
 		// tool calls it charged are not charged again.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/internal/testfiles"
 	"github.com/troupe-ai/troupe/llm"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
@@ -75,20 +76,7 @@ func run(t *testing.T, o actors.Options) actors.Result {
 }
 
 // checkFor polls fn until it returns nil or total passes.
-func checkFor(t testing.TB, total time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(total)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met after %s: %v", total, err)
-		}
-		<-time.After(2 * time.Millisecond)
-	}
-}
+var checkFor = testfiles.Poll
 
 // checkSeqs asserts every agent's events are numbered 1..n without gaps.
 func checkSeqs(t *testing.T, evs []messages.Event) {

@@ -3,48 +3,73 @@ package actors
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/troupe-ai/troupe/changes"
-	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/tools"
 )
 
 // An agent that may change files works in a worktree of its own or in
 // the workspace as package changes decides; it owns the whole lifecycle
 // (snapshot, worktree, capture, landing, what is kept on an error,
-// nested carry). The agent calls it in three places: when a child starts
-// (enter), when it ends (land) and when the run ends (Team: Results,
-// Close); a remote child's changes come back through bringRemote.
+// nested agents and their carry). The agents call it in three places:
+// when a child starts (enter: changes.Run.Enter), when it ends, local
+// or remote (end: changes.Child.End), and when the run ends (Team:
+// changes.Run.Finish).
 
-// isolated is one agent's worktree and the tools' view of it.
+// isolated is one agent's part in the workspace lifecycle and the tools'
+// view of its worktree.
 type isolated struct {
-	*changes.Isolated
-	ws *tools.Workspace
+	*changes.Child
+	ws *tools.Workspace // its worktree's (nil: it works in its parent's directory)
 }
 
-// enter gives the child spec describes its worktree when is (its
-// parent's isolation for its children) says so (nil: it works in its
-// parent's directory); leave is to be called once it has ended.
-func enter(ctx context.Context, is *changes.Run, spec agentSpec) (*isolated, func(), error) {
-	ci, leave, err := is.Enter(ctx, spec.kind.ReadOnly, spec.id, spec.background)
-	if err != nil || ci == nil {
-		return nil, leave, err
+// enter enters the child spec describes, its parent's part parent (nil
+// for the root's children), into the run's isolation is: it gets its own
+// worktree when is says so (else it works in its parent's directory). It
+// must end (end) once it has ended or did not start.
+func enter(ctx context.Context, is *changes.Run, parent *isolated, run string, spec agentSpec) (*isolated, error) {
+	ch, err := is.Enter(ctx, parent.child(), changes.Entry{Run: run, ID: spec.id, ReadOnly: spec.kind.ReadOnly,
+		Background: spec.background})
+	if err != nil || ch == nil {
+		return nil, err
+	}
+	ci := ch.Isolated()
+	if ci == nil {
+		return &isolated{Child: ch}, nil
 	}
 	ws, err := tools.NewWorkspace(ci.Root())
 	if err != nil {
-		ci.Drop()
-		leave()
-		return nil, func() {}, fmt.Errorf("isolate %s: %w", spec.id, err)
+		ch.End(ctx, changes.Ending{NotStarted: true})
+		return nil, fmt.Errorf("isolate %s: %w", spec.id, err)
 	}
-	return &isolated{Isolated: ci, ws: ws}, leave, nil
+	return &isolated{Child: ch, ws: ws}, nil
 }
 
-// land brings the ended agent's changes back (changes.Isolated.Land),
-// telling its parent's events, and closes its tools' view.
-func (iso *isolated) land(ev *agentEvents, run, agent string, completed bool) *messages.ChangeOutcome {
-	defer func() { _ = iso.ws.Close() }()
-	return iso.Land(emitTo(ev), run, agent, completed)
+// child is iso's part in the lifecycle (nil for none).
+func (iso *isolated) child() *changes.Child {
+	if iso == nil {
+		return nil
+	}
+	return iso.Child
+}
+
+// end ends the agent's part in the lifecycle (changes.Child.End), what
+// became of its changes told to its parent's events ev, and closes its
+// tools' view.
+func (iso *isolated) end(ev *agentEvents, e changes.Ending) changes.Outcome {
+	if iso == nil {
+		return changes.Outcome{}
+	}
+	defer iso.closeView()
+	e.Emit = emitTo(ev)
+	return iso.End(context.Background(), e)
+}
+
+// closeView closes the tools' view of the agent's worktree.
+func (iso *isolated) closeView() {
+	if iso != nil && iso.ws != nil {
+		_ = iso.ws.Close()
+	}
 }
 
 // emitTo is ev's emit (nil for no events).
@@ -55,68 +80,33 @@ func emitTo(ev *agentEvents) changes.Emit {
 	return ev.emit
 }
 
-// nestedIsolation is an agent's isolation for its children, opened on
-// the first delegation. Tool goroutines use it, hence its own mutex.
-type nestedIsolation struct {
-	mu sync.Mutex
-	is *changes.Run
-}
-
 // dir is the directory the agent works in when it is not the run's
 // workspace (nil: the run's).
 func (s agentSpec) dir() *tools.Workspace {
-	if s.iso != nil {
+	if s.iso != nil && s.iso.ws != nil {
 		return s.iso.ws
 	}
 	return s.ws
 }
 
-// childIsolation is the isolation the agent's children enter: the run's
-// when the agent works in the run's workspace, else its own, rooted at
-// its directory (changes.Run.Nested).
-func (a *agent) childIsolation(ctx context.Context) (*changes.Run, error) {
-	dir := a.spec.dir()
-	if dir == nil || a.rt.iso == nil {
-		return a.rt.iso, nil
+// endRemote ends a remote child's part in the lifecycle with its result
+// r (err: it could not be started at all): its changes, and those of its
+// descendants the result carries, are taken in or refused (refused, r
+// fails with the reason and carries no changes).
+func endRemote(iso *isolated, ev *agentEvents, r *AgentResult, err error) {
+	if iso == nil {
+		return
 	}
-	n := &a.nested
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.is == nil {
-		is, err := a.rt.iso.Nested(ctx, dir.Root(), a.rt.run, a.spec.id, a.rt.carry, a.log)
-		if err != nil {
-			return nil, err
-		}
-		n.is = is
+	if err != nil {
+		iso.end(ev, changes.Ending{NotStarted: true})
+		return
 	}
-	return n.is, nil
-}
-
-// closeNested removes what the agent's isolation for its children kept;
-// its children have ended.
-func (a *agent) closeNested() {
-	n := &a.nested
-	n.mu.Lock()
-	is := n.is
-	n.is = nil
-	n.mu.Unlock()
-	is.EndNested()
-}
-
-// bringRemote takes in a remote child's changes (changes.Run.BringRemote),
-// setting r.Changes to what became of them; refused, r fails with the
-// reason and carries no changes. The nested changesets its result
-// carries are kept too (r.NestedChanges).
-func (rt *runtime) bringRemote(ev *agentEvents, agent string, r *AgentResult) {
-	out, why := rt.iso.BringRemote(emitTo(ev), rt.run, agent, changes.Remote{Node: r.Node, Completed: r.Status == StatusCompleted,
-		Changeset: r.Changeset, Changes: r.Changes, Err: r.ChangesErr})
-	r.Changes = out
-	if why != "" {
-		r.Status, r.Reason, r.Err = StatusFailed, ReasonError, joinText(r.Err, why)
+	out := iso.end(ev, changes.Ending{Completed: r.Status == StatusCompleted, Remote: &changes.Remote{Node: r.Node,
+		Changeset: r.Changeset, Changes: r.Changes, Err: r.ChangesErr, Nested: r.Nested, NestedErr: r.NestedErr}})
+	r.Changes, r.NestedChanges = out.Changes, out.Nested
+	if out.Refused != "" {
+		r.Status, r.Reason, r.Err = StatusFailed, ReasonError, joinText(r.Err, out.Refused)
 		r.Changeset, r.Nested, r.NestedErr = nil, nil, ""
-	}
-	if len(r.Nested) > 0 || r.NestedErr != "" {
-		r.NestedChanges = rt.iso.BringNested(emitTo(ev), rt.run, agent, r.Node, r.Nested, r.NestedErr)
 	}
 }
 
@@ -126,23 +116,6 @@ func joinText(err, more string) string {
 		return more
 	}
 	return err + "; " + more
-}
-
-// discard removes the worktree of a child that did not start and counts
-// it as ended.
-func (s agentSpec) discard() {
-	s.dropWorktree()
-	if s.leave != nil {
-		s.leave()
-	}
-}
-
-// dropWorktree removes the child's worktree, if it has one.
-func (s agentSpec) dropWorktree() {
-	if s.iso != nil {
-		_ = s.iso.ws.Close()
-		s.iso.Drop()
-	}
 }
 
 // mayChangeFiles reports whether a kind other than the root may change

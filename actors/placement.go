@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/troupe-ai/troupe/changes"
 	"github.com/troupe-ai/troupe/messages"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -67,8 +68,9 @@ type proxy struct {
 	remote RemoteChild
 	done   func(AgentResult)
 	// parentEv are the parent's events, where what became of the child's
-	// changes is told.
+	// changes is told; iso is its part in the workspace lifecycle.
 	parentEv *agentEvents
+	iso      *isolated
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -90,13 +92,12 @@ func (p *proxy) Receive(c actor.Context) {
 		go func() {
 			defer func() {
 				if v := recover(); v != nil {
+					p.iso.end(p.parentEv, changes.Ending{NotStarted: true}) // once: nothing if it had ended
 					root.Send(self, &remoteEnded{err: fmt.Errorf("remote child panicked: %v\n%s", v, debug.Stack())})
 				}
 			}()
 			r, err := p.remote.Start(p.ctx)
-			if err == nil {
-				p.rt.bringRemote(p.parentEv, p.task.ID, &r)
-			}
+			endRemote(p.iso, p.parentEv, &r, err)
 			// The lease comes back before the result goes out, as for a
 			// local child (a remote node may have released it already).
 			p.rt.releaseLease(p.task.ID, int64(r.Usage.Total()), 0, nil)

@@ -77,11 +77,7 @@ type runtime struct {
 	// written counts the bytes the run's agents wrote to their checkpoints
 	// and journals (shared by the runs of a Host).
 	written *atomic.Int64
-	// carry, on a host, collects the changesets of the task's descendants
-	// that did not merge into their parents' directories, for the task's
-	// result (nil: the run's isolation keeps them).
-	carry *changes.Carry
-	log   zerolog.Logger
+	log     zerolog.Logger
 }
 
 // newSession is the session of one agent of the given kind. The sandbox

@@ -224,7 +224,7 @@ func (t *Team) Wait(ctx context.Context) (Result, error) {
 	}
 	_ = t.rt.system.Root.StopFuture(t.root).Wait()
 	rt := t.rt
-	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(t.start), Changes: rt.iso.Results(), SubAgents: rt.subs.get()}
+	out := Result{Run: rt.run, AgentResult: res, Wall: time.Since(t.start), SubAgents: rt.subs.get()}
 	// Every lease of the tree is back: an agent releases its lease before
 	// its result is delivered, and only after its children have ended.
 	if snap, err := rt.budget.Snapshot(context.Background()); err == nil {
@@ -249,7 +249,7 @@ func (t *Team) Wait(ctx context.Context) (Result, error) {
 		fin.Tokens, fin.CostUSD, fin.ToolCalls, fin.Agents = b.Used.Tokens, b.Used.CostUSD, b.Used.ToolCalls, len(b.Agents)
 	}
 	t.runEv.emit(messages.EvtRunFinished, fin)
-	t.shutdown()
+	out.Changes = t.shutdown()
 	return out, nil
 }
 
@@ -260,12 +260,14 @@ func (t *Team) eventsDropped() uint64 {
 	return t.o.EventsDropped()
 }
 
-func (t *Team) shutdown() {
+// shutdown stops the run and returns the outcomes of its changesets
+// (the workspace lifecycle's end: changes.Run.Finish).
+func (t *Team) shutdown() []messages.ChangeOutcome {
 	if t.bpid != nil {
 		_ = budget.Stop(t.rt.system.Root, t.bpid)
 	}
 	t.rt.shutdown()
-	t.rt.iso.Close()
+	return t.rt.iso.Finish()
 }
 
 func newRuntime(ctx context.Context, o *Options, host bool) (*runtime, error) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/troupe-ai/troupe/internal/testfiles"
 	"github.com/troupe-ai/troupe/messages"
 )
 
@@ -131,20 +132,7 @@ func agentLine(t testing.TB, s messages.BudgetSnapshot, agent string) messages.B
 
 // checkFor polls fn every interval until it returns nil or total passes,
 // then fails with fn's last error.
-func checkFor(t testing.TB, total, every time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(total)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v: %v", total, err)
-		}
-		<-time.After(every)
-	}
-}
+var checkFor = testfiles.PollEvery
 
 // pending is an Acquire running in a goroutine.
 type pending struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/internal/peer"
+	"github.com/troupe-ai/troupe/internal/testfiles"
 	"github.com/troupe-ai/troupe/internal/testport"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -39,17 +40,7 @@ func event(t testing.TB, run, agent string, seq uint64) messages.Event {
 // checkFor polls fn until it returns nil or total passes.
 func checkFor(t testing.TB, total time.Duration, fn func() error) {
 	t.Helper()
-	deadline := time.Now().Add(total)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met after %s: %v", total, err)
-		}
-		<-time.After(5 * time.Millisecond)
-	}
+	testfiles.PollEvery(t, total, 5*time.Millisecond, fn)
 }
 
 // externalServer is a real nats-server process (the Debian package) with

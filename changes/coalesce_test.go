@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/troupe-ai/troupe/internal/testfiles"
 )
 
 // Callers asking while a take is under way share the next take, which
@@ -63,17 +65,4 @@ func TestCallersDuringATakeShareTheNext(t *testing.T) {
 
 // waitFor calls fn until it returns nil, failing t when it has not
 // after total.
-func waitFor(t testing.TB, total time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(total)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met after %s: %v", total, err)
-		}
-		<-time.After(2 * time.Millisecond)
-	}
-}
+var waitFor = testfiles.Poll

@@ -3,9 +3,12 @@
 // outcome. Package workspace holds the mechanics (snapshots, worktrees,
 // capture, the three-way merge-back, keeping a patch, and which of them
 // is Go and which is git: see its documentation); this package holds the
-// policy, and actors calls it in three places: when an agent that may
-// change files starts (Run.Enter), when it ends (Isolated.Land) and
-// when the run ends (Run.Results, Run.Close).
+// policy, and actors calls it in three places, passing what it knows:
+// when an agent starts (Run.Enter, with its parent's Child: it returns
+// the agent's Child), when it ends, local or remote (Child.End, with
+// what a remote result says of its changes: it returns the Outcome) and
+// when the run ends (Run.Finish: the run's outcomes). A remote agent's
+// local worktree is given up when it is placed (Child.Elsewhere).
 //
 //   - Who gets a worktree (Enter): nobody with isolation: shared; every
 //     agent that may change files with isolation: worktree; with auto,
@@ -15,7 +18,7 @@
 //     ended agents are kept for reuse, as many as the most agents seen
 //     running at once (2 to 16), and two are made ahead when every
 //     agent gets one.
-//   - Landing (Land): the worktree is captured, then its changeset
+//   - Landing (End): the worktree is captured, then its changeset
 //     applied to the workspace, committed on a branch or written as a
 //     patch, as the run's changes mode says (only a patch for an agent
 //     that did not complete). On any error, the capture's or the
@@ -24,15 +27,16 @@
 //     removed) and the changeset's patch kept under the state directory;
 //     the outcome, recorded with the run's changes (run --json), names
 //     both. Otherwise the worktree goes back for reuse.
-//   - Remote agents (BringRemote): a node's changeset is derived again
+//   - Remote agents (End with Ending.Remote): a node's changeset is derived again
 //     from the snapshot the run sent and the patch alone, then landed as
 //     a local agent's; a patch that does not apply, or an end state the
 //     result misstates, is refused, nothing applied.
-//   - Nested agents (Nested, Home, Carry, BringNested): an agent working
-//     outside the run's workspace (in a worktree, or on a node) is the
-//     workspace of its own children; what does not merge into its
-//     directory goes home: to the run, which keeps the patch, or on a
-//     node into the task's result (Carry), which the requester keeps.
+//   - Nested agents (Enter with a parent's Child, Home, Carry): an agent
+//     working outside the run's workspace (in a worktree, or on a node:
+//     Entry.Task) is the workspace of its own children; what does not
+//     merge into its directory goes home: to the run, which keeps the
+//     patch, or on a node into the task's result (Outcome.Carried),
+//     which the requester keeps (the remote agent's End).
 //   - Snapshots for remote tasks (Sender): each taken after its task was
 //     placed, the tasks placed during one take sharing the next, a state
 //     sent before answered with its first snapshot; the transport stores

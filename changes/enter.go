@@ -10,7 +10,7 @@ import (
 )
 
 // Isolated is one agent's worktree, made by a Run, which lands its
-// changes (Land).
+// changes when the agent ends (Child.End).
 type Isolated struct {
 	wt   *workspace.Worktree
 	from *Run
@@ -30,13 +30,13 @@ func (iso *Isolated) Drop() {
 	}
 }
 
-// Enter is called before an agent other than the root starts: for one
+// enter is called before an agent other than the root starts: for one
 // that may change files (readOnly false) it counts the agent as running
 // and, when the isolation mode asks for it, makes its worktree from a
 // snapshot of the workspace as it is now (nil: the agent works in the
 // workspace). The returned leave must be called once the agent has
 // ended (or did not start).
-func (r *Run) Enter(ctx context.Context, readOnly bool, id string, background bool) (*Isolated, func(), error) {
+func (r *Run) enter(ctx context.Context, readOnly bool, id string, background bool) (*Isolated, func(), error) {
 	if r == nil || readOnly {
 		return nil, func() {}, nil
 	}

@@ -42,7 +42,7 @@ func openRun(t *testing.T, ws, mode string) *Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(r.Close)
+	t.Cleanup(r.close)
 	return r
 }
 

@@ -15,7 +15,7 @@ type Emit func(typ string, data any)
 // landTimeout bounds capturing and landing one agent's changes.
 const landTimeout = 5 * time.Minute
 
-// Land captures an isolated agent's changes, brings them into the
+// land captures an isolated agent's changes, brings them into the
 // workspace (a completed agent's as the run's changes mode says;
 // another's only as a patch file), emits changes.ready and
 // changes.applied or changes.conflict through emit and ends the
@@ -24,9 +24,9 @@ const landTimeout = 5 * time.Minute
 // reset, parked or removed), the changeset's patch is kept when there
 // is one, and the outcome, recorded with the run's, names both. It
 // returns nil when the agent changed nothing.
-func (iso *Isolated) Land(emit Emit, run, agent string, completed bool) *messages.ChangeOutcome {
+func (iso *Isolated) land(ctx context.Context, emit Emit, run, agent string, completed bool) *messages.ChangeOutcome {
 	r := iso.from
-	ctx, cancel := context.WithTimeout(context.Background(), landTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), landTimeout)
 	defer cancel()
 	keep := func(out *messages.ChangeOutcome) {
 		path, err := iso.wt.Keep(ctx)
@@ -57,7 +57,7 @@ func (iso *Isolated) Land(emit Emit, run, agent string, completed bool) *message
 	return out
 }
 
-// bring applies a captured changeset and reports it (see Land), calling
+// bring applies a captured changeset and reports it (see land), calling
 // onError (when set) with an outcome of status error, or one naming
 // files left out for their size (agent.max_change_bytes), before it is
 // reported: the changeset's patch is kept then too, and the outcome

@@ -18,7 +18,7 @@ import (
 // it gets none.
 func enterOne(t *testing.T, r *Run, id string) (*Isolated, func()) {
 	t.Helper()
-	iso, leave, err := r.Enter(context.Background(), false, id, true)
+	iso, leave, err := r.enter(context.Background(), false, id, true)
 	if err != nil || iso == nil {
 		t.Fatalf("enter %s: %v %v", id, iso, err)
 	}
@@ -43,11 +43,11 @@ func TestEnterGivesWorktreesAsTheModeSays(t *testing.T) {
 		{"worktree", false, false, true, true},
 	} {
 		r := openRun(t, ws, c.mode)
-		a, leaveA, err := r.Enter(context.Background(), c.readOnly, fmt.Sprintf("a%d", i), c.bg)
+		a, leaveA, err := r.enter(context.Background(), c.readOnly, fmt.Sprintf("a%d", i), c.bg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, leaveB, err := r.Enter(context.Background(), c.readOnly, fmt.Sprintf("b%d", i), c.bg)
+		b, leaveB, err := r.enter(context.Background(), c.readOnly, fmt.Sprintf("b%d", i), c.bg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestLandAppliesAndRemovesTheWorktree(t *testing.T) {
 	defer leave()
 	write(t, iso.Root(), "g.go", "package p\n\nvar G = 3\n")
 	rec := &recorder{}
-	out := iso.Land(rec.emit, "r1", "worker-1", true)
+	out := iso.land(context.Background(), rec.emit, "r1", "worker-1", true)
 	if out == nil || out.Status != messages.ChangeStatusApplied || out.Worktree != "" {
 		t.Fatalf("outcome %+v", out)
 	}
@@ -86,10 +86,10 @@ func TestLandAppliesAndRemovesTheWorktree(t *testing.T) {
 	if len(rec.ofType(messages.EvtChangesReady)) != 1 || len(rec.ofType(messages.EvtChangesApplied)) != 1 {
 		t.Errorf("events %+v", rec.events)
 	}
-	if got := r.Results(); len(got) != 1 || got[0].Status != messages.ChangeStatusApplied {
+	if got := r.results(); len(got) != 1 || got[0].Status != messages.ChangeStatusApplied {
 		t.Errorf("the run's changes %+v", got)
 	}
-	r.Close() // what it kept for reuse goes with the run
+	r.close() // what it kept for reuse goes with the run
 	if _, err := os.Stat(iso.Root()); !os.IsNotExist(err) {
 		t.Errorf("the worktree is still there after the run: %v", err)
 	}
@@ -103,7 +103,7 @@ func checkKept(t *testing.T, r *Run, out *messages.ChangeOutcome) messages.Chang
 	if out == nil || out.Status != messages.ChangeStatusError || out.Error == "" {
 		t.Fatalf("outcome %+v, want an error", out)
 	}
-	if got := r.Results(); len(got) != 1 || got[0].Worktree != out.Worktree || got[0].Patch != out.Patch {
+	if got := r.results(); len(got) != 1 || got[0].Worktree != out.Worktree || got[0].Patch != out.Patch {
 		t.Errorf("the run's changes %+v do not name what was kept (%+v)", got, out)
 	}
 	if out.Worktree == "" {
@@ -125,7 +125,7 @@ func TestCaptureErrorKeepsTheWorktree(t *testing.T) {
 	defer leave()
 	write(t, iso.Root(), "g.go", "package p\n\nvar G = 3\n")
 	write(t, iso.Root(), "sub/.GIT/x", "x\n")
-	out := checkKept(t, r, iso.Land(nil, "r1", "worker-1", true))
+	out := checkKept(t, r, iso.land(context.Background(), nil, "r1", "worker-1", true))
 	if !strings.Contains(out.Error, "capture") {
 		t.Errorf("error %q does not say the capture failed", out.Error)
 	}
@@ -148,7 +148,7 @@ func TestApplyErrorKeepsTheWorktreeAndThePatch(t *testing.T) {
 	iso, leave := enterOne(t, r, "worker-1")
 	defer leave()
 	write(t, iso.Root(), "g.go", "package p\n\nvar G = 3\n")
-	out := checkKept(t, r, iso.Land(nil, "r1", "worker-1", true))
+	out := checkKept(t, r, iso.land(context.Background(), nil, "r1", "worker-1", true))
 	if out.Patch == "" {
 		t.Fatalf("no patch kept: %+v", out)
 	}

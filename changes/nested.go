@@ -12,7 +12,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/workspace"
 )
@@ -94,13 +93,14 @@ func (c *Carry) Take() []messages.NestedChanges {
 	return sets
 }
 
-// Nested opens the isolation of the children of agent, which works in
-// root (not the run's workspace): their worktrees are snapshots of root
-// and their changes are merged into it, always applied (what the run's
-// changes mode says is done with the agent's whole changeset). What does
-// not merge goes to carry (on a node), else to r, the run's. EndNested
-// removes it once the agent's children have ended.
-func (r *Run) Nested(ctx context.Context, root, run, agent string, carry *Carry, log zerolog.Logger) (*Run, error) {
+// nestedFor opens the isolation of the children of agent, which works
+// in root (not the run's workspace): their worktrees are snapshots of
+// root and their changes are merged into it, always applied (what the
+// run's changes mode says is done with the agent's whole changeset).
+// What does not merge goes to carry (on a node), else to r, the run's.
+// endNested removes it once the agent's children have ended.
+func (r *Run) nestedFor(ctx context.Context, root, run, agent string, carry *Carry) (*Run, error) {
+	log := r.log.With().Str("agent", agent).Logger()
 	s := r.settings
 	s.Changes = string(workspace.ModeApply)
 	data := filepath.Join(r.dataDir, nestedDir, strconv.Itoa(os.Getpid())+"-"+run+"-"+agent)
@@ -115,13 +115,13 @@ func (r *Run) Nested(ctx context.Context, root, run, agent string, carry *Carry,
 	return n, nil
 }
 
-// EndNested closes an agent's isolation for its children (Nested) and
-// removes what it kept; the children have ended.
-func (r *Run) EndNested() {
+// endNested closes an agent's isolation for its children (nestedFor)
+// and removes what it kept; the children have ended.
+func (r *Run) endNested() {
 	if r == nil {
 		return
 	}
-	r.Close()
+	r.close()
 	if err := workspace.RemoveBeneath(r.anchor, r.dataDir); err != nil {
 		r.log.Warn().Err(err).Msg("remove the children's worktrees")
 	}
@@ -156,14 +156,14 @@ func pruneNested(root, dataDir string) error {
 	return nil
 }
 
-// BringNested keeps the nested changesets a remote agent's result
+// bringNested keeps the nested changesets a remote agent's result
 // carries (nested, their patches fetched) as the run's patch files,
 // emits changes.conflict or changes.applied (status patch) for each
 // through emit (the remote agent's parent's events) and records them
 // with the run's changes. Changesets the result could not bring (why,
 // from node) are recorded as an error of the remote agent's. It returns
 // the outcomes.
-func (r *Run) BringNested(emit Emit, run, agent, node string, nested []messages.NestedChanges, why string) []messages.ChangeOutcome {
+func (r *Run) bringNested(emit Emit, run, agent, node string, nested []messages.NestedChanges, why string) []messages.ChangeOutcome {
 	var outs []messages.ChangeOutcome
 	for _, n := range nested {
 		out := messages.ChangeOutcome{Agent: n.Agent, Status: n.Status, Files: n.Files, Conflicts: n.Conflicts}

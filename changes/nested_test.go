@@ -23,7 +23,7 @@ func TestBringNestedKeepsThePatchesHome(t *testing.T) {
 		{Agent: "worker-2", Status: messages.ChangeStatusPatch, Files: []string{"h.go"}, Patch: []byte("unfinished patch")},
 		{Agent: "../x", Status: messages.ChangeStatusConflict, Files: []string{"f.go"}, Patch: []byte("escape")},
 	}
-	outs := r.BringNested(rec.emit, "r1", "lead-1", "n1", nested, "nested changes refused: agent \"../y\" is not a file name")
+	outs := r.bringNested(rec.emit, "r1", "lead-1", "n1", nested, "nested changes refused: agent \"../y\" is not a file name")
 	if len(outs) != 4 {
 		t.Fatalf("outcomes %+v", outs)
 	}
@@ -42,7 +42,7 @@ func TestBringNestedKeepsThePatchesHome(t *testing.T) {
 	if outs[3].Agent != "lead-1" || outs[3].Status != messages.ChangeStatusError || !strings.Contains(outs[3].Error, `"../y"`) {
 		t.Errorf("the refused ones: %+v", outs[3])
 	}
-	if got := r.Results(); len(got) != 4 {
+	if got := r.results(); len(got) != 4 {
 		t.Errorf("run's changes %+v", got)
 	}
 	c, a := rec.ofType(messages.EvtChangesConflict), rec.ofType(messages.EvtChangesApplied)

@@ -11,7 +11,6 @@ import (
 // Remote is what a remote child's result says of its changes.
 type Remote struct {
 	Node      string              // the node that ran it
-	Completed bool                // it completed (else its changes are kept only as a patch)
 	Changeset *messages.Changeset // its changes, their snapshot the one the run sent it
 	// Changes, when set with status error and no changeset, is the
 	// transport's refusal of the changes (cluster's proof failed).
@@ -19,9 +18,14 @@ type Remote struct {
 	// Err says why the node could not capture or send the changes, and
 	// where it kept them.
 	Err string
+	// Nested are the changesets of its descendants that did not merge
+	// into their parents' directories on the node (their patches
+	// fetched); NestedErr says why others could not be brought.
+	Nested    []messages.NestedChanges
+	NestedErr string
 }
 
-// BringRemote takes in a remote child's changes and returns what became
+// bringRemote takes in a remote child's changes and returns what became
 // of them, and, when they were refused, the sentence the child's result
 // fails with (it then carries no changes). The changeset is derived here,
 // from the snapshot the requester sent the task (the transport sets
@@ -32,7 +36,7 @@ type Remote struct {
 // completed, as the run's changes mode says; otherwise only as a patch
 // file. A refusal (here, or by the transport) applies nothing, emits
 // changes.refused and is recorded with the run's changes.
-func (r *Run) BringRemote(emit Emit, run, agent string, rc Remote) (out *messages.ChangeOutcome, refused string) {
+func (r *Run) bringRemote(emit Emit, run, agent string, completed bool, rc Remote) (out *messages.ChangeOutcome, refused string) {
 	cs := rc.Changeset
 	if cs == nil && rc.Err != "" && rc.Changes == nil {
 		return r.unsent(agent, rc), ""
@@ -64,7 +68,7 @@ func (r *Run) BringRemote(emit Emit, run, agent string, rc Remote) (out *message
 		return out, why
 	}
 	mode := r.changes
-	if !rc.Completed {
+	if !completed {
 		mode = workspace.ModePatch
 	}
 	derived.Oversize = cs.Oversize

@@ -31,7 +31,7 @@ func TestBringRemoteDerivesOrRefuses(t *testing.T) {
 	bad := *cs
 	bad.Patch = []byte(strings.Replace(string(cs.Patch), "-var G = 2", "-var G = 9", 1))
 	rec := &recorder{}
-	out, why := r.BringRemote(rec.emit, "r1", "w1", Remote{Node: "n1", Completed: true, Changeset: &bad})
+	out, why := r.bringRemote(rec.emit, "r1", "w1", true, Remote{Node: "n1", Changeset: &bad})
 	if why == "" || out == nil || out.Status != messages.ChangeStatusError || !strings.Contains(why, "node n1") {
 		t.Fatalf("a patch that does not apply: outcome %+v, refusal %q", out, why)
 	}
@@ -41,14 +41,14 @@ func TestBringRemoteDerivesOrRefuses(t *testing.T) {
 	if g, _ := os.ReadFile(filepath.Join(req, "g.go")); string(g) != "package p\n\nvar G = 2\n" {
 		t.Errorf("a refused changeset wrote g.go: %q", g)
 	}
-	out, why = r.BringRemote(nil, "r1", "w2", Remote{Node: "n1", Completed: true, Changeset: cs})
+	out, why = r.bringRemote(nil, "r1", "w2", true, Remote{Node: "n1", Changeset: cs})
 	if why != "" || out == nil || out.Status != messages.ChangeStatusApplied {
 		t.Fatalf("a good changeset: outcome %+v, refusal %q", out, why)
 	}
 	if g, _ := os.ReadFile(filepath.Join(req, "g.go")); string(g) != "package p\n\nvar G = 3\n" {
 		t.Errorf("g.go after the good changeset: %q", g)
 	}
-	if got := r.Results(); len(got) != 2 || got[0].Status != messages.ChangeStatusError || got[1].Status != messages.ChangeStatusApplied {
+	if got := r.results(); len(got) != 2 || got[0].Status != messages.ChangeStatusError || got[1].Status != messages.ChangeStatusApplied {
 		t.Errorf("the run's changes %+v", got)
 	}
 }
@@ -58,12 +58,12 @@ func TestBringRemoteDerivesOrRefuses(t *testing.T) {
 // nothing.
 func TestBringRemoteListsWhatANodeKept(t *testing.T) {
 	r := &Run{}
-	out, why := r.BringRemote(nil, "r1", "w1", Remote{Node: "n1", Err: "capture: refused; the worktree is kept on the node at /x/kept-1"})
+	out, why := r.bringRemote(nil, "r1", "w1", false, Remote{Node: "n1", Err: "capture: refused; the worktree is kept on the node at /x/kept-1"})
 	if why != "" || out == nil || out.Status != messages.ChangeStatusError || !strings.Contains(out.Error, "/x/kept-1") ||
 		!strings.Contains(out.Error, "node n1") {
 		t.Fatalf("outcome %+v, refusal %q", out, why)
 	}
-	if got := r.Results(); len(got) != 1 || got[0].Error != out.Error {
+	if got := r.results(); len(got) != 1 || got[0].Error != out.Error {
 		t.Errorf("the run's changes %+v", got)
 	}
 }

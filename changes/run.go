@@ -42,7 +42,7 @@ type Run struct {
 	// is the run's, where they are kept).
 	home Home
 	// anchor is, for an agent's run for its children, the run's
-	// workspace, beneath which its data directory is removed (EndNested).
+	// workspace, beneath which its data directory is removed (endNested).
 	anchor string
 
 	mu       sync.Mutex
@@ -149,8 +149,8 @@ func (r *Run) record(out messages.ChangeOutcome) {
 	r.mu.Unlock()
 }
 
-// Close removes the worktrees kept for reuse; the run has ended.
-func (r *Run) Close() {
+// close removes the worktrees kept for reuse; the run has ended.
+func (r *Run) close() {
 	if r == nil {
 		return
 	}
@@ -168,9 +168,9 @@ func (r *Run) Close() {
 	}
 }
 
-// Results are the outcomes of the run's changesets, in the order they
+// results are the outcomes of the run's changesets, in the order they
 // were applied (run --json's changes).
-func (r *Run) Results() []messages.ChangeOutcome {
+func (r *Run) results() []messages.ChangeOutcome {
 	if r == nil {
 		return nil
 	}

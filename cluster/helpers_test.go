@@ -13,6 +13,7 @@ import (
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/budget"
 	"github.com/troupe-ai/troupe/bus"
+	"github.com/troupe-ai/troupe/internal/testfiles"
 )
 
 // wrap makes a bus.Conn of nc with the default prefix.
@@ -65,20 +66,7 @@ func budgetActor(t testing.TB, run string, limits budget.Limits) *budget.Client 
 }
 
 // checkFor polls fn until it returns nil or total passes.
-func checkFor(t testing.TB, total time.Duration, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(total)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met after %s: %v", total, err)
-		}
-		<-time.After(2 * time.Millisecond)
-	}
-}
+var checkFor = testfiles.Poll
 
 type natsMsg = nats.Msg
 
