@@ -49,9 +49,10 @@ func sh(tb testing.TB, dir string, args ...string) string {
 
 // enterView makes cmd, to run in an overlay worktree's merged view as
 // this process reaches it (/proc/<holder>/root/<P>), run as the agent's
-// commands are: inside the holder's namespaces at P (Holder.Wrap). From
-// outside, the view is a path git cannot work in: the worktree's git
-// directory names P, an empty directory in this namespace.
+// commands are: inside the holder's namespaces at P (Holder.Wrap), view
+// paths in its arguments made the namespace's. From outside, the view
+// is a path git cannot work in: the worktree's git directory names P,
+// an empty directory in this namespace.
 func enterView(tb testing.TB, cmd *exec.Cmd) {
 	tb.Helper()
 	if !strings.HasPrefix(cmd.Dir, "/proc/") {
@@ -61,9 +62,15 @@ func enterView(tb testing.TB, cmd *exec.Cmd) {
 	if err != nil {
 		return // no overlays here: no views either
 	}
-	in, ok := strings.CutPrefix(cmd.Dir, strings.TrimSuffix(h.View("/"), "/"))
+	view := strings.TrimSuffix(h.View("/"), "/")
+	in, ok := strings.CutPrefix(cmd.Dir, view)
 	if !ok || !strings.HasPrefix(in, "/") {
 		return
+	}
+	// Inside, paths are the namespace's own: a view path in an argument
+	// (git init <view>/inner) is one there.
+	for i, a := range cmd.Args {
+		cmd.Args[i] = strings.ReplaceAll(a, view+"/", "/")
 	}
 	if err := h.Wrap(cmd, in); err != nil {
 		tb.Fatal(err)
