@@ -52,7 +52,8 @@ func keptOutcome(t *testing.T, res actors.Result) messages.ChangeOutcome {
 
 // When an agent's changes cannot be captured (git refuses a path the
 // worker made), its worktree is kept whole, not reset, parked or
-// removed, and run's changes (what run --json prints) say so and where.
+// removed, and run's changes (what run --json prints) say so and where,
+// naming the patch of what could be captured (it applies to the snapshot).
 func TestCaptureErrorKeepsTheWorktree(t *testing.T) {
 	ws := gitRepo(t, map[string]string{"g.go": "package p\n\nvar G = 1\n"})
 	res := loneWorkerRun(t, ws,
@@ -63,6 +64,12 @@ func TestCaptureErrorKeepsTheWorktree(t *testing.T) {
 	c := keptOutcome(t, res)
 	if !strings.Contains(c.Error, "capture") {
 		t.Errorf("error %q does not say the capture failed", c.Error)
+	}
+	if c.Patch == "" || !strings.Contains(c.Error, "sub/.GIT/x") {
+		t.Fatalf("run's changes name no patch of what could be captured, or not what it leaves out: %+v", c)
+	}
+	if out, err := exec.Command("git", "-C", ws, "apply", "--check", c.Patch).CombinedOutput(); err != nil {
+		t.Errorf("the kept patch does not apply to the snapshot: %v %s", err, out)
 	}
 	if g, _ := os.ReadFile(filepath.Join(ws, "g.go")); string(g) != "package p\n\nvar G = 1\n" {
 		t.Errorf("the workspace changed: %q", g)

@@ -2,6 +2,7 @@ package changes
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/troupe-ai/troupe/messages"
@@ -36,10 +37,11 @@ func (iso *Isolated) land(ctx context.Context, emit Emit, run, agent string, com
 		}
 		out.Worktree = path
 	}
-	cs, err := iso.wt.Capture(ctx)
+	cs, err := iso.wt.CaptureTree(ctx) // landed here: no patch in memory (Repo.Apply streams it)
 	if err != nil {
 		r.log.Error().Err(err).Str("agent", agent).Msg("capture an agent's changes")
 		out := messages.ChangeOutcome{Agent: agent, Status: messages.ChangeStatusError, Error: err.Error()}
+		r.salvage(ctx, iso.wt, run, &out)
 		keep(&out)
 		r.record(out)
 		return &out
@@ -55,6 +57,33 @@ func (iso *Isolated) land(ctx context.Context, emit Emit, run, agent string, com
 		}
 	}
 	return out
+}
+
+// salvage keeps, for a capture that failed, the patch of what could
+// still be captured (workspace.Worktree.Salvage), which applies to the
+// snapshot: out names it, its files, and what it leaves out.
+func (r *Run) salvage(ctx context.Context, wt *workspace.Worktree, run string, out *messages.ChangeOutcome) {
+	cs, left, err := wt.Salvage(ctx)
+	var repo *workspace.Repo
+	if err == nil && !cs.Empty() {
+		if repo, err = r.open(ctx); err == nil {
+			out.Patch, err = repo.KeepChangeset(ctx, run, out.Agent, wt.Snapshot(), cs)
+		}
+	}
+	if err != nil {
+		r.log.Error().Err(err).Str("agent", out.Agent).Msg("keep the patch of what could be captured")
+		return
+	}
+	for _, f := range cs.Files {
+		out.Files = append(out.Files, f.Path)
+	}
+	out.Oversize = cs.Oversize
+	switch {
+	case out.Patch == "":
+		out.Error += "; nothing else could be captured"
+	case len(left) > 0:
+		out.Error += "; the patch holds what could be captured, not: " + strings.Join(left, "; ")
+	}
 }
 
 // bring applies a captured changeset and reports it (see land), calling
@@ -75,6 +104,7 @@ func (r *Run) bring(ctx context.Context, emit Emit, run, agent string, snap work
 	if err == nil {
 		out, err = repo.Apply(ctx, snap, cs, mode, run, agent)
 	}
+	opened := repo != nil
 	if err != nil {
 		r.log.Error().Err(err).Str("agent", agent).Msg("apply an agent's changes")
 		out = messages.ChangeOutcome{Agent: agent, Status: messages.ChangeStatusError, Error: err.Error()}
@@ -88,15 +118,22 @@ func (r *Run) bring(ctx context.Context, emit Emit, run, agent string, snap work
 		onError(&out)
 	}
 	kept := out.Status == messages.ChangeStatusConflict || out.Status == messages.ChangeStatusPatch ||
-		(out.Status == messages.ChangeStatusError && len(cs.Patch) > 0)
+		(out.Status == messages.ChangeStatusError && (len(cs.Patch) > 0 || (opened && cs.Tree != "")))
 	if kept && r.home != nil {
-		// Its patch must outlive this agent's directory: it goes home.
+		// Its patch must outlive this agent's directory: it goes home,
+		// as bytes (a nested carry travels).
+		patch := cs.Patch
+		if len(patch) == 0 && opened {
+			if patch, err = repo.ChangesetPatch(ctx, snap, cs); err != nil {
+				r.log.Error().Err(err).Str("agent", agent).Msg("make the patch of changes not brought back")
+			}
+		}
 		var here bool
-		if out, here = r.home.Keep(run, out, cs.Patch); !here {
+		if out, here = r.home.Keep(run, out, patch); !here {
 			emit = nil // the requester emits the events, once it has the patch
 		}
 	} else if out.Status == messages.ChangeStatusError {
-		if path, err := r.keepPatch(run, agent, cs.Patch); err != nil {
+		if path, err := r.keepChangeset(ctx, repo, run, agent, snap, cs); err != nil {
 			r.log.Error().Err(err).Str("agent", agent).Msg("keep the patch of changes not brought back")
 		} else {
 			out.Patch = path
@@ -113,6 +150,16 @@ func (r *Run) bring(ctx context.Context, emit Emit, run, agent string, snap work
 	}
 	r.record(out)
 	return &out
+}
+
+// keepChangeset keeps cs's patch as <state dir>/runs/<run>/changes/<agent>.patch:
+// its bytes, or streamed from repo (nil when it could not be opened).
+func (r *Run) keepChangeset(ctx context.Context, repo *workspace.Repo, run, agent string, snap workspace.Snapshot,
+	cs messages.Changeset) (string, error) {
+	if len(cs.Patch) > 0 || repo == nil {
+		return r.keepPatch(run, agent, cs.Patch)
+	}
+	return repo.KeepChangeset(ctx, run, agent, snap, cs)
 }
 
 // onlyOversize is the outcome of a changeset that carries nothing but

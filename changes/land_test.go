@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,7 +118,7 @@ func checkKept(t *testing.T, r *Run, out *messages.ChangeOutcome) messages.Chang
 
 // A capture that fails (git refuses a path the agent made) keeps the
 // worktree whole, never reset or removed, and the outcome (run --json's
-// changes) says so and where.
+// changes) says so and where; the patch of what could be captured is kept.
 func TestCaptureErrorKeepsTheWorktree(t *testing.T) {
 	ws := gitRepo(t, map[string]string{"g.go": "package p\n\nvar G = 1\n"})
 	r := openRun(t, ws, "worktree")
@@ -131,6 +132,20 @@ func TestCaptureErrorKeepsTheWorktree(t *testing.T) {
 	}
 	if g, _ := os.ReadFile(filepath.Join(ws, "g.go")); string(g) != "package p\n\nvar G = 1\n" {
 		t.Errorf("the workspace changed: %q", g)
+	}
+	// What could be captured is kept as a patch that applies to the
+	// snapshot, named by the outcome (the run's changes: checkKept), with
+	// what it leaves out.
+	if out.Patch == "" {
+		t.Fatalf("no patch of what could be captured: %+v", out)
+	}
+	testfiles.Git(t, ws, "apply", "--cached", "--check", out.Patch)
+	patch, err := os.ReadFile(out.Patch)
+	if err != nil || !strings.Contains(string(patch), "+var G = 3") || strings.Contains(string(patch), ".GIT") {
+		t.Errorf("the patch does not hold what could be captured, and only that: %v\n%s", err, patch)
+	}
+	if !strings.Contains(out.Error, "sub/.GIT/x") || !slices.Contains(out.Files, "g.go") {
+		t.Errorf("the outcome does not name what the patch leaves out and holds: %+v", out)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -21,18 +22,22 @@ type EventSpec struct {
 // know; newer emitters may add types, so callers should skip, not fail.
 var ErrUnknownEventType = errors.New("unknown event type")
 
-// catalog and catalogIndex are built once, when the package is
-// initialised, and never written afterwards: Decode looks a type up for
-// every event it reads.
-var (
-	catalog      = buildCatalog()
-	catalogIndex = indexCatalog(catalog)
-)
+// theCatalog is the catalog and its index by type, built on first use (a
+// command that reads no events, as `orchestrator version` or `tools call`,
+// does not pay for it) and never written afterwards: Decode looks a type
+// up for every event it reads.
+var theCatalog = sync.OnceValues(func() ([]EventSpec, map[string]int) {
+	specs := buildCatalog()
+	return specs, indexCatalog(specs)
+})
 
 // Catalog lists every event type with its payload, sorted by type. It is
 // the one source for emitters, watchers and docs/events.md. The slice is
 // the caller's; the examples in it are shared and must not be modified.
-func Catalog() []EventSpec { return slices.Clone(catalog) }
+func Catalog() []EventSpec {
+	catalog, _ := theCatalog()
+	return slices.Clone(catalog)
+}
 
 func indexCatalog(specs []EventSpec) map[string]int {
 	idx := make(map[string]int, len(specs))
@@ -144,7 +149,8 @@ func buildCatalog() []EventSpec {
 
 // LookupEvent finds the spec of an event type.
 func LookupEvent(typ string) (EventSpec, bool) {
-	i, ok := catalogIndex[typ]
+	catalog, index := theCatalog()
+	i, ok := index[typ]
 	if !ok {
 		return EventSpec{}, false
 	}

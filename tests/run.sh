@@ -40,6 +40,9 @@ if [ -z "${TEST_PKGS:-}" ]; then
   # perl -e, and start a server on a sandboxed command's own loopback.
   command -v python3 >/dev/null || missing+=(python3)
   command -v perl >/dev/null || missing+=(perl)
+  # The start-up check counts instructions under callgrind
+  # (tests/bench/floor: TestStartupInstructionsWithinTheFloor).
+  command -v valgrind >/dev/null || missing+=(valgrind)
   if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
       stop "the tests need ${missing[*]}; install them (Debian/Ubuntu: sudo apt-get install ${missing[*]}) or run this script as root where apt-get can"
@@ -48,7 +51,7 @@ if [ -z "${TEST_PKGS:-}" ]; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >/dev/null \
       || stop "apt-get could not install ${missing[*]}; install them and run again"
   fi
-  for cmd in rg nats-server git node npm chromium prometheus python3 perl; do
+  for cmd in rg nats-server git node npm chromium prometheus python3 perl valgrind; do
     command -v "$cmd" >/dev/null || stop "$cmd is still missing after the install"
   done
   { command -v fdfind >/dev/null || command -v fd >/dev/null; } || stop "fd (fd-find) is still missing after the install"
@@ -86,6 +89,18 @@ stage() {
 
 stage "go vet" go vet $PKGS
 stage "staticcheck (the first run downloads and builds it)" go run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $PKGS
+# Tests write in their temporary directories, never in the source tree:
+# what git status shows after them must be what it showed before.
+tree_state() { git status --porcelain=v1 --ignored=traditional --untracked-files=normal | sort; }
+tree_before=$(tree_state)
+tree_unchanged() {
+  local left
+  left=$(comm -13 <(echo "$tree_before") <(tree_state))
+  [ -z "$left" ] && return 0
+  echo "tests/run.sh: the tests left these in the source tree (git status):"
+  echo "$left"
+  return 1
+}
 stage "go test -race (each package prints ok when it ends; the longest run for minutes)" go test -race -timeout 25m $PKGS
 # The workspace suite again with every worktree an overlay mount
 # (internal/overlay; TROUPE_TEST_WORKTREES): what a checkout passes, an
@@ -94,6 +109,7 @@ stage "go test -race (each package prints ok when it ends; the longest run for m
 if [ -z "${TEST_PKGS:-}" ]; then
   stage "go test ./workspace with overlay worktrees" env TROUPE_TEST_WORKTREES=overlay go test -count=1 -timeout 15m ./workspace
 fi
+stage "the source tree as the tests found it" tree_unchanged
 if [ "$FUZZTIME" = 0 ]; then exit 0; fi
 
 # fuzz: each package's fuzz binary is built once (go test -c -fuzz), then

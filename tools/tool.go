@@ -146,6 +146,12 @@ func (t *typedTool[P]) Run(ctx context.Context, s *Session, args json.RawMessage
 
 func (t *typedTool[P]) decode(args json.RawMessage) (P, error) {
 	var p P
+	if fast, ok := any(&p).(fastArgs); ok {
+		if obj, ok := fastObject(args); ok && fast.fastDecode(obj) {
+			return p, nil
+		}
+		p = *new(P) // declined: the schema path decides from scratch
+	}
 	norm, err := validateArgs(t.schema(), args)
 	if err != nil {
 		return p, err

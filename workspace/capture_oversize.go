@@ -15,7 +15,12 @@ import (
 // changeset leaves them out; it returns them. git streams a big file
 // into the object store itself; troupe reads only the sizes.
 func (w *Worktree) dropOversize(ctx context.Context, tree string) ([]messages.OversizeFile, error) {
-	out, err := w.g.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--raw", w.snap.Tree, tree)
+	return w.dropOversizeIn(ctx, w.g, tree)
+}
+
+// dropOversizeIn is dropOversize in the index of g.
+func (w *Worktree) dropOversizeIn(ctx context.Context, g git, tree string) ([]messages.OversizeFile, error) {
+	out, err := g.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--raw", w.snap.Tree, tree)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +49,7 @@ func (w *Worktree) dropOversize(ctx context.Context, tree string) ([]messages.Ov
 	if len(changed) == 0 {
 		return nil, nil
 	}
-	sizes, err := w.g.run(ctx, ids.Bytes(), "cat-file", "--batch-check=%(objectsize)")
+	sizes, err := g.run(ctx, ids.Bytes(), "cat-file", "--batch-check=%(objectsize)")
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +78,7 @@ func (w *Worktree) dropOversize(ctx context.Context, tree string) ([]messages.Ov
 	if len(over) == 0 {
 		return nil, nil
 	}
-	if _, err := w.g.run(ctx, info.Bytes(), "update-index", "-z", "--index-info"); err != nil {
+	if _, err := g.run(ctx, info.Bytes(), "update-index", "-z", "--index-info"); err != nil {
 		return nil, err
 	}
 	return over, nil

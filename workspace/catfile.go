@@ -59,9 +59,57 @@ func (o *objectReader) read(ctx context.Context, name string) (string, []byte, e
 	return typ, data, err
 }
 
+// size returns the size of the object called name, without reading it;
+// errMissing when there is none.
+func (o *objectReader) size(ctx context.Context, name string) (int64, error) {
+	if strings.ContainsAny(name, "\n ") {
+		return 0, fmt.Errorf("read object %q: bad name", name)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if o.cmd == nil {
+		if err := o.start(); err != nil {
+			return 0, fmt.Errorf("read object %s: %w", name, err)
+		}
+	}
+	n, err := o.info(name)
+	if err != nil && !errors.Is(err, errMissing) {
+		o.stop()
+		return 0, fmt.Errorf("read object %s: %w", name, err)
+	}
+	o.timer.Reset(catFileIdle)
+	return n, err
+}
+
+// info asks for one object's size and reads the answer.
+func (o *objectReader) info(name string) (int64, error) {
+	if _, err := io.WriteString(o.in, "info "+name+"\n"); err != nil {
+		return 0, err
+	}
+	head, err := o.out.ReadString('\n')
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(head)
+	if len(f) == 2 && f[1] == "missing" {
+		return 0, errMissing
+	}
+	if len(f) != 3 {
+		return 0, fmt.Errorf("cat-file: bad header %q", head)
+	}
+	n, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("cat-file: bad header %q", head)
+	}
+	return n, nil
+}
+
 // exchange asks for one object and reads the answer.
 func (o *objectReader) exchange(name string) (string, []byte, error) {
-	if _, err := io.WriteString(o.in, name+"\n"); err != nil {
+	if _, err := io.WriteString(o.in, "contents "+name+"\n"); err != nil {
 		return "", nil, err
 	}
 	head, err := o.out.ReadString('\n')
@@ -88,7 +136,7 @@ func (o *objectReader) exchange(name string) (string, []byte, error) {
 
 // start starts cat-file; o.mu is held.
 func (o *objectReader) start() error {
-	cmd, err := o.g.command(context.Background(), "cat-file", "--batch")
+	cmd, err := o.g.command(context.Background(), "cat-file", "--batch-command") // git ≥ 2.36
 	if err != nil {
 		return err
 	}

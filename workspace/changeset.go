@@ -17,12 +17,32 @@ import (
 // (capture_go.go); otherwise, and whenever the Go path meets something
 // it does not model, by git add -A and git write-tree in the worktree's
 // index.
+//
+// The patch is for a changeset that travels as bytes (to or from a
+// node, a nested carry); one landed where it was captured needs none:
+// CaptureTree.
 func (w *Worktree) Capture(ctx context.Context) (messages.Changeset, error) {
+	return w.capture(ctx, true)
+}
+
+// CaptureTree is Capture without the patch: the changeset names its
+// tree (written to the object store, blobs streamed) and its files, so
+// its memory does not follow the files' sizes. Repo.Apply lands it from
+// the object store, and streams its patch from git where one is kept.
+func (w *Worktree) CaptureTree(ctx context.Context) (messages.Changeset, error) {
+	return w.capture(ctx, false)
+}
+
+// capture is Capture, with the patch when withPatch.
+func (w *Worktree) capture(ctx context.Context, withPatch bool) (messages.Changeset, error) {
 	tree, over, err := w.captureTree(ctx)
+	if err == nil {
+		tree, err = w.cleanFiltered(ctx, tree)
+	}
 	if err != nil {
 		return messages.Changeset{}, fmt.Errorf("capture changes: %w", err)
 	}
-	cs, err := diffTrees(ctx, w.g, w.snap.Tree, tree)
+	cs, err := diffTrees(ctx, w.g, w.snap.Tree, tree, withPatch)
 	if err != nil {
 		return messages.Changeset{}, fmt.Errorf("capture changes: %w", err)
 	}
@@ -64,13 +84,18 @@ func (w *Worktree) captureTree(ctx context.Context) (string, []messages.Oversize
 }
 
 // diffTrees is the changeset from tree a to tree b, from one diff-tree:
-// raw records, numstat records, an empty record, then the patch.
-func diffTrees(ctx context.Context, g git, a, b string) (messages.Changeset, error) {
+// raw records, numstat records, then (withPatch) an empty record and the
+// patch.
+func diffTrees(ctx context.Context, g git, a, b string, withPatch bool) (messages.Changeset, error) {
 	cs := messages.Changeset{Tree: b}
 	if a == b {
 		return cs, nil
 	}
-	out, err := g.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--raw", "--numstat", "-p", "--binary", "--full-index", a, b)
+	args := []string{"diff-tree", "-r", "-z", "--no-renames", "--raw", "--numstat"}
+	if withPatch {
+		args = append(args, "-p", "--binary", "--full-index")
+	}
+	out, err := g.run(ctx, nil, append(args, a, b)...)
 	if err != nil {
 		return cs, err
 	}

@@ -31,7 +31,7 @@ func (r *Repo) Derive(ctx context.Context, snap Snapshot, patch []byte) (message
 	if tree, err = r.patchedTree(ctx, snap.Tree, patch); err != nil {
 		return cs, fmt.Errorf("derive changes: %w", err)
 	}
-	diff, err := diffTrees(ctx, r.g, snap.Tree, tree)
+	diff, err := diffTrees(ctx, r.g, snap.Tree, tree, true)
 	if err != nil {
 		return cs, fmt.Errorf("derive changes: %w", err)
 	}

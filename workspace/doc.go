@@ -57,7 +57,15 @@
 // is hashed and stored in one streamed pass (capture_stream.go), and a
 // file over Options.MaxChangeBytes (agent.max_change_bytes) is only
 // measured, left out of the changeset and named in its Oversize
-// (capture_oversize.go for git's path). A repository feature troupe
+// (capture_oversize.go for git's path). A changeset landed where it was
+// captured carries no patch (CaptureTree): Apply reads its tree from the
+// object store and streams its patch from git where one is kept; Capture
+// makes the patch for a changeset that travels. Apply's memory does not
+// follow the sizes either: a file over 8 MiB on any side is decided by
+// object IDs, streamed into place from git cat-file, and merged, when
+// both sides changed it, by git merge-file on copies in the home
+// (merge_big.go). A capture that fails keeps the patch of what could
+// still be captured (Salvage). A repository feature troupe
 // does not model (an extension other than the object format and
 // per-worktree config, a split index) sends checkouts and captures to
 // git with a note (Repo.Note); a repository git cannot read is refused
@@ -92,7 +100,12 @@
 // ident, encodings), ours is read through git's clean rules and the
 // result written through git's checkout conversion (merge_convert.go);
 // a clean/smudge filter of the user's global config runs in the OS
-// sandbox (filter_confined.go). Each file is decided as git merge-tree
+// sandbox (filter_confined.go), a process filter too, spoken to in git's
+// long-running filter protocol (filter_process.go); a worktree is
+// checked out through those filters, and its capture cleans what it
+// changed of those files (checkout_filters.go). A merge whose changes
+// may hold a rename goes to git merge-tree with rename detection, the
+// workspace snapshotted as ours (merge_renames.go). Each file is decided as git merge-tree
 // decides it (merge_git_test.go holds the two equal). Changes to different
 // files or to different regions of one file merge (git merge-file); an
 // overlap with a change applied before or with an edit the user made

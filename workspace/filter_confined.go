@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,14 +26,28 @@ import (
 // runs it (sh -c, %f the path, in the work tree's top), in git's order:
 // cleaning, the filter first and then git's conversion of line endings;
 // smudging, line endings first and then the filter (merge_convert.go).
-// A driver with only a long-running "process" command, or a machine
-// where the sandbox cannot be enforced, is refused per file with a
-// reason, as before: the changes are kept as a patch.
+// A driver with a long-running "process" command runs it, confined the
+// same way (filter_process.go). On a machine where the sandbox cannot
+// be enforced, a filtered file is refused with a reason: the changes
+// are kept as a patch.
 
 // filterDriver is a filter driver of the user's global config.
 type filterDriver struct {
 	clean, smudge string
+	process       string // a long-running filter (filter_process.go): wins over clean and smudge
 	required      bool
+}
+
+// run converts data at path by the driver (command: clean or smudge),
+// confined: its process when it has one, else its command.
+func (c *converter) run(ctx context.Context, d filterDriver, command, path string, data []byte) ([]byte, error) {
+	if d.process != "" {
+		return c.runProcessFilter(ctx, d, command, path, data)
+	}
+	if command == "clean" {
+		return c.runFilter(ctx, d, d.clean, path, data)
+	}
+	return c.runFilter(ctx, d, d.smudge, path, data)
 }
 
 // filterPolicy is the sandbox a filter runs in, tmp its writable
@@ -79,7 +94,7 @@ func (c *converter) runFilter(ctx context.Context, d filterDriver, cmdline, path
 		return nil, fmt.Errorf("run the filter of %s: the sandbox cannot be enforced here: %s", path, why)
 	}
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", strings.ReplaceAll(cmdline, "%f", shellQuote(path)))
-	cmd.Dir = c.r.at
+	cmd.Dir = cmp.Or(c.at, c.r.at)
 	cmd.Env = filterEnv(tmp)
 	cmd.Stdin = bytes.NewReader(data)
 	limit := c.r.maxChange()

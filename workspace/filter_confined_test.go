@@ -41,22 +41,34 @@ type filterCase struct {
 // applies the worker's changes.
 func newFilterCase(t *testing.T, repoConf map[string]string) filterCase {
 	t.Helper()
-	c := filterCase{home: t.TempDir()}
-	t.Setenv("HOME", c.home)
-	must(t, os.MkdirAll(filepath.Join(c.home, ".ssh"), 0o700))
-	must(t, os.WriteFile(filepath.Join(c.home, ".ssh", "id_test"), []byte("SECRET KEY\n"), 0o600))
+	home := t.TempDir()
 	// The filter tries what a compromised filter would, then does its job:
 	// a write outside its TMPDIR and a read of a key would show in its
 	// output or leave a file.
-	script := filepath.Join(c.home, "revfilter.sh")
+	script := filepath.Join(home, "revfilter.sh")
 	must(t, os.WriteFile(script, []byte("#!/bin/sh\n"+
 		"echo escaped > \"$HOME/escaped-$1\" 2>/dev/null\n"+
 		"cat \"$HOME/.ssh/id_test\" 2>/dev/null\n"+
 		"echo ran > \"$TMPDIR/ran\" || echo NO-TMPDIR\n"+
 		"exec rev\n"), 0o755))
-	userGlobalConfig(t, "[filter \"rev\"]\n\tclean = "+script+" clean %f\n\tsmudge = "+script+" smudge %f\n\trequired\n")
+	return newFilterCaseConf(t, home, "[filter \"rev\"]\n\tclean = "+script+" clean %f\n\tsmudge = "+script+" smudge %f\n\trequired\n",
+		map[string]string{"filter.rev.smudge": "rev", "filter.rev.clean": "rev"}, repoConf)
+}
+
+// newFilterCaseConf is newFilterCase with the user's HOME at home, its
+// global config global, the user's checkout made with the filter
+// settings checkout (rev, run by the user's git).
+func newFilterCaseConf(t *testing.T, home, global string, checkout, repoConf map[string]string) filterCase {
+	t.Helper()
+	c := filterCase{home: home}
+	t.Setenv("HOME", c.home)
+	userGlobalConfig(t, global)
 	c.root = newRepo(t, map[string]string{".gitattributes": "*.rev filter=rev\n", "f.rev": seven, ".troupe/.gitignore": "*\n"})
-	checkoutFiltered(t, c.root)
+	checkoutFilteredWith(t, c.root, checkout)
+	// The user's key, there once the user's own checkout is done.
+	must(t, os.MkdirAll(filepath.Join(c.home, ".ssh"), 0o700))
+	must(t, os.WriteFile(filepath.Join(c.home, ".ssh", "id_test"), []byte("SECRET KEY\n"), 0o600))
+	_ = os.Remove(filepath.Join(c.home, "escaped-process")) // the user's git ran it unconfined
 	for k, v := range repoConf {
 		sh(t, c.root, "config", k, v)
 	}
@@ -64,8 +76,12 @@ func newFilterCase(t *testing.T, repoConf map[string]string) filterCase {
 	c.r, snap = openSnap(t, c.root)
 	w, err := c.r.NewWorktree(t.Context(), snap, "w")
 	must(t, err)
+	// The worker sees the file as the user does, smudged, and edits that.
 	seen := read(t, w.Root(), "f.rev")
-	write(t, w.Root(), map[string]string{"f.rev": strings.Replace(seen, "two", "TWO", 1)})
+	if seen != revLines(seven) {
+		t.Errorf("the worktree's f.rev = %q, want its smudged form %q", seen, revLines(seven))
+	}
+	write(t, w.Root(), map[string]string{"f.rev": strings.Replace(seen, "owt", "OWT", 1)})
 	cs, err := w.Capture(t.Context())
 	must(t, err)
 	must(t, w.Remove(t.Context()))
@@ -83,8 +99,15 @@ func newFilterCase(t *testing.T, repoConf map[string]string) filterCase {
 // global config only.
 func checkoutFiltered(t *testing.T, root string) {
 	t.Helper()
-	sh(t, root, "config", "filter.rev.smudge", "rev")
-	sh(t, root, "config", "filter.rev.clean", "rev")
+	checkoutFilteredWith(t, root, map[string]string{"filter.rev.smudge": "rev", "filter.rev.clean": "rev"})
+}
+
+// checkoutFilteredWith is checkoutFiltered with the filter settings conf.
+func checkoutFilteredWith(t *testing.T, root string, conf map[string]string) {
+	t.Helper()
+	for k, v := range conf {
+		sh(t, root, "config", k, v)
+	}
 	must(t, os.Remove(filepath.Join(root, "f.rev")))
 	sh(t, root, "checkout", "--", "f.rev")
 	if got := read(t, root, "f.rev"); got != revLines(seven) {
@@ -133,7 +156,8 @@ func TestLandRunsTheUsersFilterConfined(t *testing.T) {
 // Issue 28, attack 1, with a filter troupe runs: the repository's own
 // config (agent-writable) redefines the user's filter rev and adds one
 // of its own; only the user's commands run, confined, and the
-// repository's never.
+// repository's never: not at the worktree's checkout (through the
+// filter), its capture or the land.
 func TestLandRunsOnlyTheUsersFilterCommands(t *testing.T) {
 	needSandbox(t)
 	marks := t.TempDir()

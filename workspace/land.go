@@ -261,7 +261,15 @@ func (j *landJournal) prepare(top *dirFD) error {
 // prepareOne writes one file's .new (its contents left in b to be
 // fsynced) and links its .old in d.
 func prepareOne(d *dirFD, name string, f landFile, c change, b *syncBatch) error {
-	if f.New != "" {
+	if f.New != "" && c.src != nil {
+		perm := uint32(0o644)
+		if c.to.mode == "100755" {
+			perm = 0o755
+		}
+		if err := d.writeInto(f.New, perm, c.src, b, "file "+f.Path); err != nil {
+			return err
+		}
+	} else if f.New != "" {
 		mode, _ := strconv.ParseUint(c.to.mode, 8, 32)
 		if err := d.createSynced(f.New, uint32(mode), c.to.data, b, "file "+f.Path); err != nil {
 			return err

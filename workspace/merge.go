@@ -19,11 +19,14 @@ import (
 type version struct {
 	mode string // git mode: 100644, 100755, 120000, 160000; "" when absent; "dir" for a directory
 	data []byte // contents, or a symlink's target
+	blob string // instead of data, for a file too big to hold (mergeBig): its blob ID
 }
 
 func (v version) exists() bool { return v.mode != "" }
 
-func (v version) equal(o version) bool { return v.mode == o.mode && bytes.Equal(v.data, o.data) }
+func (v version) equal(o version) bool {
+	return v.mode == o.mode && v.blob == o.blob && bytes.Equal(v.data, o.data)
+}
 
 func (v version) regular() bool { return v.mode == "100644" || v.mode == "100755" }
 
@@ -31,7 +34,8 @@ func (v version) regular() bool { return v.mode == "100644" || v.mode == "100755
 type change struct {
 	path string
 	to   version
-	text int // n > 0: its contents are the nth merge of a textBatch, not yet made
+	text int         // n > 0: its contents are the nth merge of a textBatch, not yet made
+	src  patchWriter // when set, writes a regular file's contents instead of to.data (mergeBig)
 }
 
 // entry is one changed path between two trees.
@@ -72,16 +76,20 @@ func (r *Repo) merge(ctx context.Context, snap Snapshot, theirs, run, agent stri
 	if err != nil {
 		return merged{}, err
 	}
-	blobs, err := r.readBlobs(ctx, entries)
-	if err != nil {
-		return merged{}, err
-	}
 	top, err := openBeneath(r.at, ".", false)
 	if err != nil {
 		return merged{}, err
 	}
 	defer top.close()
 	conv, err := r.converter(ctx, top, entries)
+	if err != nil {
+		return merged{}, err
+	}
+	big, err := r.bigEntries(ctx, top, conv, entries)
+	if err != nil {
+		return merged{}, err
+	}
+	blobs, err := r.readBlobs(ctx, slices.DeleteFunc(slices.Clone(entries), func(e entry) bool { return big[e.path] }))
 	if err != nil {
 		return merged{}, err
 	}
@@ -96,9 +104,15 @@ func (r *Repo) merge(ctx context.Context, snap Snapshot, theirs, run, agent stri
 			m.conflict(e.path, why)
 			continue
 		}
-		b := version{mode: e.oldMode, data: blobs[e.oldBlob]}
-		t := version{mode: e.newMode, data: blobs[e.newBlob]}
-		c, reason, err := r.mergeOne(ctx, top, conv, e.path, b, t, &texts)
+		var c *change
+		var reason string
+		if big[e.path] {
+			c, reason, err = r.mergeBig(ctx, top, e, len(snap.Tree)/2)
+		} else {
+			b := version{mode: e.oldMode, data: blobs[e.oldBlob]}
+			t := version{mode: e.newMode, data: blobs[e.newBlob]}
+			c, reason, err = r.mergeOne(ctx, top, conv, e.path, b, t, &texts)
+		}
 		if err != nil {
 			return merged{}, err
 		}
@@ -113,6 +127,18 @@ func (r *Repo) merge(ctx context.Context, snap Snapshot, theirs, run, agent stri
 	}
 	if plan, err = r.mergeTexts(ctx, conv, &texts, plan, &m, len(snap.Tree)/2); err != nil {
 		return merged{}, err
+	}
+	if mayBeRename(top, conv, entries, m) && !r.anyOutsideCone(ctx, entries) {
+		renamed, conflicts, routed, err := r.renameMerge(ctx, top, snap, theirs)
+		if err != nil {
+			return merged{}, err
+		}
+		if routed {
+			plan, m = renamed, merged{}
+			for _, p := range conflicts {
+				m.conflict(p, "")
+			}
+		}
 	}
 	if len(m.conflicts) > 0 {
 		return m, nil

@@ -77,7 +77,8 @@ func (r *Repo) readUserConv(ctx context.Context) userConv {
 		}
 	}
 	for name := range uc.filters {
-		d := filterDriver{clean: conf["filter."+name+".clean"].val, smudge: conf["filter."+name+".smudge"].val}
+		d := filterDriver{clean: conf["filter."+name+".clean"].val, smudge: conf["filter."+name+".smudge"].val,
+			process: conf["filter."+name+".process"].val}
 		if req, ok := conf["filter."+name+".required"]; ok {
 			d.required = !req.set || slices.Contains([]string{"true", "yes", "on", "1"}, strings.ToLower(req.val))
 		}
@@ -94,6 +95,7 @@ type converter struct {
 	paths    map[string]bool         // the paths git converts
 	filtered map[string]filterDriver // path → the user's filter it goes through, run confined
 	refused  map[string]string       // path → why its conversion is refused (a filter)
+	at       string                  // where its filters run ("": the Repo's work tree)
 }
 
 // converter is the converter of entries' paths, or nil when no path
@@ -135,13 +137,12 @@ func (r *Repo) converter(ctx context.Context, top *dirFD, entries []entry) (*con
 
 // filter records that path goes through the user's filter driver d
 // (called name): run confined, or refused with a reason when it has
-// no clean or smudge command (only a long-running process) or the
-// sandbox cannot be enforced here.
+// no command or the sandbox cannot be enforced here.
 func (c *converter) filter(path, name string, d filterDriver) {
 	why := ""
 	switch {
-	case d.clean == "" && d.smudge == "":
-		why = "it has no clean or smudge command (troupe does not run a long-running filter process)"
+	case d.clean == "" && d.smudge == "" && d.process == "":
+		why = "it has no clean, smudge or process command"
 	default:
 		if u := filterUnsupported(); u != "" {
 			why = "troupe runs it only in the sandbox, which this machine cannot enforce (" + u + ")"
@@ -205,7 +206,7 @@ func (c *converter) refusedWhy(path string) string {
 func (c *converter) clean(ctx context.Context, path string, data []byte) ([]byte, error) {
 	if d, ok := c.filtered[path]; ok {
 		var err error
-		if data, err = c.runFilter(ctx, d, d.clean, path, data); err != nil {
+		if data, err = c.run(ctx, d, "clean", path, data); err != nil {
 			return nil, err
 		}
 	}
@@ -232,7 +233,7 @@ func (c *converter) smudge(ctx context.Context, path string, data []byte) ([]byt
 		return nil, fmt.Errorf("write %s as git checks it out: %w", path, err)
 	}
 	if d, ok := c.filtered[path]; ok {
-		return c.runFilter(ctx, d, d.smudge, path, smudged)
+		return c.run(ctx, d, "smudge", path, smudged)
 	}
 	return smudged, nil
 }

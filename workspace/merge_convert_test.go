@@ -74,37 +74,6 @@ func TestLandKeepsTheFormOnDisk(t *testing.T) {
 	}
 }
 
-// A file that goes through a filter of the user's global config with
-// only a long-running process command: troupe does not run one, so the
-// file conflicts with a reason that says so, nothing is written, the
-// patch is kept, and the command never ran.
-func TestLandRefusesAFilterProcess(t *testing.T) {
-	marks := t.TempDir()
-	userGlobalConfig(t, "[filter \"rot\"]\n"+
-		"\tprocess = touch "+filepath.Join(marks, "process-ran")+"; cat\n")
-	root := newRepo(t, map[string]string{".gitattributes": "*.dat filter=rot\n", "f.dat": seven, "plain.txt": "p\n", ".troupe/.gitignore": "*\n"})
-	r, snap := openSnap(t, root)
-	w, err := r.NewWorktree(t.Context(), snap, "w")
-	must(t, err)
-	write(t, w.Root(), map[string]string{"f.dat": strings.Replace(seven, "two", "TWO", 1), "plain.txt": "p2\n"})
-	cs, err := w.Capture(t.Context())
-	must(t, err)
-	must(t, w.Remove(t.Context()))
-	out, err := r.Apply(t.Context(), snap, cs, ModeApply, "run1", "w")
-	if err != nil || out.Status != messages.ChangeStatusConflict || !strings.Contains(out.Reason, "f.dat goes through the filter rot of your git config") {
-		t.Fatalf("outcome %+v, %v", out, err)
-	}
-	if read(t, root, "f.dat") != seven || read(t, root, "plain.txt") != "p\n" {
-		t.Error("a changeset with a refused file was written")
-	}
-	if out.Patch == "" {
-		t.Error("no patch kept")
-	}
-	if _, err := os.Stat(filepath.Join(marks, "process-ran")); err == nil {
-		t.Error("the filter process ran")
-	}
-}
-
 // Issue 28, attack 1, through the merge-back: the repository's own
 // config (agent-writable) defines a filter and the changeset brings the
 // attribute that names it. The driver does not exist for troupe's git:

@@ -106,19 +106,22 @@ func genCases(seed uint64, n int) []mergeCase {
 	return cases
 }
 
-// putVersions makes the tree at root hold side of each case: the file
-// written (mode and symlinks too) or removed.
-func putVersions(t *testing.T, root string, cases []mergeCase, side func(mergeCase) version) {
+// putVersions makes the tree at root hold side which (base, ours or
+// theirs) of each case: the file written (mode and symlinks too) at the
+// side's path, the case's path and the side's removed.
+func putVersions(t *testing.T, root string, cases []mergeCase, which string) {
 	t.Helper()
 	for _, c := range cases {
-		abs := filepath.Join(root, filepath.FromSlash(c.path))
-		if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			t.Fatal(err)
+		p, v := c.side(which)
+		for _, q := range []string{c.path, p} {
+			if err := os.Remove(filepath.Join(root, filepath.FromSlash(q))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Fatal(err)
+			}
 		}
-		v := side(c)
 		if !v.exists() {
 			continue
 		}
+		abs := filepath.Join(root, filepath.FromSlash(p))
 		must(t, os.MkdirAll(filepath.Dir(abs), 0o755))
 		if v.mode == "120000" {
 			must(t, os.Symlink(string(v.data), abs))
@@ -164,17 +167,17 @@ func onDisk(t *testing.T, root, path string) ([2]string, bool) {
 func goMerge(t *testing.T, cases []mergeCase) (Outcome, string) {
 	t.Helper()
 	root := newRepo(t, map[string]string{".troupe/.gitignore": "*\n", "keep": "k\n"})
-	putVersions(t, root, cases, func(c mergeCase) version { return c.base })
+	putVersions(t, root, cases, "base")
 	sh(t, root, "add", "-A")
 	sh(t, root, "commit", "-q", "-m", "base")
 	r, snap := openSnap(t, root)
 	w, err := r.NewWorktree(t.Context(), snap, "w")
 	must(t, err)
-	putVersions(t, w.Root(), cases, func(c mergeCase) version { return c.theirs })
+	putVersions(t, w.Root(), cases, "theirs")
 	cs, err := w.Capture(t.Context())
 	must(t, err)
 	must(t, w.Remove(context.Background()))
-	putVersions(t, root, cases, func(c mergeCase) version { return c.ours })
+	putVersions(t, root, cases, "ours")
 	out, err := r.Apply(t.Context(), snap, cs, ModeApply, "run1", "w")
 	if err != nil {
 		t.Fatalf("apply: %+v %v", out, err)
@@ -187,8 +190,29 @@ func goMerge(t *testing.T, cases []mergeCase) (Outcome, string) {
 // CRLF, executable bits, binary files, symlinks, adds and deletes on
 // either side or both): it conflicts exactly where git does, and where
 // nothing conflicts the workspace holds exactly git's merged tree.
+//
+// "streamed" merges every file as a big one (mergeBig: by object IDs,
+// contents streamed, git merge-file on files), held to the same answers.
 func TestMergeAgreesWithGitMergeTree(t *testing.T) {
 	needGit(t)
+	for _, streamed := range []bool{false, true} {
+		name := "in memory"
+		if streamed {
+			name = "streamed"
+		}
+		t.Run(name, func(t *testing.T) {
+			if streamed {
+				old := mergeInMemory
+				mergeInMemory = -1
+				t.Cleanup(func() { mergeInMemory = old })
+			}
+			mergeAgreesWithGit(t)
+		})
+	}
+}
+
+// mergeAgreesWithGit is TestMergeAgreesWithGitMergeTree's check, over 6 seeds.
+func mergeAgreesWithGit(t *testing.T) {
 	for seed := range uint64(6) {
 		t.Run("seed"+strconv.FormatUint(seed, 10), func(t *testing.T) {
 			cases := genCases(seed, 40)

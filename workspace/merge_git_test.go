@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
@@ -23,6 +24,21 @@ import (
 type mergeCase struct {
 	path               string
 	base, ours, theirs version
+	// oursPath and theirsPath are where a side put its version when it
+	// renamed the file ("": path).
+	oursPath, theirsPath string
+}
+
+// side is the path and version of the case's side which (base, ours or
+// theirs).
+func (c mergeCase) side(which string) (string, version) {
+	switch which {
+	case "ours":
+		return cmp.Or(c.oursPath, c.path), c.ours
+	case "theirs":
+		return cmp.Or(c.theirsPath, c.path), c.theirs
+	}
+	return c.path, c.base
 }
 
 // gitIn runs git in dir as sh does, with stdin and extra environment,
@@ -74,15 +90,21 @@ type refMerge struct {
 // and theirs, ours and theirs children of the base.
 func gitMergeTree(tb testing.TB, dir string, cases []mergeCase) refMerge {
 	tb.Helper()
+	return gitMergeTreeOpts(tb, dir, cases, false)
+}
+
+// gitMergeTreeOpts is gitMergeTree, with rename detection when renames.
+func gitMergeTreeOpts(tb testing.TB, dir string, cases []mergeCase, renames bool) refMerge {
+	tb.Helper()
 	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
 		gitIn(tb, dir, nil, nil, "init", "-q", "--bare", dir)
 	}
-	commit := func(side func(mergeCase) version, parent string) string {
+	commit := func(which string, parent string) string {
 		var info strings.Builder
 		for _, c := range cases {
-			if v := side(c); v.exists() {
+			if p, v := c.side(which); v.exists() {
 				id, _ := gitIn(tb, dir, v.data, nil, "hash-object", "-w", "--no-filters", "--stdin")
-				fmt.Fprintf(&info, "%s %s\t%s\n", v.mode, strings.TrimSpace(id), c.path)
+				fmt.Fprintf(&info, "%s %s\t%s\n", v.mode, strings.TrimSpace(id), p)
 			}
 		}
 		idx := []string{"GIT_INDEX_FILE=" + filepath.Join(dir, "scratch-index")}
@@ -96,10 +118,10 @@ func gitMergeTree(tb testing.TB, dir string, cases []mergeCase) refMerge {
 		id, _ := gitIn(tb, dir, nil, nil, args...)
 		return strings.TrimSpace(id)
 	}
-	base := commit(func(c mergeCase) version { return c.base }, "")
-	ours := commit(func(c mergeCase) version { return c.ours }, base)
-	theirs := commit(func(c mergeCase) version { return c.theirs }, base)
-	out, code := gitIn(tb, dir, nil, nil, "merge-tree", "--write-tree", ours, theirs)
+	base := commit("base", "")
+	ours := commit("ours", base)
+	theirs := commit("theirs", base)
+	out, code := gitIn(tb, dir, nil, nil, "-c", "merge.renames="+strconv.FormatBool(renames), "merge-tree", "--write-tree", ours, theirs)
 	lines := strings.Split(out, "\n")
 	ref := refMerge{result: map[string][2]string{}, conflicts: map[string]bool{}, ours: ours, theirs: theirs}
 	for _, l := range lines[1:] {

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -98,4 +99,29 @@ func keepPatchFrom(root, dir, run, agent string, patch patchWriter) (string, err
 // not starting with a dot.
 func pathSafe(s string) bool {
 	return s != "" && !strings.ContainsAny(s, `/\`+"\x00") && !strings.HasPrefix(s, ".")
+}
+
+// KeepChangeset keeps cs's patch as <state dir>/runs/<run>/changes/<agent>.patch
+// and returns its path: its own bytes when it carries them, else
+// streamed from git's diff of the snapshot's tree to cs's (a tree this
+// repository holds: a changeset of CaptureTree).
+func (r *Repo) KeepChangeset(ctx context.Context, run, agent string, snap Snapshot, cs messages.Changeset) (string, error) {
+	if len(cs.Patch) == 0 && cs.Tree == "" {
+		return "", fmt.Errorf("keep patch of %s: the changeset carries neither a patch nor a tree", agent)
+	}
+	return r.keepPatch(run, agent, r.changesetPatch(ctx, snap, cs.Tree, cs))
+}
+
+// ChangesetPatch is cs's patch as bytes, for a changeset that must
+// travel as bytes (a nested carry): its own, else git's diff of the
+// snapshot's tree to cs's.
+func (r *Repo) ChangesetPatch(ctx context.Context, snap Snapshot, cs messages.Changeset) ([]byte, error) {
+	if len(cs.Patch) > 0 || cs.Tree == "" {
+		return cs.Patch, nil
+	}
+	var b bytes.Buffer
+	if err := r.writeDiff(ctx, snap.Tree, cs.Tree, &b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

@@ -14,5 +14,8 @@ import (
 // home.
 func TestMain(m *testing.M) {
 	sandbox.MaybeRunLauncher()
+	if len(os.Args) > 1 && os.Args[1] == revProcessArg {
+		os.Exit(revProcessFilter())
+	}
 	os.Exit(testfiles.RunPrivate(m))
 }

@@ -43,6 +43,8 @@ type Worktree struct {
 	prepared string // how its last preparation for reuse went: "restore", "switch" or "reset"
 
 	ov *overlayWorker // an overlay worktree's mount (overlay_worktree.go); nil for a checkout
+
+	filtered *converter // its files checked out through the user's filters (checkout_filters.go); nil: none
 }
 
 // worktreesDir is where a Repo's worktrees live.
@@ -60,6 +62,10 @@ func (r *Repo) NewWorktree(ctx context.Context, snap Snapshot, name string) (*Wo
 		return nil, fmt.Errorf("new worktree: bad name %q", name)
 	}
 	if w := r.takeIdle(ctx, snap); w != nil {
+		if err := w.smudgeFiltered(ctx); err != nil {
+			_ = w.destroy(context.WithoutCancel(ctx))
+			return nil, fmt.Errorf("new worktree %s: %w", name, err)
+		}
 		w.handOver(ctx)
 		w.goLive()
 		return w, nil
@@ -70,6 +76,11 @@ func (r *Repo) NewWorktree(ctx context.Context, snap Snapshot, name string) (*Wo
 		w, err = r.createOverlay(ctx, snap, name)
 	} else if err == nil {
 		w, err = r.create(ctx, snap, name)
+	}
+	if err == nil {
+		if err = w.smudgeFiltered(ctx); err != nil {
+			_ = w.destroy(context.WithoutCancel(ctx))
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("new worktree %s: %w", name, err)

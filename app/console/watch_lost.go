@@ -109,9 +109,11 @@ func (w *Watcher) markLost(now time.Time) {
 }
 
 // ShowEnded turns a watch of one run without --from-start into a replay
-// when the run has ended: new events would never come, and the watch
-// would wait for ever. It says so on stderr.
-func ShowEnded(ctx context.Context, conn *bus.Conn, run string, flags map[string]bool, stderr io.Writer) {
+// when the run has ended, or is lost (its lease lapsed, judged by
+// leases; nil: not judged): new events would never come, and the watch
+// would wait for ever. It says so on stderr. A lost run's replay ends
+// with it shown lost (markLost), as with --from-start.
+func ShowEnded(ctx context.Context, conn *bus.Conn, leases *cluster.RunLeases, run string, flags map[string]bool, stderr io.Writer) {
 	if run == "" || flags["from-start"] {
 		return
 	}
@@ -122,6 +124,19 @@ func ShowEnded(ctx context.Context, conn *bus.Conn, run string, flags map[string
 	}
 	if ended {
 		fmt.Fprintf(stderr, "run %s has finished: showing it from its start\n", run)
+		flags["from-start"] = true
+		return
+	}
+	if leases == nil {
+		return
+	}
+	open, ok, err := conn.RunOpen(ctx, run)
+	if err != nil {
+		fmt.Fprintf(stderr, "watch: %v (a lost run shows nothing without --from-start)\n", err)
+		return
+	}
+	if ok && open.Lease > 0 && leases.Lost(run, open.Lease, open.Last, time.Now()) {
+		fmt.Fprintf(stderr, "run %s is lost (its lease lapsed before it finished): showing it from its start\n", run)
 		flags["from-start"] = true
 	}
 }

@@ -98,31 +98,38 @@ func (m *nodeMetrics) follow(node *cluster.Node, name, version string) {
 	if name == "" {
 		name, _ = os.Hostname()
 	}
-	m.reg.MustRegister(&nodeCollector{node: node, info: prometheus.MustNewConstMetric(
+	m.reg.MustRegister(&nodeCollector{node: node, d: newNodeDescs(), info: prometheus.MustNewConstMetric(
 		prometheus.NewDesc("troupe_node_info", "This node: its ID, name and version (always 1).", []string{"node", "name", "version"}, nil),
 		prometheus.GaugeValue, 1, node.ID(), name, version)})
 }
 
-// Descriptions of the node's task counters.
-var (
-	nodeTakenDesc     = prometheus.NewDesc("troupe_node_tasks_taken_total", "Tasks this node started.", nil, nil)
-	nodeCompletedDesc = prometheus.NewDesc("troupe_node_tasks_completed_total", "Tasks whose result this node published and acknowledged.", nil, nil)
-	nodeRefusedDesc   = prometheus.NewDesc("troupe_node_tasks_refused_total",
-		"Task messages this node refused, by reason (malformed, wrong_kind, version, workspace).", []string{"reason"}, nil)
-	nodeStoppedDesc = prometheus.NewDesc("troupe_node_tasks_stopped_total",
-		"Tasks this node stopped or never started without a result of its own, by reason (handed_back, cancelled, revoked, lapsed).", []string{"reason"}, nil)
-)
+// nodeDescs are the descriptions of the node's task counters, made when
+// a node registers its metrics (not at package init: every command links
+// this package).
+type nodeDescs struct{ taken, completed, refused, stopped *prometheus.Desc }
+
+func newNodeDescs() nodeDescs {
+	return nodeDescs{
+		taken:     prometheus.NewDesc("troupe_node_tasks_taken_total", "Tasks this node started.", nil, nil),
+		completed: prometheus.NewDesc("troupe_node_tasks_completed_total", "Tasks whose result this node published and acknowledged.", nil, nil),
+		refused: prometheus.NewDesc("troupe_node_tasks_refused_total",
+			"Task messages this node refused, by reason (malformed, wrong_kind, version, workspace).", []string{"reason"}, nil),
+		stopped: prometheus.NewDesc("troupe_node_tasks_stopped_total",
+			"Tasks this node stopped or never started without a result of its own, by reason (handed_back, cancelled, revoked, lapsed).", []string{"reason"}, nil),
+	}
+}
 
 // nodeCollector reads the node's counters at each scrape.
 type nodeCollector struct {
 	node *cluster.Node
 	info prometheus.Metric
+	d    nodeDescs
 }
 
 // Describe sends the descriptions of the node's metrics.
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.info.Desc()
-	for _, d := range []*prometheus.Desc{nodeTakenDesc, nodeCompletedDesc, nodeRefusedDesc, nodeStoppedDesc} {
+	for _, d := range []*prometheus.Desc{c.d.taken, c.d.completed, c.d.refused, c.d.stopped} {
 		ch <- d
 	}
 }
@@ -134,14 +141,14 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
 	ch <- c.info
-	counter(nodeTakenDesc, s.Taken)
-	counter(nodeCompletedDesc, s.Completed)
-	counter(nodeRefusedDesc, s.Malformed, "malformed")
-	counter(nodeRefusedDesc, s.WrongKind, "wrong_kind")
-	counter(nodeRefusedDesc, s.Version, "version")
-	counter(nodeRefusedDesc, s.Workspace, "workspace")
-	counter(nodeStoppedDesc, s.HandedBack, "handed_back")
-	counter(nodeStoppedDesc, s.Cancelled, "cancelled")
-	counter(nodeStoppedDesc, s.Revoked, "revoked")
-	counter(nodeStoppedDesc, s.Lapsed, "lapsed")
+	counter(c.d.taken, s.Taken)
+	counter(c.d.completed, s.Completed)
+	counter(c.d.refused, s.Malformed, "malformed")
+	counter(c.d.refused, s.WrongKind, "wrong_kind")
+	counter(c.d.refused, s.Version, "version")
+	counter(c.d.refused, s.Workspace, "workspace")
+	counter(c.d.stopped, s.HandedBack, "handed_back")
+	counter(c.d.stopped, s.Cancelled, "cancelled")
+	counter(c.d.stopped, s.Revoked, "revoked")
+	counter(c.d.stopped, s.Lapsed, "lapsed")
 }

@@ -59,13 +59,13 @@ func cmdWatch(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 	term := console.TerminalOf(stdout, getenv)
-	es, err := watchEvents(ctx, conn, run, fs, term, log, stderr)
+	es, leases, err := watchEvents(ctx, conn, run, fs, term, log, stderr)
 	if err != nil {
 		return exitUsage, usageErr("%v", err)
 	}
 	w := console.NewWatcher(es, run, fs.bools, term.View(stdout), json.NewEncoder(stdout))
 	w.JSON = w.JSON || !term.TTY
-	w.Leases, w.Stderr, w.Resume = watchLeases(ctx, conn, log), stderr, runner.ResumeLines(url, cfg.NATS.Creds)
+	w.Leases, w.Stderr, w.Resume = leases, stderr, runner.ResumeLines(url, cfg.NATS.Creds)
 	if fs.bools["interactive"] {
 		ans, err := conn.Answer(run, log)
 		if err != nil {
@@ -103,15 +103,19 @@ func watchURL(configured, flag string) (url, setting string) {
 
 // watchEvents subscribes to the events watch shows (run's, or every
 // run's with ""), the stored ones first with --from-start, or when the
-// run watched has finished (said on stderr). On a terminal the tree
+// run watched has finished or is lost (said on stderr), and the run
+// leases it judged that by (watchLeases). On a terminal the tree
 // counts the messages the stream refuses: a warning line for each would
 // scroll over it.
-func watchEvents(ctx context.Context, conn *bus.Conn, run string, fs *flagSet, term console.Terminal, log zerolog.Logger, stderr io.Writer) (*bus.EventStream, error) {
-	console.ShowEnded(ctx, conn, run, fs.bools, stderr)
+func watchEvents(ctx context.Context, conn *bus.Conn, run string, fs *flagSet, term console.Terminal, log zerolog.Logger,
+	stderr io.Writer) (*bus.EventStream, *cluster.RunLeases, error) {
+	leases := watchLeases(ctx, conn, log)
+	console.ShowEnded(ctx, conn, leases, run, fs.bools, stderr)
 	if term.TTY && !fs.bools["json"] {
 		log = log.Level(zerolog.ErrorLevel)
 	}
-	return conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: log})
+	es, err := conn.Events(ctx, bus.WatchOptions{Run: run, FromStart: fs.bools["from-start"], Log: log})
+	return es, leases, err
 }
 
 // watchLeases follows the run leases, so that a run whose orchestrator

@@ -129,3 +129,32 @@ func TestWatchFinishedRunWithoutFromStart(t *testing.T) {
 		t.Errorf("an unknown run ended: %v %v", ended, err)
 	}
 }
+
+// watch --run on a lost run (its lease lapsed, no run.finished) without
+// --from-start shows it from its start and ends with it lost, instead of
+// waiting for events that never come. The run's lease and latest event
+// come from the events stream (RunOpen).
+func TestWatchLostRunWithoutFromStart(t *testing.T) {
+	e, c := embeddedServer(t)
+	an := time.Now().Add(-time.Hour).UTC()
+	publishEvents(t, c,
+		event(t, "lost-run", "run", messages.EvtRunStarted, 1, an, messages.RunStarted{Task: "t", Workspace: "/w", LeaseMS: 10_000}),
+		event(t, "lost-run", "root", messages.EvtAgentStarted, 1, an, messages.AgentStarted{Task: "t"}))
+	code, out, errs := watchCmd(t, "--nats", e.URL(), "--run", "lost-run", "--json")
+	if code != exitOK || !strings.Contains(errs, "run lost-run is lost (its lease lapsed before it finished): showing it from its start") ||
+		!strings.Contains(errs, "lost-run lost: ") {
+		t.Fatalf("watch exited %d:\n%s", code, errs)
+	}
+	if n := strings.Count(out, `"run":"lost-run"`); n != 3 || !strings.Contains(out, `"type":"`+console.TypeRunLost+`"`) {
+		t.Errorf("watch showed %d lines of the lost run:\n%s", n, out)
+	}
+	now := time.Now().UTC()
+	publishEvents(t, c, event(t, "lost-run", "root", messages.EvtAgentFinished, 2, now, messages.AgentEnded{Status: "completed"}))
+	open, ok, err := c.RunOpen(t.Context(), "lost-run")
+	if err != nil || !ok || open.Lease != 10*time.Second || !open.Last.Equal(now) {
+		t.Errorf("the open run: %+v %v %v", open, ok, err)
+	}
+	if _, ok, err := c.RunOpen(t.Context(), "no-such-run"); err != nil || ok {
+		t.Errorf("an unknown run is open: %v %v", ok, err)
+	}
+}

@@ -24,6 +24,7 @@ var install = map[string]string{
 	"node":        "apt-get install nodejs npm",
 	"python3":     "apt-get install python3",
 	"perl":        "apt-get install perl",
+	"valgrind":    "apt-get install valgrind",
 }
 
 // InCI reports whether the tests run in CI: CI is set, and not to false

@@ -223,28 +223,21 @@ func upper(c byte) byte {
 // count as rarest.
 const byteRank = "@~$?^#`>|j<'%&;+!zq\\*-7][958364kw:2v_}{1y\"=bg/h)(m.xu0p,fdlco\nasi\tnrte "
 
-// rarestByte returns the index of the rarest byte of lit, counting an
-// upper-case letter rarer than its lower-case form.
+// exactRank orders bytes from rare to common in source code, case kept
+// (measured on Go's own source: 'O' is rarer than 'y', 'S' than 'b');
+// the anchor of an exact literal is its rarest byte. Bytes not listed,
+// non-ASCII ones among them, count as rarest.
+const exactRank = "~@?$^#JZ`Qj>'qK|;Y%<z+W&!H-G*U][VBX7LNFMw9kD5POCIR8\\vA6EyT3}{4S_bh=\"2gm:)(/1.pdufclx,osia\nnr0\tte "
+
+// rarestByte returns the index of the rarest byte of lit (exactRank).
 func rarestByte(lit string) int {
 	best, bestRank := 0, 1<<30
 	for i := 0; i < len(lit); i++ {
-		c := lit[i]
-		rank := strings.IndexByte(byteRank, c|0x20*boolByte('A' <= c && c <= 'Z'))
-		if rank >= 0 && 'A' <= c && c <= 'Z' {
-			rank -= 20
-		}
-		if rank < bestRank {
+		if rank := strings.IndexByte(exactRank, lit[i]); rank < bestRank {
 			best, bestRank = i, rank
 		}
 	}
 	return best
-}
-
-func boolByte(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // anchorIndex picks the anchor of a lower-case literal: its rarest byte,

@@ -126,9 +126,11 @@ func TestFinders(t *testing.T) {
 	texts := []string{"", "abc", "xxABCxxabcxxAbC", "ab\nc abc", strings.Repeat("zab", 50) + "abc",
 		"aaaaaaab", "the error Error ERRORS err", "a.b a-b A.B",
 		// an anchor byte so common that the finder falls back to bytes.Index
-		strings.Repeat("I.s bIs ", 300) + "errors.Is" + strings.Repeat("sI", 50) + "errors.Is"}
+		strings.Repeat("I.s bIs ", 300) + "errors.Is" + strings.Repeat("sI", 50) + "errors.Is",
+		"var once sync.Once; sync.once sync.Oncex ssync.Once"}
 	lits := []literal{{text: "abc", fold: true}, {text: "abc"}, {text: "ABC"}, {text: "error", fold: true},
-		{text: "a.b", fold: true}, {text: "ab", fold: true}, {text: "b"}, {text: "errors.Is"}, {text: "errors.is", fold: true}}
+		{text: "a.b", fold: true}, {text: "ab", fold: true}, {text: "b"}, {text: "errors.Is"}, {text: "errors.is", fold: true},
+		{text: "sync.Once"}, {text: "sync.once", fold: true}}
 	for _, lit := range lits {
 		for _, text := range texts {
 			f := newFinder([]literal{lit})
@@ -158,6 +160,18 @@ func TestFinders(t *testing.T) {
 				t.Errorf("set in %q from %d: got %d, want %d", text, from, got, want)
 				break
 			}
+		}
+	}
+}
+
+// An exact literal is anchored on its rarest byte as source code has them,
+// case kept: sync.Once on its O (rarer than y), not on a common letter.
+func TestRarestByte(t *testing.T) {
+	t.Parallel()
+	for lit, want := range map[string]byte{"sync.Once": 'O', "ErrUnexpectedEOF": 'U', "errors.Is": 'I', "func main": 'm',
+		"Overflow": 'w', "x": 'x', "é!": 0xc3} {
+		if got := lit[rarestByte(lit)]; got != want {
+			t.Errorf("rarestByte(%q) anchors on %q, want %q", lit, got, want)
 		}
 	}
 }

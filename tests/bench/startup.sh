@@ -41,3 +41,23 @@ echo
 echo "troupe's package initialisation (orchestrator version, GODEBUG=inittrace=1):"
 GODEBUG=inittrace=1 "$tmp/orchestrator" version 2>&1 >/dev/null |
 	awk '/^init (main|github.com\/troupe-ai\/troupe)/ { b += $8; a += $10; n++ } END { printf "%d packages, %d bytes, %d allocs\n", n, b, a }'
+
+# Instructions under callgrind (the count TestStartupInstructionsWithinTheFloor
+# bounds): the fewest of 3 runs of each, on one P, asynchronous preemption off.
+if command -v valgrind >/dev/null; then
+	count() {
+		local least="" n
+		for _ in 1 2 3; do
+			n=$(GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+				sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+			if [ -z "$least" ] || [ "$n" -lt "$least" ]; then least=$n; fi
+		done
+		echo "$least"
+	}
+	floor=$(count "$tmp/floor")
+	version=$(count "$tmp/orchestrator" version)
+	grep=$(count "$tmp/orchestrator" tools call grep '{"pattern":"hello"}' --workspace "$tmp/ten")
+	echo
+	echo "instructions (callgrind): floor $floor, version $version ($(awk "BEGIN { printf \"%.3f\", $version / $floor }")x)," \
+		"tools call grep $grep ($(awk "BEGIN { printf \"%.3f\", $grep / $floor }")x)"
+fi

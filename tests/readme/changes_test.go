@@ -31,7 +31,7 @@ func TestReadmeChanges(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("want the apply, branch and patch lines, got %q", lines)
 	}
-	s := newSession(t, repoRoot(t), strings.NewReplacer(), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "TROUPE_NATS_URL=", "TROUPE_NATS_CREDS=")
+	s := repoSession(t, strings.NewReplacer(), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "TROUPE_NATS_URL=", "TROUPE_NATS_CREDS=")
 	tryOut(t, s, readme)
 	const file = llmtest.TryOutFile
 	for _, line := range lines {

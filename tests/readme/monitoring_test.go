@@ -68,10 +68,9 @@ func TestReadmeMonitoring(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the README's commands")
 	}
-	root := repoRoot(t)
 	readme := readmeText(t)
 	store, auth := t.TempDir(), t.TempDir()
-	s := newSession(t, root, strings.NewReplacer("4222", freePort(t), "8080", freePort(t), "8081", freePort(t), "9101", freePort(t),
+	s := repoSession(t, strings.NewReplacer("4222", freePort(t), "8080", freePort(t), "8081", freePort(t), "9101", freePort(t),
 		"4223", freePort(t), "8082", freePort(t), "8765", freePort(t), "/tmp/troupe-nats-2", t.TempDir(), "/tmp/troupe-nats", store,
 		"/tmp/troupe-auth", auth), "OPENAI_API_KEY=", "OPENAI_BASE_URL=", "TROUPE_NATS_URL=", "TROUPE_NATS_CREDS=")
 	tryOut(t, s, readme)

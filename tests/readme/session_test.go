@@ -23,6 +23,9 @@ type session struct {
 	dir  string
 	env  []string
 	repl *strings.Replacer
+	// clone: dir is a clone of the repository (repoSession), whose
+	// programs are built once from the repository itself (sharedBin).
+	clone bool
 }
 
 // newSession is a shell in dir with env over the process's environment;
@@ -30,6 +33,21 @@ type session struct {
 // test ends.
 func newSession(t *testing.T, dir string, repl *strings.Replacer, env ...string) *session {
 	return &session{t: t, dir: dir, env: append([]string{"NO_COLOR=1"}, env...), repl: repl}
+}
+
+// repoSession is newSession in a fresh clone of the repository, for the
+// README's lines that a user runs in their checkout: what they write
+// there (.troupe/, a worker's file) stays in the test's temporary
+// directory, never in the source tree.
+func repoSession(t *testing.T, repl *strings.Replacer, env ...string) *session {
+	t.Helper()
+	clone := filepath.Join(t.TempDir(), "troupe")
+	if out, err := exec.Command("git", "clone", "-q", repoRoot(t), clone).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	s := newSession(t, clone, repl, env...)
+	s.clone = true
+	return s
 }
 
 // run runs one README line as the session would; for a background line
@@ -136,8 +154,8 @@ func tryOut(t *testing.T, s *session, readme string) string {
 	port := freePort(t)
 	model := strings.NewReplacer("8300", port)
 	build := lines[0]
-	if s.dir == repoRoot(t) {
-		// The repository itself: never write into its tree.
+	if s.clone {
+		// Built once from the repository, never into its tree.
 		bin := sharedBin(t, build)
 		s.env = append(s.env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	} else {

@@ -23,7 +23,7 @@ func TestReadmeTraces(t *testing.T) {
 		t.Fatalf("want the one demo line with the collector at 127.0.0.1:4318, got %q", lines)
 	}
 	rcv := telemetrytest.NewReceiver(t)
-	s := newSession(t, repoRoot(t), strings.NewReplacer("http://127.0.0.1:4318", rcv.Endpoint()), "OPENAI_API_KEY=", "OPENAI_BASE_URL=",
+	s := repoSession(t, strings.NewReplacer("http://127.0.0.1:4318", rcv.Endpoint()), "OPENAI_API_KEY=", "OPENAI_BASE_URL=",
 		"TROUPE_NATS_URL=", "OTEL_SERVICE_NAME=", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=", "OTEL_SDK_DISABLED=")
 	tryOut(t, s, readme)
 	out, errs := s.must(lines[0], 5*time.Minute)

@@ -22,9 +22,9 @@ const module = "github.com/troupe-ai/troupe"
 // seccomp programs, servers) are built on first use, never at init; a
 // package that needs more than this says why in a change of the budget.
 const (
-	maxInitAllocs      = 400      // all of troupe's packages together (about 210 now)
-	maxInitBytes       = 48 << 10 // all of troupe's packages together (about 24 KB now)
-	maxInitAllocsOfOne = 64       // any one package (the event catalog's 37 is the largest)
+	maxInitAllocs      = 250      // all of troupe's packages together (about 170 now)
+	maxInitBytes       = 32 << 10 // all of troupe's packages together (about 20 KB now)
+	maxInitAllocsOfOne = 40       // any one package (main's command tables, 30, are the largest)
 )
 
 // deps lists the packages pkg links (go list -deps) that are not ours.

@@ -1,0 +1,140 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+)
+
+// A worktree is checked out through the user's filters as the user's
+// own checkout is: a file whose filter attribute names a driver of the
+// user's global config (never one the repository's config defines) is
+// written in its smudged form, the driver run confined as for a land
+// (filter_confined.go, filter_process.go), after git's conversion of
+// line endings. Its capture then cleans what it changed of those files
+// the same way (cleanFiltered), so the changeset holds git's clean form
+// and a file the agent left as it was is no change. On a machine where
+// the sandbox cannot be enforced, or for a file over the Repo's limit,
+// the file stays in its clean form (as before).
+
+// smudgeFiltered writes the worktree's filtered files in their smudged
+// form and records them (w.filtered) for its captures.
+func (w *Worktree) smudgeFiltered(ctx context.Context) error {
+	w.filtered = nil
+	uc := w.repo.conv
+	if len(uc.filters) == 0 || w.ov != nil || filterUnsupported() != "" {
+		return nil
+	}
+	c, err := w.filterConverter(ctx, w.snap.Tree)
+	if err != nil || c == nil {
+		return err
+	}
+	for path := range c.filtered {
+		typ, blob, err := w.repo.objects().read(ctx, w.snap.Tree+":"+path)
+		if err != nil || typ != "blob" || int64(len(blob)) > w.repo.maxChange() {
+			continue
+		}
+		data, err := c.smudge(ctx, path, blob)
+		if err != nil {
+			return fmt.Errorf("check out %s through your filter: %w", path, err)
+		}
+		if err := writeChange(w.fd, change{path: path, to: version{mode: "100644", data: data}}); err != nil {
+			return err
+		}
+	}
+	w.filtered = c
+	return nil
+}
+
+// filterConverter is a converter of the regular files of tree whose
+// filter attribute (read in the worktree) names a driver of the user's
+// global config; nil when there are none.
+func (w *Worktree) filterConverter(ctx context.Context, tree string) (*converter, error) {
+	out, err := w.g.run(ctx, nil, "ls-tree", "-r", "-z", "--full-tree", tree)
+	if err != nil {
+		return nil, err
+	}
+	var paths strings.Builder
+	for rec := range bytes.SplitSeq(out, []byte{0}) {
+		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
+		if ok && (bytes.HasPrefix(meta, []byte("100644 ")) || bytes.HasPrefix(meta, []byte("100755 "))) {
+			paths.Write(path)
+			paths.WriteByte(0)
+		}
+	}
+	if paths.Len() == 0 {
+		return nil, nil
+	}
+	attrs, err := w.g.run(ctx, []byte(paths.String()), "check-attr", "-z", "--stdin", "filter")
+	if err != nil {
+		return nil, fmt.Errorf("read attributes: %w", err)
+	}
+	uc := w.repo.conv
+	c := &converter{r: w.repo, g: w.g, at: w.at, paths: map[string]bool{}, filtered: map[string]filterDriver{}, refused: map[string]string{}}
+	f := strings.Split(string(attrs), "\x00")
+	for i := 0; i+2 < len(f); i += 3 {
+		if name := f[i+2]; uc.filters[name] {
+			c.paths[f[i]] = true
+			c.filtered[f[i]] = uc.drivers[name]
+		}
+	}
+	if len(c.filtered) == 0 {
+		return nil, nil
+	}
+	return c, nil
+}
+
+// cleanFiltered is tree with the filtered files the capture changed
+// (their smudged form, as the worktree holds them) replaced by their
+// clean form: the blob git add would make through the user's filter.
+func (w *Worktree) cleanFiltered(ctx context.Context, tree string) (string, error) {
+	c := w.filtered
+	if c == nil || tree == w.snap.Tree {
+		return tree, nil
+	}
+	out, err := w.g.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--raw", w.snap.Tree, tree)
+	if err != nil {
+		return "", err
+	}
+	var info bytes.Buffer
+	recs := bytes.Split(out, []byte{0})
+	for i := 0; i+1 < len(recs); i += 2 {
+		meta, path := bytes.Fields(recs[i]), string(recs[i+1])
+		if len(meta) < 5 || !c.filtered[path].any() || (string(meta[1]) != "100644" && string(meta[1]) != "100755") {
+			continue
+		}
+		typ, data, err := w.repo.objects().read(ctx, string(meta[3]))
+		if err != nil || typ != "blob" {
+			return "", fmt.Errorf("clean %s: %v", path, err)
+		}
+		clean, err := c.clean(ctx, path, data)
+		if err != nil {
+			return "", err
+		}
+		id, err := w.g.run(ctx, clean, "hash-object", "-w", "--no-filters", "--stdin")
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&info, "%s %s\t%s\x00", meta[1], strings.TrimSpace(string(id)), path)
+	}
+	if info.Len() == 0 {
+		return tree, nil
+	}
+	idx, done, err := w.repo.tempIndex()
+	if err != nil {
+		return "", err
+	}
+	defer done()
+	g := w.g.withIndex(idx)
+	if _, err := g.run(ctx, nil, "read-tree", tree); err != nil {
+		return "", err
+	}
+	if _, err := g.run(ctx, info.Bytes(), "update-index", "-z", "--index-info"); err != nil {
+		return "", err
+	}
+	return g.line(ctx, "write-tree")
+}
+
+// any reports whether d is a driver (a path's entry in filtered).
+func (d filterDriver) any() bool { return d.clean != "" || d.smudge != "" || d.process != "" }

@@ -1,0 +1,242 @@
+package workspace
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/troupe-ai/troupe/tools/sandbox"
+)
+
+// A filter driver of the user's global config with a "process" command
+// (git-lfs's usual form, filter.lfs.process = git-lfs filter-process)
+// is a long-running filter: git starts it once and speaks its pkt-line
+// protocol, version 2 (gitprotocol-common's pkt-line, git's
+// long-running filter process). troupe speaks it too, to the command
+// started as runFilter starts the clean and smudge commands: in the OS
+// sandbox, required whole, with the same environment; one process per
+// file converted. As in git, process wins over clean and smudge, and a
+// process that does not offer the command leaves the contents as they
+// are.
+
+// pktMax is the largest payload of one pkt-line.
+const pktMax = 65516
+
+// runProcessFilter converts data at path by the driver's process
+// command (command: "clean" or "smudge"), confined (see above); a
+// failure is an error when the driver is required, else data is used as
+// it is, as git does.
+func (c *converter) runProcessFilter(ctx context.Context, d filterDriver, command, path string, data []byte) ([]byte, error) {
+	tmp, err := os.MkdirTemp(c.r.home.tmpDir(), c.r.home.tmpName("filter"))
+	if err != nil {
+		return nil, fmt.Errorf("run the filter process of %s: %w", path, err)
+	}
+	defer os.RemoveAll(tmp)
+	p, why := filterPolicy(tmp)
+	if why != "" {
+		return nil, fmt.Errorf("run the filter process of %s: the sandbox cannot be enforced here: %s", path, why)
+	}
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", d.process)
+	cmd.Dir, cmd.Env = cmp.Or(c.at, c.r.at), filterEnv(tmp)
+	var stderr bytes.Buffer
+	cmd.Stderr = &limitedWriter{w: &stderr, n: 4 << 10}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	if err = sandbox.Start(cmd, p, filterSupport()); err == nil {
+		out, err = speakFilter(in, bufio.NewReader(outPipe), command, path, data, c.r.maxChange())
+		in.Close()
+		_, _ = io.Copy(io.Discard, outPipe)
+		if werr := cmd.Wait(); err == nil && werr != nil {
+			err = werr
+		}
+	}
+	switch {
+	case err == nil:
+		return out, nil
+	case errors.Is(err, errNotOffered):
+		return data, nil
+	case d.required || ctx.Err() != nil:
+		return nil, fmt.Errorf("the filter process of %s (run in the sandbox) failed: %w: %s", path, err, strings.TrimSpace(stderr.String()))
+	}
+	return data, nil
+}
+
+// errNotOffered is returned when the filter process does not offer the
+// command asked for.
+var errNotOffered = errors.New("the filter process does not offer the command")
+
+// speakFilter runs one command of the long-running filter protocol on
+// the process whose input is w and output r: handshake, capabilities,
+// then command for path with data; the filtered contents (at most limit
+// bytes).
+func speakFilter(w io.Writer, r *bufio.Reader, command, path string, data []byte, limit int64) ([]byte, error) {
+	errc := make(chan error, 1)
+	go func() { // the whole request is written while the answer is read
+		bw := bufio.NewWriterSize(w, pktMax+4)
+		err := writePkts(bw, "git-filter-client\n", "version=2\n", "")
+		errc <- err
+	}()
+	if err := expectPkts(r, "git-filter-server\n", "version=2\n"); err != nil {
+		return nil, err
+	}
+	if err := <-errc; err != nil {
+		return nil, err
+	}
+	bw := bufio.NewWriterSize(w, pktMax+4)
+	if err := writePkts(bw, "capability=clean\n", "capability=smudge\n", ""); err != nil {
+		return nil, err
+	}
+	caps, err := readList(r)
+	if err != nil {
+		return nil, err
+	}
+	if !caps["capability="+command] {
+		return nil, errNotOffered
+	}
+	go func() {
+		err := writePkts(bw, "command="+command+"\n", "pathname="+path+"\n", "")
+		for rest := data; err == nil && len(rest) > 0; {
+			n := min(len(rest), pktMax)
+			err = writePkt(bw, rest[:n])
+			rest = rest[n:]
+		}
+		if err == nil {
+			err = writePkts(bw, "")
+		}
+		errc <- err
+	}()
+	status, err := readList(r)
+	if err != nil {
+		return nil, err
+	}
+	if !status["status=success"] {
+		return nil, fmt.Errorf("the filter process said %v", keys(status))
+	}
+	var out bytes.Buffer
+	for {
+		pkt, err := readPkt(r)
+		if err != nil {
+			return nil, err
+		}
+		if pkt == nil {
+			break
+		}
+		if int64(out.Len()+len(pkt)) > limit {
+			return nil, fmt.Errorf("its output is over %d bytes", limit)
+		}
+		out.Write(pkt)
+	}
+	final, err := readList(r) // empty: the status stands
+	if err != nil {
+		return nil, err
+	}
+	if len(final) > 0 && !final["status=success"] {
+		return nil, fmt.Errorf("the filter process said %v", keys(final))
+	}
+	if err := <-errc; err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// writePkts writes each of lines as a pkt-line ("" a flush packet) and
+// flushes w.
+func writePkts(w *bufio.Writer, lines ...string) error {
+	for _, l := range lines {
+		var err error
+		if l == "" {
+			_, err = w.WriteString("0000")
+		} else {
+			err = writePkt(w, []byte(l))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
+
+// writePkt writes one pkt-line of payload p (at most pktMax bytes).
+func writePkt(w *bufio.Writer, p []byte) error {
+	if _, err := fmt.Fprintf(w, "%04x", len(p)+4); err != nil {
+		return err
+	}
+	_, err := w.Write(p)
+	return err
+}
+
+// readPkt reads one pkt-line: its payload, or nil for a flush packet.
+func readPkt(r *bufio.Reader) ([]byte, error) {
+	var head [4]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return nil, fmt.Errorf("read from the filter process: %w", err)
+	}
+	n, err := strconv.ParseUint(string(head[:]), 16, 16)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("the filter process sent a bad pkt-line length %q", head)
+	case n == 0:
+		return nil, nil
+	case n < 4 || n > pktMax+4:
+		return nil, fmt.Errorf("the filter process sent a pkt-line of length %d", n)
+	}
+	p := make([]byte, n-4)
+	if _, err := io.ReadFull(r, p); err != nil {
+		return nil, fmt.Errorf("read from the filter process: %w", err)
+	}
+	return p, nil
+}
+
+// readList reads text pkt-lines up to a flush packet, as a set of lines
+// without their newlines.
+func readList(r *bufio.Reader) (map[string]bool, error) {
+	set := map[string]bool{}
+	for {
+		p, err := readPkt(r)
+		if err != nil || p == nil {
+			return set, err
+		}
+		if len(set) > 64 {
+			return nil, errors.New("the filter process sent a list too long")
+		}
+		set[strings.TrimSuffix(string(p), "\n")] = true
+	}
+}
+
+// expectPkts reads the lines want, then a flush packet.
+func expectPkts(r *bufio.Reader, want ...string) error {
+	got, err := readList(r)
+	if err != nil {
+		return err
+	}
+	for _, l := range want {
+		if !got[strings.TrimSuffix(l, "\n")] {
+			return fmt.Errorf("the filter process's handshake %v lacks %q", keys(got), strings.TrimSpace(l))
+		}
+	}
+	return nil
+}
+
+// keys lists a set's members.
+func keys(set map[string]bool) []string {
+	var ks []string
+	for k := range set {
+		ks = append(ks, k)
+	}
+	return ks
+}
