@@ -88,6 +88,13 @@ func (r *Repo) lower(ctx context.Context, snap Snapshot) (*lowerTree, error) {
 	r.lowers.mu.Unlock()
 	if !ok {
 		l.w, l.err = r.create(ctx, snap, "lower-"+snap.Commit[:min(12, len(snap.Commit))]+"-"+strconv.FormatUint(rand.Uint64()&0xffffff, 16))
+		if l.err == nil {
+			// Checked out through the user's filters once, for every
+			// overlay worktree on it (checkout_filters.go).
+			if l.err = l.w.smudgeFiltered(ctx); l.err != nil {
+				_ = l.w.destroy(context.WithoutCancel(ctx))
+			}
+		}
 		if l.err != nil {
 			r.lowers.mu.Lock()
 			delete(r.lowers.m, snap.Commit) // the next caller tries again
