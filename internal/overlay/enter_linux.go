@@ -61,7 +61,12 @@ func (h *Holder) EnterHere() ([]string, error) {
 // the holder's mount namespace, which every worktree shares. So for
 // root, setpriv empties the command's bounding, inheritable and ambient
 // sets first: it runs as root without capabilities, as any other user's
-// commands do (their exec drops what joining gave).
+// commands do (their exec drops what joining gave), but for
+// CAP_SETFCAP, which Linux asks of whoever maps uid 0 into a new user
+// namespace: the sandbox's forker makes one for the command
+// (tools/sandbox, enter_linux.go). CAP_SETFCAP alone touches no mount,
+// and with the bounding set holding nothing else, a file capability
+// set with it grants nothing more at exec.
 func (h *Holder) enter(wd string) ([]string, error) {
 	bin := nsenter()
 	if bin == "" {
@@ -73,7 +78,7 @@ func (h *Holder) enter(wd string) ([]string, error) {
 		if sp == "" {
 			return nil, ErrNoSetpriv
 		}
-		pre = append(pre, sp, "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--")
+		pre = append(pre, sp, "--bounding-set=-all,+setfcap", "--inh-caps=-all", "--ambient-caps=-all", "--")
 	}
 	return pre, nil
 }
