@@ -93,7 +93,7 @@ func (rt *runtime) newSessionIn(agent, kind string, ws *tools.Workspace) *tools.
 		Redact: rt.redact.String}
 	sh := builtin.Shared{Web: rt.web, Procs: rt.procs}
 	if sb := rt.toolCfg.Sandbox; sb != nil {
-		sh.Sandbox = sb.Box(kind, ws.CommandRoot())
+		sh.Sandbox = sb.BoxIn(kind, ws.CommandRoot(), ws.Root())
 	}
 	builtin.Prepare(s, rt.toolCfg, sh)
 	return s

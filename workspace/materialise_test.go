@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -65,7 +66,10 @@ func TestGoCheckoutIsWhatGitChecksOut(t *testing.T) {
 	assertNoRacyEntries(t, w.Dir())
 
 	gitCheckouts(r)
-	r.opts.Worktrees = WorktreesCheckout // a checkout of its own, even where w is an overlay of one
+	// A checkout of its own, even where w is an overlay of one: the
+	// Repo's kind, settled by the first worktree, is settled again.
+	r.lowers.kindOnce = sync.Once{}
+	r.opts.Worktrees = WorktreesCheckout
 	ref, err := r.NewWorktree(t.Context(), snap, "git")
 	must(t, err)
 	if _, byGit := checkoutCounts(r); byGit != 1 {

@@ -83,12 +83,41 @@ func (r *Repo) prewarmLower(snap Snapshot) bool {
 	if kind, err := r.worktreeKind(); err != nil || kind != WorktreesOverlay {
 		return false
 	}
+	l := &r.lowers
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return true
+	}
+	if l.warmCtx == nil {
+		l.warmCtx, l.stopWarm = context.WithCancel(context.Background())
+	}
+	l.warming.Add(1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), prepareTimeout)
+		defer l.warming.Done()
+		ctx, cancel := context.WithTimeout(l.warmCtx, prepareTimeout)
 		defer cancel()
-		if l, err := r.lower(ctx, snap); err == nil {
-			r.release(l) // kept until Close
+		if lt, err := r.lower(ctx, snap); err == nil {
+			r.release(lt) // kept until Close
 		}
 	}()
 	return true
+}
+
+// stopWarming cancels the lower trees being made ahead and waits for
+// them (Close), at most until ctx ends.
+func (r *Repo) stopWarming(ctx context.Context) {
+	l := &r.lowers
+	l.mu.Lock()
+	l.closed = true
+	if l.stopWarm != nil {
+		l.stopWarm()
+	}
+	l.mu.Unlock()
+	done := make(chan struct{})
+	go func() { l.warming.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }

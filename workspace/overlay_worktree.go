@@ -67,6 +67,13 @@ type lowers struct {
 	mu sync.Mutex
 	m  map[string]*lowerTree
 
+	// Lower trees made ahead (prewarmLower): Close cancels them and
+	// waits, so none is left behind a closed Repo.
+	warming  sync.WaitGroup
+	stopWarm context.CancelFunc
+	warmCtx  context.Context
+	closed   bool
+
 	kindOnce sync.Once
 	kind     string
 	kindErr  error

@@ -320,6 +320,7 @@ func (r *Repo) Close(ctx context.Context) error {
 			errs = append(errs, w.destroy(ctx))
 		}
 	}
+	r.stopWarming(ctx)
 	errs = append(errs, r.closeLowers(ctx))
 	return errors.Join(errs...)
 }

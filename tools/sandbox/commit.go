@@ -22,8 +22,8 @@ import (
 // the trees to write and the files beneath them to keep read-only; none
 // when workspace is no worktree or its .git file does not lead to a
 // worktree's folder of a repository.
-func commitAccess(workspace string) (writable, readOnly []string) {
-	data, err := os.ReadFile(filepath.Join(workspace, ".git"))
+func commitAccess(workspace, view string) (writable, readOnly []string) {
+	data, err := os.ReadFile(filepath.Join(view, ".git")) // workspace's, as this process reaches it
 	if err != nil {
 		return nil, nil // a folder, or none: not a worktree
 	}

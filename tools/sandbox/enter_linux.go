@@ -41,7 +41,7 @@ func startEntered(cmd *exec.Cmd, enter []string, p Policy, s Support) error {
 	if len(enter) == 0 {
 		return fmt.Errorf("start entered: no enter prefix")
 	}
-	if err := Confine(cmd, p, s); err != nil {
+	if err := confine(cmd, p, s, true); err != nil {
 		return err
 	}
 	if cmd.Err != nil {

@@ -44,6 +44,16 @@ type payload struct {
 // mappings). A command exec.Command could not find is left as it is, so
 // that Start reports it.
 func Confine(cmd *exec.Cmd, p Policy, s Support) error {
+	return confine(cmd, p, s, false)
+}
+
+// confine is Confine; entered says the command enters another mount
+// namespace first (startEntered), where the holes are not what this
+// process sees at their paths (an overlay's mount point is an empty
+// directory here): a mount namespace is then asked for whenever the
+// policy names a read-only tree beneath a writable one, and the launcher
+// binds those of them it finds.
+func confine(cmd *exec.Cmd, p Policy, s Support, entered bool) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -56,6 +66,9 @@ func Confine(cmd *exec.Cmd, p Policy, s Support) error {
 	pl := payload{Policy: p, Support: s}
 	net := p.Network == NetworkDeny || p.Network == NetworkLoopback
 	mount := len(p.holes()) > 0 && s.MountNS
+	if entered {
+		mount = len(p.namedHoles()) > 0 && s.MountNS
+	}
 	if net || mount {
 		if cmd.SysProcAttr == nil {
 			cmd.SysProcAttr = &syscall.SysProcAttr{}

@@ -58,6 +58,19 @@ func (p Policy) holes() []string {
 	return out
 }
 
+// namedHoles are the paths of p.ReadOnly beneath one of p.Writable, as
+// written, whether they exist or not (holes, for a command whose tree
+// this process cannot look at).
+func (p Policy) namedHoles() []string {
+	var out []string
+	for _, h := range p.ReadOnly {
+		if h = filepath.Clean(h); beneathAny(h, p.Writable) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // splitWrites returns p with its writable trees split around holes (see
 // above): Landlock's write grants then miss the holes.
 func (p Policy) splitWrites(holes []string) Policy {

@@ -50,13 +50,20 @@ var ReadOnlyNames = []string{".git", ".troupe"}
 // sandbox.writable, and, for a kind of Commit in a worktree, what a
 // commit there writes.
 func (s Settings) PolicyFor(kind, workspace string) Policy {
+	return s.policyFor(kind, workspace, workspace)
+}
+
+// policyFor is PolicyFor for a workspace this process reads at view (the
+// path its commands see is workspace: an overlay worktree's mount point,
+// whose view is /proc/<holder>/root/...).
+func (s Settings) policyFor(kind, workspace, view string) Policy {
 	var ro []string
 	for _, n := range ReadOnlyNames {
 		ro = append(ro, filepath.Join(workspace, n))
 	}
 	w := append([]string{workspace}, s.Writable...)
 	if slices.Contains(s.Commit, kind) {
-		cw, cro := commitAccess(workspace)
+		cw, cro := commitAccess(workspace, view)
 		w, ro = append(w, cw...), append(ro, cro...)
 	}
 	return Policy{
@@ -79,7 +86,13 @@ func (s Settings) Kernel() Support {
 // Box makes the sandbox of an agent of kind working in workspace. With
 // Detect set, the kernel is probed when the box starts its first command.
 func (s Settings) Box(kind, workspace string) *Box {
-	b := NewBox(s.PolicyFor(kind, workspace), s.Support, s.TmpBase)
+	return s.BoxIn(kind, workspace, workspace)
+}
+
+// BoxIn is Box for a workspace whose commands see it at workspace and
+// this process reads at view (tools.Workspace's CommandRoot and Root).
+func (s Settings) BoxIn(kind, workspace, view string) *Box {
+	b := NewBox(s.policyFor(kind, workspace, view), s.Support, s.TmpBase)
 	b.detect = s.Detect
 	return b
 }
