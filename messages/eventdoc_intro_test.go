@@ -20,7 +20,7 @@ const eventsDocIntro = "# Events\n\n" +
 	"nats --server nats://127.0.0.1:PORT stream view TROUPE_EVENTS           # replay what is stored\n" +
 	"```\n\n" +
 	"`orchestrator watch --nats URL` shows the live agent tree; `--json` prints one envelope per line.\n" +
-	"`watch --run ID` on a run that has finished shows it from its start (as `--from-start` does) and ends.\n" +
+	"`watch --run ID` on a run that has finished, or is lost (below), shows it from its start (as `--from-start` does) and ends.\n" +
 	"A run whose orchestrator stopped heartbeating its lease before the run finished is lost: `watch` says so on\n" +
 	"stderr and, with `--json`, prints one more line, which is watch's own finding and never a stored event\n" +
 	"(no `id`, no `seq`; `source` is `watch`), of type `run.lost`:\n\n" +

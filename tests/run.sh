@@ -102,6 +102,17 @@ tree_unchanged() {
   return 1
 }
 stage "go test -race (each package prints ok when it ends; the longest run for minutes)" go test -race -timeout 25m $PKGS
+# The workspace suite again with every worktree an overlay mount
+# (internal/overlay; TROUPE_TEST_WORKTREES): what a checkout passes, an
+# overlay worktree passes. Without -race, to keep CI's time: the overlay
+# paths' own tests ran with it above. The big-file memory test (two
+# minutes of writing and hashing 1.2 GB) runs once, in the stage above:
+# once the files are in the worktree, capture and land read them the
+# same way whatever the worktree's kind.
+OVERLAY_SKIP='TestCaptureAndLandOfBigFilesKeepMemoryBounded'
+if [ -z "${TEST_PKGS:-}" ]; then
+  stage "go test ./workspace with overlay worktrees" env TROUPE_TEST_WORKTREES=overlay go test -count=1 -timeout 15m -skip "^($OVERLAY_SKIP)\$" ./workspace
+fi
 stage "the source tree as the tests found it" tree_unchanged
 if [ "$FUZZTIME" = 0 ]; then exit 0; fi
 

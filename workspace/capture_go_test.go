@@ -14,7 +14,7 @@ import (
 // in a copy of w's index.
 func gitTree(t *testing.T, w *Worktree) string {
 	t.Helper()
-	gitDir, err := gitDirOf(w.dir)
+	gitDir, err := gitDirOf(w.Dir())
 	must(t, err)
 	idx := filepath.Join(t.TempDir(), "index")
 	must(t, copyFile(filepath.Join(gitDir, "index"), idx))

@@ -22,8 +22,12 @@ import (
 // form and records them (w.filtered) for its captures.
 func (w *Worktree) smudgeFiltered(ctx context.Context) error {
 	w.filtered = nil
+	if w.ov != nil { // the lower tree it shows was checked out through them
+		w.filtered = w.ov.lower.w.filtered
+		return nil
+	}
 	uc := w.repo.conv
-	if len(uc.filters) == 0 || w.ov != nil || filterUnsupported() != "" {
+	if len(uc.filters) == 0 || filterUnsupported() != "" {
 		return nil
 	}
 	c, err := w.filterConverter(ctx, w.snap.Tree)

@@ -45,12 +45,16 @@
 // /proc/<holder>/root (Root, Dir), and git in the worktree, troupe's
 // and its agent's, runs inside the namespace (nsenter; Enter). Its
 // capture scans only the directories present in the upper directory
-// (overlay_capture.go), and Keep copies the merged view out into a
-// real directory. Auto (agent.worktrees' default) makes overlays where
-// the holder's probe passes and checkouts elsewhere, with a note
-// (Repo.Worktrees); overlay, forced, fails where the probe does. The
-// agent's tools reach the view as an opaque root (tools.NewWorkspaceView)
-// and its commands enter before their sandbox is made.
+// (overlay_capture.go), Keep copies the merged view out into a real
+// directory, and a worktree kept for reuse is unmounted, emptied and
+// mounted again on the next snapshot's lower tree (overlay_reuse.go).
+// The mount is made by descriptor (internal/overlay), never through a
+// path an agent could swap a symlink into. Auto (agent.worktrees'
+// default) makes overlays where the holder's probe passes and checkouts
+// elsewhere, with a note (Repo.Worktrees); overlay, forced, fails where
+// the probe does. The agent's tools reach the view as an opaque root
+// (tools.NewWorkspaceView) and its commands enter before their sandbox
+// is made.
 //
 // A capture's memory does not follow the files' sizes: a changed file
 // is hashed and stored in one streamed pass (capture_stream.go), and a

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/troupe-ai/troupe/internal/overlay"
 )
 
 // needGit fails (CI) or skips the test when git is missing.
@@ -35,6 +37,7 @@ func sh(tb testing.TB, dir string, args ...string) string {
 	}
 	cmd.Env = append(cmd.Env, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_OPTIONAL_LOCKS=0", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_AUTHOR_DATE=@0 +0000", "GIT_COMMITTER_DATE=@0 +0000")
+	enterView(tb, cmd)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -42,6 +45,36 @@ func sh(tb testing.TB, dir string, args ...string) string {
 		tb.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, stderr.String())
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// enterView makes cmd, to run in an overlay worktree's merged view as
+// this process reaches it (/proc/<holder>/root/<P>), run as the agent's
+// commands are: inside the holder's namespaces at P (Holder.Wrap), view
+// paths in its arguments made the namespace's. From outside, the view
+// is a path git cannot work in: the worktree's git directory names P,
+// an empty directory in this namespace.
+func enterView(tb testing.TB, cmd *exec.Cmd) {
+	tb.Helper()
+	if !strings.HasPrefix(cmd.Dir, "/proc/") {
+		return
+	}
+	h, err := overlay.Shared(os.TempDir())
+	if err != nil {
+		return // no overlays here: no views either
+	}
+	view := strings.TrimSuffix(h.View("/"), "/")
+	in, ok := strings.CutPrefix(cmd.Dir, view)
+	if !ok || !strings.HasPrefix(in, "/") {
+		return
+	}
+	// Inside, paths are the namespace's own: a view path in an argument
+	// (git init <view>/inner) is one there.
+	for i, a := range cmd.Args {
+		cmd.Args[i] = strings.ReplaceAll(a, view+"/", "/")
+	}
+	if err := h.Wrap(cmd, in); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // write writes files (path → contents) under root.

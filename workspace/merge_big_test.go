@@ -28,7 +28,7 @@ const (
 
 // landReport is what the capturing and landing child process says.
 type landReport struct {
-	Worktree   string                  `json:"worktree"`
+	Agent      map[string]string       `json:"agent"` // the agent's files' sums, read in the child (an overlay's view ends with it)
 	Status     string                  `json:"status"`
 	Conflicts  []string                `json:"conflicts"`
 	Oversize   []messages.OversizeFile `json:"oversize"`
@@ -72,7 +72,7 @@ func TestCaptureAndLandOfBigFilesKeepMemoryBounded(t *testing.T) {
 	}
 	root := filepath.Join(dir, "repo")
 	for _, name := range []string{"changed.bin", "new.bin", "a.txt"} {
-		if got, want := fileSum(t, filepath.Join(root, name)), fileSum(t, filepath.Join(rep.Worktree, name)); got != want {
+		if got, want := fileSum(t, filepath.Join(root, name)), rep.Agent[name]; got != want {
 			t.Errorf("%s landed as %s, the agent's is %s", name, got, want)
 		}
 	}
@@ -125,10 +125,13 @@ func TestLandRSSChild(t *testing.T) {
 	}
 	cs, err := capture(t.Context())
 	must(t, err)
-	rep := landReport{Worktree: w.Dir(), Oversize: cs.Oversize, PatchBytes: len(cs.Patch), CaptureKB: maxRSS(t)}
+	rep := landReport{Agent: map[string]string{}, Oversize: cs.Oversize, PatchBytes: len(cs.Patch), CaptureKB: maxRSS(t)}
 	out, err := r.Apply(t.Context(), snap, cs, ModeApply, "run1", "w")
 	must(t, err)
 	rep.LandKB, rep.Status, rep.Conflicts = maxRSS(t), out.Status, out.Conflicts
+	for _, name := range []string{"changed.bin", "new.bin", "a.txt"} {
+		rep.Agent[name] = fileSum(t, filepath.Join(w.Dir(), name))
+	}
 	data, err := json.Marshal(rep)
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dir, "report.json"), data, 0o644))

@@ -24,12 +24,16 @@ import (
 // ordinary worktree that is never handed out (the lower tree, shared by
 // every overlay worktree of that snapshot), and each agent's worktree is
 // an overlay mount of it with an empty upper and work directory of its
-// own, in the namespace of the process's holder (internal/overlay). The
-// mount point is an empty directory outside that namespace: troupe's
-// file operations reach the merged view through /proc/<holder>/root
-// (Root, and the worktree's descriptor), and git commands in the
-// worktree, troupe's and the agent's, run inside the namespace (nsenter)
-// at the mount point. Its git directory is its own, in the home, with a
+// own, in the namespace of the process's holder (internal/overlay),
+// mounted by descriptor beneath the data directory's base (a symlink
+// swapped into the path is refused). The mount point is an empty
+// directory outside that namespace: troupe's file operations reach the
+// merged view through the mount's root directory the holder sends back
+// (the worktree's descriptor), Root through /proc/<holder>/root, and git
+// commands in the worktree run inside the namespace (nsenter): troupe's
+// in the view's descriptor, the agent's at the mount point. Kept for
+// reuse, an overlay worktree is unmounted, emptied and mounted again
+// (overlay_reuse.go). Its git directory is its own, in the home, with a
 // copy of the lower tree's index (the stat data of lower files are the
 // same through the mount); its .git file is written in the upper
 // directory. Captures read the merged view as they read a checkout.
@@ -84,6 +88,13 @@ func (r *Repo) lower(ctx context.Context, snap Snapshot) (*lowerTree, error) {
 	r.lowers.mu.Unlock()
 	if !ok {
 		l.w, l.err = r.create(ctx, snap, "lower-"+snap.Commit[:min(12, len(snap.Commit))]+"-"+strconv.FormatUint(rand.Uint64()&0xffffff, 16))
+		if l.err == nil {
+			// Checked out through the user's filters once, for every
+			// overlay worktree on it (checkout_filters.go).
+			if l.err = l.w.smudgeFiltered(ctx); l.err != nil {
+				_ = l.w.destroy(context.WithoutCancel(ctx))
+			}
+		}
 		if l.err != nil {
 			r.lowers.mu.Lock()
 			delete(r.lowers.m, snap.Commit) // the next caller tries again
@@ -185,24 +196,32 @@ func (w *Worktree) mountOverlay(ctx context.Context) error {
 	if err := copyLowerIndex(filepath.Join(ov.lower.w.admin, "index"), filepath.Join(w.admin, "index")); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(ov.side, "up", ".git"), []byte("gitdir: "+w.admin+"\n"), 0o644); err != nil {
+	up, err := openBeneath(r.dataBase, filepath.Join(r.worktreesRel(), w.name+".ovl", "up"), false)
+	if err != nil {
 		return err
 	}
-	if err := ov.h.Mount(ov.lower.w.dir, filepath.Join(ov.side, "up"), filepath.Join(ov.side, "work"), w.dir); err != nil {
+	err = up.writeNew(".git", 0o644, []byte("gitdir: "+w.admin+"\n"))
+	up.close()
+	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(ov.view, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	rel := r.worktreesRel()
+	f, err := ov.h.Mount(r.dataBase, filepath.Join(rel, ov.lower.w.name), filepath.Join(rel, w.name+".ovl", "up"),
+		filepath.Join(rel, w.name+".ovl", "work"), filepath.Join(rel, w.name))
 	if err != nil {
 		return err
 	}
 	w.fd = &dirFD{f: f}
 	w.at = anchorPath(w.fd, ov.view)
-	enter, err := ov.h.Enter(w.dir)
+	// troupe's git starts in the view through its descriptor and enters
+	// the holder's namespaces staying there: no path of the worktree is
+	// looked up again, wherever its mount point's path leads now.
+	enter, err := ov.h.EnterHere()
 	if err != nil {
 		return err
 	}
-	w.g = r.worktreeGit(w.admin, w.dir, w.dir)
-	w.g.enter, w.g.dir = enter, ""
+	w.g = r.worktreeGit(w.admin, w.at, w.dir)
+	w.g.enter = enter
 	return ctx.Err()
 }
 
@@ -237,17 +256,23 @@ func copyLowerIndex(from, to string) error {
 func (w *Worktree) destroyOverlay() error {
 	var errs []error
 	if w.fd != nil {
+		// Unmounted through its descriptor: the mount it is, wherever
+		// its mount point's path leads now.
+		if err := w.ov.h.Unmount(w.fd.f); err != nil {
+			errs = append(errs, err)
+		}
 		w.fd.close()
 		w.fd = nil
-	}
-	if err := w.ov.h.Unmount(w.dir); err != nil {
-		errs = append(errs, err)
 	}
 	parent, err := openBeneath(w.repo.dataBase, w.repo.worktreesRel(), false)
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}
 	defer parent.close()
+	if side, err := parent.sub(w.name+".ovl", false); err == nil {
+		errs = append(errs, overlay.UnlockWork(side.fd(), "work")) // else a user other than root cannot remove it
+		side.close()
+	}
 	errs = append(errs, parent.removeAll(w.name+".ovl"), parent.removeAll(w.name))
 	if w.ov.lower != nil {
 		w.repo.release(w.ov.lower)

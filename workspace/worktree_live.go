@@ -75,7 +75,7 @@ func (w *Worktree) openWorkspace(ctx context.Context, root string, opts Options)
 		r.g.workTree = "."
 	}
 	if w.ov != nil {
-		r.g.workTree, r.g.dir, r.g.enter = w.g.workTree, "", w.g.enter
+		r.g.enter = w.g.enter
 	}
 	if err := r.writeExcludes(); err != nil {
 		return nil, err

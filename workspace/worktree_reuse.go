@@ -101,6 +101,12 @@ var errMoved = errors.New("the worktree was moved or its path replaced")
 // directory: not renamed away, nor swapped for a symlink. One that is
 // not is never handed to an agent again.
 func (w *Worktree) intact() bool {
+	if w.ov != nil {
+		// Its mount is reached through its descriptor, never its path,
+		// and was mounted on a mount point opened beneath the data
+		// directory without following a symlink.
+		return w.fd != nil
+	}
 	fi, err := os.Lstat(w.dir)
 	return err == nil && fi.IsDir() && w.fd != nil && w.fd.sameDir(fi)
 }
@@ -115,6 +121,9 @@ func (r *Repo) unpick(w *Worktree) {
 // bring makes a prepared worktree hold snap: the paths whose contents
 // differ rewritten, or, when that fails, every tracked file checked.
 func (w *Worktree) bring(ctx context.Context, snap Snapshot) error {
+	if w.ov != nil && w.tree != snap.Tree {
+		return w.recycle(ctx, snap)
+	}
 	if w.tree == snap.Tree {
 		if w.snap.Commit != snap.Commit {
 			if err := w.setHead(snap.Commit); err != nil {
@@ -198,7 +207,7 @@ func (w *Worktree) setHead(commit string) error {
 func (r *Repo) park(w *Worktree) bool {
 	r.idleMu.Lock()
 	defer r.idleMu.Unlock()
-	if len(r.idle) >= r.opts.KeepIdle || w.ov != nil {
+	if len(r.idle) >= r.opts.KeepIdle {
 		if w.hand != nil {
 			w.hand.forgetScan()
 		}
@@ -209,6 +218,10 @@ func (r *Repo) park(w *Worktree) bool {
 	target := r.latest
 	if target.Tree == "" {
 		target = w.snap
+	}
+	if w.ov != nil {
+		w.parkOverlay(target)
+		return true
 	}
 	go func() {
 		defer close(w.ready)

@@ -43,7 +43,8 @@ func TestReusedWorktreeHoldsTheNewSnapshot(t *testing.T) {
 		t.Errorf("reused worktree starts with changes: %+v", cs.Files)
 	}
 	must(t, w2.Remove(t.Context()))
-	if list := worktreeList(t, r); !strings.Contains(list, dir) {
+	waitIdle(t, r)                                                   // an overlay's git directory is made anew while it is prepared
+	if list := worktreeList(t, r); !strings.Contains(list, w2.dir) { // its path; an overlay's mount point
 		t.Errorf("idle worktree not kept:\n%s", list)
 	}
 	must(t, r.Close(t.Context()))

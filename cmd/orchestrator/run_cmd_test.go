@@ -28,10 +28,13 @@ func testEnv(srv *llmtest.Server, home string) runEnv {
 
 func runCmd(t *testing.T, ctx context.Context, env runEnv, resume bool, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
+	// stderr is written by the command and by its logger's goroutines
+	// (an exporter's warning), as os.Stderr is.
+	var out bytes.Buffer
+	var errb lockedBuffer
 	code, err := cmdRun(ctx, args, env, &out, &errb, resume)
 	if err != nil {
-		errb.WriteString(err.Error())
+		_, _ = errb.Write([]byte(err.Error()))
 	}
 	return code, out.String(), errb.String()
 }

@@ -4,6 +4,7 @@ package overlay
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 )
 
@@ -29,16 +30,22 @@ func (h *Holder) Pid() int { return 0 }
 func (h *Holder) View(target string) string { return target }
 
 // Mount fails.
-func (h *Holder) Mount(_, _, _, _ string) error { return ErrUnsupported }
+func (h *Holder) Mount(_, _, _, _, _ string) (*os.File, error) { return nil, ErrUnsupported }
 
 // Unmount fails.
-func (h *Holder) Unmount(string) error { return ErrUnsupported }
+func (h *Holder) Unmount(*os.File) error { return ErrUnsupported }
 
 // Enter fails.
 func (h *Holder) Enter(string) ([]string, error) { return nil, ErrUnsupported }
 
+// EnterHere fails.
+func (h *Holder) EnterHere() ([]string, error) { return nil, ErrUnsupported }
+
 // Wrap fails.
 func (h *Holder) Wrap(*exec.Cmd, string) error { return ErrUnsupported }
+
+// UnlockWork does nothing.
+func UnlockWork(int, string) error { return nil }
 
 // Close does nothing.
 func (h *Holder) Close() error { return nil }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -48,18 +49,19 @@ func layers(t *testing.T, h *Holder, files map[string]string) (string, func() (s
 	n := 0
 	return lower, func() (string, string) {
 		n++
-		d := filepath.Join(base, "w"+strings.Repeat("x", n))
+		d := "w" + strings.Repeat("x", n)
 		up, work, mnt := d+"/up", d+"/work", d+"/mnt"
 		for _, p := range []string{up, work, mnt} {
-			if err := os.MkdirAll(p, 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(base, p), 0o755); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := h.Mount(lower, up, work, mnt); err != nil {
+		f, err := h.Mount(base, "lower", up, work, mnt)
+		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = h.Unmount(mnt) })
-		return mnt, up
+		t.Cleanup(func() { _ = h.Unmount(f); f.Close(); unlockWork(t, filepath.Join(base, d)) })
+		return filepath.Join(base, mnt), filepath.Join(base, up)
 	}
 }
 
@@ -75,6 +77,19 @@ func sh(t *testing.T, h *Holder, dir, script string) string {
 		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
 	return string(out)
+}
+
+// unlockWork lets the test's cleanup remove the work directory in dir.
+func unlockWork(t *testing.T, dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer d.Close()
+	if err := UnlockWork(int(d.Fd()), "work"); err != nil {
+		t.Error(err)
+	}
 }
 
 func read(t *testing.T, p string) string {
@@ -166,9 +181,9 @@ func TestTwoWorkersEditingOneFile(t *testing.T) {
 
 func TestBadMountPathsRefused(t *testing.T) {
 	h := need(t)
-	for _, p := range []string{"rel", "/a,b", "/a:b"} {
-		if err := h.Mount(p, "/u", "/w", "/t"); err == nil || !strings.Contains(err.Error(), "mount option") {
-			t.Errorf("Mount(%q) = %v", p, err)
+	for _, p := range [][2]string{{"rel", "l"}, {"/r", "/abs"}, {"/r", "../up"}, {"/r", ""}} {
+		if _, err := h.Mount(p[0], p[1], "u", "w", "t"); err == nil {
+			t.Errorf("Mount(%q, %q) mounted", p[0], p[1])
 		}
 	}
 }
@@ -182,7 +197,7 @@ func TestHolderRefusesBadRequestsAndEndsWithItsInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.ask(request{Op: "bogus", Target: "/"}); err == nil || !strings.Contains(err.Error(), "unknown request") {
+	if _, err := h.ask(request{Op: "bogus", Target: "/"}, nil); err == nil || !strings.Contains(err.Error(), "unknown request") {
 		t.Fatalf("bogus request: %v", err)
 	}
 	_, mount := layers(t, h, map[string]string{"f": "x"})
@@ -196,7 +211,111 @@ func TestHolderRefusesBadRequestsAndEndsWithItsInput(t *testing.T) {
 	if h.cmd.ProcessState == nil {
 		t.Fatal("the holder was not waited for")
 	}
-	if err := h.Mount("/a", "/b", "/c", "/d"); err == nil {
+	if _, err := h.Mount("/a", "b", "c", "d", "e"); err == nil {
 		t.Fatal("a closed holder took a request")
+	}
+}
+
+// TestSwappedComponentsNeverMountOutside: a component of the upper, work
+// or lower directory's path or of the mount point's, swapped for a
+// symbolic link to a directory outside (as an agent that can write
+// troupe's data directory could, between troupe's check and the mount),
+// makes the mount fail: nothing is mounted on, written into or read as
+// a layer from outside, and a mount point swapped after the mount does
+// not move the view.
+func TestSwappedComponentsNeverMountOutside(t *testing.T) {
+	h := need(t)
+	for _, swap := range []string{"w/up", "w/work", "w/mnt", "w", "lower"} {
+		t.Run(strings.ReplaceAll(swap, "/", "_"), func(t *testing.T) {
+			base, outside := t.TempDir(), t.TempDir()
+			for _, d := range []string{"lower", "w/up", "w/work", "w/mnt"} {
+				if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.MkdirAll(filepath.Join(outside, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(outside, "lower", "secret"), []byte("s"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.RemoveAll(filepath.Join(base, swap)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(outside, swap), filepath.Join(base, swap)); err != nil {
+				t.Fatal(err)
+			}
+			f, err := h.Mount(base, "lower", "w/up", "w/work", "w/mnt")
+			if err == nil {
+				_ = h.Unmount(f)
+				f.Close()
+				t.Fatalf("mounted with %s swapped for a symlink out", swap)
+			}
+			if !strings.Contains(err.Error(), "symbolic link") && !strings.Contains(err.Error(), "too many levels") {
+				t.Errorf("error %v does not say a symlink was refused", err)
+			}
+			for _, d := range []string{"w/up", "w/work", "w/mnt"} {
+				if ents, _ := os.ReadDir(filepath.Join(h.View(outside), d)); len(ents) != 0 {
+					t.Errorf("outside %s holds %v", d, ents)
+				}
+			}
+		})
+	}
+	t.Run("after the mount", func(t *testing.T) {
+		base := t.TempDir()
+		for _, d := range []string{"lower", "w/up", "w/work", "w/mnt"} {
+			if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(base, "lower", "f"), []byte("lower"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := h.Mount(base, "lower", "w/up", "w/work", "w/mnt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		// The mount point's path renamed away and a symlink put in its
+		// place: the descriptor still leads to the mount, and Unmount
+		// by it unmounts that mount, not whatever the path names.
+		if err := os.Rename(filepath.Join(h.View(base), "w"), filepath.Join(h.View(base), "moved")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(t.TempDir(), filepath.Join(base, "w")); err != nil {
+			t.Fatal(err)
+		}
+		if got := read(t, "/proc/self/fd/"+strconv.Itoa(int(f.Fd()))+"/f"); got != "lower" {
+			t.Fatalf("through the descriptor: %q", got)
+		}
+		if err := h.Unmount(f); err != nil {
+			t.Fatal(err)
+		}
+		if ents, _ := os.ReadDir(filepath.Join(h.View(base), "moved", "mnt")); len(ents) != 0 {
+			t.Fatalf("still mounted after Unmount: %v", ents)
+		}
+		unlockWork(t, filepath.Join(base, "moved"))
+	})
+}
+
+// TestEnteredCommandCannotTouchOtherMounts: a command entered in one
+// overlay, run by root or by anyone, has no capability in the holder's
+// namespaces but root's CAP_SETFCAP: it can neither unmount another worker's overlay nor mount
+// over it, and that worker's view stays its own.
+func TestEnteredCommandCannotTouchOtherMounts(t *testing.T) {
+	h := need(t)
+	_, mount := layers(t, h, map[string]string{"f": "lower\n"})
+	a, _ := mount()
+	b, _ := mount()
+	sh(t, h, b, "echo b > f")
+	out := sh(t, h, a, "grep CapEff /proc/self/status; umount -l "+b+" && echo UNMOUNTED; mkdir -p evil && mount --bind evil "+b+" && echo MOUNTED; true")
+	// Root's keeps CAP_SETFCAP alone (the sandbox's forker maps uid 0
+	// into the command's own user namespace with it); anyone else's, none.
+	if strings.Contains(out, "UNMOUNTED") || strings.Contains(out, "MOUNTED") ||
+		!strings.Contains(out, "CapEff:\t0000000000000000") && !strings.Contains(out, "CapEff:\t0000000080000000") {
+		t.Fatalf("the entered command:\n%s", out)
+	}
+	if got := read(t, filepath.Join(h.View(b), "f")); got != "b\n" {
+		t.Fatalf("the other worker's view reads %q", got)
 	}
 }

@@ -55,7 +55,13 @@ func probe(h *Holder, base string) (err error) {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		if d, err := os.Open(dir); err == nil {
+			_ = UnlockWork(int(d.Fd()), "work")
+			d.Close()
+		}
+		os.RemoveAll(dir)
+	}()
 	p := func(s string) string { return filepath.Join(dir, s) }
 	for _, d := range []string{"lower", "upper", "work", "mnt"} {
 		if err := os.Mkdir(p(d), 0o700); err != nil {
@@ -65,13 +71,15 @@ func probe(h *Holder, base string) (err error) {
 	if err := os.WriteFile(p("lower/f"), []byte("lower"), 0o600); err != nil {
 		return err
 	}
-	if err := h.Mount(p("lower"), p("upper"), p("work"), p("mnt")); err != nil {
+	mnt, err := h.Mount(dir, "lower", "upper", "work", "mnt")
+	if err != nil {
 		return err
 	}
 	defer func() {
-		if uerr := h.Unmount(p("mnt")); err == nil {
+		if uerr := h.Unmount(mnt); err == nil {
 			err = uerr
 		}
+		mnt.Close()
 	}()
 	if err := os.WriteFile(filepath.Join(h.View(p("mnt")), "g"), []byte("upper"), 0o600); err != nil {
 		return fmt.Errorf("write through the overlay's view: %w", err)

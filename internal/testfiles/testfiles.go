@@ -1,6 +1,7 @@
 // Package testfiles holds the file helpers tests share across packages
 // that cannot import each other's tests: golden files (rewritten with
-// -update), a snapshot of a directory tree and git run in a checkout.
+// -update), a snapshot of a directory tree, git run in a checkout, and a
+// test binary's tests run again as an unprivileged user (AsNobody).
 package testfiles
 
 import (

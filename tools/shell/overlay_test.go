@@ -42,10 +42,11 @@ func newOverlayTree(t *testing.T, box func(inside string) *sandbox.Box) overlayT
 	if err := os.WriteFile(filepath.Join(o.lower, "lower.txt"), []byte("from the lower tree\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Mount(o.lower, o.up, filepath.Join(base, "work"), o.mnt); err != nil {
+	mounted, err := h.Mount(base, "lower", "up", "work", "mnt")
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = h.Unmount(o.mnt) })
+	t.Cleanup(func() { _ = h.Unmount(mounted); _ = mounted.Close() })
 	ws, err := tools.NewWorkspaceView(h.View(o.mnt), tools.View{Inside: o.mnt, Enter: func(dir string) []string {
 		pre, err := h.Enter(dir)
 		if err != nil {
