@@ -84,7 +84,7 @@ func nestedOnANode(t *testing.T, isolation string) {
 		t.Errorf("the grandchild's edit did not land on the requester's uncommitted util.go:\n%s\nthe lead read: %q", b, toolResults(srv, "lead"))
 	}
 	if b, _ := os.ReadFile(filepath.Join(requester, "main.go")); !strings.Contains(string(b), "func main() { util() }") {
-		t.Errorf("the second grandchild's edit did not land:\n%s", b)
+		t.Errorf("the second grandchild's edit did not land:\n%s\nworkers: %q\nlead: %q\nchanges: %+v", b, toolResults(srv, "worker"), toolResults(srv, "lead"), res.Changes)
 	}
 	if b, err := os.ReadFile(filepath.Join(requester, "lead.go")); err != nil || string(b) != "package main // by the lead\n" {
 		t.Errorf("the remote agent's own file did not land: %q %v", b, err)

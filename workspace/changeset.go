@@ -63,7 +63,7 @@ func (w *Worktree) captureTree(ctx context.Context) (string, []messages.Oversize
 		w.hand, w.handErr = nil, err // the git path below changes the index
 	}
 	w.captured = "git"
-	if _, err := w.g.run(ctx, nil, "add", "-A", "--ignore-errors", "--", "."); err != nil {
+	if err := addTolerant(ctx, w.g, nil, "--", "."); err != nil {
 		return "", nil, err
 	}
 	tree, err := w.g.line(ctx, "write-tree")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 )
 
 // git add -A runs `git status` inside every submodule it tracks whose
@@ -40,7 +41,7 @@ func addAll(ctx context.Context, g git, index string, idLen int) error {
 	for _, l := range links {
 		spec.WriteString(":(exclude,literal)" + l + "\x00")
 	}
-	if _, err := g.run(ctx, spec.Bytes(), "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+	if err := addTolerant(ctx, g, spec.Bytes(), "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
 		return err
 	}
 	if len(links) == 0 {
@@ -51,6 +52,40 @@ func addAll(ctx context.Context, g git, index string, idLen int) error {
 		list.WriteString(l + "\x00")
 	}
 	_, err = g.run(ctx, list.Bytes(), "update-index", "--add", "--remove", "-z", "--stdin")
+	return err
+}
+
+// A directory being written while it is snapshot (an agent working in
+// it beside the agent whose worktree is being made, its atomic writes'
+// temporary files, a build, the user's editor) has files that git add
+// lists and that are gone when it reads them: git then dies ("unable to
+// stat"), whatever --ignore-errors says, and writes no index. Such a
+// file is no part of the state being recorded, so the add is run again
+// on what is there now; addAttempts bounds the runs.
+const addAttempts = 5
+
+// addHook, when set (tests), runs before each run of git add with its
+// number, from 1; an error it returns is that run's.
+var addHook func(attempt int) error
+
+// addTolerant runs git add -A --ignore-errors with more arguments (and
+// stdin) in g's index, again when git died (exit status 128: a file it
+// listed vanished before it read it), up to addAttempts runs. The index
+// is written only by a run that succeeds.
+func addTolerant(ctx context.Context, g git, stdin []byte, more ...string) error {
+	var err error
+	for attempt := 1; attempt <= addAttempts; attempt++ {
+		if addHook != nil {
+			err = addHook(attempt)
+		}
+		if err == nil {
+			_, err = g.run(ctx, stdin, append([]string{"add", "-A", "--ignore-errors"}, more...)...)
+		}
+		var exit *exec.ExitError
+		if err == nil || ctx.Err() != nil || !errors.As(err, &exit) || exit.ExitCode() != 128 {
+			return err
+		}
+	}
 	return err
 }
 
