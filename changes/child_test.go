@@ -140,20 +140,10 @@ func TestTaskCarriesWhatDoesNotMerge(t *testing.T) {
 // of its descendants its result carries are not kept; accepted, they
 // are.
 func TestRemoteChildRefusedKeepsNoNested(t *testing.T) {
-	tr, snap, n := requesterAndNode(t)
-	h, err := n.Start(context.Background(), tr, snap, "r1-w1-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, h.Root(), "g.go", "package p\n\nvar G = 3\n")
-	cs, err := h.End(context.Background(), tr, true, "r1", "w1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, cs := shippedEdit(t)
 	r := openRun(t, tr.From.Root(), "worktree")
 	nested := []messages.NestedChanges{{Agent: "w1-1", Status: messages.ChangeStatusPatch, Files: []string{"h.go"}, Patch: []byte("p")}}
-	bad := *cs
-	bad.Patch = []byte(strings.Replace(string(cs.Patch), "-var G = 2", "-var G = 9", 1))
+	bad := tamperedBase(cs)
 	for _, c := range []struct {
 		cs      *messages.Changeset
 		refused bool

@@ -142,3 +142,27 @@ func keptPath(t *testing.T, msg, lead string) string {
 	path, _, _ := strings.Cut(rest, ";")
 	return path
 }
+
+// shippedEdit is the changeset a node task on the requester's snapshot
+// ships after setting g.go's G to 3 (the snapshot's G is 2, HEAD's 1).
+func shippedEdit(t *testing.T) (Local, *messages.Changeset) {
+	t.Helper()
+	tr, snap, n := requesterAndNode(t)
+	h, err := n.Start(context.Background(), tr, snap, "r1-w1-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, h.Root(), "g.go", "package p\n\nvar G = 3\n")
+	cs, err := h.End(context.Background(), tr, true, "r1", "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, cs
+}
+
+// tamperedBase is cs claiming a base the snapshot never had.
+func tamperedBase(cs *messages.Changeset) messages.Changeset {
+	bad := *cs
+	bad.Patch = []byte(strings.Replace(string(cs.Patch), "-var G = 2", "-var G = 9", 1))
+	return bad
+}

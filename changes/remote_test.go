@@ -1,7 +1,6 @@
 package changes
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,20 +15,10 @@ import (
 // changes and the sentence its result fails with); one that applies
 // lands as a local agent's would.
 func TestBringRemoteDerivesOrRefuses(t *testing.T) {
-	tr, snap, n := requesterAndNode(t)
-	h, err := n.Start(context.Background(), tr, snap, "r1-w1-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(t, h.Root(), "g.go", "package p\n\nvar G = 3\n")
-	cs, err := h.End(context.Background(), tr, true, "r1", "w1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, cs := shippedEdit(t)
 	req := tr.From.Root()
 	r := openRun(t, req, "worktree")
-	bad := *cs
-	bad.Patch = []byte(strings.Replace(string(cs.Patch), "-var G = 2", "-var G = 9", 1))
+	bad := tamperedBase(cs)
 	rec := &recorder{}
 	out, why := r.bringRemote(rec.emit, "r1", "w1", true, Remote{Node: "n1", Changeset: &bad})
 	if why == "" || out == nil || out.Status != messages.ChangeStatusError || !strings.Contains(why, "node n1") {
