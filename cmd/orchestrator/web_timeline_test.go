@@ -168,16 +168,23 @@ new MutationObserver(() => {
 // and the labels' indents, in row order.
 func timelineBars(t testing.TB, page *browser) (bars map[string]string, order []string) {
 	var got []struct{ Agent, Class, X string }
+	// The page redraws itself whole when what it shows changes (the
+	// server's stats, every few seconds), so the box is looked up afresh
+	// each step, and a step whose scroll a redraw undid is taken again.
 	if err := json.Unmarshal([]byte(page.eval(`(async () => {
-  const box = document.querySelector(".timeline-box"), out = new Map(), frame = () => new Promise(r => requestAnimationFrame(() => setTimeout(r)));
-  const take = () => { for (const b of box.querySelectorAll("rect.bar")) if (!out.has(b.dataset.agent)) {
+  const boxNow = () => document.querySelector(".timeline-box"), out = new Map(), frame = () => new Promise(r => requestAnimationFrame(() => setTimeout(r)));
+  const take = box => { for (const b of box.querySelectorAll("rect.bar")) if (!out.has(b.dataset.agent)) {
     const label = box.querySelector('text.label[data-agent="' + CSS.escape(b.dataset.agent) + '"]');
     out.set(b.dataset.agent, {agent: b.dataset.agent, class: b.getAttribute("class"), x: label ? label.getAttribute("x") : ""}); } };
-  for (let top = 0; ; top += box.clientHeight) {
-    box.scrollTop = top; await frame(); await frame(); take();
-    if (box.scrollTop + box.clientHeight >= box.scrollHeight) break;
+  for (let top = 0, steps = 0; steps < 10000; steps++) {
+    boxNow().scrollTop = top; await frame(); await frame();
+    const box = boxNow(), end = box.scrollHeight - box.clientHeight;
+    if (Math.abs(box.scrollTop - Math.min(top, end)) > 1) continue; // redrawn meanwhile
+    take(box);
+    if (box.scrollTop >= end - 1) break;
+    top += box.clientHeight;
   }
-  box.scrollTop = 0; await frame();
+  boxNow().scrollTop = 0; await frame();
   return JSON.stringify([...out.values()]);
 })()`)), &got); err != nil {
 		t.Fatalf("the timeline's bars: %v", err)
