@@ -19,8 +19,11 @@ import (
 // it is placed.
 type ChildTask = messages.Task
 
-// Placer decides where a child agent runs. Place is called on the parent
-// actor's goroutine once the child's lease is granted, so it must answer
+// Placer decides where a child agent runs. Place is called on the
+// delegating tool step's goroutine once the child's lease is granted and
+// before the child enters the workspace lifecycle (a child placed on a
+// node gets no local worktree); parents call it at once, so it must be
+// safe for concurrent use, and it must answer
 // quickly (a cached view of live nodes, not a network round trip per
 // call). A nil RemoteChild means "here, as a local actor", which is what
 // LocalPlacer always answers. ctx carries the span of the delegate call
