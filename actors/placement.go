@@ -42,6 +42,17 @@ type RunCanceller interface {
 	CancelRun(reason string)
 }
 
+// RunEnder is implemented by a Placer that emits events of the run
+// beside its agents' (the remote placer's node.left and node.joined of
+// the run's nodes). Team.Wait calls EndRun once the root has ended,
+// before it settles the events (Options.EventsDropped) and emits
+// run.finished: a Placer emits nothing into the run after it returns,
+// so every event of the run is stored ahead of its run.finished, where a
+// watcher that stops at run.finished reads it.
+type RunEnder interface {
+	EndRun()
+}
+
 // LocalPlacer runs every child in this process. It is the default.
 type LocalPlacer struct{}
 
