@@ -57,7 +57,7 @@ func TestMCPUnknownKeyInWords(t *testing.T) {
 	}
 	_, err := Load(Sources{File: file})
 	if err == nil || !strings.Contains(err.Error(), "mcp.servers.a.comand is not a setting") ||
-		!strings.Contains(err.Error(), "command, env, headers, kinds, timeout, url") {
+		!strings.Contains(err.Error(), "command, env, headers, kinds, shared, timeout, url") {
 		t.Errorf("error: %v", err)
 	}
 }
