@@ -4,6 +4,7 @@ package actors_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -113,4 +114,71 @@ func TestWorkerMCPToolsActInItsWorktree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Many workers in worktrees calling one MCP server at once never run
+// more instances than the limit; each writes in its own worktree, every
+// change lands, and no instance outlives the run.
+func TestWorkersShareBoundedMCPInstances(t *testing.T) {
+	const workers, most = 6, 2
+	ws := gitRepo(t, map[string]string{"g.go": "package p\n"})
+	limit := mcp.NewLimit(most)
+	server := mcp.New(mcp.Config{Name: "t", Command: []string{mcptest.Build(t)}, Dir: ws, Limit: limit}, zerolog.Nop())
+	t.Cleanup(func() { _ = server.Close() })
+	fan := make([]llmtest.ToolCall, workers)
+	agents := []llmtest.AgentScript{kind("root", calls(fan...), say("started"))}
+	for w := range workers {
+		task := fmt.Sprintf("task w%02d-", w)
+		fan[w] = delegate("worker", task, true)
+		agents = append(agents, llmtest.AgentScript{Match: llmtest.Matcher{Kind: "worker", TaskContains: task},
+			Turns: []llmtest.Turn{calls(tc("mcp__t__write_file", fmt.Sprintf(`{"path":"w%02d.txt","content":"%d\n"}`, w, w))),
+				calls(tc("mcp__t__pid", `{}`)), say("done")}})
+	}
+	srv := llmtest.New(script(agents...))
+	t.Cleanup(srv.Close)
+	o := options(t, srv, ws, "fan out", &actors.Recorder{})
+	o.Settings.PlanFirst = map[string]bool{"root": false, "worker": false}
+	o.Settings.Isolation, o.Settings.OnParentFinish = "worktree", "wait"
+	o.ToolSources = []tools.ToolSource{server}
+	o.Tools.Tiers = tools.Tiers{Budget: -1}
+	res := run(t, o)
+	applied := 0
+	for _, c := range res.Changes {
+		if c.Status == messages.ChangeStatusApplied && len(c.Files) == 1 {
+			applied++
+		}
+	}
+	if applied != workers {
+		t.Errorf("%d of %d changes applied: %+v", applied, workers, res.Changes)
+	}
+	for w := range workers {
+		if b, err := os.ReadFile(filepath.Join(ws, fmt.Sprintf("w%02d.txt", w))); err != nil || string(b) != fmt.Sprintf("%d\n", w) {
+			t.Errorf("w%02d.txt: %q, %v", w, b, err)
+		}
+	}
+	var pids []int
+	for _, r := range srv.Requests() {
+		if r.Kind == "worker" && r.Round == 3 {
+			got := toolResults(r)
+			pid, err := strconv.Atoi(got[len(got)-1])
+			if err != nil {
+				t.Fatalf("pid result %q", got)
+			}
+			pids = append(pids, pid)
+		}
+	}
+	if len(pids) != workers {
+		t.Fatalf("%d pids", len(pids))
+	}
+	if limit.Peak() > most || limit.Peak() == 0 || limit.Live() != 0 || server.Worktrees() != 0 {
+		t.Errorf("peak %d instances (limit %d), %d live, %d open after the run", limit.Peak(), most, limit.Live(), server.Worktrees())
+	}
+	checkFor(t, 10*time.Second, func() error {
+		for _, pid := range pids {
+			if syscall.Kill(pid, 0) == nil {
+				return fmt.Errorf("instance %d outlived its worker", pid)
+			}
+		}
+		return nil
+	})
 }
