@@ -26,8 +26,9 @@ type instanceKey struct{ srv *Server }
 
 // worktrees are a server's worktree instances, closed with it.
 type worktrees struct {
-	mu   sync.Mutex
-	live map[*Server]bool
+	mu     sync.Mutex
+	live   map[*Server]bool
+	closed bool // the server closed: no more are made
 }
 
 // instanceFor is the server that acts for the agent of sess: s itself for
@@ -58,6 +59,15 @@ func (s *Server) spawn(ws *tools.Workspace) *Server {
 	inst := newServer(cfg, s.log.With().Str("worktree", ws.CommandRoot()).Logger(), s.client)
 	inst.parent, inst.limit = s, s.limit
 	s.trees.mu.Lock()
+	if s.trees.closed { // the run has ended: the instance refuses every call
+		s.trees.mu.Unlock()
+		inst.closed = true
+		inst.closeOnce.Do(func() { close(inst.done) })
+		if cfg.Sandbox != nil {
+			_ = cfg.Sandbox.Close()
+		}
+		return inst
+	}
 	if s.trees.live == nil {
 		s.trees.live = map[*Server]bool{}
 	}
@@ -77,6 +87,7 @@ func (s *Server) forget(inst *Server) {
 // sessions' closing would have, had every agent ended).
 func (s *Server) closeWorktrees() {
 	s.trees.mu.Lock()
+	s.trees.closed = true
 	var all []*Server
 	for inst := range s.trees.live {
 		all = append(all, inst)
