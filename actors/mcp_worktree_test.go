@@ -100,7 +100,7 @@ func TestWorkerMCPToolsActInItsWorktree(t *testing.T) {
 				}
 			}
 			pid, err := strconv.Atoi(got[3])
-			if err != nil {
+			if err != nil || pid <= 1 {
 				t.Fatalf("pid %q", got[3])
 			}
 			checkFor(t, 10*time.Second, func() error {
