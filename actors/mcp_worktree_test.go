@@ -30,8 +30,10 @@ import (
 // its own instance of the server started there and sandboxed to it: the
 // user's workspace does not have the file until the worker's changes
 // land, through the normal path; writes by "../" or by an absolute path
-// into the workspace are refused; the instance has ended by the time the
-// run returns, while the run's instance (the test's) still serves.
+// into the workspace are refused; the instance is stopped before the
+// worktree is captured (what it writes as it exits lands too) and has
+// ended by the time the run returns, while the run's instance (the
+// test's) still serves.
 func TestWorkerMCPToolsActInItsWorktree(t *testing.T) {
 	sup := sandbox.Check()
 	if sup.LandlockABI == 0 {
@@ -53,7 +55,7 @@ func TestWorkerMCPToolsActInItsWorktree(t *testing.T) {
 			t.Cleanup(func() { _ = server.Close() })
 			attack := filepath.Join(ws, "attack.txt")
 			w := llmtest.AgentScript{Match: llmtest.Matcher{Kind: "worker"}, Turns: []llmtest.Turn{
-				calls(tc("mcp__t__write_file", `{"path":"mcp.txt","content":"from the worker\n"}`)),
+				calls(tc("mcp__t__write_file", `{"path":"mcp.txt","content":"from the worker\n"}`), tc("mcp__t__write_at_exit", `{"path":"late.txt"}`)),
 				calls(tc("mcp__t__read_file", `{"path":"`+filepath.Join(ws, "mcp.txt")+`"}`), tc("mcp__t__read_file", `{"path":"mcp.txt"}`),
 					tc("mcp__t__cwd", `{}`), tc("mcp__t__pid", `{}`),
 					tc("mcp__t__write_file", `{"path":"../escape.txt"}`), tc("mcp__t__write_file", `{"path":"`+attack+`"}`)),
@@ -88,8 +90,11 @@ func TestWorkerMCPToolsActInItsWorktree(t *testing.T) {
 					t.Errorf("a write out of the worktree: %q", r)
 				}
 			}
-			if len(res.Changes) != 1 || res.Changes[0].Status != messages.ChangeStatusApplied || !has(res.Changes[0].Files, "mcp.txt") {
-				t.Fatalf("changes %+v, want mcp.txt applied", res.Changes)
+			// late.txt is written as the instance exits: it was stopped
+			// before the worktree was captured.
+			if len(res.Changes) != 1 || res.Changes[0].Status != messages.ChangeStatusApplied || !has(res.Changes[0].Files, "mcp.txt") ||
+				!has(res.Changes[0].Files, "late.txt") {
+				t.Fatalf("changes %+v, want mcp.txt and late.txt applied", res.Changes)
 			}
 			if b, err := os.ReadFile(filepath.Join(ws, "mcp.txt")); err != nil || string(b) != "from the worker\n" {
 				t.Errorf("mcp.txt in the workspace: %q, %v", b, err)

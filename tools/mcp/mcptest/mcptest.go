@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,6 +44,11 @@ func Serve() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcptest:", err)
 	}
+	atExit.Lock()
+	for _, f := range atExit.writes {
+		_ = os.WriteFile(f, []byte("written at exit\n"), 0o644)
+	}
+	atExit.Unlock()
 	os.Exit(0)
 }
 
@@ -92,6 +98,7 @@ const (
 	ReadEnv   = "env"           // {name}: the value of an environment variable, or "(unset)"
 	WriteFile = "write_file"    // {path, content}: writes content ("x" if none) there: "wrote <path>", or the error
 	ReadFile  = "read_file"     // {path}: the file's content, or the error
+	AtExit    = "write_at_exit" // {path}: writes "written at exit" there when the server is asked to exit (its stdin closes)
 	Cwd       = "cwd"           // the server's working directory
 	Pid       = "pid"           // the server's process ID
 	Fail      = "fail"          // an error result
@@ -195,8 +202,22 @@ func NewServer() *sdk.Server {
 	return s
 }
 
+// atExit holds the files a stdio server writes when it is asked to exit.
+var atExit struct {
+	sync.Mutex
+	writes []string
+}
+
 // addFileTools adds the tools that touch files.
 func addFileTools(s *sdk.Server) {
+	add(s, AtExit, "Writes a file when the server exits.", `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`, false,
+		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			path, _ := args(r)["path"].(string)
+			atExit.Lock()
+			atExit.writes = append(atExit.writes, path)
+			atExit.Unlock()
+			return text("will write " + path + " at exit"), nil
+		})
 	add(s, WriteFile, "Writes a file.", `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path"]}`, false,
 		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			path, _ := args(r)["path"].(string)
