@@ -20,17 +20,18 @@ import (
 const holderArg0 = "troupe-overlay-holder"
 
 // request is one message a holder reads: mount an overlay of Lower with
-// Upper and Work at Target, each a directory below Root (relative
-// paths, opened by the holder beneath Root without following a symbolic
-// link); or (Op "umount") unmount the mount whose root the descriptor
+// Upper and Work at Target, each a directory below Root (Lower below
+// LowerRoot when that is set; relative paths, opened by the holder
+// beneath their root without following a symbolic link); or (Op "umount") unmount the mount whose root the descriptor
 // sent with the message is.
 type request struct {
-	Op     string `json:"op"`
-	Root   string `json:"root,omitempty"`
-	Lower  string `json:"lower,omitempty"`
-	Upper  string `json:"upper,omitempty"`
-	Work   string `json:"work,omitempty"`
-	Target string `json:"target,omitempty"`
+	Op        string `json:"op"`
+	Root      string `json:"root,omitempty"`
+	LowerRoot string `json:"lowerRoot,omitempty"`
+	Lower     string `json:"lower,omitempty"`
+	Upper     string `json:"upper,omitempty"`
+	Work      string `json:"work,omitempty"`
+	Target    string `json:"target,omitempty"`
 }
 
 // reply is a holder's answer to a request: Err empty on success; a
@@ -151,15 +152,24 @@ func (h *Holder) View(target string) string {
 // (/proc/self/fd/N) reaches the merged view whatever happens to
 // target's path later.
 func (h *Holder) Mount(root, lower, upper, work, target string) (*os.File, error) {
-	if !filepath.IsAbs(root) {
-		return nil, fmt.Errorf("overlay mount: root %q is not absolute", root)
+	return h.MountFrom(root, lower, root, upper, work, target)
+}
+
+// MountFrom is Mount with the lower directory below a root of its own,
+// lowerRoot (an absolute path, trusted): a lower tree shared by
+// processes lives apart from the directories of one process's workers.
+func (h *Holder) MountFrom(lowerRoot, lower, root, upper, work, target string) (*os.File, error) {
+	for _, r := range []string{root, lowerRoot} {
+		if !filepath.IsAbs(r) {
+			return nil, fmt.Errorf("overlay mount: root %q is not absolute", r)
+		}
 	}
 	for _, p := range []string{lower, upper, work, target} {
 		if !filepath.IsLocal(p) {
-			return nil, fmt.Errorf("overlay mount: %q is not a path below %s", p, root)
+			return nil, fmt.Errorf("overlay mount: %q is not a path below its root", p)
 		}
 	}
-	fd, err := h.ask(request{Op: "mount", Root: root, Lower: lower, Upper: upper, Work: work, Target: target}, nil)
+	fd, err := h.ask(request{Op: "mount", Root: root, LowerRoot: lowerRoot, Lower: lower, Upper: upper, Work: work, Target: target}, nil)
 	if err == nil && fd == nil {
 		err = errors.New("overlay mount: the holder sent no mount")
 	}

@@ -32,6 +32,9 @@ func (h *Holder) View(target string) string { return target }
 // Mount fails.
 func (h *Holder) Mount(_, _, _, _, _ string) (*os.File, error) { return nil, ErrUnsupported }
 
+// MountFrom fails.
+func (h *Holder) MountFrom(_, _, _, _, _, _ string) (*os.File, error) { return nil, ErrUnsupported }
+
 // Unmount fails.
 func (h *Holder) Unmount(*os.File) error { return ErrUnsupported }
 
