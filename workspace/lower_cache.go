@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/troupe-ai/troupe/internal/overlay"
 )
 
 // Lower trees kept across runs. A lower tree whose checkout depends on
@@ -31,8 +33,9 @@ import (
 // removes only a lower whose exclusive lock it gets, so a lower mounted
 // by a live process is never removed under it. Workers never write it:
 // an overlay copies a file up before anything of it changes (contents,
-// mode, owner, times, a hard link made to it), so the lower stays as it
-// was checked out.
+// mode, owner, times, a hard link made to it), and the lowers directory
+// is read-only in the holder's namespace, where their commands run
+// (protectLowers), so the lower stays as it was checked out.
 
 // Cached lowers kept: at most maxCachedLowers not in use, none unused
 // for longer than maxLowerAge.
@@ -78,12 +81,25 @@ func (r *Repo) lowerKey(ctx context.Context, tree string) (string, bool) {
 // lowersDir is where the home keeps lower trees.
 func (r *Repo) lowersDir() string { return filepath.Join(r.home.dir, "lowers") }
 
-// cachedLower fills l with the cached lower key of snap's tree, made now
-// when there is none, and holds it for this Repo.
-func (r *Repo) cachedLower(ctx context.Context, snap Snapshot, key string, l *lowerTree) error {
+// protectLowers makes the home's lowers directory read-only in the
+// namespace of the process's holder, which every command entering an
+// overlay worktree joins: neither an agent's command nor git run there
+// can write a cached lower through its path (say, a symbolic link to
+// it); an error says it could not be, and no lower is cached then.
+func (r *Repo) protectLowers() error {
 	if err := os.MkdirAll(r.lowersDir(), 0o700); err != nil {
 		return err
 	}
+	h, err := overlay.Shared(r.worktreesDir())
+	if err != nil {
+		return err
+	}
+	return h.ReadOnly(r.home.dir, "lowers")
+}
+
+// cachedLower fills l with the cached lower key of snap's tree, made now
+// when there is none, and holds it for this Repo.
+func (r *Repo) cachedLower(ctx context.Context, snap Snapshot, key string, l *lowerTree) error {
 	for range 3 {
 		f, err := openLower(r.lowersDir(), key)
 		if err == nil {

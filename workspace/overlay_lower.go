@@ -88,7 +88,7 @@ func (r *Repo) lower(ctx context.Context, snap Snapshot) (*lowerTree, error) {
 // makeLower fills l: the cached lower of snap's tree where there may be
 // one, else a checkout of snap of this Repo's own.
 func (r *Repo) makeLower(ctx context.Context, snap Snapshot, l *lowerTree) error {
-	if key, ok := r.lowerKey(ctx, snap.Tree); ok {
+	if key, ok := r.lowerKey(ctx, snap.Tree); ok && r.protectLowers() == nil {
 		return r.cachedLower(ctx, snap, key, l)
 	}
 	w, err := r.create(ctx, snap, "lower-"+snap.Tree[:min(12, len(snap.Tree))]+"-"+strconv.FormatUint(rand.Uint64()&0xffffff, 16))

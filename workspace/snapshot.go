@@ -46,6 +46,9 @@ func (r *Repo) snapshot(ctx context.Context) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot %s: %w", r.root, err)
 	}
+	if r.snaps.staged != nil {
+		r.snaps.staged() // tests: the workspace has been read
+	}
 	if snap.Tree, err = g.line(ctx, "write-tree"); err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot %s: %w", r.root, err)
 	}

@@ -23,6 +23,8 @@ type snaps struct {
 	mu   sync.Mutex
 	cur  *snapCall // being taken
 	next *snapCall // taken once cur is, for the callers that came after cur began
+
+	staged func() // tests: called once a snapshot has read the workspace
 }
 
 // snapCall is one shared snapshot.

@@ -61,6 +61,9 @@ type Holder struct {
 	pid    int
 	stop   chan struct{} // closed by Close: the thread that started the holder ends
 	closed bool
+
+	roMu     sync.Mutex
+	readOnly map[string]bool // directories made read-only in its namespace (ReadOnly)
 }
 
 // Start starts a holder, a child of this process that ends with it.
@@ -174,6 +177,33 @@ func (h *Holder) MountFrom(lowerRoot, lower, root, upper, work, target string) (
 		err = errors.New("overlay mount: the holder sent no mount")
 	}
 	return fd, err
+}
+
+// ReadOnly makes the directory target below root (an absolute path,
+// trusted) read-only in the holder's namespace, to every process in it
+// (a read-only bind mount of it on itself; the holder opens it as Mount
+// opens its directories): the commands that enter the namespace, which
+// hold no capability to undo it, can no longer write anything below it
+// through any path, while this process, outside, still can. Once per
+// directory; later calls return at once.
+func (h *Holder) ReadOnly(root, target string) error {
+	if !filepath.IsAbs(root) || !filepath.IsLocal(target) {
+		return fmt.Errorf("overlay read-only: %q is not a path below %q", target, root)
+	}
+	key := filepath.Join(root, target)
+	h.roMu.Lock()
+	defer h.roMu.Unlock()
+	if h.readOnly[key] {
+		return nil
+	}
+	if _, err := h.ask(request{Op: "readonly", Root: root, Target: target}, nil); err != nil {
+		return err
+	}
+	if h.readOnly == nil {
+		h.readOnly = map[string]bool{}
+	}
+	h.readOnly[key] = true
+	return nil
 }
 
 // Unmount unmounts the overlay whose root dir is (as Mount returned it;
@@ -342,6 +372,8 @@ func serve(req request, in *os.File) (int, error) {
 	switch req.Op {
 	case "mount":
 		return mountBeneath(req)
+	case "readonly":
+		return -1, readOnlyBeneath(req.Root, req.Target)
 	case "umount":
 		if in == nil {
 			return -1, errors.New("unmount: no mount sent")

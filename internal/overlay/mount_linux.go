@@ -83,6 +83,28 @@ func openBeneath(root, rel string) (int, error) {
 	return fd, nil
 }
 
+// readOnlyBeneath bind-mounts the directory rel below root on itself,
+// read-only (open_tree, mount_setattr, move_mount, all by descriptor).
+func readOnlyBeneath(root, rel string) error {
+	dir, err := openBeneath(root, rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	tree, err := unix.OpenTree(dir, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return fmt.Errorf("read-only %s: open_tree: %w", rel, err)
+	}
+	defer unix.Close(tree)
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("read-only %s: mount_setattr: %w", rel, err)
+	}
+	if err := unix.MoveMount(tree, "", dir, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("read-only %s: move_mount: %w", rel, err)
+	}
+	return nil
+}
+
 // makeOverlay makes a detached overlay mount of the layers lower, upper
 // and work (descriptors) and returns it.
 func makeOverlay(lower, upper, work int) (int, error) {

@@ -35,6 +35,9 @@ func (h *Holder) Mount(_, _, _, _, _ string) (*os.File, error) { return nil, Err
 // MountFrom fails.
 func (h *Holder) MountFrom(_, _, _, _, _, _ string) (*os.File, error) { return nil, ErrUnsupported }
 
+// ReadOnly fails.
+func (h *Holder) ReadOnly(_, _ string) error { return ErrUnsupported }
+
 // Unmount fails.
 func (h *Holder) Unmount(*os.File) error { return ErrUnsupported }
 
