@@ -185,12 +185,17 @@ func (h *Holder) MountFrom(lowerRoot, lower, root, upper, work, target string) (
 // opens its directories): the commands that enter the namespace, which
 // hold no capability to undo it, can no longer write anything below it
 // through any path, while this process, outside, still can. Once per
-// directory; later calls return at once.
+// directory (a directory removed and made again is a new one); later
+// calls return at once.
 func (h *Holder) ReadOnly(root, target string) error {
 	if !filepath.IsAbs(root) || !filepath.IsLocal(target) {
 		return fmt.Errorf("overlay read-only: %q is not a path below %q", target, root)
 	}
-	key := filepath.Join(root, target)
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(root, target), &st); err != nil {
+		return fmt.Errorf("overlay read-only: %w", err)
+	}
+	key := fmt.Sprint(filepath.Join(root, target), st.Dev, st.Ino) // a directory made again is another
 	h.roMu.Lock()
 	defer h.roMu.Unlock()
 	if h.readOnly[key] {
