@@ -26,15 +26,21 @@ import (
 // add, the edit, git add -A, git diff --cached, git worktree remove. The
 // goal is overhead ≤ 0.1 × git-worktree. The -50 pair is 50 workers at
 // once; every run opens the workspace anew, so each is a first round
-// (the shared lower checkout of an overlay run counted in). Each run's outcomes are checked
-// (20 applied). Reported, never asserted.
+// (the shared lower checkout of an overlay run counted in: each run
+// lands new files, so its snapshot's tree is new). "overlay-50-same"
+// removes the files the run before landed (untimed), so every run after
+// the first snapshots the same tree and mounts the lower tree an earlier
+// run left in the home. Each run's outcomes are checked (20 applied).
+// Reported, never asserted.
 func BenchmarkIsolation20x5000(b *testing.B) {
 	for _, mode := range []struct {
 		name, isolation, worktrees string
 		workers                    int
+		reset                      bool
 	}{
-		{"shared", "shared", "", 20}, {"overlay", "worktree", "overlay", 20}, {"checkout", "worktree", "checkout", 20},
-		{"shared-50", "shared", "", 50}, {"overlay-50", "worktree", "overlay", 50},
+		{"shared", "shared", "", 20, false}, {"overlay", "worktree", "overlay", 20, false}, {"checkout", "worktree", "checkout", 20, false},
+		{"shared-50", "shared", "", 50, false}, {"overlay-50", "worktree", "overlay", 50, false},
+		{"overlay-50-same", "worktree", "overlay", 50, true},
 	} {
 		workers := mode.workers
 		b.Run(mode.name, func(b *testing.B) {
@@ -43,6 +49,9 @@ func BenchmarkIsolation20x5000(b *testing.B) {
 			var wall time.Duration
 			for b.Loop() {
 				i++
+				if mode.reset { // untimed: the workspace as the first run found it
+					benchGit(b, ws, "clean", "-qf", "--", "pkg*/run*_w*.go")
+				}
 				wall += isolationRun(b, ws, mode.isolation, mode.worktrees, workers, i)
 			}
 			b.ReportMetric(float64(wall.Microseconds())/1000/float64(b.N), "ms-wall/run")

@@ -23,7 +23,7 @@ import (
 func (w *Worktree) smudgeFiltered(ctx context.Context) error {
 	w.filtered = nil
 	if w.ov != nil { // the lower tree it shows was checked out through them
-		w.filtered = w.ov.lower.w.filtered
+		w.filtered = w.ov.lower.filtered
 		return nil
 	}
 	uc := w.repo.conv

@@ -40,7 +40,7 @@ func (w *Worktree) recycle(ctx context.Context, snap Snapshot) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("reuse overlay worktree: %w", err)
 	}
-	if ov.lower == nil || ov.lower.w.snap.Commit != snap.Commit {
+	if ov.lower == nil || ov.lower.tree != snap.Tree {
 		l, err := r.lower(ctx, snap)
 		if err != nil {
 			return fmt.Errorf("reuse overlay worktree: %w", err)

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -20,9 +19,10 @@ import (
 )
 
 // An overlay worktree (Options.Worktrees) costs what its agent touches,
-// not the repository's size: the snapshot is checked out once, as an
-// ordinary worktree that is never handed out (the lower tree, shared by
-// every overlay worktree of that snapshot), and each agent's worktree is
+// not the repository's size: the snapshot's tree is checked out once
+// (the lower tree, shared by every overlay worktree of that tree, and
+// kept in the home for the next runs where it may be: overlay_lower.go,
+// lower_cache.go), and each agent's worktree is
 // an overlay mount of it with an empty upper and work directory of its
 // own, in the namespace of the process's holder (internal/overlay),
 // mounted by descriptor beneath the data directory's base (a symlink
@@ -51,106 +51,6 @@ type overlayWorker struct {
 	lower *lowerTree
 	side  string // <worktrees>/<name>.ovl: its upper and work directories
 	view  string // the mount point's merged view, from this process
-}
-
-// lowerTree is a snapshot checked out once, shared read-only.
-type lowerTree struct {
-	ready chan struct{}
-	w     *Worktree
-	err   error
-	users int // overlay worktrees mounted on it (guarded by lowers.mu)
-}
-
-// lowers are a Repo's lower trees, by snapshot commit, and the kind of
-// its worktrees, settled on first use.
-type lowers struct {
-	mu sync.Mutex
-	m  map[string]*lowerTree
-
-	// Lower trees made ahead (prewarmLower): Close cancels them and
-	// waits, so none is left behind a closed Repo.
-	warming  sync.WaitGroup
-	stopWarm context.CancelFunc
-	warmCtx  context.Context
-	closed   bool
-
-	kindOnce sync.Once
-	kind     string
-	kindErr  error
-	kindNote string
-}
-
-// lower is the lower tree of snap, checked out by the first caller.
-func (r *Repo) lower(ctx context.Context, snap Snapshot) (*lowerTree, error) {
-	r.lowers.mu.Lock()
-	if r.lowers.m == nil {
-		r.lowers.m = map[string]*lowerTree{}
-	}
-	l, ok := r.lowers.m[snap.Commit]
-	if !ok {
-		l = &lowerTree{ready: make(chan struct{})}
-		r.lowers.m[snap.Commit] = l
-	}
-	l.users++
-	r.lowers.mu.Unlock()
-	if !ok {
-		l.w, l.err = r.create(ctx, snap, "lower-"+snap.Commit[:min(12, len(snap.Commit))]+"-"+strconv.FormatUint(rand.Uint64()&0xffffff, 16))
-		if l.err == nil {
-			// Checked out through the user's filters once, for every
-			// overlay worktree on it (checkout_filters.go).
-			if l.err = l.w.smudgeFiltered(ctx); l.err != nil {
-				_ = l.w.destroy(context.WithoutCancel(ctx))
-			}
-		}
-		if l.err != nil {
-			r.lowers.mu.Lock()
-			delete(r.lowers.m, snap.Commit) // the next caller tries again
-			r.lowers.mu.Unlock()
-		}
-		close(l.ready)
-	}
-	select {
-	case <-l.ready:
-	case <-ctx.Done():
-		r.release(l)
-		return nil, ctx.Err()
-	}
-	if l.err != nil {
-		return nil, l.err
-	}
-	return l, nil
-}
-
-// release ends a user's hold on the lower tree l.
-func (r *Repo) release(l *lowerTree) {
-	r.lowers.mu.Lock()
-	l.users--
-	r.lowers.mu.Unlock()
-}
-
-// closeLowers removes the lower trees no overlay worktree uses (Close).
-func (r *Repo) closeLowers(ctx context.Context) error {
-	r.lowers.mu.Lock()
-	var gone []*lowerTree
-	for c, l := range r.lowers.m {
-		select {
-		case <-l.ready:
-		default:
-			continue // still being made: its maker holds it
-		}
-		if l.users == 0 {
-			delete(r.lowers.m, c)
-			gone = append(gone, l)
-		}
-	}
-	r.lowers.mu.Unlock()
-	var errs []error
-	for _, l := range gone {
-		if l.w != nil {
-			errs = append(errs, l.w.destroy(ctx))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // createOverlay makes the overlay worktree named name of snap.
@@ -200,7 +100,7 @@ func (w *Worktree) mountOverlay(ctx context.Context) error {
 	if w.admin, err = r.register(w.dir, w.snap.Commit); err != nil {
 		return err
 	}
-	if err := copyLowerIndex(filepath.Join(ov.lower.w.admin, "index"), filepath.Join(w.admin, "index")); err != nil {
+	if err := copyLowerIndex(ov.lower.index, filepath.Join(w.admin, "index")); err != nil {
 		return err
 	}
 	up, err := openBeneath(r.dataBase, filepath.Join(r.worktreesRel(), w.name+".ovl", "up"), false)
@@ -213,7 +113,7 @@ func (w *Worktree) mountOverlay(ctx context.Context) error {
 		return err
 	}
 	rel := r.worktreesRel()
-	f, err := ov.h.Mount(r.dataBase, filepath.Join(rel, ov.lower.w.name), filepath.Join(rel, w.name+".ovl", "up"),
+	f, err := ov.h.MountFrom(ov.lower.root, ov.lower.rel, r.dataBase, filepath.Join(rel, w.name+".ovl", "up"),
 		filepath.Join(rel, w.name+".ovl", "work"), filepath.Join(rel, w.name))
 	if err != nil {
 		return err

@@ -113,9 +113,9 @@ func TestOverlayWorkersNeverMeet(t *testing.T) {
 echo evil > new && mv -f new mv; chmod 755 run.sh; rm -rf dir`)
 	inWorktree(t, b, "echo b > same.txt")
 	for dir, want := range map[string]map[string]string{
-		b.Root():            {"same.txt": "b\n", "append": "1\n", "link": "2\n", "mv": "3\n", "dir/deep": "5\n"},
-		root:                files,
-		b.ov.lower.w.Root(): files,
+		b.Root():         {"same.txt": "b\n", "append": "1\n", "link": "2\n", "mv": "3\n", "dir/deep": "5\n"},
+		root:             files,
+		b.ov.lower.dir(): files,
 	} {
 		for name, data := range want {
 			if got := read(t, dir, name); got != data {

@@ -87,6 +87,7 @@ type Repo struct {
 	warmed int         // worktrees made by Prewarm, for their names
 
 	lowers lowers // the lower trees of overlay worktrees, by snapshot
+	snaps  snaps  // snapshots being taken, which callers share (snapshot_shared.go)
 
 	checkout checkoutState // the last tree checked out in Go, and why Go may not (materialise.go)
 

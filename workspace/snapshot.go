@@ -25,10 +25,8 @@ type Snapshot struct {
 	Prefix string `json:"prefix,omitempty"`
 }
 
-// Snapshot records the workspace as it is now. The user's index and
-// refs are not changed; the snapshot's objects are written to the
-// repository's object store.
-func (r *Repo) Snapshot(ctx context.Context) (Snapshot, error) {
+// snapshot records the workspace as it is now (Snapshot).
+func (r *Repo) snapshot(ctx context.Context) (Snapshot, error) {
 	idx, done, err := r.tempIndex()
 	if err != nil {
 		return Snapshot{}, err
@@ -47,6 +45,9 @@ func (r *Repo) Snapshot(ctx context.Context) (Snapshot, error) {
 	}
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot %s: %w", r.root, err)
+	}
+	if r.snaps.staged != nil {
+		r.snaps.staged() // tests: the workspace has been read
 	}
 	if snap.Tree, err = g.line(ctx, "write-tree"); err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot %s: %w", r.root, err)

@@ -112,20 +112,27 @@ func (r *Repo) create(ctx context.Context, snap Snapshot, name string) (*Worktre
 		return nil, err
 	}
 	w := &Worktree{repo: r, dir: filepath.Join(r.worktreesDir(), base), name: base, snap: snap, fd: fd}
-	w.at = anchorPath(fd, w.dir)
-	if w.admin, err = r.register(w.dir, snap.Commit); err == nil {
-		err = fd.writeNew(".git", 0o644, []byte("gitdir: "+w.admin+"\n"))
-	}
-	if err != nil {
-		_ = w.destroy(context.WithoutCancel(ctx))
-		return nil, err
-	}
-	w.g = r.worktreeGit(w.admin, w.at, w.dir)
-	if err := w.checkout(ctx); err != nil {
+	if err := w.populate(ctx); err != nil {
 		_ = w.destroy(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	return w, nil
+}
+
+// populate registers the new worktree w (its directory made and held
+// open in w.fd), writes its .git file and checks its snapshot out.
+func (w *Worktree) populate(ctx context.Context) error {
+	r := w.repo
+	w.at = anchorPath(w.fd, w.dir)
+	var err error
+	if w.admin, err = r.register(w.dir, w.snap.Commit); err == nil {
+		err = w.fd.writeNew(".git", 0o644, []byte("gitdir: "+w.admin+"\n"))
+	}
+	if err != nil {
+		return err
+	}
+	w.g = r.worktreeGit(w.admin, w.at, w.dir)
+	return w.checkout(ctx)
 }
 
 // register makes the git directory of the worktree at dir in the home,

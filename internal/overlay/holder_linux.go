@@ -20,17 +20,18 @@ import (
 const holderArg0 = "troupe-overlay-holder"
 
 // request is one message a holder reads: mount an overlay of Lower with
-// Upper and Work at Target, each a directory below Root (relative
-// paths, opened by the holder beneath Root without following a symbolic
-// link); or (Op "umount") unmount the mount whose root the descriptor
+// Upper and Work at Target, each a directory below Root (Lower below
+// LowerRoot when that is set; relative paths, opened by the holder
+// beneath their root without following a symbolic link); or (Op "umount") unmount the mount whose root the descriptor
 // sent with the message is.
 type request struct {
-	Op     string `json:"op"`
-	Root   string `json:"root,omitempty"`
-	Lower  string `json:"lower,omitempty"`
-	Upper  string `json:"upper,omitempty"`
-	Work   string `json:"work,omitempty"`
-	Target string `json:"target,omitempty"`
+	Op        string `json:"op"`
+	Root      string `json:"root,omitempty"`
+	LowerRoot string `json:"lowerRoot,omitempty"`
+	Lower     string `json:"lower,omitempty"`
+	Upper     string `json:"upper,omitempty"`
+	Work      string `json:"work,omitempty"`
+	Target    string `json:"target,omitempty"`
 }
 
 // reply is a holder's answer to a request: Err empty on success; a
@@ -60,6 +61,9 @@ type Holder struct {
 	pid    int
 	stop   chan struct{} // closed by Close: the thread that started the holder ends
 	closed bool
+
+	roMu     sync.Mutex
+	readOnly map[string]bool // directories made read-only in its namespace (ReadOnly)
 }
 
 // Start starts a holder, a child of this process that ends with it.
@@ -151,19 +155,60 @@ func (h *Holder) View(target string) string {
 // (/proc/self/fd/N) reaches the merged view whatever happens to
 // target's path later.
 func (h *Holder) Mount(root, lower, upper, work, target string) (*os.File, error) {
-	if !filepath.IsAbs(root) {
-		return nil, fmt.Errorf("overlay mount: root %q is not absolute", root)
+	return h.MountFrom(root, lower, root, upper, work, target)
+}
+
+// MountFrom is Mount with the lower directory below a root of its own,
+// lowerRoot (an absolute path, trusted): a lower tree shared by
+// processes lives apart from the directories of one process's workers.
+func (h *Holder) MountFrom(lowerRoot, lower, root, upper, work, target string) (*os.File, error) {
+	for _, r := range []string{root, lowerRoot} {
+		if !filepath.IsAbs(r) {
+			return nil, fmt.Errorf("overlay mount: root %q is not absolute", r)
+		}
 	}
 	for _, p := range []string{lower, upper, work, target} {
 		if !filepath.IsLocal(p) {
-			return nil, fmt.Errorf("overlay mount: %q is not a path below %s", p, root)
+			return nil, fmt.Errorf("overlay mount: %q is not a path below its root", p)
 		}
 	}
-	fd, err := h.ask(request{Op: "mount", Root: root, Lower: lower, Upper: upper, Work: work, Target: target}, nil)
+	fd, err := h.ask(request{Op: "mount", Root: root, LowerRoot: lowerRoot, Lower: lower, Upper: upper, Work: work, Target: target}, nil)
 	if err == nil && fd == nil {
 		err = errors.New("overlay mount: the holder sent no mount")
 	}
 	return fd, err
+}
+
+// ReadOnly makes the directory target below root (an absolute path,
+// trusted) read-only in the holder's namespace, to every process in it
+// (a read-only bind mount of it on itself; the holder opens it as Mount
+// opens its directories): the commands that enter the namespace, which
+// hold no capability to undo it, can no longer write anything below it
+// through any path, while this process, outside, still can. Once per
+// directory (a directory removed and made again is a new one); later
+// calls return at once.
+func (h *Holder) ReadOnly(root, target string) error {
+	if !filepath.IsAbs(root) || !filepath.IsLocal(target) {
+		return fmt.Errorf("overlay read-only: %q is not a path below %q", target, root)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(root, target), &st); err != nil {
+		return fmt.Errorf("overlay read-only: %w", err)
+	}
+	key := fmt.Sprint(filepath.Join(root, target), st.Dev, st.Ino) // a directory made again is another
+	h.roMu.Lock()
+	defer h.roMu.Unlock()
+	if h.readOnly[key] {
+		return nil
+	}
+	if _, err := h.ask(request{Op: "readonly", Root: root, Target: target}, nil); err != nil {
+		return err
+	}
+	if h.readOnly == nil {
+		h.readOnly = map[string]bool{}
+	}
+	h.readOnly[key] = true
+	return nil
 }
 
 // Unmount unmounts the overlay whose root dir is (as Mount returned it;
@@ -332,6 +377,8 @@ func serve(req request, in *os.File) (int, error) {
 	switch req.Op {
 	case "mount":
 		return mountBeneath(req)
+	case "readonly":
+		return -1, readOnlyBeneath(req.Root, req.Target)
 	case "umount":
 		if in == nil {
 			return -1, errors.New("unmount: no mount sent")

@@ -29,19 +29,21 @@ var beneath = unix.OpenHow{
 // mountBeneath mounts the overlay req asks for and returns its root
 // directory, opened for reading.
 func mountBeneath(req request) (int, error) {
-	root, err := unix.Open(req.Root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, fmt.Errorf("mount overlay: open %s: %w", req.Root, err)
+	if req.LowerRoot == "" {
+		req.LowerRoot = req.Root
 	}
-	defer unix.Close(root)
 	var fds [4]int
 	for i, rel := range []string{req.Lower, req.Upper, req.Work, req.Target} {
-		fd, err := unix.Openat2(root, rel, &beneath)
+		base := req.Root
+		if i == 0 {
+			base = req.LowerRoot
+		}
+		fd, err := openBeneath(base, rel)
 		if err != nil {
 			for _, f := range fds[:i] {
 				unix.Close(f)
 			}
-			return -1, fmt.Errorf("mount overlay: open %s beneath %s: %w", rel, req.Root, err)
+			return -1, err
 		}
 		fds[i] = fd
 	}
@@ -64,6 +66,43 @@ func mountBeneath(req request) (int, error) {
 		return -1, fmt.Errorf("mount overlay at %s: %w", req.Target, err)
 	}
 	return dir, nil
+}
+
+// openBeneath opens the directory rel beneath root (O_PATH), refusing a
+// symbolic link anywhere on the way and any step out of root.
+func openBeneath(root, rel string) (int, error) {
+	dir, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("mount overlay: open %s: %w", root, err)
+	}
+	defer unix.Close(dir)
+	fd, err := unix.Openat2(dir, rel, &beneath)
+	if err != nil {
+		return -1, fmt.Errorf("mount overlay: open %s beneath %s: %w", rel, root, err)
+	}
+	return fd, nil
+}
+
+// readOnlyBeneath bind-mounts the directory rel below root on itself,
+// read-only (open_tree, mount_setattr, move_mount, all by descriptor).
+func readOnlyBeneath(root, rel string) error {
+	dir, err := openBeneath(root, rel)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	tree, err := unix.OpenTree(dir, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return fmt.Errorf("read-only %s: open_tree: %w", rel, err)
+	}
+	defer unix.Close(tree)
+	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("read-only %s: mount_setattr: %w", rel, err)
+	}
+	if err := unix.MoveMount(tree, "", dir, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("read-only %s: move_mount: %w", rel, err)
+	}
+	return nil
 }
 
 // makeOverlay makes a detached overlay mount of the layers lower, upper

@@ -32,6 +32,12 @@ func (h *Holder) View(target string) string { return target }
 // Mount fails.
 func (h *Holder) Mount(_, _, _, _, _ string) (*os.File, error) { return nil, ErrUnsupported }
 
+// MountFrom fails.
+func (h *Holder) MountFrom(_, _, _, _, _, _ string) (*os.File, error) { return nil, ErrUnsupported }
+
+// ReadOnly fails.
+func (h *Holder) ReadOnly(_, _ string) error { return ErrUnsupported }
+
 // Unmount fails.
 func (h *Holder) Unmount(*os.File) error { return ErrUnsupported }
 
