@@ -3,6 +3,7 @@ package changes
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/workspace"
@@ -38,6 +39,9 @@ type Remote struct {
 // changes.refused and is recorded with the run's changes.
 func (r *Run) bringRemote(emit Emit, run, agent string, completed bool, rc Remote) (out *messages.ChangeOutcome, refused string) {
 	cs := rc.Changeset
+	if cs != nil && cs.PatchFile != "" {
+		defer os.Remove(cs.PatchFile) // spooled by the transport; derived, it is in the object store
+	}
 	if cs == nil && rc.Err != "" && rc.Changes == nil {
 		return r.unsent(agent, rc), ""
 	}
@@ -83,7 +87,12 @@ func (r *Run) derive(ctx context.Context, snap workspace.Snapshot, cs messages.C
 	if err != nil {
 		return cs, err
 	}
-	derived, err := repo.Derive(ctx, snap, cs.Patch)
+	var derived messages.Changeset
+	if cs.PatchFile != "" {
+		derived, err = repo.DeriveFile(ctx, snap, workspace.PatchFile{Path: cs.PatchFile, SHA256: cs.PatchSHA256})
+	} else {
+		derived, err = repo.Derive(ctx, snap, cs.Patch)
+	}
 	if err != nil {
 		return cs, fmt.Errorf("its patch does not apply to the snapshot %.12s the run sent it: %w", snap.Commit, err)
 	}

@@ -41,6 +41,12 @@ type Changeset struct {
 	// PatchSHA256 is the patch's SHA-256 (Digest), inline or by
 	// reference: the requester checks the patch it fetched against it.
 	PatchSHA256 string `json:"patch_sha256,omitempty" doc:"the patch's SHA-256 in hex; required with patch_ref"`
+	// PatchFile, never on the wire, is a patch too large to hold in
+	// memory, spooled to a private file of this process's (its SHA-256
+	// PatchSHA256, proven): a node's before it is shipped, the
+	// requester's once fetched from the changes bucket. Its user removes
+	// the file.
+	PatchFile string `json:"-"`
 	// Oversize are the files the agent wrote that were over
 	// agent.max_change_bytes: left out of the tree and the patch, never
 	// silently.
