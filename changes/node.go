@@ -168,7 +168,7 @@ func (h *Hosted) End(ctx context.Context, t Transport, mayChange bool, run, agen
 }
 
 // ship spools the patch of cs (captured without one: its blobs are in
-// the store) from git to a file under the node's state directory (out of
+// the store; a pack of them when they are big, workspace.SpoolChanges) from git to a file under the node's state directory (out of
 // the agents' reach), its
 // SHA-256 taken on the way, and ships it through t; the file is removed
 // once shipped, and kept as the task's patch when it could not be.
@@ -178,16 +178,19 @@ func (h *Hosted) ship(ctx context.Context, t Transport, cs *messages.Changeset, 
 		cs.PatchSHA256 = messages.Digest(nil)
 		return t.Ship(ctx, cs)
 	}
-	p, err := h.wt.SpoolPatch(ctx, h.node.dirs.State, *cs)
+	p, pack, err := h.wt.SpoolChanges(ctx, h.node.dirs.State, *cs)
 	if err != nil {
 		return err
 	}
 	defer p.Remove()
-	cs.PatchFile, cs.PatchSHA256 = p.Path, p.SHA256
+	cs.PatchFile, cs.PatchSHA256, cs.Pack = p.Path, p.SHA256, pack
 	err = t.Ship(ctx, cs)
 	cs.PatchFile = ""
 	if err != nil {
 		err = fmt.Errorf("send the changeset: %w", err)
+		if pack { // the kept worktree holds them; a pack is no patch
+			return err
+		}
 		if path, kerr := workspace.KeepPatchFile(h.node.dirs.Root, h.node.dirs.State, run, agent, p); kerr == nil {
 			err = fmt.Errorf("%w; its patch is kept on the node at %s", err, path)
 		}

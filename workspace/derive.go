@@ -3,9 +3,9 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
-	"fmt"
 
 	"github.com/troupe-ai/troupe/messages"
 )
