@@ -91,7 +91,7 @@ func runRemoteRSSChild(t *testing.T, mode string) remoteRSSReport {
 	t.Helper()
 	needGit(t)
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRemoteRSSChild$", "-test.v")
+	cmd := exec.Command(plainBinary(t), "-test.run=^TestRemoteRSSChild$", "-test.v")
 	cmd.Env = append(os.Environ(), "TROUPE_REMOTE_RSS_CHILD="+dir, "TROUPE_REMOTE_RSS_MODE="+mode)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -107,6 +107,22 @@ func runRemoteRSSChild(t *testing.T, mode string) remoteRSSReport {
 	}
 	rep.dir = dir
 	return rep
+}
+
+// plainBinary is this package's test binary without the race detector:
+// this one, or, under -race, one built for the child (the detector would
+// measure its own shadow memory and take minutes over the big files; the
+// code under test is the same).
+func plainBinary(t *testing.T) string {
+	t.Helper()
+	if !raceEnabled {
+		return os.Args[0]
+	}
+	bin := filepath.Join(t.TempDir(), "cluster.test")
+	if out, err := exec.Command("go", "test", "-c", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build the child without -race: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // TestRemoteRSSChild is the requester and node of the tests above (run
