@@ -92,7 +92,7 @@ func (r *Run) Enter(ctx context.Context, parent *Child, e Entry) (*Child, error)
 	}
 	c := &Child{top: r, in: r, run: e.Run, id: e.ID, leave: func() {}}
 	if e.Task {
-		c.dir, c.task, c.carry = e.Dir, true, &taskCarry{}
+		c.dir, c.task, c.carry = e.Dir, true, &taskCarry{dir: r.spoolDir()}
 		return c, nil
 	}
 	if parent != nil {

@@ -109,7 +109,7 @@ func TestChildNotStartedDropsItsWorktree(t *testing.T) {
 
 // On a node, a task's first agent works in the directory it was given;
 // a child's changeset that does not merge there (a conflict) leaves with
-// the task's result, patch and all, and the child's parent reads where
+// the task's result, its patch spooled to a file, and the child's parent reads where
 // the requester will keep it.
 func TestTaskCarriesWhatDoesNotMerge(t *testing.T) {
 	dir := gitRepo(t, map[string]string{"g.go": "package p\n\nvar G = 1\n"})
@@ -128,8 +128,12 @@ func TestTaskCarriesWhatDoesNotMerge(t *testing.T) {
 		t.Fatalf("the child's end: %+v", out.Changes)
 	}
 	end := task.End(context.Background(), Ending{Completed: true})
-	if len(end.Carried) != 1 || end.Carried[0].Agent != "w-2" || !strings.Contains(string(end.Carried[0].Patch), "+var G = 3") {
+	if len(end.Carried) != 1 || end.Carried[0].Agent != "w-2" {
 		t.Fatalf("carried %+v", end.Carried)
+	}
+	patch, err := os.ReadFile(end.Carried[0].PatchFile) // spooled, for the transport to ship
+	if err != nil || !strings.Contains(string(patch), "+var G = 3") || messages.Digest(patch) != end.Carried[0].PatchSHA256 {
+		t.Fatalf("carried patch %q (%v), its SHA-256 %s", patch, err, end.Carried[0].PatchSHA256)
 	}
 	if got := r.Finish(); len(got) != 0 {
 		t.Errorf("the host's run recorded %+v", got)

@@ -121,12 +121,10 @@ func (r *Run) bring(ctx context.Context, emit Emit, run, agent string, snap work
 		(out.Status == messages.ChangeStatusError && (len(cs.Patch) > 0 || (opened && cs.Tree != "")))
 	if kept && r.home != nil {
 		// Its patch must outlive this agent's directory: it goes home,
-		// as bytes (a nested carry travels).
-		patch := cs.Patch
-		if len(patch) == 0 && opened {
-			if patch, err = repo.ChangesetPatch(ctx, snap, cs); err != nil {
-				r.log.Error().Err(err).Str("agent", agent).Msg("make the patch of changes not brought back")
-			}
+		// streamed (a nested carry spools it to travel).
+		patch := workspace.PatchFrom(cs.Patch, "")
+		if len(cs.Patch) == 0 && opened {
+			patch = repo.PatchOf(ctx, snap, cs)
 		}
 		var here bool
 		if out, here = r.home.keep(run, out, patch); !here {
@@ -157,7 +155,7 @@ func (r *Run) bring(ctx context.Context, emit Emit, run, agent string, snap work
 func (r *Run) keepChangeset(ctx context.Context, repo *workspace.Repo, run, agent string, snap workspace.Snapshot,
 	cs messages.Changeset) (string, error) {
 	if len(cs.Patch) > 0 || repo == nil {
-		return r.keepPatch(run, agent, cs.Patch)
+		return r.keepPatch(run, agent, workspace.PatchFrom(cs.Patch, ""))
 	}
 	return repo.KeepChangeset(ctx, run, agent, snap, cs)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,19 +35,20 @@ import (
 // messages.NestedChanges).
 
 // keeper receives the changesets that did not merge into an agent's
-// directory (out's status conflict, patch or error, patch its bytes).
+// directory (out's status conflict, patch or error; patch writes its
+// patch, streaming, so that none is held whole in memory).
 // keep returns the outcome as the changeset's parent is to read it, and
 // whether the changes events are to be emitted now (false: the
 // requester emits them once the result arrives). A Run and a taskCarry
 // are keepers.
 type keeper interface {
-	keep(run string, out messages.ChangeOutcome, patch []byte) (messages.ChangeOutcome, bool)
+	keep(run string, out messages.ChangeOutcome, patch func(io.Writer) error) (messages.ChangeOutcome, bool)
 }
 
 // keep makes the run the home of a nested changeset: its patch is
 // written where the run's own conflicts go, and it joins the run's
 // changes.
-func (r *Run) keep(run string, out messages.ChangeOutcome, patch []byte) (messages.ChangeOutcome, bool) {
+func (r *Run) keep(run string, out messages.ChangeOutcome, patch func(io.Writer) error) (messages.ChangeOutcome, bool) {
 	path, err := r.keepPatch(run, out.Agent, patch)
 	if err != nil {
 		r.log.Error().Err(err).Str("agent", out.Agent).Msg("keep a nested agent's patch")
@@ -61,24 +63,33 @@ func (r *Run) keep(run string, out messages.ChangeOutcome, patch []byte) (messag
 // keepPatch writes patch as <state dir>/runs/<run>/changes/<agent>.patch
 // (troupe's own, out of the agents' reach) and returns its path,
 // following no symlink on the way (workspace.KeepPatch).
-func (r *Run) keepPatch(run, agent string, patch []byte) (string, error) {
-	return workspace.KeepPatch(r.root, r.stateDir, run, agent, patch)
+func (r *Run) keepPatch(run, agent string, patch func(io.Writer) error) (string, error) {
+	return workspace.KeepPatchFrom(r.root, r.stateDir, run, agent, patch)
 }
 
 // taskCarry collects, on a node, the changesets of one task's descendants
 // that did not merge into their parents' directories; they leave with
-// the task's result. Its zero value is ready.
+// the task's result, their patches spooled to files under dir
+// (NestedChanges.PatchFile, removed once shipped).
 type taskCarry struct {
+	dir  string // where patches are spooled (a state directory)
 	mu   sync.Mutex
 	sets []messages.NestedChanges
 }
 
 // keep takes a changeset for the task's result; the parent reads where
 // the requester will keep it (a path relative to its state directory).
-func (c *taskCarry) keep(run string, out messages.ChangeOutcome, patch []byte) (messages.ChangeOutcome, bool) {
+// A patch that cannot be spooled is an error of the changeset's, said
+// now.
+func (c *taskCarry) keep(run string, out messages.ChangeOutcome, patch func(io.Writer) error) (messages.ChangeOutcome, bool) {
+	p, err := workspace.SpoolPatch(c.dir, patch)
+	if err != nil {
+		out.Status, out.Error, out.Patch = messages.ChangeStatusError, "carry the changes home: "+err.Error(), ""
+		return out, true
+	}
 	c.mu.Lock()
 	c.sets = append(c.sets, messages.NestedChanges{Agent: out.Agent, Status: out.Status, Files: slices.Clone(out.Files),
-		Conflicts: slices.Clone(out.Conflicts), Patch: slices.Clone(patch)})
+		Conflicts: slices.Clone(out.Conflicts), PatchFile: p.Path, PatchSHA256: p.SHA256})
 	c.mu.Unlock()
 	out.Patch = filepath.Join("runs", run, "changes", out.Agent+".patch")
 	return out, false
@@ -172,7 +183,10 @@ func (r *Run) bringNested(emit Emit, run, agent, node string, nested []messages.
 			outs = append(outs, out)
 			continue
 		}
-		out, _ = r.keep(run, out, n.Patch)
+		out, _ = r.keep(run, out, workspace.PatchFrom(n.Patch, n.PatchFile))
+		if n.PatchFile != "" {
+			_ = os.Remove(n.PatchFile) // spooled by the transport
+		}
 		emitKept(emit, out)
 		outs = append(outs, out)
 	}
@@ -186,4 +200,16 @@ func (r *Run) bringNested(emit Emit, run, agent, node string, nested []messages.
 		outs = append(outs, out)
 	}
 	return outs
+}
+
+// spoolDir is where the run spools the patches of its task's nested
+// carries: its state directory (troupe's own), else its data directory.
+func (r *Run) spoolDir() string {
+	if r.stateDir != "" {
+		return r.stateDir
+	}
+	if r.dataDir != "" {
+		return r.dataDir
+	}
+	return os.TempDir()
 }

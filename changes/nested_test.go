@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/workspace"
 )
 
 // The requester keeps a remote agent's nested changesets as the run's
@@ -58,16 +59,22 @@ func TestBringNestedKeepsThePatchesHome(t *testing.T) {
 }
 
 // On a node, what does not merge into an agent's directory leaves with
-// the task's result: the taskCarry keeps it (patch and all) and the parent
-// reads where the requester will keep it.
+// the task's result: the taskCarry keeps it (its patch spooled to a
+// file, with its SHA-256) and the parent reads where the requester will
+// keep it.
 func TestCarryTakesWhatDoesNotMergeForTheResult(t *testing.T) {
-	c := &taskCarry{}
-	out, now := c.keep("r1", messages.ChangeOutcome{Agent: "w-1", Status: messages.ChangeStatusConflict, Files: []string{"f.go"}}, []byte("p"))
+	c := &taskCarry{dir: t.TempDir()}
+	out, now := c.keep("r1", messages.ChangeOutcome{Agent: "w-1", Status: messages.ChangeStatusConflict, Files: []string{"f.go"}},
+		workspace.PatchFrom([]byte("p"), ""))
 	if now || out.Patch != filepath.Join("runs", "r1", "changes", "w-1.patch") {
 		t.Errorf("outcome %+v, emit now %v", out, now)
 	}
-	if sets := c.take(); len(sets) != 1 || string(sets[0].Patch) != "p" || sets[0].Agent != "w-1" {
-		t.Errorf("carried %+v", sets)
+	sets := c.take()
+	if len(sets) != 1 || sets[0].Agent != "w-1" || sets[0].PatchSHA256 != messages.Digest([]byte("p")) {
+		t.Fatalf("carried %+v", sets)
+	}
+	if b, err := os.ReadFile(sets[0].PatchFile); err != nil || string(b) != "p" {
+		t.Errorf("spooled patch %q, %v", b, err)
 	}
 	if sets := c.take(); len(sets) != 0 {
 		t.Errorf("taken twice: %+v", sets)

@@ -3,6 +3,7 @@ package changes
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -19,8 +20,10 @@ type Transport interface {
 	// Fetch brings the objects of snap, which repo (the node's store)
 	// lacks, into repo.
 	Fetch(ctx context.Context, repo *workspace.Repo, snap messages.TaskSnapshot) error
-	// Ship makes cs fit a result: a patch too large to carry inline is
-	// stored elsewhere and cs names it (PatchRef, Patch nil).
+	// Ship makes cs fit a result: its patch, spooled to the file
+	// cs.PatchFile (the caller's, with its SHA-256 in cs.PatchSHA256), is
+	// read inline when small, else streamed elsewhere and cs names it
+	// (PatchRef, Patch nil); PatchFile is cleared.
 	Ship(ctx context.Context, cs *messages.Changeset) error
 }
 
@@ -144,21 +147,13 @@ func (h *Hosted) End(ctx context.Context, t Transport, mayChange bool, run, agen
 		h.Drop()
 		return nil, nil
 	}
-	cs, err := h.wt.Capture(ctx)
+	cs, err := h.wt.CaptureTree(ctx)
 	if err == nil && cs.Empty() && len(cs.Oversize) == 0 {
 		h.Drop()
 		return nil, nil
 	}
 	if err == nil {
-		cs.SnapshotTree = h.wt.Snapshot().Tree
-		cs.PatchSHA256 = messages.Digest(cs.Patch)
-		patch := cs.Patch
-		if err = t.Ship(ctx, &cs); err != nil {
-			err = fmt.Errorf("send the changeset: %w", err)
-			if path, kerr := workspace.KeepPatch(h.node.dirs.Root, h.node.dirs.State, run, agent, patch); kerr == nil {
-				err = fmt.Errorf("%w; its patch is kept on the node at %s", err, path)
-			}
-		}
+		err = h.ship(ctx, t, &cs, run, agent)
 	}
 	if err != nil {
 		if path, kerr := h.wt.Keep(ctx); kerr == nil {
@@ -170,6 +165,37 @@ func (h *Hosted) End(ctx context.Context, t Transport, mayChange bool, run, agen
 	}
 	h.Drop()
 	return &cs, nil
+}
+
+// ship spools the patch of cs (captured without one: its blobs are in
+// the store; a pack of them when they are big, workspace.SpoolChanges) from git to a file under the node's state directory (out of
+// the agents' reach), its
+// SHA-256 taken on the way, and ships it through t; the file is removed
+// once shipped, and kept as the task's patch when it could not be.
+func (h *Hosted) ship(ctx context.Context, t Transport, cs *messages.Changeset, run, agent string) error {
+	cs.SnapshotTree = h.wt.Snapshot().Tree
+	if cs.Empty() { // only files left out for their size
+		cs.PatchSHA256 = messages.Digest(nil)
+		return t.Ship(ctx, cs)
+	}
+	p, pack, err := h.wt.SpoolChanges(ctx, h.node.dirs.State, *cs)
+	if err != nil {
+		return err
+	}
+	defer p.Remove()
+	cs.PatchFile, cs.PatchSHA256, cs.Pack = p.Path, p.SHA256, pack
+	err = t.Ship(ctx, cs)
+	cs.PatchFile = ""
+	if err != nil {
+		err = fmt.Errorf("send the changeset: %w", err)
+		if pack { // the kept worktree holds them; a pack is no patch
+			return err
+		}
+		if path, kerr := workspace.KeepPatchFile(h.node.dirs.Root, h.node.dirs.State, run, agent, p); kerr == nil {
+			err = fmt.Errorf("%w; its patch is kept on the node at %s", err, path)
+		}
+	}
+	return err
 }
 
 // Local is the Transport between a requester and a node in one process:
@@ -189,5 +215,16 @@ func (l Local) Fetch(ctx context.Context, repo *workspace.Repo, snap messages.Ta
 	return repo.Unbundle(ctx, data)
 }
 
-// Ship implements Transport: the patch stays inline.
-func (Local) Ship(context.Context, *messages.Changeset) error { return nil }
+// Ship implements Transport: the patch travels inline, read from its
+// file.
+func (Local) Ship(_ context.Context, cs *messages.Changeset) error {
+	if cs.PatchFile == "" {
+		return nil
+	}
+	patch, err := os.ReadFile(cs.PatchFile)
+	if err != nil {
+		return err
+	}
+	cs.Patch, cs.PatchFile = patch, ""
+	return nil
+}

@@ -1,8 +1,11 @@
 package changes
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/troupe-ai/troupe/messages"
 	"github.com/troupe-ai/troupe/workspace"
@@ -38,6 +41,9 @@ type Remote struct {
 // changes.refused and is recorded with the run's changes.
 func (r *Run) bringRemote(emit Emit, run, agent string, completed bool, rc Remote) (out *messages.ChangeOutcome, refused string) {
 	cs := rc.Changeset
+	if cs != nil && cs.PatchFile != "" {
+		defer os.Remove(cs.PatchFile) // spooled by the transport; derived, it is in the object store
+	}
 	if cs == nil && rc.Err != "" && rc.Changes == nil {
 		return r.unsent(agent, rc), ""
 	}
@@ -83,15 +89,37 @@ func (r *Run) derive(ctx context.Context, snap workspace.Snapshot, cs messages.C
 	if err != nil {
 		return cs, err
 	}
-	derived, err := repo.Derive(ctx, snap, cs.Patch)
+	var derived messages.Changeset
+	if cs.Pack {
+		derived, err = r.derivePack(ctx, repo, snap, cs)
+	} else if cs.PatchFile != "" {
+		derived, err = repo.DeriveFile(ctx, snap, workspace.PatchFile{Path: cs.PatchFile, SHA256: cs.PatchSHA256})
+	} else {
+		derived, err = repo.Derive(ctx, snap, cs.Patch)
+	}
 	if err != nil {
 		return cs, fmt.Errorf("its patch does not apply to the snapshot %.12s the run sent it: %w", snap.Commit, err)
 	}
-	if cs.Tree != "" && cs.Tree != derived.Tree {
+	if !cs.Pack && cs.Tree != "" && cs.Tree != derived.Tree {
 		return cs, fmt.Errorf("its result names %.12s as the tree of its end state, and its patch applied to the snapshot %.12s the run sent it makes %.12s",
 			cs.Tree, snap.Commit, derived.Tree)
 	}
 	return derived, nil
+}
+
+// derivePack is derive of a changeset that came as a pack: inline, or
+// spooled to a file by the transport.
+func (r *Run) derivePack(ctx context.Context, repo *workspace.Repo, snap workspace.Snapshot, cs messages.Changeset) (messages.Changeset, error) {
+	var pack io.Reader = bytes.NewReader(cs.Patch)
+	if cs.PatchFile != "" {
+		f, err := os.Open(cs.PatchFile)
+		if err != nil {
+			return cs, err
+		}
+		defer f.Close()
+		pack = f
+	}
+	return repo.DerivePack(ctx, snap, cs.Tree, pack)
 }
 
 // refused reports a remote child's changes that were not taken in: a

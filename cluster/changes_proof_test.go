@@ -353,7 +353,7 @@ func TestReplacedSnapshotBundleIsRefusedByTheNode(t *testing.T) {
 // the changes bucket whose bytes are not those the result names (or that
 // comes without a SHA-256), or an inline one that names another SHA-256,
 // fails the task and drops every changeset of the result; one that
-// matches is taken with its bytes.
+// matches is taken, spooled to a file of the requester's with its bytes.
 func TestNestedPatchesAreProvenByDigest(t *testing.T) {
 	needGit(t)
 	ws := t.TempDir()
@@ -393,8 +393,11 @@ func TestNestedPatchesAreProvenByDigest(t *testing.T) {
 				Nested: []messages.NestedChanges{good, c.n}}
 			out := remote.receive(t.Context(), "lead", nil, in)
 			if c.want == "" {
-				if out.Status != actors.StatusCompleted || len(out.Nested) != 2 || string(out.Nested[1].Patch) != string(honest) || out.Nested[1].PatchRef != "" {
-					t.Errorf("a proven nested patch was not taken: %+v", out)
+				if out.Status != actors.StatusCompleted || len(out.Nested) != 2 || out.Nested[1].PatchRef != "" {
+					t.Fatalf("a proven nested patch was not taken: %+v", out)
+				}
+				if b, err := os.ReadFile(out.Nested[1].PatchFile); err != nil || string(b) != string(honest) {
+					t.Errorf("the proven nested patch spooled as %q (%v)", b, err)
 				}
 				return
 			}

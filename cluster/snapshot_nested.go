@@ -3,9 +3,12 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -41,15 +44,11 @@ func (n *Node) packNested(task actors.ChildTask, res *actors.AgentResult) {
 	inline := 0
 	kept := res.Nested[:0]
 	for _, s := range res.Nested {
-		s.PatchSHA256 = messages.Digest(s.Patch)
-		if len(s.Patch) > maxInlineNestedPatch || inline+len(s.Patch) > messages.MaxNestedInline {
-			name := task.Run + "/" + task.ID + "-" + strconv.Itoa(task.Attempt) + "-" + s.Agent + ".patch"
-			if err := n.storePatch(ctx, name, s.Patch); err != nil {
-				n.o.Log.Error().Err(err).Str("agent", s.Agent).Msg("store a nested agent's patch")
-				lost = append(lost, s.Agent)
-				continue
-			}
-			s.Patch, s.PatchRef = nil, name
+		name := task.Run + "/" + task.ID + "-" + strconv.Itoa(task.Attempt) + "-" + s.Agent + ".patch"
+		if err := n.shipNested(ctx, &s, name, min(maxInlineNestedPatch, messages.MaxNestedInline-inline)); err != nil {
+			n.o.Log.Error().Err(err).Str("agent", s.Agent).Msg("store a nested agent's patch")
+			lost = append(lost, s.Agent)
+			continue
 		}
 		inline += len(s.Patch)
 		kept = append(kept, s)
@@ -61,14 +60,58 @@ func (n *Node) packNested(task actors.ChildTask, res *actors.AgentResult) {
 	}
 }
 
-// storePatch puts a patch in the changes bucket as name.
-func (n *Node) storePatch(ctx context.Context, name string, patch []byte) error {
+// shipNested makes a nested changeset's patch fit the result: spooled
+// (Carry: its file removed once read or stored), or held in memory, it
+// travels inline when no longer than inline bytes, else from the changes
+// bucket as name.
+func (n *Node) shipNested(ctx context.Context, s *messages.NestedChanges, name string, inline int) error {
+	if s.PatchFile != "" {
+		defer os.Remove(s.PatchFile)
+		patch, ref, err := n.shipPatch(ctx, name, s.PatchFile, int64(inline))
+		if err != nil {
+			return err
+		}
+		s.Patch, s.PatchRef, s.PatchFile = patch, ref, ""
+		return nil
+	}
+	s.PatchSHA256 = messages.Digest(s.Patch)
+	if len(s.Patch) <= inline {
+		return nil
+	}
 	obs, err := n.o.Bus.JetStream().ObjectStore(ctx, n.o.Bus.Names().Changes)
+	if err == nil {
+		_, err = obs.PutBytes(ctx, name, s.Patch)
+	}
 	if err != nil {
 		return fmt.Errorf("store the patch: %w", err)
 	}
-	if _, err := obs.PutBytes(ctx, name, patch); err != nil {
-		return fmt.Errorf("store the patch: %w", err)
-	}
+	s.Patch, s.PatchRef = nil, name
 	return nil
+}
+
+// shipPatch carries the patch spooled at file: its bytes when it is no
+// longer than inline, else its name in the changes bucket (name), where
+// it is streamed in chunks from the file.
+func (n *Node) shipPatch(ctx context.Context, name, file string, inline int64) ([]byte, string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, "", fmt.Errorf("store the patch: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, "", fmt.Errorf("store the patch: %w", err)
+	}
+	if st.Size() <= inline {
+		patch, err := io.ReadAll(f)
+		return patch, "", err
+	}
+	obs, err := n.o.Bus.JetStream().ObjectStore(ctx, n.o.Bus.Names().Changes)
+	if err != nil {
+		return nil, "", fmt.Errorf("store the patch: %w", err)
+	}
+	if _, err := obs.Put(ctx, jetstream.ObjectMeta{Name: name}, f); err != nil {
+		return nil, "", fmt.Errorf("store the patch: %w", err)
+	}
+	return nil, name, nil
 }

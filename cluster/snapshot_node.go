@@ -85,17 +85,19 @@ func (t taskTransport) Fetch(ctx context.Context, repo *gitws.Repo, ref messages
 	return unbundle(ctx, obs, repo, rep.Bundle, rep.BundleSHA256)
 }
 
-// Ship stores a patch too large for a result in the changes bucket; the
-// changeset names it.
+// Ship carries the changeset's spooled patch: inline when small, else
+// streamed from its file into the changes bucket, which the changeset
+// then names.
 func (t taskTransport) Ship(ctx context.Context, cs *messages.Changeset) error {
-	if len(cs.Patch) <= maxInlinePatch {
+	if cs.PatchFile == "" {
 		return nil
 	}
 	name := t.task.Run + "/" + t.task.ID + "-" + strconv.Itoa(t.task.Attempt) + ".patch"
-	if err := t.n.storePatch(ctx, name, cs.Patch); err != nil {
+	patch, ref, err := t.n.shipPatch(ctx, name, cs.PatchFile, maxInlinePatch)
+	if err != nil {
 		return err
 	}
-	cs.Patch, cs.PatchRef = nil, name
+	cs.Patch, cs.PatchRef, cs.PatchFile = patch, ref, ""
 	return nil
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/messages"
+	gitws "github.com/troupe-ai/troupe/workspace"
 )
 
 // The requester's side of a remote result's changes. Nothing in them is
@@ -57,7 +59,7 @@ func (s *snapshotSender) proveChanges(ctx context.Context, sent *messages.TaskSn
 		}
 		c := *cs
 		c.SnapshotTree = sent.Tree // the run's own, never the wire's
-		patch, err := s.proven(ctx, "the changeset's patch", c.Patch, c.PatchRef, c.PatchSHA256)
+		file, err := s.proven(ctx, "the changeset's patch", c.Patch, c.PatchRef, c.PatchSHA256)
 		switch {
 		case errors.Is(err, messages.ErrDigest):
 			return err
@@ -65,22 +67,23 @@ func (s *snapshotSender) proveChanges(ctx context.Context, sent *messages.TaskSn
 			res.Changeset = nil
 			res.Changes = &messages.ChangeOutcome{Agent: res.Agent, Status: messages.ChangeStatusError, Error: err.Error()}
 		default:
-			c.Patch, c.PatchRef = patch, ""
+			c.PatchFile, c.PatchRef = file, ""
 			res.Changeset = &c
 		}
 	}
 	var lost []string
 	kept := make([]messages.NestedChanges, 0, len(res.Nested))
 	for _, n := range res.Nested {
-		patch, err := s.proven(ctx, "the patch of "+n.Agent, n.Patch, n.PatchRef, n.PatchSHA256)
+		file, err := s.proven(ctx, "the patch of "+n.Agent, n.Patch, n.PatchRef, n.PatchSHA256)
 		switch {
 		case errors.Is(err, messages.ErrDigest):
+			removeSpooled(kept, res.Changeset)
 			return err
 		case err != nil:
 			lost = append(lost, fmt.Sprintf("%s: %v", n.Agent, err))
 			continue
 		}
-		n.Patch, n.PatchRef = patch, ""
+		n.PatchFile, n.PatchRef = file, ""
 		kept = append(kept, n)
 	}
 	res.Nested = kept
@@ -90,49 +93,61 @@ func (s *snapshotSender) proveChanges(ctx context.Context, sent *messages.TaskSn
 	return nil
 }
 
-// proven is a patch as the result names it: inline, checked against its
-// SHA-256 when the result names one; or fetched from the changes bucket,
-// where it must have the SHA-256 the result names (ErrDigest otherwise).
-func (s *snapshotSender) proven(ctx context.Context, what string, inline []byte, ref, digest string) ([]byte, error) {
+// proven checks a patch as the result names it: inline, against its
+// SHA-256 when the result names one (it stays inline: file ""); or
+// streamed from the changes bucket into a spooled file (returned; its
+// user removes it), which must have the SHA-256 the result names
+// (ErrDigest otherwise, nothing kept). No buffer holds a fetched patch
+// whole.
+func (s *snapshotSender) proven(ctx context.Context, what string, inline []byte, ref, digest string) (string, error) {
 	if ref == "" {
 		if digest != "" {
 			if err := messages.CheckDigest(what, inline, digest); err != nil {
-				return nil, err
+				return "", err
 			}
 		}
-		return inline, nil
+		return "", nil
 	}
 	what += " " + ref
 	if digest == "" {
 		// Checked before the fetch: a node of this troupe always names it.
-		return nil, messages.CheckDigest(what, nil, "")
+		return "", messages.CheckDigest(what, nil, "")
 	}
-	patch, err := s.getPatch(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	if err := messages.CheckDigest(what+" in the changes bucket", patch, digest); err != nil {
-		return nil, fmt.Errorf("%w (another party wrote that object)", err)
-	}
-	return patch, nil
-}
-
-// getPatch reads a patch from the changes bucket.
-func (s *snapshotSender) getPatch(ctx context.Context, name string) ([]byte, error) {
 	if s == nil {
-		return nil, fmt.Errorf("get the patch %s: this run sends no snapshots and reads no changes bucket", name)
+		return "", fmt.Errorf("get the patch %s: this run sends no snapshots and reads no changes bucket", ref)
 	}
 	ctx, cancel := context.WithTimeout(ctx, snapshotFetchTimeout)
 	defer cancel()
 	obs, err := s.r.o.Bus.JetStream().ObjectStore(ctx, s.r.o.Bus.Names().Changes)
 	if err != nil {
-		return nil, fmt.Errorf("get the patch %s: %w", name, err)
+		return "", fmt.Errorf("get the patch %s: %w", ref, err)
 	}
-	patch, err := obs.GetBytes(ctx, name)
+	obj, err := obs.Get(ctx, ref)
 	if err != nil {
-		return nil, fmt.Errorf("get the patch %s: %w", name, err)
+		return "", fmt.Errorf("get the patch %s: %w", ref, err)
 	}
-	return patch, nil
+	defer obj.Close()
+	p, err := gitws.SpoolReader(s.spool, what+" in the changes bucket", obj, digest)
+	if errors.Is(err, messages.ErrDigest) {
+		return "", fmt.Errorf("%w (another party wrote that object)", err)
+	}
+	if err != nil {
+		return "", fmt.Errorf("get the patch %s: %w", ref, err)
+	}
+	return p.Path, nil
+}
+
+// removeSpooled removes the patches proveChanges spooled for a result
+// it then refused.
+func removeSpooled(nested []messages.NestedChanges, cs *messages.Changeset) {
+	for _, n := range nested {
+		if n.PatchFile != "" {
+			_ = os.Remove(n.PatchFile)
+		}
+	}
+	if cs != nil && cs.PatchFile != "" {
+		_ = os.Remove(cs.PatchFile)
+	}
 }
 
 // refuseChanges fails the task whose result res is: none of its changes

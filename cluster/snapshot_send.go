@@ -35,6 +35,10 @@ type snapshotSender struct {
 	snd   *changes.Sender
 	mu    sync.Mutex
 	whole map[string]storedBundle // snapshot commit → its whole bundle
+	// spool is where patches fetched from the changes bucket are
+	// spooled: the run's state directory (troupe's own, out of the
+	// agents' reach), else its data directory.
+	spool string
 }
 
 func newSnapshotSender(r *Remote) *snapshotSender {
@@ -42,7 +46,11 @@ func newSnapshotSender(r *Remote) *snapshotSender {
 	if dataDir == "" {
 		dataDir = actors.DataDir(r.o.Workspace)
 	}
-	s := &snapshotSender{r: r, whole: map[string]storedBundle{}}
+	spool := dataDir
+	if dir, err := actors.StateDir(r.o.Workspace); err == nil {
+		spool = dir
+	}
+	s := &snapshotSender{r: r, whole: map[string]storedBundle{}, spool: spool}
 	s.snd = changes.NewSender(r.ctx, r.o.Workspace, dataDir, func(ctx context.Context, repo *gitws.Repo, snap gitws.Snapshot) (string, error) {
 		digest, err := s.store(ctx, repo, snap, true, s.bundleName(snap.Commit))
 		if err != nil {

@@ -41,6 +41,17 @@ type Changeset struct {
 	// PatchSHA256 is the patch's SHA-256 (Digest), inline or by
 	// reference: the requester checks the patch it fetched against it.
 	PatchSHA256 string `json:"patch_sha256,omitempty" doc:"the patch's SHA-256 in hex; required with patch_ref"`
+	// Pack says Patch (or the object PatchRef names) is not a patch but
+	// a git pack of the objects of Tree its snapshot lacks: how a
+	// changeset with big files travels (its end state is Tree, whose ID
+	// is its content's hash).
+	Pack bool `json:"pack,omitempty" doc:"true when patch or patch_ref holds a git pack of the objects of tree the snapshot lacks, not a patch"`
+	// PatchFile, never on the wire, is a patch too large to hold in
+	// memory, spooled to a private file of this process's (its SHA-256
+	// PatchSHA256, proven): a node's before it is shipped, the
+	// requester's once fetched from the changes bucket. Its user removes
+	// the file.
+	PatchFile string `json:"-"`
 	// Oversize are the files the agent wrote that were over
 	// agent.max_change_bytes: left out of the tree and the patch, never
 	// silently.

@@ -25,6 +25,9 @@ type NestedChanges struct {
 	// PatchSHA256 is the patch's SHA-256 (Digest): the requester checks
 	// the patch it fetched against it.
 	PatchSHA256 string `json:"patch_sha256,omitempty" doc:"the patch's SHA-256 in hex; required with patch_ref"`
+	// PatchFile, never on the wire, is the patch spooled to a private
+	// file of this process's (Changeset.PatchFile).
+	PatchFile string `json:"-"`
 }
 
 // Bounds of a result's nested changesets.

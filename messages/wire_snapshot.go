@@ -115,6 +115,9 @@ func (c *Changeset) validate() error {
 			return fmt.Errorf("%w: changeset: oversize file %q (%d bytes) is not a file of the repository", ErrBadMessage, f.Path, f.Bytes)
 		}
 	}
+	if c.Pack && c.Tree == "" {
+		return fmt.Errorf("%w: changeset: a pack without the tree it makes", ErrBadMessage)
+	}
 	if c.PatchRef != "" {
 		if err := checkObjectName("changeset patch", c.PatchRef); err != nil {
 			return err

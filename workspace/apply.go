@@ -75,7 +75,11 @@ func (r *Repo) Apply(ctx context.Context, snap Snapshot, cs messages.Changeset, 
 		out.Branch, err = r.branch(ctx, snap, theirs, run, agent)
 	case ModeApply, "":
 		var m merged
-		if m, err = r.merge(ctx, snap, theirs, run, agent, patch); err != nil {
+		journaled := patch
+		if len(cs.Patch) == 0 && r.bigLand(ctx, snap.Tree, theirs) {
+			journaled = nil // the land's journal names the trees
+		}
+		if m, err = r.merge(ctx, snap, theirs, run, agent, journaled); err != nil {
 			return r.keepOnError(out, run, agent, patch, err)
 		}
 		if len(m.conflicts) > 0 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -202,6 +203,21 @@ func (g git) run(ctx context.Context, stdin []byte, args ...string) ([]byte, err
 		return out, fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
 	}
 	return out, nil
+}
+
+// runFrom runs git with args reading stdin (streamed: a spooled
+// patch), its output dropped; an error carries the start of its stderr.
+func (g git) runFrom(ctx context.Context, stdin io.Reader, args ...string) error {
+	cmd, err := g.command(ctx, args...)
+	if err != nil {
+		return err
+	}
+	var stderr strings.Builder
+	cmd.Stdin, cmd.Stderr = stdin, &limitedWriter{w: &stderr, n: 4 << 10}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
 }
 
 // runCode runs git and returns its output and exit code; err is set only

@@ -60,6 +60,12 @@ type landJournal struct {
 	State string     `json:"-"`              // a marker file beside the journal: <id>.committing, <id>.done
 	Dirs  []string   `json:"dirs,omitempty"` // directories the land makes, parents first
 	Files []landFile `json:"files"`
+	// Base and Theirs, for a changeset too big to write twice
+	// (bigLand), are the trees whose diff is its patch: the journal
+	// holds no patch, and a rollback keeps git's diff of them (the
+	// objects are in the store).
+	Base   string `json:"base,omitempty"`
+	Theirs string `json:"theirs,omitempty"`
 	// changes are the contents, in the order of Files (not journaled:
 	// the .new files hold them once prepared).
 	changes []change
@@ -96,16 +102,21 @@ func (e *landError) Unwrap() error { return e.err }
 
 // land writes plan into the work tree whose top directory is top, all
 // or nothing (see above). patch is kept in the journal until the land is
-// done. A linkError (a symlink or a file met where a directory should
+// done; a nil one is not: the journal names the trees base and theirs
+// instead, whose diff a recovery keeps as the patch. A linkError (a symlink or a file met where a directory should
 // be) is returned as it is, after the rollback, so the caller can call
 // it a conflict.
-func (r *Repo) land(top *dirFD, plan []change, run, agent string, patch patchWriter) error {
+func (r *Repo) land(top *dirFD, plan []change, run, agent string, patch patchWriter, base, theirs string) error {
 	if len(plan) == 0 {
 		return nil
 	}
 	j, err := planLand(top, plan, r.top, run, agent)
 	if err != nil {
 		return err
+	}
+	if patch == nil {
+		j.Base, j.Theirs = base, theirs
+		patch = patchBytes(nil)
 	}
 	if err := r.writeJournal(&j, patch); err != nil {
 		_ = r.removeJournal(j.ID)

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -206,6 +208,14 @@ func (r *Repo) recoverLand(jd *dirFD, j landJournal) error {
 			})
 		}
 		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	if j.Base != "" && j.Theirs != "" && pathSafe(j.Run) && pathSafe(j.Agent) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		_, err := r.keepPatch(j.Run, j.Agent, func(w io.Writer) error { return r.writeDiff(ctx, j.Base, j.Theirs, w) })
+		cancel()
 		if err != nil {
 			return err
 		}

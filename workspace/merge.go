@@ -143,7 +143,7 @@ func (r *Repo) merge(ctx context.Context, snap Snapshot, theirs, run, agent stri
 	if len(m.conflicts) > 0 {
 		return m, nil
 	}
-	if err := r.land(top, plan, run, agent, patch); err != nil {
+	if err := r.land(top, plan, run, agent, patch, snap.Tree, theirs); err != nil {
 		if why := linkReason(err); why != "" {
 			var le *linkError
 			errors.As(err, &le)
