@@ -143,4 +143,3 @@ func TestPruneKeepsNothingOfAnUntouchedWorktree(t *testing.T) {
 		t.Errorf("an untouched worktree was kept: %v", entries)
 	}
 }
-
