@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -16,7 +17,7 @@ import (
 // secret file outside, fifos (one as a .gitignore git would open) and a
 // file over the size limit.
 const killedWork = `echo edited > a.txt; echo new > new.txt; rm b.txt; rm -r d
-ln -s "$SECRET" link; mkfifo pipe; mkdir -p sub; mkfifo sub/.gitignore; echo kept > sub/k.txt
+ln -s "$SECRET" link; ln -s "$SECRET.fifo" trap; mkfifo pipe; mkdir -p sub; mkfifo sub/.gitignore; echo kept > sub/k.txt
 head -c 4096 /dev/zero > big.bin`
 
 // asDead renames w (unmounted, for an overlay) and its git directory
@@ -48,6 +49,8 @@ func asDead(t *testing.T, w *Worktree) string {
 func checkKilledWork(t *testing.T, r *Repo, snap Snapshot, root string) {
 	secret := filepath.Join(t.TempDir(), "secret")
 	must(t, os.WriteFile(secret, []byte("SECRET-CONTENTS\n"), 0o600))
+	// A link to a fifo outside: reading through it would block Prune.
+	must(t, syscall.Mkfifo(secret+".fifo", 0o600))
 	r.SetMaxChangeBytes(1024)
 	w, err := r.NewWorktree(t.Context(), snap, "worker")
 	must(t, err)
@@ -65,7 +68,7 @@ func checkKilledWork(t *testing.T, r *Repo, snap Snapshot, root string) {
 	}
 	k := kept[0]
 	slices.Sort(k.Files)
-	if want := []string{"a.txt", "b.txt", "d/c.txt", "link", "new.txt", "sub/k.txt"}; !slices.Equal(k.Files, want) || k.Agent != "worker" || k.Snapshot != snap.Commit {
+	if want := []string{"a.txt", "b.txt", "d/c.txt", "link", "new.txt", "sub/k.txt", "trap"}; !slices.Equal(k.Files, want) || k.Agent != "worker" || k.Snapshot != snap.Commit {
 		t.Errorf("kept %+v, want files %v", k, want)
 	}
 	patch, err := os.ReadFile(k.Patch)
@@ -83,6 +86,9 @@ func checkKilledWork(t *testing.T, r *Repo, snap Snapshot, root string) {
 		if fi, err := os.Lstat(filepath.Join(k.Dir, p)); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
 			t.Errorf("the fifo %s was kept", p)
 		}
+	}
+	if fi, err := os.Lstat(secret + ".fifo"); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the fifo outside was touched: %v %v", fi, err)
 	}
 	snapDir := t.TempDir()
 	archive := exec.Command("sh", "-c", `git archive "$1" | tar -x -C "$2"`, "sh", snap.Commit, snapDir)
