@@ -3,6 +3,7 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +24,7 @@ head -c 4096 /dev/zero > big.bin`
 // asDead renames w (unmounted, for an overlay) and its git directory
 // as a process no longer running would have left them, and returns
 // the dead name.
-func asDead(t *testing.T, w *Worktree) string {
+func asDead(t testing.TB, w *Worktree) string {
 	t.Helper()
 	pid := deadProcess(t)
 	if w.ov != nil {
@@ -147,5 +148,31 @@ func TestPruneKeepsNothingOfAnUntouchedWorktree(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(r.worktreesDir()); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return strings.HasPrefix(e.Name(), keptPrefix) }) {
 		t.Errorf("an untouched worktree was kept: %v", entries)
+	}
+}
+
+// BenchmarkPruneUntouchedCheckout is what Prune costs for a killed
+// process's checkout worktree (5,000 files) that holds no change: its
+// walk and one git add against its own index's stat data.
+func BenchmarkPruneUntouchedCheckout(b *testing.B) {
+	files := map[string]string{}
+	for i := range 5000 {
+		files[fmt.Sprintf("d%02d/f%04d.txt", i%50, i)] = fmt.Sprintf("file %d\n", i)
+	}
+	root := newRepo(b, files)
+	r, err := Open(b.Context(), root, Options{Worktrees: WorktreesCheckout})
+	must(b, err)
+	snap, err := r.Snapshot(b.Context())
+	must(b, err)
+	for b.Loop() {
+		b.StopTimer()
+		w, err := r.NewWorktree(b.Context(), snap, "idle")
+		must(b, err)
+		asDead(b, w)
+		b.StartTimer()
+		kept, err := r.PruneKeep(b.Context())
+		if err != nil || len(kept) != 0 {
+			b.Fatalf("kept %+v (%v)", kept, err)
+		}
 	}
 }
