@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -76,15 +77,25 @@ func checkKeptPatch(t *testing.T, log, dir string) {
 	}
 }
 
-// noDeadWorktrees checks that no worktree of a process is left in
-// dir (kept ones aside) and, for an overlay, that no mount is.
-func noDeadWorktrees(t *testing.T, dir string) {
-	t.Helper()
+// deadWorktrees lists what the killed process pid left in dir, its
+// worktrees directory.
+func deadWorktrees(dir string, pid int) []string {
 	entries, _ := os.ReadDir(dir)
+	var left []string
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), "kept-") {
-			t.Errorf("left in %s: %s", dir, e.Name())
+		if strings.HasPrefix(e.Name(), strconv.Itoa(pid)+"-") {
+			left = append(left, e.Name())
 		}
+	}
+	return left
+}
+
+// noDeadWorktrees checks that the killed process pid left no worktree
+// in dir and no mount there (an overlay's).
+func noDeadWorktrees(t *testing.T, dir string, pid int) {
+	t.Helper()
+	if left := deadWorktrees(dir, pid); len(left) > 0 {
+		t.Errorf("the killed process's worktrees are still in %s: %v", dir, left)
 	}
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	must(t, err)
@@ -114,6 +125,10 @@ func TestKilledRunsWorkIsKeptByTheNext(t *testing.T) {
 			waitBlocked(t, blocked, run)
 			must(t, run.cmd.Process.Signal(syscall.SIGKILL))
 			run.wait(time.Minute)
+			wts := filepath.Join(ws, ".troupe", "worktrees")
+			if len(deadWorktrees(wts, run.cmd.Process.Pid)) == 0 {
+				t.Fatalf("the killed run left no worktree to keep:\n%s", run.errs())
+			}
 			if kind == "overlay" && strings.Contains(run.errs(), "overlay worktrees unavailable") {
 				if os.Getenv("CI") == "true" {
 					t.Fatal(run.errs())
@@ -131,7 +146,7 @@ func TestKilledRunsWorkIsKeptByTheNext(t *testing.T) {
 			if ch := changesOf(t, p); len(ch) != 1 || ch[0].Status != "error" || strings.Join(ch[0].Files, ",") != "a.go,killed_new.go" {
 				t.Errorf("run --json changes: %+v", ch)
 			}
-			noDeadWorktrees(t, filepath.Join(ws, ".troupe", "worktrees"))
+			noDeadWorktrees(t, wts, run.cmd.Process.Pid)
 			if got := testfiles.Git(t, ws, "status", "--porcelain"); got != "" {
 				t.Errorf("the kept work went into the workspace:\n%s", got)
 			}
@@ -159,11 +174,15 @@ func TestKilledNodesWorkIsKeptByItsNextStart(t *testing.T) {
 	waitBlocked(t, blocked, run, n)
 	must(t, n.cmd.Process.Signal(syscall.SIGKILL))
 	n.wait(time.Minute)
+	wts := filepath.Join(node, ".troupe", "snapshots", "worktrees")
+	if len(deadWorktrees(wts, n.cmd.Process.Pid)) == 0 {
+		t.Fatalf("the killed node left no worktree to keep:\n%s", n.errs())
+	}
 	url := natsURL.FindStringSubmatch(run.errs())[1]
 	again := start(t, bin.node, modelEnv(srv), append([]string{"--nats", url, "--workspace", node, "--kinds", "worker"},
 		nodeCredsArgs(t, run.errs(), "snap-node")...)...)
 	defer again.cmd.Process.Kill()
 	again.waitStderr(" ready", time.Minute)
 	checkKeptPatch(t, again.errs(), requester)
-	noDeadWorktrees(t, filepath.Join(node, ".troupe", "snapshots", "worktrees"))
+	noDeadWorktrees(t, wts, n.cmd.Process.Pid)
 }
