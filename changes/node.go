@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -72,15 +73,32 @@ func (n *Node) open(ctx context.Context) (*workspace.Repo, error) {
 		return nil, err
 	}
 	repo.SetMaxChangeBytes(n.maxFile)
+	repo.SetStateDir(n.dirs.State)
 	repo.SetWorktrees(n.kind)
 	if _, note, _ := repo.Worktrees(); note != "" {
 		n.log.Info().Msg(note)
 	}
-	if err := repo.Prune(ctx); err != nil {
+	kept, err := repo.PruneKeep(ctx)
+	if err != nil {
 		n.log.Warn().Err(err).Msg("prune worktrees left by a killed node")
 	}
+	noteKept(n.log, kept)
 	n.repo = repo
 	return repo, nil
+}
+
+// KeepKilled opens the store when a killed node left worktrees in it:
+// Prune keeps their agents' work and says where in the log. Call it
+// when the node starts.
+func (n *Node) KeepKilled(ctx context.Context) {
+	if _, err := os.Lstat(filepath.Join(n.dirs.Data, "worktrees")); err != nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, err := n.open(ctx); err != nil {
+		n.log.Warn().Err(err).Msg("open the snapshot store to keep a killed node's work")
+	}
 }
 
 // Close removes the worktrees kept for reuse; the node has stopped.

@@ -5,7 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/workspace"
 )
 
 // Note is what a parent reads about its child's changes, after the
@@ -85,4 +88,25 @@ func oversizeNote(c *messages.ChangeOutcome) string {
 		where = "its worktree is kept at " + c.Worktree
 	}
 	return fmt.Sprintf("\n[changes: NOT carried, over agent.max_change_bytes: %s; %s]", oversizeList(c.Oversize), where)
+}
+
+// noteKept says in the log, one line each, where the work of a killed
+// run's (or node's) agents went: what Prune kept.
+func noteKept(log zerolog.Logger, kept []workspace.KeptWork) {
+	for _, k := range kept {
+		log.Warn().Str("agent", k.Agent).Str("patch", k.Patch).Str("worktree", k.Dir).Strs("files", k.Files).
+			Msg("where the work of the killed run went: " + k.Note())
+	}
+}
+
+// keptOutcome is the run's outcome (run --json) for work a killed run
+// left, which Prune kept when this one started: an error outcome, with
+// the patch and the files kept whole.
+func keptOutcome(k workspace.KeptWork) messages.ChangeOutcome {
+	why := "its run was killed before its changes were brought back; kept when this run started"
+	if len(k.Left) > 0 {
+		why += " (" + strings.Join(k.Left, "; ") + ")"
+	}
+	return messages.ChangeOutcome{Agent: k.Agent, Files: k.Files, Status: messages.ChangeStatusError, Error: why,
+		Patch: k.Patch, Worktree: k.Dir}
 }

@@ -74,8 +74,13 @@ func Open(ctx context.Context, s configs.Agent, d Dirs, mutating bool, log zerol
 	}
 	if _, err := os.Stat(filepath.Join(d.Data, "worktrees")); err == nil {
 		if repo, err := r.open(ctx); err == nil {
-			if err := repo.Prune(ctx); err != nil {
+			kept, err := repo.PruneKeep(ctx)
+			if err != nil {
 				log.Warn().Err(err).Msg("prune worktrees left by a killed process")
+			}
+			noteKept(log, kept)
+			for _, k := range kept {
+				r.record(keptOutcome(k))
 			}
 		}
 	}

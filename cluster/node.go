@@ -290,6 +290,7 @@ func StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	n.beatSent.Store(sent.UnixNano())
 	n.events.emitAlso(n.pub, NodesRun, o.ID, messages.EvtNodeJoined, messages.NodeJoined{Node: o.ID, Name: o.Name, Host: host, Kinds: o.Kinds,
 		Slots: o.Slots, Version: o.Version})
+	n.snaps.KeepKilled(ctx) // what a killed node's agents wrote, before its first task
 	n.loops.Add(4)
 	go n.heartbeat()
 	go n.keepRegistry()

@@ -91,3 +91,8 @@ func zeroID(n int) string { return string(bytes.Repeat([]byte{'0'}, n)) }
 // Options.MaxChangeBytes; 0: the default), before the Repo's first
 // worktree is made (a snapshot store's, whose Options its opener sets).
 func (r *Repo) SetMaxChangeBytes(n int64) { r.opts.MaxChangeBytes = n }
+
+// SetStateDir sets where the Repo keeps patches (Options.StateDir),
+// before its first use (a snapshot store's, whose Options its opener
+// sets).
+func (r *Repo) SetStateDir(dir string) { r.opts.StateDir = dir }

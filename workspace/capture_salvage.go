@@ -28,7 +28,18 @@ func (w *Worktree) Salvage(ctx context.Context) (messages.Changeset, []string, e
 	if _, err := g.run(ctx, nil, "read-tree", w.snap.Tree); err != nil {
 		return messages.Changeset{}, nil, fmt.Errorf("salvage changes: %w", err)
 	}
-	_, stderr, code, err := g.exec(ctx, nil, "add", "-A", "--ignore-errors", "--", ".")
+	return w.salvageIn(ctx, g)
+}
+
+// salvageIn is Salvage in the index of g, which holds the snapshot's
+// tree (with what git add should leave alone marked skip-worktree);
+// exclude are paths git add leaves out.
+func (w *Worktree) salvageIn(ctx context.Context, g git, exclude ...string) (messages.Changeset, []string, error) {
+	args := []string{"add", "-A", "--ignore-errors", "--", "."}
+	for _, p := range exclude {
+		args = append(args, ":(exclude,literal)"+p)
+	}
+	_, stderr, code, err := g.exec(ctx, nil, args...)
 	if err != nil {
 		return messages.Changeset{}, nil, fmt.Errorf("salvage changes: %w", err)
 	}

@@ -280,7 +280,7 @@ func TestWorktreeSwitchNeverFollowsASymlink(t *testing.T) {
 }
 
 // deadProcess is the ID of a process that ran and ended.
-func deadProcess(t *testing.T) string {
+func deadProcess(t testing.TB) string {
 	t.Helper()
 	p, err := os.StartProcess("/bin/true", []string{"true"}, &os.ProcAttr{})
 	must(t, err)

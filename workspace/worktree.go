@@ -144,7 +144,8 @@ func (r *Repo) register(dir, commit string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	files := map[string]string{"HEAD": commit + "\n", "commondir": "../..\n", "gitdir": filepath.Join(dir, ".git") + "\n"}
+	files := map[string]string{"HEAD": commit + "\n", "commondir": "../..\n", "gitdir": filepath.Join(dir, ".git") + "\n",
+		snapshotFile: commit + "\n"}
 	for name, data := range files {
 		if err = os.WriteFile(filepath.Join(tmp, name), []byte(data), 0o644); err != nil {
 			break
@@ -259,42 +260,12 @@ func removeAtomically(dir, tmp string) error {
 }
 
 // Prune removes the worktrees left by processes that are no longer
-// running (a killed orchestrator or node) and their git directories.
-// Call it when a process starts.
+// running (a killed orchestrator or node) and their git directories,
+// keeping first the work their agents had written (prune_keep.go; the
+// kept work is PruneKeep's to report). Call it when a process starts.
 func (r *Repo) Prune(ctx context.Context) error {
-	parent, err := openBeneath(r.dataBase, r.worktreesRel(), false)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("prune worktrees: %w", err)
-	}
-	if err == nil {
-		defer parent.close()
-		names, err := parent.f.Readdirnames(-1)
-		if err != nil {
-			return fmt.Errorf("prune worktrees: %w", err)
-		}
-		for _, name := range names {
-			if deadOwner(name) {
-				if err := parent.removeAll(name); err != nil {
-					return fmt.Errorf("prune worktrees: %w", err)
-				}
-			}
-		}
-	}
-	if err := dropDeadRecords(filepath.Join(r.home.dir, "worktrees"), r.home.tmpDir()); err != nil {
-		return fmt.Errorf("prune worktrees: %w", err)
-	}
-	entries, err := os.ReadDir(r.home.tmpDir())
-	if err != nil {
-		return fmt.Errorf("prune worktrees: %w", err)
-	}
-	for _, e := range entries {
-		if deadOwner(e.Name()) {
-			if err := os.RemoveAll(filepath.Join(r.home.tmpDir(), e.Name())); err != nil {
-				return fmt.Errorf("prune worktrees: %w", err)
-			}
-		}
-	}
-	return nil
+	_, err := r.PruneKeep(ctx)
+	return err
 }
 
 // deadOwner reports whether name (<pid>-...) was made by a process that

@@ -175,7 +175,7 @@ func (w *Worktree) reset(ctx context.Context, snap Snapshot) error {
 		return fmt.Errorf("reuse worktree: %w", err)
 	}
 	w.tree, w.stray, w.snap = snap.Tree, false, snap
-	return nil
+	return w.noteSnapshot(snap.Commit)
 }
 
 // setHead points the worktree's HEAD (detached) at commit, writing git's
@@ -198,7 +198,13 @@ func (w *Worktree) setHead(commit string) error {
 		os.Remove(head + ".lock")
 		return fmt.Errorf("set HEAD: %w", err)
 	}
-	return nil
+	return w.noteSnapshot(commit)
+}
+
+// noteSnapshot records in the worktree's git directory the snapshot it
+// now holds (Prune's reference for a killed process's worktree).
+func (w *Worktree) noteSnapshot(commit string) error {
+	return writeIfChanged(filepath.Join(w.admin, snapshotFile), []byte(commit+"\n"))
 }
 
 // park keeps w for reuse when fewer than Options.KeepIdle are kept, and
