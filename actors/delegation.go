@@ -49,7 +49,8 @@ type (
 		err  error
 	}
 	spawnChild struct {
-		spec agentSpec
+		spec   agentSpec
+		placed placement
 	}
 	spawned struct {
 		ch  *child
@@ -115,7 +116,7 @@ func (a *agent) receiveDelegation(c actor.Context, msg any) {
 		spec, err := a.newChildSpec(m.req)
 		c.Respond(&prepared{spec: spec, err: err})
 	case *spawnChild:
-		c.Respond(a.spawn(c, m.spec))
+		c.Respond(a.spawn(c, m.spec, m.placed))
 	case *settleExpired:
 		if a.kids != nil {
 			for _, ch := range a.kids.byID {
@@ -149,11 +150,12 @@ func (a *agent) kidIDs() string {
 	return strings.Join(ids, ", ")
 }
 
-// spawn starts a child where the run's Placer says: a local agent actor,
-// or a proxy actor for a remote one. Either is a protoactor child of this
-// agent that speaks the same protocol. The lease was acquired by the
-// caller, with this agent as its holder until the child releases it.
-func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
+// spawn starts a child where it was placed (agentDelegator.place): a
+// local agent actor, or a proxy actor for a remote one. Either is a
+// protoactor child of this agent that speaks the same protocol. The
+// lease was acquired by the caller, with this agent as its holder until
+// the child releases it.
+func (a *agent) spawn(c actor.Context, spec agentSpec, pl placement) *spawned {
 	if a.ended {
 		return &spawned{err: fmt.Errorf("agent %s has ended", a.spec.id)}
 	}
@@ -161,29 +163,19 @@ func (a *agent) spawn(c actor.Context, spec agentSpec) *spawned {
 		a.kids = &children{byID: map[string]*child{}}
 	}
 	ch := &child{id: spec.id, kind: spec.kind.Name, background: spec.background, done: make(chan struct{}),
-		model: a.rt.pickModel(spec, 1)}
+		model: pl.model}
 	parent := c.Self()
 	root := a.rt.system.Root
 	spec.done = func(r AgentResult) { root.Send(parent, &childEnded{id: spec.id, result: r}) }
 	spec.parentEv = a.ev
-	task := spec.childTask(a.rt.run, ch.model)
-	task.Limits, task.Budget = a.rt.taskLimits(spec.kind.Name), a.rt.taskBudget()
-	// A remote placement carries the delegate call's span to the node.
-	remote, err := a.rt.placer.Place(spec.trace.Context(a.ctx), task)
-	if err != nil {
-		return &spawned{err: fmt.Errorf("place %s: %w", spec.id, err)}
-	}
 	producer := func() actor.Actor { return newAgent(a.rt, spec) }
 	where := "local"
-	if remote != nil {
+	if pl.remote != nil {
 		// A remote child works in its node's worktree of the task's
-		// snapshot; its local worktree, if it got one, is not needed.
-		// Its changes come back with its result (proxy).
-		iso := spec.iso
-		iso.closeView()
-		iso.child().Elsewhere()
+		// snapshot (it entered the lifecycle as placed elsewhere: no
+		// worktree here); its changes come back with its result (proxy).
 		producer = func() actor.Actor {
-			return &proxy{rt: a.rt, task: task, remote: remote, done: spec.done, parentEv: spec.parentEv, iso: iso}
+			return &proxy{rt: a.rt, task: pl.task, remote: pl.remote, done: spec.done, parentEv: spec.parentEv, iso: spec.iso}
 		}
 		where = "remote"
 	}

@@ -51,23 +51,26 @@ func (d agentDelegator) Delegate(ctx context.Context, req agenttools.DelegateReq
 		spec.lease = lease.Tokens
 		a.ev.emit(messages.EvtBudgetAcquired, lease.Wire())
 	}
-	spec.iso, err = enter(ctx, a.rt.iso, a.spec.iso, a.rt.run, spec)
+	// Where the child runs is decided before it enters the workspace
+	// lifecycle: one placed on a node gets no worktree here.
+	pl, err := d.place(spec)
+	if err == nil {
+		spec.iso, err = enter(ctx, a.rt.iso, a.spec.iso, a.rt.run, spec, pl.remote != nil)
+	}
 	if err != nil {
-		d.releaseUnused(spec.id)
-		return agenttools.ChildReport{}, fmt.Errorf("start %s agent: %v", spec.kind.Name, err)
+		return agenttools.ChildReport{}, d.notStarted(ctx, spec, err)
 	}
 	if spec.iso == nil || spec.iso.ws == nil {
 		spec.ws = a.spec.dir() // its parent's directory, when not the run's
 	}
-	res, err = a.rt.system.Root.RequestFuture(a.self, &spawnChild{spec: spec}, actorAskTimeout).Result()
+	res, err = a.rt.system.Root.RequestFuture(a.self, &spawnChild{spec: spec, placed: pl}, actorAskTimeout).Result()
 	sp, _ := res.(*spawned)
 	if err == nil && sp != nil {
 		err = sp.err
 	}
 	if err != nil {
 		spec.iso.end(nil, changes.Ending{NotStarted: true})
-		d.releaseUnused(spec.id)
-		return agenttools.ChildReport{}, fmt.Errorf("start %s agent: %v", spec.kind.Name, err)
+		return agenttools.ChildReport{}, d.notStarted(ctx, spec, err)
 	}
 	ch := sp.ch
 	if req.Background {
@@ -80,6 +83,44 @@ func (d agentDelegator) Delegate(ctx context.Context, req agenttools.DelegateReq
 		a.rt.system.Root.Send(ch.pid, &Cancel{Reason: "parent call cancelled"})
 		return agenttools.ChildReport{}, ctx.Err()
 	}
+}
+
+// placement is where a child runs, decided before it starts: its model,
+// its task in plain values, and the RemoteChild that drives it on a node
+// (nil: here).
+type placement struct {
+	model  string
+	task   ChildTask
+	remote RemoteChild
+}
+
+// place asks the run's Placer where the child spec describes runs (its
+// lease granted). Nothing is started: a RemoteChild runs once its proxy
+// calls Start. The delegate call's span rides with a remote placement to
+// its node.
+func (d agentDelegator) place(spec agentSpec) (placement, error) {
+	rt := d.a.rt
+	pl := placement{model: rt.pickModel(spec, 1)}
+	pl.task = spec.childTask(rt.run, pl.model)
+	pl.task.Limits, pl.task.Budget = rt.taskLimits(spec.kind.Name), rt.taskBudget()
+	remote, err := rt.placer.Place(spec.trace.Context(d.a.ctx), pl.task)
+	if err != nil {
+		return placement{}, fmt.Errorf("place %s: %w", spec.id, err)
+	}
+	pl.remote = remote
+	return pl, nil
+}
+
+// notStarted gives back the lease of a child that could not be started
+// (why) and, unless the delegate call itself was cancelled, tells it on
+// the bus and in the run's result (agent.notStarted); the error is what
+// the parent's model reads.
+func (d agentDelegator) notStarted(ctx context.Context, spec agentSpec, why error) error {
+	d.releaseUnused(spec.id)
+	if ctx.Err() == nil {
+		d.a.notStarted(spec, why)
+	}
+	return fmt.Errorf("start %s agent: %v", spec.kind.Name, why)
 }
 
 // StatusRunning is a live child's status in check_agent.

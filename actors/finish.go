@@ -104,7 +104,9 @@ func (a *agent) finalize(r AgentResult) {
 	spec := a.spec
 	a.goSafe("end agent", func() {
 		if session != nil {
-			// Its shell sessions and background jobs end with it.
+			// Its shell sessions, background jobs and MCP server
+			// instances end with it, before its worktree is captured
+			// (what they write as they exit is in).
 			if err := session.Close(); err != nil {
 				a.log.Warn().Err(err).Msg("close tool session")
 			}

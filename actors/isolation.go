@@ -25,11 +25,12 @@ type isolated struct {
 
 // enter enters the child spec describes, its parent's part parent (nil
 // for the root's children), into the run's isolation is: it gets its own
-// worktree when is says so (else it works in its parent's directory). It
-// must end (end) once it has ended or did not start.
-func enter(ctx context.Context, is *changes.Run, parent *isolated, run string, spec agentSpec) (*isolated, error) {
+// worktree when is says so and it runs here (not elsewhere, on a node),
+// else it works in its parent's directory. It must end (end) once it has
+// ended or did not start.
+func enter(ctx context.Context, is *changes.Run, parent *isolated, run string, spec agentSpec, elsewhere bool) (*isolated, error) {
 	ch, err := is.Enter(ctx, parent.child(), changes.Entry{Run: run, ID: spec.id, ReadOnly: spec.kind.ReadOnly,
-		Background: spec.background})
+		Background: spec.background, Elsewhere: elsewhere})
 	if err != nil || ch == nil {
 		return nil, err
 	}

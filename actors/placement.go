@@ -19,8 +19,11 @@ import (
 // it is placed.
 type ChildTask = messages.Task
 
-// Placer decides where a child agent runs. Place is called on the parent
-// actor's goroutine once the child's lease is granted, so it must answer
+// Placer decides where a child agent runs. Place is called on the
+// delegating tool step's goroutine once the child's lease is granted and
+// before the child enters the workspace lifecycle (a child placed on a
+// node gets no local worktree); parents call it at once, so it must be
+// safe for concurrent use, and it must answer
 // quickly (a cached view of live nodes, not a network round trip per
 // call). A nil RemoteChild means "here, as a local actor", which is what
 // LocalPlacer always answers. ctx carries the span of the delegate call
@@ -37,6 +40,17 @@ type Placer interface {
 // placer publishes the run-wide cancel). Team.Cancel calls it.
 type RunCanceller interface {
 	CancelRun(reason string)
+}
+
+// RunEnder is implemented by a Placer that emits events of the run
+// beside its agents' (the remote placer's node.left and node.joined of
+// the run's nodes). Team.Wait calls EndRun once the root has ended,
+// before it settles the events (Options.EventsDropped) and emits
+// run.finished: a Placer emits nothing into the run after it returns,
+// so every event of the run is stored ahead of its run.finished, where a
+// watcher that stops at run.finished reads it.
+type RunEnder interface {
+	EndRun()
 }
 
 // LocalPlacer runs every child in this process. It is the default.

@@ -236,3 +236,39 @@ func TestPlacementRemoteChildren(t *testing.T) {
 		t.Errorf("leases not all back: %+v", res.Budget)
 	}
 }
+
+// endingPlacer runs children here and, like the remote placer, emits an
+// event of the run of its own when the run ends (its node.left).
+type endingPlacer struct {
+	actors.LocalPlacer
+	rec   *actors.Recorder
+	run   string
+	ended int
+}
+
+func (p *endingPlacer) EndRun() {
+	p.ended++
+	ev, _ := messages.NewEvent(p.run, "nodes", messages.EvtNodeLeft, 1, messages.NodeLeft{Node: "n1", Reason: "lost"})
+	p.rec.Emit(ev)
+}
+
+// A Placer that emits events of the run beside its agents is told the
+// run ended before run.finished, so what it emits then comes first: a
+// watcher that stops at run.finished reads it.
+func TestRunEnderEndsBeforeRunFinished(t *testing.T) {
+	srv := llmtest.New(script(kind("root", say("done"))))
+	defer srv.Close()
+	rec := &actors.Recorder{}
+	o := options(t, srv, workspace(t, fixtureRepo), "say done", rec)
+	o.Settings = noPlan()
+	p := &endingPlacer{rec: rec, run: o.Run}
+	o.Placer = p
+	res := run(t, o)
+	if res.Status != actors.StatusCompleted || p.ended != 1 {
+		t.Fatalf("run %s, EndRun called %d times", res.Status, p.ended)
+	}
+	evs := rec.Events()
+	if n := len(evs); n < 2 || evs[n-1].Type != messages.EvtRunFinished || evs[n-2].Type != messages.EvtNodeLeft {
+		t.Errorf("the run's last events: %v", evs[max(0, len(evs)-3):])
+	}
+}

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/troupe-ai/troupe/internal/text"
@@ -15,6 +16,10 @@ type SubAgents struct {
 	Cancelled int `json:"cancelled"`
 	// FirstFailure is "AGENT: why" for the first sub-agent that failed.
 	FirstFailure string `json:"first_failure,omitempty"`
+	// NotStarted is "AGENT (KIND): why" for each sub-agent that could not
+	// be started (placed, isolated or spawned) once its parent asked for
+	// it, the first 20 (each is also counted in Failed).
+	NotStarted []string `json:"not_started,omitempty"`
 }
 
 // Total is the number of sub-agents that ended.
@@ -51,11 +56,26 @@ func (t *subAgentTally) add(agent string, r AgentResult) {
 	}
 }
 
+// notStarted names a sub-agent that could not be started (add counts
+// it).
+func (t *subAgentTally) notStarted(line string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.s.NotStarted) < maxNotStarted {
+		t.s.NotStarted = append(t.s.NotStarted, line)
+	}
+}
+
 func (t *subAgentTally) get() SubAgents {
 	if t == nil {
 		return SubAgents{}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.s
+	s := t.s
+	s.NotStarted = slices.Clone(s.NotStarted)
+	return s
 }

@@ -239,6 +239,9 @@ func (t *Team) Wait(ctx context.Context) (Result, error) {
 		}
 		out.Checkpoint = ""
 	}
+	if re, ok := rt.placer.(RunEnder); ok {
+		re.EndRun() // its events of the run come before the settling below
+	}
 	out.EventsDropped = t.eventsDropped()
 	last := rt.seqs.last()
 	last[t.runEv.base.Agent] = t.runEv.current() + 1 // run.finished's own

@@ -19,6 +19,11 @@ type Entry struct {
 	// (Outcome.Carried).
 	Task bool
 	Dir  string
+	// Elsewhere marks a child placed on another node: no worktree is
+	// made for it here (it works in its node's worktree of the snapshot
+	// its task carries), it counts as running until it ends, and its
+	// changes come with its result (End with Ending.Remote).
+	Elsewhere bool
 }
 
 // Ending is what the actor knows of a child's end.
@@ -57,13 +62,13 @@ type Outcome struct {
 // workspace, or the run's root agent) works in the run's workspace and
 // ends with nothing.
 type Child struct {
-	top   *Run   // the run's (Enter's receiver)
-	in    *Run   // the isolation it entered: top, or its parent's for its children
-	run   string // the run's ID
-	id    string // the agent's
-	dir   string // the directory it works in when not the run's workspace ("": the run's)
-	carry *Carry // on a node, where its task's descendants' changesets that do not merge go
-	task  bool   // it is a task's first agent (Entry.Task)
+	top   *Run       // the run's (Enter's receiver)
+	in    *Run       // the isolation it entered: top, or its parent's for its children
+	run   string     // the run's ID
+	id    string     // the agent's
+	dir   string     // the directory it works in when not the run's workspace ("": the run's)
+	carry *taskCarry // on a node, where its task's descendants' changesets that do not merge go
+	task  bool       // it is a task's first agent (Entry.Task)
 	leave func()
 
 	mu     sync.Mutex
@@ -87,7 +92,7 @@ func (r *Run) Enter(ctx context.Context, parent *Child, e Entry) (*Child, error)
 	}
 	c := &Child{top: r, in: r, run: e.Run, id: e.ID, leave: func() {}}
 	if e.Task {
-		c.dir, c.task, c.carry = e.Dir, true, &Carry{}
+		c.dir, c.task, c.carry = e.Dir, true, &taskCarry{}
 		return c, nil
 	}
 	if parent != nil {
@@ -97,7 +102,7 @@ func (r *Run) Enter(ctx context.Context, parent *Child, e Entry) (*Child, error)
 		}
 		c.in, c.dir, c.carry = in, parent.dir, parent.carry
 	}
-	iso, leave, err := c.in.enter(ctx, e.ReadOnly, e.ID, e.Background)
+	iso, leave, err := c.in.enter(ctx, e)
 	if err != nil {
 		return nil, err
 	}
@@ -148,16 +153,6 @@ func (c *Child) Root() string {
 	return c.dir
 }
 
-// Elsewhere tells that the child runs on another node: the worktree made
-// for it here, if any, is removed in the background, and its changes come
-// with its result (End with Ending.Remote).
-func (c *Child) Elsewhere() {
-	if c == nil {
-		return
-	}
-	go c.drop()
-}
-
 // drop removes the child's worktree, if it still has one, capturing
 // nothing.
 func (c *Child) drop() {
@@ -194,7 +189,7 @@ func (c *Child) End(ctx context.Context, e Ending) Outcome {
 	case e.NotStarted:
 		c.drop()
 	case e.Remote != nil:
-		c.drop()
+		c.drop() // nothing, when it entered Elsewhere
 		out = c.top.bringBack(e, c.run, c.id)
 	default:
 		if iso := c.Isolated(); iso != nil {
@@ -202,7 +197,7 @@ func (c *Child) End(ctx context.Context, e Ending) Outcome {
 		}
 	}
 	if c.task {
-		out.Carried = c.carry.Take()
+		out.Carried = c.carry.take()
 	}
 	return out
 }

@@ -148,8 +148,7 @@ func TestRemoteChildRefusedKeepsNoNested(t *testing.T) {
 		cs      *messages.Changeset
 		refused bool
 	}{{&bad, true}, {cs, false}} {
-		ch := enterChild(t, r, nil, "w1", true)
-		ch.Elsewhere()
+		ch := enterElsewhere(t, r, "w1")
 		out := ch.End(context.Background(), Ending{Completed: true, Remote: &Remote{Node: "n1", Changeset: c.cs, Nested: nested}})
 		if (out.Refused != "") != c.refused || (len(out.Nested) == 0) != c.refused {
 			t.Errorf("refused %v: %+v", c.refused, out)
@@ -160,5 +159,53 @@ func TestRemoteChildRefusedKeepsNoNested(t *testing.T) {
 	}
 	if g, _ := os.ReadFile(filepath.Join(tr.From.Root(), "g.go")); string(g) != "package p\n\nvar G = 3\n" {
 		t.Errorf("g.go %q", g)
+	}
+}
+
+// enterElsewhere enters agent id as placed on a node (Entry.Elsewhere)
+// and fails the test when it got a worktree or does not count as
+// running.
+func enterElsewhere(t *testing.T, r *Run, id string) *Child {
+	t.Helper()
+	before := r.live.Load()
+	c, err := r.Enter(context.Background(), nil, Entry{Run: "r1", ID: id, Background: true, Elsewhere: true})
+	if err != nil || c == nil {
+		t.Fatalf("enter %s: %v %v", id, c, err)
+	}
+	if c.Isolated() != nil || c.Root() != "" || r.live.Load() != before+1 {
+		t.Fatalf("%s placed elsewhere: worktree %v in %q, running %d", id, c.Isolated(), c.Root(), r.live.Load())
+	}
+	return c
+}
+
+// A child placed on a node is entered as such: no snapshot is taken and
+// no worktree made for it here (the run has not even opened the
+// repository), yet it counts as running, so a local agent beside it
+// gets a worktree in auto mode; its End takes in its node's changes.
+func TestChildPlacedElsewhereGetsNoWorktree(t *testing.T) {
+	tr, cs := shippedEdit(t)
+	ws := tr.From.Root()
+	r := openRun(t, ws, "worktree")
+	remote := enterElsewhere(t, r, "w1")
+	r.mu.Lock()
+	opened := r.repo != nil
+	r.mu.Unlock()
+	if opened {
+		t.Error("the run opened the repository for a child placed elsewhere")
+	}
+	if entries, _ := os.ReadDir(filepath.Join(ws, ".troupe", "worktrees")); len(entries) != 0 {
+		t.Errorf("worktrees made for a child placed elsewhere: %v", entries)
+	}
+	auto := openRun(t, gitRepo(t, map[string]string{"a.go": "package a\n"}), "auto")
+	beside := enterElsewhere(t, auto, "w2")
+	local, err := auto.Enter(context.Background(), nil, Entry{Run: "r1", ID: "w3"})
+	if err != nil || local.Isolated() == nil {
+		t.Errorf("a foreground agent beside a remote one: worktree %v, %v", local.Isolated(), err)
+	}
+	local.End(context.Background(), Ending{NotStarted: true})
+	beside.End(context.Background(), Ending{NotStarted: true})
+	out := remote.End(context.Background(), Ending{Completed: true, Remote: &Remote{Node: "n1", Changeset: cs}})
+	if out.Refused != "" || out.Changes == nil || out.Changes.Status != messages.ChangeStatusApplied || r.live.Load() != 0 {
+		t.Fatalf("its end: %+v, running %d", out, r.live.Load())
 	}
 }

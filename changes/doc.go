@@ -7,8 +7,9 @@
 // when an agent starts (Run.Enter, with its parent's Child: it returns
 // the agent's Child), when it ends, local or remote (Child.End, with
 // what a remote result says of its changes: it returns the Outcome) and
-// when the run ends (Run.Finish: the run's outcomes). A remote agent's
-// local worktree is given up when it is placed (Child.Elsewhere).
+// when the run ends (Run.Finish: the run's outcomes). An agent placed
+// on a node is entered as such (Entry.Elsewhere): no worktree is made
+// for it here.
 //
 //   - Who gets a worktree (Enter): nobody with isolation: shared; every
 //     agent that may change files with isolation: worktree; with auto,
@@ -31,7 +32,7 @@
 //     from the snapshot the run sent and the patch alone, then landed as
 //     a local agent's; a patch that does not apply, or an end state the
 //     result misstates, is refused, nothing applied.
-//   - Nested agents (Enter with a parent's Child, Home, Carry): an agent
+//   - Nested agents (Enter with a parent's Child): an agent
 //     working outside the run's workspace (in a worktree, or on a node:
 //     Entry.Task) is the workspace of its own children; what does not
 //     merge into its directory goes home: to the run, which keeps the

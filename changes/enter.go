@@ -19,8 +19,8 @@ type Isolated struct {
 // Root is the worktree's directory, the agent's workspace.
 func (iso *Isolated) Root() string { return iso.wt.Root() }
 
-// Drop removes the worktree of an agent that did not start, or whose
-// work is done elsewhere (a remote child's): nothing of it is captured.
+// Drop removes the worktree of an agent that did not start: nothing of
+// it is captured.
 func (iso *Isolated) Drop() {
 	if iso == nil {
 		return
@@ -31,13 +31,14 @@ func (iso *Isolated) Drop() {
 }
 
 // enter is called before an agent other than the root starts: for one
-// that may change files (readOnly false) it counts the agent as running
-// and, when the isolation mode asks for it, makes its worktree from a
-// snapshot of the workspace as it is now (nil: the agent works in the
-// workspace). The returned leave must be called once the agent has
-// ended (or did not start).
-func (r *Run) enter(ctx context.Context, readOnly bool, id string, background bool) (*Isolated, func(), error) {
-	if r == nil || readOnly {
+// that may change files (not e.ReadOnly) it counts the agent as running
+// and, when the isolation mode asks for it and the agent runs here (not
+// e.Elsewhere), makes its worktree from a snapshot of the workspace as
+// it is now (nil: the agent works in the workspace, or on its node). The
+// returned leave must be called once the agent has ended (or did not
+// start).
+func (r *Run) enter(ctx context.Context, e Entry) (*Isolated, func(), error) {
+	if r == nil || e.ReadOnly {
 		return nil, func() {}, nil
 	}
 	others := r.live.Add(1) - 1
@@ -45,18 +46,18 @@ func (r *Run) enter(ctx context.Context, readOnly bool, id string, background bo
 	var once sync.Once
 	leave := func() { once.Do(func() { r.live.Add(-1) }) }
 	switch {
-	case r.mode == configs.IsolationShared:
+	case e.Elsewhere || r.mode == configs.IsolationShared:
 		return nil, leave, nil
-	case r.mode == configs.IsolationAuto && r.changes == workspace.ModeApply && !background && others == 0:
+	case r.mode == configs.IsolationAuto && r.changes == workspace.ModeApply && !e.Background && others == 0:
 		// Alone and in the foreground, it may work in the workspace itself;
 		// with --changes branch or patch every such agent's changes must
 		// go there instead, so it gets a worktree.
 		return nil, leave, nil
 	}
-	iso, err := r.worktree(ctx, id)
+	iso, err := r.worktree(ctx, e.ID)
 	if err != nil {
 		leave()
-		return nil, func() {}, fmt.Errorf("isolate %s: %w", id, err)
+		return nil, func() {}, fmt.Errorf("isolate %s: %w", e.ID, err)
 	}
 	return iso, leave, nil
 }

@@ -129,7 +129,7 @@ func (r *Run) bring(ctx context.Context, emit Emit, run, agent string, snap work
 			}
 		}
 		var here bool
-		if out, here = r.home.Keep(run, out, patch); !here {
+		if out, here = r.home.keep(run, out, patch); !here {
 			emit = nil // the requester emits the events, once it has the patch
 		}
 	} else if out.Status == messages.ChangeStatusError {

@@ -19,7 +19,7 @@ import (
 // it gets none.
 func enterOne(t *testing.T, r *Run, id string) (*Isolated, func()) {
 	t.Helper()
-	iso, leave, err := r.enter(context.Background(), false, id, true)
+	iso, leave, err := r.enter(context.Background(), Entry{ID: id, Background: true})
 	if err != nil || iso == nil {
 		t.Fatalf("enter %s: %v %v", id, iso, err)
 	}
@@ -44,11 +44,11 @@ func TestEnterGivesWorktreesAsTheModeSays(t *testing.T) {
 		{"worktree", false, false, true, true},
 	} {
 		r := openRun(t, ws, c.mode)
-		a, leaveA, err := r.enter(context.Background(), c.readOnly, fmt.Sprintf("a%d", i), c.bg)
+		a, leaveA, err := r.enter(context.Background(), Entry{ReadOnly: c.readOnly, ID: fmt.Sprintf("a%d", i), Background: c.bg})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, leaveB, err := r.enter(context.Background(), c.readOnly, fmt.Sprintf("b%d", i), c.bg)
+		b, leaveB, err := r.enter(context.Background(), Entry{ReadOnly: c.readOnly, ID: fmt.Sprintf("b%d", i), Background: c.bg})
 		if err != nil {
 			t.Fatal(err)
 		}

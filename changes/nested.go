@@ -30,23 +30,23 @@ import (
 // keeps its patch as runs/<run>/changes/<agent>.patch under its state
 // directory and reports it like a changeset of its own children (event,
 // summary, run --json). Locally the run is that home; on a node the
-// task's result carries the changesets there (Carry,
+// task's result carries the changesets there (taskCarry,
 // messages.NestedChanges).
 
-// Home receives the changesets that did not merge into an agent's
+// keeper receives the changesets that did not merge into an agent's
 // directory (out's status conflict, patch or error, patch its bytes).
-// Keep returns the outcome as the changeset's parent is to read it, and
+// keep returns the outcome as the changeset's parent is to read it, and
 // whether the changes events are to be emitted now (false: the
-// requester emits them once the result arrives). A Run and a Carry are
-// homes.
-type Home interface {
-	Keep(run string, out messages.ChangeOutcome, patch []byte) (messages.ChangeOutcome, bool)
+// requester emits them once the result arrives). A Run and a taskCarry
+// are keepers.
+type keeper interface {
+	keep(run string, out messages.ChangeOutcome, patch []byte) (messages.ChangeOutcome, bool)
 }
 
-// Keep makes the run the home of a nested changeset: its patch is
+// keep makes the run the home of a nested changeset: its patch is
 // written where the run's own conflicts go, and it joins the run's
 // changes.
-func (r *Run) Keep(run string, out messages.ChangeOutcome, patch []byte) (messages.ChangeOutcome, bool) {
+func (r *Run) keep(run string, out messages.ChangeOutcome, patch []byte) (messages.ChangeOutcome, bool) {
 	path, err := r.keepPatch(run, out.Agent, patch)
 	if err != nil {
 		r.log.Error().Err(err).Str("agent", out.Agent).Msg("keep a nested agent's patch")
@@ -65,17 +65,17 @@ func (r *Run) keepPatch(run, agent string, patch []byte) (string, error) {
 	return workspace.KeepPatch(r.root, r.stateDir, run, agent, patch)
 }
 
-// Carry collects, on a node, the changesets of one task's descendants
+// taskCarry collects, on a node, the changesets of one task's descendants
 // that did not merge into their parents' directories; they leave with
 // the task's result. Its zero value is ready.
-type Carry struct {
+type taskCarry struct {
 	mu   sync.Mutex
 	sets []messages.NestedChanges
 }
 
-// Keep takes a changeset for the task's result; the parent reads where
+// keep takes a changeset for the task's result; the parent reads where
 // the requester will keep it (a path relative to its state directory).
-func (c *Carry) Keep(run string, out messages.ChangeOutcome, patch []byte) (messages.ChangeOutcome, bool) {
+func (c *taskCarry) keep(run string, out messages.ChangeOutcome, patch []byte) (messages.ChangeOutcome, bool) {
 	c.mu.Lock()
 	c.sets = append(c.sets, messages.NestedChanges{Agent: out.Agent, Status: out.Status, Files: slices.Clone(out.Files),
 		Conflicts: slices.Clone(out.Conflicts), Patch: slices.Clone(patch)})
@@ -84,8 +84,8 @@ func (c *Carry) Keep(run string, out messages.ChangeOutcome, patch []byte) (mess
 	return out, false
 }
 
-// Take returns what was collected and forgets it.
-func (c *Carry) Take() []messages.NestedChanges {
+// take returns what was collected and forgets it.
+func (c *taskCarry) take() []messages.NestedChanges {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sets := c.sets
@@ -99,7 +99,7 @@ func (c *Carry) Take() []messages.NestedChanges {
 // run's changes mode says is done with the agent's whole changeset).
 // What does not merge goes to carry (on a node), else to r, the run's.
 // endNested removes it once the agent's children have ended.
-func (r *Run) nestedFor(ctx context.Context, root, run, agent string, carry *Carry) (*Run, error) {
+func (r *Run) nestedFor(ctx context.Context, root, run, agent string, carry *taskCarry) (*Run, error) {
 	log := r.log.With().Str("agent", agent).Logger()
 	s := r.settings
 	s.Changes = string(workspace.ModeApply)
@@ -172,7 +172,7 @@ func (r *Run) bringNested(emit Emit, run, agent, node string, nested []messages.
 			outs = append(outs, out)
 			continue
 		}
-		out, _ = r.Keep(run, out, n.Patch)
+		out, _ = r.keep(run, out, n.Patch)
 		emitKept(emit, out)
 		outs = append(outs, out)
 	}

@@ -58,18 +58,18 @@ func TestBringNestedKeepsThePatchesHome(t *testing.T) {
 }
 
 // On a node, what does not merge into an agent's directory leaves with
-// the task's result: the Carry keeps it (patch and all) and the parent
+// the task's result: the taskCarry keeps it (patch and all) and the parent
 // reads where the requester will keep it.
 func TestCarryTakesWhatDoesNotMergeForTheResult(t *testing.T) {
-	c := &Carry{}
-	out, now := c.Keep("r1", messages.ChangeOutcome{Agent: "w-1", Status: messages.ChangeStatusConflict, Files: []string{"f.go"}}, []byte("p"))
+	c := &taskCarry{}
+	out, now := c.keep("r1", messages.ChangeOutcome{Agent: "w-1", Status: messages.ChangeStatusConflict, Files: []string{"f.go"}}, []byte("p"))
 	if now || out.Patch != filepath.Join("runs", "r1", "changes", "w-1.patch") {
 		t.Errorf("outcome %+v, emit now %v", out, now)
 	}
-	if sets := c.Take(); len(sets) != 1 || string(sets[0].Patch) != "p" || sets[0].Agent != "w-1" {
+	if sets := c.take(); len(sets) != 1 || string(sets[0].Patch) != "p" || sets[0].Agent != "w-1" {
 		t.Errorf("carried %+v", sets)
 	}
-	if sets := c.Take(); len(sets) != 0 {
+	if sets := c.take(); len(sets) != 0 {
 		t.Errorf("taken twice: %+v", sets)
 	}
 	if note := Note(&out); !strings.Contains(note, "in the requester's data directory") {

@@ -40,7 +40,7 @@ func noteMain(c *messages.ChangeOutcome) string {
 }
 
 // keptAt says where a kept patch is: a path, or, relative, where the
-// requester keeps it (a node's agent's child's: see Carry).
+// requester keeps it (a node's agent's child's: see taskCarry).
 func keptAt(patch string) string {
 	if patch == "" || filepath.IsAbs(patch) {
 		return patch

@@ -40,7 +40,7 @@ type Run struct {
 	// home, for an agent's run for its children (Nested), takes the
 	// changesets that do not merge into the agent's directory (nil: this
 	// is the run's, where they are kept).
-	home Home
+	home keeper
 	// anchor is, for an agent's run for its children, the run's
 	// workspace, beneath which its data directory is removed (endNested).
 	anchor string

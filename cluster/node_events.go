@@ -41,6 +41,7 @@ type nodeEvents struct {
 	agent string
 	seq   map[string]runSeq // by run
 	log   zerolog.Logger
+	quiet bool // silence was called: nothing more is emitted
 }
 
 type runSeq struct {
@@ -73,6 +74,9 @@ func (e *nodeEvents) emitAt(run, node, typ string, data any, now time.Time, also
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.quiet {
+		return
+	}
 	ev, err := messages.NewEvent(run, e.agent, typ, e.seq[run].n+1, data)
 	if err != nil {
 		e.log.Error().Err(err).Str("type", typ).Msg("build node event")
@@ -93,6 +97,14 @@ func (e *nodeEvents) emitAt(run, node, typ string, data any, now time.Time, also
 	if also != nil {
 		also.Emit(ev)
 	}
+}
+
+// silence makes e emit nothing more; an event being emitted when it is
+// called has been handed to the emitters when it returns.
+func (e *nodeEvents) silence() {
+	e.mu.Lock()
+	e.quiet = true
+	e.mu.Unlock()
 }
 
 // runs is how many runs have a count.

@@ -324,6 +324,11 @@ func (p remotePlacer) Place(ctx context.Context, task actors.ChildTask) (actors.
 	return c, nil
 }
 
+// EndRun is called once the run's root has ended, before run.finished
+// (actors.RunEnder): the run's events about its nodes end here, so none
+// is stored after its run.finished.
+func (p remotePlacer) EndRun() { p.r.nodeEv.silence() }
+
 // CancelRun tells every node at once that the run is cancelled: each
 // cancels the run's agents it runs, and runs none of its tasks that it
 // takes later (actors.RunCanceller).

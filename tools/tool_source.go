@@ -4,8 +4,10 @@ import "context"
 
 // ToolSource supplies tools that are known only once something outside
 // the process is asked: an MCP server, whose tools are listed when it
-// starts. Sources are started on first need and shared by the agents of a
-// run; whoever created them closes them when the run (or the node) ends.
+// starts. Sources are started on first need and listed once for the
+// agents of a run (a source may still serve an agent that works in a tree
+// of its own from an instance of that agent's: tools/mcp does); whoever
+// created them closes them when the run (or the node) ends.
 type ToolSource interface {
 	// Name names the source in logs and errors.
 	Name() string

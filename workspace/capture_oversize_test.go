@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -96,16 +95,8 @@ func TestCaptureOfAGigabyteFileKeepsMemoryBounded(t *testing.T) {
 	}{{"carried", 2 << 30}, {"over the default limit", 0}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestCaptureRSSChild$", "-test.v")
-			cmd.Env = append(os.Environ(), "TROUPE_RSS_CHILD="+dir, "TROUPE_RSS_LIMIT="+strconv.FormatInt(tc.limit, 10))
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("child: %v\n%s", err, out)
-			}
 			var rep rssReport
-			data, err := os.ReadFile(filepath.Join(dir, "report.json"))
-			must(t, err)
-			must(t, json.Unmarshal(data, &rep))
+			childReport(t, "TestCaptureRSSChild", dir, &rep, "TROUPE_RSS_CHILD="+dir, "TROUPE_RSS_LIMIT="+strconv.FormatInt(tc.limit, 10))
 			t.Logf("%s: capturing process peak RSS %d MB", tc.name, rep.MaxRSS/1024)
 			if rep.Path != "go" {
 				t.Errorf("captured by %s, want go", rep.Path)

@@ -107,8 +107,10 @@
 // long-running filter protocol (filter_process.go); a worktree is
 // checked out through those filters, and its capture cleans what it
 // changed of those files (checkout_filters.go). A merge whose changes
-// may hold a rename goes to git merge-tree with rename detection, the
-// workspace snapshotted as ours (merge_renames.go). Each file is decided as git merge-tree
+// may hold a rename goes to git merge-tree with rename detection, ours
+// the work tree's tree written through an index kept from one land to
+// the next and brought up to date (merge_renames.go,
+// merge_renames_view.go). Each file is decided as git merge-tree
 // decides it (merge_git_test.go holds the two equal). Changes to different
 // files or to different regions of one file merge (git merge-file); an
 // overlap with a change applied before or with an edit the user made

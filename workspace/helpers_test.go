@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -179,4 +180,21 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return os.WriteFile(dst, data, 0o644)
+}
+
+// childReport runs the test named child in a child process of this test
+// binary, env added to its environment, failing t when it fails, and
+// decodes into rep the report.json it wrote in dir (a measurement of
+// the child's own, such as its peak RSS, which this process's would
+// blur).
+func childReport(t *testing.T, child, dir string, rep any, env ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child %s: %v\n%s", child, err, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	must(t, err)
+	must(t, json.Unmarshal(data, rep))
 }

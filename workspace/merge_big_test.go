@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
@@ -50,16 +49,8 @@ type landReport struct {
 func TestCaptureAndLandOfBigFilesKeepMemoryBounded(t *testing.T) {
 	needGit(t)
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLandRSSChild$", "-test.v")
-	cmd.Env = append(os.Environ(), "TROUPE_LAND_RSS_CHILD="+dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
 	var rep landReport
-	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
-	must(t, err)
-	must(t, json.Unmarshal(data, &rep))
+	childReport(t, "TestLandRSSChild", dir, &rep, "TROUPE_LAND_RSS_CHILD="+dir)
 	t.Logf("peak RSS: capture %d MB, capture + land %d MB (inline patch %d bytes)", rep.CaptureKB/1024, rep.LandKB/1024, rep.PatchBytes)
 	if rep.Status != messages.ChangeStatusApplied || len(rep.Conflicts) > 0 {
 		t.Fatalf("status %s, conflicts %v", rep.Status, rep.Conflicts)

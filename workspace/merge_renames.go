@@ -16,8 +16,9 @@ import (
 // twice. Such a merge goes to git, which detects renames: when nothing
 // converts between blobs and the disk, the Go merge meets no rule of
 // its own (a symlink, a submodule), and the changes may hold a rename
-// (mayBeRename), the workspace as it is now is snapshotted (ours, in
-// git's clean form) and git merge-tree --write-tree merges it with the
+// (mayBeRename), the tree of the workspace as it is now is written
+// (ours, in git's clean form, through the user view kept from one land
+// to the next: merge_renames_view.go) and git merge-tree --write-tree merges it with the
 // agent's tree on the snapshot's commit as their base, renames
 // detected. When git merges cleanly, the difference from ours to git's
 // tree is the land's plan (contents streamed from the object store);
@@ -66,12 +67,12 @@ func absent(top *dirFD, path string) bool {
 // conflict; routed is false when git's answer cannot be taken (a path
 // that converts or a submodule in the plan): the Go merge's stands.
 func (r *Repo) renameMerge(ctx context.Context, top *dirFD, snap Snapshot, theirs string) (plan []change, conflicts []string, routed bool, err error) {
-	now, err := r.Snapshot(ctx)
+	now, err := r.userTree(ctx)
 	if err != nil {
 		return nil, nil, false, err
 	}
 	idLen := len(snap.Tree) / 2
-	ours, err := r.syntheticCommit(now.Tree, snap.Commit, idLen)
+	ours, err := r.syntheticCommit(now, snap.Commit, idLen)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -94,7 +95,7 @@ func (r *Repo) renameMerge(ctx context.Context, top *dirFD, snap Snapshot, their
 		}
 		return nil, conflicts, true, nil
 	}
-	es, err := r.changedEntries(ctx, now.Tree, strings.TrimSpace(lines[0]))
+	es, err := r.changedEntries(ctx, now, strings.TrimSpace(lines[0]))
 	if err != nil {
 		return nil, nil, false, err
 	}

@@ -75,7 +75,8 @@ type Repo struct {
 	// inside it, else the data directory itself.
 	dataBase, dataRel string
 
-	mu sync.Mutex // serialises applies within the process
+	mu   sync.Mutex // serialises applies within the process
+	view userView   // the rename route's view of the work tree (merge_renames_view.go), under the apply lock
 
 	objOnce sync.Once
 	obj     *objectReader // reads objects for applies; see objects

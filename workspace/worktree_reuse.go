@@ -322,5 +322,9 @@ func (r *Repo) Close(ctx context.Context) error {
 	}
 	r.stopWarming(ctx)
 	errs = append(errs, r.closeLowers(ctx))
+	if unlock, err := r.lock("apply"); err == nil {
+		r.view.drop()
+		unlock()
+	}
 	return errors.Join(errs...)
 }

@@ -152,11 +152,12 @@ func defaults() Config {
 			BudgetTimeout:    10 * time.Second,
 		},
 		MCP: MCP{
-			StartTimeout:   30 * time.Second,
-			Servers:        map[string]MCPServer{},
-			MaxRuns:        8,
-			KeepRuns:       100,
-			SessionTimeout: 30 * time.Minute,
+			StartTimeout:       30 * time.Second,
+			Servers:            map[string]MCPServer{},
+			MaxWorktreeServers: 8,
+			MaxRuns:            8,
+			KeepRuns:           100,
+			SessionTimeout:     30 * time.Minute,
 		},
 		Sandbox: Sandbox{
 			Mode: "on",

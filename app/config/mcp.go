@@ -19,6 +19,9 @@ type MCP struct {
 	StartTimeout time.Duration `yaml:"start_timeout"`
 	// Servers by name; their tools are mcp__<name>__<tool>.
 	Servers map[string]MCPServer `yaml:"servers"`
+	// MaxWorktreeServers bounds the stdio servers' instances that run at
+	// once for agents in worktrees of their own (over all servers).
+	MaxWorktreeServers int `yaml:"max_worktree_servers"`
 	// MaxRuns caps the runs orchestrator mcp runs at once; KeepRuns is how
 	// many finished runs it remembers for check_run; SessionTimeout ends
 	// an HTTP session idle that long.
@@ -42,6 +45,10 @@ type MCPServer struct {
 	Kinds []string `yaml:"kinds"`
 	// Timeout bounds one call (default tools.timeout).
 	Timeout time.Duration `yaml:"timeout"`
+	// Shared keeps one instance of a stdio server, in the workspace, for
+	// every agent, even those in worktrees (for a server that touches no
+	// files); by default an agent in a worktree gets its own instance there.
+	Shared bool `yaml:"shared"`
 }
 
 // The tool tiers tools.tiers may set.
@@ -79,6 +86,8 @@ func (c Config) validateMCP() error {
 	switch {
 	case c.MCP.StartTimeout < 0:
 		return bad("mcp.start_timeout", "must be a duration such as 30s, got %s", c.MCP.StartTimeout)
+	case c.MCP.MaxWorktreeServers < 1:
+		return bad("mcp.max_worktree_servers", "must be at least 1 (server instances for agents in worktrees at once), got %d", c.MCP.MaxWorktreeServers)
 	case c.MCP.MaxRuns < 1:
 		return bad("mcp.max_runs", "must be at least 1 (runs at once), got %d", c.MCP.MaxRuns)
 	case c.MCP.KeepRuns < 1:
@@ -100,6 +109,8 @@ func (c Config) validateMCP() error {
 			return bad(at+".command", "must start with the program to run; the first word is empty")
 		case s.URL != "" && len(s.Env) > 0:
 			return bad(at+".env", "only for servers run with command; an HTTP server takes headers")
+		case s.URL != "" && s.Shared:
+			return bad(at+".shared", "only for servers run with command; an HTTP server always has one instance")
 		case len(s.Command) > 0 && len(s.Headers) > 0:
 			return bad(at+".headers", "only for servers reached by url; a command takes env")
 		case s.Timeout < 0:

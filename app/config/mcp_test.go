@@ -25,6 +25,9 @@ func TestMCPAndTiersValidate(t *testing.T) {
 		{"mcp:\n  servers:\n    a:\n      command: [x]\n      kinds: [root, root]\n", `line 5: mcp.servers.a.kinds[1]: must name an agent kind once each; "root" is empty or given twice`},
 		{"mcp:\n  servers:\n    a:\n      command: [x]\n      timeout: -1s\n", "line 5: mcp.servers.a.timeout: must be a duration such as 60s"},
 		{"mcp:\n  start_timeout: -1s\n", "line 2: mcp.start_timeout: must be a duration such as 30s, got -1s"},
+		{"mcp:\n  servers:\n    a:\n      url: http://h\n      shared: true\n", "line 5: mcp.servers.a.shared: only for servers run with command"},
+		{"mcp:\n  servers:\n    a:\n      command: [x]\n      shared: true\n  max_worktree_servers: 2\n", ""},
+		{"mcp:\n  max_worktree_servers: 0\n", "line 2: mcp.max_worktree_servers: must be at least 1"},
 		{"tools:\n  definition_budget: -5\n", "line 2: tools.definition_budget: must be a number of tokens, 0 for the default or -1 to never defer, got -5"},
 		{"tools:\n  tiers: {ask_user: sometimes}\n", "tools.tiers.ask_user: must be always, on-relevance or on-demand"},
 		{"tools:\n  tiers: {\"mcp__[\": always}\n", "line 2: tools.tiers.mcp__[: the key must be a tool name or a pattern"},
@@ -57,7 +60,7 @@ func TestMCPUnknownKeyInWords(t *testing.T) {
 	}
 	_, err := Load(Sources{File: file})
 	if err == nil || !strings.Contains(err.Error(), "mcp.servers.a.comand is not a setting") ||
-		!strings.Contains(err.Error(), "command, env, headers, kinds, timeout, url") {
+		!strings.Contains(err.Error(), "command, env, headers, kinds, shared, timeout, url") {
 		t.Errorf("error: %v", err)
 	}
 }

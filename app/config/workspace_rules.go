@@ -126,6 +126,7 @@ var wsRules = []wsRule{
 	{pattern: "budget.per_kind.*", kind: wsLowerZero, dflt: constant("0")},
 	{pattern: "budget.acquire_timeout", kind: wsLower},
 	{pattern: "events.deltas", kind: wsAny},
+	{pattern: "mcp.max_worktree_servers", kind: wsLower},
 	{pattern: "mcp.max_runs", kind: wsLower},
 	{pattern: "mcp.keep_runs", kind: wsLower},
 	{pattern: "mcp.session_timeout", kind: wsLower},

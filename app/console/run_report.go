@@ -58,6 +58,9 @@ func PrintSubAgents(w io.Writer, s actors.SubAgents) {
 	if s.FirstFailure != "" {
 		fmt.Fprintf(w, "  first failure: %s\n", watch.Printable(s.FirstFailure))
 	}
+	for _, n := range s.NotStarted {
+		fmt.Fprintf(w, "  not started: %s\n", watch.Printable(n))
+	}
 }
 
 // PrintChanges says what became of each isolated agent's changes.

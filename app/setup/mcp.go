@@ -14,6 +14,7 @@ import (
 	"github.com/troupe-ai/troupe/app/config"
 	"github.com/troupe-ai/troupe/tools"
 	"github.com/troupe-ai/troupe/tools/mcp"
+	"github.com/troupe-ai/troupe/tools/sandbox"
 )
 
 // MCPServers builds the configured MCP servers, none started yet: each
@@ -34,6 +35,7 @@ func MCPServers(cfg config.Config, workspace string, kinds map[string]actors.Kin
 	sort.Strings(names)
 	home, _ := os.UserHomeDir()
 	box := Sandbox(cfg, home)
+	limit := mcp.NewLimit(cfg.MCP.MaxWorktreeServers)
 	var out []tools.ToolSource
 	for _, name := range names {
 		s := cfg.MCP.Servers[name]
@@ -43,12 +45,16 @@ func MCPServers(cfg config.Config, workspace string, kinds map[string]actors.Kin
 			}
 		}
 		c := mcp.Config{Name: name, Command: s.Command, Dir: dir, URL: s.URL, Kinds: s.Kinds, Timeout: s.Timeout,
-			StartTimeout: cfg.MCP.StartTimeout, Env: expandAll(s.Env, getenv), Headers: expandAll(s.Headers, getenv)}
+			StartTimeout: cfg.MCP.StartTimeout, Env: expandAll(s.Env, getenv), Headers: expandAll(s.Headers, getenv),
+			Shared: s.Shared, Limit: limit}
 		if err := c.Validate(); err != nil {
 			return nil, fmt.Errorf("config: mcp.servers.%s: %w", name, err)
 		}
 		if box != nil && len(c.Command) > 0 {
 			c.Sandbox = box.Box(MCPKind, dir)
+			// An agent in a worktree gets an instance of its own there,
+			// confined to that tree as its commands are.
+			c.SandboxIn = func(inside, view string) *sandbox.Box { return box.BoxIn(MCPKind, inside, view) }
 		}
 		out = append(out, mcp.New(c, log))
 	}

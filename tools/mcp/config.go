@@ -40,11 +40,32 @@ type Config struct {
 	// Sandbox confines a stdio server's process (nil: not confined);
 	// the server closes it when it is closed.
 	Sandbox *sandbox.Box
+	// Shared keeps one instance, in Dir, for every agent, even those in
+	// worktrees of their own: for a stdio server that touches no files
+	// (an HTTP server always has one instance).
+	Shared bool
+	// SandboxIn makes the sandbox of an instance for an agent in a
+	// worktree: its commands see the tree at inside, this process reads
+	// it at view (sandbox.Settings.BoxIn). nil: such instances are not
+	// confined (as the agents' commands are not, with the sandbox off).
+	SandboxIn func(inside, view string) *sandbox.Box
+	// Limit bounds the worktree instances that run at once, shared by
+	// the servers of a run (nil: a limit of DefaultMaxInstances for this
+	// server alone).
+	Limit *Limit
+
+	// enter, for an instance in an overlay worktree, is the argv prefix
+	// that starts a program in the tree's namespaces at its root.
+	enter func() []string
 }
 
 // DefaultKinds get a server's tools when its config names none: the
 // kinds that change things, since a server's tools may.
 var DefaultKinds = []string{"root", "worker"}
+
+// DefaultMaxInstances bounds the worktree instances of a server with no
+// Limit.
+const DefaultMaxInstances = 8
 
 // DefaultStartTimeout bounds a server's start, handshake and tool listing.
 const DefaultStartTimeout = 30 * time.Second

@@ -4,8 +4,12 @@
 //
 // A Server is one configured server: a command run over stdio, or a
 // streamable HTTP endpoint. It starts on first need (Tools, or a call) and
-// is shared by the agents of a run; it implements tools.ToolSource, and
-// whoever created it closes it when the run ends. A stdio server runs in
+// is shared by the agents of a run that work in its directory; it
+// implements tools.ToolSource, and whoever created it closes it when the
+// run ends. An agent working in a worktree of its own calls its own
+// instance of a stdio server instead, started in that tree, sandboxed to
+// it and closed with the agent's session (worktree.go); Limit bounds how
+// many such instances run at once. A stdio server runs in
 // a process group of its own, with the tools' allow-listed environment
 // (shell.ChildEnv, never our secrets) plus its configured env, and dies
 // with our process.

@@ -32,7 +32,7 @@ func TestServerEverything(t *testing.T) {
 			t.Errorf("%s: %s", tool.Spec().Name, s)
 		}
 	}
-	ws, err := tools.NewWorkspace(t.TempDir())
+	ws, err := tools.NewWorkspace(cfg.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

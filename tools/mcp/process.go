@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -77,11 +78,7 @@ func startProcess(cfg Config) (p *process, stdout io.ReadCloser, stdin io.WriteC
 	cmd.Env = serverEnv(os.Environ(), cfg.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	start := procsec.Start
-	if cfg.Sandbox != nil {
-		start = cfg.Sandbox.Start
-	}
-	if err := start(cmd); err != nil {
+	if err := starter(cfg)(cmd); err != nil {
 		closeAll()
 		return nil, nil, nil, err
 	}
@@ -100,6 +97,30 @@ func startProcess(cfg Config) (p *process, stdout io.ReadCloser, stdin io.WriteC
 		close(p.exited)
 	}()
 	return p, outR, inW, nil
+}
+
+// starter starts a server's command: confined by its sandbox, and for an
+// instance in an overlay worktree through the prefix that enters the
+// tree's namespaces at its root (as the agent's shell commands start).
+func starter(cfg Config) func(*exec.Cmd) error {
+	if cfg.enter == nil {
+		if cfg.Sandbox != nil {
+			return cfg.Sandbox.Start
+		}
+		return procsec.Start
+	}
+	return func(c *exec.Cmd) error {
+		pre := cfg.enter()
+		if cfg.Sandbox != nil {
+			return cfg.Sandbox.StartEntered(c, pre)
+		}
+		if c.Err != nil {
+			return c.Start()
+		}
+		c.Args = append(append(slices.Clone(pre), c.Path), c.Args[min(1, len(c.Args)):]...)
+		c.Path, c.Dir = pre[0], ""
+		return procsec.Start(c)
+	}
 }
 
 // serverEnv is a server's environment: the allow-listed part of ours and

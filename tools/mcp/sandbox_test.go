@@ -46,3 +46,38 @@ func TestSandboxedServer(t *testing.T) {
 		t.Errorf("TMPDIR %s outlived the server: %v", tmp, err)
 	}
 }
+
+// An agent's instance in its tree is confined to that tree: a write by
+// "../" or by an absolute path into the run's workspace is refused, one in
+// the tree works.
+func TestWorktreeInstanceIsSandboxedToItsTree(t *testing.T) {
+	s := sandbox.Check()
+	if s.LandlockABI == 0 {
+		peer.Missing(t, "Landlock", "the sandbox test needs a kernel with Landlock")
+	}
+	user, parent := t.TempDir(), t.TempDir()
+	tree := filepath.Join(parent, "tree")
+	if err := os.Mkdir(tree, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settings := sandbox.Settings{Support: s, Network: map[string]sandbox.Network{"default": sandbox.NetworkAllow}}
+	srv := stdioServer(t, func(c *mcp.Config) {
+		c.Dir = user
+		c.Sandbox = settings.Box("mcp", user)
+		c.SandboxIn = func(inside, view string) *sandbox.Box { return settings.BoxIn("mcp", inside, view) }
+	})
+	h := agentIn(t, srv, tree)
+	if r := h.call(mcptest.WriteFile, `{"path":"in.txt"}`); r.Text != "wrote in.txt" {
+		t.Errorf("write in the tree: %+v", r)
+	}
+	for _, target := range []string{"../escape.txt", filepath.Join(user, "attack.txt")} {
+		if r := h.call(mcptest.WriteFile, `{"path":"`+target+`"}`); !strings.Contains(r.Text, "permission denied") {
+			t.Errorf("write %s: %+v", target, r)
+		}
+	}
+	for _, f := range []string{filepath.Join(parent, "escape.txt"), filepath.Join(user, "attack.txt")} {
+		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s was written: %v", f, err)
+		}
+	}
+}

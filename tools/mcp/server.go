@@ -42,14 +42,23 @@ type Server struct {
 	log    zerolog.Logger
 	client *sdk.Client
 
-	mu       sync.Mutex
-	live     *link
-	starts   int
-	listed   []tools.Tool
-	skipped  []string // tools left out, with why
-	failed   error
-	failedAt time.Time
-	closed   bool
+	mu        sync.Mutex
+	live      *link
+	starts    int
+	evictions int
+	listed    []tools.Tool
+	skipped   []string // tools left out, with why
+	failed    error
+	failedAt  time.Time
+	closed    bool
+
+	home      string        // Dir, its symlinks resolved
+	limit     *Limit        // bounds the worktree instances
+	parent    *Server       // of a worktree instance: the run's
+	trees     worktrees     // the run's: its worktree instances
+	busy      atomic.Int32  // calls in flight
+	done      chan struct{} // closed by Close
+	closeOnce sync.Once
 }
 
 var _ tools.ToolSource = (*Server)(nil)
@@ -65,7 +74,16 @@ type link struct {
 // (Config.Validate).
 func New(cfg Config, log zerolog.Logger) *Server {
 	client := sdk.NewClient(&sdk.Implementation{Name: "troupe", Version: "1"}, nil)
-	return &Server{cfg: cfg, log: log.With().Str("mcp_server", cfg.Name).Logger(), client: client}
+	s := newServer(cfg, log.With().Str("mcp_server", cfg.Name).Logger(), client)
+	s.home, s.limit = homeOf(cfg.Dir), cfg.Limit
+	if s.limit == nil {
+		s.limit = NewLimit(DefaultMaxInstances)
+	}
+	return s
+}
+
+func newServer(cfg Config, log zerolog.Logger, client *sdk.Client) *Server {
+	return &Server{cfg: cfg, log: log, client: client, done: make(chan struct{})}
 }
 
 // Name is the server's configured name.
@@ -159,10 +177,16 @@ func (s *Server) linkLocked(ctx context.Context) (*link, error) {
 	if s.live != nil {
 		return s.live, nil
 	}
+	if s.parent != nil { // a worktree instance takes a slot of the run's
+		if err := s.limit.acquire(ctx, s); err != nil {
+			return nil, fmt.Errorf("start MCP server %s in %s: %w", s.cfg.Name, s.cfg.Dir, err)
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.startTimeout())
 	defer cancel()
 	l, err := s.dial(ctx)
 	if err != nil {
+		s.limit.release(s)
 		if ctx.Err() == context.DeadlineExceeded {
 			err = fmt.Errorf("no answer within %s: %w", s.cfg.startTimeout(), err)
 		}
@@ -220,13 +244,17 @@ func (s *Server) drop(l *link) {
 }
 
 func (s *Server) dropLocked(l *link) {
-	if s.live == l {
+	mine := s.live == l
+	if mine {
 		s.live = nil
 	}
 	if l.proc != nil {
 		l.proc.kill()
 	}
 	closeSession(l.session)
+	if mine {
+		s.limit.release(s) // once the process is gone
+	}
 }
 
 // closeSession closes a session without waiting more than stopGrace.
@@ -240,22 +268,36 @@ func closeSession(sess *sdk.ClientSession) {
 }
 
 // Close stops the server (its process group, for a stdio server) and
-// refuses later use. It is idempotent.
+// its worktree instances, and refuses later use. It is idempotent.
 func (s *Server) Close() error {
+	s.closeOnce.Do(func() { close(s.done) }) // a start waiting for a slot gives up
+	s.closeWorktrees()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	if s.parent != nil {
+		s.parent.forget(s)
+	}
 	if s.cfg.Sandbox != nil {
 		defer func() { _ = s.cfg.Sandbox.Close() }() // its TMPDIR, once the process is gone
 	}
+	s.stopLocked()
+	return nil
+}
+
+// stopLocked stops the live connection, if any: a stdio server is asked
+// to exit (its stdin closes), then signalled; its slot is given back once
+// it is gone.
+func (s *Server) stopLocked() {
 	l := s.live
 	s.live = nil
 	if l == nil {
-		return nil
+		return
 	}
+	defer s.limit.release(s)
 	if l.proc == nil {
 		closeSession(l.session)
-		return nil
+		return
 	}
 	done := make(chan struct{})
 	go func() { // closing stdin asks the server to exit
@@ -264,7 +306,6 @@ func (s *Server) Close() error {
 	}()
 	l.proc.stop()
 	procguard.WaitClosed(done, stopGrace)
-	return nil
 }
 
 // Starts reports how many times the server was started (connected).
@@ -287,6 +328,8 @@ func (s *Server) Pid() int {
 // call runs one tool call. A failure the model should read is an error
 // result; the Go error is nil unless ctx was cancelled.
 func (s *Server) call(ctx context.Context, name, remote string, args []byte) (tools.Result, error) {
+	s.busy.Add(1) // an instance in a call is never stopped to make room
+	defer s.busy.Add(-1)
 	l, err := s.link(ctx)
 	if err != nil {
 		if ctx.Err() == context.Canceled {

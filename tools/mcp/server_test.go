@@ -51,7 +51,11 @@ func newHarness(t *testing.T, srv *mcp.Server, cfg tools.Config) *harness {
 	if err != nil {
 		t.Fatalf("list tools: %v", err)
 	}
-	ws, err := tools.NewWorkspace(t.TempDir())
+	dir := srv.Dir() // the agent works in the server's workspace
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	ws, err := tools.NewWorkspace(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,13 +98,19 @@ func (t *Tool) Remote() string { return t.remote }
 // Paths is nil: an MCP tool names no workspace paths troupe knows of.
 func (t *Tool) Paths(json.RawMessage) []string { return nil }
 
-// Run checks the arguments and calls the tool on its server.
-func (t *Tool) Run(ctx context.Context, _ *tools.Session, args json.RawMessage) (tools.Result, error) {
+// Run checks the arguments and calls the tool on its server: the
+// agent's own instance of it when the agent works in a worktree (see
+// Server.instanceFor).
+func (t *Tool) Run(ctx context.Context, sess *tools.Session, args json.RawMessage) (tools.Result, error) {
 	norm, err := tools.ValidateArgs(t.schema, args)
 	if err != nil {
 		return tools.Errorf("invalid arguments for %s: %v", t.spec.Name, err), nil
 	}
-	res, err := t.srv.call(ctx, t.spec.Name, t.remote, norm)
+	srv, err := t.srv.instanceFor(sess)
+	if err != nil {
+		return tools.Errorf("%s: the agent has ended: %v", t.spec.Name, err), nil
+	}
+	res, err := srv.call(ctx, t.spec.Name, t.remote, norm)
 	if err != nil {
 		return res, err
 	}

@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,6 +44,11 @@ func Serve() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcptest:", err)
 	}
+	atExit.Lock()
+	for _, f := range atExit.writes {
+		_ = os.WriteFile(f, []byte("written at exit\n"), 0o644)
+	}
+	atExit.Unlock()
 	os.Exit(0)
 }
 
@@ -90,7 +96,10 @@ const (
 	Hostile   = "hostile"       // control characters, escapes, invalid UTF-8, an image, links
 	Garbage   = "garbage"       // writes a line that is not JSON-RPC to stdout
 	ReadEnv   = "env"           // {name}: the value of an environment variable, or "(unset)"
-	WriteFile = "write_file"    // {path}: writes "x" there: "wrote <path>", or the error
+	WriteFile = "write_file"    // {path, content}: writes content ("x" if none) there: "wrote <path>", or the error
+	ReadFile  = "read_file"     // {path}: the file's content, or the error
+	AtExit    = "write_at_exit" // {path}: writes "written at exit" there when the server is asked to exit (its stdin closes)
+	Cwd       = "cwd"           // the server's working directory
 	Pid       = "pid"           // the server's process ID
 	Fail      = "fail"          // an error result
 	Refs      = "refs"          // a schema with $defs and $ref
@@ -169,14 +178,7 @@ func NewServer() *sdk.Server {
 			_, _ = os.Stdout.WriteString("this is not JSON-RPC\n")
 			select {}
 		})
-	add(s, WriteFile, "Writes a file.", `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`, false,
-		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			path, _ := args(r)["path"].(string)
-			if err := os.WriteFile(path, []byte("x"), 0o644); err != nil {
-				return text(err.Error()), nil
-			}
-			return text("wrote " + path), nil
-		})
+	addFileTools(s)
 	add(s, ReadEnv, "Reads an environment variable.", `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`, true,
 		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			name, _ := args(r)["name"].(string)
@@ -198,6 +200,53 @@ func NewServer() *sdk.Server {
 		})
 	addSchemaTools(s)
 	return s
+}
+
+// atExit holds the files a stdio server writes when it is asked to exit.
+var atExit struct {
+	sync.Mutex
+	writes []string
+}
+
+// addFileTools adds the tools that touch files.
+func addFileTools(s *sdk.Server) {
+	add(s, AtExit, "Writes a file when the server exits.", `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`, false,
+		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			path, _ := args(r)["path"].(string)
+			atExit.Lock()
+			atExit.writes = append(atExit.writes, path)
+			atExit.Unlock()
+			return text("will write " + path + " at exit"), nil
+		})
+	add(s, WriteFile, "Writes a file.", `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path"]}`, false,
+		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			path, _ := args(r)["path"].(string)
+			content, ok := args(r)["content"].(string)
+			if !ok {
+				content = "x"
+			}
+			if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+				return text(err.Error()), nil
+			}
+			return text("wrote " + path), nil
+		})
+	add(s, ReadFile, "Reads a file.", `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`, true,
+		func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			path, _ := args(r)["path"].(string)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return text(err.Error()), nil
+			}
+			return text(string(b)), nil
+		})
+	add(s, Cwd, "Says the server's working directory.", `{"type":"object"}`, true,
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			dir, err := os.Getwd()
+			if err != nil {
+				return text(err.Error()), nil
+			}
+			return text(dir), nil
+		})
 }
 
 // addSchemaTools adds the tools whose schemas or answers test the
