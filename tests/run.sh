@@ -28,6 +28,9 @@ if [ -z "${TEST_PKGS:-}" ]; then
   { command -v fdfind >/dev/null || command -v fd >/dev/null; } || missing+=(fd-find)
   command -v nats-server >/dev/null || missing+=(nats-server)
   command -v git >/dev/null || missing+=(git)
+  # Worktrees, captures and lands through a user's real Git LFS filter
+  # (workspace/filter_lfs_test.go, tests/e2e).
+  command -v git-lfs >/dev/null || missing+=(git-lfs)
   # The README's "Parallel workers and their changes" pipes run --json to jq.
   command -v jq >/dev/null || missing+=(jq)
   command -v node >/dev/null || missing+=(nodejs)
@@ -51,7 +54,7 @@ if [ -z "${TEST_PKGS:-}" ]; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >/dev/null \
       || stop "apt-get could not install ${missing[*]}; install them and run again"
   fi
-  for cmd in rg nats-server git node npm chromium prometheus python3 perl valgrind; do
+  for cmd in rg nats-server git git-lfs node npm chromium prometheus python3 perl valgrind; do
     command -v "$cmd" >/dev/null || stop "$cmd is still missing after the install"
   done
   { command -v fdfind >/dev/null || command -v fd >/dev/null; } || stop "fd (fd-find) is still missing after the install"

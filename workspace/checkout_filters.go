@@ -89,30 +89,50 @@ func (w *Worktree) filterConverter(ctx context.Context, tree string) (*converter
 	return c, nil
 }
 
-// cleanFiltered is tree with the filtered files the capture changed
-// (their smudged form, as the worktree holds them) replaced by their
-// clean form: the blob git add would make through the user's filter.
+// cleanFiltered is tree with the filtered files the capture changed or
+// added (their smudged form, as the worktree holds them) replaced by
+// their clean form: the blob git add would make through the user's
+// filter. A file the snapshot did not hold goes through the filter its
+// attributes (read in the worktree) name, as git add would take it.
 func (w *Worktree) cleanFiltered(ctx context.Context, tree string) (string, error) {
 	c := w.filtered
-	if c == nil || tree == w.snap.Tree {
+	if tree == w.snap.Tree || (c == nil && (len(w.repo.conv.filters) == 0 || filterUnsupported() != "")) {
 		return tree, nil
 	}
 	out, err := w.g.run(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--raw", w.snap.Tree, tree)
 	if err != nil {
 		return "", err
 	}
-	var info bytes.Buffer
+	type changed struct{ mode, blob, path string }
+	var files []changed
 	recs := bytes.Split(out, []byte{0})
 	for i := 0; i+1 < len(recs); i += 2 {
-		meta, path := bytes.Fields(recs[i]), string(recs[i+1])
-		if len(meta) < 5 || !c.filtered[path].any() || (string(meta[1]) != "100644" && string(meta[1]) != "100755") {
+		meta := bytes.Fields(recs[i])
+		if len(meta) >= 5 && (string(meta[1]) == "100644" || string(meta[1]) == "100755") {
+			files = append(files, changed{string(meta[1]), string(meta[3]), string(recs[i+1])})
+		}
+	}
+	drivers, err := w.changedDrivers(ctx, c, func(yield func(string) bool) {
+		for _, f := range files {
+			if !yield(f.path) {
+				return
+			}
+		}
+	})
+	if err != nil || len(drivers) == 0 {
+		return tree, err
+	}
+	cc := &converter{r: w.repo, g: w.g, at: w.at, viewOnly: w.ov != nil, paths: map[string]bool{}, filtered: drivers, refused: map[string]string{}}
+	var info bytes.Buffer
+	for _, f := range files {
+		if !drivers[f.path].any() {
 			continue
 		}
-		typ, data, err := w.repo.objects().read(ctx, string(meta[3]))
+		typ, data, err := w.repo.objects().read(ctx, f.blob)
 		if err != nil || typ != "blob" {
-			return "", fmt.Errorf("clean %s: %v", path, err)
+			return "", fmt.Errorf("clean %s: %v", f.path, err)
 		}
-		clean, err := c.clean(ctx, path, data)
+		clean, err := cc.clean(ctx, f.path, data)
 		if err != nil {
 			return "", err
 		}
@@ -120,7 +140,7 @@ func (w *Worktree) cleanFiltered(ctx context.Context, tree string) (string, erro
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(&info, "%s %s\t%s\x00", meta[1], strings.TrimSpace(string(id)), path)
+		fmt.Fprintf(&info, "%s %s\t%s\x00", f.mode, strings.TrimSpace(string(id)), f.path)
 	}
 	if info.Len() == 0 {
 		return tree, nil
@@ -138,6 +158,37 @@ func (w *Worktree) cleanFiltered(ctx context.Context, tree string) (string, erro
 		return "", err
 	}
 	return g.line(ctx, "write-tree")
+}
+
+// changedDrivers maps each of paths that goes through a driver of the
+// user's global config to it: c's (the checkout's) for those the
+// snapshot held through one, the attributes in the worktree for the
+// rest.
+func (w *Worktree) changedDrivers(ctx context.Context, c *converter, paths func(func(string) bool)) (map[string]filterDriver, error) {
+	drivers := map[string]filterDriver{}
+	var ask strings.Builder
+	for p := range paths {
+		if c != nil && c.filtered[p].any() {
+			drivers[p] = c.filtered[p]
+		} else {
+			ask.WriteString(p + "\x00")
+		}
+	}
+	uc := w.repo.conv
+	if ask.Len() == 0 || len(uc.filters) == 0 || filterUnsupported() != "" {
+		return drivers, nil
+	}
+	attrs, err := w.g.run(ctx, []byte(ask.String()), "check-attr", "-z", "--stdin", "filter")
+	if err != nil {
+		return nil, fmt.Errorf("read attributes: %w", err)
+	}
+	f := strings.Split(string(attrs), "\x00")
+	for i := 0; i+2 < len(f); i += 3 {
+		if name := f[i+2]; uc.filters[name] && uc.drivers[name].any() {
+			drivers[f[i]] = uc.drivers[name]
+		}
+	}
+	return drivers, nil
 }
 
 // any reports whether d is a driver (a path's entry in filtered).

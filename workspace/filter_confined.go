@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +32,7 @@ import (
 
 // filterDriver is a filter driver of the user's global config.
 type filterDriver struct {
+	name          string // its name (lfs: git lfs's, filter_gitdir.go)
 	clean, smudge string
 	process       string // a long-running filter (filter_process.go): wins over clean and smudge
 	required      bool
@@ -50,15 +50,16 @@ func (c *converter) run(ctx context.Context, d filterDriver, command, path strin
 	return c.runFilter(ctx, d, d.smudge, path, data)
 }
 
-// filterPolicy is the sandbox a filter runs in, tmp its writable
-// directory; nil, with why, when this machine cannot enforce it.
-func filterPolicy(tmp string) (sandbox.Policy, string) {
+// filterPolicy is the sandbox a filter runs in, writable the trees it
+// may write (its private directory first); with why when this machine
+// cannot enforce it.
+func filterPolicy(writable []string) (sandbox.Policy, string) {
 	home, _ := os.UserHomeDir()
 	deny := sandbox.DefaultDenyRead(home)
 	if root, err := statedir.Root(os.Getenv, home); err == nil {
 		deny = append(deny, root)
 	}
-	p := sandbox.Policy{Writable: []string{tmp}, DenyRead: deny, Network: sandbox.NetworkDeny, Required: true}
+	p := sandbox.Policy{Writable: writable, DenyRead: deny, Network: sandbox.NetworkDeny, Required: true}
 	if miss := filterSupport().Missing(p); len(miss) > 0 {
 		return p, strings.Join(miss, "; ")
 	}
@@ -71,7 +72,7 @@ var filterSupport = sync.OnceValue(sandbox.Check)
 // filterUnsupported is why the filters cannot run confined here ("" when
 // they can).
 func filterUnsupported() string {
-	_, why := filterPolicy("/nonexistent-probe")
+	_, why := filterPolicy([]string{"/nonexistent-probe"})
 	return why
 }
 
@@ -84,24 +85,19 @@ func (c *converter) runFilter(ctx context.Context, d filterDriver, cmdline, path
 	if cmdline == "" {
 		return data, nil
 	}
-	tmp, err := os.MkdirTemp(c.r.home.tmpDir(), c.r.home.tmpName("filter"))
+	run, err := c.confineFilter(d, path)
 	if err != nil {
-		return nil, fmt.Errorf("run the filter of %s: %w", path, err)
+		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	p, why := filterPolicy(tmp)
-	if why != "" {
-		return nil, fmt.Errorf("run the filter of %s: the sandbox cannot be enforced here: %s", path, why)
-	}
+	defer run.done()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", strings.ReplaceAll(cmdline, "%f", shellQuote(path)))
-	cmd.Dir = cmp.Or(c.at, c.r.at)
-	cmd.Env = filterEnv(tmp)
+	cmd.Dir, cmd.Env = run.dir, run.env
 	cmd.Stdin = bytes.NewReader(data)
 	limit := c.r.maxChange()
 	var out, stderr bytes.Buffer
 	cmd.Stdout = &capWriter{w: &out, n: limit}
 	cmd.Stderr = &limitedWriter{w: &stderr, n: 4 << 10}
-	if err = sandbox.Start(cmd, p, filterSupport()); err == nil {
+	if err = sandbox.Start(cmd, run.policy, filterSupport()); err == nil {
 		err = cmd.Wait()
 	}
 	if err == nil && cmd.Stdout.(*capWriter).over {
@@ -117,11 +113,16 @@ func (c *converter) runFilter(ctx context.Context, d filterDriver, cmdline, path
 }
 
 // filterEnv is a filter's environment: PATH, HOME, LANG, LC_*, TZ of
-// ours (as git's, git.go) and TMPDIR, its private directory.
-func filterEnv(tmp string) []string {
-	env := []string{"PATH=" + findGit().path, "TMPDIR=" + tmp}
+// ours (as git's, git.go), where the user's global config is
+// (GIT_CONFIG_GLOBAL, XDG_CONFIG_HOME, as troupe read its drivers), no
+// system config, TMPDIR its private directory and GIT_DIR the git
+// directory made for it (filter_gitdir.go).
+func filterEnv(tmp, gitDir string) []string {
+	env := []string{"PATH=" + findGit().path, "TMPDIR=" + tmp, "GIT_DIR=" + gitDir,
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0", "GIT_NO_LAZY_FETCH=1"}
 	for _, kv := range os.Environ() {
-		if keptEnv(kv) {
+		name, _, _ := strings.Cut(kv, "=")
+		if keptEnv(kv) || name == "GIT_CONFIG_GLOBAL" || name == "XDG_CONFIG_HOME" {
 			env = append(env, kv)
 		}
 	}

@@ -3,12 +3,10 @@ package workspace
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -35,17 +33,13 @@ const pktMax = 65516
 // failure is an error when the driver is required, else data is used as
 // it is, as git does.
 func (c *converter) runProcessFilter(ctx context.Context, d filterDriver, command, path string, data []byte) ([]byte, error) {
-	tmp, err := os.MkdirTemp(c.r.home.tmpDir(), c.r.home.tmpName("filter"))
+	run, err := c.confineFilter(d, path)
 	if err != nil {
-		return nil, fmt.Errorf("run the filter process of %s: %w", path, err)
+		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	p, why := filterPolicy(tmp)
-	if why != "" {
-		return nil, fmt.Errorf("run the filter process of %s: the sandbox cannot be enforced here: %s", path, why)
-	}
+	defer run.done()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", d.process)
-	cmd.Dir, cmd.Env = cmp.Or(c.at, c.r.at), filterEnv(tmp)
+	cmd.Dir, cmd.Env = run.dir, run.env
 	var stderr bytes.Buffer
 	cmd.Stderr = &limitedWriter{w: &stderr, n: 4 << 10}
 	in, err := cmd.StdinPipe()
@@ -57,7 +51,7 @@ func (c *converter) runProcessFilter(ctx context.Context, d filterDriver, comman
 		return nil, err
 	}
 	var out []byte
-	if err = sandbox.Start(cmd, p, filterSupport()); err == nil {
+	if err = sandbox.Start(cmd, run.policy, filterSupport()); err == nil {
 		out, err = speakFilter(in, bufio.NewReader(outPipe), command, path, data, c.r.maxChange())
 		in.Close()
 		_, _ = io.Copy(io.Discard, outPipe)

@@ -77,7 +77,7 @@ func (r *Repo) readUserConv(ctx context.Context) userConv {
 		}
 	}
 	for name := range uc.filters {
-		d := filterDriver{clean: conf["filter."+name+".clean"].val, smudge: conf["filter."+name+".smudge"].val,
+		d := filterDriver{name: name, clean: conf["filter."+name+".clean"].val, smudge: conf["filter."+name+".smudge"].val,
 			process: conf["filter."+name+".process"].val}
 		if req, ok := conf["filter."+name+".required"]; ok {
 			d.required = !req.set || slices.Contains([]string{"true", "yes", "on", "1"}, strings.ToLower(req.val))
@@ -96,6 +96,7 @@ type converter struct {
 	filtered map[string]filterDriver // path → the user's filter it goes through, run confined
 	refused  map[string]string       // path → why its conversion is refused (a filter)
 	at       string                  // where its filters run ("": the Repo's work tree)
+	viewOnly bool                    // at is an overlay worktree's view: its filters run in their private directory
 }
 
 // converter is the converter of entries' paths, or nil when no path

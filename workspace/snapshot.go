@@ -39,6 +39,9 @@ func (r *Repo) snapshot(ctx context.Context) (Snapshot, error) {
 	} else {
 		snap.Base, _ = r.refs.line(ctx, "rev-parse", "-q", "--verify", "HEAD^{commit}")
 		err = r.stageCheckout(ctx, idx, snap.Base)
+		if err == nil {
+			err = r.settleFiltered(ctx, idx, snap.Base)
+		}
 		if err == nil && r.common != "" && r.baseMoved(snap.Base) {
 			err = r.home.mirrorRefs(ctx, r.refs) // the user committed: their branches moved
 		}

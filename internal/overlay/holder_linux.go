@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/troupe-ai/troupe/internal/procsec"
 )
 
 // holderArg0 marks a re-execution of our binary as a holder.
@@ -99,7 +101,10 @@ func Start() (*Holder, error) {
 		cmd.SysProcAttr.AmbientCaps = holderCaps
 	}
 	stop := make(chan struct{})
-	if err := startOnOwnThread(cmd, stop); err != nil {
+	// Dumpable for the start: this process writes the holder's maps
+	// (procsec.WhileDumpable), which a user other than root could not in a
+	// program made non-dumpable.
+	if err := procsec.WhileDumpable(func() error { return startOnOwnThread(cmd, stop) }); err != nil {
 		unix.Close(fds[0])
 		if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
 			err = fmt.Errorf("%w: %w", ErrNoUserNamespaces, err)

@@ -20,6 +20,7 @@ var install = map[string]string{
 	"fd":          "apt-get install fd-find",
 	"fdfind":      "apt-get install fd-find",
 	"git":         "apt-get install git",
+	"git-lfs":     "apt-get install git-lfs",
 	"jq":          "apt-get install jq",
 	"node":        "apt-get install nodejs npm",
 	"python3":     "apt-get install python3",

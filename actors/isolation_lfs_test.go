@@ -1,0 +1,141 @@
+//go:build linux
+
+package actors_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/internal/overlay"
+	"github.com/troupe-ai/troupe/internal/peer"
+	"github.com/troupe-ai/troupe/llm/llmtest"
+	"github.com/troupe-ai/troupe/messages"
+)
+
+// userGit runs git in dir as the user does: the user's global config
+// (HOME's .gitconfig, where git lfs install wrote its filter), no
+// system config.
+func userGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// lfsRepo is a repository using Git LFS as its users set it up (git lfs
+// install in the user's HOME, git lfs track, the objects committed into
+// the user's .git/lfs): a.bin through LFS, g.go not.
+func lfsRepo(t *testing.T) string {
+	t.Helper()
+	peer.Need(t, "git-lfs")
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, name := range []string{"GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME"} {
+		t.Setenv(name, "")
+		os.Unsetenv(name)
+	}
+	userGit(t, home, "lfs", "install")
+	ws := workspace(t, map[string]string{"a.bin": "lfs one\nlfs two\n", "g.go": "package p\n"})
+	userGit(t, ws, "init", "-q", "-b", "main")
+	userGit(t, ws, "lfs", "track", "*.bin")
+	userGit(t, ws, "add", "-A")
+	userGit(t, ws, "commit", "-q", "-m", "first")
+	return ws
+}
+
+// A worker in a worktree of a repository using Git LFS, of either kind:
+// its shell and its file tools see the LFS file's content (smudged by
+// the user's git lfs, confined), it edits it and adds another; after the
+// land the user's files hold the content, git status and git lfs
+// status show an ordinary LFS change whose objects are in the user's
+// .git/lfs, git add stages pointers and git lfs fsck is clean.
+func TestWorkerEditsLFSFiles(t *testing.T) {
+	for _, wk := range []string{"checkout", "overlay"} {
+		t.Run(wk, func(t *testing.T) {
+			if _, err := overlay.Shared(filepath.Join(os.TempDir(), "troupe-actors-overlay-test")); err != nil && wk == "overlay" {
+				peer.Missing(t, "overlay mounts", "%v", err)
+			}
+			ws := lfsRepo(t)
+			w := llmtest.AgentScript{Match: llmtest.Matcher{Kind: "worker", TaskContains: "alpha"}, Turns: []llmtest.Turn{
+				calls(tc("shell", `{"command":"cat a.bin > seen.txt && printf 'a new lfs file\\n' > c.bin && findmnt -n -o FSTYPE -T . > fstype.txt"}`)),
+				calls(tc("read_file", `{"path":"a.bin"}`)),
+				calls(tc("edit_file", `{"path":"a.bin","old_string":"lfs two","new_string":"lfs TWO"}`)),
+				say("done"),
+			}}
+			srv := llmtest.New(script(kind("root", calls(delegate("worker", "task alpha", false)), say("all done")), w))
+			t.Cleanup(srv.Close)
+			o := options(t, srv, ws, "change things", &actors.Recorder{})
+			o.Settings.PlanFirst = map[string]bool{"root": false, "worker": false}
+			o.Settings.Isolation = "worktree"
+			o.Settings.Worktrees = wk
+			res := run(t, o)
+			if len(res.Changes) != 1 || res.Changes[0].Status != messages.ChangeStatusApplied {
+				t.Fatalf("changes %+v, want one applied", res.Changes)
+			}
+			fstype := "overlay\n"
+			if wk == "checkout" {
+				fstype = ""
+			}
+			for f, want := range map[string]string{"seen.txt": "lfs one\nlfs two\n", "a.bin": "lfs one\nlfs TWO\n", "c.bin": "a new lfs file\n", "fstype.txt": fstype} {
+				b, err := os.ReadFile(filepath.Join(ws, f))
+				if f == "fstype.txt" && want == "" {
+					if string(b) == "overlay\n" {
+						t.Errorf("a checkout worktree is an overlay")
+					}
+					continue
+				}
+				if err != nil || string(b) != want {
+					t.Errorf("%s in the workspace: %q, %v; want %q", f, b, err, want)
+				}
+			}
+			checkLFSLanded(t, ws, "lfs one\nlfs TWO\n", "a new lfs file\n")
+		})
+	}
+}
+
+// checkLFSLanded checks the user's repository after a land of edited
+// (a.bin) and added (c.bin) LFS files, as the user's git and git lfs
+// see it.
+func checkLFSLanded(t *testing.T, ws string, contents ...string) {
+	t.Helper()
+	for _, c := range contents {
+		sum := sha256.Sum256([]byte(c))
+		oid := hex.EncodeToString(sum[:])
+		if _, err := os.Stat(filepath.Join(ws, ".git", "lfs", "objects", oid[:2], oid[2:4], oid)); err != nil {
+			t.Errorf("the object of %q is not in the user's .git/lfs: %v", c, err)
+		}
+	}
+	if st := userGit(t, ws, "status", "--porcelain", "--", "a.bin", "c.bin"); st != "M a.bin\n?? c.bin" {
+		t.Errorf("git status:\n%s", st)
+	}
+	if st := userGit(t, ws, "lfs", "status", "--porcelain"); !strings.Contains(st, "a.bin") {
+		t.Errorf("git lfs status:\n%s", st)
+	}
+	userGit(t, ws, "add", "a.bin", "c.bin")
+	for _, p := range []string{"a.bin", "c.bin"} {
+		if idx := userGit(t, ws, "cat-file", "-p", ":"+p); !strings.HasPrefix(idx, "version https://git-lfs") {
+			t.Errorf("the index's %s is %q, want an LFS pointer", p, idx)
+		}
+	}
+	userGit(t, ws, "commit", "-q", "-m", "landed")
+	if fsck := userGit(t, ws, "lfs", "fsck"); !strings.Contains(fsck, "OK") {
+		t.Errorf("git lfs fsck: %s", fsck)
+	}
+}
