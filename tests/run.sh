@@ -104,22 +104,22 @@ tree_unchanged() {
   echo "$left"
   return 1
 }
-# The big-file memory test (a child process writing, hashing and landing
-# 1.2 GB) runs in a stage of its own, without -race: under the race
-# detector it took two to four minutes of CI's time and measured the
-# detector's shadow memory more than troupe's; every other workspace test
-# runs with it here.
-BIG='TestCaptureAndLandOfBigFilesKeepMemoryBounded'
-stage "go test -race (each package prints ok when it ends; the longest run for minutes)" go test -race -timeout 25m -skip "^$BIG\$" $PKGS
+# The big-file memory tests (child processes writing, hashing, shipping
+# and landing hundreds of MB, locally and from a node) run in a stage of
+# their own, without -race: under the race detector they took minutes of
+# CI's time and measured the detector's shadow memory more than troupe's;
+# every other test of their packages runs with it here.
+BIG='TestCaptureAndLandOfBigFilesKeepMemoryBounded|TestRemoteBigChangesKeepMemoryBounded|TestRemoteHugeFileIsReportedNotShipped'
+stage "go test -race (each package prints ok when it ends; the longest run for minutes)" go test -race -timeout 25m -skip "^($BIG)\$" $PKGS
 # The workspace suite again with every worktree an overlay mount
 # (internal/overlay; TROUPE_TEST_WORKTREES): what a checkout passes, an
 # overlay worktree passes. Without -race, to keep CI's time: the overlay
-# paths' own tests ran with it above. The big-file test runs once, after
+# paths' own tests ran with it above. The big-file tests run once, after
 # it: once the files are in the worktree, capture and land read them the
 # same way whatever the worktree's kind.
 if [ -z "${TEST_PKGS:-}" ]; then
-  stage "go test ./workspace with overlay worktrees" env TROUPE_TEST_WORKTREES=overlay go test -count=1 -timeout 15m -skip "^$BIG\$" ./workspace
-  stage "go test ./workspace: big files keep memory bounded (without -race)" go test -count=1 -timeout 10m -run "^$BIG\$" ./workspace
+  stage "go test ./workspace with overlay worktrees" env TROUPE_TEST_WORKTREES=overlay go test -count=1 -timeout 15m -skip "^($BIG)\$" ./workspace
+  stage "big files keep memory bounded (without -race)" go test -count=1 -timeout 15m -run "^($BIG)\$" ./workspace ./cluster
 fi
 stage "the source tree as the tests found it" tree_unchanged
 if [ "$FUZZTIME" = 0 ]; then exit 0; fi
