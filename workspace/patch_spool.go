@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
 
 	"github.com/troupe-ai/troupe/messages"
 )
@@ -22,8 +24,32 @@ import (
 // memory to travel inline (PatchFile.Bytes).
 
 // spoolDir holds, under a data or state directory, the patches on their
-// way somewhere.
+// way somewhere. Each file is named for the process that spools it
+// (<pid>-patch-*), so what a killed process left there is removed by the
+// next process that spools in that directory (sweepSpool).
 const spoolDir = "spool"
+
+// swept holds the spool directories this process has swept.
+var swept sync.Map
+
+// sweepSpool removes, once per process and directory, the spooled files
+// of processes that are no longer running (a node or orchestrator killed
+// while a patch was on its way). Files of live processes, and names not
+// of the form <pid>-..., are left alone.
+func sweepSpool(spool string) {
+	if _, done := swept.LoadOrStore(spool, true); done {
+		return
+	}
+	entries, err := os.ReadDir(spool)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && deadOwner(e.Name()) {
+			_ = os.Remove(filepath.Join(spool, e.Name()))
+		}
+	}
+}
 
 // PatchFile is a patch spooled to a file of troupe's.
 type PatchFile struct {
@@ -40,7 +66,8 @@ func SpoolPatch(dir string, write func(io.Writer) error) (PatchFile, error) {
 	if err := os.MkdirAll(spool, 0o700); err != nil {
 		return PatchFile{}, fmt.Errorf("spool a patch: %w", err)
 	}
-	f, err := os.CreateTemp(spool, "patch-*")
+	sweepSpool(spool)
+	f, err := os.CreateTemp(spool, strconv.Itoa(os.Getpid())+"-patch-*")
 	if err != nil {
 		return PatchFile{}, fmt.Errorf("spool a patch: %w", err)
 	}
