@@ -18,8 +18,9 @@ import (
 // the tests run as root; troupe's users are not root), on a workspace
 // that user owns, with agent.worktrees: overlay: the worker's worktree is
 // an overlay (findmnt in its shell says so), its shell command and its
-// file tools edit one tree (the shell reads what write_file made and
-// appends to a.txt, edit_file edits a.txt), the edits land, and the
+// file tools edit one tree (the shell reads what write_file made,
+// appends to a.txt and makes a file and a directory at the worktree's
+// top, edit_file edits a.txt), the edits land, and the
 // sandbox holds: a
 // write outside its worktree (to a directory the user owns) is refused,
 // the user's key is unreadable, no secret-looking variable reaches it.
