@@ -10,10 +10,26 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/troupe-ai/troupe/internal/procsec"
 )
 
 // Nobody is the unprivileged user AsNobody runs tests as.
 const Nobody = 65534
+
+// NoDumpEnv=1 among AsNobody's env makes the tests run again
+// non-dumpable, as the orchestrator and the node make themselves
+// (procsec.NoDump), in a test binary whose TestMain calls
+// NoDumpWhenAsked.
+const NoDumpEnv = "TROUPE_TEST_NODUMP"
+
+// NoDumpWhenAsked makes this process non-dumpable when NoDumpEnv is 1;
+// call it in TestMain after the re-executions' hooks.
+func NoDumpWhenAsked() {
+	if os.Getenv(NoDumpEnv) == "1" {
+		_ = procsec.NoDump()
+	}
+}
 
 // AsNobody runs the tests of this test binary that match the -test.run
 // pattern run again, as the user nobody (65534:65534, no supplementary

@@ -18,8 +18,9 @@ import (
 // the tests run as root; troupe's users are not root), on a workspace
 // that user owns, with agent.worktrees: overlay: the worker's worktree is
 // an overlay (findmnt in its shell says so), its shell command and its
-// file tools edit one tree (the shell reads what write_file made and
-// appends to a.txt, edit_file edits a.txt), the edits land, and the
+// file tools edit one tree (the shell reads what write_file made,
+// appends to a.txt and makes a file and a directory at the worktree's
+// top, edit_file edits a.txt), the edits land, and the
 // sandbox holds: a
 // write outside its worktree (to a directory the user owns) is refused,
 // the user's key is unreadable, no secret-looking variable reaches it.
@@ -64,7 +65,8 @@ func TestUnprivilegedRunWithOverlayWorktrees(t *testing.T) {
 
 	worker := []llmtest.Turn{
 		{ToolCalls: []llmtest.ToolCall{call("write_file", map[string]string{"path": "tool.txt", "content": "from the tools\n"})}},
-		{ToolCalls: []llmtest.ToolCall{sh("cat tool.txt >> a.txt && echo from the shell >> a.txt && findmnt -n -o FSTYPE -T .")}},
+		{ToolCalls: []llmtest.ToolCall{sh("cat tool.txt >> a.txt && echo from the shell >> a.txt && echo new > new.txt && mkdir sub && echo deep > sub/deep.txt && " +
+			"findmnt -n -o FSTYPE -T .")}},
 		{ToolCalls: []llmtest.ToolCall{call("read_file", map[string]string{"path": "a.txt"})}},
 		{ToolCalls: []llmtest.ToolCall{call("edit_file", map[string]string{"path": "a.txt", "old_string": "alpha", "new_string": "alpha, edited"})}},
 		{ToolCalls: []llmtest.ToolCall{sh("echo escaped > " + filepath.Join(outside, "escaped.txt")),
@@ -87,7 +89,8 @@ func TestUnprivilegedRunWithOverlayWorktrees(t *testing.T) {
 	if res.Status != "completed" {
 		t.Fatalf("run: %+v\n%s", res, p.errs())
 	}
-	for f, want := range map[string]string{"a.txt": "alpha, edited\nfrom the tools\nfrom the shell\n", "tool.txt": "from the tools\n"} {
+	for f, want := range map[string]string{"a.txt": "alpha, edited\nfrom the tools\nfrom the shell\n", "tool.txt": "from the tools\n",
+		"new.txt": "new\n", "sub/deep.txt": "deep\n"} {
 		if b, err := os.ReadFile(filepath.Join(ws, f)); err != nil || string(b) != want {
 			t.Errorf("%s in the workspace: %q, %v; want %q", f, b, err, want)
 		}

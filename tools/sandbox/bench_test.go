@@ -91,7 +91,7 @@ func BenchmarkEcho(b *testing.B) {
 			cmd.Dir = ws
 			err := Confine(cmd, deny, s)
 			if err == nil {
-				err = onFreshThread(cmd, cmd.Start)
+				err = onFreshThread(cmd, func() error { return startInUserNS(cmd) })
 			}
 			if err == nil {
 				err = cmd.Wait()

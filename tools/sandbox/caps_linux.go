@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,7 +21,10 @@ var keptCaps = map[int]bool{
 
 // dropCaps takes every capability outside keptCaps out of the bounding,
 // ambient and inheritable sets. Without CAP_SETPCAP (an ordinary user,
-// who has none to lose) the bounding set stays as it is.
+// who has none to lose) the bounding set stays as it is. A user other
+// than root also loses its permitted and effective sets: all it may hold
+// there are the launcher's own (launcherCaps), which neither it nor the
+// command it execs is to keep.
 func dropCaps() error {
 	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
 		if keptCaps[c] {
@@ -38,6 +42,9 @@ func dropCaps() error {
 		return fmt.Errorf("read capabilities: %w", err)
 	}
 	data[0].Inheritable, data[1].Inheritable = 0, 0
+	if os.Getuid() != 0 {
+		data[0].Permitted, data[1].Permitted, data[0].Effective, data[1].Effective = 0, 0, 0, 0
+	}
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("clear inheritable capabilities: %w", err)
 	}

@@ -14,7 +14,14 @@
 // calls MaybeRunLauncher first thing in main (and a test binary in
 // TestMain). The launcher reads the Policy from its environment (paths
 // and switches only, never a secret), removes it, applies the confinement
-// to itself and execve's the real program, which inherits it. On either
+// to itself and execve's the real program, which inherits it. A user
+// other than root, mapped to itself in the new user namespace, would
+// hold no capability there after its exec: its launcher keeps
+// CAP_NET_ADMIN (loopback) and CAP_SYS_ADMIN (the read-only binds) as
+// ambient capabilities of that namespace for its setup and drops them
+// before it execs the command. A program that made itself non-dumpable
+// (procsec.NoDump) is dumpable while it starts a launcher, since it
+// writes the launcher's ID maps (procsec.WhileDumpable). On either
 // path a command gets:
 //
 //   - Landlock (ABI 1 and later; rights the kernel lacks are dropped, not

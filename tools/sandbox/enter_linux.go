@@ -33,6 +33,10 @@ type forkSpec struct {
 	UID   int     `json:"uid"`
 	GID   int     `json:"gid"`
 	Files int     `json:"files"`
+	// Caps are the launcher's ambient capabilities (launcherCaps), raised
+	// by the forker's child in the new user namespace: nsenter, started
+	// outside it, could not.
+	Caps []uintptr `json:"caps,omitempty"`
 }
 
 // startEntered starts cmd confined by p after entering with the argv
@@ -54,7 +58,8 @@ func startEntered(cmd *exec.Cmd, enter []string, p Policy, s Support) error {
 	spec := forkSpec{UID: os.Getuid(), GID: os.Getgid(), Files: len(cmd.ExtraFiles)}
 	if a := cmd.SysProcAttr; a != nil {
 		spec.Clone = a.Cloneflags
-		a.Cloneflags, a.UidMappings, a.GidMappings = 0, nil, nil
+		spec.Caps = a.AmbientCaps
+		a.Cloneflags, a.UidMappings, a.GidMappings, a.AmbientCaps = 0, nil, nil, nil
 	}
 	raw, err := json.Marshal(spec)
 	if err != nil {
@@ -108,6 +113,7 @@ func fork(spec forkSpec) int {
 	if spec.Clone&syscall.CLONE_NEWUSER != 0 {
 		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: spec.UID, HostID: spec.UID, Size: 1}}
 		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: spec.GID, HostID: spec.GID, Size: 1}}
+		a.AmbientCaps = spec.Caps
 	}
 	cmd.SysProcAttr = a
 	sigs := make(chan os.Signal, 4)

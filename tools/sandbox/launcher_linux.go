@@ -80,6 +80,7 @@ func confine(cmd *exec.Cmd, p Policy, s Support, entered bool) error {
 			a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 			a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 			pl.InNetNS, pl.InMountNS = net, mount
+			a.AmbientCaps = append(a.AmbientCaps, launcherCaps(p.Network == NetworkLoopback, mount)...)
 		default:
 			pl.InNetNS, pl.InMountNS = net && s.NetNS, mount && s.ThreadMountNS
 		}
@@ -101,6 +102,31 @@ func confine(cmd *exec.Cmd, p Policy, s Support, entered bool) error {
 	cmd.Args = append([]string{launcherArg0, cmd.Path}, cmd.Args...)
 	cmd.Path = selfExe
 	return nil
+}
+
+// launcherCaps are the capabilities a launcher started in a new user
+// namespace needs there for what it sets up before it drops them all
+// (apply): CAP_NET_ADMIN to bring loopback up, CAP_SYS_ADMIN to bind the
+// holes read-only. Root mapped to itself holds every capability in the
+// new namespace after its exec; any other user mapped to itself holds
+// none after its exec unless they are ambient ones, which these become
+// (SysProcAttr.AmbientCaps: the child raises them in its new namespace,
+// where it holds them all, before its exec). Without them such a
+// launcher could bind nothing and silently split the writes around the
+// holes instead (no new entry at the workspace's top), and could not
+// bring loopback up.
+func launcherCaps(loopback, mount bool) []uintptr {
+	if os.Getuid() == 0 {
+		return nil
+	}
+	var caps []uintptr
+	if loopback {
+		caps = append(caps, unix.CAP_NET_ADMIN)
+	}
+	if mount {
+		caps = append(caps, unix.CAP_SYS_ADMIN)
+	}
+	return caps
 }
 
 // MaybeRunLauncher runs the launcher and never returns when this process

@@ -9,12 +9,15 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+
+	"github.com/troupe-ai/troupe/internal/testfiles"
 )
 
 // TestMain serves as the launcher when Confine re-executes this binary,
 // and as the helper programs the tests run confined (helperEnv names one).
 func TestMain(m *testing.M) {
 	MaybeRunLauncher()
+	testfiles.NoDumpWhenAsked()
 	if h := os.Getenv(helperEnv); h != "" {
 		os.Exit(runHelper(h, os.Args[1:]))
 	}

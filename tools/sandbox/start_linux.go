@@ -6,6 +6,8 @@ import (
 	"runtime"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/troupe-ai/troupe/internal/procsec"
 )
 
 // Start starts cmd (built by exec.Command, not started) confined by p,
@@ -52,7 +54,7 @@ func start(cmd *exec.Cmd, p Policy, s Support, ns *netNSCache) error {
 		if err := Confine(cmd, p, s); err != nil {
 			return err
 		}
-		return onFreshThread(cmd, func() error { return cmd.Start() })
+		return onFreshThread(cmd, func() error { return startInUserNS(cmd) })
 	}
 	if netNS {
 		if ns == nil {
@@ -71,6 +73,18 @@ func start(cmd *exec.Cmd, p Policy, s Support, ns *netNSCache) error {
 		}
 		return cmd.Start()
 	})
+}
+
+// startInUserNS starts cmd; when it is to get a user namespace of its
+// own, with this process dumpable meanwhile (procsec.WhileDumpable): this
+// process writes the child's ID maps, which a user other than root
+// cannot in a program made non-dumpable (procsec.NoDump: the
+// orchestrator and the node are).
+func startInUserNS(cmd *exec.Cmd) error {
+	if a := cmd.SysProcAttr; a != nil && a.Cloneflags&unix.CLONE_NEWUSER != 0 {
+		return procsec.WhileDumpable(cmd.Start)
+	}
+	return cmd.Start()
 }
 
 // onFreshThread runs start on an OS thread of its own, and keeps that

@@ -10,6 +10,8 @@ import (
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/troupe-ai/troupe/internal/procsec"
 )
 
 var (
@@ -58,7 +60,10 @@ func probe() Support {
 	return s
 }
 
-// tryClone starts `true` in new namespaces (the flags) and waits for it.
+// tryClone starts `true` in new namespaces (the flags) and waits for it,
+// as startInUserNS would start a launcher: dumpable meanwhile, or a user
+// other than root in a non-dumpable program could not write its ID maps
+// and would be told it has no user namespaces.
 func tryClone(flags uintptr) error {
 	path, err := exec.LookPath("true")
 	if err != nil {
@@ -70,5 +75,5 @@ func tryClone(flags uintptr) error {
 		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 	}
-	return cmd.Run()
+	return procsec.WhileDumpable(cmd.Run)
 }

@@ -13,5 +13,6 @@ import (
 // re-execute this binary as one.
 func TestMain(m *testing.M) {
 	sandbox.MaybeRunLauncher()
+	testfiles.NoDumpWhenAsked()
 	os.Exit(testfiles.RunPrivate(m))
 }

@@ -42,6 +42,12 @@ func newOverlayTree(t *testing.T, box func(inside string) *sandbox.Box) overlayT
 	if err := os.WriteFile(filepath.Join(o.lower, "lower.txt"), []byte("from the lower tree\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.MkdirAll(filepath.Join(o.lower, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(o.lower, ".git", "config"), []byte("[core]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	mounted, err := h.Mount(base, "lower", "up", "work", "mnt")
 	if err != nil {
 		t.Fatal(err)
@@ -124,15 +130,17 @@ func TestOverlayShellAndToolsSeeOneTree(t *testing.T) {
 
 // The sandbox holds inside an overlay: commands enter first and are
 // confined after, so a write outside the tree is refused, the network is
-// refused, no secret of ours is in their environment, and a write inside
-// lands in the upper directory.
+// refused, no secret of ours is in their environment, .git stays
+// read-only, and writes inside, new entries at the tree's top among
+// them, land in the upper directory.
 func TestOverlaySandboxHolds(t *testing.T) {
 	sup := sandbox.Check()
 	if sup.LandlockABI == 0 {
 		peer.Missing(t, "Landlock", "the sandbox tests need a kernel with Landlock")
 	}
 	o := newOverlayTree(t, func(inside string) *sandbox.Box {
-		return sandbox.NewBox(sandbox.Policy{Writable: []string{inside}, Network: sandbox.NetworkDeny}, sup, t.TempDir())
+		return sandbox.NewBox(sandbox.Policy{Writable: []string{inside}, ReadOnly: []string{filepath.Join(inside, ".git")},
+			Network: sandbox.NetworkDeny}, sup, t.TempDir())
 	})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -145,10 +153,11 @@ func TestOverlaySandboxHolds(t *testing.T) {
 	peer.Need(t, "curl")
 	t.Setenv("OVERLAY_TEST_API_KEY", "s3cret-value")
 	outside := filepath.Join(t.TempDir(), "escaped")
-	cmd := "echo in > inside.txt; echo x > " + outside + "; curl -s -m 20 http://127.0.0.1:" + portOf(l) + "/; echo curl=$?; env; echo end"
+	cmd := "echo in > inside.txt; mkdir -p made/sub; echo x >> .git/config; echo git=$?; echo x > " + outside + "; curl -s -m 20 http://127.0.0.1:" + portOf(l) + "/; echo curl=$?; env; echo end"
 	for _, args := range []map[string]any{{"command": cmd}, {"command": cmd, "session": "s"}} {
 		r := shellCall(t.Context(), t, o.s, args)
-		if !strings.Contains(r.Text, "Permission denied") || strings.Contains(r.Text, "REACHED") || !strings.Contains(r.Text, "curl=7") || !strings.Contains(r.Text, "end") {
+		if !strings.Contains(r.Text, "Permission denied") || strings.Contains(r.Text, "REACHED") || !strings.Contains(r.Text, "curl=7") ||
+			!strings.Contains(r.Text, "git=1") || !strings.Contains(r.Text, "end") {
 			t.Errorf("%v: %q", args, r.Text)
 		}
 		for _, leak := range []string{"s3cret-value", "TROUPE_SANDBOX"} {
@@ -162,6 +171,12 @@ func TestOverlaySandboxHolds(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(o.up, "inside.txt")); err != nil || string(b) != "in\n" {
 		t.Errorf("the write inside: %q %v", b, err)
+	}
+	if fi, err := os.Stat(filepath.Join(o.up, "made", "sub")); err != nil || !fi.IsDir() {
+		t.Errorf("the directory made at the top: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(o.up, ".git", "config")); err == nil {
+		t.Error("a write to .git/config went through")
 	}
 }
 
