@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,30 +13,10 @@ import (
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/overlay"
 	"github.com/troupe-ai/troupe/internal/peer"
+	"github.com/troupe-ai/troupe/internal/testfiles"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
-
-// userGit runs git in dir as the user does: the user's global config
-// (HOME's .gitconfig, where git lfs install wrote its filter), no
-// system config.
-func userGit(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %v: %v", args, err)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // lfsRepo is a repository using Git LFS as its users set it up (git lfs
 // install in the user's HOME, git lfs track, the objects committed into
@@ -51,12 +30,12 @@ func lfsRepo(t *testing.T) string {
 		t.Setenv(name, "")
 		os.Unsetenv(name)
 	}
-	userGit(t, home, "lfs", "install")
+	testfiles.UserGit(t, home, "lfs", "install")
 	ws := workspace(t, map[string]string{"a.bin": "lfs one\nlfs two\n", "g.go": "package p\n"})
-	userGit(t, ws, "init", "-q", "-b", "main")
-	userGit(t, ws, "lfs", "track", "*.bin")
-	userGit(t, ws, "add", "-A")
-	userGit(t, ws, "commit", "-q", "-m", "first")
+	testfiles.UserGit(t, ws, "init", "-q", "-b", "main")
+	testfiles.UserGit(t, ws, "lfs", "track", "*.bin")
+	testfiles.UserGit(t, ws, "add", "-A")
+	testfiles.UserGit(t, ws, "commit", "-q", "-m", "first")
 	return ws
 }
 
@@ -122,20 +101,20 @@ func checkLFSLanded(t *testing.T, ws string, contents ...string) {
 			t.Errorf("the object of %q is not in the user's .git/lfs: %v", c, err)
 		}
 	}
-	if st := userGit(t, ws, "status", "--porcelain", "--", "a.bin", "c.bin"); st != "M a.bin\n?? c.bin" {
+	if st := testfiles.UserGit(t, ws, "status", "--porcelain", "--", "a.bin", "c.bin"); st != "M a.bin\n?? c.bin" {
 		t.Errorf("git status:\n%s", st)
 	}
-	if st := userGit(t, ws, "lfs", "status", "--porcelain"); !strings.Contains(st, "a.bin") {
+	if st := testfiles.UserGit(t, ws, "lfs", "status", "--porcelain"); !strings.Contains(st, "a.bin") {
 		t.Errorf("git lfs status:\n%s", st)
 	}
-	userGit(t, ws, "add", "a.bin", "c.bin")
+	testfiles.UserGit(t, ws, "add", "a.bin", "c.bin")
 	for _, p := range []string{"a.bin", "c.bin"} {
-		if idx := userGit(t, ws, "cat-file", "-p", ":"+p); !strings.HasPrefix(idx, "version https://git-lfs") {
+		if idx := testfiles.UserGit(t, ws, "cat-file", "-p", ":"+p); !strings.HasPrefix(idx, "version https://git-lfs") {
 			t.Errorf("the index's %s is %q, want an LFS pointer", p, idx)
 		}
 	}
-	userGit(t, ws, "commit", "-q", "-m", "landed")
-	if fsck := userGit(t, ws, "lfs", "fsck"); !strings.Contains(fsck, "OK") {
+	testfiles.UserGit(t, ws, "commit", "-q", "-m", "landed")
+	if fsck := testfiles.UserGit(t, ws, "lfs", "fsck"); !strings.Contains(fsck, "OK") {
 		t.Errorf("git lfs fsck: %s", fsck)
 	}
 }

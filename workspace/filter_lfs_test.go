@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/troupe-ai/troupe/internal/peer"
+	"github.com/troupe-ai/troupe/internal/testfiles"
 	"github.com/troupe-ai/troupe/messages"
 )
 
@@ -24,28 +24,6 @@ import (
 // lfs install writes the filter into the user's global config, git lfs
 // track the attribute, git commit stores the objects in the user's
 // .git/lfs) through troupe's worktrees, captures and lands.
-
-// lfsGit runs git in dir as the user does, with the user's global
-// config (HOME's .gitconfig), failing t on error.
-func lfsGit(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, stderr.String())
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // lfsCase is a user's repository using Git LFS: a.bin and big.bin
 // tracked by LFS, b.txt not; the user's HOME with a key in ~/.ssh.
@@ -72,13 +50,13 @@ func newLFSCase(t *testing.T, setup func(root string)) lfsCase {
 		t.Setenv(name, "")
 		os.Unsetenv(name)
 	}
-	lfsGit(t, c.home, "lfs", "install")
-	lfsGit(t, c.root, "init", "-q", "-b", "main")
-	lfsGit(t, c.root, "lfs", "track", "*.bin")
+	testfiles.UserGit(t, c.home, "lfs", "install")
+	testfiles.UserGit(t, c.root, "init", "-q", "-b", "main")
+	testfiles.UserGit(t, c.root, "lfs", "track", "*.bin")
 	write(t, c.root, map[string]string{"a.bin": lfsContent, "big.bin": strings.Repeat("0123456789abcdef", 1<<16),
 		"b.txt": "plain\n", ".troupe/.gitignore": "*\n"})
-	lfsGit(t, c.root, "add", "-A")
-	lfsGit(t, c.root, "commit", "-q", "-m", "first")
+	testfiles.UserGit(t, c.root, "add", "-A")
+	testfiles.UserGit(t, c.root, "commit", "-q", "-m", "first")
 	if setup != nil {
 		setup(c.root)
 	}
@@ -111,9 +89,9 @@ func (c lfsCase) useWrapper(t *testing.T) {
 		"cat \"$HOME/.ssh/id_test\" > "+shellQuote(filepath.Join(c.root, ".git", "lfs", "leak"))+" 2>/dev/null\n"+
 		"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", "+port+"), 2)' 2>/dev/null\n"+
 		"exec \"$@\"\n"), 0o755))
-	lfsGit(t, c.home, "config", "--global", "filter.lfs.process", script+" git-lfs filter-process")
-	lfsGit(t, c.home, "config", "--global", "filter.lfs.clean", script+" git-lfs clean -- %f")
-	lfsGit(t, c.home, "config", "--global", "filter.lfs.smudge", script+" git-lfs smudge -- %f")
+	testfiles.UserGit(t, c.home, "config", "--global", "filter.lfs.process", script+" git-lfs filter-process")
+	testfiles.UserGit(t, c.home, "config", "--global", "filter.lfs.clean", script+" git-lfs clean -- %f")
+	testfiles.UserGit(t, c.home, "config", "--global", "filter.lfs.smudge", script+" git-lfs smudge -- %f")
 }
 
 // checkConfined checks that no filter troupe ran left the sandbox: no
@@ -135,7 +113,7 @@ func (c lfsCase) checkConfined(t *testing.T) {
 		conn.Close()
 		t.Error("a filter reached a loopback server")
 	}
-	lfsGit(t, c.home, "lfs", "install", "--force")
+	testfiles.UserGit(t, c.home, "lfs", "install", "--force")
 }
 
 // lfsObject is where the user's LFS storage keeps content.
@@ -206,22 +184,22 @@ func TestLFSWorktreeCapturesAndLands(t *testing.T) {
 // lfs see it, then commits it and runs git lfs fsck.
 func (c lfsCase) checkUserSees(t *testing.T, edited string) {
 	t.Helper()
-	if st := lfsGit(t, c.root, "status", "--porcelain"); st != "M a.bin\n?? c.bin" {
+	if st := testfiles.UserGit(t, c.root, "status", "--porcelain"); st != "M a.bin\n?? c.bin" {
 		t.Errorf("git status:\n%s", st)
 	}
-	if st := lfsGit(t, c.root, "lfs", "status", "--porcelain"); !strings.Contains(st, "a.bin") {
+	if st := testfiles.UserGit(t, c.root, "lfs", "status", "--porcelain"); !strings.Contains(st, "a.bin") {
 		t.Errorf("git lfs status:\n%s", st)
 	}
-	lfsGit(t, c.root, "add", "-A")
+	testfiles.UserGit(t, c.root, "add", "-A")
 	sum := sha256.Sum256([]byte(edited))
-	if idx := lfsGit(t, c.root, "cat-file", "-p", ":a.bin"); !strings.Contains(idx, "oid sha256:"+hex.EncodeToString(sum[:])) {
+	if idx := testfiles.UserGit(t, c.root, "cat-file", "-p", ":a.bin"); !strings.Contains(idx, "oid sha256:"+hex.EncodeToString(sum[:])) {
 		t.Errorf("the index's a.bin is %q, want the pointer of the edit", idx)
 	}
-	if idx := lfsGit(t, c.root, "cat-file", "-p", ":c.bin"); !strings.HasPrefix(idx, "version https://git-lfs") {
+	if idx := testfiles.UserGit(t, c.root, "cat-file", "-p", ":c.bin"); !strings.HasPrefix(idx, "version https://git-lfs") {
 		t.Errorf("the index's c.bin is %q, want a pointer", idx)
 	}
-	lfsGit(t, c.root, "commit", "-q", "-m", "landed")
-	if fsck := lfsGit(t, c.root, "lfs", "fsck"); !strings.Contains(fsck, "OK") {
+	testfiles.UserGit(t, c.root, "commit", "-q", "-m", "landed")
+	if fsck := testfiles.UserGit(t, c.root, "lfs", "fsck"); !strings.Contains(fsck, "OK") {
 		t.Errorf("git lfs fsck: %s", fsck)
 	}
 }
@@ -242,14 +220,14 @@ func TestLFSMissingObjectIsAnErrorNotADownload(t *testing.T) {
 	big := strings.Repeat("0123456789abcdef", 1<<16)
 	c := newLFSCase(t, func(root string) {
 		write(t, root, map[string]string{".lfsconfig": "[lfs]\n\turl = " + srv.URL + "/lfs\n"})
-		lfsGit(t, root, "add", ".lfsconfig")
-		lfsGit(t, root, "commit", "-q", "-m", "server")
-		write(t, root, map[string]string{"big.bin": lfsGit(t, root, "cat-file", "-p", "HEAD:big.bin") + "\n"})
+		testfiles.UserGit(t, root, "add", ".lfsconfig")
+		testfiles.UserGit(t, root, "commit", "-q", "-m", "server")
+		write(t, root, map[string]string{"big.bin": testfiles.UserGit(t, root, "cat-file", "-p", "HEAD:big.bin") + "\n"})
 		must(t, os.Remove(lfsObject(root, big)))
 		past := time.Now().Add(-time.Hour)
 		must(t, os.Chtimes(filepath.Join(root, "big.bin"), past, past))
-		lfsGit(t, root, "add", "big.bin") // the same blob: the index takes the pointer's size and time
-		if st := lfsGit(t, root, "status", "--porcelain"); st != "" {
+		testfiles.UserGit(t, root, "add", "big.bin") // the same blob: the index takes the pointer's size and time
+		if st := testfiles.UserGit(t, root, "status", "--porcelain"); st != "" {
 			t.Fatalf("git status: %s", st)
 		}
 	})
