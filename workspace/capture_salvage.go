@@ -19,6 +19,7 @@ const salvageNotes = 20
 // Repo's limit left out as Capture leaves them; and what was not
 // captured, as git named it (at most salvageNotes lines).
 func (w *Worktree) Salvage(ctx context.Context) (messages.Changeset, []string, error) {
+	w.dropSpecials()
 	idx, done, err := w.repo.tempIndex()
 	if err != nil {
 		return messages.Changeset{}, nil, err

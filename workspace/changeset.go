@@ -35,6 +35,7 @@ func (w *Worktree) CaptureTree(ctx context.Context) (messages.Changeset, error) 
 
 // capture is Capture, with the patch when withPatch.
 func (w *Worktree) capture(ctx context.Context, withPatch bool) (messages.Changeset, error) {
+	w.dropSpecials()
 	tree, over, err := w.captureTree(ctx)
 	if err == nil {
 		tree, err = w.cleanFiltered(ctx, tree)
