@@ -125,39 +125,48 @@ stage "the source tree as the tests found it" tree_unchanged
 if [ "$FUZZTIME" = 0 ]; then exit 0; fi
 
 # fuzz: each package's fuzz binary is built once (go test -c -fuzz), then
-# run for FUZZTIME per target from the package's folder (its testdata/fuzz
-# corpus), sharing go test's fuzz cache. A passing target prints one line.
+# every target runs for FUZZTIME from its package's folder (its
+# testdata/fuzz corpus), sharing go test's fuzz cache, two targets at a
+# time with one fuzzing worker each (the machine's two cores busy, half
+# the wall time of one target at a time with two workers). A passing
+# target prints one line.
 # Go 1.26's fuzz coordinator can report its own -fuzztime deadline as a
 # failure when a worker is mid-call at that moment (golang/go#75804, fixed
 # in Go 1.27): "context deadline exceeded" with no failing input written.
 # That is not a finding and is said so, without go test's "--- FAIL" line;
 # anything else fails the run with the target's whole output. (A count,
 # FUZZTIME=20000x, has no deadline to race.)
+fuzz_one() { # DIR PKG IMPORTPATH BINARY TARGET
+  local dir=$1 pkg=$2 path=$3 bin=$4 fz=$5 log
+  log=$(mktemp)
+  if (cd "$dir" && "$bin" -test.run '^$' -test.fuzz "^${fz}\$" -test.fuzztime "$FUZZTIME" -test.parallel 1 \
+    -test.fuzzcachedir "$FUZZCACHE/$path") >"$log" 2>&1; then
+    echo "-- $pkg $fz: ok, $(grep -o 'execs: [0-9]*' "$log" | tail -1 || echo 'no execs line')"
+  elif grep -q '^    context deadline exceeded$' "$log" && ! grep -q 'Failing input written to' "$log"; then
+    echo "-- $pkg $fz: ok, $(grep -o 'execs: [0-9]*' "$log" | tail -1); Go 1.26 reported its own deadline (golang/go#75804), no failing input"
+  else
+    cat "$log"
+    echo "tests/run.sh: fuzz target $pkg $fz found a failing input (above)"
+    rm -f "$log"
+    return 1
+  fi
+  rm -f "$log"
+}
 fuzz() {
-  local bin cache dir pkg fz log
+  local bin dir pkg fz n=0 rc=0
   bin=$(mktemp -d)
-  cache=$(go env GOCACHE)/fuzz
-  grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u | while read -r dir; do
+  FUZZCACHE=$(go env GOCACHE)/fuzz
+  export FUZZTIME FUZZCACHE
+  export -f fuzz_one
+  for dir in $(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do
     pkg=./${dir#./}
-    go test -c -fuzz=. -o "$bin/fuzz.test" "$pkg" || { rm -rf "$bin"; return 1; }
+    n=$((n + 1))
+    go test -c -fuzz=. -o "$bin/$n.test" "$pkg" || { rm -rf "$bin"; return 1; }
     for fz in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go | cut -d' ' -f2 | sort); do
-      log=$(mktemp)
-      if (cd "$dir" && "$bin/fuzz.test" -test.run '^$' -test.fuzz "^${fz}\$" -test.fuzztime "$FUZZTIME" \
-        -test.fuzzcachedir "$cache/$(go list "$pkg")") >"$log" 2>&1; then
-        echo "-- $pkg $fz: ok, $(grep -o 'execs: [0-9]*' "$log" | tail -1 || echo 'no execs line')"
-      elif grep -q '^    context deadline exceeded$' "$log" && ! grep -q 'Failing input written to' "$log"; then
-        echo "-- $pkg $fz: ok, $(grep -o 'execs: [0-9]*' "$log" | tail -1); Go 1.26 reported its own deadline (golang/go#75804), no failing input"
-      else
-        cat "$log"
-        echo "tests/run.sh: fuzz target $pkg $fz found a failing input (above)"
-        rm -f "$log"
-        rm -rf "$bin"
-        return 1
-      fi
-      rm -f "$log"
+      echo "$dir $pkg $(go list "$pkg") $bin/$n.test $fz" >>"$bin/targets"
     done
   done
-  local rc=$?
+  xargs -P 2 -L 1 bash -c 'fuzz_one "$@"' fuzz_one <"$bin/targets" || rc=1
   rm -rf "$bin"
   return "$rc"
 }
