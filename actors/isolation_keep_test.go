@@ -23,12 +23,20 @@ func loneWorkerRun(t *testing.T, ws string, worker ...llmtest.Turn) actors.Resul
 // (0: the default).
 func loneWorkerRunLimit(t *testing.T, ws string, maxChange int64, worker ...llmtest.Turn) actors.Result {
 	t.Helper()
+	return loneWorkerRunIn(t, ws, "", maxChange, worker...)
+}
+
+// loneWorkerRunIn is loneWorkerRunLimit in worktrees of the kind named
+// (agent.worktrees; "" for the default).
+func loneWorkerRunIn(t *testing.T, ws, worktrees string, maxChange int64, worker ...llmtest.Turn) actors.Result {
+	t.Helper()
 	w := llmtest.AgentScript{Match: llmtest.Matcher{Kind: "worker", TaskContains: "alpha"}, Turns: worker}
 	srv := llmtest.New(script(kind("root", calls(delegate("worker", "task alpha", false)), say("all done")), w))
 	t.Cleanup(srv.Close)
 	o := options(t, srv, ws, "change things", &actors.Recorder{})
 	o.Settings.PlanFirst = map[string]bool{"root": false, "worker": false}
 	o.Settings.Isolation = "worktree"
+	o.Settings.Worktrees = worktrees
 	o.Settings.MaxChangeBytes = maxChange
 	return run(t, o)
 }

@@ -10,11 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/overlay"
 	"github.com/troupe-ai/troupe/internal/peer"
 	"github.com/troupe-ai/troupe/internal/testfiles"
-	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
 
@@ -52,19 +50,12 @@ func TestWorkerEditsLFSFiles(t *testing.T) {
 				peer.Missing(t, "overlay mounts", "%v", err)
 			}
 			ws := lfsRepo(t)
-			w := llmtest.AgentScript{Match: llmtest.Matcher{Kind: "worker", TaskContains: "alpha"}, Turns: []llmtest.Turn{
+			res := loneWorkerRunIn(t, ws, wk, 0,
 				calls(tc("shell", `{"command":"cat a.bin > seen.txt && printf 'a new lfs file\\n' > c.bin && findmnt -n -o FSTYPE -T . > fstype.txt"}`)),
 				calls(tc("read_file", `{"path":"a.bin"}`)),
 				calls(tc("edit_file", `{"path":"a.bin","old_string":"lfs two","new_string":"lfs TWO"}`)),
 				say("done"),
-			}}
-			srv := llmtest.New(script(kind("root", calls(delegate("worker", "task alpha", false)), say("all done")), w))
-			t.Cleanup(srv.Close)
-			o := options(t, srv, ws, "change things", &actors.Recorder{})
-			o.Settings.PlanFirst = map[string]bool{"root": false, "worker": false}
-			o.Settings.Isolation = "worktree"
-			o.Settings.Worktrees = wk
-			res := run(t, o)
+			)
 			if len(res.Changes) != 1 || res.Changes[0].Status != messages.ChangeStatusApplied {
 				t.Fatalf("changes %+v, want one applied", res.Changes)
 			}

@@ -9,10 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/internal/overlay"
 	"github.com/troupe-ai/troupe/internal/peer"
-	"github.com/troupe-ai/troupe/llm/llmtest"
 	"github.com/troupe-ai/troupe/messages"
 )
 
@@ -28,21 +26,14 @@ func TestOverlayWorkerShellAndToolsLand(t *testing.T) {
 	for _, wk := range []string{"overlay", "auto"} { // auto: an overlay where the probe passes, as here
 		t.Run(wk, func(t *testing.T) {
 			ws := gitRepo(t, map[string]string{"g.go": "package p\n\nvar G = 1\n"})
-			w := llmtest.AgentScript{Match: llmtest.Matcher{Kind: "worker", TaskContains: "alpha"}, Turns: []llmtest.Turn{
+			res := loneWorkerRunIn(t, ws, wk, 0,
 				calls(tc("write_file", `{"path":"tool.txt","content":"from the tools\n"}`)),
 				calls(tc("shell", `{"command":"cat tool.txt > seen.txt && echo from the shell > made.txt && findmnt -n -o FSTYPE -T . > fstype.txt && git status --porcelain -- tool.txt > status.txt"}`)),
 				calls(tc("read_file", `{"path":"made.txt"}`), tc("read_file", `{"path":"g.go"}`)),
 				calls(tc("edit_file", `{"path":"made.txt","old_string":"from the shell","new_string":"from the shell, edited"}`),
 					tc("edit_file", `{"path":"g.go","old_string":"G = 1","new_string":"G = 2"}`)),
 				say("done"),
-			}}
-			srv := llmtest.New(script(kind("root", calls(delegate("worker", "task alpha", false)), say("all done")), w))
-			t.Cleanup(srv.Close)
-			o := options(t, srv, ws, "change things", &actors.Recorder{})
-			o.Settings.PlanFirst = map[string]bool{"root": false, "worker": false}
-			o.Settings.Isolation = "worktree"
-			o.Settings.Worktrees = wk
-			res := run(t, o)
+			)
 			if len(res.Changes) != 1 || res.Changes[0].Status != messages.ChangeStatusApplied {
 				t.Fatalf("changes %+v, want one applied", res.Changes)
 			}
