@@ -17,9 +17,12 @@ import (
 
 // dropSpecials removes the special files of the worktree as this process
 // reaches it (an overlay worktree's merged view, where its upper's
-// whiteouts do not show) and returns their paths. It is a best effort: a
-// directory it cannot read (too deep, gone meanwhile) is left to git as
-// it is. It holds one directory's names at a time.
+// whiteouts do not show) and returns their paths. An overlay worktree's
+// directories its agent touched nothing in are skipped, as its capture
+// skips them (untouchedDir: the lower tree is troupe's checkout, which
+// holds no special file). It is a best effort: a directory it cannot
+// read (too deep, gone meanwhile) is left to git as it is. It holds one
+// directory's names at a time.
 func (w *Worktree) dropSpecials() []string {
 	top, err := openBeneath(w.Dir(), ".", false)
 	if err != nil {
@@ -27,12 +30,13 @@ func (w *Worktree) dropSpecials() []string {
 	}
 	defer top.close()
 	var removed []string
-	dropSpecialsIn(top, "", 0, &removed)
+	dropSpecialsIn(top, "", 0, w.untouchedDir(), &removed)
 	return removed
 }
 
-// dropSpecialsIn is dropSpecials in the directory d, at rel.
-func dropSpecialsIn(d *dirFD, rel string, depth int, removed *[]string) {
+// dropSpecialsIn is dropSpecials in the directory d, at rel; untouched
+// (nil for a checkout) says which directories to skip.
+func dropSpecialsIn(d *dirFD, rel string, depth int, untouched func(string) bool, removed *[]string) {
 	if depth > maxDeadDepth {
 		return
 	}
@@ -46,8 +50,11 @@ func dropSpecialsIn(d *dirFD, rel string, depth int, removed *[]string) {
 		case rel == "" && name == ".git":
 			// troupe's .git file: git never reads it as a tree
 		case t.IsDir():
+			if untouched != nil && untouched(path.Join(rel, name)) {
+				continue
+			}
 			if sub, err := d.sub(name, false); err == nil {
-				dropSpecialsIn(sub, path.Join(rel, name), depth+1, removed)
+				dropSpecialsIn(sub, path.Join(rel, name), depth+1, untouched, removed)
 				sub.close()
 			}
 		case t&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice) != 0:
