@@ -65,10 +65,11 @@ func confine(cmd *exec.Cmd, p Policy, s Support, entered bool) error {
 	}
 	pl := payload{Policy: p, Support: s}
 	net := p.Network == NetworkDeny || p.Network == NetworkLoopback
-	mount := len(p.holes()) > 0 && s.MountNS
+	holes := len(p.holes()) > 0
 	if entered {
-		mount = len(p.namedHoles()) > 0 && s.MountNS
+		holes = len(p.namedHoles()) > 0
 	}
+	mount := holes && s.MountNS
 	if net || mount {
 		if cmd.SysProcAttr == nil {
 			cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -90,6 +91,9 @@ func confine(cmd *exec.Cmd, p Policy, s Support, entered bool) error {
 		if pl.InMountNS {
 			a.Cloneflags |= syscall.CLONE_NEWNS
 		}
+	}
+	if holes && !pl.InMountNS { // the launcher splits the writes around them
+		noteFallback(s.noMountNS())
 	}
 	raw, err := json.Marshal(pl)
 	if err != nil {
