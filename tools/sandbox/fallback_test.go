@@ -135,3 +135,61 @@ func fallbackAsNobody(t *testing.T) {
 	}
 	t.Logf("the warning: %s", logged)
 }
+
+// TestLauncherBindFallbackIsSaid: as nobody, with user namespaces, whose
+// launchers get no capabilities in theirs (the bug of issue 30, brought
+// back by a test hook), the launcher could not bind .git read-only: this
+// process finds that out once, before its first such command, says so
+// once with why, and starts its launchers splitting the grants; .git
+// stays read-only.
+func TestLauncherBindFallbackIsSaid(t *testing.T) {
+	if os.Getenv(fallbackStageEnv) == "nocaps" {
+		launcherCapsOff = true
+		launcherFallbackAsNobody(t)
+		return
+	}
+	testfiles.AsNobody(t, "^TestLauncherBindFallbackIsSaid$", fallbackStageEnv+"=nocaps")
+}
+
+func launcherFallbackAsNobody(t *testing.T) {
+	logged := &lockedBuffer{}
+	SetLogger(zerolog.New(logged))
+	s := Check()
+	if s.LandlockABI == 0 || !s.UserNS {
+		peer.Missing(t, "user namespaces", "the launcher's fallback needs Landlock and user namespaces for nobody: %+v", s)
+	}
+	s.ThreadMountNS = false // nobody has none; said for clarity
+	ws := t.TempDir()
+	for _, d := range []string{".git", "src"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pol := Policy{Writable: []string{ws}, ReadOnly: []string{filepath.Join(ws, ".git")}, Network: NetworkAllow}
+	for _, script := range []string{"echo x >> .git/config", "echo x >> .git/config", "echo y > src/a.txt"} {
+		cmd := exec.Command("sh", "-c", script)
+		cmd.Dir = ws
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := Start(cmd, pol, s); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		if wrote := err == nil; wrote != strings.Contains(script, "src/") {
+			t.Errorf("%s: %v\n%s", script, err, out.String())
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, ".git", "config")); string(b) != "[core]\n" {
+		t.Errorf(".git/config became %q", b)
+	}
+	if n := strings.Count(logged.String(), "kept read-only by Landlock alone"); n != 1 || !strings.Contains(logged.String(), "could not bind") {
+		t.Errorf("%d warnings, want 1 saying why:\n%s", n, logged)
+	}
+	if !strings.Contains(Check().HolesFallback, "could not bind") {
+		t.Errorf("Check says %q", Check().HolesFallback)
+	}
+	t.Logf("the warning: %s", logged)
+}

@@ -32,6 +32,9 @@ type payload struct {
 	Support   Support `json:"support"`
 	InNetNS   bool    `json:"in_netns"`
 	InMountNS bool    `json:"in_mountns"`
+	// MustBind: fail when the read-only trees cannot be bound, rather
+	// than split the writes around them (bindprobe_linux.go).
+	MustBind bool `json:"must_bind,omitempty"`
 }
 
 // Confine rewrites cmd (built by exec.Command, not started) so that it
@@ -77,6 +80,12 @@ func confine(cmd *exec.Cmd, p Policy, s Support, entered bool) error {
 		a := cmd.SysProcAttr
 		switch {
 		case s.UserNS:
+			if mount {
+				if err := launcherBinds(); err != nil { // it would split the writes anyway: no mount namespace, no CAP_SYS_ADMIN
+					noteFallback(err.Error())
+					mount = false
+				}
+			}
 			a.Cloneflags |= syscall.CLONE_NEWUSER
 			a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 			a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
@@ -120,7 +129,7 @@ func confine(cmd *exec.Cmd, p Policy, s Support, entered bool) error {
 // holes instead (no new entry at the workspace's top), and could not
 // bring loopback up.
 func launcherCaps(loopback, mount bool) []uintptr {
-	if os.Getuid() == 0 {
+	if os.Getuid() == 0 || launcherCapsOff {
 		return nil
 	}
 	var caps []uintptr
@@ -187,7 +196,11 @@ func apply(pl payload) error {
 			return err
 		}
 	}
-	if holes := pl.Policy.holes(); pl.InMountNS {
+	if holes := pl.Policy.holes(); pl.InMountNS && pl.MustBind {
+		if err := mountReadOnly(holes, false); err != nil {
+			return err
+		}
+	} else if pl.InMountNS {
 		pl.Policy = protectHoles(pl.Policy, holes, false)
 	} else if len(holes) > 0 {
 		pl.Policy = pl.Policy.splitWrites(holes)
