@@ -93,21 +93,22 @@ func (c *converter) runFilter(ctx context.Context, d filterDriver, cmdline, path
 	}
 	fed := make(chan error, 1)
 	if err = sandbox.Start(cmd, run.policy, filterSupport()); err == nil {
+		feed := &feedWriter{w: in}
 		go func() { // fed while its output is read
-			err := src(in)
-			if cerr := in.Close(); err == nil {
+			err := src(feed)
+			if cerr := in.Close(); err == nil && !feed.broke {
 				err = cerr
 			}
 			fed <- err
 		}()
 		err = cmd.Wait()
-		if ferr := <-fed; err == nil && ferr != nil && !errors.Is(ferr, os.ErrClosed) && !errors.Is(ferr, syscall.EPIPE) {
-			err = ferr // a filter that did not read it all is as git takes it: fine
+		if ferr := <-fed; err == nil && ferr != nil && !feed.broke {
+			err = ferr // a filter that stopped reading (git's EPIPE) is as git takes it: fine
 		}
 	} else {
 		in.Close()
 	}
-	if err == nil && out.over {
+	if out.over { // its exit follows from the output no longer read
 		err = fmt.Errorf("its output is over %d bytes", limit)
 	}
 	switch {
@@ -134,6 +135,21 @@ func filterEnv(tmp, gitDir string) []string {
 		}
 	}
 	return env
+}
+
+// feedWriter writes to a filter's input and notes when a write failed
+// because the filter no longer reads it.
+type feedWriter struct {
+	w     io.Writer
+	broke bool
+}
+
+func (f *feedWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
+		f.broke = true
+	}
+	return n, err
 }
 
 // shellQuote quotes s for sh, as git quotes %f.
