@@ -1,7 +1,9 @@
 package workspace
 
 import (
+	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,5 +123,84 @@ func TestFilterOutputOverTheLimitIsAnError(t *testing.T) {
 	}
 	if buf.Len() > 1<<20 {
 		t.Errorf("%d bytes written, over the limit", buf.Len())
+	}
+}
+
+// echoFilterProcess serves one command of git's filter protocol on r and
+// w, answering each packet of the contents as it arrives (so a client
+// that wrote the whole request before it read would block: the pipes
+// hold nothing), with its bytes inverted.
+func echoFilterProcess(r *bufio.Reader, w *bufio.Writer) error {
+	if _, err := readList(r); err != nil {
+		return err
+	}
+	if err := writePkts(w, "git-filter-server\n", "version=2\n", ""); err != nil {
+		return err
+	}
+	if _, err := readList(r); err != nil {
+		return err
+	}
+	if err := writePkts(w, "capability=clean\n", "capability=smudge\n", ""); err != nil {
+		return err
+	}
+	if _, err := readList(r); err != nil {
+		return err
+	}
+	if err := writePkts(w, "status=success\n", ""); err != nil {
+		return err
+	}
+	for {
+		p, err := readPkt(r)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			return writePkts(w, "", "")
+		}
+		for i := range p {
+			p[i] ^= 0xff
+		}
+		if err := writePkt(w, p); err != nil {
+			return err
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+}
+
+// The filter process protocol streams both ways: contents of every size
+// about a pkt-line's (none, one byte, pktMax-1, pktMax, pktMax+1, several
+// packets and a part) go out in packets as they are written while the
+// answer's come in, over pipes that hold nothing, and come back whole.
+func TestFilterProcessStreamsBothWays(t *testing.T) {
+	for _, n := range []int{0, 1, pktMax - 1, pktMax, pktMax + 1, 3*pktMax + 7} {
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = byte(i*7 + i/pktMax)
+		}
+		cr, cw := io.Pipe() // client → process
+		pr, pw := io.Pipe() // process → client
+		served := make(chan error, 1)
+		go func() {
+			err := echoFilterProcess(bufio.NewReader(cr), bufio.NewWriterSize(pw, pktMax+4))
+			pw.CloseWithError(err)
+			served <- err
+		}()
+		var out bytes.Buffer
+		err := speakFilter(cw, bufio.NewReader(pr), filterJob{"smudge", "f.bin", patchBytes(data), &out, 1 << 30})
+		cw.Close()
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		if serr := <-served; serr != nil {
+			t.Fatalf("%d bytes: the process: %v", n, serr)
+		}
+		for i := range data {
+			data[i] ^= 0xff
+		}
+		if !bytes.Equal(out.Bytes(), data) {
+			t.Errorf("%d bytes: came back as %d bytes, not the process's answer", n, out.Len())
+		}
 	}
 }
