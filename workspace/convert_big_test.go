@@ -82,6 +82,9 @@ type convReport struct {
 // the process that checks out, captures and lands streams the
 // conversions: its peak RSS (VmHWM) stays under convertRSSBound.
 func TestBigConvertedFilesKeepMemoryBounded(t *testing.T) {
+	if raceEnabled {
+		t.Skip("memory is measured without the race detector (tests/run.sh's big files stage)")
+	}
 	needGit(t)
 	for _, name := range []string{"eol=crlf", "autocrlf", "filter", "lfs"} {
 		t.Run(name, func(t *testing.T) {
