@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -144,13 +145,20 @@ func filesOnly(files map[string]string) map[string]string {
 // spec says, waits for it to reach its step, and kills it with SIGKILL.
 func killChild(t *testing.T, spec landChild) {
 	t.Helper()
-	step, n := spec.Step, spec.N
 	data, err := json.Marshal(spec)
 	must(t, err)
 	specFile := filepath.Join(t.TempDir(), "child.json")
 	must(t, os.WriteFile(specFile, data, 0o600))
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLandChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "TROUPE_TEST_LAND_CHILD="+specFile)
+	killTestChild(t, "TestLandChild", fmt.Sprintf("step %s %d (sync %q)", spec.Step, spec.N, spec.Sync), "TROUPE_TEST_LAND_CHILD="+specFile)
+}
+
+// killTestChild runs the test binary's test name as a child with env
+// added, waits for it to print landingMark (at the point what says),
+// and kills it with SIGKILL.
+func killTestChild(t *testing.T, name, what string, env ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
 	stdin, err := cmd.StdinPipe()
 	must(t, err)
 	defer stdin.Close()
@@ -170,6 +178,6 @@ func killChild(t *testing.T, spec landChild) {
 	must(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
 	if !reached {
-		t.Fatalf("the child ended before step %s %d (sync %q): %v", step, n, spec.Sync, lines)
+		t.Fatalf("the child ended before %s: %v", what, lines)
 	}
 }
