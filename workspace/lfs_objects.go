@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -200,8 +201,10 @@ func (r *Repo) StoreLFS(obj messages.LFSObject, src io.Reader, what string) erro
 		return fmt.Errorf("git lfs storage: %w", err)
 	}
 	defer tmp.close()
-	name := "troupe-" + obj.OID + "-" + strconv.Itoa(os.Getpid())
-	fd, err := unix.Openat(tmp.fd(), name, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	// A name of its own (O_EXCL): two writers of one object never share
+	// a file, so what is renamed is what this one checked.
+	name := "troupe-" + obj.OID[:16] + "-" + strconv.FormatUint(rand.Uint64(), 36)
+	fd, err := unix.Openat(tmp.fd(), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return fmt.Errorf("git lfs storage: %w", err)
 	}
