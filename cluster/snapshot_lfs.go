@@ -35,6 +35,9 @@ import (
 // sendSnapshotLFS puts the git lfs objects of tree that repo's storage
 // holds into the snapshot bucket, those this run has not sent yet.
 func (s *snapshotSender) sendSnapshotLFS(ctx context.Context, repo *gitws.Repo, tree string) error {
+	if !repo.HoldsLFS() {
+		return nil
+	}
 	ptrs, err := repo.LFSPointers(ctx, tree, nil)
 	if err != nil || len(ptrs) == 0 {
 		return err

@@ -43,6 +43,10 @@ type LFSPointer struct {
 // cut-off: a pointer is well under it).
 const lfsPointerMax = 1024
 
+// lfsPointerMin is the smallest pointer: its version, oid and size
+// lines (a listing reads no smaller blob).
+const lfsPointerMin = int64(len(lfsVersion) + 1 + len("oid sha256:") + 64 + 1 + len("size 0\n"))
+
 // lfsVersion is the first line of a pointer.
 const lfsVersion = "version https://git-lfs.github.com/spec/v1"
 
@@ -89,7 +93,7 @@ func (r *Repo) LFSPointers(ctx context.Context, tree string, paths []string) ([]
 		if !ok || len(f) != 4 || f[1] != "blob" || f[0] == "120000" {
 			continue
 		}
-		if n, err := strconv.ParseInt(f[3], 10, 64); err != nil || n > lfsPointerMax || n < int64(len(lfsVersion)) {
+		if n, err := strconv.ParseInt(f[3], 10, 64); err != nil || n > lfsPointerMax || n < lfsPointerMin {
 			continue
 		}
 		_, blob, err := r.objects().read(ctx, f[2])
@@ -122,6 +126,19 @@ func (r *Repo) LFSChanged(ctx context.Context, from, to string) ([]LFSPointer, e
 	return r.LFSPointers(ctx, to, paths)
 }
 
+// HoldsLFS reports whether the repository's git lfs storage holds any
+// object (a repository that does not use git lfs has none, and its
+// snapshots are not searched for pointers).
+func (r *Repo) HoldsLFS() bool {
+	d, err := openBeneath(r.lfsDir(), "objects", false)
+	if err != nil {
+		return false
+	}
+	defer d.close()
+	names, _ := d.f.Readdirnames(1)
+	return len(names) > 0
+}
+
 // ErrLFSMissing is an object git lfs's storage does not hold.
 var ErrLFSMissing = errors.New("not in the git lfs storage")
 
@@ -146,11 +163,7 @@ func (r *Repo) OpenLFS(obj messages.LFSObject) (*os.File, error) {
 	if !messages.ValidLFSOID(obj.OID) {
 		return nil, fmt.Errorf("git lfs object %q: not a SHA-256", obj.OID)
 	}
-	storage, err := r.lfsStorage()
-	if err != nil {
-		return nil, err
-	}
-	d, err := openBeneath(storage, lfsObjectDir(obj.OID), false)
+	d, err := openBeneath(r.lfsDir(), lfsObjectDir(obj.OID), false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("git lfs object %s: %w", obj.OID, ErrLFSMissing)
 	}
