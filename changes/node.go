@@ -24,8 +24,9 @@ type Transport interface {
 	// Ship makes cs fit a result: its patch, spooled to the file
 	// cs.PatchFile (the caller's, with its SHA-256 in cs.PatchSHA256), is
 	// read inline when small, else streamed elsewhere and cs names it
-	// (PatchRef, Patch nil); PatchFile is cleared.
-	Ship(ctx context.Context, cs *messages.Changeset) error
+	// (PatchRef, Patch nil); PatchFile is cleared. The git lfs objects
+	// cs.LFS names, in from's storage (the node's store), travel with it.
+	Ship(ctx context.Context, from *workspace.Repo, cs *messages.Changeset) error
 }
 
 // nodeTimeout bounds fetching a snapshot and capturing a task's changes.
@@ -194,7 +195,11 @@ func (h *Hosted) ship(ctx context.Context, t Transport, cs *messages.Changeset, 
 	cs.SnapshotTree = h.wt.Snapshot().Tree
 	if cs.Empty() { // only files left out for their size
 		cs.PatchSHA256 = messages.Digest(nil)
-		return t.Ship(ctx, cs)
+		return t.Ship(ctx, h.node.repo, cs)
+	}
+	var err error
+	if cs.LFS, err = lfsToShip(ctx, h.node.repo, cs.SnapshotTree, cs.Tree, h.node.maxFile); err != nil {
+		return err
 	}
 	p, pack, err := h.wt.SpoolChanges(ctx, h.node.dirs.State, *cs)
 	if err != nil {
@@ -202,7 +207,7 @@ func (h *Hosted) ship(ctx context.Context, t Transport, cs *messages.Changeset, 
 	}
 	defer p.Remove()
 	cs.PatchFile, cs.PatchSHA256, cs.Pack = p.Path, p.SHA256, pack
-	err = t.Ship(ctx, cs)
+	err = t.Ship(ctx, h.node.repo, cs)
 	cs.PatchFile = ""
 	if err != nil {
 		err = fmt.Errorf("send the changeset: %w", err)
@@ -230,12 +235,22 @@ func (l Local) Fetch(ctx context.Context, repo *workspace.Repo, snap messages.Ta
 	if err != nil {
 		return err
 	}
-	return repo.Unbundle(ctx, data)
+	if err := repo.Unbundle(ctx, data); err != nil {
+		return err
+	}
+	ptrs, err := l.From.LFSPointers(ctx, snap.Tree, nil)
+	if err != nil {
+		return err
+	}
+	return copyLFS(ctx, l.From, repo, Held(l.From, ptrs, 0))
 }
 
 // Ship implements Transport: the patch travels inline, read from its
-// file.
-func (Local) Ship(_ context.Context, cs *messages.Changeset) error {
+// file; the git lfs objects are copied into the requester's storage.
+func (l Local) Ship(ctx context.Context, from *workspace.Repo, cs *messages.Changeset) error {
+	if err := copyLFS(ctx, from, l.From, cs.LFS); err != nil {
+		return err
+	}
 	if cs.PatchFile == "" {
 		return nil
 	}

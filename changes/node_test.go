@@ -103,7 +103,7 @@ func TestNodeCaptureErrorKeepsTheWorktree(t *testing.T) {
 // every patch, as a full or unreachable bucket does.
 type refusingShip struct{ Local }
 
-func (refusingShip) Ship(context.Context, *messages.Changeset) error {
+func (refusingShip) Ship(context.Context, *workspace.Repo, *messages.Changeset) error {
 	return errors.New("the changes bucket refused the patch")
 }
 

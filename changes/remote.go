@@ -63,6 +63,9 @@ func (r *Run) bringRemote(emit Emit, run, agent string, completed bool, rc Remot
 	ctx, cancel := context.WithTimeout(context.Background(), landTimeout)
 	defer cancel()
 	snap := workspace.Snapshot{Commit: cs.Snapshot, Tree: cs.SnapshotTree}
+	if repo, err := r.open(ctx); err == nil {
+		snap.Base = repo.SnapshotBase(ctx, cs.Snapshot) // the run's own snapshot commit (the transport proved it)
+	}
 	derived, err := r.derive(ctx, snap, *cs)
 	if err != nil {
 		why := fmt.Sprintf("the changes of %s were refused and nothing of them applied: %v", agent, err)
@@ -73,12 +76,43 @@ func (r *Run) bringRemote(emit Emit, run, agent string, completed bool, rc Remot
 		r.refused(emit, agent, rc.Node, *out)
 		return out, why
 	}
+	if out := r.lfsRefused(ctx, emit, run, agent, rc.Node, snap, derived); out != nil {
+		return out, out.Error
+	}
 	mode := r.changes
 	if !completed {
 		mode = workspace.ModePatch
 	}
 	derived.Oversize = cs.Oversize
 	return r.bring(ctx, emit, run, agent, snap, derived, mode, nil), ""
+}
+
+// lfsRefused refuses a derived changeset whose pointers name git lfs
+// objects the workspace's storage does not hold (they did not arrive
+// with it): nothing is applied, its patch is kept and the outcome (status
+// error) says which objects and where the patch is. nil when it may land.
+func (r *Run) lfsRefused(ctx context.Context, emit Emit, run, agent, node string, snap workspace.Snapshot,
+	cs messages.Changeset) *messages.ChangeOutcome {
+	repo, err := r.open(ctx)
+	if err == nil {
+		err = lfsArrived(ctx, repo, snap, cs)
+	}
+	if err == nil {
+		return nil
+	}
+	why := fmt.Sprintf("the changes of %s (from node %s) were refused and nothing of them applied: %v", agent, node, err)
+	out := &messages.ChangeOutcome{Agent: agent, Status: messages.ChangeStatusError, Error: why}
+	for _, f := range cs.Files {
+		out.Files = append(out.Files, f.Path)
+	}
+	if path, kerr := r.keepChangeset(ctx, repo, run, agent, snap, cs); kerr == nil {
+		out.Patch = path
+		out.Error += "; its patch is kept at " + path
+	} else {
+		r.log.Error().Err(kerr).Str("agent", agent).Msg("keep the patch of changes refused")
+	}
+	r.refused(emit, agent, node, *out)
+	return out
 }
 
 // derive is the changeset cs's patch makes of snap, computed by the

@@ -67,7 +67,10 @@ func (t taskTransport) Fetch(ctx context.Context, repo *gitws.Repo, ref messages
 		return err
 	}
 	if ref.Base == "" || repo.Has(ctx, ref.Base) {
-		return unbundle(ctx, obs, repo, ref.Bundle, ref.BundleSHA256)
+		if err := unbundle(ctx, obs, repo, ref.Bundle, ref.BundleSHA256); err != nil {
+			return err
+		}
+		return t.fetchSnapshotLFS(ctx, obs, repo, ref.Tree)
 	}
 	// The node's checkout lacks the base: ask for the whole snapshot.
 	req, _ := json.Marshal(messages.SnapshotRequest{V: messages.ProtocolVersion, Commit: ref.Commit})
@@ -82,13 +85,19 @@ func (t taskTransport) Fetch(ctx context.Context, repo *gitws.Repo, ref messages
 	if rep.Error != nil {
 		return fmt.Errorf("ask for the whole snapshot: %w", rep.Error)
 	}
-	return unbundle(ctx, obs, repo, rep.Bundle, rep.BundleSHA256)
+	if err := unbundle(ctx, obs, repo, rep.Bundle, rep.BundleSHA256); err != nil {
+		return err
+	}
+	return t.fetchSnapshotLFS(ctx, obs, repo, ref.Tree)
 }
 
 // Ship carries the changeset's spooled patch: inline when small, else
 // streamed from its file into the changes bucket, which the changeset
-// then names.
-func (t taskTransport) Ship(ctx context.Context, cs *messages.Changeset) error {
+// then names; its git lfs objects go to the changes bucket too.
+func (t taskTransport) Ship(ctx context.Context, from *gitws.Repo, cs *messages.Changeset) error {
+	if err := t.shipLFS(ctx, from, cs); err != nil {
+		return err
+	}
 	if cs.PatchFile == "" {
 		return nil
 	}

@@ -59,6 +59,9 @@ func (s *snapshotSender) proveChanges(ctx context.Context, sent *messages.TaskSn
 		}
 		c := *cs
 		c.SnapshotTree = sent.Tree // the run's own, never the wire's
+		if err := s.receiveLFS(ctx, s.sentRepo(sent.Commit), &c); err != nil {
+			return err
+		}
 		file, err := s.proven(ctx, "the changeset's patch", c.Patch, c.PatchRef, c.PatchSHA256)
 		switch {
 		case errors.Is(err, messages.ErrDigest):
@@ -135,6 +138,19 @@ func (s *snapshotSender) proven(ctx context.Context, what string, inline []byte,
 		return "", fmt.Errorf("get the patch %s: %w", ref, err)
 	}
 	return p.Path, nil
+}
+
+// sentRepo is the repository the run sent the snapshot commit from (nil
+// when it sent none).
+func (s *snapshotSender) sentRepo(commit string) *gitws.Repo {
+	if s == nil {
+		return nil
+	}
+	repo, ok := s.snd.Sent(commit)
+	if !ok {
+		return nil
+	}
+	return repo
 }
 
 // removeSpooled removes the patches proveChanges spooled for a result

@@ -35,6 +35,9 @@ type snapshotSender struct {
 	snd   *changes.Sender
 	mu    sync.Mutex
 	whole map[string]storedBundle // snapshot commit → its whole bundle
+	// lfsSent are the git lfs objects (by oid) the run put in the
+	// snapshot bucket (snapshot_lfs.go); trimmed with the run.
+	lfsSent map[string]bool
 	// spool is where patches fetched from the changes bucket are
 	// spooled: the run's state directory (troupe's own, out of the
 	// agents' reach), else its data directory.
@@ -50,11 +53,14 @@ func newSnapshotSender(r *Remote) *snapshotSender {
 	if dir, err := actors.StateDir(r.o.Workspace); err == nil {
 		spool = dir
 	}
-	s := &snapshotSender{r: r, whole: map[string]storedBundle{}, spool: spool}
+	s := &snapshotSender{r: r, whole: map[string]storedBundle{}, lfsSent: map[string]bool{}, spool: spool}
 	s.snd = changes.NewSender(r.ctx, r.o.Workspace, dataDir, func(ctx context.Context, repo *gitws.Repo, snap gitws.Snapshot) (string, error) {
 		digest, err := s.store(ctx, repo, snap, true, s.bundleName(snap.Commit))
 		if err != nil {
 			return "", fmt.Errorf("store the snapshot: %w", err)
+		}
+		if err := s.sendSnapshotLFS(ctx, repo, snap.Tree); err != nil {
+			return "", fmt.Errorf("store the snapshot's git lfs objects: %w", err)
 		}
 		return digest, nil
 	})

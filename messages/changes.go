@@ -56,7 +56,27 @@ type Changeset struct {
 	// agent.max_change_bytes: left out of the tree and the patch, never
 	// silently.
 	Oversize []OversizeFile `json:"oversize,omitempty" doc:"files over agent.max_change_bytes, left out of the patch"`
+	// LFS are the git lfs objects the changed files' pointers name that
+	// travel with the changeset (a node's: in the changes bucket as
+	// <run>/lfs-<oid>), each checked against its oid on receipt.
+	LFS []LFSObject `json:"lfs,omitempty" doc:"git lfs objects of the changed files, in the changes bucket as <run>/lfs-<oid>"`
 }
+
+// LFSObject is a git lfs object: its SHA-256 (the pointer's oid) and
+// size.
+type LFSObject struct {
+	OID  string `json:"oid" doc:"SHA-256 of the content, 64 lowercase hex digits"`
+	Size int64  `json:"size" doc:"its size in bytes"`
+}
+
+// ValidLFSOID reports whether s is a git lfs oid: a SHA-256 in
+// lowercase hex.
+func ValidLFSOID(s string) bool { return len(s) == 64 && isObjectID(s) }
+
+// LFSObjectName is the object store name of a git lfs object of a run
+// (in the snapshot bucket for a snapshot's, in the changes bucket for a
+// changeset's).
+func LFSObjectName(run, oid string) string { return run + "/lfs-" + oid }
 
 // OversizeFile is a file an agent wrote that was too big to carry in its
 // changeset (agent.max_change_bytes).

@@ -115,6 +115,14 @@ func (c *Changeset) validate() error {
 			return fmt.Errorf("%w: changeset: oversize file %q (%d bytes) is not a file of the repository", ErrBadMessage, f.Path, f.Bytes)
 		}
 	}
+	for _, o := range c.LFS {
+		if !ValidLFSOID(o.OID) || o.Size < 0 {
+			return fmt.Errorf("%w: changeset: git lfs object %q (%d bytes) is not a SHA-256 and a size", ErrBadMessage, o.OID, o.Size)
+		}
+	}
+	if len(c.LFS) > len(c.Files) {
+		return fmt.Errorf("%w: changeset: %d git lfs objects for %d files", ErrBadMessage, len(c.LFS), len(c.Files))
+	}
 	if c.Pack && c.Tree == "" {
 		return fmt.Errorf("%w: changeset: a pack without the tree it makes", ErrBadMessage)
 	}

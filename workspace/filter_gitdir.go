@@ -96,11 +96,7 @@ func quoteConf(s string) string {
 // it is missing, its objects and tmp in it; an error when it is not a
 // directory (a symlink is not followed).
 func (r *Repo) lfsStorage() (string, error) {
-	base := r.common
-	if base == "" {
-		base = r.home.dir
-	}
-	dir := filepath.Join(base, "lfs")
+	dir := r.lfsDir()
 	for _, p := range []string{dir, filepath.Join(dir, "objects"), filepath.Join(dir, "tmp")} {
 		if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			return "", fmt.Errorf("git lfs storage: %w", err)
@@ -110,6 +106,16 @@ func (r *Repo) lfsStorage() (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// lfsDir is the path of git lfs's storage directory of r (lfsStorage
+// makes it).
+func (r *Repo) lfsDir() string {
+	base := r.common
+	if base == "" {
+		base = r.home.dir
+	}
+	return filepath.Join(base, "lfs")
 }
 
 // confined is how one run of a filter is confined.

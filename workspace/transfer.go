@@ -81,6 +81,12 @@ func OpenStore(ctx context.Context, dataDir, borrow string, keepIdle int) (*Repo
 		return nil, fmt.Errorf("open snapshot store: %w", err)
 	}
 	r.g = r.home.git()
+	// The node's user's filter drivers (git lfs's, as git lfs install
+	// wrote them) check out and clean its worktrees, confined, as the
+	// user's own checkout would (checkout_filters.go): a worker sees an
+	// LFS file's content. Line endings stay git's defaults.
+	uc := r.readUserConv(ctx)
+	r.conv = userConv{filters: uc.filters, drivers: uc.drivers}
 	return r, nil
 }
 
