@@ -2,6 +2,7 @@ package changes
 
 import (
 	"context"
+	"os"
 	"sync"
 
 	"github.com/troupe-ai/troupe/messages"
@@ -209,10 +210,23 @@ func (r *Run) bringBack(e Ending, run, agent string) Outcome {
 	rc := *e.Remote
 	var out Outcome
 	out.Changes, out.Refused = r.bringRemote(e.Emit, run, agent, e.Completed, rc)
-	if out.Refused == "" && (len(rc.Nested) > 0 || rc.NestedErr != "") {
+	switch {
+	case out.Refused != "":
+		dropNestedSpools(rc.Nested) // never brought: their spooled patches go with the refusal
+	case len(rc.Nested) > 0 || rc.NestedErr != "":
 		out.Nested = r.bringNested(e.Emit, run, agent, rc.Node, rc.Nested, rc.NestedErr)
 	}
 	return out
+}
+
+// dropNestedSpools removes the patches the transport spooled for
+// nested changesets that are not brought.
+func dropNestedSpools(nested []messages.NestedChanges) {
+	for _, n := range nested {
+		if n.PatchFile != "" {
+			_ = os.Remove(n.PatchFile)
+		}
+	}
 }
 
 // Finish is called once when the run has ended: it removes the worktrees

@@ -181,6 +181,7 @@ func (r *Run) bringNested(emit Emit, run, agent, node string, nested []messages.
 		if r == nil {
 			out.Status, out.Error = messages.ChangeStatusError, "this process keeps no workspace to keep a remote agent's changes in"
 			outs = append(outs, out)
+			dropNestedSpools([]messages.NestedChanges{n})
 			continue
 		}
 		out, _ = r.keep(run, out, workspace.PatchFrom(n.Patch, n.PatchFile))

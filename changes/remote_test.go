@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/troupe-ai/troupe/messages"
+	"github.com/troupe-ai/troupe/workspace"
 )
 
 // A remote agent's changeset is derived again from the snapshot the run
@@ -54,5 +55,45 @@ func TestBringRemoteListsWhatANodeKept(t *testing.T) {
 	}
 	if got := r.results(); len(got) != 1 || got[0].Error != out.Error {
 		t.Errorf("the run's changes %+v", got)
+	}
+}
+
+// A remote agent's changes that are refused leave no spooled file of
+// this process behind: neither its own patch's nor those of the nested
+// changesets its result carried (spooled by the transport, never
+// brought once the agent's were refused).
+func TestRefusedRemoteLeavesNoSpool(t *testing.T) {
+	tr, cs := shippedEdit(t)
+	r := openRun(t, tr.From.Root(), "worktree")
+	spool := t.TempDir()
+	spooled := func(patch []byte) workspace.PatchFile {
+		p, err := workspace.SpoolPatch(spool, workspace.PatchFrom(patch, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bad := tamperedBase(cs)
+	own := spooled(bad.Patch)
+	bad.Patch, bad.PatchFile, bad.PatchSHA256 = nil, own.Path, own.SHA256
+	nested := spooled(cs.Patch)
+	rc := Remote{Node: "n1", Changeset: &bad, Nested: []messages.NestedChanges{{Agent: "w1-1", Status: messages.ChangeStatusApplied,
+		Files: []string{"g.go"}, PatchFile: nested.Path, PatchSHA256: nested.SHA256}}}
+	out := r.bringBack(Ending{Completed: true, Remote: &rc}, "r1", "w1")
+	if out.Refused == "" {
+		t.Fatalf("a patch that does not apply was not refused: %+v", out)
+	}
+	left, _ := filepath.Glob(filepath.Join(spool, "spool", "*"))
+	if len(left) != 0 {
+		t.Errorf("spooled files left after the refusal: %v", left)
+	}
+	// A process that keeps no workspace takes nothing in, and keeps no
+	// spooled file either.
+	nested = spooled(cs.Patch)
+	rc = Remote{Node: "n1", Nested: []messages.NestedChanges{{Agent: "w1-1", Status: messages.ChangeStatusApplied,
+		Files: []string{"g.go"}, PatchFile: nested.Path, PatchSHA256: nested.SHA256}}}
+	(*Run)(nil).bringBack(Ending{Completed: true, Remote: &rc}, "r1", "w1")
+	if left, _ := filepath.Glob(filepath.Join(spool, "spool", "*")); len(left) != 0 {
+		t.Errorf("spooled files left by a process without a workspace: %v", left)
 	}
 }

@@ -3,7 +3,9 @@ package workspace
 import (
 	"errors"
 	"math/rand/v2"
+	"os"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,7 +36,8 @@ func keepPrivate(base, at string, dirs []string, name string, data patchWriter) 
 		}
 	}
 	defer d.close()
-	tmp := ".troupe-" + strconv.FormatUint(rand.Uint64(), 16) + ".tmp"
+	dropDeadTemps(d)
+	tmp := ".troupe-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(rand.Uint64(), 16) + ".tmp"
 	if err := d.writeSynced(tmp, 0o600, data, "patch "+name); err != nil {
 		_ = unix.Unlinkat(d.fd(), tmp, 0)
 		return err
@@ -44,4 +47,21 @@ func keepPrivate(base, at string, dirs []string, name string, data patchWriter) 
 		return err
 	}
 	return nil
+}
+
+// dropDeadTemps removes from d the temporary files keepPrivate named
+// for a process no longer running (.troupe-<pid>-<random>.tmp): one
+// killed while it wrote them, whose next keep in the same folder (a
+// recovered land's patch, the next patch of its run) drops them.
+func dropDeadTemps(d *dirFD) {
+	names, err := d.f.Readdirnames(-1)
+	if err != nil {
+		return
+	}
+	for _, name := range names {
+		rest, ok := strings.CutPrefix(name, ".troupe-")
+		if ok && strings.HasSuffix(rest, ".tmp") && deadOwner(rest) {
+			_ = d.remove(name)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -24,6 +25,12 @@ type landChild struct {
 	CS   messages.Changeset `json:"cs"`
 	Step string             `json:"step"`
 	N    int                `json:"n"`
+	// Sync, when set, is the fsync (syncHook's what, a filepath.Match pattern) the
+	// child is killed at instead of a step.
+	Sync string `json:"sync,omitempty"`
+	// Recover: the child only opens the workspace, recovering a killed
+	// land, and is killed at its recovery's step Step (recoverStep).
+	Recover bool `json:"recover,omitempty"`
 }
 
 // landingMark is the line the child prints when it reached its step.
@@ -42,17 +49,35 @@ func TestLandChild(t *testing.T) {
 	must(t, err)
 	var c landChild
 	must(t, json.Unmarshal(data, &c))
+	stop := func() {
+		os.Stdout.WriteString("\n" + landingMark + "\n")
+		_, _ = io.Copy(io.Discard, os.Stdin) // until killed: the parent never closes it
+	}
+	syncHook = func(what string) error {
+		if ok, _ := filepath.Match(c.Sync, what); ok && c.Sync != "" {
+			stop()
+		}
+		return nil
+	}
+	if c.Recover {
+		recoverStep = func(step string, n int) {
+			if c.Sync == "" && step == c.Step && n == c.N {
+				stop()
+			}
+		}
+		_, err := Open(context.Background(), c.Root, Options{})
+		t.Fatalf("the recovery ended before its step %s %d: %v", c.Step, c.N, err)
+	}
 	landHook = func(step string, n int) error {
-		if step == c.Step && n == c.N {
-			os.Stdout.WriteString("\n" + landingMark + "\n")
-			_, _ = io.Copy(io.Discard, os.Stdin) // until killed: the parent never closes it
+		if c.Sync == "" && step == c.Step && n == c.N {
+			stop()
 		}
 		return nil
 	}
 	r, err := Open(context.Background(), c.Root, Options{})
 	must(t, err)
 	out, err := r.Apply(context.Background(), c.Snap, c.CS, ModeApply, "run1", "w")
-	t.Fatalf("the land ended before its step %s %d: %+v %v", c.Step, c.N, out, err)
+	t.Fatalf("the land ended before its step %s %d (sync %q): %+v %v", c.Step, c.N, c.Sync, out, err)
 }
 
 // A land killed (SIGKILL, in a real child process) at any step leaves,
@@ -72,7 +97,7 @@ func TestLandKilledMidway(t *testing.T) {
 	} {
 		t.Run(tc.step+"_"+strconv.Itoa(tc.n), func(t *testing.T) {
 			c := newLandCase(t)
-			killChildAt(t, c, tc.step, tc.n)
+			killChild(t, landChild{Root: c.root, Snap: c.snap, CS: c.cs, Step: tc.step, N: tc.n})
 			if tc.step == "renamed" {
 				if got := diskFiles(t, c.root); maps.Equal(got, c.before) {
 					t.Fatalf("killed after %d renames, the tree is as before: the kill point was not reached", tc.n)
@@ -116,16 +141,24 @@ func filesOnly(files map[string]string) map[string]string {
 	return files
 }
 
-// killChildAt runs the test binary as a child landing c's changeset,
-// waits for it to reach step n, and kills it with SIGKILL.
-func killChildAt(t *testing.T, c landCase, step string, n int) {
+// killChild runs the test binary as a child landing (or recovering) as
+// spec says, waits for it to reach its step, and kills it with SIGKILL.
+func killChild(t *testing.T, spec landChild) {
 	t.Helper()
-	spec, err := json.Marshal(landChild{Root: c.root, Snap: c.snap, CS: c.cs, Step: step, N: n})
+	data, err := json.Marshal(spec)
 	must(t, err)
 	specFile := filepath.Join(t.TempDir(), "child.json")
-	must(t, os.WriteFile(specFile, spec, 0o600))
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLandChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "TROUPE_TEST_LAND_CHILD="+specFile)
+	must(t, os.WriteFile(specFile, data, 0o600))
+	killTestChild(t, "TestLandChild", fmt.Sprintf("step %s %d (sync %q)", spec.Step, spec.N, spec.Sync), "TROUPE_TEST_LAND_CHILD="+specFile)
+}
+
+// killTestChild runs the test binary's test name as a child with env
+// added, waits for it to print landingMark (at the point what says),
+// and kills it with SIGKILL.
+func killTestChild(t *testing.T, name, what string, env ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), env...)
 	stdin, err := cmd.StdinPipe()
 	must(t, err)
 	defer stdin.Close()
@@ -145,6 +178,6 @@ func killChildAt(t *testing.T, c landCase, step string, n int) {
 	must(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
 	if !reached {
-		t.Fatalf("the child ended before step %s %d: %v", step, n, lines)
+		t.Fatalf("the child ended before %s: %v", what, lines)
 	}
 }

@@ -21,10 +21,13 @@ import (
 // removed. It may run again on the same journal after being killed.
 func (j *landJournal) rollback(top *dirFD) error {
 	var errs []error
+	n := 0
 	for _, f := range slices.Backward(j.Files) {
 		if err := j.rollbackOne(top, f); err != nil {
 			errs = append(errs, fmt.Errorf("roll back %s: %w", f.Path, err))
 		}
+		n++
+		recoverHook("undone", n)
 	}
 	for _, dir := range slices.Backward(j.Dirs) {
 		parent, name := splitPath(dir)
@@ -119,6 +122,19 @@ func pruneEmpty(top *dirFD, dir string) {
 			return
 		}
 		dir = parent
+	}
+}
+
+// recoverStep, when set (tests only), is called at each step of a
+// rollback: "undone" (n files put back so far, a land's own rollback
+// or a recovery's) and, in a recovery, "kept" (the patch kept, the
+// journal not yet removed).
+var recoverStep func(step string, n int)
+
+// recoverHook calls recoverStep when set.
+func recoverHook(step string, n int) {
+	if recoverStep != nil {
+		recoverStep(step, n)
 	}
 }
 
@@ -220,6 +236,7 @@ func (r *Repo) recoverLand(jd *dirFD, j landJournal) error {
 			return err
 		}
 	}
+	recoverHook("kept", 0)
 	return r.removeJournal(j.ID)
 }
 

@@ -20,6 +20,7 @@ type landCase struct {
 	snap          Snapshot
 	cs            messages.Changeset
 	before, after map[string]string
+	patchSum      string // a big case's: its patch's SHA-256 (git's diff of its trees)
 }
 
 // newLandCase makes a landCase.

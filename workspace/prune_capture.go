@@ -18,6 +18,9 @@ const maxDeadIndex = 64 << 20
 // checkout, or an overlay's upper directory) into k: its patch kept
 // under the run killed-<pid>. whole says its files must be kept too.
 func (r *Repo) captureDead(ctx context.Context, parent *dirFD, work string, upper bool, admin, pid string, k *KeptWork) (bool, error) {
+	if deadParked(admin) {
+		return false, nil // troupe's own, being prepared for reuse: no agent's work
+	}
 	commit := deadSnapshot(admin)
 	if commit == "" {
 		return true, errors.New("its snapshot is not known")
@@ -139,6 +142,16 @@ func deadSnapshot(admin string) string {
 		}
 	}
 	return ""
+}
+
+// deadParked reports whether the dead worktree whose git directory is
+// admin was parked for reuse (parkedFile).
+func deadParked(admin string) bool {
+	if admin == "" {
+		return false
+	}
+	_, err := readBeneath(admin, parkedFile, 64)
+	return err == nil
 }
 
 // isHex reports whether s is lower-case hexadecimal.

@@ -52,6 +52,9 @@ func (r *Repo) takeIdle(ctx context.Context, snap Snapshot) *Worktree {
 		if err == nil {
 			err = w.bring(ctx, snap)
 		}
+		if err == nil {
+			err = w.markParked(false) // it holds snap, HEAD and all: an agent's from here
+		}
 		if err != nil {
 			if w.dir != "" {
 				_ = w.destroy(context.WithoutCancel(ctx))
@@ -155,6 +158,7 @@ func (w *Worktree) switchTree(ctx context.Context, snap Snapshot) error {
 		if err := w.switchFiles(ctx, w.tree, snap.Tree); err != nil {
 			return err
 		}
+		parkStep("switched")
 	}
 	if err := w.setHead(snap.Commit); err != nil {
 		return err
@@ -171,6 +175,7 @@ func (w *Worktree) reset(ctx context.Context, snap Snapshot) error {
 	if _, err := w.g.run(ctx, nil, "reset", "-q", "--hard", snap.Commit); err != nil {
 		return fmt.Errorf("reuse worktree: %w", err)
 	}
+	parkStep("reset")
 	if _, err := w.g.run(ctx, nil, "clean", "-q", "-ffdx"); err != nil {
 		return fmt.Errorf("reuse worktree: %w", err)
 	}
@@ -201,6 +206,42 @@ func (w *Worktree) setHead(commit string) error {
 	return w.noteSnapshot(commit)
 }
 
+// parkedFile marks, in a worktree's git directory, a worktree parked
+// for reuse: from park until takeIdle hands it to an agent, it holds no
+// agent's work (what it held was captured, or dropped on purpose), and
+// its preparation rewrites its files before it moves its HEAD and its
+// snapshot's record. A killed process's worktree so marked is removed
+// by Prune with nothing kept: its files against its recorded snapshot
+// would be a diff no agent made.
+const parkedFile = "troupe-parked"
+
+// markParked writes (on) or removes the worktree's parkedFile.
+func (w *Worktree) markParked(on bool) error {
+	if w.admin == "" {
+		return nil
+	}
+	path := filepath.Join(w.admin, parkedFile)
+	if !on {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("reuse worktree: %w", err)
+		}
+		return nil
+	}
+	return writeIfChanged(path, []byte("parked\n"))
+}
+
+// parkHook, when set (tests only), is called at the steps of a parked
+// worktree's preparation: "switched" (its files rewritten, its HEAD not
+// yet moved) and "reset" (git reset done, its snapshot not yet noted).
+var parkHook func(step string)
+
+// parkStep calls parkHook when set.
+func parkStep(step string) {
+	if parkHook != nil {
+		parkHook(step)
+	}
+}
+
 // noteSnapshot records in the worktree's git directory the snapshot it
 // now holds (Prune's reference for a killed process's worktree).
 func (w *Worktree) noteSnapshot(commit string) error {
@@ -218,6 +259,9 @@ func (r *Repo) park(w *Worktree) bool {
 			w.hand.forgetScan()
 		}
 		return false
+	}
+	if err := w.markParked(true); err != nil {
+		return false // never prepared unmarked: Prune could take its files for an agent's work
 	}
 	w.ready, w.err = make(chan struct{}), nil
 	r.idle = append(r.idle, w)
@@ -274,6 +318,10 @@ func (r *Repo) Prewarm(snap Snapshot, n int) {
 			}
 			w.dir, w.name, w.at, w.fd, w.admin = made.dir, made.name, made.at, made.fd, made.admin
 			w.snap, w.g, w.tree = snap, made.g, snap.Tree
+			if err := w.markParked(true); err != nil {
+				w.err = fmt.Errorf("prewarm worktree: %w", err)
+				return
+			}
 			w.settle(ctx)
 		}()
 	}
