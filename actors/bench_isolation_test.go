@@ -46,16 +46,19 @@ func BenchmarkIsolation20x5000(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			ws := benchRepo5000(b)
 			i := 0
-			var wall time.Duration
+			var wall, cpu time.Duration
 			for b.Loop() {
 				i++
 				if mode.reset { // untimed: the workspace as the first run found it
 					benchGit(b, ws, "clean", "-qf", "--", "pkg*/run*_w*.go")
 				}
+				before := cpuTime()
 				wall += isolationRun(b, ws, mode.isolation, mode.worktrees, workers, i)
+				cpu += cpuTime() - before
 			}
 			b.ReportMetric(float64(wall.Microseconds())/1000/float64(b.N), "ms-wall/run")
 			b.ReportMetric(float64(wall.Microseconds())/1000/float64(b.N*workers), "ms-wall/worker")
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N*workers), "ms-cpu/worker")
 			b.ReportMetric(loadAvg(), "load1")
 		})
 	}
@@ -63,6 +66,7 @@ func BenchmarkIsolation20x5000(b *testing.B) {
 		ws := benchRepo5000(b)
 		base := b.TempDir()
 		i := 0
+		before := cpuTime()
 		for b.Loop() {
 			i++
 			dir := filepath.Join(base, fmt.Sprintf("w%d", i))
@@ -74,6 +78,7 @@ func BenchmarkIsolation20x5000(b *testing.B) {
 			benchGit(b, dir, "diff", "--cached", "--binary")
 			benchGit(b, ws, "worktree", "remove", "--force", dir)
 		}
+		b.ReportMetric(float64((cpuTime()-before).Microseconds())/1000/float64(b.N), "ms-cpu/worker")
 		b.ReportMetric(loadAvg(), "load1")
 	})
 }

@@ -165,10 +165,15 @@ func (r *Repo) buildLower(ctx context.Context, snap Snapshot, key string) error 
 	if err != nil {
 		return err
 	}
-	w := &Worktree{repo: r, dir: filepath.Join(staging, name), name: name, snap: snap, fd: fd}
+	w := &Worktree{repo: r, dir: filepath.Join(staging, name), name: name, snap: snap, fd: fd,
+		linkFrom: r.nearestLower(key, len(snap.Tree)/2)}
 	err = w.populate(ctx)
+	w.linkFrom.close()
 	if err == nil {
 		err = copyLowerIndex(filepath.Join(w.admin, "index"), filepath.Join(staging, "index"))
+	}
+	if err == nil && w.raw {
+		err = os.WriteFile(filepath.Join(staging, lowerRawMark), nil, 0o644)
 	}
 	if err == nil {
 		err = fd.remove(".git") // each worktree's upper has its own

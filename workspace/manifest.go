@@ -139,6 +139,11 @@ func (w *Worktree) readManifest(ctx context.Context) (*manifest, error) {
 	if err := w.repo.goCaptureOK(ctx); err != nil {
 		return nil, err
 	}
+	if w.ov != nil && w.ov.lower != nil {
+		if m, ok := w.lowerManifest(ctx); ok {
+			return m, nil
+		}
+	}
 	idLen := len(w.snap.Tree) / 2
 	m := &manifest{idLen: idLen, gitDir: w.admin, objDir: w.repo.home.objects, snapTrees: map[string]bool{}, anyDev: w.ov != nil, untouched: w.untouchedDir()}
 	var err error

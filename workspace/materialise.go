@@ -98,20 +98,26 @@ func (w *Worktree) goCheckout(ctx context.Context) error {
 		return fmt.Errorf("check out: %w", err)
 	}
 	defer root.Close()
-	es, err := writeTreeFiles(ctx, root, tf)
+	es, err := writeTreeFiles(ctx, root, tf, w.linkFrom, w.dir)
 	if err == nil && r.checkout.fault != nil {
 		err = r.checkout.fault()
 	}
 	if err != nil {
 		return fmt.Errorf("check out: %w", err)
 	}
-	return writeIndexFile(filepath.Join(w.admin, "index"), es, len(w.snap.Commit)/2)
+	if err := writeIndexFile(filepath.Join(w.admin, "index"), es, len(w.snap.Commit)/2); err != nil {
+		return err
+	}
+	w.raw = true
+	return nil
 }
 
 // writeTreeFiles writes tf's directories and files under root (which
-// holds none of them yet) and returns the index entries of the files,
-// in tf.files' order, with the stat data of each as written.
-func writeTreeFiles(ctx context.Context, root *os.Root, tf *treeFiles) ([]indexEntry, error) {
+// holds none of them yet; at the path to) and returns the index entries
+// of the files, in tf.files' order, with the stat data of each as
+// written. With src, a file src has as it is is linked from there
+// (lower_link.go).
+func writeTreeFiles(ctx context.Context, root *os.Root, tf *treeFiles, src *linkSource, to string) ([]indexEntry, error) {
 	for _, d := range tf.dirs {
 		if err := root.Mkdir(d, 0o777); err != nil {
 			return nil, err
@@ -159,7 +165,7 @@ func writeTreeFiles(ctx context.Context, root *os.Root, tf *treeFiles) ([]indexE
 				if err := ctx.Err(); err != nil {
 					errs[k] = err
 				} else {
-					errs[k] = writeChunk(root, tf, chunks[c], es, mtime)
+					errs[k] = writeChunk(root, tf, chunks[c], es, mtime, src, to)
 				}
 				if errs[k] != nil {
 					failed.Store(true)
@@ -176,9 +182,14 @@ func writeTreeFiles(ctx context.Context, root *os.Root, tf *treeFiles) ([]indexE
 }
 
 // writeChunk writes the files tf.files[i] for i in chunk, all in one
-// directory, and sets es[i] for each.
-func writeChunk(root *os.Root, tf *treeFiles, chunk []int, es []indexEntry, mtime time.Time) error {
+// directory, and sets es[i] for each (linked from src where it may be).
+func writeChunk(root *os.Root, tf *treeFiles, chunk []int, es []indexEntry, mtime time.Time, src *linkSource, to string) error {
 	dir := path.Dir(tf.files[chunk[0]].path)
+	from, into := src.linkDirs(to, dir)
+	if from != nil {
+		defer from.close()
+		defer into.close()
+	}
 	d := root
 	if dir != "." {
 		sub, err := root.OpenRoot(dir)
@@ -190,13 +201,18 @@ func writeChunk(root *os.Root, tf *treeFiles, chunk []int, es []indexEntry, mtim
 	}
 	for _, i := range chunk {
 		f := tf.files[i]
-		st, err := writeTreeFile(d, path.Base(f.path), f.mode, tf.blobs[f.blob], mtime)
-		if err != nil {
-			return err
-		}
 		id, err := rawID(tf.ids[f.blob])
 		if err != nil {
 			return err
+		}
+		st, linked := indexStat{}, false
+		if from != nil {
+			st, linked = src.linkFile(from, into, path.Base(f.path), f, id)
+		}
+		if !linked {
+			if st, err = writeTreeFile(d, path.Base(f.path), f.mode, tf.blobs[f.blob], mtime); err != nil {
+				return err
+			}
 		}
 		es[i] = indexEntry{path: f.path, mode: f.mode, id: id, stat: st}
 	}

@@ -30,6 +30,7 @@ type lowerTree struct {
 	filtered  *converter // the user's filters it was checked out through
 	w         *Worktree  // this Repo's own checkout, removed at Close (else nil)
 	cached    *os.File   // a cached lower: held (shared lock) while this Repo uses it
+	hand      lowerHand  // the manifest of its index, read once (overlay_manifest.go)
 }
 
 // lowers are a Repo's lower trees, by snapshot tree, and the kind of

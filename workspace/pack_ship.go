@@ -157,8 +157,30 @@ func (r *Repo) complete(ctx context.Context, a, b string) error {
 // bigLand reports whether a land of tree theirs over base journals
 // the trees rather than the patch (the changeset carries none, git
 // would make it): more than packOver bytes of new blobs, whose binary
-// diff would cost git more than the land itself.
+// diff would cost git more than the land itself. It reads the trees and
+// the sizes through the Repo's object reader: no git process is started
+// for it (Apply asks while it holds the repository's lock, once per
+// changeset).
 func (r *Repo) bigLand(ctx context.Context, base, theirs string) bool {
-	n, err := newBlobBytes(ctx, r.g, base, theirs)
-	return err == nil && n > packOver
+	if theirs == "" || base == theirs {
+		return false
+	}
+	es, err := r.changedEntries(ctx, base, theirs)
+	if err != nil {
+		return false
+	}
+	var n int64
+	for _, e := range es {
+		if e.newBlob == "" || e.newMode == "160000" {
+			continue
+		}
+		k, err := r.objects().size(ctx, e.newBlob)
+		if err != nil {
+			return false
+		}
+		if n += k; n > packOver {
+			return true
+		}
+	}
+	return false
 }

@@ -45,6 +45,12 @@ type Worktree struct {
 	ov *overlayWorker // an overlay worktree's mount (overlay_worktree.go); nil for a checkout
 
 	filtered *converter // its files checked out through the user's filters (checkout_filters.go); nil: none
+
+	// A cached lower being built: the lower its files may be linked
+	// from (lower_link.go), and whether they were written in Go, each
+	// its blob's bytes.
+	linkFrom *linkSource
+	raw      bool
 }
 
 // worktreesDir is where a Repo's worktrees live.
