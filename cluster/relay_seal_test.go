@@ -171,7 +171,7 @@ func TestRelayedEventHeldPastTheRootsEndIsWatched(t *testing.T) {
 		t.Errorf("the watcher ended without the held event (%s): %v", want, got)
 	}
 	for _, ev := range storedRunEvents(t, conn) {
-		if ev.Type == messages.EvtToolFinished {
+		if ev.Agent == task.ID && ev.Type == messages.EvtToolFinished {
 			t.Errorf("the batch sent after the run ended was stored: %+v", ev)
 		}
 	}
