@@ -11,8 +11,9 @@ PKGS=${TEST_PKGS:-./...}
 
 # Outside peers the tests meet where a user would: ripgrep and fd for the
 # differential search tests, a real nats-server process for the bus and
-# worker-pool tests, git, python3 and perl, the reference MCP server
-# @modelcontextprotocol/server-everything and the official MCP TypeScript
+# worker-pool tests, git, python3 and perl, the reference MCP servers
+# @modelcontextprotocol/server-everything and server-filesystem (one
+# version: EVERYTHING_VERSION) and the official MCP TypeScript
 # SDK whose client meets `orchestrator mcp` (Node.js, pinned, installed
 # into tests/.npm, which git ignores). Each is installed here or the run stops
 # saying which is missing: a test whose peer is missing skips on a
@@ -58,19 +59,21 @@ if [ -z "${TEST_PKGS:-}" ]; then
     command -v "$cmd" >/dev/null || stop "$cmd is still missing after the install"
   done
   { command -v fdfind >/dev/null || command -v fd >/dev/null; } || stop "fd (fd-find) is still missing after the install"
-  # The npm peers: the reference MCP server, the npm nats client the
+  # The npm peers: the reference MCP servers, the npm nats client the
   # bus's role tests hold each role's creds file with
   # (tests/e2e/testdata/nats_peer.cjs), and the MCP TypeScript SDK whose
   # client drives orchestrator mcp (tests/e2e/testdata/mcp_client.cjs). One
-  # npm install for all three: a second --no-save install would prune what
+  # npm install for all four: a second --no-save install would prune what
   # the first put there.
   if ! grep -qs "\"version\": \"$EVERYTHING_VERSION\"" tests/.npm/node_modules/@modelcontextprotocol/server-everything/package.json \
     || ! grep -qs "\"version\": \"$NATS_JS_VERSION\"" tests/.npm/node_modules/nats/package.json \
-    || ! grep -qs "\"version\": \"$MCP_SDK_VERSION\"" tests/.npm/node_modules/@modelcontextprotocol/sdk/package.json; then
-    echo "tests/run.sh: installing @modelcontextprotocol/server-everything@$EVERYTHING_VERSION, nats@$NATS_JS_VERSION and @modelcontextprotocol/sdk@$MCP_SDK_VERSION into tests/.npm"
+    || ! grep -qs "\"version\": \"$MCP_SDK_VERSION\"" tests/.npm/node_modules/@modelcontextprotocol/sdk/package.json \
+    || ! grep -qs "\"version\": \"$EVERYTHING_VERSION\"" tests/.npm/node_modules/@modelcontextprotocol/server-filesystem/package.json; then
+    echo "tests/run.sh: installing @modelcontextprotocol/server-everything and server-filesystem@$EVERYTHING_VERSION, nats@$NATS_JS_VERSION and @modelcontextprotocol/sdk@$MCP_SDK_VERSION into tests/.npm"
     npm install --prefix tests/.npm --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
-      "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" "nats@$NATS_JS_VERSION" "@modelcontextprotocol/sdk@$MCP_SDK_VERSION" >/dev/null \
-      || stop "npm could not install server-everything@$EVERYTHING_VERSION, nats@$NATS_JS_VERSION and @modelcontextprotocol/sdk@$MCP_SDK_VERSION into tests/.npm"
+      "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION" "@modelcontextprotocol/server-filesystem@$EVERYTHING_VERSION" \
+      "nats@$NATS_JS_VERSION" "@modelcontextprotocol/sdk@$MCP_SDK_VERSION" >/dev/null \
+      || stop "npm could not install server-everything and server-filesystem@$EVERYTHING_VERSION, nats@$NATS_JS_VERSION and @modelcontextprotocol/sdk@$MCP_SDK_VERSION into tests/.npm"
   fi
 fi
 
@@ -109,7 +112,7 @@ tree_unchanged() {
 # their own, without -race: under the race detector they took minutes of
 # CI's time and measured the detector's shadow memory more than troupe's;
 # every other test of their packages runs with it here.
-BIG='TestCaptureAndLandOfBigFilesKeepMemoryBounded|TestRemoteBigChangesKeepMemoryBounded|TestRemoteHugeFileIsReportedNotShipped'
+BIG='TestCaptureAndLandOfBigFilesKeepMemoryBounded|TestBigConvertedFilesKeepMemoryBounded|TestRemoteBigChangesKeepMemoryBounded|TestRemoteHugeFileIsReportedNotShipped'
 stage "go test -race (each package prints ok when it ends; the longest run for minutes)" go test -race -timeout 25m -skip "^($BIG)\$" $PKGS
 # The workspace suite again with every worktree an overlay mount
 # (internal/overlay; TROUPE_TEST_WORKTREES): what a checkout passes, an

@@ -35,16 +35,13 @@ func (w *Worktree) smudgeFiltered(ctx context.Context) error {
 		return err
 	}
 	for path := range c.filtered {
-		typ, blob, err := w.repo.objects().read(ctx, w.snap.Tree+":"+path)
-		if err != nil || typ != "blob" || int64(len(blob)) > w.repo.maxChange() {
+		id := w.snap.Tree + ":" + path
+		n, err := w.repo.objects().size(ctx, id)
+		if err != nil || n > w.repo.maxChange() {
 			continue
 		}
-		data, err := c.smudge(ctx, path, blob)
-		if err != nil {
+		if err := replaceFrom(w.fd, path, 0o644, c.smudgeSrc(ctx, path, id)); err != nil {
 			return fmt.Errorf("check out %s through your filter: %w", path, err)
-		}
-		if err := writeChange(w.fd, change{path: path, to: version{mode: "100644", data: data}}); err != nil {
-			return err
 		}
 	}
 	w.filtered = c
@@ -128,19 +125,11 @@ func (w *Worktree) cleanFiltered(ctx context.Context, tree string) (string, erro
 		if !drivers[f.path].any() {
 			continue
 		}
-		typ, data, err := w.repo.objects().read(ctx, f.blob)
-		if err != nil || typ != "blob" {
-			return "", fmt.Errorf("clean %s: %v", f.path, err)
-		}
-		clean, err := cc.clean(ctx, f.path, data)
+		id, err := cc.cleanID(ctx, f.path, w.repo.blobTo(ctx, f.blob))
 		if err != nil {
 			return "", err
 		}
-		id, err := w.g.run(ctx, clean, "hash-object", "-w", "--no-filters", "--stdin")
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(&info, "%s %s\t%s\x00", f.mode, strings.TrimSpace(string(id)), f.path)
+		fmt.Fprintf(&info, "%s %s\t%s\x00", f.mode, id, f.path)
 	}
 	if info.Len() == 0 {
 		return tree, nil

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/troupe-ai/troupe/internal/statedir"
 	"github.com/troupe-ai/troupe/tools/sandbox"
@@ -36,18 +37,6 @@ type filterDriver struct {
 	clean, smudge string
 	process       string // a long-running filter (filter_process.go): wins over clean and smudge
 	required      bool
-}
-
-// run converts data at path by the driver (command: clean or smudge),
-// confined: its process when it has one, else its command.
-func (c *converter) run(ctx context.Context, d filterDriver, command, path string, data []byte) ([]byte, error) {
-	if d.process != "" {
-		return c.runProcessFilter(ctx, d, command, path, data)
-	}
-	if command == "clean" {
-		return c.runFilter(ctx, d, d.clean, path, data)
-	}
-	return c.runFilter(ctx, d, d.smudge, path, data)
 }
 
 // filterPolicy is the sandbox a filter runs in, writable the trees it
@@ -77,39 +66,58 @@ func filterUnsupported() string {
 }
 
 // runFilter runs the filter command cmdline (a clean or smudge
-// command of the user's global config) on data for path, in the
-// sandbox, and returns its output, at most limit bytes. A failed filter
-// is an error when the driver is required; otherwise data is used as it
-// is, as git does.
-func (c *converter) runFilter(ctx context.Context, d filterDriver, cmdline, path string, data []byte) ([]byte, error) {
+// command of the user's global config) on what src writes for path, in
+// the sandbox, its output to dst, at most the Repo's limit, streamed. A
+// failed filter is an error when the driver is required; otherwise
+// errAsIs (git uses the contents as they are).
+func (c *converter) runFilter(ctx context.Context, d filterDriver, cmdline, path string, src patchWriter, dst io.Writer) error {
 	if cmdline == "" {
-		return data, nil
+		return errAsIs
 	}
 	run, err := c.confineFilter(d, path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer run.done()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", strings.ReplaceAll(cmdline, "%f", shellQuote(path)))
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(fctx, "/bin/sh", "-c", strings.ReplaceAll(cmdline, "%f", shellQuote(path)))
 	cmd.Dir, cmd.Env = run.dir, run.env
-	cmd.Stdin = bytes.NewReader(data)
 	limit := c.r.maxChange()
-	var out, stderr bytes.Buffer
-	cmd.Stdout = &capWriter{w: &out, n: limit}
-	cmd.Stderr = &limitedWriter{w: &stderr, n: 4 << 10}
-	if err = sandbox.Start(cmd, run.policy, filterSupport()); err == nil {
-		err = cmd.Wait()
+	out := &capWriter{w: dst, n: limit}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = out, &limitedWriter{w: &stderr, n: 4 << 10}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
 	}
-	if err == nil && cmd.Stdout.(*capWriter).over {
+	fed := make(chan error, 1)
+	if err = sandbox.Start(cmd, run.policy, filterSupport()); err == nil {
+		feed := &feedWriter{w: in}
+		go func() { // fed while its output is read
+			err := src(feed)
+			if cerr := in.Close(); err == nil && !feed.broke {
+				err = cerr
+			}
+			fed <- err
+		}()
+		err = cmd.Wait()
+		if ferr := <-fed; err == nil && ferr != nil && !feed.broke {
+			err = ferr // a filter that stopped reading (git's EPIPE) is as git takes it: fine
+		}
+	} else {
+		in.Close()
+	}
+	if out.over { // its exit follows from the output no longer read
 		err = fmt.Errorf("its output is over %d bytes", limit)
 	}
 	switch {
 	case err == nil:
-		return out.Bytes(), nil
+		return nil
 	case d.required || ctx.Err() != nil:
-		return nil, fmt.Errorf("the filter of %s (run in the sandbox) failed: %w: %s", path, err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("the filter of %s (run in the sandbox) failed: %w: %s", path, err, strings.TrimSpace(stderr.String()))
 	}
-	return data, nil
+	return errAsIs
 }
 
 // filterEnv is a filter's environment: PATH, HOME, LANG, LC_*, TZ of
@@ -127,6 +135,21 @@ func filterEnv(tmp, gitDir string) []string {
 		}
 	}
 	return env
+}
+
+// feedWriter writes to a filter's input and notes when a write failed
+// because the filter no longer reads it.
+type feedWriter struct {
+	w     io.Writer
+	broke bool
+}
+
+func (f *feedWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
+		f.broke = true
+	}
+	return n, err
 }
 
 // shellQuote quotes s for sh, as git quotes %f.
@@ -156,7 +179,7 @@ func (c *capWriter) Write(p []byte) (int, error) {
 // clean, so for such a file the base, ours and theirs would not be of
 // one form. A file the snapshot took as the user's HEAD has it is; one
 // the snapshot did not hold (new) is the agent's.
-func (c *converter) checkFiltered(ctx context.Context, snap Snapshot, entries []entry, blobs map[string][]byte) error {
+func (c *converter) checkFiltered(ctx context.Context, snap Snapshot, entries []entry) error {
 	if c == nil {
 		return nil
 	}
@@ -166,11 +189,11 @@ func (c *converter) checkFiltered(ctx context.Context, snap Snapshot, entries []
 		}
 		same := false
 		if snap.Base != "" {
-			_, head, err := c.r.objects().read(ctx, snap.Base+":"+snap.Prefix+e.path)
-			if err != nil && !errors.Is(err, errMissing) {
+			head, code, err := c.r.g.runCode(ctx, nil, "rev-parse", "-q", "--verify", snap.Base+":"+snap.Prefix+e.path)
+			if err != nil {
 				return err
 			}
-			same = err == nil && bytes.Equal(head, blobs[e.oldBlob])
+			same = code == 0 && strings.TrimSpace(string(head)) == e.oldBlob
 		}
 		if !same {
 			delete(c.filtered, e.path)

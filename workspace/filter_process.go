@@ -28,124 +28,162 @@ import (
 // pktMax is the largest payload of one pkt-line.
 const pktMax = 65516
 
-// runProcessFilter converts data at path by the driver's process
-// command (command: "clean" or "smudge"), confined (see above); a
-// failure is an error when the driver is required, else data is used as
-// it is, as git does.
-func (c *converter) runProcessFilter(ctx context.Context, d filterDriver, command, path string, data []byte) ([]byte, error) {
+// runProcessFilter converts what src writes at path by the driver's
+// process command (command: "clean" or "smudge") into dst, confined
+// (see above), streamed both ways; a failure is an error when the
+// driver is required, else errAsIs (git uses the contents as they are).
+func (c *converter) runProcessFilter(ctx context.Context, d filterDriver, command, path string, src patchWriter, dst io.Writer) error {
 	run, err := c.confineFilter(d, path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer run.done()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", d.process)
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(fctx, "/bin/sh", "-c", d.process)
 	cmd.Dir, cmd.Env = run.dir, run.env
 	var stderr bytes.Buffer
 	cmd.Stderr = &limitedWriter{w: &stderr, n: 4 << 10}
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	outPipe, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
-	}
-	var out []byte
-	if err = sandbox.Start(cmd, run.policy, filterSupport()); err == nil {
-		out, err = speakFilter(in, bufio.NewReader(outPipe), command, path, data, c.r.maxChange())
 		in.Close()
+		return err
+	}
+	if err = sandbox.Start(cmd, run.policy, filterSupport()); err == nil {
+		err = speakFilter(in, bufio.NewReaderSize(outPipe, pktMax+4), filterJob{command, path, src, dst, c.r.maxChange()})
+		in.Close()
+		if err != nil {
+			cancel() // what it still writes is not read
+		}
 		_, _ = io.Copy(io.Discard, outPipe)
 		if werr := cmd.Wait(); err == nil && werr != nil {
 			err = werr
 		}
+	} else {
+		in.Close()
+		outPipe.Close()
 	}
 	switch {
 	case err == nil:
-		return out, nil
+		return nil
 	case errors.Is(err, errNotOffered):
-		return data, nil
+		return errAsIs
 	case d.required || ctx.Err() != nil:
-		return nil, fmt.Errorf("the filter process of %s (run in the sandbox) failed: %w: %s", path, err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("the filter process of %s (run in the sandbox) failed: %w: %s", path, err, strings.TrimSpace(stderr.String()))
 	}
-	return data, nil
+	return errAsIs
 }
 
 // errNotOffered is returned when the filter process does not offer the
 // command asked for.
 var errNotOffered = errors.New("the filter process does not offer the command")
 
+// filterJob is one command for a filter process: what src writes at
+// path, the output to dst, at most limit bytes.
+type filterJob struct {
+	command, path string
+	src           patchWriter
+	dst           io.Writer
+	limit         int64
+}
+
 // speakFilter runs one command of the long-running filter protocol on
 // the process whose input is w and output r: handshake, capabilities,
-// then command for path with data; the filtered contents (at most limit
-// bytes).
-func speakFilter(w io.Writer, r *bufio.Reader, command, path string, data []byte, limit int64) ([]byte, error) {
+// then job's command, its contents sent in packets as src writes them
+// while the answer's packets are written to dst.
+func speakFilter(w io.Writer, r *bufio.Reader, job filterJob) error {
 	errc := make(chan error, 1)
+	bw := bufio.NewWriterSize(w, pktMax+4)
 	go func() { // the whole request is written while the answer is read
-		bw := bufio.NewWriterSize(w, pktMax+4)
-		err := writePkts(bw, "git-filter-client\n", "version=2\n", "")
-		errc <- err
+		errc <- writePkts(bw, "git-filter-client\n", "version=2\n", "")
 	}()
 	if err := expectPkts(r, "git-filter-server\n", "version=2\n"); err != nil {
-		return nil, err
+		return err
 	}
 	if err := <-errc; err != nil {
-		return nil, err
+		return err
 	}
-	bw := bufio.NewWriterSize(w, pktMax+4)
 	if err := writePkts(bw, "capability=clean\n", "capability=smudge\n", ""); err != nil {
-		return nil, err
+		return err
 	}
 	caps, err := readList(r)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if !caps["capability="+command] {
-		return nil, errNotOffered
+	if !caps["capability="+job.command] {
+		return errNotOffered
 	}
 	go func() {
-		err := writePkts(bw, "command="+command+"\n", "pathname="+path+"\n", "")
-		for rest := data; err == nil && len(rest) > 0; {
-			n := min(len(rest), pktMax)
-			err = writePkt(bw, rest[:n])
-			rest = rest[n:]
+		err := writePkts(bw, "command="+job.command+"\n", "pathname="+job.path+"\n", "")
+		if err == nil {
+			err = job.src(pktWriter{bw})
 		}
 		if err == nil {
 			err = writePkts(bw, "")
 		}
 		errc <- err
 	}()
+	if err := readAnswer(r, job); err != nil {
+		return err
+	}
+	return <-errc
+}
+
+// readAnswer reads a filter process's answer to job: its status, the
+// contents (written to job.dst, at most job.limit bytes), and the final
+// status.
+func readAnswer(r *bufio.Reader, job filterJob) error {
 	status, err := readList(r)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !status["status=success"] {
-		return nil, fmt.Errorf("the filter process said %v", keys(status))
+		return fmt.Errorf("the filter process said %v", keys(status))
 	}
-	var out bytes.Buffer
+	out := &capWriter{w: job.dst, n: job.limit}
 	for {
 		pkt, err := readPkt(r)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if pkt == nil {
 			break
 		}
-		if int64(out.Len()+len(pkt)) > limit {
-			return nil, fmt.Errorf("its output is over %d bytes", limit)
+		if _, err := out.Write(pkt); err != nil {
+			if out.over {
+				return fmt.Errorf("its output is over %d bytes", job.limit)
+			}
+			return err
 		}
-		out.Write(pkt)
 	}
 	final, err := readList(r) // empty: the status stands
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(final) > 0 && !final["status=success"] {
-		return nil, fmt.Errorf("the filter process said %v", keys(final))
+		return fmt.Errorf("the filter process said %v", keys(final))
 	}
-	if err := <-errc; err != nil {
-		return nil, err
+	return nil
+}
+
+// pktWriter writes what it is given as pkt-lines of at most pktMax
+// bytes each.
+type pktWriter struct{ w *bufio.Writer }
+
+func (p pktWriter) Write(b []byte) (int, error) {
+	n := 0
+	for len(b) > 0 {
+		k := min(len(b), pktMax)
+		if err := writePkt(p.w, b[:k]); err != nil {
+			return n, err
+		}
+		n, b = n+k, b[k:]
 	}
-	return out.Bytes(), nil
+	return n, nil
 }
 
 // writePkts writes each of lines as a pkt-line ("" a flush packet) and

@@ -133,9 +133,10 @@ func FuzzFilterProcessAnswer(f *testing.F) {
 	f.Add([]byte("0004000"))
 	f.Add([]byte("ffff"))
 	f.Fuzz(func(t *testing.T, answer []byte) {
-		out, err := speakFilter(io.Discard, bufio.NewReader(bytes.NewReader(answer)), "clean", "f.txt", []byte("data\n"), 64)
-		if err == nil && len(out) > 64 {
-			t.Fatalf("output of %d bytes over the limit", len(out))
+		var out bytes.Buffer
+		err := speakFilter(io.Discard, bufio.NewReader(bytes.NewReader(answer)), filterJob{"clean", "f.txt", patchBytes([]byte("data\n")), &out, 64})
+		if err == nil && out.Len() > 64 {
+			t.Fatalf("output of %d bytes over the limit", out.Len())
 		}
 	})
 }

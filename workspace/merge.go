@@ -85,7 +85,7 @@ func (r *Repo) merge(ctx context.Context, snap Snapshot, theirs, run, agent stri
 	if err != nil {
 		return merged{}, err
 	}
-	big, err := r.bigEntries(ctx, top, conv, entries)
+	big, err := r.bigEntries(ctx, top, entries)
 	if err != nil {
 		return merged{}, err
 	}
@@ -93,7 +93,7 @@ func (r *Repo) merge(ctx context.Context, snap Snapshot, theirs, run, agent stri
 	if err != nil {
 		return merged{}, err
 	}
-	if err := conv.checkFiltered(ctx, snap, entries, blobs); err != nil {
+	if err := conv.checkFiltered(ctx, snap, entries); err != nil {
 		return merged{}, err
 	}
 	var plan []change
@@ -107,7 +107,7 @@ func (r *Repo) merge(ctx context.Context, snap Snapshot, theirs, run, agent stri
 		var c *change
 		var reason string
 		if big[e.path] {
-			c, reason, err = r.mergeBig(ctx, top, e, len(snap.Tree)/2)
+			c, reason, err = r.mergeBig(ctx, top, conv, e, len(snap.Tree)/2)
 		} else {
 			b := version{mode: e.oldMode, data: blobs[e.oldBlob]}
 			t := version{mode: e.newMode, data: blobs[e.newBlob]}

@@ -22,9 +22,9 @@ import (
 var mergeInMemory int64 = 8 << 20
 
 // bigEntries returns the paths of es that are merged by mergeBig: a side
-// over mergeInMemory, and no conversion between the blob and the disk
-// (a converted file is read whole: its clean and smudge take it whole).
-func (r *Repo) bigEntries(ctx context.Context, top *dirFD, conv *converter, es []entry) (map[string]bool, error) {
+// over mergeInMemory (a converted file's too: its clean and smudge are
+// streamed, convert_stream.go).
+func (r *Repo) bigEntries(ctx context.Context, top *dirFD, es []entry) (map[string]bool, error) {
 	big := map[string]bool{}
 	bigBlob := map[string]bool{}
 	for _, e := range es {
@@ -42,9 +42,6 @@ func (r *Repo) bigEntries(ctx context.Context, top *dirFD, conv *converter, es [
 		}
 	}
 	for _, e := range es {
-		if conv.converts(e.path) {
-			continue
-		}
 		if bigBlob[e.oldBlob] || bigBlob[e.newBlob] || oursSize(top, e.path) > mergeInMemory {
 			big[e.path] = true
 		}
@@ -72,8 +69,10 @@ func oursSize(top *dirFD, path string) int64 {
 // workspace's file is hashed in pieces (and stored when the result is
 // its contents), contents both sides changed are merged by git
 // merge-file on files in the home (git's memory, not ours), and the
-// change's contents are streamed from the object store when landed.
-func (r *Repo) mergeBig(ctx context.Context, top *dirFD, e entry, idLen int) (*change, string, error) {
+// change's contents are streamed from the object store when landed. A
+// file git converts is read through its clean rules and written through
+// its checkout's, streamed (conv.cleanID, conv.smudgeSrc).
+func (r *Repo) mergeBig(ctx context.Context, top *dirFD, conv *converter, e entry, idLen int) (*change, string, error) {
 	if !filepath.IsLocal(filepath.FromSlash(e.path)) {
 		return nil, "", fmt.Errorf("%s: %w", e.path, errOutside)
 	}
@@ -96,7 +95,14 @@ func (r *Repo) mergeBig(ctx context.Context, top *dirFD, e entry, idLen int) (*c
 	if d != nil {
 		defer d.close()
 	}
-	ours, err := oursByID(d, name, idLen)
+	hash := func(abs string) (string, error) {
+		id, err := hashBlobFile(abs, idLen)
+		return hex.EncodeToString(id), err
+	}
+	if conv.converts(e.path) {
+		hash = func(abs string) (string, error) { return conv.cleanID(ctx, e.path, fileSrc(abs)) }
+	}
+	ours, err := oursByID(d, name, idLen, hash)
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s: %w", e.path, err)
 	}
@@ -106,7 +112,7 @@ func (r *Repo) mergeBig(ctx context.Context, top *dirFD, e entry, idLen int) (*c
 	case ours.equal(theirs), theirs.equal(base):
 		return nil, "", nil
 	case ours.equal(base):
-		return r.bigChange(ctx, e.path, theirs)
+		return r.bigChange(ctx, conv, e.path, theirs)
 	case !ours.exists() || !theirs.exists() || !ours.regular() || !theirs.regular():
 		return nil, overlap, nil
 	}
@@ -120,6 +126,8 @@ func (r *Repo) mergeBig(ctx context.Context, top *dirFD, e entry, idLen int) (*c
 	blob := theirs.blob
 	switch {
 	case ours.blob == theirs.blob || (base.exists() && ours.blob == base.blob):
+	case base.exists() && theirs.blob == base.blob && conv.converts(e.path):
+		blob = ours.blob // stored by its clean
 	case base.exists() && theirs.blob == base.blob:
 		id, err := storeBlobFile(r.home.objects, fdPath(d, name), idLen)
 		if err != nil {
@@ -127,22 +135,29 @@ func (r *Repo) mergeBig(ctx context.Context, top *dirFD, e entry, idLen int) (*c
 		}
 		blob = hex.EncodeToString(id)
 	default:
+		oursSrc := fileSrc(fdPath(d, name))
+		if conv.converts(e.path) {
+			oursSrc = r.blobTo(ctx, ours.blob)
+		}
 		var ok bool
-		if blob, ok, err = r.mergeFileBig(ctx, d, name, base, theirs, idLen); err != nil || !ok {
+		if blob, ok, err = r.mergeFileBig(ctx, oursSrc, base, theirs, idLen); err != nil || !ok {
 			if err == nil {
 				return nil, overlap, nil
 			}
 			return nil, "", err
 		}
 	}
-	return r.bigChange(ctx, e.path, version{mode: mode, blob: blob})
+	return r.bigChange(ctx, conv, e.path, version{mode: mode, blob: blob})
 }
 
 // bigChange is the change to v at path: a regular file's contents
-// streamed from the object store when landed, a symlink's read (small).
-func (r *Repo) bigChange(ctx context.Context, path string, v version) (*change, string, error) {
+// streamed from the object store when landed (through git's checkout
+// conversion when conv converts path), a symlink's read (small).
+func (r *Repo) bigChange(ctx context.Context, conv *converter, path string, v version) (*change, string, error) {
 	c := &change{path: path, to: v}
 	switch {
+	case v.regular() && conv.converts(path):
+		c.src = conv.smudgeSrc(ctx, path, v.blob)
 	case v.regular():
 		c.src = r.blobTo(ctx, v.blob)
 	case v.exists():
@@ -156,9 +171,9 @@ func (r *Repo) bigChange(ctx context.Context, path string, v version) (*change, 
 }
 
 // oursByID is the work tree's version of name in d (nil: its directory
-// is absent) with its blob ID and no contents: a regular file hashed in
-// pieces, a symlink's target hashed.
-func oursByID(d *dirFD, name string, idLen int) (version, error) {
+// is absent) with its blob ID and no contents: a regular file's by hash
+// (of its path through d), a symlink's target hashed.
+func oursByID(d *dirFD, name string, idLen int, hash func(abs string) (string, error)) (version, error) {
 	if d == nil {
 		return version{}, nil
 	}
@@ -179,7 +194,7 @@ func oursByID(d *dirFD, name string, idLen int) (version, error) {
 	default:
 		return version{mode: "other"}, nil
 	}
-	id, err := hashBlobFile(fdPath(d, name), idLen)
+	id, err := hash(fdPath(d, name))
 	if err != nil {
 		return version{}, err
 	}
@@ -187,7 +202,7 @@ func oursByID(d *dirFD, name string, idLen int) (version, error) {
 	if st.Mode&0o111 != 0 {
 		mode = "100755"
 	}
-	return version{mode: mode, blob: hex.EncodeToString(id)}, nil
+	return version{mode: mode, blob: id}, nil
 }
 
 // fdPath is the path of name in d through d's descriptor: the directory
@@ -216,9 +231,9 @@ func (r *Repo) blobTo(ctx context.Context, id string) patchWriter {
 
 // mergeFileBig merges the contents of the workspace's file name in d
 // with base's and theirs' by git merge-file on copies in the home,
-// streamed there: the result's blob ID (stored), and false when they
-// conflict (or are binary: git merges text only).
-func (r *Repo) mergeFileBig(ctx context.Context, d *dirFD, name string, base, theirs version, idLen int) (string, bool, error) {
+// streamed there (ours from oursSrc): the result's blob ID (stored), and
+// false when they conflict (or are binary: git merges text only).
+func (r *Repo) mergeFileBig(ctx context.Context, oursSrc patchWriter, base, theirs version, idLen int) (string, bool, error) {
 	dir, err := os.MkdirTemp(r.home.tmpDir(), r.home.tmpName("merge"))
 	if err != nil {
 		return "", false, fmt.Errorf("merge: %w", err)
@@ -240,14 +255,6 @@ func (r *Repo) mergeFileBig(ctx context.Context, d *dirFD, name string, base, th
 	var baseSrc patchWriter
 	if base.regular() {
 		baseSrc = r.blobTo(ctx, base.blob) // a base of another type: a two-way merge, as git's
-	}
-	oursSrc := func(w io.Writer) error {
-		f, size, err := openRegular(fdPath(d, name))
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		return copyExactly(w, f, size)
 	}
 	for _, p := range []struct {
 		file string

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -202,39 +203,31 @@ func (c *converter) refusedWhy(path string) string {
 	return c.refused[path]
 }
 
-// clean is the blob git add would make of data at path: git
-// hash-object --path writes it to the object store, then it is read.
+// clean is the blob git add would make of data at path (cleanID),
+// read back: for a file small enough to hold.
 func (c *converter) clean(ctx context.Context, path string, data []byte) ([]byte, error) {
-	if d, ok := c.filtered[path]; ok {
-		var err error
-		if data, err = c.run(ctx, d, "clean", path, data); err != nil {
-			return nil, err
-		}
-	}
-	out, err := c.g.run(ctx, data, "hash-object", "-w", "--stdin", "--path="+path)
+	id, err := c.cleanID(ctx, path, patchBytes(data))
 	if err != nil {
-		return nil, fmt.Errorf("read %s as git adds it: %w", path, err)
+		return nil, err
 	}
-	_, blob, err := c.r.objects().read(ctx, strings.TrimSpace(string(out)))
+	_, blob, err := c.r.objects().read(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("read %s as git adds it: %w", path, err)
 	}
 	return blob, nil
 }
 
-// smudge is what git checkout writes at path for the blob data: git
-// hash-object writes it as it is, git cat-file --filters converts it.
+// smudge is what git checkout writes at path for the blob data
+// (smudgeTo), for a file small enough to hold: git hash-object writes
+// the blob as it is first.
 func (c *converter) smudge(ctx context.Context, path string, data []byte) ([]byte, error) {
 	out, err := c.g.run(ctx, data, "hash-object", "-w", "--stdin")
 	if err != nil {
 		return nil, fmt.Errorf("write %s as git checks it out: %w", path, err)
 	}
-	smudged, err := c.g.run(ctx, nil, "cat-file", "--filters", "--path="+path, strings.TrimSpace(string(out)))
-	if err != nil {
-		return nil, fmt.Errorf("write %s as git checks it out: %w", path, err)
+	var buf bytes.Buffer
+	if err := c.smudgeTo(ctx, path, strings.TrimSpace(string(out)), &buf); err != nil {
+		return nil, err
 	}
-	if d, ok := c.filtered[path]; ok {
-		return c.run(ctx, d, "smudge", path, smudged)
-	}
-	return smudged, nil
+	return buf.Bytes(), nil
 }

@@ -106,7 +106,7 @@ func (r *Repo) renameMerge(ctx context.Context, top *dirFD, snap Snapshot, their
 		if e.oldMode == "160000" || e.newMode == "160000" {
 			return nil, nil, false, nil
 		}
-		c, _, err := r.bigChange(ctx, e.path, version{mode: e.newMode, blob: e.newBlob})
+		c, _, err := r.bigChange(ctx, nil, e.path, version{mode: e.newMode, blob: e.newBlob})
 		if err != nil {
 			return nil, nil, false, err
 		}

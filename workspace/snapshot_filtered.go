@@ -91,14 +91,18 @@ func (r *Repo) cleansTo(ctx context.Context, c *converter, path, want string) (b
 		return false, nil
 	}
 	defer file.Close()
-	data, err := io.ReadAll(io.LimitReader(file, r.maxChange()+1))
-	if err != nil || int64(len(data)) > r.maxChange() {
+	st, err := file.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() > r.maxChange() {
 		return false, nil
 	}
-	clean, err := c.clean(ctx, path, data)
+	id, err := c.cleanID(ctx, path, func(w io.Writer) error {
+		if _, err := file.Seek(0, io.SeekStart); err != nil { // read again when the filter leaves it as it is
+			return err
+		}
+		return copyExactly(w, file, st.Size())
+	})
 	if err != nil {
 		return false, nil // the snapshot keeps what git add took; the land says why
 	}
-	id, err := r.g.run(ctx, clean, "hash-object", "--no-filters", "--stdin")
-	return err == nil && strings.TrimSpace(string(id)) == want, nil
+	return id == want, nil
 }

@@ -33,10 +33,14 @@ type MCP struct {
 // MCPServer is one MCP server: a command run over stdio, or a streamable
 // HTTP URL.
 type MCPServer struct {
+	// Command is the program and its arguments; ${TROUPE_TREE} in an
+	// argument is the tree the instance serves (the workspace, or the
+	// calling agent's worktree).
 	Command []string `yaml:"command"`
 	URL     string   `yaml:"url"`
 	// Env is added to a stdio server's allow-listed environment; a value
-	// may name our variables as ${NAME}.
+	// may name our variables as ${NAME}, and the tree the instance
+	// serves as ${TROUPE_TREE} (also set as TROUPE_TREE).
 	Env map[string]string `yaml:"env"`
 	// Headers go with every request to an HTTP server; values may name
 	// our variables as ${NAME}.
@@ -62,6 +66,7 @@ var (
 	mcpServerName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]|_[A-Za-z0-9-])*$`) })
 	mcpEnvName    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 	envRef        = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`) })
+	troupeRef     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{TROUPE_[A-Za-z0-9_]*\}`) })
 )
 
 // validateTools checks tools.definition_budget and tools.tiers.
@@ -131,6 +136,38 @@ func (c Config) validateMCP() error {
 			if strings.TrimSpace(k) == "" || slices.Contains(s.Kinds[:i], k) {
 				return bad(fmt.Sprintf("%s.kinds[%d]", at, i), "must name an agent kind once each; %q is empty or given twice", k)
 			}
+		}
+		if err := s.validateTree(at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TreeRef, in a stdio server's command arguments and env values, is the
+// tree the server's instance serves: the workspace for the run's, an
+// agent's worktree for its own (tools/mcp: TreeRef).
+const TreeRef = "${TROUPE_TREE}"
+
+// validateTree checks the uses of ${TROUPE_TREE} and of troupe's other
+// names in a server's command, env and headers (at is the server's key).
+func (s MCPServer) validateTree(at string) error {
+	if len(s.Command) > 0 && strings.Contains(s.Command[0], TreeRef) {
+		return bad(at+".command[0]", "%s cannot name the program: the tree is the agent's to write, and troupe never runs a program from it", TreeRef)
+	}
+	for i, arg := range s.Command {
+		for _, ref := range troupeRef().FindAllString(arg, -1) {
+			if ref != TreeRef {
+				return bad(fmt.Sprintf("%s.command[%d]", at, i), "unknown placeholder %s; the one troupe fills in is %s (the tree the server's instance serves)", ref, TreeRef)
+			}
+		}
+	}
+	if _, set := s.Env["TROUPE_TREE"]; set {
+		return bad(at+".env.TROUPE_TREE", "troupe sets it to the tree the server's instance serves; write %s in a value to use it", TreeRef)
+	}
+	for _, k := range sortedKeys(s.Headers) {
+		if strings.Contains(s.Headers[k], TreeRef) {
+			return bad(at+".headers."+k, "%s is for servers run with command: an HTTP server serves no tree", TreeRef)
 		}
 	}
 	return nil

@@ -41,7 +41,10 @@ Runs agent tasks that orchestrators placed on the NATS work queue
 tools, kinds, limits and model routing as in the orchestrator. The node
 works in its own checkout of the repository (--workspace) and uses its own
 model key (OPENAI_API_KEY / OPENAI_BASE_URL on this machine): keys never
-travel on the wire. SIGTERM drains: no new tasks, running ones finish (or are
+travel on the wire. Its agents' MCP servers are those of this node's
+config (mcp.servers), never the orchestrator's; an agent in a worktree
+gets its own instance there (${TROUPE_TREE} in a server's arguments is
+that tree). SIGTERM drains: no new tasks, running ones finish (or are
 handed back after node.drain_timeout), then exit 0. With
 OTEL_EXPORTER_OTLP_ENDPOINT set, its agents' spans go to that OTLP/HTTP
 collector, in their parents' traces (service troupe-node).

@@ -21,8 +21,9 @@ import (
 // starts when an agent first needs its tools (or a tools call names one).
 // kinds, when not nil, are the run's agent kinds, which every server's
 // kinds must name. References to our environment in env and header
-// values (${NAME}) are expanded with getenv; nothing else of ours reaches
-// a server. Close them with CloseToolSources.
+// values (${NAME}) are expanded with getenv, but for ${TROUPE_TREE}: the
+// tree each instance serves, filled in when it starts; nothing else of
+// ours reaches a server. Close them with CloseToolSources.
 func MCPServers(cfg config.Config, workspace string, kinds map[string]actors.Kind, getenv func(string) string, log zerolog.Logger) ([]tools.ToolSource, error) {
 	dir, err := filepath.Abs(workspace)
 	if err != nil {
@@ -96,7 +97,12 @@ func expandAll(m map[string]string, getenv func(string) string) map[string]strin
 	}
 	out := make(map[string]string, len(m))
 	for k, v := range m {
-		out[k] = envRef().ReplaceAllStringFunc(v, func(ref string) string { return getenv(ref[2 : len(ref)-1]) })
+		out[k] = envRef().ReplaceAllStringFunc(v, func(ref string) string {
+			if ref == mcp.TreeRef { // the instance's tree, filled in when it starts: never ours
+				return ref
+			}
+			return getenv(ref[2 : len(ref)-1])
+		})
 	}
 	return out
 }

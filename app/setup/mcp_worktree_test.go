@@ -75,3 +75,48 @@ func TestConfiguredMCPServerFollowsTheAgentsTree(t *testing.T) {
 		t.Errorf("%s was written: %v", attack, err)
 	}
 }
+
+// ${TROUPE_TREE} in a configured server's env is the tree of the
+// instance, never a variable of ours of that name: the run's instance
+// reads the workspace, an agent's in a worktree reads its tree.
+func TestConfiguredTreeRefIsTheInstancesTree(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", filepath.Join(t.TempDir(), "state"))
+	cfg, err := config.Load(config.Sources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Sandbox.Mode = "off"
+	cfg.MCP.Servers = map[string]config.MCPServer{"fs": {Command: []string{mcptest.Build(t)},
+		Env: map[string]string{"DATA": config.TreeRef + "/data", "HOME_OF": "${HOME}"}}}
+	user, tree := t.TempDir(), t.TempDir()
+	ours := map[string]string{"TROUPE_TREE": "/ours", "HOME": "/home/u"}
+	srcs, err := MCPServers(cfg, user, nil, func(k string) string { return ours[k] }, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { CloseToolSources(srcs) })
+	ts, err := srcs[0].Tools(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	realTree, _ := filepath.EvalSymlinks(tree)
+	for dir, want := range map[string]string{tree: realTree, user: user} {
+		ws, err := tools.NewWorkspace(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ws.Close() })
+		sess := tools.NewSession("worker", ws, tools.Config{DataDir: t.TempDir()})
+		t.Cleanup(func() { _ = sess.Close() })
+		ex := &tools.Executor{Tools: tools.NewRegistry(ts...), Session: sess}
+		read := func(name string) string {
+			return ex.Run(t.Context(), []messages.ToolCall{{ID: "c", Name: mcp.ToolName("fs", mcptest.ReadEnv), Args: json.RawMessage(`{"name":"` + name + `"}`)}})[0].Text
+		}
+		if got := read("DATA"); got != want+"/data" {
+			t.Errorf("DATA in %s: %q, want %s/data", dir, got, want)
+		}
+		if got := read("HOME_OF"); got != "/home/u" {
+			t.Errorf("HOME_OF: %q", got)
+		}
+	}
+}

@@ -62,6 +62,9 @@ func TeamOptions(cfg config.Config, workspace string, log zerolog.Logger, lim *r
 	if warn != "" {
 		log.Warn().Msg(warn)
 	}
+	if box != nil {
+		sandbox.SetLogger(log) // a command's read-only trees kept by Landlock alone: said once
+	}
 	sources, err := MCPServers(cfg, workspace, kinds, getenv, log)
 	if err != nil {
 		return actors.Options{}, err

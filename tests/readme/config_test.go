@@ -128,3 +128,32 @@ func TestReadmeRateLimitConfig(t *testing.T) {
 		t.Errorf("the sample gives %+v, priority %d, %d attempts", l, c.Run.Priority, c.Model.Attempts())
 	}
 }
+
+// The MCP servers section's config sample loads and validates, and its
+// filesystem server serves ${TROUPE_TREE}.
+func TestReadmeMCPConfig(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "### MCP servers")
+	m := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindStringSubmatch(s[max(i, 0):])
+	if i < 0 || m == nil {
+		t.Fatal("README.md has no MCP servers section with a yaml sample")
+	}
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte(m[1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(config.Sources{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if fs := c.MCP.Servers["files"].Command; len(fs) == 0 || fs[len(fs)-1] != config.TreeRef {
+		t.Errorf("the sample's filesystem server runs %q", fs)
+	}
+}

@@ -17,13 +17,15 @@ import (
 type Config struct {
 	// Name names the server; its tools are mcp__<Name>__<tool>.
 	Name string
-	// Command is a stdio server's program and arguments.
+	// Command is a stdio server's program and arguments; ${TROUPE_TREE}
+	// in an argument is the tree the instance serves (tree.go).
 	Command []string
 	// Dir is a stdio server's working directory (the workspace).
 	Dir string
 	// Env is added to a stdio server's environment, which otherwise holds
-	// only the allow-listed variables shell commands get (values are taken
-	// as given: the caller expands references to its own environment).
+	// only the allow-listed variables shell commands get, and TROUPE_TREE
+	// (values are taken as given, but for ${TROUPE_TREE}: the caller
+	// expands references to its own environment).
 	Env map[string]string
 	// URL is a streamable HTTP server's endpoint.
 	URL string
@@ -107,7 +109,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("kinds: %q is empty or repeated", k)
 		}
 	}
-	return nil
+	return c.checkTree()
 }
 
 func (c Config) kinds() []string {

@@ -41,7 +41,9 @@ type process struct {
 
 // startProcess starts cfg's command with its stdin and stdout as the
 // transport's pipes. The environment is the tools' allow-list (never our
-// secrets) plus the server's configured env.
+// secrets) plus the server's configured env and TROUPE_TREE; the tree
+// the instance serves (cfg.Dir) replaces ${TROUPE_TREE} in its arguments
+// and env.
 func startProcess(cfg Config) (p *process, stdout io.ReadCloser, stdin io.WriteCloser, err error) {
 	if len(cfg.Command) == 0 || cfg.Command[0] == "" {
 		return nil, nil, nil, errors.New("no command")
@@ -73,9 +75,10 @@ func startProcess(cfg Config) (p *process, stdout io.ReadCloser, stdin io.WriteC
 		closeAll()
 		return nil, nil, nil, err
 	}
-	cmd := exec.Command(cfg.Command[0], cfg.Command[1:]...)
+	argv, env := withTree(cfg.Command, cfg.Env, cfg.Dir)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = cfg.Dir
-	cmd.Env = serverEnv(os.Environ(), cfg.Env)
+	cmd.Env = serverEnv(os.Environ(), env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := starter(cfg)(cmd); err != nil {

@@ -50,5 +50,10 @@
 //
 // Check reports what the kernel supports; Missing names what a policy
 // asks for and this kernel cannot enforce, for the one warning line (or
-// the refusal when sandbox.required is set).
+// the refusal when sandbox.required is set). Read-only trees beneath a
+// writable one that cannot be bound read-only (no mount namespace, or a
+// launcher that cannot bind in its user namespace, found by starting one
+// that must) are kept by Landlock's split grants: said once per process
+// on the logger SetLogger gave, and in Check's Support.HolesFallback
+// (fallback.go, bindprobe_linux.go).
 package sandbox

@@ -32,6 +32,9 @@ type payload struct {
 	Support   Support `json:"support"`
 	InNetNS   bool    `json:"in_netns"`
 	InMountNS bool    `json:"in_mountns"`
+	// MustBind: fail when the read-only trees cannot be bound, rather
+	// than split the writes around them (bindprobe_linux.go).
+	MustBind bool `json:"must_bind,omitempty"`
 }
 
 // Confine rewrites cmd (built by exec.Command, not started) so that it
@@ -65,10 +68,11 @@ func confine(cmd *exec.Cmd, p Policy, s Support, entered bool) error {
 	}
 	pl := payload{Policy: p, Support: s}
 	net := p.Network == NetworkDeny || p.Network == NetworkLoopback
-	mount := len(p.holes()) > 0 && s.MountNS
+	holes := len(p.holes()) > 0
 	if entered {
-		mount = len(p.namedHoles()) > 0 && s.MountNS
+		holes = len(p.namedHoles()) > 0
 	}
+	mount := holes && s.MountNS
 	if net || mount {
 		if cmd.SysProcAttr == nil {
 			cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -76,6 +80,12 @@ func confine(cmd *exec.Cmd, p Policy, s Support, entered bool) error {
 		a := cmd.SysProcAttr
 		switch {
 		case s.UserNS:
+			if mount {
+				if err := launcherBinds(); err != nil { // it would split the writes anyway: no mount namespace, no CAP_SYS_ADMIN
+					noteFallback(err.Error())
+					mount = false
+				}
+			}
 			a.Cloneflags |= syscall.CLONE_NEWUSER
 			a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 			a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
@@ -90,6 +100,9 @@ func confine(cmd *exec.Cmd, p Policy, s Support, entered bool) error {
 		if pl.InMountNS {
 			a.Cloneflags |= syscall.CLONE_NEWNS
 		}
+	}
+	if holes && !pl.InMountNS { // the launcher splits the writes around them
+		noteFallback(s.noMountNS())
 	}
 	raw, err := json.Marshal(pl)
 	if err != nil {
@@ -116,7 +129,7 @@ func confine(cmd *exec.Cmd, p Policy, s Support, entered bool) error {
 // holes instead (no new entry at the workspace's top), and could not
 // bring loopback up.
 func launcherCaps(loopback, mount bool) []uintptr {
-	if os.Getuid() == 0 {
+	if os.Getuid() == 0 || launcherCapsOff {
 		return nil
 	}
 	var caps []uintptr
@@ -183,7 +196,11 @@ func apply(pl payload) error {
 			return err
 		}
 	}
-	if holes := pl.Policy.holes(); pl.InMountNS {
+	if holes := pl.Policy.holes(); pl.InMountNS && pl.MustBind {
+		if err := mountReadOnly(holes, false); err != nil {
+			return err
+		}
+	} else if pl.InMountNS {
 		pl.Policy = protectHoles(pl.Policy, holes, false)
 	} else if len(holes) > 0 {
 		pl.Policy = pl.Policy.splitWrites(holes)

@@ -19,6 +19,9 @@ func protectHoles(p Policy, holes []string, unshare bool) Policy {
 		return p
 	}
 	if err := mountReadOnly(holes, unshare); err != nil {
+		if unshare { // this process's thread: say so (a launcher cannot)
+			noteFallback(err.Error())
+		}
 		return p.splitWrites(holes)
 	}
 	return p

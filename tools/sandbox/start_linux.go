@@ -48,6 +48,7 @@ func start(cmd *exec.Cmd, p Policy, s Support, ns *netNSCache) error {
 	netNS := p.Network == NetworkDeny || p.Network == NetworkLoopback
 	holes := p.holes()
 	if len(holes) > 0 && !s.MountNS {
+		noteFallback(s.noMountNS())
 		p, holes = p.splitWrites(holes), nil
 	}
 	if (netNS && !s.ThreadNetNS) || (len(holes) > 0 && !s.ThreadMountNS) {

@@ -31,6 +31,11 @@ type Support struct {
 	ThreadMountNS bool `json:"thread_mount_namespaces"`
 	// Notes say why a part is missing, when the probe said.
 	Notes []string `json:"notes,omitempty"`
+	// HolesFallback says why read-only trees beneath a writable one are
+	// kept by Landlock alone (see fallback.go): for every command, with
+	// no mount namespaces here, or since a command of this process could
+	// not bind them; "" when they are bound read-only.
+	HolesFallback string `json:"holes_fallback,omitempty"`
 }
 
 // AssumeMissingEnv is a test hook: a comma-separated list of landlock,
@@ -100,6 +105,9 @@ func (s Support) String() string {
 	for _, n := range s.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
+	if s.HolesFallback != "" {
+		fmt.Fprintf(&b, "read-only trees kept by Landlock alone: %s\n", s.HolesFallback)
+	}
 	return b.String()
 }
 
@@ -165,5 +173,18 @@ func Check() Support {
 	if v := os.Getenv(AssumeMissingEnv); v != "" {
 		s = s.pretend(v)
 	}
+	s.HolesFallback = HolesFallback()
+	if s.HolesFallback == "" && !s.MountNS && s.LandlockABI > 0 {
+		s.HolesFallback = s.noMountNS()
+	}
 	return s
+}
+
+// noMountNS says why a command gets no mount namespace here.
+func (s Support) noMountNS() string {
+	why := "no mount namespaces here: this process may not make one (no CAP_SYS_ADMIN) and no user namespace can be made for the launcher"
+	if len(s.Notes) > 0 {
+		why += " (" + strings.Join(s.Notes, "; ") + ")"
+	}
+	return why
 }

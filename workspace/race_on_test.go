@@ -1,0 +1,6 @@
+//go:build race
+
+package workspace
+
+// raceEnabled says the test binary runs under the race detector.
+const raceEnabled = true
