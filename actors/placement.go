@@ -44,11 +44,14 @@ type RunCanceller interface {
 
 // RunEnder is implemented by a Placer that emits events of the run
 // beside its agents' (the remote placer's node.left and node.joined of
-// the run's nodes). Team.Wait calls EndRun once the root has ended,
-// before it settles the events (Options.EventsDropped) and emits
-// run.finished: a Placer emits nothing into the run after it returns,
-// so every event of the run is stored ahead of its run.finished, where a
-// watcher that stops at run.finished reads it.
+// the run's nodes, and the events its nodes relay). Team.Wait calls
+// EndRun once the root has ended, before it settles the events
+// (Options.EventsDropped) and emits run.finished: a Placer emits nothing
+// into the run after it returns (the remote placer first waits, bounded,
+// for its nodes' relays to end, and refuses what they send later). With
+// an emitter that stores a run's run.finished after every earlier event
+// of the run (bus.Publisher), every event of the run is stored ahead of
+// its run.finished, where a watcher that stops at run.finished reads it.
 type RunEnder interface {
 	EndRun()
 }

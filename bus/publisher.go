@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,12 @@ type PublisherOptions struct {
 // with its ID as message ID until it is (for RetryFor): the stream stores
 // it once however often it came, and its lane's later events wait.
 //
+// A run's run.finished waits until every event of its run given to the
+// publisher before it is settled (stored, or counted as dropped), however
+// long a lost server holds them: in the stream it comes after all of
+// them, so a subscriber that ends at run.finished has seen every stored
+// event of the run.
+//
 // Why not send a lane's events without waiting (as a window of
 // asynchronous publishes would): an event on its way when its server dies
 // is lost with it, while the next, sent after the client reconnected (or
@@ -67,7 +74,11 @@ type Publisher struct {
 	queue   int              // events held at most
 	held    int              // accepted and not yet published or dropped
 	lanes   map[string]*lane // agents with events held, by run and agent
-	closing bool             // Close has flushed: Emit drops
+	runHeld map[string]int   // events held, by run
+	gates   map[string][]*gate
+	order   uint64 // events accepted so far: the next one's order
+	cond    *sync.Cond
+	closing bool // Close has flushed: Emit drops
 	lanesWG sync.WaitGroup
 	settled chan struct{} // a token after each settling (capacity 1)
 }
@@ -95,16 +106,27 @@ func (c *Conn) NewPublisher(o PublisherOptions) (*Publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Publisher{c: c, js: js, log: o.Log, stall: o.AckTimeout, retryFor: o.RetryFor,
+	p := &Publisher{c: c, js: js, log: o.Log, stall: o.AckTimeout, retryFor: o.RetryFor,
 		window: make(chan struct{}, o.Window), queue: o.Queue, lanes: map[string]*lane{},
-		settled: make(chan struct{}, 1)}, nil
+		runHeld: map[string]int{}, gates: map[string][]*gate{}, settled: make(chan struct{}, 1)}
+	p.cond = sync.NewCond(&p.mu)
+	return p, nil
 }
 
 // queued is an event waiting to be published, with its JSON when it came
 // encoded (EmitEncoded).
 type queued struct {
-	ev  messages.Event
-	raw []byte
+	ev    messages.Event
+	raw   []byte
+	order uint64
+	gate  *gate // a run.finished: what it waits for
+}
+
+// gate holds a run's run.finished until the events of its run accepted
+// before it are settled.
+type gate struct {
+	order  uint64 // the run.finished's
+	before int    // events of its run accepted before it, not settled yet
 }
 
 // Emit queues ev for publishing, or drops and counts it when the queue is
@@ -127,6 +149,13 @@ func (p *Publisher) enqueue(e queued) {
 		return
 	}
 	p.held++
+	e.order = p.order
+	p.order++
+	p.runHeld[e.ev.Run]++
+	if e.ev.Type == messages.EvtRunFinished {
+		e.gate = &gate{order: e.order, before: p.runHeld[e.ev.Run] - 1}
+		p.gates[e.ev.Run] = append(p.gates[e.ev.Run], e.gate)
+	}
 	if l := p.lanes[key]; l != nil {
 		l.q = append(l.q, e)
 		return
@@ -162,17 +191,56 @@ func (p *Publisher) drive(key string, l *lane) {
 		e := l.q[0]
 		l.q[0] = queued{}
 		l.q = l.q[1:]
+		p.open(e)
 		p.mu.Unlock()
 		p.window <- struct{}{}
 		p.publish(e)
 		<-p.window
 		p.mu.Lock()
 		p.held--
+		p.settle(e)
 		p.mu.Unlock()
 		select {
 		case p.settled <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// open waits, for a run.finished, until the events of its run accepted
+// before it are settled. Called with mu held.
+func (p *Publisher) open(e queued) {
+	if e.gate == nil {
+		return
+	}
+	for e.gate.before > 0 {
+		p.cond.Wait()
+	}
+	gs := p.gates[e.ev.Run]
+	gs = slices.DeleteFunc(gs, func(g *gate) bool { return g == e.gate })
+	if len(gs) == 0 {
+		delete(p.gates, e.ev.Run)
+	} else {
+		p.gates[e.ev.Run] = gs
+	}
+}
+
+// settle counts e settled for its run and for the run.finished events
+// accepted after it. Called with mu held.
+func (p *Publisher) settle(e queued) {
+	run := e.ev.Run
+	if p.runHeld[run]--; p.runHeld[run] <= 0 {
+		delete(p.runHeld, run)
+	}
+	woke := false
+	for _, g := range p.gates[run] {
+		if g.order > e.order {
+			g.before--
+			woke = true
+		}
+	}
+	if woke {
+		p.cond.Broadcast()
 	}
 }
 

@@ -360,7 +360,9 @@ func (n *Node) notify(task actors.ChildTask, d *delivery, notice messages.StartN
 }
 
 func (n *Node) publishResult(task actors.ChildTask, res actors.AgentResult, d *delivery) error {
-	b, err := json.Marshal(res.Wire(task.Run, n.o.ID, task.Attempt))
+	w := res.Wire(task.Run, n.o.ID, task.Attempt)
+	w.RelayEnds = d != nil // the task's relay ends with an end marker (relay_node.go)
+	b, err := json.Marshal(w)
 	if err != nil {
 		return err
 	}

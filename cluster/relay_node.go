@@ -84,6 +84,7 @@ type eventRelay struct {
 	inflight map[uint64]*sentBatch // by batch number
 	flushes  []chan struct{}       // closed once nothing waits and nothing is on its way
 	closing  bool
+	ended    bool // the end marker is sent (or on its way)
 	warned   bool
 	done     chan struct{}
 }
@@ -91,6 +92,7 @@ type eventRelay struct {
 // sentBatch is a batch on its way.
 type sentBatch struct {
 	events int
+	end    bool // the relay's end marker (no events)
 	data   []byte
 	first  time.Time     // when it was first sent
 	wait   time.Duration // before it is sent again
@@ -190,6 +192,17 @@ func (r *eventRelay) loop() {
 			}
 			r.flushes = nil
 			r.buf, r.head = r.buf[:0], 0
+			if r.closing && !r.ended {
+				// Every batch is answered (or given up): the end marker
+				// tells the requester that nothing more comes.
+				r.ended = true
+				r.batches++
+				n := r.batches
+				r.mu.Unlock()
+				r.sendEnd(n)
+				r.mu.Lock()
+				continue
+			}
 			if r.closing {
 				return
 			}
@@ -249,6 +262,17 @@ func (r *eventRelay) send(n uint64, batch []messages.Event) {
 	r.post(n, sb)
 }
 
+// sendEnd sends the relay's end marker as batch n: no data, the end
+// header, the delivery's proof. It goes again while unanswered, as a
+// batch does.
+func (r *eventRelay) sendEnd(n uint64) {
+	sb := &sentBatch{end: true, first: time.Now(), wait: relayResendFirst}
+	r.mu.Lock()
+	r.inflight[n] = sb
+	r.mu.Unlock()
+	r.post(n, sb)
+}
+
 // Waits before an unanswered batch is sent again: the first, doubling up
 // to the last.
 const (
@@ -266,7 +290,11 @@ func (r *eventRelay) post(n uint64, sb *sentBatch) {
 	sb.timer = time.AfterFunc(relayTimeout, func() { r.settle(n, nil, errors.New("no answer in time")) })
 	r.mu.Unlock()
 	reply := r.inbox + "." + strconv.FormatUint(n, 10)
-	if err := r.nc.PublishMsg(&nats.Msg{Subject: r.subject, Reply: reply, Data: sb.data, Header: r.d.sign(nil, sb.data)}); err != nil {
+	h := r.d.sign(nil, sb.data)
+	if sb.end {
+		h.Set(messages.RelayEndHeader, "1")
+	}
+	if err := r.nc.PublishMsg(&nats.Msg{Subject: r.subject, Reply: reply, Data: sb.data, Header: h}); err != nil {
 		r.settle(n, nil, err)
 	}
 }
@@ -316,6 +344,10 @@ func (r *eventRelay) settle(n uint64, rep *messages.EventBatchReply, err error) 
 		if rep.Refused > 0 {
 			r.log.Warn().Int("refused", rep.Refused).Str("subject", r.subject).Msg("the run's requester refused events of the task")
 		}
+	}
+	if err != nil && sb.end {
+		r.log.Debug().Err(err).Str("subject", r.subject).Msg("the run's requester did not take the end of the task's events")
+		return
 	}
 	if err != nil {
 		if rep == nil || rep.Refused == 0 {

@@ -48,7 +48,17 @@ func (r *Remote) onEvents(m *nats.Msg) {
 		return
 	}
 	task := strings.TrimSuffix(strings.TrimPrefix(m.Subject, bus.CtlSubject(r.o.Bus.Prefix(), r.o.Run, "", "")), "."+ctlEvents)
-	rep := r.relayed(m, task)
+	r.intake.RLock()
+	var rep messages.EventBatchReply
+	switch {
+	case r.sealed:
+		rep = r.refuseSealed(m)
+	case m.Header.Get(messages.RelayEndHeader) != "" && len(m.Data) == 0:
+		rep = r.relayEnd(m, task)
+	default:
+		rep = r.relayed(m, task)
+	}
+	r.intake.RUnlock()
 	if m.Reply != "" {
 		b, _ := json.Marshal(rep)
 		_ = m.Respond(b)

@@ -116,6 +116,16 @@ type Remote struct {
 	// batches arrive in any order, so the run numbers them as it
 	// publishes them (one per node that held a task of this run).
 	nodeSeqs nodeNumbers
+	// relaysOpen are the tasks whose result the run took and whose
+	// delivery's relay has not sent its end marker yet: the attempt
+	// (relay_seal.go). relayWake gets a token when one ends.
+	relaysOpen map[string]int
+	relayWake  chan struct{}
+	// intake is held (read) while a batch of events is taken; sealed,
+	// set under it, refuses every batch from then on.
+	intake sync.RWMutex
+	sealed bool
+	ending atomic.Bool // the run's root has ended: its relays are awaited
 
 	duplicates     atomic.Uint64
 	forged         atomic.Uint64
@@ -156,6 +166,7 @@ func StartRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 	}
 	host, _ := os.Hostname()
 	r := &Remote{o: o, waiting: map[string]*remoteChild{}, bySeq: map[uint64]string{}, endedTasks: map[string]*remoteChild{},
+		relaysOpen: map[string]int{}, relayWake: make(chan struct{}, 1),
 		origin: fmt.Sprintf("%s/%d", host, os.Getpid()), life: uuid.NewString()[:8], wsKey: WorkspaceKey(o.Workspace)}
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	var err error
@@ -325,9 +336,13 @@ func (p remotePlacer) Place(ctx context.Context, task actors.ChildTask) (actors.
 }
 
 // EndRun is called once the run's root has ended, before run.finished
-// (actors.RunEnder): the run's events about its nodes end here, so none
-// is stored after its run.finished.
-func (p remotePlacer) EndRun() { p.r.nodeEv.silence() }
+// (actors.RunEnder): the run's events about its nodes end here, and the
+// events its nodes relay once their relays have ended (relay_seal.go), so
+// none is stored after its run.finished.
+func (p remotePlacer) EndRun() {
+	p.r.nodeEv.silence()
+	p.r.sealRelays()
+}
 
 // CancelRun tells every node at once that the run is cancelled: each
 // cancels the run's agents it runs, and runs none of its tasks that it

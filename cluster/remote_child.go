@@ -48,6 +48,9 @@ type remoteChild struct {
 	// with no word of a node (lost.go; zero: not seen so).
 	delivered time.Time
 	cancelled bool
+	// relayEnded is the attempt whose relay sent its end marker
+	// (relay_seal.go); guarded by r.mu.
+	relayEnded int
 }
 
 // noticed records a node's start (or refusal) notice, and says whether

@@ -54,6 +54,7 @@ func (r *Remote) onResult(m jetstream.Msg) {
 			Msg("result for no waiting task dropped (duplicate or unknown)")
 		return
 	}
+	r.relayOpened(c, res)
 	c.done <- actors.ResultFromWire(res)
 }
 

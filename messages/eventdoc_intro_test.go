@@ -48,5 +48,14 @@ const eventsDocIntro = "# Events\n\n" +
 	"```\n\n" +
 	"Missing nothing: `seq` counts each agent's events from 1 without gaps (per attempt for remote agents, see\n" +
 	"`attempt`), and each stored event has the stream's own sequence number.\n\n" +
+	"The run's end is the end of its events: every event of a run is stored before its `run.finished`, those of\n" +
+	"its agents on nodes included, so a subscriber that reads the stream in order and stops at `run.finished` (as\n" +
+	"`watch` does) has seen them all. This holds by construction, not by a wait: a node ends each task's relay of\n" +
+	"events with an end marker, sent after every batch before it was answered; once the root has ended, the\n" +
+	"orchestrator waits for the end markers of the tasks whose results it took (at most 20 s, for a node that\n" +
+	"died between its result and its marker), then refuses every later batch of the run (counted in\n" +
+	"`refused.events` of `run --json`, never stored), and its publisher stores `run.finished` only after every\n" +
+	"earlier event of the run is acknowledged by the stream (or counted in `events_dropped`), however long a lost\n" +
+	"server holds one back. Nothing of a run is stored after its `run.finished` (until a resume's `run.started`).\n\n" +
 	"A run's tool and token metrics (shell calls on file operations, blind writes, cache hits, parallel rounds,\n" +
 	"tokens per kind...) are computed from these events alone: [metrics.md](metrics.md) defines them.\n"

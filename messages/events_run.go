@@ -23,7 +23,7 @@ type RunFinished struct {
 	WallMS        int64             `json:"wall_ms" doc:"wall time of the run in milliseconds"`
 	EventsDropped uint64            `json:"events_dropped" doc:"events that could not be published (NATS unreachable and buffers full)"`
 	Budget        *BudgetSnapshot   `json:"budget,omitempty" doc:"the budget at the end: per agent, per kind, limits"`
-	LastSeq       map[string]uint64 `json:"last_seq,omitempty" doc:"per agent of this process, the seq of its last event (for \"run\", this event's own); an agent's events a subscriber lacks up to it were missed. Remote agents' events are their nodes' to count"`
+	LastSeq       map[string]uint64 `json:"last_seq,omitempty" doc:"per agent of this process, the seq of its last event (for \"run\", this event's own); an agent's events a subscriber lacks up to it were missed. Remote agents' events are their nodes' to count; every one of them that is stored comes before this event"`
 }
 
 // NodeJoined is the data of node.joined: a worker node registered. Node

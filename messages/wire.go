@@ -293,6 +293,11 @@ type Result struct {
 	// agent's changes, and where on the node it kept them (its worktree,
 	// and the patch when there is one).
 	ChangesError string `json:"changes_error,omitempty"`
+	// RelayEnds says the node ends the relay of this delivery's events
+	// with an end marker (see wire_relay.go): the requester waits for it
+	// before the run's end, so every event the relay carries is stored
+	// before run.finished.
+	RelayEnds bool `json:"relay_ends,omitempty"`
 }
 
 // Validate checks a result received from the wire.

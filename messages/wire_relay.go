@@ -11,6 +11,17 @@ import "fmt"
 // its run, from the delivery's node, about the task's agent or an agent
 // the task's agents started) and publishes those it vouches for; the rest
 // it refuses and counts. It answers with an EventBatchReply.
+//
+// A relay ends with an end marker: a request on the same subject with no
+// data and the header RelayEndHeader, proving the delivery like a batch,
+// sent once every batch before it was answered (or given up). A result
+// with RelayEnds promises one. The requester waits for the end markers of
+// the deliveries whose results it took before it ends the run (for a
+// bounded time: a node may die first); from then on it refuses every batch
+// of the run, so no event of the run is stored after its run.finished.
+
+// RelayEndHeader marks a relay's end marker.
+const RelayEndHeader = "Troupe-Relay-End"
 
 // MaxEventBatch bounds the events of one batch.
 const MaxEventBatch = 1024
