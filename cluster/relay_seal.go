@@ -71,6 +71,31 @@ func (r *Remote) relayEnd(m *nats.Msg, task string) messages.EventBatchReply {
 	return rep
 }
 
+// relaysLost stops waiting for the end markers of the relays that node
+// held: a lost node sends none, and the run's end need not wait out
+// relayEndWait for it (what it sends after the seal is refused).
+func (r *Remote) relaysLost(node string) {
+	r.mu.Lock()
+	dropped := 0
+	for task := range r.relaysOpen {
+		c := r.waiting[task]
+		if c == nil {
+			c = r.endedTasks[task]
+		}
+		if c == nil || c.holder() == node {
+			delete(r.relaysOpen, task)
+			dropped++
+		}
+	}
+	r.mu.Unlock()
+	if dropped > 0 {
+		select {
+		case r.relayWake <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // sealRelays waits (at most relayEndWait) until every relay the run waits
 // for has ended, then closes the intake: it returns once no batch is
 // being taken and none will be. It returns the relays that had not ended.

@@ -28,6 +28,24 @@ import (
 // for its nodes' relays, the held event was stored after run.finished and
 // the watcher ended without it.)
 func TestRelayedEventHeldPastTheRootsEndIsWatched(t *testing.T) {
+	heldRelayRun(t, false)
+}
+
+// A node lost while the run waits for the end of its relay (it took the
+// task, relayed one event and gave the result, then went silent) ends
+// the wait at once: the run ends without waiting out relayEndWait, says
+// nothing of a relay that did not end, and refuses what the lost node
+// sends later. (Before, the run waited the whole relayEndWait and warned
+// of one relay that had not ended.)
+func TestLostNodesRelayIsNotAwaited(t *testing.T) {
+	heldRelayRun(t, true)
+}
+
+// heldRelayRun plays a node that relays agent.started, gives the result
+// and holds the task agent's agent.finished until the run is ending; then
+// it sends the held event and the relay's end, or (lost) the node is
+// reported lost instead.
+func heldRelayRun(t *testing.T, lost bool) {
 	s := natsServer(t)
 	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
 		{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: json.RawMessage(`{"type":"explore","task":"q0: where is main?"}`)}}},
@@ -46,12 +64,13 @@ func TestRelayedEventHeldPastTheRootsEndIsWatched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	log := &logLines{}
 	pub, err := conn.NewPublisher(bus.PublisherOptions{Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: conn, Run: run, Placement: map[string]string{"explore": PlaceRemote},
-		Events: pub, Relay: pub, Log: zerolog.Nop()})
+		Events: pub, Relay: pub, Log: zerolog.New(log)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,13 +161,20 @@ func TestRelayedEventHeldPastTheRootsEndIsWatched(t *testing.T) {
 		return errors.New("the run has not ended yet")
 	})
 	held := agentEvent(messages.EvtAgentFinished, 2, messages.AgentEnded{Status: "completed", Reason: "finished", Model: "big"})
-	if rep := relay(batchOf(held), false); rep.Accepted != 1 {
-		t.Errorf("the held event relayed: %+v", rep)
-	}
-	if rep := relay(nil, true); rep.Error != nil {
-		t.Errorf("the relay's end: %+v", rep.Error)
+	if lost {
+		remote.nodeLost(messages.NodeInfo{ID: "n1", Name: "n1"})
+	} else {
+		if rep := relay(batchOf(held), false); rep.Accepted != 1 {
+			t.Errorf("the held event relayed: %+v", rep)
+		}
+		if rep := relay(nil, true); rep.Error != nil {
+			t.Errorf("the relay's end: %+v", rep.Error)
+		}
 	}
 	r := <-ended
+	if log.has("without the end of every node's events") {
+		t.Errorf("the run waited for a relay that did not end: %s", log.b.String())
+	}
 	if r.Status != actors.StatusCompleted {
 		t.Fatalf("run: %+v", r.AgentResult)
 	}
@@ -167,6 +193,9 @@ func TestRelayedEventHeldPastTheRootsEndIsWatched(t *testing.T) {
 		got = append(got, ev.Agent+" "+ev.Type)
 	}
 	want := fmt.Sprintf("%s %s", task.ID, messages.EvtAgentFinished)
+	if lost {
+		want = fmt.Sprintf("%s %s", task.ID, messages.EvtAgentStarted)
+	}
 	if !slices.Contains(got, want) || got[len(got)-1] != "run "+messages.EvtRunFinished {
 		t.Errorf("the watcher ended without the held event (%s): %v", want, got)
 	}

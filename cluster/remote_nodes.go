@@ -42,6 +42,7 @@ func (r *Remote) nodeLost(n messages.NodeInfo) {
 	r.o.Log.Warn().Str("node", n.ID).Str("name", n.Name).Dur("silent_for", silent).Msg("node lost: no heartbeat")
 	r.nodeEv.emit(r.o.Run, n.ID, messages.EvtNodeLeft, messages.NodeLeft{Node: n.ID, Name: n.Name, Reason: NodeLost})
 	r.reclaim(n.ID)
+	r.relaysLost(n.ID)
 	r.mu.Lock()
 	s := r.budget
 	r.mu.Unlock()

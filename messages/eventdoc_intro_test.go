@@ -52,8 +52,8 @@ const eventsDocIntro = "# Events\n\n" +
 	"its agents on nodes included, so a subscriber that reads the stream in order and stops at `run.finished` (as\n" +
 	"`watch` does) has seen them all. This holds by construction, not by a wait: a node ends each task's relay of\n" +
 	"events with an end marker, sent after every batch before it was answered; once the root has ended, the\n" +
-	"orchestrator waits for the end markers of the tasks whose results it took (at most 20 s, for a node that\n" +
-	"died between its result and its marker), then refuses every later batch of the run (counted in\n" +
+	"orchestrator waits for the end markers of the tasks whose results it took (not those of a node declared lost;\n" +
+	"at most 20 s, for a node that died unnoticed between its result and its marker), then refuses every later batch of the run (counted in\n" +
 	"`refused.events` of `run --json`, never stored), and its publisher stores `run.finished` only after every\n" +
 	"earlier event of the run is acknowledged by the stream (or counted in `events_dropped`), however long a lost\n" +
 	"server holds one back. Nothing of a run is stored after its `run.finished` (until a resume's `run.started`).\n\n" +
