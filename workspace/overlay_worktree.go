@@ -97,7 +97,7 @@ func (r *Repo) createOverlay(ctx context.Context, snap Snapshot, name string) (*
 func (w *Worktree) mountOverlay(ctx context.Context) error {
 	ov, r := w.ov, w.repo
 	var err error
-	if w.admin, err = r.register(w.dir, w.snap.Commit); err != nil {
+	if w.admin, err = r.register(w.dir, w.snap.Commit, false); err != nil {
 		return err
 	}
 	if err := copyLowerIndex(ov.lower.index, filepath.Join(w.admin, "index")); err != nil {

@@ -105,3 +105,55 @@ func TestReusedWorktreeKilledKeepsItsWork(t *testing.T) {
 		t.Errorf("Prune kept %+v, want the second agent's b.txt", kept)
 	}
 }
+
+// TestCreateChild is the child of TestWorktreeKilledWhileMadeKeepsNothing:
+// in the workspace its TROUPE_TEST_CREATE_CHILD names, it makes a
+// checkout worktree and waits for its SIGKILL once the worktree is
+// registered and its files not yet checked out. Run alone, it does
+// nothing.
+func TestCreateChild(t *testing.T) {
+	root := os.Getenv("TROUPE_TEST_CREATE_CHILD")
+	if root == "" {
+		return
+	}
+	r, err := Open(context.Background(), root, Options{Worktrees: WorktreesCheckout})
+	must(t, err)
+	snap, err := r.Snapshot(t.Context())
+	must(t, err)
+	parkHook = func(step string) {
+		if step == "creating" {
+			os.Stdout.WriteString("\n" + landingMark + "\n")
+			_, _ = io.Copy(io.Discard, os.Stdin) // until killed
+		}
+	}
+	_, err = r.NewWorktree(t.Context(), snap, "worker")
+	t.Fatalf("the worktree was made without its creating step: %v", err)
+}
+
+// A process killed while it made a worktree (registered, its files not
+// yet all written) leaves a tree whose files differ from its snapshot
+// though no agent touched it: Prune keeps nothing of it and removes it.
+// (Before new worktrees were registered parked, Prune kept its missing
+// files as a killed process's deletions.)
+func TestWorktreeKilledWhileMadeKeepsNothing(t *testing.T) {
+	root := newRepo(t, map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n"})
+	write(t, root, map[string]string{".troupe/.gitignore": "*\n"})
+	killTestChild(t, "TestCreateChild", "its worktree's checkout", "TROUPE_TEST_CREATE_CHILD="+root)
+	if dead, _ := filepath.Glob(filepath.Join(root, ".troupe", "worktrees", "*-worker")); len(dead) != 1 {
+		t.Fatalf("the killed process left no worktree: %v", dead)
+	}
+	r, err := Open(t.Context(), root, Options{Worktrees: WorktreesCheckout})
+	must(t, err)
+	defer r.Close(t.Context())
+	kept, err := r.PruneKeep(t.Context())
+	must(t, err)
+	if len(kept) != 0 {
+		t.Errorf("Prune kept %+v of a worktree being made, which held no agent's work", kept)
+	}
+	if left, _ := filepath.Glob(filepath.Join(root, ".troupe", "worktrees", "*")); len(left) != 0 {
+		t.Errorf("left in the worktrees: %v", left)
+	}
+	if runs, _ := filepath.Glob(filepath.Join(root, ".troupe", "runs", "killed-*")); len(runs) != 0 {
+		t.Errorf("kept as a killed process's work: %v", runs)
+	}
+}

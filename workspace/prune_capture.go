@@ -42,7 +42,7 @@ func (r *Repo) captureDead(ctx context.Context, parent *dirFD, work string, uppe
 		k.Left = append(k.Left, p+": not a file git tracks, removed")
 	}
 	dir := filepath.Join(r.worktreesDir(), work)
-	adm, err := r.register(dir, commit)
+	adm, err := r.register(dir, commit, false)
 	if err != nil {
 		return true, err
 	}

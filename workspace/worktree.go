@@ -131,27 +131,36 @@ func (w *Worktree) populate(ctx context.Context) error {
 	r := w.repo
 	w.at = anchorPath(w.fd, w.dir)
 	var err error
-	if w.admin, err = r.register(w.dir, w.snap.Commit); err == nil {
+	// Registered parked (parkedFile): a process killed before its checkout
+	// is done leaves no agent's work, only a half-written tree Prune removes.
+	if w.admin, err = r.register(w.dir, w.snap.Commit, true); err == nil {
 		err = w.fd.writeNew(".git", 0o644, []byte("gitdir: "+w.admin+"\n"))
 	}
 	if err != nil {
 		return err
 	}
 	w.g = r.worktreeGit(w.admin, w.at, w.dir)
-	return w.checkout(ctx)
+	parkStep("creating")
+	if err := w.checkout(ctx); err != nil {
+		return err
+	}
+	return w.markParked(false)
 }
 
 // register makes the git directory of the worktree at dir in the home,
 // its HEAD detached at commit, as git worktree add does: made under a
 // temporary name and renamed into worktrees/, so git never sees half of
-// it. It returns its path.
-func (r *Repo) register(dir, commit string) (string, error) {
+// it. parked marks it parkedFile from the start. It returns its path.
+func (r *Repo) register(dir, commit string, parked bool) (string, error) {
 	tmp, err := os.MkdirTemp(r.home.tmpDir(), r.home.tmpName("worktree"))
 	if err != nil {
 		return "", err
 	}
 	files := map[string]string{"HEAD": commit + "\n", "commondir": "../..\n", "gitdir": filepath.Join(dir, ".git") + "\n",
 		snapshotFile: commit + "\n"}
+	if parked {
+		files[parkedFile] = "parked\n"
+	}
 	for name, data := range files {
 		if err = os.WriteFile(filepath.Join(tmp, name), []byte(data), 0o644); err != nil {
 			break

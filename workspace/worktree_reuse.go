@@ -206,7 +206,8 @@ func (w *Worktree) setHead(commit string) error {
 	return w.noteSnapshot(commit)
 }
 
-// parkedFile marks, in a worktree's git directory, a worktree parked
+// parkedFile marks, in a worktree's git directory, a worktree being
+// made (from its registration until its checkout is done) or parked
 // for reuse: from park until takeIdle hands it to an agent, it holds no
 // agent's work (what it held was captured, or dropped on purpose), and
 // its preparation rewrites its files before it moves its HEAD and its
@@ -232,7 +233,9 @@ func (w *Worktree) markParked(on bool) error {
 
 // parkHook, when set (tests only), is called at the steps of a parked
 // worktree's preparation: "switched" (its files rewritten, its HEAD not
-// yet moved) and "reset" (git reset done, its snapshot not yet noted).
+// yet moved) and "reset" (git reset done, its snapshot not yet noted);
+// and of a new worktree's making: "creating" (registered, its files not
+// yet checked out).
 var parkHook func(step string)
 
 // parkStep calls parkHook when set.
