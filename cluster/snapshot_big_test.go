@@ -50,7 +50,7 @@ func TestRemoteBigChangesKeepMemoryBounded(t *testing.T) {
 	if len(rep.Changes) != 1 || rep.Changes[0].Status != messages.ChangeStatusApplied {
 		t.Fatalf("changes %+v, want one applied", rep.Changes)
 	}
-	if rep.MaxKB > 300*1024 {
+	if rep.MaxKB > 300*1024 && !raceEnabled { // the race detector's shadow memory is not the program's
 		t.Errorf("peak RSS %d MB: want under 300 MB", rep.MaxKB/1024)
 	}
 	for _, name := range []string{"changed.bin", "new.bin"} {
@@ -75,7 +75,7 @@ func TestRemoteHugeFileIsReportedNotShipped(t *testing.T) {
 		rep.Changes[0].Oversize[0] != want {
 		t.Fatalf("changes %+v, want one applied naming huge.bin (1 GiB)", rep.Changes)
 	}
-	if rep.MaxKB > 300*1024 {
+	if rep.MaxKB > 300*1024 && !raceEnabled { // the race detector's shadow memory is not the program's
 		t.Errorf("peak RSS %d MB: want under 300 MB", rep.MaxKB/1024)
 	}
 	if _, err := os.Lstat(filepath.Join(rep.dir, "requester", "huge.bin")); err == nil {
