@@ -103,30 +103,7 @@ func fallbackAsNobody(t *testing.T) {
 	if logged.String() != "" {
 		t.Fatalf("warned before any command: %s", logged)
 	}
-	ws := t.TempDir()
-	for _, d := range []string{".git", "src"} {
-		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pol := Policy{Writable: []string{ws}, ReadOnly: []string{filepath.Join(ws, ".git")}, Network: NetworkAllow}
-	for _, script := range []string{"echo x >> .git/config", "echo x >> .git/config", "echo y > src/a.txt"} {
-		cmd := exec.Command("sh", "-c", script)
-		cmd.Dir = ws
-		if err := Start(cmd, pol, s); err != nil {
-			t.Fatal(err)
-		}
-		err := cmd.Wait()
-		if wrote := err == nil; wrote != strings.Contains(script, "src/") {
-			t.Errorf("%s: %v", script, err)
-		}
-	}
-	if b, _ := os.ReadFile(filepath.Join(ws, ".git", "config")); string(b) != "[core]\n" {
-		t.Errorf(".git/config became %q", b)
-	}
+	writesBesideReadOnlyGit(t, s)
 	if n := strings.Count(logged.String(), "kept read-only by Landlock alone"); n != 1 || !strings.Contains(logged.String(), "no mount namespaces") {
 		t.Errorf("%d warnings, want 1 saying why:\n%s", n, logged)
 	}
@@ -159,6 +136,21 @@ func launcherFallbackAsNobody(t *testing.T) {
 		peer.Missing(t, "user namespaces", "the launcher's fallback needs Landlock and user namespaces for nobody: %+v", s)
 	}
 	s.ThreadMountNS = false // nobody has none; said for clarity
+	writesBesideReadOnlyGit(t, s)
+	if n := strings.Count(logged.String(), "kept read-only by Landlock alone"); n != 1 || !strings.Contains(logged.String(), "could not bind") {
+		t.Errorf("%d warnings, want 1 saying why:\n%s", n, logged)
+	}
+	if !strings.Contains(Check().HolesFallback, "could not bind") {
+		t.Errorf("Check says %q", Check().HolesFallback)
+	}
+	t.Logf("the warning: %s", logged)
+}
+
+// writesBesideReadOnlyGit runs three commands under s in a workspace
+// whose .git is read-only: two appends to .git/config (refused, the file
+// unchanged) and a write in src (allowed).
+func writesBesideReadOnlyGit(t *testing.T, s Support) {
+	t.Helper()
 	ws := t.TempDir()
 	for _, d := range []string{".git", "src"} {
 		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
@@ -185,11 +177,4 @@ func launcherFallbackAsNobody(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, ".git", "config")); string(b) != "[core]\n" {
 		t.Errorf(".git/config became %q", b)
 	}
-	if n := strings.Count(logged.String(), "kept read-only by Landlock alone"); n != 1 || !strings.Contains(logged.String(), "could not bind") {
-		t.Errorf("%d warnings, want 1 saying why:\n%s", n, logged)
-	}
-	if !strings.Contains(Check().HolesFallback, "could not bind") {
-		t.Errorf("Check says %q", Check().HolesFallback)
-	}
-	t.Logf("the warning: %s", logged)
 }
