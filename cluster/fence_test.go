@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/troupe-ai/troupe/actors"
+	"github.com/troupe-ai/troupe/bus"
 	"github.com/troupe-ai/troupe/internal/testport"
 	"github.com/troupe-ai/troupe/llm/llmtest"
 
@@ -178,5 +179,105 @@ func TestTaskGivenUpWhileCutOffQueuedAgainAtOnce(t *testing.T) {
 	}
 	if got := calls.Load(); got != 2 {
 		t.Errorf("%d model calls for the task, want 2 (the one given up, the one that answered)", got)
+	}
+}
+
+// The run revokes a node's copy of a task (attempt 1) and queues the task
+// again; the same node takes the new delivery (attempt 2) before a copy of
+// the revoke reaches it (a cancel and a task travel apart): that revoke
+// names attempt 1 and leaves the new copy running, which answers.
+func TestLateRevokeSparesTheNodesLaterDelivery(t *testing.T) {
+	s := natsServer(t)
+	first, second, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	srv := llmtest.New(llmtest.Script{Agents: []llmtest.AgentScript{
+		{Match: llmtest.Matcher{Kind: "root"}, Turns: []llmtest.Turn{
+			{ToolCalls: []llmtest.ToolCall{{Name: "delegate", Args: json.RawMessage(`{"type":"explore","task":"q0: where is main?"}`)}}},
+			{Text: "all answered"}}},
+		{Match: llmtest.Matcher{Kind: "explore"}, Repeat: true, Turns: []llmtest.Turn{{Dynamic: func(llmtest.Recorded) llmtest.Turn {
+			switch calls.Add(1) {
+			case 1:
+				close(first)
+				return llmtest.Turn{Latency: llmtest.Duration(10 * time.Minute), Text: "q0: never"}
+			case 2:
+				close(second)
+				<-release
+			}
+			return llmtest.Turn{Text: "q0: main.go:3"}
+		}}}},
+	}})
+	defer srv.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	nc := connect(t, s)
+	n := startNodeWith(t, NodeOptions{Bus: wrap(t, connect(t, s)), ID: "n1", Name: "n1", Kinds: []string{"explore"}, Slots: 1,
+		Agent: actors.Options{Workspace: workspace(t), Client: modelClient(t, srv), Models: actors.Models{Default: "big", Cheap: "small"},
+			Log: zerolog.Nop()},
+		Events: &recorder{}, AckWait: time.Hour, Log: zerolog.Nop()})
+	const run = "lrv"
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: run,
+		Placement: map[string]string{"explore": PlaceRemote}, Events: &recorder{}, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remote.Close()
+	done := make(chan error, 1)
+	go func() {
+		res, err := actors.Run(t.Context(), actors.Options{Run: run, Workspace: workspace(t), Task: "find main",
+			Client: modelClient(t, srv), Models: actors.Models{Default: "big", Cheap: "small"}, Events: &recorder{},
+			Settings: actors.Settings{PlanFirst: map[string]bool{"root": false}},
+			Placer:   remote.Placer(), OnBudget: remote.ServeBudget, Log: zerolog.Nop()})
+		if err == nil && (res.Status != actors.StatusCompleted || res.Text != "all answered") {
+			err = fmt.Errorf("run: %+v", res.AgentResult)
+		}
+		done <- err
+	}()
+	<-first
+	var c *remoteChild
+	checkFor(t, 30*time.Second, func() error {
+		remote.mu.Lock()
+		for _, w := range remote.waiting {
+			c = w
+		}
+		remote.mu.Unlock()
+		if c == nil || c.holder() != "n1" {
+			return errorf("the run has not heard that n1 took the task")
+		}
+		return nil
+	})
+	c.reissue("n1") // as if n1 were found lost: its attempt 1 revoked, the task queued again
+	<-second        // n1 stopped attempt 1 and took attempt 2
+	late, _ := json.Marshal(messages.Cancel{V: messages.ProtocolVersion, Reason: "claim revoked: late copy", Node: "n1", Attempt: 1})
+	probe, _ := json.Marshal(messages.Cancel{V: messages.ProtocolVersion, Reason: "probe"})
+	for _, m := range []struct {
+		agent string
+		data  []byte
+	}{{c.task.ID, late}, {"probe", probe}} {
+		if err := nc.Publish(bus.CtlSubject(remote.o.Bus.Prefix(), run, m.agent, ctlCancel), m.data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkFor(t, 30*time.Second, func() error { // the node handles the cancels in order: the late one is handled
+		if !n.gone.has(run, "probe") {
+			return errorf("the node has not handled the cancels")
+		}
+		return nil
+	})
+	close(release)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("the run did not finish: node %+v, remote %+v", n.Stats(), remote.Stats())
+	}
+	if st := n.Stats(); st.Taken != 2 || st.Completed != 1 || st.Revoked != 1 {
+		t.Errorf("node %+v: want attempt 1 revoked, attempt 2 completed", st)
 	}
 }

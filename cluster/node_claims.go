@@ -89,7 +89,7 @@ func (n *Node) fenceSilent(now time.Time) {
 	for _, rt := range stop {
 		n.stats.fenced.Add(1)
 		rt.fenced.Store(true)
-		n.revoke(rt.run, rt.agent, fmt.Sprintf("claim given up: the node's heartbeats have not got through for %s, "+
+		n.revoke(rt.run, rt.agent, rt.attempt, fmt.Sprintf("claim given up: the node's heartbeats have not got through for %s, "+
 			"and the run may hand the task to another node: agent stopped, its result dropped", silent.Round(time.Millisecond)))
 	}
 }
@@ -135,7 +135,7 @@ func (n *Node) checkClaims(ctx context.Context) {
 	n.mu.Unlock()
 	for _, rt := range held {
 		if _, err := s.GetMsg(ctx, rt.seq); errors.Is(err, jetstream.ErrMsgNotFound) {
-			n.revoke(rt.run, rt.agent, "claim revoked: the node was silent for longer than two heartbeats, and the task is no longer its own")
+			n.revoke(rt.run, rt.agent, rt.attempt, "claim revoked: the node was silent for longer than two heartbeats, and the task is no longer its own")
 		}
 	}
 }

@@ -222,7 +222,7 @@ func (n *Node) onCancel(m *nats.Msg) {
 	if c.Node != "" {
 		// A claim revoked: only that node's copy stops.
 		if c.Node == n.o.ID {
-			n.revoke(run, agent, c.Reason)
+			n.revoke(run, agent, c.Attempt, c.Reason)
 		}
 		return
 	}
@@ -234,10 +234,16 @@ func (n *Node) onCancel(m *nats.Msg) {
 }
 
 // revoke stops this node's copy of run's agent, whose task the run has
-// handed to another node: it publishes no result and settles nothing.
-func (n *Node) revoke(run, agent, reason string) {
+// handed to another node: it publishes no result and settles nothing. A
+// copy of a later attempt than upTo (0: any) is another delivery than the
+// one revoked (a revoke that arrived after the task was queued again and
+// taken here anew) and goes on.
+func (n *Node) revoke(run, agent string, upTo int, reason string) {
 	n.mu.Lock()
 	rt := n.running[run+"."+agent]
+	if rt != nil && upTo > 0 && rt.attempt > upTo {
+		rt = nil
+	}
 	if rt != nil {
 		rt.revoked.Store(true)
 		rt.letGo()

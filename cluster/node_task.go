@@ -29,6 +29,7 @@ type runningTask struct {
 	lapsed   atomic.Bool   // the run's lease lapsed: no result, the task dropped
 	leased   bool          // the run has a lease
 	seq      uint64        // the task's stream sequence
+	attempt  int           // the attempt this copy runs
 	fenceAt  time.Duration // a heartbeat silence this long stops it (fenceAfter)
 	gone     chan struct{} // closed once revoked or lapsed (let go)
 	goneOnce sync.Once
@@ -159,7 +160,7 @@ func (n *Node) run(kind string, m jetstream.Msg) {
 		return
 	}
 	key := task.Run + "." + task.ID
-	rt := &runningTask{run: task.Run, agent: task.ID, msg: m, seq: md.Sequence.Stream, leased: task.RunLeaseMS > 0, fenceAt: fenceAt,
+	rt := &runningTask{run: task.Run, agent: task.ID, msg: m, seq: md.Sequence.Stream, attempt: task.Attempt, leased: task.RunLeaseMS > 0, fenceAt: fenceAt,
 		gone: make(chan struct{})}
 	switch n.claim(key, rt) {
 	case claimHandBack:

@@ -133,7 +133,7 @@ func (c *remoteChild) reissue(lost string) {
 		r.mu.Unlock()
 		return
 	}
-	old, holder := c.seq, c.node
+	old, holder, held := c.seq, c.node, c.attempt
 	c.node, c.secret, c.orphan = "", newSecret(), true
 	c.heard, c.delivered = false, time.Time{}
 	c.requeued++
@@ -145,7 +145,7 @@ func (c *remoteChild) reissue(lost string) {
 	r.reissued.Add(1)
 	r.deleteTask(old)
 	if holder != "" {
-		c.revoke(holder, "the node was lost (no heartbeat), or the run's lease lapsed, and the task was queued again")
+		c.revoke(holder, held, "the node was lost (no heartbeat), or the run's lease lapsed, and the task was queued again")
 	}
 	c.requeue()
 }
@@ -165,9 +165,10 @@ func (c *remoteChild) requeue() {
 	}
 }
 
-// revoke tells node to stop its copy of the task, which is no longer its
-// own (the cancel names the node: other nodes' copies go on).
-func (c *remoteChild) revoke(node, why string) {
-	b, _ := json.Marshal(messages.Cancel{V: messages.ProtocolVersion, Reason: "claim revoked: " + why, Node: node})
+// revoke tells node to stop its copy of the task's attempt, which is no
+// longer its own (the cancel names the node and the attempt: other
+// nodes' copies go on, and so does a later delivery the node took since).
+func (c *remoteChild) revoke(node string, attempt int, why string) {
+	b, _ := json.Marshal(messages.Cancel{V: messages.ProtocolVersion, Reason: "claim revoked: " + why, Node: node, Attempt: attempt})
 	_ = c.r.o.Bus.NATS().Publish(bus.CtlSubject(c.r.o.Bus.Prefix(), c.task.Run, c.task.ID, ctlCancel), b)
 }

@@ -81,8 +81,8 @@ func (c *remoteChild) noticed(n messages.StartNotice) (mine bool, why string) {
 	if n.Attempt < c.attempt {
 		return false, fmt.Sprintf("a later delivery of the task (attempt %d) runs on node %s", c.attempt, c.node)
 	}
-	if was := c.node; was != "" && was != n.Node {
-		go c.revoke(was, fmt.Sprintf("the task was delivered again, to node %s (attempt %d)", n.Node, n.Attempt))
+	if was, held := c.node, c.attempt; was != "" && was != n.Node {
+		go c.revoke(was, held, fmt.Sprintf("the task was delivered again, to node %s (attempt %d)", n.Node, n.Attempt))
 	}
 	c.node, c.attempt = n.Node, n.Attempt
 	return true, ""

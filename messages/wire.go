@@ -347,10 +347,19 @@ type Cancel struct {
 	// that node: the orchestrator revokes a lost node's claim on a task
 	// it has handed to another node, and only the lost node's copy stops.
 	Node string `json:"node,omitempty"`
+	// Attempt, with Node, names the delivery revoked: the node stops its
+	// copy only if that copy runs this attempt or an earlier one, never a
+	// later delivery of the task it took meanwhile (0: whichever copy).
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // Validate checks a cancel request.
-func (c *Cancel) Validate() error { return checkVersion("cancel", c.V) }
+func (c *Cancel) Validate() error {
+	if c.Attempt < 0 {
+		return fmt.Errorf("%w: cancel of attempt %d", ErrBadMessage, c.Attempt)
+	}
+	return checkVersion("cancel", c.V)
+}
 
 // Steer adds a message to a running agent's conversation before its next
 // round (send_input).

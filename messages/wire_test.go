@@ -27,7 +27,7 @@ func wireSamples() []any {
 			Nested: []NestedChanges{{Agent: "worker-9c8d", Status: "conflict", Files: []string{"a.go", "b.go"}, Conflicts: []string{"a.go"},
 				Patch: []byte("diff --git a/a.go b/a.go\n")}, {Agent: "worker-7e6f", Status: "patch", Files: []string{"c.go"}, PatchRef: "r1/lead-1-1-worker-7e6f.patch"}}},
 		&Status{Agent: "w1", Kind: "worker", Round: 3, Phase: "executing", TokensIn: 1, TokensOut: 2, CostUSD: 0.1, CurrentTool: "shell", Model: "m", Ended: true},
-		&Cancel{V: ProtocolVersion, Reason: "parent ended"},
+		&Cancel{V: ProtocolVersion, Reason: "claim revoked", Node: "n1", Attempt: 2},
 		&Steer{V: ProtocolVersion, Message: "also check the tests"},
 		&SteerReply{Accepted: true},
 		&BudgetAcquireRequest{V: ProtocolVersion, Agent: "e1", Parent: "root", Kind: "explore", Estimate: 100, EstimateUSD: 0.1, DeadlineUnixMS: 99},
@@ -112,6 +112,9 @@ func TestWireValidate(t *testing.T) {
 	}
 	if _, err := Decode[Cancel]([]byte(`{"v":1,"reason":"`+string(make([]byte, 100))+`"}`), 50); !errors.Is(err, ErrBadMessage) {
 		t.Errorf("oversize: %v", err)
+	}
+	if _, err := Decode[Cancel]([]byte(`{"v":1,"reason":"r","node":"n1","attempt":-1}`), 1<<20); !errors.Is(err, ErrBadMessage) {
+		t.Errorf("negative attempt: %v", err)
 	}
 	if _, err := Decode[AskRequest]([]byte(`{"v":1,"id":"q","run":"r","agent":"a","question":" "}`), 1<<20); !errors.Is(err, ErrBadMessage) {
 		t.Errorf("empty question: %v", err)
