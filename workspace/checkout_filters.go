@@ -30,7 +30,7 @@ func (w *Worktree) smudgeFiltered(ctx context.Context) error {
 	if len(uc.filters) == 0 || filterUnsupported() != "" {
 		return nil
 	}
-	c, err := w.filterConverter(ctx, w.snap.Tree)
+	c, exec, err := w.filterConverter(ctx, w.snap.Tree)
 	if err != nil || c == nil {
 		return err
 	}
@@ -40,7 +40,11 @@ func (w *Worktree) smudgeFiltered(ctx context.Context) error {
 		if err != nil || n > w.repo.maxChange() {
 			continue
 		}
-		if err := replaceFrom(w.fd, path, 0o644, c.smudgeSrc(ctx, path, id)); err != nil {
+		perm := uint32(0o644)
+		if exec[path] {
+			perm = 0o755
+		}
+		if err := replaceFrom(w.fd, path, perm, c.smudgeSrc(ctx, path, id)); err != nil {
 			return fmt.Errorf("check out %s through your filter: %w", path, err)
 		}
 	}
@@ -50,26 +54,31 @@ func (w *Worktree) smudgeFiltered(ctx context.Context) error {
 
 // filterConverter is a converter of the regular files of tree whose
 // filter attribute (read in the worktree) names a driver of the user's
-// global config; nil when there are none.
-func (w *Worktree) filterConverter(ctx context.Context, tree string) (*converter, error) {
+// global config (nil when there are none), and which of tree's files are
+// executable.
+func (w *Worktree) filterConverter(ctx context.Context, tree string) (*converter, map[string]bool, error) {
 	out, err := w.g.run(ctx, nil, "ls-tree", "-r", "-z", "--full-tree", tree)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var paths strings.Builder
+	exec := map[string]bool{}
 	for rec := range bytes.SplitSeq(out, []byte{0}) {
 		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
 		if ok && (bytes.HasPrefix(meta, []byte("100644 ")) || bytes.HasPrefix(meta, []byte("100755 "))) {
 			paths.Write(path)
 			paths.WriteByte(0)
+			if meta[3] == '7' {
+				exec[string(path)] = true
+			}
 		}
 	}
 	if paths.Len() == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	attrs, err := w.g.run(ctx, []byte(paths.String()), "check-attr", "-z", "--stdin", "filter")
 	if err != nil {
-		return nil, fmt.Errorf("read attributes: %w", err)
+		return nil, nil, fmt.Errorf("read attributes: %w", err)
 	}
 	uc := w.repo.conv
 	c := &converter{r: w.repo, g: w.g, at: w.at, paths: map[string]bool{}, filtered: map[string]filterDriver{}, refused: map[string]string{}}
@@ -81,9 +90,9 @@ func (w *Worktree) filterConverter(ctx context.Context, tree string) (*converter
 		}
 	}
 	if len(c.filtered) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return c, nil
+	return c, exec, nil
 }
 
 // cleanFiltered is tree with the filtered files the capture changed or

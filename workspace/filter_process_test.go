@@ -120,6 +120,36 @@ func TestCheckoutThroughTheFilterRoundTrips(t *testing.T) {
 	}
 }
 
+// An executable file checked out through the user's filter stays
+// executable in the worktree, and an untouched one captures no mode
+// change (which would land as the user's file losing its x bit).
+func TestFilteredExecutableKeepsItsMode(t *testing.T) {
+	needSandbox(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	userGlobalConfig(t, "[filter \"rev\"]\n\tclean = rev\n\tsmudge = rev\n\trequired\n")
+	root := newRepo(t, map[string]string{".gitattributes": "*.rev filter=rev\n", "f.rev": seven, ".troupe/.gitignore": "*\n"})
+	sh(t, root, "update-index", "--chmod=+x", "f.rev")
+	sh(t, root, "commit", "-q", "-m", "executable")
+	checkoutFiltered(t, root)
+	r, snap := openSnap(t, root)
+	w, err := r.NewWorktree(t.Context(), snap, "w")
+	must(t, err)
+	if got := read(t, w.Root(), "f.rev"); got != revLines(seven) {
+		t.Fatalf("the worktree's f.rev = %q, want the smudged form", got)
+	}
+	fi, err := os.Stat(filepath.Join(w.Root(), "f.rev"))
+	must(t, err)
+	if fi.Mode().Perm()&0o100 == 0 {
+		t.Errorf("the worktree's f.rev has mode %v, want it executable", fi.Mode())
+	}
+	cs, err := w.Capture(t.Context())
+	must(t, err)
+	if !cs.Empty() {
+		t.Errorf("an untouched executable filtered file captured as a change: %+v", cs.Files)
+	}
+}
+
 // Whatever a filter process answers, speaking the protocol to it ends
 // with contents or an error, never a panic, a hang or output over the
 // limit.
