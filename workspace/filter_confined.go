@@ -189,7 +189,7 @@ func (c *converter) checkFiltered(ctx context.Context, snap Snapshot, entries []
 		}
 		same := false
 		if snap.Base != "" {
-			head, code, err := c.r.g.runCode(ctx, nil, "rev-parse", "-q", "--verify", snap.Base+":"+snap.Prefix+e.path)
+			head, code, err := c.r.g.runCode(ctx, nil, "rev-parse", "-q", "--verify", snap.Base+":"+e.path) // e.path is the repository's (Prefix included)
 			if err != nil {
 				return err
 			}
