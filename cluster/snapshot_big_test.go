@@ -169,7 +169,7 @@ func TestRemoteRSSChild(t *testing.T) {
 
 // bigRepos makes the requester's repository at requester (holding what
 // is there, and main.go) and the node's clone of it at node.
-func bigRepos(t *testing.T, requester, node string) {
+func bigRepos(t testing.TB, requester, node string) {
 	t.Helper()
 	for name, text := range map[string]string{".gitignore": ".troupe/\n", "main.go": "package main\n"} {
 		if err := os.WriteFile(filepath.Join(requester, name), []byte(text), 0o644); err != nil {
@@ -184,7 +184,7 @@ func bigRepos(t *testing.T, requester, node string) {
 
 // writeURandom writes n random bytes from the kernel to the file at abs
 // (making its directory), in pieces.
-func writeURandom(t *testing.T, abs string, n int64) {
+func writeURandom(t testing.TB, abs string, n int64) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		t.Fatal(err)
