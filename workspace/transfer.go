@@ -142,7 +142,8 @@ func (r *Repo) UnbundleFrom(ctx context.Context, what string, src io.Reader, dig
 		return messages.CheckDigest(what, nil, "")
 	}
 	b, err := r.spoolBundle(func(w io.Writer) error {
-		_, err := io.Copy(w, src)
+		// A read takes an object store chunk (128 KiB) or two whole.
+		_, err := io.CopyBuffer(w, src, make([]byte, 256<<10))
 		return err
 	})
 	if err != nil {
