@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -267,26 +266,4 @@ func writeSnapshotRSS(t *testing.T, path string, rep snapshotRSSReport) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// peakRSS is the process's peak RSS so far (VmHWM), in KB: that of its
-// own memory since it began, unlike getrusage's, which a child process
-// inherits from the test that started it.
-func peakRSS(t *testing.T) int64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb
-		}
-	}
-	t.Fatal("no VmHWM in /proc/self/status")
-	return 0
 }
