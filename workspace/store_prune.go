@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 )
 
 // Housekeeping of a store of snapshots (OpenStore), which a node keeps
@@ -34,11 +33,11 @@ import (
 //
 // Concurrency: every use of the store that reads or writes objects not
 // yet reachable from a worktree (a task's fetch up to its worktree's
-// checkout; a capture up to its shipping) holds Use, a shared flock on
+// checkout; a capture up to its shipping) holds Use, a shared lock on
 // a file in the store's home, which every process sharing the store
-// meets; Tidy runs only when it gets the exclusive lock at once
-// (another user: it does nothing, the next call tries again), and a
-// task starting meanwhile waits for it, then finds its snapshot or
+// meets (store_lock.go); Tidy runs only when it gets the lock whole at
+// once (another user: it does nothing, the next call tries again), and
+// a task starting meanwhile waits for it, then finds its snapshot or
 // fetches it again.
 
 // StoreBounds are when a StoreKeeper tidies and what it keeps.
@@ -90,33 +89,14 @@ func (r *Repo) Keeper(stateDir string, b StoreBounds) *StoreKeeper {
 func (k *StoreKeeper) useLock() string { return filepath.Join(k.r.home.dir, "troupe-store-use.lock") }
 
 // Use marks the store in use until the returned function is called:
-// no Tidy runs meanwhile (one running is waited for).
+// no Tidy runs meanwhile (one running, this process's or another's
+// sharing the store, is waited for).
 func (k *StoreKeeper) Use() (func(), error) {
-	f, err := lockFile(k.useLock(), syscall.LOCK_SH)
+	release, err := storeLockAt(k.useLock()).share(k.useLock())
 	if err != nil {
 		return nil, fmt.Errorf("use the snapshot store: %w", err)
 	}
-	return func() { f.Close() }, nil
-}
-
-// lockFile opens path (made if need be, never through a symlink) and
-// flocks it how says; closing the file releases it.
-func lockFile(path string, how int) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return release, nil
 }
 
 // Tidy drops what no worktree and no kept patch needs when the store is
@@ -125,14 +105,14 @@ func lockFile(path string, how int) (*os.File, error) {
 func (k *StoreKeeper) Tidy(ctx context.Context, force bool) (StoreTidy, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	f, err := lockFile(k.useLock(), syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return StoreTidy{Busy: true}, nil
-	}
+	release, ok, err := storeLockAt(k.useLock()).try(k.useLock())
 	if err != nil {
 		return StoreTidy{}, fmt.Errorf("tidy the snapshot store: %w", err)
 	}
-	defer f.Close()
+	if !ok {
+		return StoreTidy{Busy: true}, nil
+	}
+	defer release()
 	var t StoreTidy
 	if t.Before, err = k.Usage(); err != nil {
 		return t, err
