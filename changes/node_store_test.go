@@ -144,6 +144,7 @@ func TestNodeStoreStaysFlat(t *testing.T) {
 	const tasks = 8
 	snaps := make([]messages.TaskSnapshot, tasks)
 	var most, first workspace.StoreUsage
+	worktrees := 0 // directories under the store's worktrees: checkouts, overlays' uppers and lowers
 	for i := range tasks {
 		snaps[i] = f.snapshot(t, i)
 		h := f.start(t, f.tr, snaps[i], i)
@@ -158,14 +159,20 @@ func TestNodeStoreStaysFlat(t *testing.T) {
 			first = u
 		}
 		most.GitBytes = max(most.GitBytes, u.GitBytes)
+		dirs, err := os.ReadDir(filepath.Join(f.n.dirs.Data, "worktrees"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		worktrees = max(worktrees, len(dirs))
 		most.Packs, most.Loose = max(most.Packs, u.Packs), max(most.Loose, u.Loose)
 		most.LFSObjects, most.LFSBytes = max(most.LFSObjects, u.LFSObjects), max(most.LFSBytes, u.LFSBytes)
 	}
 	// Two worktrees are kept for reuse (one per slot), each holding a
 	// snapshot with one git lfs file; every worker's file and every
 	// older snapshot's are gone.
-	if most.Packs > 1 || most.Loose > 0 || most.LFSObjects > 2 || most.LFSBytes > 2*int64(len(binOf(tasks))) || most.GitBytes > 3*first.GitBytes {
-		t.Errorf("the store grew with the tasks: at most %+v over %d tasks", most, tasks)
+	if most.Packs > 1 || most.Loose > 0 || most.LFSObjects > 2 || most.LFSBytes > 2*int64(len(binOf(tasks))) || most.GitBytes > 3*first.GitBytes ||
+		worktrees > 3*f.n.slots {
+		t.Errorf("the store grew with the tasks: at most %+v and %d worktree directories over %d tasks", most, worktrees, tasks)
 	}
 	if u, _ := f.n.keeper.Usage(); u.LFSObjects == 0 || u.Packs == 0 {
 		t.Errorf("the store dropped what its idle worktrees hold: %+v", u)

@@ -16,8 +16,10 @@ import (
 // in the store's lfs storage (the snapshot's, shipped eagerly; those the
 // node's clean made of a worker's files). Nothing else grows: worktrees
 // are kept for reuse up to a bound, and the home's records go with
-// them. A StoreKeeper drops what no worktree needs once the store is
-// over its bounds:
+// them, but for the lower trees of overlay worktrees (a checkout of each
+// snapshot, kept until released). A StoreKeeper drops the lower trees
+// no overlay worktree uses whenever it tidies, and what no worktree
+// needs once the store is over its bounds:
 //   - git objects: git's own repack (-a -d -l: the objects reachable
 //     from any worktree's HEAD or index, its own only, into one pack;
 //     the rest dropped) and prune (unreachable loose objects). The
@@ -114,6 +116,13 @@ func (k *StoreKeeper) Tidy(ctx context.Context, force bool) (StoreTidy, error) {
 	}
 	defer release()
 	var t StoreTidy
+	// An overlay worktree's lower tree (a checkout of its snapshot, its
+	// own worktree) stays after the last overlay on it until released:
+	// those no overlay worktree uses go first (a worktree kept for reuse
+	// keeps its own), their snapshots with them.
+	if err := k.r.closeLowers(ctx); err != nil {
+		return t, fmt.Errorf("tidy the snapshot store: %w", err)
+	}
 	if t.Before, err = k.Usage(); err != nil {
 		return t, err
 	}
