@@ -182,3 +182,34 @@ func TestNodeStoreStaysFlat(t *testing.T) {
 	work(t, h, 0)
 	f.end(t, h, 0)
 }
+
+// Beyond what its worktrees need, the store keeps the git lfs objects
+// used last, up to its spare bytes: after four tasks, with room for
+// one snapshot's object and one worker's, the last worker's object and
+// the previous snapshot's (last needed by the worktree kept for reuse
+// before the last task took it) stay, older ones go; a task on that
+// previous snapshot again finds its object there.
+func TestNodeStoreKeepsRecentLFSWithinItsSpare(t *testing.T) {
+	f := newLFSFleet(t)
+	f.n.bounds.LFSSpare = int64(len(binOf(0)) + len(workerBin(0)))
+	snaps := make([]messages.TaskSnapshot, 4)
+	for i := range snaps {
+		snaps[i] = f.snapshot(t, i)
+		h := f.start(t, f.tr, snaps[i], i)
+		work(t, h, i)
+		f.end(t, h, i)
+	}
+	held := map[string]bool{}
+	for name, content := range map[string]string{"f3": binOf(3), "w3": workerBin(3), "f2": binOf(2), "w2": workerBin(2), "f1": binOf(1), "w1": workerBin(1), "f0": binOf(0)} {
+		held[name] = f.n.repo.HasLFS(lfsObjectOf(content))
+	}
+	want := map[string]bool{"f3": true, "w3": true, "f2": true}
+	for name, has := range held {
+		if has != want[name] {
+			t.Errorf("the store holds the git lfs object of %s: %v, want %v", name, has, want[name])
+		}
+	}
+	h := f.start(t, f.tr, snaps[2], 2)
+	work(t, h, 2)
+	f.end(t, h, 2)
+}
