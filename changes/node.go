@@ -48,8 +48,9 @@ type Node struct {
 	keeper *workspace.StoreKeeper // the store's housekeeping, opened with it
 	bounds workspace.StoreBounds  // what it keeps
 
-	tidyMu  sync.Mutex // guards tidying and closed
+	tidyMu  sync.Mutex // guards tidying, again and closed
 	tidying bool       // a tidy runs in the background
+	again   bool       // and runs once more when it ends
 	closed  bool
 	tidies  sync.WaitGroup
 	tidyCtx context.Context // cancelled by Close
@@ -307,28 +308,43 @@ func (n *Node) use(k *workspace.StoreKeeper) func() {
 }
 
 // tidyLater tidies the node's store in the background once it is over
-// its bounds (workspace.StoreKeeper.Tidy), unless a tidy runs already
-// or the node has closed.
+// its bounds (workspace.StoreKeeper.Tidy), unless the node has closed;
+// called while a tidy runs (which found the store in use, maybe by the
+// caller), that tidy runs once more.
 func (n *Node) tidyLater() {
 	n.tidyMu.Lock()
 	defer n.tidyMu.Unlock()
-	if n.closed || n.tidying || n.keeper == nil {
+	if n.closed || n.keeper == nil {
+		return
+	}
+	if n.tidying {
+		n.again = true
 		return
 	}
 	n.tidying = true
 	n.tidies.Add(1)
 	go func() {
 		defer n.tidies.Done()
-		t, err := n.keeper.Tidy(n.tidyCtx, false)
-		n.tidyMu.Lock()
-		n.tidying = false
-		n.tidyMu.Unlock()
-		switch {
-		case err != nil:
-			n.log.Warn().Err(err).Msg("tidy the snapshot store")
-		case t.Git || t.LFS:
-			n.log.Info().Int64("git_bytes", t.After.GitBytes).Int("packs", t.After.Packs).Int64("lfs_bytes", t.After.LFSBytes).
-				Int("lfs_dropped", t.LFSDropped).Msg("tidied the snapshot store")
+		for {
+			n.logTidy(n.keeper.Tidy(n.tidyCtx, false))
+			n.tidyMu.Lock()
+			again := n.again && !n.closed
+			n.tidying, n.again = again, false
+			n.tidyMu.Unlock()
+			if !again {
+				return
+			}
 		}
 	}()
+}
+
+// logTidy logs what a tidy of the store did, when it did something.
+func (n *Node) logTidy(t workspace.StoreTidy, err error) {
+	switch {
+	case err != nil:
+		n.log.Warn().Err(err).Msg("tidy the snapshot store")
+	case t.Git || t.LFS:
+		n.log.Info().Int64("git_bytes", t.After.GitBytes).Int("packs", t.After.Packs).Int64("lfs_bytes", t.After.LFSBytes).
+			Int("lfs_dropped", t.LFSDropped).Msg("tidied the snapshot store")
+	}
 }
