@@ -139,8 +139,27 @@ func (f *lfsFleet) end(t *testing.T, h *Hosted, i int) *messages.Changeset {
 // objects in one pack (no loose ones left), its git lfs objects those of
 // the snapshots its worktrees kept for reuse hold; each task sees its
 // snapshot; a snapshot the store dropped is fetched again.
-func TestNodeStoreStaysFlat(t *testing.T) {
+func TestNodeStoreStaysFlat(t *testing.T) { storeStaysFlat(t, newLFSFleet(t)) }
+
+// The same with overlay worktrees, whose lower trees (a checkout of each
+// snapshot) stayed until the node stopped.
+func TestNodeStoreStaysFlatWithOverlays(t *testing.T) {
 	f := newLFSFleet(t)
+	f.n.WithWorktrees(workspace.WorktreesAuto)
+	h := f.start(t, f.tr, f.snapshot(t, 0), 0)
+	h.Drop()
+	if kind, note, _ := f.n.repo.Worktrees(); kind != workspace.WorktreesOverlay {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("overlay worktrees cannot be made: %s", note)
+		}
+		t.Skip("overlay worktrees cannot be made: " + note)
+	}
+	storeStaysFlat(t, f)
+}
+
+// storeStaysFlat runs tasks of different snapshots on f's node and
+// checks its store stays within bounds.
+func storeStaysFlat(t *testing.T, f *lfsFleet) {
 	const tasks = 8
 	snaps := make([]messages.TaskSnapshot, tasks)
 	var most, first workspace.StoreUsage
