@@ -71,8 +71,8 @@ type Repo struct {
 	// checkout it borrows objects from: its shallow list is mirrored
 	// (store_shallow.go).
 	shallowOf string
-	g      git    // git in home with top as its work tree
-	refs   git    // git in the checkout's own git directory, for its refs only (see git.go)
+	g         git // git in home with top as its work tree
+	refs      git // git in the checkout's own git directory, for its refs only (see git.go)
 
 	// The trusted directory the data directory is reached from without
 	// following a symlink: the workspace root when the data directory is
