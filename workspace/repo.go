@@ -67,12 +67,13 @@ type Repo struct {
 	home   *home  // the git directory troupe's commands run against
 	gitDir string // the checkout's git directory (its HEAD and index); "" for a private repository or a store
 	common string // the checkout's common git directory (mirrored into home)
+	g      git    // git in home with top as its work tree
+	refs   git    // git in the checkout's own git directory, for its refs only (see git.go)
+
 	// shallowOf is, for a store, the common git directory of the
 	// checkout it borrows objects from: its shallow list is mirrored
 	// (store_shallow.go).
 	shallowOf string
-	g         git // git in home with top as its work tree
-	refs      git // git in the checkout's own git directory, for its refs only (see git.go)
 
 	// The trusted directory the data directory is reached from without
 	// following a symlink: the workspace root when the data directory is
