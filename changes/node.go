@@ -43,15 +43,26 @@ type Node struct {
 	kind    string // agent.worktrees ("": workspace's default)
 	log     zerolog.Logger
 
-	mu   sync.Mutex // one fetch at a time
-	repo *workspace.Repo
+	mu     sync.Mutex // one fetch at a time
+	repo   *workspace.Repo
+	keeper *workspace.StoreKeeper // the store's housekeeping, opened with it
+	bounds workspace.StoreBounds  // what it keeps
+
+	tidyMu  sync.Mutex // guards tidying, again and closed
+	tidying bool       // a tidy runs in the background
+	again   bool       // and runs once more when it ends
+	closed  bool
+	tidies  sync.WaitGroup
+	tidyCtx context.Context // cancelled by Close
+	stop    context.CancelFunc
 }
 
 // NewNode is the store of a node with slots task slots: in d.Data,
 // borrowing the objects of the node's checkout d.Root, keeping the
 // patches of changes that cannot travel under d.State.
 func NewNode(d Dirs, slots int, maxChangeBytes int64, log zerolog.Logger) *Node {
-	return &Node{dirs: d, slots: slots, maxFile: maxChangeBytes, log: log}
+	ctx, stop := context.WithCancel(context.Background())
+	return &Node{dirs: d, slots: slots, maxFile: maxChangeBytes, log: log, bounds: workspace.DefaultStoreBounds, tidyCtx: ctx, stop: stop}
 }
 
 // WithWorktrees makes the node's worktrees of kind (agent.worktrees:
@@ -79,12 +90,15 @@ func (n *Node) open(ctx context.Context) (*workspace.Repo, error) {
 	if _, note, _ := repo.Worktrees(); note != "" {
 		n.log.Info().Msg(note)
 	}
+	keeper := repo.Keeper(n.dirs.State, n.bounds)
+	release := n.use(keeper)
 	kept, err := repo.PruneKeep(ctx)
+	release()
 	if err != nil {
 		n.log.Warn().Err(err).Msg("prune worktrees left by a killed node")
 	}
 	noteKept(n.log, kept)
-	n.repo = repo
+	n.repo, n.keeper = repo, keeper
 	return repo, nil
 }
 
@@ -102,8 +116,14 @@ func (n *Node) KeepKilled(ctx context.Context) {
 	}
 }
 
-// Close removes the worktrees kept for reuse; the node has stopped.
+// Close removes the worktrees kept for reuse, once a tidy of the store
+// running has stopped; the node has stopped.
 func (n *Node) Close() {
+	n.tidyMu.Lock()
+	n.closed = true
+	n.tidyMu.Unlock()
+	n.stop()
+	n.tidies.Wait()
 	n.mu.Lock()
 	repo := n.repo
 	n.mu.Unlock()
@@ -133,6 +153,12 @@ func (n *Node) Start(ctx context.Context, t Transport, snap messages.TaskSnapsho
 	defer cancel()
 	n.mu.Lock()
 	repo, err := n.open(ctx)
+	// In use from before it looks for the snapshot until its worktree
+	// holds it: a tidy of the store runs before or after, never between.
+	release := func() {}
+	if err == nil {
+		release = n.use(n.keeper)
+	}
 	if err == nil && !repo.Has(ctx, snap.Commit) {
 		err = t.Fetch(ctx, repo, snap)
 	}
@@ -141,9 +167,11 @@ func (n *Node) Start(ctx context.Context, t Transport, snap messages.TaskSnapsho
 		var wt *workspace.Worktree
 		wt, err = repo.NewWorktree(ctx, workspace.Snapshot{Base: snap.Base, Tree: snap.Tree, Commit: snap.Commit, Prefix: snap.Prefix}, name)
 		if err == nil {
+			release()
 			return &Hosted{wt: wt, node: n}, nil
 		}
 	}
+	release()
 	return nil, fmt.Errorf("materialise the requester's snapshot %.12s: %w", snap.Commit, err)
 }
 
@@ -162,6 +190,11 @@ func (h *Hosted) Drop() {
 func (h *Hosted) End(ctx context.Context, t Transport, mayChange bool, run, agent string) (*messages.Changeset, error) {
 	ctx, cancel := context.WithTimeout(ctx, nodeTimeout)
 	defer cancel()
+	// The capture's objects are reachable from no worktree until shipped:
+	// the store is in use until then, and tidied after.
+	release := h.node.use(h.node.keeper)
+	defer h.node.tidyLater()
+	defer release()
 	if !mayChange {
 		h.Drop()
 		return nil, nil
@@ -223,7 +256,8 @@ func (h *Hosted) ship(ctx context.Context, t Transport, cs *messages.Changeset, 
 
 // Local is the Transport between a requester and a node in one process:
 // the snapshot's objects come from the requester's repository as a
-// bundle (a temporary file of its, never held in memory), and a patch travels inline whatever its size.
+// bundle (a temporary file of its, never held in memory), and a patch
+// travels inline whatever its size.
 type Local struct {
 	From *workspace.Repo // the requester's repository
 }
@@ -264,4 +298,58 @@ func (l Local) Ship(ctx context.Context, from *workspace.Repo, cs *messages.Chan
 	}
 	cs.Patch, cs.PatchFile = patch, ""
 	return nil
+}
+
+// use marks the node's store in use (workspace.StoreKeeper.Use) and
+// returns its release. When the mark cannot be made (its lock file
+// cannot be opened), no tidy can run either: the use goes on unmarked.
+func (n *Node) use(k *workspace.StoreKeeper) func() {
+	release, err := k.Use()
+	if err != nil {
+		n.log.Warn().Err(err).Msg("mark the snapshot store in use")
+		return func() {}
+	}
+	return release
+}
+
+// tidyLater tidies the node's store in the background once it is over
+// its bounds (workspace.StoreKeeper.Tidy), unless the node has closed;
+// called while a tidy runs (which found the store in use, maybe by the
+// caller), that tidy runs once more.
+func (n *Node) tidyLater() {
+	n.tidyMu.Lock()
+	defer n.tidyMu.Unlock()
+	if n.closed || n.keeper == nil {
+		return
+	}
+	if n.tidying {
+		n.again = true
+		return
+	}
+	n.tidying = true
+	n.tidies.Add(1)
+	go func() {
+		defer n.tidies.Done()
+		for {
+			n.logTidy(n.keeper.Tidy(n.tidyCtx, false))
+			n.tidyMu.Lock()
+			again := n.again && !n.closed
+			n.tidying, n.again = again, false
+			n.tidyMu.Unlock()
+			if !again {
+				return
+			}
+		}
+	}()
+}
+
+// logTidy logs what a tidy of the store did, when it did something.
+func (n *Node) logTidy(t workspace.StoreTidy, err error) {
+	switch {
+	case err != nil:
+		n.log.Warn().Err(err).Msg("tidy the snapshot store")
+	case t.Git || t.LFS:
+		n.log.Info().Int64("git_bytes", t.After.GitBytes).Int("packs", t.After.Packs).Int64("lfs_bytes", t.After.LFSBytes).
+			Int("lfs_dropped", t.LFSDropped).Msg("tidied the snapshot store")
+	}
 }

@@ -91,15 +91,21 @@ func TestLandRunsAProcessFilterConfined(t *testing.T) {
 	}
 }
 
-// A worktree checked out through the user's filter and left as it was
-// captures no change (its smudged files are cleaned back), and one
-// edited captures the clean form of the edit.
-func TestCheckoutThroughTheFilterRoundTrips(t *testing.T) {
+// revFilteredWorktree is a repository whose f.rev goes through the
+// user's filter rev (executable when exec says so), checked out through
+// it, and a worktree of its snapshot, whose f.rev is checked to be in
+// the smudged form.
+func revFilteredWorktree(t *testing.T, exec bool) (string, *Worktree) {
+	t.Helper()
 	needSandbox(t)
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	userGlobalConfig(t, "[filter \"rev\"]\n\tclean = rev\n\tsmudge = rev\n\trequired\n")
 	root := newRepo(t, map[string]string{".gitattributes": "*.rev filter=rev\n", "f.rev": seven, ".troupe/.gitignore": "*\n"})
+	if exec {
+		sh(t, root, "update-index", "--chmod=+x", "f.rev")
+		sh(t, root, "commit", "-q", "-m", "executable")
+	}
 	checkoutFiltered(t, root)
 	r, snap := openSnap(t, root)
 	w, err := r.NewWorktree(t.Context(), snap, "w")
@@ -107,6 +113,14 @@ func TestCheckoutThroughTheFilterRoundTrips(t *testing.T) {
 	if got := read(t, w.Root(), "f.rev"); got != revLines(seven) {
 		t.Fatalf("the worktree's f.rev = %q, want the smudged form", got)
 	}
+	return root, w
+}
+
+// A worktree checked out through the user's filter and left as it was
+// captures no change (its smudged files are cleaned back), and one
+// edited captures the clean form of the edit.
+func TestCheckoutThroughTheFilterRoundTrips(t *testing.T) {
+	root, w := revFilteredWorktree(t, false)
 	cs, err := w.Capture(t.Context())
 	must(t, err)
 	if !cs.Empty() {
@@ -124,20 +138,7 @@ func TestCheckoutThroughTheFilterRoundTrips(t *testing.T) {
 // executable in the worktree, and an untouched one captures no mode
 // change (which would land as the user's file losing its x bit).
 func TestFilteredExecutableKeepsItsMode(t *testing.T) {
-	needSandbox(t)
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	userGlobalConfig(t, "[filter \"rev\"]\n\tclean = rev\n\tsmudge = rev\n\trequired\n")
-	root := newRepo(t, map[string]string{".gitattributes": "*.rev filter=rev\n", "f.rev": seven, ".troupe/.gitignore": "*\n"})
-	sh(t, root, "update-index", "--chmod=+x", "f.rev")
-	sh(t, root, "commit", "-q", "-m", "executable")
-	checkoutFiltered(t, root)
-	r, snap := openSnap(t, root)
-	w, err := r.NewWorktree(t.Context(), snap, "w")
-	must(t, err)
-	if got := read(t, w.Root(), "f.rev"); got != revLines(seven) {
-		t.Fatalf("the worktree's f.rev = %q, want the smudged form", got)
-	}
+	_, w := revFilteredWorktree(t, true)
 	fi, err := os.Stat(filepath.Join(w.Root(), "f.rev"))
 	must(t, err)
 	if fi.Mode().Perm()&0o100 == 0 {

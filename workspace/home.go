@@ -225,10 +225,13 @@ func writeIfChanged(path string, data []byte) error {
 // directory common into the home (removing those it lacks), reading
 // them without following a symlink; a copy is written only when its
 // contents changed.
-func (h *home) mirror(common string) error {
+func (h *home) mirror(common string) error { return h.mirrorOf(common, mirrored) }
+
+// mirrorOf is mirror of the files names.
+func (h *home) mirrorOf(common string, names []string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, name := range mirrored {
+	for _, name := range names {
 		data, err := readBeneath(common, name, maxMirrored)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			data = nil // a symlink, a directory, too large: not copied

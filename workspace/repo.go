@@ -70,6 +70,11 @@ type Repo struct {
 	g      git    // git in home with top as its work tree
 	refs   git    // git in the checkout's own git directory, for its refs only (see git.go)
 
+	// shallowOf is, for a store, the common git directory of the
+	// checkout it borrows objects from: its shallow list is mirrored
+	// (store_shallow.go).
+	shallowOf string
+
 	// The trusted directory the data directory is reached from without
 	// following a symlink: the workspace root when the data directory is
 	// inside it, else the data directory itself.

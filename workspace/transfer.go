@@ -83,7 +83,7 @@ func OpenStore(ctx context.Context, dataDir, borrow string, keepIdle int) (*Repo
 	format := "sha1"
 	if borrow != "" {
 		if f, err := discover(ctx, findGit(borrow), borrow); err == nil {
-			borrowed, format = []string{f.objects}, f.format
+			borrowed, format, r.shallowOf = []string{f.objects}, f.format, f.common
 		} else if errors.Is(err, ErrNoGit) {
 			return nil, fmt.Errorf("open snapshot store: %w", err)
 		}
@@ -125,6 +125,9 @@ func (r *Repo) Unbundle(ctx context.Context, b BundleFile) error {
 		return fmt.Errorf("unbundle: %w", err)
 	}
 	defer unlock()
+	if err := r.mirrorShallow(); err != nil {
+		return fmt.Errorf("unbundle: %w", err)
+	}
 	if _, err := r.g.run(ctx, nil, "bundle", "unbundle", b.Path); err != nil {
 		return fmt.Errorf("unbundle: %w", err)
 	}
