@@ -256,19 +256,24 @@ func (h *Hosted) ship(ctx context.Context, t Transport, cs *messages.Changeset, 
 
 // Local is the Transport between a requester and a node in one process:
 // the snapshot's objects come from the requester's repository as a
-// bundle, and a patch travels inline whatever its size.
+// bundle (a temporary file of its, never held in memory), and a patch
+// travels inline whatever its size.
 type Local struct {
 	From *workspace.Repo // the requester's repository
 }
 
 // Fetch implements Transport.
 func (l Local) Fetch(ctx context.Context, repo *workspace.Repo, snap messages.TaskSnapshot) error {
-	data, err := l.From.Bundle(ctx, workspace.Snapshot{Base: snap.Base, Tree: snap.Tree, Commit: snap.Commit, Prefix: snap.Prefix},
+	b, err := l.From.Bundle(ctx, workspace.Snapshot{Base: snap.Base, Tree: snap.Tree, Commit: snap.Commit, Prefix: snap.Prefix},
 		snap.Base != "" && repo.Has(ctx, snap.Base))
 	if err != nil {
 		return err
 	}
-	if err := repo.Unbundle(ctx, data); err != nil {
+	// Both repositories are in this process: the store's git reads the
+	// requester's bundle from its temporary file.
+	err = repo.Unbundle(ctx, b)
+	b.Remove()
+	if err != nil {
 		return err
 	}
 	ptrs, err := l.From.LFSPointers(ctx, snap.Tree, nil)

@@ -10,7 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
+	"strings"
 	"testing"
 
 	"github.com/troupe-ai/troupe/actors"
@@ -157,7 +157,7 @@ func TestRemoteRSSChild(t *testing.T) {
 	}})
 	defer srv.Close()
 	res, _ := remoteRun(t, srv, requester, nodeWS, []string{"worker"}, actors.Options{Settings: settings})
-	rep := remoteRSSReport{Changes: res.Changes, MaxKB: maxRSS(t)}
+	rep := remoteRSSReport{Changes: res.Changes, MaxKB: peakRSS(t)}
 	data, err := json.Marshal(rep)
 	if err == nil {
 		err = os.WriteFile(filepath.Join(dir, "report.json"), data, 0o644)
@@ -169,7 +169,7 @@ func TestRemoteRSSChild(t *testing.T) {
 
 // bigRepos makes the requester's repository at requester (holding what
 // is there, and main.go) and the node's clone of it at node.
-func bigRepos(t *testing.T, requester, node string) {
+func bigRepos(t testing.TB, requester, node string) {
 	t.Helper()
 	for name, text := range map[string]string{".gitignore": ".troupe/\n", "main.go": "package main\n"} {
 		if err := os.WriteFile(filepath.Join(requester, name), []byte(text), 0o644); err != nil {
@@ -184,7 +184,7 @@ func bigRepos(t *testing.T, requester, node string) {
 
 // writeURandom writes n random bytes from the kernel to the file at abs
 // (making its directory), in pieces.
-func writeURandom(t *testing.T, abs string, n int64) {
+func writeURandom(t testing.TB, abs string, n int64) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		t.Fatal(err)
@@ -223,11 +223,24 @@ func bigFileSum(t *testing.T, abs string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// maxRSS is the process's peak RSS so far, in KB.
-func maxRSS(t *testing.T) int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+// peakRSS is the process's peak RSS so far (VmHWM), in KB: that of its
+// own memory since it began, unlike getrusage's, which a child process
+// inherits from the test that started it.
+func peakRSS(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
 		t.Fatal(err)
 	}
-	return ru.Maxrss
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb
+		}
+	}
+	t.Fatal("no VmHWM in /proc/self/status")
+	return 0
 }

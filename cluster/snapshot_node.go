@@ -113,16 +113,21 @@ func (t taskTransport) Ship(ctx context.Context, from *gitws.Repo, cs *messages.
 // unbundle fetches the bundle name and brings its objects into the store,
 // once its bytes are proven to be those digest names (the task's, or the
 // requester's reply's): whoever else may write the snapshot bucket cannot
-// replace what the agent works on.
+// replace what the agent works on. The bundle is streamed from the
+// bucket into a temporary file of the store's, its SHA-256 taken on the
+// way, and git reads it from there once it is proven: no buffer holds
+// it whole.
 func unbundle(ctx context.Context, obs jetstream.ObjectStore, repo *gitws.Repo, name, digest string) error {
-	data, err := obs.GetBytes(ctx, name)
+	what := "the snapshot bundle " + name
+	if digest == "" { // refused before the fetch
+		return messages.CheckDigest(what, nil, "")
+	}
+	obj, err := obs.Get(ctx, name)
 	if err != nil {
 		return fmt.Errorf("get %s: %w", name, err)
 	}
-	if err := messages.CheckDigest("the snapshot bundle "+name, data, digest); err != nil {
-		return err
-	}
-	return repo.Unbundle(ctx, data)
+	defer obj.Close()
+	return repo.UnbundleFrom(ctx, what, obj, digest)
 }
 
 // startIn starts the task's agent (its span under trace): in a worktree of the task's snapshot

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/troupe-ai/troupe/actors"
 	"github.com/troupe-ai/troupe/changes"
 	"github.com/troupe-ai/troupe/messages"
@@ -93,20 +94,29 @@ func (s *snapshotSender) bundleName(commit string) string {
 }
 
 // store bundles snap (thin: only what its base lacks) as the object
-// name, and returns the bundle's SHA-256, which the tasks carry.
+// name, and returns the bundle's SHA-256, which the tasks carry. The
+// bundle goes from git to a temporary file (its SHA-256 taken on the
+// way) and from there, in chunks, into the snapshot bucket: no buffer
+// holds it whole.
 func (s *snapshotSender) store(ctx context.Context, repo *gitws.Repo, snap gitws.Snapshot, thin bool, name string) (string, error) {
-	data, err := repo.Bundle(ctx, snap, thin)
+	b, err := repo.Bundle(ctx, snap, thin)
 	if err != nil {
 		return "", err
 	}
+	defer b.Remove()
 	obs, err := s.r.o.Bus.JetStream().ObjectStore(ctx, s.r.o.Bus.Names().Snapshots)
 	if err != nil {
 		return "", err
 	}
-	if _, err = obs.PutBytes(ctx, name, data); err != nil {
+	f, err := b.Open()
+	if err != nil {
 		return "", err
 	}
-	return messages.Digest(data), nil
+	defer f.Close()
+	if _, err = obs.Put(ctx, jetstream.ObjectMeta{Name: name}, f); err != nil {
+		return "", err
+	}
+	return b.SHA256, nil
 }
 
 // onRequest answers a node that lacks a snapshot's base: the whole

@@ -112,7 +112,7 @@ tree_unchanged() {
 # their own, without -race: under the race detector they took minutes of
 # CI's time and measured the detector's shadow memory more than troupe's;
 # every other test of their packages runs with it here.
-BIG='TestCaptureAndLandOfBigFilesKeepMemoryBounded|TestBigConvertedFilesKeepMemoryBounded|TestRemoteBigChangesKeepMemoryBounded|TestRemoteHugeFileIsReportedNotShipped'
+BIG='TestCaptureAndLandOfBigFilesKeepMemoryBounded|TestBigConvertedFilesKeepMemoryBounded|TestRemoteBigChangesKeepMemoryBounded|TestRemoteHugeFileIsReportedNotShipped|TestRemoteBigSnapshotKeepsMemoryBounded'
 stage "go test -race (each package prints ok when it ends; the longest run for minutes)" go test -race -timeout 25m -skip "^($BIG)\$" $PKGS
 # The workspace suite again with every worktree an overlay mount
 # (internal/overlay; TROUPE_TEST_WORKTREES): what a checkout passes, an

@@ -87,9 +87,8 @@ func TestSnapshotHonoursTheUsersGlobalIgnores(t *testing.T) {
 			must(t, err)
 			bare := t.TempDir()
 			sh(t, bare, "init", "-q", "--bare")
-			bf := filepath.Join(t.TempDir(), "snap.bundle")
-			must(t, os.WriteFile(bf, bundle, 0o644))
-			sh(t, bare, "bundle", "unbundle", bf)
+			defer bundle.Remove()
+			sh(t, bare, "bundle", "unbundle", bundle.Path)
 			if err := exec.Command("git", "--git-dir="+bare, "cat-file", "-e", secret).Run(); err == nil {
 				t.Errorf("the bundle carries .env's contents")
 			}

@@ -65,11 +65,12 @@ func TestHomeCopiesTheRepositorysOwnFiles(t *testing.T) {
 	if out.Status != "applied" || read(t, root, "b.txt") != "worker\n" {
 		t.Errorf("in a shallow clone: %+v", out)
 	}
-	if _, err := r.Bundle(t.Context(), snap, true); err != nil {
-		t.Errorf("thin bundle of a shallow clone's snapshot: %v", err)
-	}
-	if _, err := r.Bundle(t.Context(), snap, false); err != nil {
-		t.Errorf("whole bundle of a shallow clone's snapshot: %v", err)
+	for _, thin := range []bool{true, false} {
+		b, err := r.Bundle(t.Context(), snap, thin)
+		if err != nil {
+			t.Errorf("bundle (thin %v) of a shallow clone's snapshot: %v", thin, err)
+		}
+		b.Remove()
 	}
 }
 

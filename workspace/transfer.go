@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/troupe-ai/troupe/messages"
 )
 
 // Snapshots cross machines as git bundles. The requester bundles a
@@ -15,32 +19,46 @@ import (
 // is never written, and its config never read but for its object
 // directory and format.
 
-// Bundle returns a git bundle of snap's commit: with thin, only the
-// objects its base commit lacks (the base is the bundle's prerequisite);
-// else the commit with its whole history. Our refs stay in the home,
-// which borrows the workspace's objects: the user's refs are not
-// touched.
-func (r *Repo) Bundle(ctx context.Context, snap Snapshot, thin bool) ([]byte, error) {
+// Bundle writes a git bundle of snap's commit to a private temporary
+// file of the home's (BundleFile; its user removes it): with thin, only
+// the objects its base commit lacks (the base is the bundle's
+// prerequisite); else the commit with its whole history. git's output
+// is streamed to the file, its SHA-256 and length taken on the way: no
+// buffer of ours holds the bundle whole, whatever the snapshot's size.
+// Our refs stay in the home, which borrows the workspace's objects: the
+// user's refs are not touched.
+func (r *Repo) Bundle(ctx context.Context, snap Snapshot, thin bool) (BundleFile, error) {
 	unlock, err := r.lock("transfer")
 	if err != nil {
-		return nil, fmt.Errorf("bundle snapshot: %w", err)
+		return BundleFile{}, fmt.Errorf("bundle snapshot: %w", err)
 	}
 	defer unlock()
 	tg := r.home.git()
 	ref := "refs/troupe/snapshot/" + snap.Commit
 	if _, err := tg.run(ctx, nil, "update-ref", ref, snap.Commit); err != nil {
-		return nil, fmt.Errorf("bundle snapshot: %w", err)
+		return BundleFile{}, fmt.Errorf("bundle snapshot: %w", err)
 	}
 	defer func() { _, _ = tg.run(context.WithoutCancel(ctx), nil, "update-ref", "-d", ref) }()
 	args := []string{"bundle", "create", "-q", "-", ref}
 	if thin && snap.Base != "" {
 		args = append(args, "^"+snap.Base)
 	}
-	out, err := tg.run(ctx, nil, args...)
+	b, err := r.spoolBundle(func(w io.Writer) error {
+		cmd, err := tg.command(ctx, args...)
+		if err != nil {
+			return err
+		}
+		var stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = w, &limitedWriter{w: &stderr, n: 4 << 10}
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("bundle snapshot: %w", err)
+		return BundleFile{}, fmt.Errorf("bundle snapshot: %w", err)
 	}
-	return out, nil
+	return b, nil
 }
 
 // OpenStore opens (creating it the first time) a store of snapshots
@@ -97,21 +115,10 @@ func (r *Repo) Has(ctx context.Context, commit string) bool {
 	return err == nil && code == 0
 }
 
-// Unbundle adds the objects of a git bundle to the repository. A bundle
-// whose prerequisites the repository lacks is refused.
-func (r *Repo) Unbundle(ctx context.Context, bundle []byte) error {
-	f, err := os.CreateTemp(r.home.tmpDir(), r.home.tmpName("bundle"))
-	if err != nil {
-		return fmt.Errorf("unbundle: %w", err)
-	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(bundle)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("unbundle: %w", err)
-	}
+// Unbundle adds the objects of the git bundle b (of Bundle, or
+// spooled by UnbundleFrom) to the repository. A bundle whose
+// prerequisites the repository lacks is refused.
+func (r *Repo) Unbundle(ctx context.Context, b BundleFile) error {
 	// Nodes sharing a data directory share the store: one unbundles at a time.
 	unlock, err := r.lock("worktree")
 	if err != nil {
@@ -121,8 +128,33 @@ func (r *Repo) Unbundle(ctx context.Context, bundle []byte) error {
 	if err := r.mirrorShallow(); err != nil {
 		return fmt.Errorf("unbundle: %w", err)
 	}
-	if _, err := r.g.run(ctx, nil, "bundle", "unbundle", f.Name()); err != nil {
+	if _, err := r.g.run(ctx, nil, "bundle", "unbundle", b.Path); err != nil {
 		return fmt.Errorf("unbundle: %w", err)
 	}
 	return nil
+}
+
+// UnbundleFrom streams a git bundle from src (fetched from the wire)
+// into a private temporary file of the home's, its SHA-256 taken on the
+// way, and adds its objects to the repository (Unbundle) only if they
+// are the bytes digest names: otherwise (or without a digest) git never
+// sees them, nothing is added, and the error (messages.ErrDigest) names
+// the bundle as what does. The file is removed in every case.
+func (r *Repo) UnbundleFrom(ctx context.Context, what string, src io.Reader, digest string) error {
+	if digest == "" {
+		return messages.CheckDigest(what, nil, "")
+	}
+	b, err := r.spoolBundle(func(w io.Writer) error {
+		// A read takes an object store chunk (128 KiB) or two whole.
+		_, err := io.CopyBuffer(w, src, make([]byte, 256<<10))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("get %s: %w", what, err)
+	}
+	defer b.Remove()
+	if b.SHA256 != digest {
+		return fmt.Errorf("%w: %s has SHA-256 %.16s…, its proven message names %.16s…", messages.ErrDigest, what, b.SHA256, digest)
+	}
+	return r.Unbundle(ctx, b)
 }

@@ -24,6 +24,7 @@ func TestUnbundleWaitsForAWorktreeBeingAdded(t *testing.T) {
 	must(t, err)
 	full, err := open(t, requester).Bundle(t.Context(), snap, false)
 	must(t, err)
+	defer full.Remove()
 	data := filepath.Join(t.TempDir(), "data")
 	adding, err := OpenStore(t.Context(), data, "", 0)
 	must(t, err)

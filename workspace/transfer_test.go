@@ -26,10 +26,12 @@ func TestSnapshotTravelsAsBundles(t *testing.T) {
 	must(t, err)
 	thin, err := r.Bundle(t.Context(), snap, true)
 	must(t, err)
+	defer thin.Remove()
 	full, err := r.Bundle(t.Context(), snap, false)
 	must(t, err)
-	if len(thin) >= len(full) {
-		t.Errorf("thin bundle %d bytes, whole %d", len(thin), len(full))
+	defer full.Remove()
+	if thin.Size >= full.Size {
+		t.Errorf("thin bundle %d bytes, whole %d", thin.Size, full.Size)
 	}
 	for name, node := range map[string]string{"current": current, "behind": behind} {
 		head := sh(t, node, "rev-parse", "HEAD")
@@ -43,7 +45,10 @@ func TestSnapshotTravelsAsBundles(t *testing.T) {
 			if err == nil {
 				t.Fatal("behind: a thin bundle without its base was taken")
 			}
-			must(t, store.Unbundle(t.Context(), full))
+			f, err := full.Open()
+			must(t, err)
+			must(t, store.UnbundleFrom(t.Context(), "the whole bundle", f, full.SHA256))
+			must(t, f.Close())
 		} else {
 			must(t, err)
 		}

@@ -268,6 +268,7 @@ func TestTroupesGitRunsNothingTheAgentChose(t *testing.T) {
 
 	bundle, err := r.Bundle(ctx, snap, true)
 	a.ok(t, err)
+	defer bundle.Remove()
 	store, err := OpenStore(ctx, filepath.Join(t.TempDir(), "node"), root, 0)
 	a.ok(t, err)
 	a.ok(t, store.Unbundle(ctx, bundle))
