@@ -10,7 +10,6 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/internal/testfiles"
 	"github.com/troupe-ai/troupe/messages"
-	"github.com/troupe-ai/troupe/workspace"
 )
 
 // seven is f.rev as the user sees it.
@@ -45,22 +44,13 @@ func TestRemoteEditOfAFilteredFileInASubdirectoryLands(t *testing.T) {
 	node := filepath.Join(t.TempDir(), "node")
 	testfiles.Git(t, filepath.Dir(node), "clone", "-q", req, node)
 	ctx := context.Background()
-	repo, err := workspace.Open(ctx, ws, workspace.Options{DataDir: filepath.Join(ws, ".troupe"), StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = repo.Close(context.Background()) })
-	snap, err := repo.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, snap := requesterSnapshot(t, ws)
 	if snap.Prefix != "svc/" {
 		t.Fatalf("snapshot prefix %q", snap.Prefix)
 	}
 	n := NewNode(Dirs{Root: filepath.Join(node, "svc"), Data: filepath.Join(node, ".troupe", "snapshots"), State: t.TempDir()}, 2, 0, zerolog.Nop())
 	t.Cleanup(n.Close)
-	tr := Local{From: repo}
-	h, err := n.Start(ctx, tr, messages.TaskSnapshot{Commit: snap.Commit, Tree: snap.Tree, Base: snap.Base, Prefix: snap.Prefix}, "r1-w1-0")
+	h, err := n.Start(ctx, tr, snap, "r1-w1-0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/internal/testfiles"
 	"github.com/troupe-ai/troupe/messages"
-	"github.com/troupe-ai/troupe/workspace"
 )
 
 // A node whose checkout is a shallow clone (git clone --depth 1) runs a
@@ -30,19 +29,10 @@ func TestShallowNodeWorksInTheSnapshot(t *testing.T) {
 		t.Fatalf("the node's clone is not shallow: %s", got)
 	}
 	ctx := context.Background()
-	repo, err := workspace.Open(ctx, req, workspace.Options{DataDir: filepath.Join(req, ".troupe"), StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = repo.Close(context.Background()) })
-	snap, err := repo.Snapshot(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, snap := requesterSnapshot(t, req)
 	n := NewNode(Dirs{Root: node, Data: filepath.Join(node, ".troupe", "snapshots"), State: t.TempDir()}, 2, 0, zerolog.Nop())
 	t.Cleanup(n.Close)
-	tr := Local{From: repo}
-	h, err := n.Start(ctx, tr, messages.TaskSnapshot{Commit: snap.Commit, Tree: snap.Tree, Base: snap.Base, Prefix: snap.Prefix}, "r1-w1-0")
+	h, err := n.Start(ctx, tr, snap, "r1-w1-0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,18 +23,28 @@ func requesterAndNode(t *testing.T) (Local, messages.TaskSnapshot, *Node) {
 	write(t, req, "g.go", "package p\n\nvar G = 2\n")
 	node := filepath.Join(t.TempDir(), "node")
 	testfiles.Git(t, filepath.Dir(node), "clone", "-q", req, node)
+	tr, snap := requesterSnapshot(t, req)
+	n := NewNode(Dirs{Root: node, Data: filepath.Join(node, ".troupe", "snapshots"), State: t.TempDir()}, 2, 0, zerolog.Nop())
+	t.Cleanup(n.Close)
+	return tr, snap, n
+}
+
+// requesterSnapshot opens the requester's workspace ws (closed with the
+// test) and takes its snapshot: the Local transport from it, and the
+// snapshot as a task carries it.
+func requesterSnapshot(t *testing.T, ws string) (Local, messages.TaskSnapshot) {
+	t.Helper()
 	ctx := context.Background()
-	repo, err := workspace.Open(ctx, req, workspace.Options{DataDir: filepath.Join(req, ".troupe"), StateDir: t.TempDir()})
+	repo, err := workspace.Open(ctx, ws, workspace.Options{DataDir: filepath.Join(ws, ".troupe"), StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = repo.Close(context.Background()) })
 	snap, err := repo.Snapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := NewNode(Dirs{Root: node, Data: filepath.Join(node, ".troupe", "snapshots"), State: t.TempDir()}, 2, 0, zerolog.Nop())
-	t.Cleanup(n.Close)
-	return Local{From: repo}, messages.TaskSnapshot{Commit: snap.Commit, Tree: snap.Tree, Base: snap.Base, Prefix: snap.Prefix}, n
+	return Local{From: repo}, messages.TaskSnapshot{Commit: snap.Commit, Tree: snap.Tree, Base: snap.Base, Prefix: snap.Prefix}
 }
 
 // A node's task works in a worktree of its requester's snapshot (the
