@@ -86,9 +86,10 @@ func (w *Worktree) emptySide() error {
 
 // parkOverlay prepares the parked overlay worktree w for target in the
 // background (park).
-func (w *Worktree) parkOverlay(target Snapshot) {
+func (w *Worktree) parkOverlay(target Snapshot, prepared func()) {
 	go func() {
 		defer close(w.ready)
+		defer prepared()
 		ctx, cancel := context.WithTimeout(context.Background(), prepareTimeout)
 		defer cancel()
 		w.prepared = "remount"

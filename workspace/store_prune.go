@@ -35,7 +35,9 @@ import (
 //
 // Concurrency: every use of the store that reads or writes objects not
 // yet reachable from a worktree (a task's fetch up to its worktree's
-// checkout; a capture up to its shipping) holds Use, a shared lock on
+// checkout; a capture up to its shipping; a worktree parked for reuse
+// while it is prepared in the background, whose new registration its
+// snapshot's commit is reachable from only once written) holds Use, a shared lock on
 // a file in the store's home, which every process sharing the store
 // meets (store_lock.go); Tidy runs only when it gets the lock whole at
 // once (another user: it does nothing, the next call tries again), and
@@ -88,17 +90,61 @@ func (r *Repo) Keeper(stateDir string, b StoreBounds) *StoreKeeper {
 }
 
 // useLock is the file Use and Tidy lock, in the store's home.
-func (k *StoreKeeper) useLock() string { return filepath.Join(k.r.home.dir, "troupe-store-use.lock") }
+func (k *StoreKeeper) useLock() string { return k.r.useLock() }
+
+// useLock is the file a store's uses and tidies lock (store_lock.go).
+func (r *Repo) useLock() string { return filepath.Join(r.home.dir, "troupe-store-use.lock") }
 
 // Use marks the store in use until the returned function is called:
 // no Tidy runs meanwhile (one running, this process's or another's
 // sharing the store, is waited for).
-func (k *StoreKeeper) Use() (func(), error) {
-	release, err := storeLockAt(k.useLock()).share(k.useLock())
+func (k *StoreKeeper) Use() (func(), error) { return k.r.use() }
+
+// use is Use for the Repo's own work that a tidy must not run under.
+func (r *Repo) use() (func(), error) {
+	release, err := storeLockAt(r.useLock()).share(r.useLock())
 	if err != nil {
 		return nil, fmt.Errorf("use the snapshot store: %w", err)
 	}
 	return release, nil
+}
+
+// waitPrepared waits for the worktrees kept for reuse that are being
+// prepared in the background (or ctx's end), and reports whether there
+// were any.
+func (r *Repo) waitPrepared(ctx context.Context) bool {
+	r.idleMu.Lock()
+	var pending []chan struct{}
+	for _, w := range r.idle {
+		select {
+		case <-w.ready:
+		default:
+			pending = append(pending, w.ready)
+		}
+	}
+	r.idleMu.Unlock()
+	for _, c := range pending {
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return len(pending) > 0
+}
+
+// preparing marks the store in use while a worktree parked for reuse
+// (or made ahead) is prepared in the background: it registers a new
+// snapshot's commit (an overlay's remount does so under a new name), and
+// a tidy's repack in between would reach it from no worktree and drop
+// it. A mark that cannot be made (its lock file cannot be opened) lets
+// no tidy run either.
+func (r *Repo) preparing() func() {
+	release, err := r.use()
+	if err != nil {
+		return func() {}
+	}
+	return release
 }
 
 // Tidy drops what no worktree and no kept patch needs when the store is
@@ -108,6 +154,11 @@ func (k *StoreKeeper) Tidy(ctx context.Context, force bool) (StoreTidy, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	release, ok, err := storeLockAt(k.useLock()).try(k.useLock())
+	if err == nil && !ok && k.r.waitPrepared(ctx) {
+		// A worktree the task just ended parked is being prepared (it
+		// holds the store in use for that while): once it is, again.
+		release, ok, err = storeLockAt(k.useLock()).try(k.useLock())
+	}
 	if err != nil {
 		return StoreTidy{}, fmt.Errorf("tidy the snapshot store: %w", err)
 	}

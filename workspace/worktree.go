@@ -218,9 +218,11 @@ func (w *Worktree) Remove(ctx context.Context) error {
 	}
 	w.removed = true
 	w.leaveLive()
-	if w.repo.park(w) {
+	prepared := w.repo.preparing()
+	if w.repo.park(w, prepared) {
 		return nil
 	}
+	prepared()
 	return w.destroy(ctx)
 }
 

@@ -254,7 +254,7 @@ func (w *Worktree) noteSnapshot(commit string) error {
 // park keeps w for reuse when fewer than Options.KeepIdle are kept, and
 // reports whether it did; w is then prepared in the background for the
 // latest snapshot.
-func (r *Repo) park(w *Worktree) bool {
+func (r *Repo) park(w *Worktree, prepared func()) bool {
 	r.idleMu.Lock()
 	defer r.idleMu.Unlock()
 	if len(r.idle) >= r.opts.KeepIdle {
@@ -273,11 +273,12 @@ func (r *Repo) park(w *Worktree) bool {
 		target = w.snap
 	}
 	if w.ov != nil {
-		w.parkOverlay(target)
+		w.parkOverlay(target, prepared)
 		return true
 	}
 	go func() {
 		defer close(w.ready)
+		defer prepared()
 		ctx, cancel := context.WithTimeout(context.Background(), prepareTimeout)
 		defer cancel()
 		w.prepared = "switch"
@@ -310,8 +311,10 @@ func (r *Repo) Prewarm(snap Snapshot, n int) {
 		w := &Worktree{repo: r, ready: make(chan struct{})}
 		r.idle = append(r.idle, w)
 		name := "idle" + strconv.Itoa(r.warmed)
+		prepared := r.preparing()
 		go func() {
 			defer close(w.ready)
+			defer prepared()
 			ctx, cancel := context.WithTimeout(context.Background(), prepareTimeout)
 			defer cancel()
 			made, err := r.create(ctx, snap, name)
