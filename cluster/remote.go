@@ -132,6 +132,7 @@ type Remote struct {
 	refusedNotices atomic.Uint64
 	failedMax      atomic.Uint64
 	terminated     atomic.Uint64
+	deleted        atomic.Uint64
 	unplaced       atomic.Uint64
 	reissued       atomic.Uint64
 	lost           atomic.Uint64
@@ -276,9 +277,12 @@ type RemoteStats struct {
 	Budget       uint64
 	MaxDelivered uint64 // tasks that failed after MaxDeliver attempts
 	Terminated   uint64 // tasks a node refused for good (unreadable, or on the wrong subject)
-	Unplaced     uint64 // tasks failed because no live node served their kind for the placement timeout
-	Reissued     uint64 // tasks handed on from a lost node
-	Reattached   uint64 // tasks of an earlier process of the run whose stored result was taken up
+	// Deleted counts deliveries the server terminated because the task's
+	// message left the queue (deleted.go): none failed its task.
+	Deleted    uint64
+	Unplaced   uint64 // tasks failed because no live node served their kind for the placement timeout
+	Reissued   uint64 // tasks handed on from a lost node
+	Reattached uint64 // tasks of an earlier process of the run whose stored result was taken up
 	// Changes are results whose changes were refused (a patch not
 	// matching the SHA-256 its result proves, or changes to a snapshot the
 	// run did not send): their tasks failed, nothing of them applied.
@@ -302,7 +306,7 @@ func (r *Remote) Stats() RemoteStats {
 	}
 	r.mu.Unlock()
 	return RemoteStats{Duplicates: r.duplicates.Load(), Forged: r.forged.Load(), Notices: r.refusedNotices.Load(), Budget: refusedBudget,
-		MaxDelivered: r.failedMax.Load(), Terminated: r.terminated.Load(), Unplaced: r.unplaced.Load(),
+		MaxDelivered: r.failedMax.Load(), Terminated: r.terminated.Load(), Deleted: r.deleted.Load(), Unplaced: r.unplaced.Load(),
 		Reissued: r.reissued.Load(), Reattached: r.reattached.Load(), Changes: r.refusedChanges.Load(), Events: r.refusedEvents.Load(),
 		LostDeliveries: r.lost.Load()}
 }
@@ -391,51 +395,6 @@ func (r *Remote) verifyBudget(task string, h nats.Header, data []byte) error {
 		return fmt.Errorf("%w: task %q is not waiting for a result in this run", ErrUnproven, task)
 	}
 	return c.verify(h, data)
-}
-
-// take removes the waiting task of the advisory's stream sequence (nil
-// when it is another run's).
-func (r *Remote) take(data []byte) (*remoteChild, messages.TaskAdvisory) {
-	var adv messages.TaskAdvisory
-	if json.Unmarshal(data, &adv) != nil {
-		return nil, adv
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	agent, ok := r.bySeq[adv.StreamSeq]
-	c := r.waiting[agent]
-	if !ok || c == nil {
-		return nil, adv
-	}
-	delete(r.waiting, agent)
-	return c, adv
-}
-
-// onMaxDeliveries fails a task that was delivered MaxDeliver times
-// without a result and removes it from the queue.
-func (r *Remote) onMaxDeliveries(m *nats.Msg) {
-	c, adv := r.take(m.Data)
-	if c == nil {
-		return
-	}
-	r.failedMax.Add(1)
-	r.deleteTask(adv.StreamSeq)
-	why := c.gaveUp(adv.Deliveries)
-	r.o.Log.Warn().Str("agent", c.task.ID).Msg(why)
-	c.done <- actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError, Err: why}
-}
-
-// onTerminated fails a task that a node terminated (it could not be read,
-// or was published where no node can run it), with the node's reason.
-func (r *Remote) onTerminated(m *nats.Msg) {
-	c, adv := r.take(m.Data)
-	if c == nil {
-		return
-	}
-	r.terminated.Add(1)
-	why := fmt.Sprintf("task %s was refused for good on attempt %d: %s", c.task.ID, adv.Deliveries, adv.Reason)
-	r.o.Log.Warn().Str("agent", c.task.ID).Msg(why)
-	c.done <- actors.AgentResult{Status: actors.StatusFailed, Reason: actors.ReasonError, Err: why}
 }
 
 func (r *Remote) deleteTask(seq uint64) {

@@ -118,12 +118,23 @@ type runResult struct {
 	} `json:"budget"`
 	EventsDropped uint64            `json:"events_dropped"`
 	LastSeq       map[string]uint64 `json:"last_seq"`
+	SubAgents     struct {
+		Completed    int      `json:"completed"`
+		Failed       int      `json:"failed"`
+		Cancelled    int      `json:"cancelled"`
+		FirstFailure string   `json:"first_failure"`
+		NotStarted   []string `json:"not_started"`
+	} `json:"sub_agents"`
 }
 
 func runJSON(t *testing.T, p *proc) runResult {
 	t.Helper()
 	if code := p.wait(2 * time.Minute); code != 0 {
-		t.Fatalf("run exited %d\nstdout:\n%s\nstderr:\n%s", code, p.out(), p.errs())
+		// What says why comes first: a failed test's output may be cut in
+		// its middle, and a run's --json output can be long.
+		var r runResult
+		_ = json.Unmarshal([]byte(p.out()), &r)
+		t.Fatalf("run exited %d: status %q, sub-agents %+v\nstderr:\n%s\nstdout:\n%s", code, r.Status, r.SubAgents, p.errs(), p.out())
 	}
 	var r runResult
 	if err := json.Unmarshal([]byte(p.out()), &r); err != nil {
