@@ -55,6 +55,8 @@ type Node struct {
 	tidies  sync.WaitGroup
 	tidyCtx context.Context // cancelled by Close
 	stop    context.CancelFunc
+	// beforeTidy, when set (tests), runs before each background tidy.
+	beforeTidy func()
 }
 
 // NewNode is the store of a node with slots task slots: in d.Data,
@@ -331,6 +333,9 @@ func (n *Node) tidyLater() {
 	go func() {
 		defer n.tidies.Done()
 		for {
+			if n.beforeTidy != nil {
+				n.beforeTidy()
+			}
 			n.logTidy(n.keeper.Tidy(n.tidyCtx, false))
 			n.tidyMu.Lock()
 			again := n.again && !n.closed
