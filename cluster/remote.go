@@ -277,8 +277,9 @@ type RemoteStats struct {
 	Budget       uint64
 	MaxDelivered uint64 // tasks that failed after MaxDeliver attempts
 	Terminated   uint64 // tasks a node refused for good (unreadable, or on the wrong subject)
-	// Deleted counts deliveries the server terminated because the task's
-	// message left the queue (deleted.go): none failed its task.
+	// Deleted counts the server's terminations of deliveries whose
+	// message left the queue (advisories.go; each replica of a hub's
+	// queue may report one): none failed its task.
 	Deleted    uint64
 	Unplaced   uint64 // tasks failed because no live node served their kind for the placement timeout
 	Reissued   uint64 // tasks handed on from a lost node
