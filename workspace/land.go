@@ -110,6 +110,8 @@ func (r *Repo) land(top *dirFD, plan []change, run, agent string, patch patchWri
 	if len(plan) == 0 {
 		return nil
 	}
+	r.landing.Lock() // no snapshot reads the tree meanwhile
+	defer r.landing.Unlock()
 	j, err := planLand(top, plan, r.top, run, agent)
 	if err != nil {
 		return err

@@ -146,6 +146,8 @@ const maxJournal = 64 << 20
 // rolled back as runs/<run>/changes/<agent>.patch. The caller holds the
 // apply lock.
 func (r *Repo) recoverLands() error {
+	r.landing.Lock() // a recovery writes the tree as a land does
+	defer r.landing.Unlock()
 	base, rel := r.journalDir()
 	d, err := openBeneath(base, rel, false)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -80,8 +80,12 @@ type Repo struct {
 	// inside it, else the data directory itself.
 	dataBase, dataRel string
 
-	mu   sync.Mutex // serialises applies within the process
-	view userView   // the rename route's view of the work tree (merge_renames_view.go), under the apply lock
+	mu sync.Mutex // serialises applies within the process
+	// landing is held by a land while it writes the work tree, and
+	// shared by snapshots while they read it: no snapshot sees half a
+	// changeset, or a land's temporary files (snapshot_shared.go).
+	landing sync.RWMutex
+	view    userView // the rename route's view of the work tree (merge_renames_view.go), under the apply lock
 
 	objOnce sync.Once
 	obj     *objectReader // reads objects for applies; see objects

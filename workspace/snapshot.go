@@ -34,6 +34,7 @@ func (r *Repo) snapshot(ctx context.Context) (Snapshot, error) {
 	defer done()
 	g := r.g.withIndex(idx)
 	snap := Snapshot{Prefix: r.prefix}
+	read := r.readingTree()
 	if r.private {
 		err = r.stagePrivate(ctx, g)
 	} else {
@@ -46,6 +47,7 @@ func (r *Repo) snapshot(ctx context.Context) (Snapshot, error) {
 			err = r.home.mirrorRefs(ctx, r.refs) // the user committed: their branches moved
 		}
 	}
+	read()
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot %s: %w", r.root, err)
 	}

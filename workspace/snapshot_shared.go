@@ -24,7 +24,8 @@ type snaps struct {
 	cur  *snapCall // being taken
 	next *snapCall // taken once cur is, for the callers that came after cur began
 
-	staged func() // tests: called once a snapshot has read the workspace
+	staged  func() // tests: called once a snapshot has read the workspace
+	waiting func() // tests: called when a snapshot waits for a land to end
 }
 
 // snapCall is one shared snapshot.
@@ -77,4 +78,19 @@ func (r *Repo) takeSnapshot(ctx context.Context, c, after *snapCall) {
 	s.cur = nil
 	s.mu.Unlock()
 	close(c.done)
+}
+
+// readingTree holds off lands while a snapshot reads the work tree, and
+// waits for one under way to end (a land writes its changeset under
+// temporary names, then renames them one by one: read meanwhile, the
+// tree would hold part of the changeset, and files that vanish under
+// git add). It returns the release.
+func (r *Repo) readingTree() func() {
+	if !r.landing.TryRLock() {
+		if r.snaps.waiting != nil {
+			r.snaps.waiting()
+		}
+		r.landing.RLock()
+	}
+	return r.landing.RUnlock
 }
