@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/troupe-ai/troupe/actors"
@@ -13,10 +15,16 @@ import (
 	"github.com/troupe-ai/troupe/messages"
 )
 
-// oneExploreRun starts a run whose root delegates one explore task to
-// the nodes; the explore agent's model call waits for release.
-func oneExploreRun(t *testing.T, run string, remote *Remote, srv *llmtest.Server) <-chan actors.Result {
+// oneExploreRun starts a run on nc whose root delegates one explore
+// task to the nodes, and returns its remote side and its end.
+func oneExploreRun(t *testing.T, nc *nats.Conn, run string, srv *llmtest.Server) (*Remote, <-chan actors.Result) {
 	t.Helper()
+	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: run,
+		Placement: map[string]string{"explore": PlaceRemote}, Events: &recorder{}, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(remote.Close)
 	done := make(chan actors.Result, 1)
 	go func() {
 		res, err := actors.Run(t.Context(), actors.Options{Run: run, Workspace: workspace(t), Task: "find main",
@@ -28,7 +36,16 @@ func oneExploreRun(t *testing.T, run string, remote *Remote, srv *llmtest.Server
 		}
 		done <- res
 	}()
-	return done
+	return remote, done
+}
+
+// exploreNode starts node n1 on s: one slot for explore tasks, an AckWait
+// of an hour (no redelivery in a test's time).
+func exploreNode(t *testing.T, s *server.Server, srv *llmtest.Server) *Node {
+	return startNodeWith(t, NodeOptions{Bus: wrap(t, connect(t, s)), ID: "n1", Name: "n1", Kinds: []string{"explore"}, Slots: 1,
+		Agent: actors.Options{Workspace: workspace(t), Client: modelClient(t, srv), Models: actors.Models{Default: "big", Cheap: "small"},
+			Log: zerolog.Nop()},
+		Events: &recorder{}, AckWait: time.Hour, Log: zerolog.Nop()})
 }
 
 // pacedExplore is a model whose root delegates one explore task and
@@ -80,17 +97,8 @@ func TestTaskWhoseMessageLeftTheQueueEndsOnItsNodesResult(t *testing.T) {
 	defer close(release)
 	nc := connect(t, s)
 	js, _ := jetstream.New(nc)
-	n := startNodeWith(t, NodeOptions{Bus: wrap(t, connect(t, s)), ID: "n1", Name: "n1", Kinds: []string{"explore"}, Slots: 1,
-		Agent: actors.Options{Workspace: workspace(t), Client: modelClient(t, srv), Models: actors.Models{Default: "big", Cheap: "small"},
-			Log: zerolog.Nop()},
-		Events: &recorder{}, AckWait: time.Hour, Log: zerolog.Nop()})
-	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: "dl",
-		Placement: map[string]string{"explore": PlaceRemote}, Events: &recorder{}, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer remote.Close()
-	done := oneExploreRun(t, "dl", remote, srv)
+	n := exploreNode(t, s, srv)
+	remote, done := oneExploreRun(t, nc, "dl", srv)
 	<-calling
 	c := onlyWaiting(t, remote)
 	checkFor(t, 30*time.Second, func() error {
@@ -158,13 +166,7 @@ func TestTaskWhoseMessageLeftTheQueueUnheardIsQueuedAgain(t *testing.T) {
 	close(release)
 	nc := connect(t, s)
 	js, _ := jetstream.New(nc)
-	remote, err := StartRemote(t.Context(), RemoteOptions{Bus: wrap(t, nc), Run: "du",
-		Placement: map[string]string{"explore": PlaceRemote}, Events: &recorder{}, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer remote.Close()
-	done := oneExploreRun(t, "du", remote, srv)
+	remote, done := oneExploreRun(t, nc, "du", srv)
 	c := onlyWaiting(t, remote)
 	// A taker that never speaks: the queue's consumer, as a node makes it.
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -193,10 +195,7 @@ func TestTaskWhoseMessageLeftTheQueueUnheardIsQueuedAgain(t *testing.T) {
 		}
 		return nil
 	})
-	n := startNodeWith(t, NodeOptions{Bus: wrap(t, connect(t, s)), ID: "n1", Name: "n1", Kinds: []string{"explore"}, Slots: 1,
-		Agent: actors.Options{Workspace: workspace(t), Client: modelClient(t, srv), Models: actors.Models{Default: "big", Cheap: "small"},
-			Log: zerolog.Nop()},
-		Events: &recorder{}, AckWait: time.Hour, Log: zerolog.Nop()})
+	n := exploreNode(t, s, srv)
 	checkOneAnswer(t, done, remote)
 	if st := n.Stats(); st.Completed != 1 {
 		t.Errorf("node %+v: want the task queued again completed", st)
