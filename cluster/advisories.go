@@ -13,28 +13,36 @@ import (
 // The queue's advisories: a task delivered MaxDeliver times, a delivery
 // terminated by a node (a refusal for good) or by the server.
 
-// take removes the waiting task of the advisory's stream sequence (nil
-// when it is another run's).
-func (r *Remote) take(data []byte) (*remoteChild, messages.TaskAdvisory) {
+// advisory reads a queue advisory (ok false: unreadable).
+func advisory(data []byte) (messages.TaskAdvisory, bool) {
 	var adv messages.TaskAdvisory
-	if json.Unmarshal(data, &adv) != nil {
-		return nil, adv
-	}
+	return adv, json.Unmarshal(data, &adv) == nil
+}
+
+// waitingAt is the waiting task queued at stream sequence seq (nil when
+// it is another run's, or ended); take removes it from the waiting.
+func (r *Remote) waitingAt(seq uint64, take bool) *remoteChild {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	agent, ok := r.bySeq[adv.StreamSeq]
+	agent, ok := r.bySeq[seq]
 	c := r.waiting[agent]
 	if !ok || c == nil {
-		return nil, adv
+		return nil
 	}
-	delete(r.waiting, agent)
-	return c, adv
+	if take {
+		delete(r.waiting, agent)
+	}
+	return c
 }
 
 // onMaxDeliveries fails a task that was delivered MaxDeliver times
 // without a result and removes it from the queue.
 func (r *Remote) onMaxDeliveries(m *nats.Msg) {
-	c, adv := r.take(m.Data)
+	adv, ok := advisory(m.Data)
+	if !ok {
+		return
+	}
+	c := r.waitingAt(adv.StreamSeq, true)
 	if c == nil {
 		return
 	}
@@ -50,12 +58,15 @@ func (r *Remote) onMaxDeliveries(m *nats.Msg) {
 // a delivery the server terminated because its message left the stream
 // is no refusal (onDeleted).
 func (r *Remote) onTerminated(m *nats.Msg) {
-	var adv messages.TaskAdvisory
-	if json.Unmarshal(m.Data, &adv) == nil && deletedByServer(adv.Reason) {
+	adv, ok := advisory(m.Data)
+	if !ok {
+		return
+	}
+	if deletedByServer(adv.Reason) {
 		r.onDeleted(adv)
 		return
 	}
-	c, adv := r.take(m.Data)
+	c := r.waitingAt(adv.StreamSeq, true)
 	if c == nil {
 		return
 	}
@@ -70,9 +81,10 @@ func (r *Remote) onTerminated(m *nats.Msg) {
 // with a reason of its own (nats-server's consumer.go): that is no node's
 // refusal. On a hub it happens when a node's ack crosses the loss of a
 // server: a replica of the queue's consumer that has not applied the ack
-// yet sees the message removed (the ack's own doing) and reports the
-// delivery terminated, moments before the result the node stored first
-// reaches the run. It happens too when someone removes the message by
+// yet sees the message removed and reports the delivery terminated,
+// moments before the result the node stored first reaches the run (as
+// read from CI's hub run and nats-server's code: the advisories came with
+// the nodes' acks after a lost server). It happens too when someone removes the message by
 // hand. The task is not failed for it: a task a node holds is settled by
 // that node's result (or, should the node be lost, by handing it on); a
 // task no node is known to hold is queued again, since its message is
@@ -89,12 +101,9 @@ func deletedByServer(reason string) bool { return slices.Contains(serverDeletion
 // onDeleted handles a delivery the server terminated because its message
 // left the stream.
 func (r *Remote) onDeleted(adv messages.TaskAdvisory) {
-	r.mu.Lock()
-	agent, ok := r.bySeq[adv.StreamSeq]
-	c := r.waiting[agent]
-	r.mu.Unlock()
-	if !ok || c == nil {
-		return // another run's, or ended
+	c := r.waitingAt(adv.StreamSeq, false)
+	if c == nil {
+		return
 	}
 	r.deleted.Add(1)
 	log := r.o.Log.With().Str("agent", c.task.ID).Uint64("stream_seq", adv.StreamSeq).Str("reason", adv.Reason).Logger()
